@@ -1,0 +1,57 @@
+#ifndef CELLBOX_BACKEND_H
+#define CELLBOX_BACKEND_H
+
+/*
+ * A backend runs the runner somewhere: a child process (local), a container (docker, podman).
+ * The session drives it through this small table of functions and never looks inside.
+ *
+ * Call protocol:
+ *   start()      once; on success the runner is starting and will write `ready` in the
+ *                channel. The backend may be started again after it has exited or been
+ *                killed (restart).
+ *   exit_fd()    a descriptor that becomes readable when the kernel has exited, or -1 when
+ *                the backend cannot offer one (the session then asks reap() on a timer).
+ *   reap()       non-blocking: 1 when the kernel has exited, with a description such as
+ *                "kernel died (killed by signal 9, SIGKILL)" in `why`; 0 while it runs.
+ *   signal()     deliver a signal to the kernel process (SIGINT interrupts a cell).
+ *   kill()       end the kernel and everything it started, and wait for it; idempotent.
+ *   free()       release everything; kills first if still running.
+ */
+
+#include <sys/types.h>
+#include "util.h"
+
+struct kernel_spec {
+	const char *channel_dir;	/* host path of the channel */
+	const char *runner;		/* host path of runner.py inside the channel */
+	const char *python;		/* interpreter (local backend) */
+	unsigned long long memory;	/* address-space limit in bytes, 0 = none */
+	const char *cwd;		/* working directory of the kernel, NULL = inherit */
+};
+
+struct backend;
+
+struct backend_ops {
+	const char *name;
+	int (*start)(struct backend *be, const struct kernel_spec *spec, struct strbuf *err);
+	int (*exit_fd)(struct backend *be);
+	int (*reap)(struct backend *be, struct strbuf *why);
+	int (*signal)(struct backend *be, int sig);
+	void (*kill)(struct backend *be);
+	void (*free)(struct backend *be);
+};
+
+struct backend {
+	const struct backend_ops *ops;
+};
+
+/* Create a backend by name ("local"); NULL with `err` set for an unknown name. */
+struct backend *backend_new(const char *name, struct strbuf *err);
+
+/* The local backend: fork/exec of the interpreter in its own process group. */
+struct backend *backend_local_new(void);
+
+/* Describe a wait(2) status the way the user reads it: "kernel died (exit code 3)". */
+void backend_describe_status(int status, struct strbuf *why);
+
+#endif

@@ -1,0 +1,246 @@
+#include "channel.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Make a name no other channel on this machine has: pid, a counter and random bits. */
+static char *channel_name(void)
+{
+	static unsigned counter;
+	unsigned rnd = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &rnd, sizeof(rnd)) != sizeof(rnd))
+			rnd = (unsigned)now_wall();
+		close(fd);
+	}
+	return xasprintf("%ld-%u-%08x", (long)getpid(), counter++, rnd);
+}
+
+int channel_create(struct channel *ch, const char *root, struct strbuf *err)
+{
+	static const char *const subdirs[] = { "commands", "results", "plots" };
+	char *name = NULL;
+
+	ch->dir = NULL;
+	ch->notify_fd = -1;
+	if (mkdir_p(root) < 0) {
+		strbuf_addf(err, "cannot create '%s': %s", root, strerror(errno));
+		return -1;
+	}
+	name = channel_name();
+	ch->dir = xasprintf("%s/%s", root, name);
+	free(name);
+	if (mkdir(ch->dir, 0700) < 0) {
+		strbuf_addf(err, "cannot create '%s': %s", ch->dir, strerror(errno));
+		goto fail;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+		char *p = channel_path(ch, subdirs[i]);
+		int rc = mkdir(p, 0700);
+		if (rc < 0)
+			strbuf_addf(err, "cannot create '%s': %s", p, strerror(errno));
+		free(p);
+		if (rc < 0)
+			goto fail;
+	}
+
+	ch->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ch->notify_fd >= 0) {
+		char *results = channel_path(ch, "results");
+		if (inotify_add_watch(ch->notify_fd, ch->dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0 ||
+		    inotify_add_watch(ch->notify_fd, results,
+				      IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
+			close(ch->notify_fd);
+			ch->notify_fd = -1;	/* the session falls back to polling */
+		}
+		free(results);
+	}
+	return 0;
+fail:
+	remove_tree(ch->dir);
+	free(ch->dir);
+	ch->dir = NULL;
+	return -1;
+}
+
+void channel_release(struct channel *ch, int remove)
+{
+	if (ch->notify_fd >= 0)
+		close(ch->notify_fd);
+	ch->notify_fd = -1;
+	if (ch->dir && remove)
+		remove_tree(ch->dir);
+	free(ch->dir);
+	ch->dir = NULL;
+}
+
+char *channel_path(const struct channel *ch, const char *rel)
+{
+	return xasprintf("%s/%s", ch->dir, rel);
+}
+
+int channel_write(const struct channel *ch, const char *rel, const void *data, size_t len,
+		  struct strbuf *err)
+{
+	char *path = channel_path(ch, rel);
+	char *tmp = xasprintf("%s.tmp", path);
+	int fd, rc = -1;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (write_all(fd, data, len) < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	close(fd);
+	if (rename(tmp, path) < 0) {
+		strbuf_addf(err, "cannot rename '%s': %s", tmp, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	free(path);
+	return rc;
+}
+
+int channel_drain(const struct channel *ch)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int count = 0;
+
+	if (ch->notify_fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t n = read(ch->notify_fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		count++;
+	}
+	return count;
+}
+
+/* Remove every plain file in one subdirectory of the channel. */
+static void clear_dir(const struct channel *ch, const char *sub)
+{
+	char *path = channel_path(ch, sub);
+	DIR *d = opendir(path);
+	struct dirent *de;
+
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			unlinkat(dirfd(d), de->d_name, 0);
+		}
+		closedir(d);
+	}
+	free(path);
+}
+
+void channel_clear_queue(const struct channel *ch)
+{
+	clear_dir(ch, "commands");
+	clear_dir(ch, "results");
+}
+
+void event_reader_init(struct event_reader *r, const char *path, size_t max_line)
+{
+	r->fd = -1;
+	r->path = xstrdup(path);
+	strbuf_init(&r->pending, 0);
+	r->max_line = max_line;
+	r->skipped = 0;
+}
+
+void event_reader_release(struct event_reader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	free(r->path);
+	r->path = NULL;
+	strbuf_release(&r->pending);
+}
+
+/* Hand out the complete lines in `pending`; returns lines delivered, or -2 when stopped. */
+static int deliver_lines(struct event_reader *r, event_line_fn fn, void *data, int *stopped)
+{
+	size_t start = 0;
+	int lines = 0;
+
+	while (start < r->pending.len) {
+		char *nl = memchr(r->pending.buf + start, '\n', r->pending.len - start);
+		size_t len;
+
+		if (!nl)
+			break;
+		len = (size_t)(nl - (r->pending.buf + start));
+		*nl = '\0';
+		lines++;
+		if (r->skipped || len > r->max_line) {
+			size_t dropped = r->skipped + len;
+			r->skipped = 0;
+			if (fn(NULL, dropped, data)) {
+				start += len + 1;
+				*stopped = 1;
+				break;
+			}
+		} else if (fn(r->pending.buf + start, len, data)) {
+			start += len + 1;
+			*stopped = 1;
+			break;
+		}
+		start += len + 1;
+	}
+	strbuf_remove_front(&r->pending, start);
+	/* A partial line already over the limit: drop it and remember how much went. */
+	if (!*stopped && r->pending.len > r->max_line) {
+		r->skipped += r->pending.len;
+		strbuf_reset(&r->pending);
+	}
+	return lines;
+}
+
+int event_reader_poll(struct event_reader *r, event_line_fn fn, void *data)
+{
+	int total = 0, stopped = 0;
+
+	if (r->fd < 0) {
+		r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0)
+			return errno == ENOENT ? 0 : -1;
+	}
+	while (!stopped) {
+		ssize_t n;
+
+		strbuf_grow(&r->pending, 256 * 1024);
+		n = read(r->fd, r->pending.buf + r->pending.len,
+			 r->pending.alloc - r->pending.len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		r->pending.len += (size_t)n;
+		r->pending.buf[r->pending.len] = '\0';
+		total += deliver_lines(r, fn, data, &stopped);
+	}
+	return total;
+}

@@ -1,0 +1,39 @@
+#ifndef CELLBOX_CONFIG_H
+#define CELLBOX_CONFIG_H
+
+/*
+ * Settings, from the lowest precedence to the highest: built-in defaults, the config file
+ * ($CELLBOX_CONFIG, else $XDG_CONFIG_HOME/cellbox/config, else ~/.config/cellbox/config),
+ * CELLBOX_* environment variables, then command-line flags (the front end calls config_set).
+ *
+ * The file is `key = value` lines; `#` starts a comment; `-` and `_` in keys are the same.
+ */
+
+#include "util.h"
+
+struct cellbox_config {
+	char *backend;			/* backend = local */
+	char *python;			/* python = /usr/bin/python3 */
+	double timeout;			/* timeout = 0 (seconds per cell, 0 = none) */
+	double startup_timeout;		/* startup-timeout = 30 */
+	double interrupt_grace;		/* interrupt-grace = 2 */
+	unsigned long long memory;	/* memory = 0 (none), e.g. 1g */
+	char *runtime_dir;		/* runtime-dir = $XDG_RUNTIME_DIR/cellbox */
+	char *source;			/* the config file that was read, or NULL */
+};
+
+/* Fill in defaults, then read the file and the environment. Returns 0 or -1 with `err`. */
+int config_load(struct cellbox_config *cfg, struct strbuf *err);
+/* Set defaults only (tests, embedders). */
+void config_defaults(struct cellbox_config *cfg);
+/* Set one key from text; -1 with `err` naming the key for a bad key or value. */
+int config_set(struct cellbox_config *cfg, const char *key, const char *value,
+	       struct strbuf *err);
+/* Parse config file text; `name` is used in error messages ("FILE:LINE: ..."). */
+int config_parse(struct cellbox_config *cfg, const char *text, const char *name,
+		 struct strbuf *err);
+void config_release(struct cellbox_config *cfg);
+/* Print every key with its value, its environment variable and what it does. */
+void config_describe(const struct cellbox_config *cfg, struct strbuf *out);
+
+#endif

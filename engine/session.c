@@ -1,0 +1,731 @@
+#include "session.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "channel.h"
+
+#define PROTOCOL_VERSION 1
+#define MAX_EVENT_LINE (32u << 20)	/* a longer event line is dropped and reported */
+#define POLL_INTERVAL 0.010		/* without inotify */
+#define REAP_INTERVAL 0.100		/* without an exit descriptor */
+#define LOG_TAIL 2048
+
+extern const unsigned char runner_py[];
+extern const size_t runner_py_len;
+
+struct request {
+	struct request *next;
+	unsigned long id;
+	char name[24];
+	int is_execute;
+	double timeout;		/* seconds, 0 = none */
+	double deadline;	/* monotonic; set when the request reaches the head */
+	const char *stop_reason;	/* "timeout" or "interrupt" once SIGINT was sent */
+	int done;
+	int reader_open;
+	struct event_reader rd;
+	session_event_fn fn;
+	void *data;
+};
+
+struct session {
+	char *backend_name, *python, *runtime_dir, *cwd;
+	struct session_opts opts;
+	struct channel ch;
+	struct backend *be;
+	int epfd, timerfd;
+	enum session_state state;
+	struct request *head, *tail;
+	unsigned long next_id;
+	cJSON *info;
+	double kill_at;		/* grace deadline after SIGINT, 0 = none */
+	off_t log_start;	/* size of `log` when the current kernel started */
+};
+
+static const char *const event_names[] = {
+	[SESSION_EV_STREAM] = "stream",
+	[SESSION_EV_DISPLAY] = "display",
+	[SESSION_EV_RESULT] = "result",
+	[SESSION_EV_ERROR] = "error",
+	[SESSION_EV_INPUT_REQUEST] = "input_request",
+	[SESSION_EV_REPLY] = "reply",
+	[SESSION_EV_DONE] = "done",
+	[SESSION_EV_OTHER] = "other",
+};
+
+const char *session_event_name(enum session_event_type type)
+{
+	return (unsigned)type < ARRAY_SIZE(event_names) ? event_names[type] : "other";
+}
+
+/* Map the protocol's type name to the enum. */
+static enum session_event_type event_type_of(const char *name)
+{
+	for (size_t i = 0; i < SESSION_EV_OTHER; i++)
+		if (!strcmp(event_names[i], name))
+			return (enum session_event_type)i;
+	return SESSION_EV_OTHER;
+}
+
+/* Tell the front end about a state change. */
+static void set_state(struct session *s, enum session_state state, const char *msg)
+{
+	s->state = state;
+	if (s->opts.on_state && (msg || state == SESSION_DEAD))
+		s->opts.on_state(s, state, msg, s->opts.state_data);
+}
+
+/* Arm the timer for the nearest deadline (and the polling fallbacks). */
+static void arm_timer(struct session *s)
+{
+	struct itimerspec its = { 0 };
+	double when = 0, now = now_monotonic(), interval = 0;
+
+	if (s->head && s->head->deadline && !s->head->stop_reason)
+		when = s->head->deadline;
+	if (s->kill_at && (!when || s->kill_at < when))
+		when = s->kill_at;
+	if (s->ch.notify_fd < 0)
+		interval = POLL_INTERVAL;
+	else if (s->be && s->be->ops->exit_fd(s->be) < 0)
+		interval = REAP_INTERVAL;
+	if (interval && s->state != SESSION_DEAD) {
+		its.it_interval.tv_nsec = (long)(interval * 1e9);
+		if (!when || when > now + interval)
+			when = now + interval;
+	}
+	if (when) {
+		if (when <= now)
+			when = now + 1e-6;
+		its.it_value.tv_sec = (time_t)when;
+		its.it_value.tv_nsec = (long)((when - (double)(time_t)when) * 1e9);
+	}
+	timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Append the tail of the runner's log since the current kernel started. */
+static void add_log_tail(struct session *s, struct strbuf *err)
+{
+	struct strbuf log = STRBUF_INIT;
+	char *path = channel_path(&s->ch, "log");
+	const char *tail;
+
+	if (strbuf_read_file(&log, path, 16u << 20) == 0 && log.len > (size_t)s->log_start) {
+		tail = log.buf + s->log_start;
+		if (log.len - (size_t)s->log_start > LOG_TAIL) {
+			tail = log.buf + log.len - LOG_TAIL;
+			tail = strchr(tail, '\n') ? strchr(tail, '\n') + 1 : tail;
+		}
+		if (strstr(tail, "No module named 'IPython'"))
+			strbuf_addf(err, "\n'%s' has no IPython (on Debian: apt-get install python3-ipython)",
+				    s->python);
+		strbuf_addf(err, "\n--- kernel log (%s) ---\n%s", path, tail);
+		if (log.len && log.buf[log.len - 1] != '\n')
+			strbuf_addch(err, '\n');
+	}
+	strbuf_release(&log);
+	free(path);
+}
+
+/* Start the runner and wait for its ready file. */
+static int start_kernel(struct session *s, struct strbuf *err)
+{
+	struct kernel_spec spec = { 0 };
+	char *runner = channel_path(&s->ch, "runner.py");
+	char *ready = channel_path(&s->ch, "ready");
+	char *logp = channel_path(&s->ch, "log");
+	struct strbuf buf = STRBUF_INIT;
+	struct stat st;
+	double deadline;
+	int rc = -1, exit_fd;
+
+	set_state(s, SESSION_STARTING, NULL);
+	unlink(ready);
+	channel_clear_queue(&s->ch);
+	s->log_start = stat(logp, &st) == 0 ? st.st_size : 0;
+	spec.channel_dir = s->ch.dir;
+	spec.runner = runner;
+	spec.python = s->python;
+	spec.memory = s->opts.memory;
+	spec.cwd = s->cwd;
+	if (s->be->ops->start(s->be, &spec, err) < 0)
+		goto out;
+	exit_fd = s->be->ops->exit_fd(s->be);
+	if (exit_fd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, exit_fd, &ev);
+	}
+
+	deadline = now_monotonic() + s->opts.startup_timeout;
+	for (;;) {
+		struct epoll_event evs[4];
+		double left;
+		int n;
+
+		strbuf_reset(&buf);
+		if (strbuf_read_file(&buf, ready, 1u << 20) == 0) {
+			const cJSON *proto;
+
+			cJSON_Delete(s->info);
+			s->info = cJSON_ParseWithLength(buf.buf, buf.len);
+			proto = cJSON_GetObjectItemCaseSensitive(s->info, "protocol");
+			if (!cJSON_IsNumber(proto) || proto->valueint != PROTOCOL_VERSION) {
+				strbuf_addf(err, "the kernel speaks protocol %s, this cellbox speaks %d",
+					    cJSON_IsNumber(proto) ? buf.buf : "(unreadable)",
+					    PROTOCOL_VERSION);
+				s->be->ops->kill(s->be);
+				goto out;
+			}
+			break;
+		}
+		strbuf_reset(&buf);
+		if (s->be->ops->reap(s->be, &buf)) {
+			strbuf_addf(err, "the kernel failed to start: %s", buf.buf);
+			add_log_tail(s, err);
+			goto out;
+		}
+		left = deadline - now_monotonic();
+		if (left <= 0) {
+			strbuf_addf(err, "the kernel did not become ready within %g s",
+				    s->opts.startup_timeout);
+			add_log_tail(s, err);
+			s->be->ops->kill(s->be);
+			goto out;
+		}
+		if (left > 0.05 || s->ch.notify_fd < 0)
+			left = s->ch.notify_fd < 0 ? POLL_INTERVAL : (left > 0.05 ? 0.05 : left);
+		n = epoll_wait(s->epfd, evs, ARRAY_SIZE(evs), (int)(left * 1000) + 1);
+		if (n < 0 && errno != EINTR) {
+			strbuf_addf(err, "epoll_wait: %s", strerror(errno));
+			s->be->ops->kill(s->be);
+			goto out;
+		}
+		channel_drain(&s->ch);
+	}
+	set_state(s, SESSION_IDLE, NULL);
+	rc = 0;
+out:
+	if (rc < 0)
+		s->state = SESSION_DEAD;
+	arm_timer(s);
+	strbuf_release(&buf);
+	free(runner);
+	free(ready);
+	free(logp);
+	return rc;
+}
+
+/* Pick the runtime directory: $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID. */
+static char *default_runtime_dir(void)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (xdg && *xdg && stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && access(xdg, W_OK) == 0)
+		return xasprintf("%s/cellbox", xdg);
+	return xasprintf("/tmp/cellbox-%ld", (long)getuid());
+}
+
+struct session *session_open(const struct session_opts *opts, struct strbuf *err)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	s->opts = *opts;
+	s->backend_name = xstrdup(opts->backend ? opts->backend : "local");
+	s->python = xstrdup(opts->python ? opts->python : "/usr/bin/python3");
+	s->runtime_dir = opts->runtime_dir ? xstrdup(opts->runtime_dir) : default_runtime_dir();
+	s->cwd = opts->cwd ? xstrdup(opts->cwd) : NULL;
+	if (s->opts.startup_timeout <= 0)
+		s->opts.startup_timeout = 30;
+	if (s->opts.interrupt_grace <= 0)
+		s->opts.interrupt_grace = 2;
+	s->next_id = 1;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->epfd < 0 || s->timerfd < 0) {
+		strbuf_addf(err, "cannot create descriptors: %s", strerror(errno));
+		goto fail;
+	}
+	s->be = backend_new(s->backend_name, err);
+	if (!s->be)
+		goto fail;
+	if (channel_create(&s->ch, s->runtime_dir, err) < 0)
+		goto fail;
+	if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
+		goto fail;
+	ev.data.fd = s->timerfd;
+	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->timerfd, &ev);
+	if (s->ch.notify_fd >= 0) {
+		ev.data.fd = s->ch.notify_fd;
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->ch.notify_fd, &ev);
+	}
+	if (start_kernel(s, err) < 0)
+		goto fail;
+	return s;
+fail:
+	s->state = SESSION_DEAD;
+	session_close(s);
+	return NULL;
+}
+
+/* Free one request. */
+static void request_free(struct request *r)
+{
+	if (r->reader_open)
+		event_reader_release(&r->rd);
+	free(r);
+}
+
+/* Deliver one event object to the request's callback. */
+static void deliver(struct session *s, struct request *r, enum session_event_type type,
+		    const cJSON *json)
+{
+	struct session_event ev = { type, r->id, json };
+
+	if (r->fn)
+		r->fn(s, &ev, r->data);
+}
+
+/* Deliver an event the session makes itself (the kernel could not). */
+static void deliver_made(struct session *s, struct request *r, cJSON *json)
+{
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(json, "type");
+
+	deliver(s, r, event_type_of(cJSON_GetStringValue(type)), json);
+	cJSON_Delete(json);
+}
+
+/* End a request that the kernel will not finish: an error (for cells) and done. */
+static void abort_request(struct session *s, struct request *r, const char *ename,
+			  const char *evalue, const char *reason)
+{
+	cJSON *ev;
+
+	if (r->is_execute && ename) {
+		ev = cJSON_CreateObject();
+		cJSON_AddStringToObject(ev, "type", "error");
+		cJSON_AddStringToObject(ev, "ename", ename);
+		cJSON_AddStringToObject(ev, "evalue", evalue);
+		cJSON_AddItemToObject(ev, "traceback", cJSON_CreateArray());
+		deliver_made(s, r, ev);
+	}
+	ev = cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "type", "done");
+	cJSON_AddStringToObject(ev, "status", "aborted");
+	cJSON_AddNullToObject(ev, "execution_count");
+	cJSON_AddStringToObject(ev, "reason", reason);
+	r->done = 1;
+	deliver_made(s, r, ev);
+}
+
+/* Take the finished head off the queue; the next request starts its clock. */
+static void pop_head(struct session *s)
+{
+	struct request *r = s->head;
+	char *path;
+
+	s->head = r->next;
+	if (!s->head)
+		s->tail = NULL;
+	else if (s->head->timeout)
+		s->head->deadline = now_monotonic() + s->head->timeout;
+	if (r->reader_open) {
+		path = xstrdup(r->rd.path);
+		event_reader_release(&r->rd);
+		r->reader_open = 0;
+		unlink(path);
+		free(path);
+	}
+	request_free(r);
+	if (s->state == SESSION_BUSY && !s->head)
+		s->state = SESSION_IDLE;
+}
+
+/* End every queued request with `reason` (the kernel went away). */
+static void abort_all(struct session *s, const char *ename, const char *evalue,
+		      const char *reason)
+{
+	while (s->head) {
+		abort_request(s, s->head, ename, evalue, reason);
+		pop_head(s);
+	}
+	s->kill_at = 0;
+}
+
+struct line_ctx {
+	struct session *s;
+	struct request *r;
+	int events;
+};
+
+/* Handle one line of a results file. */
+static int on_line(const char *line, size_t len, void *data)
+{
+	struct line_ctx *ctx = data;
+	struct request *r = ctx->r;
+	enum session_event_type type;
+	cJSON *json;
+
+	ctx->events++;
+	json = line ? cJSON_ParseWithLength(line, len) : NULL;
+	if (!cJSON_IsObject(json) ||
+	    !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(json, "type"))) {
+		/* Say so in the output rather than lose the cell or stop reading. */
+		cJSON *ev = cJSON_CreateObject();
+		struct strbuf msg = STRBUF_INIT;
+
+		if (line)
+			strbuf_addf(&msg, "cellbox: skipped a malformed event from the kernel (%zu bytes)\n",
+				    len);
+		else
+			strbuf_addf(&msg, "cellbox: dropped an event of %zu bytes (limit %u)\n", len,
+				    MAX_EVENT_LINE);
+		cJSON_AddStringToObject(ev, "type", "stream");
+		cJSON_AddStringToObject(ev, "name", "stderr");
+		cJSON_AddStringToObject(ev, "text", msg.buf);
+		strbuf_release(&msg);
+		cJSON_Delete(json);
+		deliver_made(ctx->s, r, ev);
+		return 0;
+	}
+	type = event_type_of(cJSON_GetObjectItemCaseSensitive(json, "type")->valuestring);
+	if (type == SESSION_EV_DONE) {
+		if (r->stop_reason)
+			cJSON_AddStringToObject(json, "reason", r->stop_reason);
+		r->done = 1;
+		if (r == ctx->s->head)
+			ctx->s->kill_at = 0;
+	}
+	deliver(ctx->s, r, type, json);
+	cJSON_Delete(json);
+	return r->done;
+}
+
+/* Read new events of the head request (and of the ones after it once it is done). */
+static int read_events(struct session *s)
+{
+	struct line_ctx ctx = { s, NULL, 0 };
+
+	while (s->head) {
+		struct request *r = s->head;
+
+		if (!r->reader_open) {
+			char *path = xasprintf("%s/results/%s.jsonl", s->ch.dir, r->name);
+			event_reader_init(&r->rd, path, MAX_EVENT_LINE);
+			r->reader_open = 1;
+			free(path);
+		}
+		ctx.r = r;
+		event_reader_poll(&r->rd, on_line, &ctx);
+		if (!r->done)
+			break;
+		pop_head(s);
+	}
+	return ctx.events;
+}
+
+/* The kernel exited: finish what it left, say why, and mark the session dead. */
+static void kernel_died(struct session *s, const char *why)
+{
+	read_events(s);		/* what it wrote before it went */
+	abort_all(s, "KernelDied", why, why);
+	channel_clear_queue(&s->ch);
+	set_state(s, SESSION_DEAD, why);
+}
+
+/* Kill an unresponsive kernel, end its requests and start a fresh one. */
+static void kill_and_restart(struct session *s)
+{
+	struct request *r = s->head;
+	struct strbuf msg = STRBUF_INIT, err = STRBUF_INIT;
+	int timed_out = r && r->stop_reason && !strcmp(r->stop_reason, "timeout");
+
+	s->be->ops->kill(s->be);
+	s->kill_at = 0;
+	if (r) {
+		if (timed_out)
+			strbuf_addf(&msg, "the cell timed out after %g s and ignored the interrupt for %g s: "
+				    "the kernel was killed and restarted", r->timeout,
+				    s->opts.interrupt_grace);
+		else
+			strbuf_addf(&msg, "the cell ignored the interrupt for %g s: "
+				    "the kernel was killed and restarted", s->opts.interrupt_grace);
+		abort_request(s, r, timed_out ? "TimeoutError" : "KeyboardInterrupt", msg.buf,
+			      timed_out ? "timeout: kernel restarted" : "interrupt: kernel restarted");
+		pop_head(s);
+	}
+	abort_all(s, "KernelRestarted", "the kernel was restarted", "restart");
+	set_state(s, SESSION_STARTING, "restarting the kernel");
+	if (start_kernel(s, &err) < 0)
+		set_state(s, SESSION_DEAD, err.buf);
+	else
+		set_state(s, SESSION_IDLE, "kernel restarted");
+	strbuf_release(&msg);
+	strbuf_release(&err);
+}
+
+int session_dispatch(struct session *s)
+{
+	struct strbuf why = STRBUF_INIT;
+	uint64_t ticks;
+	double now;
+	int events;
+
+	if (s->state == SESSION_CLOSED)
+		return 0;
+	channel_drain(&s->ch);
+	if (read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		ticks = 0;
+	events = read_events(s);
+	if (s->state != SESSION_DEAD && s->be->ops->reap(s->be, &why)) {
+		kernel_died(s, why.buf);
+		goto out;
+	}
+	now = now_monotonic();
+	if (s->kill_at && now >= s->kill_at) {
+		kill_and_restart(s);
+	} else if (s->head && s->head->deadline && !s->head->stop_reason &&
+		   now >= s->head->deadline) {
+		s->head->stop_reason = "timeout";
+		s->be->ops->signal(s->be, SIGINT);
+		s->kill_at = now + s->opts.interrupt_grace;
+	}
+out:
+	arm_timer(s);
+	strbuf_release(&why);
+	return events;
+}
+
+/* Write a command file and queue the request. */
+static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
+			    session_event_fn fn, void *data, struct strbuf *err)
+{
+	struct request *r;
+	char *text, *rel;
+	int rc;
+
+	if (s->state == SESSION_DEAD || s->state == SESSION_CLOSED) {
+		strbuf_addstr(err, "the kernel is not running (restart it)");
+		cJSON_Delete(cmd);
+		return 0;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->id = s->next_id++;
+	snprintf(r->name, sizeof(r->name), "%010lu", r->id);
+	r->is_execute = is_execute;
+	r->timeout = timeout;
+	r->fn = fn;
+	r->data = data;
+	cJSON_AddStringToObject(cmd, "id", r->name);
+	text = cJSON_PrintUnformatted(cmd);
+	cJSON_Delete(cmd);
+	rel = xasprintf("commands/%s.json", r->name);
+	rc = channel_write(&s->ch, rel, text, strlen(text), err);
+	free(rel);
+	cJSON_free(text);
+	if (rc < 0) {
+		free(r);
+		return 0;
+	}
+	if (!s->head) {
+		s->head = r;
+		if (timeout)
+			r->deadline = now_monotonic() + timeout;
+	} else {
+		s->tail->next = r;
+	}
+	s->tail = r;
+	if (s->state == SESSION_IDLE)
+		s->state = SESSION_BUSY;
+	arm_timer(s);
+	return r->id;
+}
+
+unsigned long session_execute(struct session *s, const char *code, unsigned flags,
+			      double timeout, session_event_fn fn, void *data, struct strbuf *err)
+{
+	cJSON *cmd = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(cmd, "kind", "execute");
+	cJSON_AddStringToObject(cmd, "code", code);
+	cJSON_AddBoolToObject(cmd, "silent", !!(flags & SESSION_EXEC_SILENT));
+	cJSON_AddBoolToObject(cmd, "allow_stdin", !!(flags & SESSION_EXEC_ALLOW_STDIN));
+	cJSON_AddBoolToObject(cmd, "clear_plots", !!(flags & SESSION_EXEC_CLEAR_PLOTS));
+	return submit(s, cmd, 1, timeout, fn, data, err);
+}
+
+unsigned long session_request(struct session *s, const char *kind, const cJSON *params,
+			      session_event_fn fn, void *data, struct strbuf *err)
+{
+	cJSON *cmd = params ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
+
+	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "kind");
+	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "id");
+	cJSON_AddStringToObject(cmd, "kind", kind);
+	return submit(s, cmd, 0, 0, fn, data, err);
+}
+
+int session_input_reply(struct session *s, unsigned long id, const char *value,
+			struct strbuf *err)
+{
+	cJSON *obj = cJSON_CreateObject();
+	char *text, *rel;
+	int rc;
+
+	cJSON_AddStringToObject(obj, "value", value);
+	text = cJSON_PrintUnformatted(obj);
+	cJSON_Delete(obj);
+	rel = xasprintf("commands/%010lu.input", id);
+	rc = channel_write(&s->ch, rel, text, strlen(text), err);
+	free(rel);
+	cJSON_free(text);
+	return rc;
+}
+
+int session_fd(const struct session *s)
+{
+	return s->epfd;
+}
+
+int session_timeout_ms(const struct session *s)
+{
+	(void)s;
+	return -1;	/* every deadline is on the timer descriptor inside session_fd() */
+}
+
+int session_pending(const struct session *s, unsigned long id)
+{
+	for (const struct request *r = s->head; r; r = r->next)
+		if (r->id == id)
+			return 1;
+	return 0;
+}
+
+int session_wait(struct session *s, unsigned long id)
+{
+	while (session_pending(s, id)) {
+		struct epoll_event evs[4];
+		int n = epoll_wait(s->epfd, evs, ARRAY_SIZE(evs), -1);
+
+		if (n < 0 && errno == EINTR)
+			return -1;
+		session_dispatch(s);
+	}
+	return 0;
+}
+
+int session_interrupt(struct session *s)
+{
+	struct request *r = s->head;
+
+	if (!r || s->state == SESSION_DEAD)
+		return -1;
+	if (!r->stop_reason)
+		r->stop_reason = "interrupt";
+	if (!s->kill_at)
+		s->kill_at = now_monotonic() + s->opts.interrupt_grace;
+	arm_timer(s);
+	return s->be->ops->signal(s->be, SIGINT);
+}
+
+int session_restart(struct session *s, struct strbuf *err)
+{
+	int rc;
+
+	s->be->ops->kill(s->be);
+	abort_all(s, "KernelRestarted", "the kernel was restarted", "restart");
+	rc = start_kernel(s, err);
+	if (rc == 0)
+		set_state(s, SESSION_IDLE, "kernel restarted");
+	return rc;
+}
+
+enum session_state session_state(const struct session *s)
+{
+	return s->state;
+}
+
+const char *session_channel_dir(const struct session *s)
+{
+	return s->ch.dir;
+}
+
+const cJSON *session_kernel_info(const struct session *s)
+{
+	return s->info;
+}
+
+const char *session_backend_name(const struct session *s)
+{
+	return s->backend_name;
+}
+
+/* Ask the runner to exit and give it a moment before the backend kills it. */
+static void shutdown_kernel(struct session *s)
+{
+	struct strbuf err = STRBUF_INIT;
+	int exit_fd = s->be->ops->exit_fd(s->be);
+	double deadline;
+
+	if (s->state == SESSION_DEAD || s->state == SESSION_STARTING)
+		goto out;
+	abort_all(s, NULL, NULL, "session closed");
+	if (!session_request(s, "shutdown", NULL, NULL, NULL, &err))
+		goto out;
+	deadline = now_monotonic() + 1.0;
+	while (exit_fd >= 0) {
+		struct epoll_event ev;
+		double left = deadline - now_monotonic();
+		int fd = epoll_create1(EPOLL_CLOEXEC), n;
+
+		if (left <= 0 || fd < 0) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		ev.events = EPOLLIN;
+		ev.data.fd = exit_fd;
+		epoll_ctl(fd, EPOLL_CTL_ADD, exit_fd, &ev);
+		n = epoll_wait(fd, &ev, 1, (int)(left * 1000) + 1);
+		close(fd);
+		if (n > 0)
+			break;
+	}
+out:
+	s->be->ops->kill(s->be);
+	strbuf_release(&err);
+}
+
+void session_close(struct session *s)
+{
+	if (!s)
+		return;
+	if (s->be) {
+		shutdown_kernel(s);
+		abort_all(s, NULL, NULL, "session closed");
+		s->be->ops->free(s->be);
+	}
+	s->state = SESSION_CLOSED;
+	if (s->ch.dir)
+		channel_release(&s->ch, !s->opts.keep_channel);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->timerfd >= 0)
+		close(s->timerfd);
+	cJSON_Delete(s->info);
+	free(s->backend_name);
+	free(s->python);
+	free(s->runtime_dir);
+	free(s->cwd);
+	free(s);
+}

@@ -1,0 +1,134 @@
+#ifndef CELLBOX_SESSION_H
+#define CELLBOX_SESSION_H
+
+/*
+ * A session is one persistent IPython kernel in a sandbox and the channel to it.
+ *
+ * The API is single-threaded and event-driven so that a front end can multiplex keys and
+ * kernel events in one poll loop:
+ *
+ *	id = session_execute(s, code, 0, on_event, data);
+ *	while (session_pending(s, id)) {
+ *		poll session_fd(s) (and the keyboard) for POLLIN, up to session_timeout_ms(s);
+ *		session_dispatch(s);		// calls on_event for every new event
+ *	}
+ *
+ * session_wait() is that loop for callers that only wait; session_run() submits and waits.
+ *
+ * Every request ends with exactly one SESSION_EV_DONE event, also when the kernel dies,
+ * times out or is restarted: the session then writes the error and done events itself, with a
+ * `reason` member in done ("timeout", "interrupt", "kernel died (...)", "restart").
+ * Events are the runner's JSON objects (kernels/python/PROTOCOL.md) as cJSON trees; they are
+ * valid only during the callback.
+ */
+
+#include <cjson/cJSON.h>
+#include "util.h"
+
+enum session_state {
+	SESSION_STARTING,
+	SESSION_IDLE,
+	SESSION_BUSY,		/* a request is being served */
+	SESSION_DEAD,		/* the kernel exited; session_restart() brings it back */
+	SESSION_CLOSED,
+};
+
+enum session_event_type {
+	SESSION_EV_STREAM,
+	SESSION_EV_DISPLAY,
+	SESSION_EV_RESULT,
+	SESSION_EV_ERROR,
+	SESSION_EV_INPUT_REQUEST,
+	SESSION_EV_REPLY,
+	SESSION_EV_DONE,
+	SESSION_EV_OTHER,	/* a type this host does not know: ignore */
+};
+
+struct session_event {
+	enum session_event_type type;
+	unsigned long id;	/* the request this event belongs to */
+	const cJSON *json;	/* the whole event object */
+};
+
+struct session;
+typedef void (*session_event_fn)(struct session *s, const struct session_event *ev, void *data);
+/* Kernel state changes: `msg` says what happened ("kernel died (exit code 3)", "restarted"). */
+typedef void (*session_state_fn)(struct session *s, enum session_state state, const char *msg,
+				 void *data);
+
+struct session_opts {
+	const char *backend;		/* "local" (default) */
+	const char *python;		/* interpreter for the local backend */
+	const char *runtime_dir;	/* where channels live; NULL = $XDG_RUNTIME_DIR/cellbox */
+	const char *cwd;		/* kernel's working directory; NULL = ours */
+	double startup_timeout;		/* seconds to wait for `ready`; 0 = 30 */
+	double interrupt_grace;		/* seconds a cell may ignore SIGINT; 0 = 2 */
+	unsigned long long memory;	/* address-space limit of the kernel in bytes; 0 = none */
+	int keep_channel;		/* leave the channel directory behind on close */
+	session_state_fn on_state;
+	void *state_data;
+};
+
+/* Flags of session_execute(). */
+enum {
+	SESSION_EXEC_SILENT = 1 << 0,		/* no Out[n], no execution count */
+	SESSION_EXEC_ALLOW_STDIN = 1 << 1,	/* input() asks the front end */
+	SESSION_EXEC_CLEAR_PLOTS = 1 << 2,	/* clear the plot list before running */
+};
+
+/*
+ * Start a kernel and wait until it is ready (or `startup_timeout` passes). On failure
+ * returns NULL with `err` saying why, including the tail of the runner's log.
+ */
+struct session *session_open(const struct session_opts *opts, struct strbuf *err);
+/* Shut the kernel down (politely, then by force) and free everything. NULL is fine. */
+void session_close(struct session *s);
+
+/*
+ * Queue a cell for execution. `timeout` (seconds, 0 = none) interrupts it when it runs too
+ * long. Returns the request id (> 0), or 0 with `err` set when the request cannot be written
+ * or the kernel is dead.
+ */
+unsigned long session_execute(struct session *s, const char *code, unsigned flags,
+			      double timeout, session_event_fn fn, void *data, struct strbuf *err);
+/*
+ * Queue another kind of request ("complete", "inspect", "is_complete", "clear_plots"):
+ * `params` (may be NULL) is merged into the command and stays the caller's.
+ */
+unsigned long session_request(struct session *s, const char *kind, const cJSON *params,
+			      session_event_fn fn, void *data, struct strbuf *err);
+/* Answer an input request of request `id`. */
+int session_input_reply(struct session *s, unsigned long id, const char *value,
+			struct strbuf *err);
+
+/* The descriptor to poll for POLLIN: readable when session_dispatch() has work. */
+int session_fd(const struct session *s);
+/* Milliseconds a poll may sleep before session_dispatch() must run; -1 = no limit. */
+int session_timeout_ms(const struct session *s);
+/* Read whatever is new and call the callbacks; never blocks. Returns events delivered. */
+int session_dispatch(struct session *s);
+/* Whether request `id` has not yet had its done event. */
+int session_pending(const struct session *s, unsigned long id);
+/*
+ * Dispatch until request `id` is done. Returns 0, or -1 when a signal interrupted the wait
+ * (errno EINTR: the caller may interrupt the kernel and wait again).
+ */
+int session_wait(struct session *s, unsigned long id);
+
+/* Interrupt the running cell (SIGINT; killed and restarted if ignored past the grace). */
+int session_interrupt(struct session *s);
+/* Kill the kernel and start a fresh one; pending requests end with reason "restart". */
+int session_restart(struct session *s, struct strbuf *err);
+
+enum session_state session_state(const struct session *s);
+/* The channel directory (plots are under plots/). */
+const char *session_channel_dir(const struct session *s);
+/* The `ready` object of the running kernel (protocol, pid, python, ipython). */
+const cJSON *session_kernel_info(const struct session *s);
+/* Name of the backend ("local"). */
+const char *session_backend_name(const struct session *s);
+
+/* Name of an event type as the protocol spells it ("stream", ...). */
+const char *session_event_name(enum session_event_type type);
+
+#endif

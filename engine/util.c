@@ -1,0 +1,446 @@
+#include "util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Report an allocation failure and abort. */
+static void oom(size_t n)
+{
+	fprintf(stderr, "cellbox: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (!p)
+		oom(nmemb * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return strbuf_detach(&sb, NULL);
+}
+
+static char strbuf_empty[1];
+
+void strbuf_init(struct strbuf *sb, size_t hint)
+{
+	sb->buf = strbuf_empty;
+	sb->len = sb->alloc = 0;
+	if (hint)
+		strbuf_grow(sb, hint);
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+	if (sb->alloc)
+		free(sb->buf);
+	strbuf_init(sb, 0);
+}
+
+void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t want;
+
+	if (!sb->buf)
+		strbuf_init(sb, 0);
+	if (extra > STRBUF_MAX || sb->len + extra + 1 > STRBUF_MAX) {
+		fprintf(stderr, "cellbox: buffer would grow past %zu bytes\n", STRBUF_MAX);
+		abort();
+	}
+	want = sb->len + extra + 1;
+	if (want <= sb->alloc)
+		return;
+	if (want < sb->alloc * 2)
+		want = sb->alloc * 2;
+	if (want < 64)
+		want = 64;
+	if (sb->alloc) {
+		sb->buf = xrealloc(sb->buf, want);
+	} else {
+		sb->buf = xmalloc(want);
+		sb->buf[0] = '\0';
+	}
+	sb->alloc = want;
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+	strbuf_grow(sb, len);
+	memcpy(sb->buf + sb->len, data, len);
+	sb->len += len;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_addstr(struct strbuf *sb, const char *s)
+{
+	strbuf_add(sb, s, strlen(s));
+}
+
+void strbuf_addch(struct strbuf *sb, int c)
+{
+	char ch = (char)c;
+	strbuf_add(sb, &ch, 1);
+}
+
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	strbuf_grow(sb, 64);
+	va_copy(cp, ap);
+	n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sb->alloc - sb->len) {
+		strbuf_grow(sb, (size_t)n);
+		vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
+	}
+	sb->len += (size_t)n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void strbuf_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->alloc)
+		sb->buf[0] = '\0';
+}
+
+void strbuf_remove_front(struct strbuf *sb, size_t n)
+{
+	if (n >= sb->len) {
+		strbuf_reset(sb);
+		return;
+	}
+	memmove(sb->buf, sb->buf + n, sb->len - n);
+	sb->len -= n;
+	sb->buf[sb->len] = '\0';
+}
+
+char *strbuf_detach(struct strbuf *sb, size_t *len)
+{
+	char *p;
+
+	if (!sb->alloc)
+		strbuf_grow(sb, 0);
+	p = sb->buf;
+	if (len)
+		*len = sb->len;
+	strbuf_init(sb, 0);
+	return p;
+}
+
+int strbuf_read_fd(struct strbuf *sb, int fd, size_t max)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (sb->len >= max) {
+			errno = EFBIG;
+			return -1;
+		}
+		strbuf_grow(sb, 65536);
+		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return 0;
+		sb->len += (size_t)n;
+		sb->buf[sb->len] = '\0';
+	}
+}
+
+int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc, saved;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		errno = EISDIR;
+		return -1;
+	}
+	rc = strbuf_read_fd(sb, fd, max);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+int utf8_valid(const char *str, size_t len, size_t *bad)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned c = s[i];
+		size_t need;
+		unsigned cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			need = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			need = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			need = 3;
+			cp = c & 0x07;
+		} else {
+			goto invalid;
+		}
+		for (size_t k = 1; k <= need; k++) {
+			if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
+				goto invalid;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			goto invalid;
+		i += need + 1;
+	}
+	return 1;
+invalid:
+	if (bad)
+		*bad = i;
+	return 0;
+}
+
+double now_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double now_wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	int rc = 0;
+
+	for (char *s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char saved = *s;
+			*s = '\0';
+			if (mkdir(p, 0700) < 0 && errno != EEXIST) {
+				rc = -1;
+				break;
+			}
+			*s = saved;
+			if (!saved)
+				break;
+		}
+	}
+	free(p);
+	return rc;
+}
+
+void remove_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+
+	if (!d) {
+		unlink(path);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char *sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		sub = xasprintf("%s/%s", path, de->d_name);
+		if (de->d_type == DT_DIR)
+			remove_tree(sub);
+		else
+			unlink(sub);
+		free(sub);
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+int parse_size(const char *s, unsigned long long *out)
+{
+	char *end;
+	double v;
+	unsigned long long mult = 1;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || v < 0)
+		return -1;
+	while (isspace((unsigned char)*end))
+		end++;
+	switch (tolower((unsigned char)*end)) {
+	case '\0': break;
+	case 'b': break;
+	case 'k': mult = 1ULL << 10; break;
+	case 'm': mult = 1ULL << 20; break;
+	case 'g': mult = 1ULL << 30; break;
+	case 't': mult = 1ULL << 40; break;
+	default: return -1;
+	}
+	if (*end) {
+		end++;
+		if (*end == 'i' || *end == 'I')
+			end++;
+		if (mult > 1 && (*end == 'b' || *end == 'B'))
+			end++;
+		if (*end)
+			return -1;
+	}
+	*out = (unsigned long long)(v * (double)mult);
+	return 0;
+}
+
+int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0 || v != v)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void base64_encode(const void *data, size_t len, struct strbuf *out)
+{
+	static const char tbl[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = data;
+	size_t i;
+
+	strbuf_grow(out, (len + 2) / 3 * 4);
+	for (i = 0; i + 2 < len; i += 3) {
+		char q[4] = { tbl[p[i] >> 2], tbl[((p[i] & 3) << 4) | (p[i + 1] >> 4)],
+			      tbl[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)], tbl[p[i + 2] & 63] };
+		strbuf_add(out, q, 4);
+	}
+	if (i < len) {
+		char q[4] = { tbl[p[i] >> 2], 0, '=', '=' };
+		if (i + 1 < len) {
+			q[1] = tbl[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
+			q[2] = tbl[(p[i + 1] & 15) << 2];
+		} else {
+			q[1] = tbl[(p[i] & 3) << 4];
+		}
+		strbuf_add(out, q, 4);
+	}
+}
+
+int copy_file(const char *from, const char *to)
+{
+	struct strbuf buf = STRBUF_INIT;
+	int fd, rc = -1, saved;
+
+	if (strbuf_read_file(&buf, from, STRBUF_MAX / 2) < 0)
+		goto out;
+	fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto out;
+	rc = write_all(fd, buf.buf, buf.len);
+	saved = errno;
+	close(fd);
+	errno = saved;
+out:
+	strbuf_release(&buf);
+	return rc;
+}

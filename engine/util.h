@@ -1,0 +1,88 @@
+#ifndef CELLBOX_UTIL_H
+#define CELLBOX_UTIL_H
+
+/*
+ * Small things every module uses: allocation wrappers that abort on OOM, a growable byte
+ * buffer with a hard cap (modelled on git's strbuf), UTF-8 checks, clocks and file helpers.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocate or abort with a message: callers never check for NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A growable, always NUL-terminated byte buffer. `buf` is never NULL after strbuf_init.
+ * Growing past STRBUF_MAX aborts: a buffer that big is a bug, not data to keep.
+ */
+#define STRBUF_MAX ((size_t)1 << 30)
+
+struct strbuf {
+	char *buf;
+	size_t len;
+	size_t alloc;
+};
+
+#define STRBUF_INIT { NULL, 0, 0 }
+
+void strbuf_init(struct strbuf *sb, size_t hint);
+void strbuf_release(struct strbuf *sb);
+/* Make room for `extra` more bytes. */
+void strbuf_grow(struct strbuf *sb, size_t extra);
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, int c);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_reset(struct strbuf *sb);
+/* Drop the first `n` bytes. */
+void strbuf_remove_front(struct strbuf *sb, size_t n);
+/* Hand the buffer to the caller (who frees it) and leave `sb` empty. */
+char *strbuf_detach(struct strbuf *sb, size_t *len);
+/* Read a whole file; -1 with errno set on failure. */
+int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
+/* Read a whole descriptor until EOF. */
+int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
+
+/*
+ * Check that `s[0..len)` is valid UTF-8. Returns 1 when valid; else 0 and the offset of the
+ * first bad byte in *bad.
+ */
+int utf8_valid(const char *s, size_t len, size_t *bad);
+
+/* Seconds on the monotonic clock. */
+double now_monotonic(void);
+/* Seconds since the epoch. */
+double now_wall(void);
+
+/* Write all of `len` bytes, retrying short writes and EINTR. */
+int write_all(int fd, const void *buf, size_t len);
+/* mkdir -p with mode 0700 for each made component. */
+int mkdir_p(const char *path);
+/* rm -rf below and including path; errors are ignored. */
+void remove_tree(const char *path);
+
+/*
+ * Parse a size such as "512m", "1g", "1GB", "64 MB" or "1048576" into bytes.
+ * Returns 0, or -1 when the text is not a size.
+ */
+int parse_size(const char *s, unsigned long long *out);
+/* Parse seconds as a decimal number ("2", "0.5"); -1 when not a non-negative number. */
+int parse_seconds(const char *s, double *out);
+
+
+
+/* Append the base64 encoding of `len` bytes. */
+void base64_encode(const void *data, size_t len, struct strbuf *out);
+/* Copy a file; -1 with errno set on failure. */
+int copy_file(const char *from, const char *to);
+#endif

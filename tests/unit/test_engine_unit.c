@@ -1,0 +1,258 @@
+/* Unit tests of the engine's pure parts: buffers, UTF-8, sizes, sanitiser, config, reader. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "config.h"
+#include "sanitize.h"
+#include "util.h"
+#include "../tap.h"
+
+static void test_strbuf(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_init(&sb, 0);
+	CHECK(sb.len == 0 && sb.buf[0] == '\0');
+	strbuf_addf(&sb, "%d-%s", 42, "x");
+	CHECK_STR(sb.buf, "42-x");
+	for (int i = 0; i < 1000; i++)
+		strbuf_addstr(&sb, "abcdefghij");
+	CHECK(sb.len == 4 + 10000);
+	strbuf_remove_front(&sb, 4);
+	CHECK(sb.len == 10000 && sb.buf[0] == 'a' && sb.buf[10000] == '\0');
+	strbuf_reset(&sb);
+	CHECK(sb.len == 0);
+	strbuf_release(&sb);
+}
+
+static void test_utf8(void)
+{
+	size_t bad = 99;
+
+	CHECK(utf8_valid("plain", 5, NULL));
+	CHECK(utf8_valid("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80", 15, NULL));
+	CHECK(!utf8_valid("ab\xff", 3, &bad) && bad == 2);
+	CHECK(!utf8_valid("\xc3", 1, &bad) && bad == 0);		/* truncated */
+	CHECK(!utf8_valid("\xc0\xaf", 2, &bad));			/* overlong */
+	CHECK(!utf8_valid("\xed\xa0\x80", 3, &bad));			/* surrogate */
+	CHECK(!utf8_valid("\xf4\x90\x80\x80", 4, &bad));		/* > U+10FFFF */
+}
+
+static void test_parse_size(void)
+{
+	unsigned long long v = 0;
+	double d = 0;
+
+	CHECK(parse_size("1048576", &v) == 0 && v == 1048576);
+	CHECK(parse_size("512m", &v) == 0 && v == 512ULL << 20);
+	CHECK(parse_size("1g", &v) == 0 && v == 1ULL << 30);
+	CHECK(parse_size("1GB", &v) == 0 && v == 1ULL << 30);
+	CHECK(parse_size("64 MiB", &v) == 0 && v == 64ULL << 20);
+	CHECK(parse_size("lots", &v) < 0);
+	CHECK(parse_size("12q", &v) < 0);
+	CHECK(parse_size("-1", &v) < 0);
+	CHECK(parse_seconds("0.5", &d) == 0 && d == 0.5);
+	CHECK(parse_seconds("x", &d) < 0);
+	CHECK(parse_seconds("-2", &d) < 0);
+}
+
+static void test_base64(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	base64_encode("Man", 3, &sb);
+	CHECK_STR(sb.buf, "TWFu");
+	strbuf_reset(&sb);
+	base64_encode("Ma", 2, &sb);
+	CHECK_STR(sb.buf, "TWE=");
+	strbuf_reset(&sb);
+	base64_encode("M", 1, &sb);
+	CHECK_STR(sb.buf, "TQ==");
+	strbuf_release(&sb);
+}
+
+/* Sanitise `in` in one go. */
+static char *clean(const char *in, unsigned flags)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	sanitize_str(in, strlen(in), flags, &out);
+	return strbuf_detach(&out, NULL);
+}
+
+static void test_sanitize(void)
+{
+	char *s;
+
+	s = clean("plain text\nwith\ttab\r\n", 0);
+	CHECK_STR(s, "plain text\nwith\ttab\r\n");
+	free(s);
+	s = clean("\x1b[31mred\x1b[0m", SAN_KEEP_SGR);
+	CHECK_STR(s, "\x1b[31mred\x1b[0m");
+	free(s);
+	s = clean("\x1b[31mred\x1b[0m", 0);
+	CHECK_STR(s, "red");
+	free(s);
+	s = clean("a\x1b]0;evil title\x07" "b", SAN_KEEP_SGR);	/* OSC 0 with BEL */
+	CHECK_STR(s, "ab");
+	free(s);
+	s = clean("a\x1b]52;c;ZXZpbA==\x1b\\b", SAN_KEEP_SGR);	/* OSC 52 with ST */
+	CHECK_STR(s, "ab");
+	free(s);
+	s = clean("x\x1b[2J\x1b[H\x1b[10;10Hy", SAN_KEEP_SGR);	/* clear + cursor moves */
+	CHECK_STR(s, "xy");
+	free(s);
+	s = clean("x\x1bPqsixel\x1b\\y\x1b_apc\x1b\\z", SAN_KEEP_SGR);	/* DCS, APC */
+	CHECK_STR(s, "xyz");
+	free(s);
+	s = clean("bell\x07 bs\x08 del\x7f", 0);
+	CHECK_STR(s, "bell bs del");
+	free(s);
+	s = clean("c1 \xc2\x9b" "31m csi, \xc3\xa9 kept", 0);	/* 8-bit CSI in UTF-8 */
+	CHECK_STR(s, "c1 31m csi, \xc3\xa9 kept");
+	free(s);
+	s = clean("\x1b[?1049h\x1b[38;5;196mx", SAN_KEEP_SGR);	/* private mode, 256 colours */
+	CHECK_STR(s, "\x1b[38;5;196mx");
+	free(s);
+	s = clean("\x1b" "7saved\x1b" "8", 0);				/* two-byte escapes */
+	CHECK_STR(s, "saved");
+	free(s);
+
+	/* A sequence split over two chunks is still recognised. */
+	{
+		struct sanitizer san;
+		struct strbuf out = STRBUF_INIT;
+
+		sanitizer_init(&san, SAN_KEEP_SGR);
+		sanitizer_feed(&san, "one\x1b]0;ti", 9, &out);
+		sanitizer_feed(&san, "tle\x07two\x1b[3", 10, &out);
+		sanitizer_feed(&san, "2mthree\xc2", 8, &out);
+		sanitizer_feed(&san, "\xa9", 1, &out);
+		CHECK_STR(out.buf, "onetwo\x1b[32mthree\xc2\xa9");
+		strbuf_release(&out);
+		sanitizer_release(&san);
+	}
+}
+
+static void test_config(void)
+{
+	struct cellbox_config cfg;
+	struct strbuf err = STRBUF_INIT;
+
+	config_defaults(&cfg);
+	CHECK_STR(cfg.backend, "local");
+	CHECK(cfg.timeout == 0 && cfg.startup_timeout == 30);
+	CHECK(config_parse(&cfg, "# comment\nbackend = local\ntimeout=2.5 # trailing\n"
+			   "memory = 256m\nstartup_timeout = 7\n\n", "cfg", &err) == 0);
+	CHECK(cfg.timeout == 2.5 && cfg.memory == 256ULL << 20 && cfg.startup_timeout == 7);
+	CHECK(config_parse(&cfg, "timeout = 1\nnonsense\n", "cfg", &err) < 0);
+	CHECK_STR(err.buf, "cfg:2: expected 'key = value'");
+	strbuf_reset(&err);
+	CHECK(config_parse(&cfg, "colour = red\n", "cfg", &err) < 0);
+	CHECK_STR(err.buf, "cfg:1: unknown setting 'colour'");
+	strbuf_reset(&err);
+	CHECK(config_set(&cfg, "memory", "much", &err) < 0);
+	CHECK(strstr(err.buf, "not a size") != NULL);
+	strbuf_release(&err);
+	config_release(&cfg);
+}
+
+static int lines_seen;
+static char last_line[64];
+static size_t dropped;
+
+static int count_line(const char *line, size_t len, void *data)
+{
+	(void)data;
+	lines_seen++;
+	if (!line) {
+		dropped = len;
+		return 0;
+	}
+	snprintf(last_line, sizeof(last_line), "%.*s", (int)len, line);
+	return 0;
+}
+
+static void test_event_reader(void)
+{
+	char path[] = "/tmp/cellbox-unit-XXXXXX";
+	int fd = mkstemp(path);
+	struct event_reader r;
+	char big[300];
+
+	CHECK(fd >= 0);
+	event_reader_init(&r, path, 256);
+	CHECK(event_reader_poll(&r, count_line, NULL) == 0);
+	CHECK(write(fd, "{\"a\":1}\n{\"b\"", 12) == 12);
+	CHECK(event_reader_poll(&r, count_line, NULL) == 1);
+	CHECK_STR(last_line, "{\"a\":1}");
+	CHECK(write(fd, ":2}\n", 4) == 4);	/* the rest of a half-written line */
+	CHECK(event_reader_poll(&r, count_line, NULL) == 1);
+	CHECK_STR(last_line, "{\"b\":2}");
+	memset(big, 'x', sizeof(big));
+	CHECK(write(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
+	CHECK(write(fd, "\nok\n", 4) == 4);
+	lines_seen = 0;
+	event_reader_poll(&r, count_line, NULL);
+	CHECK(lines_seen == 2 && dropped == sizeof(big));
+	CHECK_STR(last_line, "ok");
+	event_reader_release(&r);
+	close(fd);
+	unlink(path);
+
+	/* A file that does not exist yet is not an error. */
+	event_reader_init(&r, "/tmp/cellbox-unit-does-not-exist", 256);
+	CHECK(event_reader_poll(&r, count_line, NULL) == 0);
+	event_reader_release(&r);
+}
+
+static void test_channel(void)
+{
+	struct channel ch;
+	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT;
+	char root[] = "/tmp/cellbox-unit-root-XXXXXX";
+	char *p;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK(channel_create(&ch, root, &err) == 0);
+	CHECK(ch.notify_fd >= 0);
+	CHECK(channel_write(&ch, "commands/1.json", "{}", 2, &err) == 0);
+	p = channel_path(&ch, "commands/1.json");
+	CHECK(strbuf_read_file(&text, p, 1024) == 0);
+	CHECK_STR(text.buf, "{}");
+	free(p);
+	p = channel_path(&ch, "commands/1.json.tmp");
+	CHECK(access(p, F_OK) < 0);	/* no temporary left behind */
+	free(p);
+	CHECK(channel_write(&ch, "results/1.jsonl", "x\n", 2, &err) == 0);
+	CHECK(channel_drain(&ch) > 0);	/* inotify saw it */
+	channel_clear_queue(&ch);
+	p = channel_path(&ch, "commands/1.json");
+	CHECK(access(p, F_OK) < 0);
+	free(p);
+	p = xstrdup(ch.dir);
+	channel_release(&ch, 1);
+	CHECK(access(p, F_OK) < 0);
+	free(p);
+	rmdir(root);
+	strbuf_release(&err);
+	strbuf_release(&text);
+}
+
+static const struct tap_test tests[] = {
+	{ "strbuf", test_strbuf },
+	{ "utf8", test_utf8 },
+	{ "parse_size", test_parse_size },
+	{ "base64", test_base64 },
+	{ "sanitize", test_sanitize },
+	{ "config", test_config },
+	{ "event_reader", test_event_reader },
+	{ "channel", test_channel },
+};
+
+int main(int argc, char **argv)
+{
+	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+}

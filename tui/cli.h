@@ -1,0 +1,56 @@
+#ifndef CELLBOX_CLI_H
+#define CELLBOX_CLI_H
+
+/* What the front-end commands share: the command table, common options, signals. */
+
+#include <signal.h>
+#include <stdio.h>
+#include "config.h"
+#include "session.h"
+
+/* Exit codes of every command (documented in --help and the README). */
+enum {
+	EXIT_OK = 0,
+	EXIT_CELL_ERROR = 1,	/* the code raised an exception */
+	EXIT_USAGE = 2,		/* bad arguments or input: nothing was run */
+	EXIT_TIMEOUT = 3,	/* a cell ran past --timeout */
+	EXIT_KERNEL_DIED = 4,	/* the kernel died during the run */
+	EXIT_NO_KERNEL = 5,	/* the kernel could not be started */
+	EXIT_INTERRUPTED = 130,	/* the user pressed Ctrl-C */
+};
+
+struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv, struct cellbox_config *cfg);
+	const char *usage;
+	const char *summary;
+	const char *help;	/* the command's options */
+};
+
+extern const char *cli_progname;
+/* Set by the SIGINT handler; the command decides what an interrupt means. */
+extern volatile sig_atomic_t cli_sigint;
+
+/*
+ * Try to take argv[*i] (and its value) as an option every command accepts: --backend,
+ * --python, --timeout, --memory, --startup-timeout, --runtime-dir. Returns 1 when taken,
+ * 0 when it is not a common option, -1 after printing an error.
+ */
+int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg);
+/* Print the common options' help. */
+void cli_common_help(FILE *f);
+/* Session options from the configuration. */
+void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
+/* Catch SIGINT into cli_sigint, without SA_RESTART so blocking calls return EINTR. */
+void cli_catch_sigint(void);
+/* Print "cellbox: " + message to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Read a cell file (or "-" for stdin) as UTF-8 text; -1 after printing why. */
+int cli_read_code(const char *path, struct strbuf *code);
+/* Whether output to `fd` should carry colours (a terminal, and NO_COLOR unset). */
+int cli_want_color(int fd);
+
+int cmd_run(int argc, char **argv, struct cellbox_config *cfg);
+int cmd_repl(int argc, char **argv, struct cellbox_config *cfg);
+
+#endif

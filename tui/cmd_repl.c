@@ -1,0 +1,502 @@
+/* cellbox repl: a GNU readline line REPL on one persistent session. */
+#include "cli.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "printer.h"
+
+struct repl {
+	struct session *s;
+	struct printer pr;
+	const struct cellbox_config *cfg;
+	int tty;
+	int failed;		/* a cell raised (the exit code of a piped session) */
+	int next_count;		/* the n of the next In [n] */
+	FILE *in;		/* cells in pipe mode */
+	char *history_path;
+};
+
+static struct repl *the_repl;	/* for readline's completion callback */
+
+/* Collects the reply event of a synchronous request. */
+struct reply_ctx {
+	cJSON *reply;
+};
+
+static void on_reply(struct session *s, const struct session_event *ev, void *data)
+{
+	struct reply_ctx *ctx = data;
+
+	(void)s;
+	if (ev->type == SESSION_EV_REPLY && !ctx->reply)
+		ctx->reply = cJSON_Duplicate(ev->json, 1);
+}
+
+/* Send a request and wait for its reply (NULL when none came). Caller frees. */
+static cJSON *ask(struct repl *r, const char *kind, const cJSON *params)
+{
+	struct reply_ctx ctx = { NULL };
+	struct strbuf err = STRBUF_INIT;
+	unsigned long id = session_request(r->s, kind, params, on_reply, &ctx, &err);
+
+	if (id) {
+		while (session_wait(r->s, id) < 0)
+			if (cli_sigint) {
+				cli_sigint = 0;
+				session_interrupt(r->s);
+			}
+	}
+	strbuf_release(&err);
+	return ctx.reply;
+}
+
+/* The kernel's verdict on a cell: "complete", "incomplete" or "invalid"; indent in *indent. */
+static char *is_complete(struct repl *r, const char *code, char **indent)
+{
+	cJSON *params = cJSON_CreateObject(), *reply;
+	const char *st, *ind;
+	char *status;
+
+	cJSON_AddStringToObject(params, "code", code);
+	reply = ask(r, "is_complete", params);
+	cJSON_Delete(params);
+	st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "status"));
+	ind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "indent"));
+	status = xstrdup(st ? st : "complete");
+	if (indent)
+		*indent = xstrdup(ind ? ind : "");
+	cJSON_Delete(reply);
+	return status;
+}
+
+/* Read one line for the cell's input() call. */
+static char *input_line(struct repl *r, const char *prompt)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (r->tty)
+		return readline(prompt);
+	fputs(prompt, stdout);
+	fflush(stdout);
+	n = getline(&line, &cap, r->in);
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	if (n && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	return line;
+}
+
+/* Print the cell's events; answer its input requests. */
+static void on_cell_event(struct session *s, const struct session_event *ev, void *data)
+{
+	struct repl *r = data;
+
+	if (ev->type == SESSION_EV_INPUT_REQUEST) {
+		const char *prompt =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "prompt"));
+		struct strbuf err = STRBUF_INIT;
+		char *line;
+
+		fflush(stdout);
+		line = input_line(r, prompt ? prompt : "");
+		/* End of input answers with an empty line, as a closed stdin would not hang. */
+		if (session_input_reply(s, ev->id, line ? line : "", &err) < 0)
+			cli_error("%s", err.buf);
+		free(line);
+		strbuf_release(&err);
+		return;
+	}
+	printer_event(&r->pr, ev);
+	if (ev->type == SESSION_EV_DONE) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(ev->json, "execution_count");
+		const char *status =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "status"));
+		const char *reason =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "reason"));
+
+		if (cJSON_IsNumber(n))
+			r->next_count = n->valueint + 1;
+		if (!status || strcmp(status, "ok"))
+			r->failed = 1;
+		if (reason && strcmp(reason, "interrupt"))
+			cli_error("%s", reason);
+	}
+}
+
+/* Run one cell and wait for it, passing Ctrl-C on to the kernel. */
+static void run_cell(struct repl *r, const char *code)
+{
+	struct strbuf err = STRBUF_INIT;
+	unsigned long id;
+
+	id = session_execute(r->s, code, SESSION_EXEC_ALLOW_STDIN, r->cfg->timeout, on_cell_event,
+			     r, &err);
+	if (!id) {
+		cli_error("%s", err.buf);
+		r->failed = 1;
+		strbuf_release(&err);
+		return;
+	}
+	while (session_wait(r->s, id) < 0)
+		if (cli_sigint) {
+			cli_sigint = 0;
+			session_interrupt(r->s);
+		}
+	printer_reset(&r->pr);
+	if (session_state(r->s) == SESSION_DEAD) {
+		cli_error("restarting the kernel");
+		strbuf_reset(&err);
+		if (session_restart(r->s, &err) < 0)
+			cli_error("cannot restart the kernel: %s", err.buf);
+		r->next_count = 1;
+	}
+	strbuf_release(&err);
+}
+
+/* Pipe mode: cells from stdin, plain output. */
+static int repl_pipe(struct repl *r)
+{
+	struct strbuf cell = STRBUF_INIT;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	r->in = stdin;
+	while ((n = getline(&line, &cap, r->in)) >= 0) {
+		int blank = strspn(line, " \t\r\n") == (size_t)n;
+		char *status;
+
+		if (blank) {
+			if (cell.len) {
+				run_cell(r, cell.buf);
+				strbuf_reset(&cell);
+			}
+			continue;
+		}
+		strbuf_add(&cell, line, (size_t)n);
+		if (!utf8_valid(cell.buf, cell.len, NULL)) {
+			cli_error("line is not valid UTF-8: cell skipped");
+			r->failed = 1;
+			strbuf_reset(&cell);
+			continue;
+		}
+		status = is_complete(r, cell.buf, NULL);
+		if (strcmp(status, "incomplete")) {
+			run_cell(r, cell.buf);
+			strbuf_reset(&cell);
+		}
+		free(status);
+	}
+	if (cell.len)
+		run_cell(r, cell.buf);
+	free(line);
+	strbuf_release(&cell);
+	return r->failed ? EXIT_CELL_ERROR : EXIT_OK;
+}
+
+/* Terminal mode: readline's callback interface, so Ctrl-C can clear the line. */
+static char *line_result;
+static int line_done, line_eof;
+static const char *line_indent;
+
+static void on_rl_line(char *line)
+{
+	line_result = line;
+	line_eof = line == NULL;
+	line_done = 1;
+	rl_callback_handler_remove();
+}
+
+/* Pre-fill the continuation line with the kernel's indent. */
+static int insert_indent(void)
+{
+	if (line_indent && *line_indent)
+		rl_insert_text(line_indent);
+	return 0;
+}
+
+enum { READ_LINE, READ_EOF, READ_INTERRUPTED };
+
+/* Read a line with `prompt`; READ_INTERRUPTED when Ctrl-C cleared it. */
+static int read_line(const char *prompt, const char *indent, char **out)
+{
+	line_done = line_eof = 0;
+	line_result = NULL;
+	line_indent = indent;
+	rl_startup_hook = insert_indent;
+	rl_callback_handler_install(prompt, on_rl_line);
+	while (!line_done) {
+		struct pollfd pfd = { .fd = 0, .events = POLLIN };
+		int n = poll(&pfd, 1, -1);
+
+		if (n < 0 && errno == EINTR && cli_sigint) {
+			cli_sigint = 0;
+			rl_free_line_state();
+			rl_callback_sigcleanup();
+			rl_callback_handler_remove();
+			fputs("^C\n", stdout);
+			fflush(stdout);
+			rl_startup_hook = NULL;
+			return READ_INTERRUPTED;
+		}
+		if (n > 0)
+			rl_callback_read_char();
+	}
+	rl_startup_hook = NULL;
+	*out = line_result;
+	return line_eof ? READ_EOF : READ_LINE;
+}
+
+/* Byte offset of code point `cp` in `s` (clamped to the end). */
+static size_t byte_of_codepoint(const char *s, long cp)
+{
+	size_t i = 0;
+
+	while (s[i] && cp > 0) {
+		i++;
+		while ((s[i] & 0xc0) == 0x80)
+			i++;
+		cp--;
+	}
+	return i;
+}
+
+/* Number of code points in s[0..n). */
+static long codepoints(const char *s, size_t n)
+{
+	long cp = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			cp++;
+	return cp;
+}
+
+static struct strbuf *completion_cell;	/* the lines of the cell before this one */
+static char **completion_list;
+static size_t completion_count, completion_next;
+
+/* readline's generator over the matches fetched in complete(). */
+static char *completion_generator(const char *text, int state)
+{
+	(void)text;
+	if (!state)
+		completion_next = 0;
+	if (completion_next < completion_count)
+		return xstrdup(completion_list[completion_next++]);
+	return NULL;
+}
+
+/* Ask the kernel for completions at the cursor. */
+static char **complete(const char *text, int start, int end)
+{
+	struct strbuf code = STRBUF_INIT;
+	cJSON *params = cJSON_CreateObject(), *reply, *m;
+	const cJSON *matches, *cs;
+	size_t prefix_len, kstart;
+
+	(void)text, (void)end;
+	rl_attempted_completion_over = 1;
+	for (size_t k = 0; k < completion_count; k++)
+		free(completion_list[k]);
+	completion_count = 0;
+	if (completion_cell)
+		strbuf_add(&code, completion_cell->buf, completion_cell->len);
+	prefix_len = code.len;
+	strbuf_add(&code, rl_line_buffer, (size_t)rl_point);
+	cJSON_AddStringToObject(params, "code", code.buf);
+	cJSON_AddNumberToObject(params, "cursor_pos", (double)codepoints(code.buf, code.len));
+	reply = ask(the_repl, "complete", params);
+	cJSON_Delete(params);
+	matches = cJSON_GetObjectItemCaseSensitive(reply, "matches");
+	cs = cJSON_GetObjectItemCaseSensitive(reply, "cursor_start");
+	/* Where the kernel's replacement starts, as a byte offset in this line. */
+	kstart = byte_of_codepoint(code.buf, cJSON_IsNumber(cs) ? cs->valueint : 0);
+	kstart = kstart > prefix_len ? kstart - prefix_len : 0;
+	completion_list = xrealloc(completion_list,
+				   ((size_t)cJSON_GetArraySize(matches) + 1) * sizeof(char *));
+	cJSON_ArrayForEach(m, matches) {
+		const char *s = cJSON_GetStringValue(m);
+		struct strbuf one = STRBUF_INIT;
+
+		if (!s)
+			continue;
+		/* readline replaces line[start..]; the kernel replaces line[kstart..]. */
+		if (kstart < (size_t)start) {
+			size_t skip = (size_t)start - kstart;
+			if (strncmp(s, rl_line_buffer + kstart, skip))
+				continue;
+			strbuf_addstr(&one, s + skip);
+		} else {
+			strbuf_add(&one, rl_line_buffer + start, kstart - (size_t)start);
+			strbuf_addstr(&one, s);
+		}
+		completion_list[completion_count++] = strbuf_detach(&one, NULL);
+	}
+	cJSON_Delete(reply);
+	strbuf_release(&code);
+	rl_completion_append_character = '\0';
+	if (!completion_count)
+		return NULL;
+	return rl_completion_matches(text, completion_generator);
+}
+
+/* Where readline keeps its history: $XDG_STATE_HOME/cellbox/history. */
+static char *history_file(void)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char *dir;
+
+	if (state && *state)
+		dir = xasprintf("%s/cellbox", state);
+	else if (home)
+		dir = xasprintf("%s/.local/state/cellbox", home);
+	else
+		return NULL;
+	if (mkdir_p(dir) < 0) {
+		free(dir);
+		return NULL;
+	}
+	{
+		char *path = xasprintf("%s/history", dir);
+		free(dir);
+		return path;
+	}
+}
+
+static int repl_tty(struct repl *r)
+{
+	struct strbuf cell = STRBUF_INIT;
+	const cJSON *info = session_kernel_info(r->s);
+	char *indent = xstrdup("");
+
+	printf("cellbox %s: Python %s, IPython %s on the %s backend. Ctrl-D exits.\n",
+	       CELLBOX_VERSION,
+	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "python")),
+	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "ipython")),
+	       session_backend_name(r->s));
+	rl_readline_name = "cellbox";
+	rl_catch_signals = 0;
+	rl_attempted_completion_function = complete;
+	rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,[]+-*/%^~!:";
+	completion_cell = &cell;
+	using_history();
+	r->history_path = history_file();
+	if (r->history_path)
+		read_history(r->history_path);
+
+	for (;;) {
+		char *prompt, *line = NULL, *status;
+		int got;
+
+		if (!cell.len)
+			prompt = xasprintf("\001\x1b[32m\002In [\001\x1b[1m\002%d\001\x1b[0;32m\002]:\001\x1b[0m\002 ",
+					   r->next_count);
+		else
+			prompt = xasprintf("%*s...: ", (int)snprintf(NULL, 0, "%d", r->next_count) + 2, "");
+		got = read_line(prompt, cell.len ? indent : "", &line);
+		free(prompt);
+		if (got == READ_EOF) {
+			fputc('\n', stdout);
+			break;
+		}
+		if (got == READ_INTERRUPTED) {
+			strbuf_reset(&cell);
+			continue;
+		}
+		if (*line)
+			add_history(line);
+		if (r->history_path && *line)
+			append_history(1, r->history_path);
+		if (!cell.len && !line[strspn(line, " \t")]) {
+			free(line);
+			continue;
+		}
+		strbuf_addstr(&cell, line);
+		strbuf_addch(&cell, '\n');
+		/* A blank line ends a multi-line cell, as in IPython. */
+		if (!line[strspn(line, " \t")]) {
+			free(line);
+			run_cell(r, cell.buf);
+			strbuf_reset(&cell);
+			continue;
+		}
+		free(line);
+		free(indent);
+		status = is_complete(r, cell.buf, &indent);
+		if (strcmp(status, "incomplete")) {
+			run_cell(r, cell.buf);
+			strbuf_reset(&cell);
+		}
+		free(status);
+	}
+	if (r->history_path)
+		history_truncate_file(r->history_path, 10000);
+	for (size_t k = 0; k < completion_count; k++)
+		free(completion_list[k]);
+	free(completion_list);
+	completion_list = NULL;
+	completion_count = 0;
+	completion_cell = NULL;
+	free(indent);
+	strbuf_release(&cell);
+	clear_history();
+	return EXIT_OK;
+}
+
+int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
+{
+	struct repl r = { 0 };
+	struct session_opts so;
+	struct strbuf err = STRBUF_INIT;
+	unsigned flags = 0;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		int taken = cli_common_option(argc, argv, &i, cfg);
+		if (taken < 0)
+			return EXIT_USAGE;
+		if (!taken) {
+			cli_error("repl: unknown argument '%s' (see '%s repl --help')", argv[i],
+				  cli_progname);
+			return EXIT_USAGE;
+		}
+	}
+	r.cfg = cfg;
+	r.tty = isatty(0) && isatty(1);
+	r.next_count = 1;
+	cli_session_opts(cfg, &so);
+	r.s = session_open(&so, &err);
+	if (!r.s) {
+		cli_error("cannot start the kernel: %s", err.buf);
+		strbuf_release(&err);
+		return EXIT_NO_KERNEL;
+	}
+	strbuf_release(&err);
+	if (r.tty) {
+		flags = PRINTER_PROMPTS;
+		if (cli_want_color(1))
+			flags |= PRINTER_COLOR;
+	}
+	printer_init(&r.pr, flags, session_channel_dir(r.s), NULL);
+	the_repl = &r;
+	cli_catch_sigint();
+	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
+	the_repl = NULL;
+	printer_release(&r.pr);
+	session_close(r.s);
+	free(r.history_path);
+	return rc;
+}

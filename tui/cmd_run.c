@@ -1,0 +1,151 @@
+/* cellbox run: one-shot mode. A fresh kernel, one cell, the kernel torn down. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "printer.h"
+
+/* Hand the event to the printer. */
+static void on_event(struct session *s, const struct session_event *ev, void *data)
+{
+	(void)s;
+	printer_event(data, ev);
+}
+
+/* The exit code a finished cell stands for. */
+static int exit_code_of(const struct printer *p)
+{
+	const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p->done, "status"));
+	const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p->done, "reason"));
+
+	if (status && !strcmp(status, "ok"))
+		return EXIT_OK;
+	if (reason && !strncmp(reason, "timeout", 7))
+		return EXIT_TIMEOUT;
+	if (reason && !strncmp(reason, "kernel died", 11))
+		return EXIT_KERNEL_DIED;
+	if (reason && !strncmp(reason, "interrupt", 9))
+		return EXIT_INTERRUPTED;
+	return EXIT_CELL_ERROR;
+}
+
+int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
+{
+	const char *file = NULL, *code_arg = NULL, *plots_dir = NULL;
+	struct strbuf code = STRBUF_INIT, err = STRBUF_INIT;
+	struct session_opts so;
+	struct session *s = NULL;
+	struct printer pr;
+	int json = 0, rc = EXIT_USAGE, printer_ready = 0;
+	unsigned flags;
+	unsigned long id;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int taken = cli_common_option(argc, argv, &i, cfg);
+
+		if (taken < 0)
+			goto out;
+		if (taken)
+			continue;
+		if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--code")) {
+			if (i + 1 >= argc) {
+				cli_error("%s needs the code to run", a);
+				goto out;
+			}
+			code_arg = argv[++i];
+		} else if (!strcmp(a, "--plots")) {
+			if (i + 1 >= argc) {
+				cli_error("--plots needs a directory");
+				goto out;
+			}
+			plots_dir = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			cli_error("run: unknown option '%s' (see '%s run --help')", a, cli_progname);
+			goto out;
+		} else if (file || code_arg) {
+			cli_error("run: one FILE or -c CODE, not both or more");
+			goto out;
+		} else {
+			file = a;
+		}
+	}
+	if (!file && !code_arg) {
+		cli_error("run: nothing to run: give a FILE, - for stdin, or -c CODE");
+		goto out;
+	}
+	if (file && code_arg) {
+		cli_error("run: one FILE or -c CODE, not both");
+		goto out;
+	}
+	if (code_arg) {
+		strbuf_addstr(&code, code_arg);
+		if (!utf8_valid(code.buf, code.len, NULL)) {
+			cli_error("run: the code is not valid UTF-8");
+			goto out;
+		}
+	} else if (cli_read_code(file, &code) < 0) {
+		goto out;
+	}
+	if (plots_dir && mkdir_p(plots_dir) < 0) {
+		cli_error("cannot create '%s': %s", plots_dir, strerror(errno));
+		goto out;
+	}
+
+	cli_session_opts(cfg, &so);
+	s = session_open(&so, &err);
+	if (!s) {
+		cli_error("cannot start the kernel: %s", err.buf);
+		rc = EXIT_NO_KERNEL;
+		goto out;
+	}
+	flags = PRINTER_COLLECT;
+	if (json)
+		flags |= PRINTER_QUIET;
+	else if (cli_want_color(1) && cli_want_color(2))
+		flags |= PRINTER_COLOR;
+	printer_init(&pr, flags, session_channel_dir(s), plots_dir);
+	printer_ready = 1;
+	cli_catch_sigint();
+	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &pr, &err);
+	if (!id) {
+		cli_error("%s", err.buf);
+		rc = EXIT_NO_KERNEL;
+		goto out;
+	}
+	while (session_wait(s, id) < 0) {
+		if (cli_sigint) {
+			cli_sigint = 0;
+			session_interrupt(s);
+		}
+	}
+	rc = exit_code_of(&pr);
+	if (json) {
+		cJSON *o = printer_json(&pr, rc);
+		char *text = cJSON_Print(o);
+		puts(text);
+		cJSON_free(text);
+		cJSON_Delete(o);
+	} else if (rc == EXIT_TIMEOUT || rc == EXIT_KERNEL_DIED) {
+		const char *reason =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr.done, "reason"));
+		if (rc == EXIT_TIMEOUT)
+			cli_error("the cell timed out after %g s (%s)", cfg->timeout, reason);
+		else
+			cli_error("%s", reason);
+	}
+out:
+	if (printer_ready)
+		printer_release(&pr);
+	session_close(s);
+	strbuf_release(&code);
+	strbuf_release(&err);
+	return rc;
+}

@@ -1,0 +1,285 @@
+#include "printer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
+		  const char *plots_dir)
+{
+	memset(p, 0, sizeof(*p));
+	p->flags = flags;
+	p->out = stdout;
+	p->err = stderr;
+	p->channel_dir = channel_dir;
+	p->plots_dir = plots_dir;
+	p->out_at_bol = 1;
+	sanitizer_init(&p->san_out, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
+	sanitizer_init(&p->san_err, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
+	strbuf_init(&p->stdout_text, 0);
+	strbuf_init(&p->stderr_text, 0);
+}
+
+void printer_reset(struct printer *p)
+{
+	strbuf_reset(&p->stdout_text);
+	strbuf_reset(&p->stderr_text);
+	for (size_t i = 0; i < p->nplots; i++)
+		free(p->plots[i].path);
+	p->nplots = 0;
+	cJSON_Delete(p->error);
+	cJSON_Delete(p->done);
+	p->error = p->done = NULL;
+	sanitizer_reset(&p->san_out);
+	sanitizer_reset(&p->san_err);
+}
+
+void printer_release(struct printer *p)
+{
+	printer_reset(p);
+	free(p->plots);
+	strbuf_release(&p->stdout_text);
+	strbuf_release(&p->stderr_text);
+	sanitizer_release(&p->san_out);
+	sanitizer_release(&p->san_err);
+}
+
+/* Write kernel text to one of the streams, sanitised. */
+static void emit(struct printer *p, int to_err, const char *text, size_t len)
+{
+	struct strbuf clean = STRBUF_INIT;
+	FILE *f = to_err ? p->err : p->out;
+
+	if (p->flags & PRINTER_COLLECT)
+		strbuf_add(to_err ? &p->stderr_text : &p->stdout_text, text, len);
+	if (p->flags & PRINTER_QUIET)
+		return;
+	sanitizer_feed(to_err ? &p->san_err : &p->san_out, text, len, &clean);
+	if (clean.len) {
+		fwrite(clean.buf, 1, clean.len, f);
+		if (!to_err)
+			p->out_at_bol = clean.buf[clean.len - 1] == '\n';
+	}
+	fflush(f);
+	strbuf_release(&clean);
+}
+
+/* Write text of our own (prompts, notes) to stdout. */
+static void emit_own(struct printer *p, const char *text)
+{
+	if (p->flags & PRINTER_QUIET)
+		return;
+	fputs(text, p->out);
+	if (*text)
+		p->out_at_bol = text[strlen(text) - 1] == '\n';
+}
+
+/* Start our own output on a fresh line. */
+static void fresh_line(struct printer *p)
+{
+	if (!p->out_at_bol)
+		emit_own(p, "\n");
+}
+
+/* The text/plain member of a mime bundle, or NULL. */
+static const char *plain_text(const cJSON *ev)
+{
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data");
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "text/plain"));
+}
+
+/* Print text as stdout output ending with a newline. */
+static void emit_line(struct printer *p, const char *text)
+{
+	size_t len = strlen(text);
+
+	emit(p, 0, text, len);
+	if (!len || text[len - 1] != '\n')
+		emit(p, 0, "\n", 1);
+}
+
+/* Record a plot, copy it to plots_dir when asked, and print its line. */
+static void on_plot(struct printer *p, const cJSON *plot)
+{
+	const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plot, "path"));
+	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(plot, "index");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(plot, "width");
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(plot, "height");
+	struct printer_plot pl = { 0 };
+	char *src, *line;
+
+	if (!rel || strstr(rel, ".."))
+		return;
+	pl.index = cJSON_IsNumber(idx) ? idx->valueint : 0;
+	pl.width = cJSON_IsNumber(w) ? w->valueint : 0;
+	pl.height = cJSON_IsNumber(h) ? h->valueint : 0;
+	src = xasprintf("%s/%s", p->channel_dir, rel);
+	if (p->plots_dir) {
+		char *dst = xasprintf("%s/plot-%d.png", p->plots_dir, pl.index);
+		if (copy_file(src, dst) < 0) {
+			fprintf(p->err, "cellbox: cannot save plot %d to '%s': %s\n", pl.index, dst,
+				strerror(errno));
+			free(dst);
+			pl.path = src;
+		} else {
+			free(src);
+			pl.path = dst;
+		}
+	} else {
+		pl.path = src;
+	}
+	line = xasprintf("[plot %d: %dx%d PNG, %s %s]\n", pl.index, pl.width, pl.height,
+			 p->plots_dir ? "saved to" : "at", pl.path);
+	fresh_line(p);
+	emit_own(p, line);
+	fflush(p->out);
+	free(line);
+	if (p->flags & PRINTER_COLLECT) {
+		if (p->nplots == p->plots_alloc) {
+			p->plots_alloc = p->plots_alloc ? 2 * p->plots_alloc : 4;
+			p->plots = xrealloc(p->plots, p->plots_alloc * sizeof(*p->plots));
+		}
+		p->plots[p->nplots++] = pl;
+	} else {
+		free(pl.path);
+	}
+}
+
+/* Print a traceback (or "ename: evalue" when it has none) to stderr. */
+static void on_error(struct printer *p, const cJSON *ev)
+{
+	const cJSON *tb = cJSON_GetObjectItemCaseSensitive(ev, "traceback");
+	const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "ename"));
+	const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "evalue"));
+	const cJSON *line;
+	int lines = 0;
+
+	fflush(p->out);
+	if (!p->out_at_bol && !(p->flags & PRINTER_QUIET)) {
+		fputc('\n', p->out);
+		p->out_at_bol = 1;
+	}
+	cJSON_ArrayForEach(line, tb) {
+		const char *s = cJSON_GetStringValue(line);
+		if (!s)
+			continue;
+		emit(p, 1, s, strlen(s));
+		emit(p, 1, "\n", 1);
+		lines++;
+	}
+	if (!lines) {
+		char *msg = xasprintf("%s: %s\n", ename ? ename : "Error", evalue ? evalue : "");
+		emit(p, 1, msg, strlen(msg));
+		free(msg);
+	}
+	cJSON_Delete(p->error);
+	p->error = cJSON_Duplicate(ev, 1);
+}
+
+void printer_event(struct printer *p, const struct session_event *ev)
+{
+	const cJSON *j = ev->json;
+
+	switch (ev->type) {
+	case SESSION_EV_STREAM: {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "name"));
+		const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "text"));
+		if (text)
+			emit(p, name && !strcmp(name, "stderr"), text, strlen(text));
+		break;
+	}
+	case SESSION_EV_RESULT: {
+		const char *text = plain_text(j);
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "execution_count");
+		if (!text)
+			break;
+		fresh_line(p);
+		if (p->flags & PRINTER_PROMPTS) {
+			char *prompt = xasprintf("%sOut[%d]:%s%s",
+						 p->flags & PRINTER_COLOR ? "\x1b[31m" : "",
+						 cJSON_IsNumber(n) ? n->valueint : 0,
+						 p->flags & PRINTER_COLOR ? "\x1b[0m" : "",
+						 strchr(text, '\n') ? "\n" : " ");
+			emit_own(p, prompt);
+			free(prompt);
+		}
+		emit_line(p, text);
+		break;
+	}
+	case SESSION_EV_DISPLAY: {
+		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
+		const char *text = plain_text(j);
+		if (cJSON_IsObject(plot)) {
+			on_plot(p, plot);
+		} else if (text) {
+			fresh_line(p);
+			emit_line(p, text);
+		} else {
+			fresh_line(p);
+			emit_own(p, "[display without a text form]\n");
+		}
+		break;
+	}
+	case SESSION_EV_ERROR:
+		on_error(p, j);
+		break;
+	case SESSION_EV_DONE:
+		cJSON_Delete(p->done);
+		p->done = cJSON_Duplicate(j, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+cJSON *printer_json(const struct printer *p, int exit_code)
+{
+	cJSON *o = cJSON_CreateObject(), *plots = cJSON_CreateArray();
+	const cJSON *d = p->done;
+	const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "status"));
+	const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "reason"));
+	const cJSON *count = cJSON_GetObjectItemCaseSensitive(d, "execution_count");
+	const cJSON *duration = cJSON_GetObjectItemCaseSensitive(d, "duration");
+
+	cJSON_AddNumberToObject(o, "exit_code", exit_code);
+	cJSON_AddStringToObject(o, "stdout", p->stdout_text.buf);
+	cJSON_AddStringToObject(o, "stderr", p->stderr_text.buf);
+	for (size_t i = 0; i < p->nplots; i++) {
+		const struct printer_plot *pl = &p->plots[i];
+		struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT;
+		cJSON *item = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(item, "index", pl->index);
+		cJSON_AddStringToObject(item, "format", "png");
+		if (p->plots_dir)
+			cJSON_AddStringToObject(item, "path", pl->path);
+		else
+			cJSON_AddNullToObject(item, "path");	/* the channel goes with the run */
+		cJSON_AddNumberToObject(item, "width", pl->width);
+		cJSON_AddNumberToObject(item, "height", pl->height);
+		if (strbuf_read_file(&png, pl->path, 256u << 20) == 0)
+			base64_encode(png.buf, png.len, &b64);
+		cJSON_AddStringToObject(item, "content_base64", b64.buf);
+		cJSON_AddItemToArray(plots, item);
+		strbuf_release(&png);
+		strbuf_release(&b64);
+	}
+	cJSON_AddItemToObject(o, "plots", plots);
+	cJSON_AddStringToObject(o, "status", status ? status : "aborted");
+	if (cJSON_IsNumber(count))
+		cJSON_AddNumberToObject(o, "execution_count", count->valuedouble);
+	else
+		cJSON_AddNullToObject(o, "execution_count");
+	cJSON_AddNumberToObject(o, "duration",
+				cJSON_IsNumber(duration) ? duration->valuedouble : 0);
+	if (p->error) {
+		cJSON *e = cJSON_Duplicate(p->error, 1);
+		cJSON_DeleteItemFromObjectCaseSensitive(e, "type");
+		cJSON_AddItemToObject(o, "error", e);
+	} else {
+		cJSON_AddNullToObject(o, "error");
+	}
+	if (reason)
+		cJSON_AddStringToObject(o, "reason", reason);
+	return o;
+}

@@ -1,0 +1,57 @@
+#ifndef CELLBOX_PRINTER_H
+#define CELLBOX_PRINTER_H
+
+/*
+ * Turns a cell's events into terminal text for the line front ends (`run`, `repl`, and the
+ * headless replay later): streams as they arrive, Out[n], tracebacks, displays and plot lines.
+ * Everything the kernel sends goes through the sanitiser first. It can also collect what it
+ * printed, for `run --json`.
+ */
+
+#include <stdio.h>
+#include "sanitize.h"
+#include "session.h"
+
+enum {
+	PRINTER_COLOR = 1 << 0,		/* keep SGR colours (a terminal without NO_COLOR) */
+	PRINTER_PROMPTS = 1 << 1,	/* "Out[n]: " before results */
+	PRINTER_COLLECT = 1 << 2,	/* keep stdout/stderr/plots for printer_json() */
+	PRINTER_QUIET = 1 << 3,		/* collect only, print nothing */
+};
+
+struct printer_plot {
+	int index;
+	int width, height;
+	char *path;		/* where the PNG is now (the copy in plots_dir if one was made) */
+};
+
+struct printer {
+	unsigned flags;
+	FILE *out, *err;
+	const char *channel_dir;	/* plot paths in events are relative to it */
+	const char *plots_dir;		/* copy each plot here; NULL = leave it in the channel */
+	struct sanitizer san_out, san_err;
+	int out_at_bol;			/* stdout is at the beginning of a line */
+	/* What the cell produced (PRINTER_COLLECT). */
+	struct strbuf stdout_text, stderr_text;
+	struct printer_plot *plots;
+	size_t nplots, plots_alloc;
+	cJSON *error;			/* the last error event */
+	cJSON *done;			/* the done event */
+};
+
+void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
+		  const char *plots_dir);
+void printer_release(struct printer *p);
+/* Print (and collect) one event. */
+void printer_event(struct printer *p, const struct session_event *ev);
+/* Forget what was collected (before the next cell). */
+void printer_reset(struct printer *p);
+/*
+ * The collected outcome shaped like llm-sandbox's ExecutionResult: exit_code, stdout, stderr,
+ * plots [{format, path, width, height, content_base64}], status, execution_count, duration,
+ * error {ename, evalue, traceback}, reason.
+ */
+cJSON *printer_json(const struct printer *p, int exit_code);
+
+#endif
