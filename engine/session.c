@@ -48,6 +48,8 @@ struct session {
 	unsigned long next_id;
 	cJSON *info;
 	double kill_at;		/* grace deadline after SIGINT, 0 = none */
+	sigset_t wait_mask;	/* for epoll_pwait in session_wait() */
+	int has_wait_mask;
 	off_t log_start;	/* size of `log` when the current kernel started */
 };
 
@@ -615,13 +617,21 @@ int session_wait(struct session *s, unsigned long id)
 {
 	while (session_pending(s, id)) {
 		struct epoll_event evs[4];
-		int n = epoll_wait(s->epfd, evs, ARRAY_SIZE(evs), -1);
+		int n = epoll_pwait(s->epfd, evs, ARRAY_SIZE(evs), -1,
+				    s->has_wait_mask ? &s->wait_mask : NULL);
 
 		if (n < 0 && errno == EINTR)
 			return -1;
 		session_dispatch(s);
 	}
 	return 0;
+}
+
+void session_set_sigmask(struct session *s, const sigset_t *mask)
+{
+	s->has_wait_mask = mask != NULL;
+	if (mask)
+		s->wait_mask = *mask;
 }
 
 int session_interrupt(struct session *s)

@@ -22,6 +22,7 @@
  * valid only during the callback.
  */
 
+#include <signal.h>
 #include <cjson/cJSON.h>
 #include "util.h"
 
@@ -114,6 +115,13 @@ int session_pending(const struct session *s, unsigned long id);
  * (errno EINTR: the caller may interrupt the kernel and wait again).
  */
 int session_wait(struct session *s, unsigned long id);
+
+/*
+ * The signal mask in force while session_wait() sleeps (epoll_pwait). A front end that keeps
+ * SIGINT blocked everywhere else and lets it in only here can check its flag before each wait
+ * without a Ctrl-C slipping in between the check and the sleep. NULL: the mask is not changed.
+ */
+void session_set_sigmask(struct session *s, const sigset_t *mask);
 
 /* Interrupt the running cell (SIGINT; killed and restarted if ignored past the grace). */
 int session_interrupt(struct session *s);

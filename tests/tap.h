@@ -39,6 +39,17 @@ static inline void tap_check_str(const char *a, const char *b, const char *what,
 		printf("# got      '%s'\n# expected '%s'\n", a ? a : "(null)", b ? b : "(null)");
 }
 
+/* Print text as TAP diagnostics, every line behind '# '. */
+static inline void tap_note(const char *text)
+{
+	while (text && *text) {
+		const char *nl = strchr(text, '\n');
+		int len = nl ? (int)(nl - text) : (int)strlen(text);
+		printf("# %.*s\n", len, text);
+		text += len + (nl ? 1 : 0);
+	}
+}
+
 static inline int tap_main(int argc, char **argv, const struct tap_test *tests, size_t n)
 {
 	int ran = 0;

@@ -41,8 +41,20 @@ int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
 void cli_common_help(FILE *f);
 /* Session options from the configuration. */
 void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
-/* Catch SIGINT into cli_sigint, without SA_RESTART so blocking calls return EINTR. */
+/*
+ * Catch SIGINT into cli_sigint and keep it blocked except while the command waits (see
+ * cli_wait_mask), so that a Ctrl-C can never arrive between checking the flag and sleeping.
+ */
 void cli_catch_sigint(void);
+/* The signal mask to sleep with: the one we started with, SIGINT let in. */
+const sigset_t *cli_wait_mask(void);
+/* Open a session with the front end's settings; NULL after printing why. */
+struct session *cli_open_session(const struct cellbox_config *cfg);
+/*
+ * Wait for request `id`, turning Ctrl-C into an interrupt of the kernel. Returns 1 when the
+ * user pressed Ctrl-C during the wait (the request has still ended), else 0.
+ */
+int cli_wait(struct session *s, unsigned long id);
 /* Print "cellbox: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Read a cell file (or "-" for stdin) as UTF-8 text; -1 after printing why. */

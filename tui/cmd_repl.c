@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +48,8 @@ static cJSON *ask(struct repl *r, const char *kind, const cJSON *params)
 	struct strbuf err = STRBUF_INIT;
 	unsigned long id = session_request(r->s, kind, params, on_reply, &ctx, &err);
 
-	if (id) {
-		while (session_wait(r->s, id) < 0)
-			if (cli_sigint) {
-				cli_sigint = 0;
-				session_interrupt(r->s);
-			}
-	}
+	if (id)
+		cli_wait(r->s, id);
 	strbuf_release(&err);
 	return ctx.reply;
 }
@@ -77,6 +73,17 @@ static char *is_complete(struct repl *r, const char *code, char **indent)
 	return status;
 }
 
+/* Let SIGINT in (around a blocking read) or keep it out again. */
+static void let_sigint_in(int on)
+{
+	static sigset_t saved;
+
+	if (on)
+		sigprocmask(SIG_SETMASK, cli_wait_mask(), &saved);
+	else
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
 /* Read one line for the cell's input() call. */
 static char *input_line(struct repl *r, const char *prompt)
 {
@@ -84,11 +91,17 @@ static char *input_line(struct repl *r, const char *prompt)
 	size_t cap = 0;
 	ssize_t n;
 
-	if (r->tty)
-		return readline(prompt);
+	if (r->tty) {
+		let_sigint_in(1);
+		line = readline(prompt);
+		let_sigint_in(0);
+		return line;
+	}
 	fputs(prompt, stdout);
 	fflush(stdout);
+	let_sigint_in(1);
 	n = getline(&line, &cap, r->in);
+	let_sigint_in(0);
 	if (n < 0) {
 		free(line);
 		return NULL;
@@ -149,11 +162,7 @@ static void run_cell(struct repl *r, const char *code)
 		strbuf_release(&err);
 		return;
 	}
-	while (session_wait(r->s, id) < 0)
-		if (cli_sigint) {
-			cli_sigint = 0;
-			session_interrupt(r->s);
-		}
+	cli_wait(r->s, id);
 	printer_reset(&r->pr);
 	if (session_state(r->s) == SESSION_DEAD) {
 		cli_error("restarting the kernel");
@@ -174,7 +183,12 @@ static int repl_pipe(struct repl *r)
 	ssize_t n;
 
 	r->in = stdin;
-	while ((n = getline(&line, &cap, r->in)) >= 0) {
+	for (;;) {
+		let_sigint_in(1);
+		n = getline(&line, &cap, r->in);
+		let_sigint_in(0);
+		if (n < 0)
+			break;
 		int blank = strspn(line, " \t\r\n") == (size_t)n;
 		char *status;
 
@@ -198,6 +212,11 @@ static int repl_pipe(struct repl *r)
 			strbuf_reset(&cell);
 		}
 		free(status);
+	}
+	if (cli_sigint) {
+		free(line);
+		strbuf_release(&cell);
+		return EXIT_INTERRUPTED;	/* Ctrl-C while reading: stop, run nothing more */
 	}
 	if (cell.len)
 		run_cell(r, cell.buf);
@@ -239,7 +258,7 @@ static int read_line(const char *prompt, const char *indent, char **out)
 	rl_callback_handler_install(prompt, on_rl_line);
 	while (!line_done) {
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
-		int n = poll(&pfd, 1, -1);
+		int n = ppoll(&pfd, 1, NULL, cli_wait_mask());
 
 		if (n < 0 && errno == EINTR && cli_sigint) {
 			cli_sigint = 0;
@@ -394,8 +413,9 @@ static int repl_tty(struct repl *r)
 	completion_cell = &cell;
 	using_history();
 	r->history_path = history_file();
-	if (r->history_path)
-		read_history(r->history_path);
+	/* append_history() needs the file to exist: make it on the first run. */
+	if (r->history_path && read_history(r->history_path) == ENOENT)
+		write_history(r->history_path);
 
 	for (;;) {
 		char *prompt, *line = NULL, *status;
@@ -459,8 +479,6 @@ static int repl_tty(struct repl *r)
 int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 {
 	struct repl r = { 0 };
-	struct session_opts so;
-	struct strbuf err = STRBUF_INIT;
 	unsigned flags = 0;
 	int rc;
 
@@ -477,14 +495,10 @@ int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 	r.cfg = cfg;
 	r.tty = isatty(0) && isatty(1);
 	r.next_count = 1;
-	cli_session_opts(cfg, &so);
-	r.s = session_open(&so, &err);
-	if (!r.s) {
-		cli_error("cannot start the kernel: %s", err.buf);
-		strbuf_release(&err);
+	cli_catch_sigint();
+	r.s = cli_open_session(cfg);
+	if (!r.s)
 		return EXIT_NO_KERNEL;
-	}
-	strbuf_release(&err);
 	if (r.tty) {
 		flags = PRINTER_PROMPTS;
 		if (cli_want_color(1))
@@ -492,7 +506,6 @@ int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 	}
 	printer_init(&r.pr, flags, session_channel_dir(r.s), NULL);
 	the_repl = &r;
-	cli_catch_sigint();
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
 	the_repl = NULL;
 	printer_release(&r.pr);

@@ -38,7 +38,6 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 {
 	const char *file = NULL, *code_arg = NULL, *plots_dir = NULL;
 	struct strbuf code = STRBUF_INIT, err = STRBUF_INIT;
-	struct session_opts so;
 	struct session *s = NULL;
 	struct printer pr;
 	int json = 0, rc = EXIT_USAGE, printer_ready = 0;
@@ -99,10 +98,9 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 		goto out;
 	}
 
-	cli_session_opts(cfg, &so);
-	s = session_open(&so, &err);
+	cli_catch_sigint();
+	s = cli_open_session(cfg);
 	if (!s) {
-		cli_error("cannot start the kernel: %s", err.buf);
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
@@ -113,19 +111,13 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 		flags |= PRINTER_COLOR;
 	printer_init(&pr, flags, session_channel_dir(s), plots_dir);
 	printer_ready = 1;
-	cli_catch_sigint();
 	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &pr, &err);
 	if (!id) {
 		cli_error("%s", err.buf);
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
-	while (session_wait(s, id) < 0) {
-		if (cli_sigint) {
-			cli_sigint = 0;
-			session_interrupt(s);
-		}
-	}
+	cli_wait(s, id);
 	rc = exit_code_of(&pr);
 	if (json) {
 		cJSON *o = printer_json(&pr, rc);
@@ -136,8 +128,11 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 	} else if (rc == EXIT_TIMEOUT || rc == EXIT_KERNEL_DIED) {
 		const char *reason =
 			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr.done, "reason"));
-		if (rc == EXIT_TIMEOUT)
-			cli_error("the cell timed out after %g s (%s)", cfg->timeout, reason);
+		if (rc == EXIT_TIMEOUT && !strcmp(reason, "timeout"))
+			cli_error("the cell timed out after %g s and was interrupted", cfg->timeout);
+		else if (rc == EXIT_TIMEOUT)
+			cli_error("the cell timed out after %g s and ignored the interrupt: "
+				  "the kernel was killed", cfg->timeout);
 		else
 			cli_error("%s", reason);
 	}

@@ -74,15 +74,59 @@ static void on_sigint(int sig)
 	cli_sigint = 1;
 }
 
+static sigset_t wait_mask;
+
 void cli_catch_sigint(void)
 {
 	struct sigaction sa;
+	sigset_t set;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0;	/* no SA_RESTART: waits return EINTR */
 	sigaction(SIGINT, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, &wait_mask);
+	/* A parent may hand us SIGINT blocked (test runners do): let it in while we wait. */
+	sigdelset(&wait_mask, SIGINT);
+}
+
+const sigset_t *cli_wait_mask(void)
+{
+	return &wait_mask;
+}
+
+struct session *cli_open_session(const struct cellbox_config *cfg)
+{
+	struct session_opts so;
+	struct strbuf err = STRBUF_INIT;
+	struct session *s;
+
+	cli_session_opts(cfg, &so);
+	s = session_open(&so, &err);
+	if (!s)
+		cli_error("cannot start the kernel: %s", err.buf);
+	else
+		session_set_sigmask(s, &wait_mask);
+	strbuf_release(&err);
+	return s;
+}
+
+int cli_wait(struct session *s, unsigned long id)
+{
+	int interrupted = 0;
+
+	for (;;) {
+		if (cli_sigint) {
+			cli_sigint = 0;
+			interrupted = 1;
+			session_interrupt(s);
+		}
+		if (session_wait(s, id) == 0)
+			return interrupted;
+	}
 }
 
 int cli_want_color(int fd)

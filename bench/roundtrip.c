@@ -1,0 +1,87 @@
+/*
+ * Warm round-trip latency of the cellbox engine on the local backend: submit a cell, wait
+ * for its done event. Prints one JSON object per case: {"case", "n", "median_ms", "p90_ms"}.
+ * bench/roundtrip.py runs this next to jupyter_client and prints the ratio.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+#include "util.h"
+
+static size_t bytes_seen;
+
+static void count(struct session *s, const struct session_event *ev, void *data)
+{
+	(void)s, (void)data;
+	if (ev->type == SESSION_EV_STREAM) {
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "text"));
+		bytes_seen += t ? strlen(t) : 0;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Time `n` round trips of `code` after `warm` unmeasured ones. */
+static void measure(struct session *s, const char *name, const char *code, int n, int warm,
+		    size_t expect_bytes)
+{
+	double *t = xmalloc(sizeof(double) * (size_t)n);
+	struct strbuf err = STRBUF_INIT;
+
+	for (int i = -warm; i < n; i++) {
+		double t0 = now_monotonic();
+		unsigned long id;
+
+		bytes_seen = 0;
+		id = session_execute(s, code, 0, 0, count, NULL, &err);
+		if (!id) {
+			fprintf(stderr, "roundtrip: %s\n", err.buf);
+			exit(1);
+		}
+		while (session_wait(s, id) < 0)
+			;
+		if (bytes_seen != expect_bytes) {
+			fprintf(stderr, "roundtrip: %s: got %zu bytes, expected %zu\n", name,
+				bytes_seen, expect_bytes);
+			exit(1);
+		}
+		if (i >= 0)
+			t[i] = (now_monotonic() - t0) * 1e3;
+	}
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	printf("{\"case\": \"%s\", \"n\": %d, \"median_ms\": %.4f, \"p90_ms\": %.4f}\n", name, n,
+	       t[n / 2], t[n * 9 / 10]);
+	fflush(stdout);
+	free(t);
+	strbuf_release(&err);
+}
+
+int main(int argc, char **argv)
+{
+	struct session_opts so = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct session *s;
+	int scale = argc > 1 ? atoi(argv[1]) : 1;
+	double t0 = now_monotonic();
+
+	so.python = argc > 2 ? argv[2] : "/usr/bin/python3";
+	s = session_open(&so, &err);
+	if (!s) {
+		fprintf(stderr, "roundtrip: %s\n", err.buf);
+		return 1;
+	}
+	printf("{\"case\": \"start\", \"n\": 1, \"median_ms\": %.4f, \"p90_ms\": %.4f}\n",
+	       (now_monotonic() - t0) * 1e3, (now_monotonic() - t0) * 1e3);
+	measure(s, "pass", "pass", 1000 * scale, 50, 0);
+	measure(s, "print(1)", "print(1)", 500 * scale, 50, 2);
+	measure(s, "print 1 MB", "print('x' * (1 << 20))", 30 * scale, 3, (1 << 20) + 1);
+	session_close(s);
+	strbuf_release(&err);
+	return 0;
+}

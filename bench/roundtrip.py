@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""Warm round trips: jupyter_client (ZMQ, ipykernel) and cellbox (file queue), in one run.
+
+Usage: bench/roundtrip.py [--bin build/bench/bench_roundtrip] [--scale N]
+
+A round trip is: send a cell, wait until its whole output and its end have arrived
+(jupyter: execute_reply on shell and status idle on iopub; cellbox: the done event).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def jupyter_cases(scale):
+    from jupyter_client.manager import start_new_kernel
+    t0 = time.monotonic()
+    km, kc = start_new_kernel(kernel_name='python3')
+    start_ms = (time.monotonic() - t0) * 1e3
+    results = [{'case': 'start', 'n': 1, 'median_ms': start_ms, 'p90_ms': start_ms}]
+
+    def one(code):
+        msg_id = kc.execute(code)
+        got_reply = got_idle = False
+        nbytes = 0
+        while not (got_reply and got_idle):
+            if not got_reply:
+                try:
+                    r = kc.get_shell_msg(timeout=0)
+                    if r['parent_header'].get('msg_id') == msg_id:
+                        got_reply = True
+                except Exception:
+                    pass
+            try:
+                m = kc.get_iopub_msg(timeout=0.001 if got_reply else 0)
+            except Exception:
+                continue
+            if m['parent_header'].get('msg_id') != msg_id:
+                continue
+            if m['msg_type'] == 'stream':
+                nbytes += len(m['content']['text'])
+            elif m['msg_type'] == 'status' and m['content']['execution_state'] == 'idle':
+                got_idle = True
+        return nbytes
+
+    for name, code, n, warm, expect in [('pass', 'pass', 1000, 50, 0),
+                                        ('print(1)', 'print(1)', 500, 50, 2),
+                                        ('print 1 MB', "print('x' * (1 << 20))", 30, 3,
+                                         (1 << 20) + 1)]:
+        n *= scale
+        times = []
+        for i in range(-warm, n):
+            t = time.monotonic()
+            got = one(code)
+            if got != expect:
+                raise SystemExit('jupyter %s: got %d bytes, expected %d' % (name, got, expect))
+            if i >= 0:
+                times.append((time.monotonic() - t) * 1e3)
+        times.sort()
+        results.append({'case': name, 'n': n, 'median_ms': statistics.median(times),
+                        'p90_ms': times[len(times) * 9 // 10]})
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+    return results
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--bin', default=os.path.join(here, '..', 'build', 'bench', 'bench_roundtrip'))
+    ap.add_argument('--scale', type=int, default=1)
+    args = ap.parse_args()
+
+    print('jupyter_client ...', file=sys.stderr, flush=True)
+    anchor = {r['case']: r for r in jupyter_cases(args.scale)}
+    print('cellbox ...', file=sys.stderr, flush=True)
+    out = subprocess.run([args.bin, str(args.scale), sys.executable], check=True,
+                         capture_output=True, text=True).stdout
+    ours = {r['case']: r for r in map(json.loads, out.splitlines())}
+
+    print('warm round trip, local, median (p90) in ms; start = kernel start to ready')
+    print('%-12s %22s %22s %8s' % ('case', 'jupyter_client', 'cellbox', 'ratio'))
+    for case in ['pass', 'print(1)', 'print 1 MB', 'start']:
+        a, c = anchor[case], ours[case]
+        print('%-12s %13.3f (%6.3f) %13.3f (%6.3f) %7.1fx' % (
+            case, a['median_ms'], a['p90_ms'], c['median_ms'], c['p90_ms'],
+            a['median_ms'] / c['median_ms']))
+
+
+if __name__ == '__main__':
+    main()

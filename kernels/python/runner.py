@@ -1,0 +1,1288 @@
+"""cellbox runner: serves one persistent IPython session through a channel directory.
+
+Usage: python3 runner.py CHANNEL_DIR
+
+The host (cellbox) writes requests as CHANNEL_DIR/commands/<id>.json and reads the events of each
+request from CHANNEL_DIR/results/<id>.jsonl.  PROTOCOL.md (next to this file in the cellbox
+sources) is the contract; this file is embedded into the cellbox executable and must stay a single
+module using only the standard library and IPython (matplotlib is imported only by user code).
+
+How it works:
+- The main thread serves requests one at a time (inotify on commands/ through ctypes, polling
+  when that is not available) and runs cells with InteractiveShell.run_cell.
+- sys.stdout / sys.stderr are replaced by writers that batch text into stream events.  Fds 1
+  and 2 are pipes (the original stderr is kept as the log fd); a reader thread turns what child
+  processes and C code write there into stream events too.  Both paths feed one ordered buffer,
+  and a Python-level write first takes what is already in the pipes, so `print(); os.system();
+  print()` keeps its order.  A flusher thread sends batched text within FLUSH_DELAY.
+- SIGINT raises KeyboardInterrupt only while a request runs user code, and never in the middle
+  of writing an event (it is deferred to the end of that write): no half lines, no lost done.
+"""
+
+import builtins
+import codecs
+import io
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import threading
+import time
+import traceback
+
+PROTOCOL = 1
+CHUNK = 65536                # max characters of text in one stream event
+FLUSH_DELAY = 0.02           # stream batching window (seconds)
+CHANNEL_CHECK = 1.0          # how often an idle runner checks that its channel still exists
+POLL_FALLBACK = 0.01         # command scan interval when inotify is not available
+BACKEND = "module://cellbox_mpl"
+NO_STDIN_MSG = ("input() was called but this session cannot answer input requests "
+                "(one-shot or batch run)")
+TEXT_MIMES = frozenset(("text/plain", "text/html", "image/svg+xml", "text/markdown",
+                        "text/latex", "application/json"))
+PNG_SIG = b"\x89PNG\r\n\x1a\n"
+
+# inotify constants (linux/inotify.h)
+IN_CLOSE_WRITE = 0x00000008
+IN_MOVED_TO = 0x00000080
+IN_DELETE_SELF = 0x00000400
+IN_MOVE_SELF = 0x00000800
+IN_UNMOUNT = 0x00002000
+IN_Q_OVERFLOW = 0x00004000
+IN_IGNORED = 0x00008000
+IN_NONBLOCK = os.O_NONBLOCK
+IN_CLOEXEC = os.O_CLOEXEC
+
+_monotonic = time.monotonic
+_get_ident = threading.get_ident
+_MAIN = _get_ident()
+_enc = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_dumps = _enc.encode
+_unpack_event = struct.Struct("iIII").unpack_from
+
+
+class _S:
+    """Mutable runner state (one runner per process)."""
+    channel = ""
+    cmd_dir = ""
+    res_dir = ""
+    plot_dir = ""
+    channel_ino = None
+    log_fd = 2
+    out_fd = -1              # results/<id>.jsonl of the request being served, -1 when idle
+    req_id = None
+    allow_stdin = False
+    executing = False        # SIGINT raises KeyboardInterrupt only while this is true
+    forked = False           # true in a child made by os.fork() from user code
+    critical = 0             # >0: the main thread is writing an event; defer KeyboardInterrupt
+    pending_int = False
+    plot_n = 0
+    shell = None
+    libc = None
+    ino_fd = -1
+    ino_poll = None
+    last_check = 0.0
+    pending = set()          # command file names (<id>.json) waiting to be served
+
+
+# --------------------------------------------------------------------------------------------
+# logging (the runner's own diagnostics go to the original stderr, i.e. <channel>/log)
+
+def _log(msg):
+    try:
+        if not msg.endswith("\n"):
+            msg += "\n"
+        _write_all(_S.log_fd, msg.encode("utf-8", "replace"))
+    except Exception:
+        pass
+
+
+def _log_exc(context):
+    _log("cellbox runner: %s\n%s" % (context, traceback.format_exc()))
+
+
+def _write_all(fd, data):
+    n = os.write(fd, data)
+    while n < len(data):            # only on short writes (disk full, ...): rare
+        data = data[n:]
+        n = os.write(fd, data)
+
+
+# --------------------------------------------------------------------------------------------
+# event output.  Everything that writes events holds _lock; the text of stdout/stderr is kept in
+# one ordered list of segments so that the interleaving of the two streams survives batching.
+
+_lock = threading.Lock()
+_fdlock = threading.Lock()
+_wake = threading.Event()
+_segs = []                   # [[name, [text, ...]], ...] pending stream text, in order
+_cap = {"pend": 0, "last": 0.0, "armed": False}
+
+
+def _enter():
+    if _get_ident() == _MAIN:
+        _S.critical += 1
+        return True
+    return False
+
+
+def _leave():
+    _S.critical -= 1
+    if _S.pending_int and not _S.critical:
+        _S.pending_int = False
+        if _S.executing:
+            raise KeyboardInterrupt
+
+
+def _flush_locked(now):
+    """Send all pending stream text (caller holds _lock)."""
+    segs = _segs[:]
+    del _segs[:]
+    _cap["pend"] = 0
+    _cap["last"] = now
+    fd = _S.out_fd
+    for name, parts in segs:
+        text = "".join(parts)
+        if not text:
+            continue
+        if fd < 0:
+            _write_all(_S.log_fd, text.encode("utf-8", "replace"))
+            continue
+        head = '{"type":"stream","name":"' + name + '","text":'
+        if len(text) <= CHUNK:
+            _write_all(fd, (head + _dumps(text) + "}\n").encode("utf-8", "replace"))
+        else:
+            for i in range(0, len(text), CHUNK):
+                _write_all(fd, (head + _dumps(text[i:i + CHUNK]) + "}\n").encode("utf-8", "replace"))
+
+
+def _add(name, text):
+    """Queue stream text: sent at once if nothing was sent for FLUSH_DELAY, else by the flusher."""
+    main = _enter()
+    try:
+        with _lock:
+            if _segs and _segs[-1][0] == name:
+                _segs[-1][1].append(text)
+            else:
+                _segs.append([name, [text]])
+            _cap["pend"] += len(text)
+            now = _monotonic()
+            # At once when nothing was sent for a while and the text ends a line (print()
+            # writes the text and its "\n" separately: keep them in one event).
+            if _cap["pend"] >= CHUNK or (now - _cap["last"] >= FLUSH_DELAY
+                                         and text[-1] == "\n"):
+                _flush_locked(now)
+            elif not _cap["armed"]:
+                _cap["armed"] = True
+                _wake.set()
+    finally:
+        if main:
+            _leave()
+
+
+def _clean(obj):
+    """Make obj JSON-encodable (used only when the fast path fails)."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if obj is None or isinstance(obj, (str, int, bool)):
+        return obj
+    return repr(obj)
+
+
+def _emit(obj):
+    """Write one event line after the pending stream text (and what fds 1, 2 already got)."""
+    try:
+        line = _dumps(obj)
+    except (TypeError, ValueError):
+        line = _dumps(_clean(obj))
+    data = (line + "\n").encode("utf-8", "replace")
+    main = _enter()
+    try:
+        if main:
+            _drain_fds()
+        with _lock:
+            if _segs:
+                _flush_locked(_monotonic())
+            if _S.out_fd >= 0:
+                _write_all(_S.out_fd, data)
+    finally:
+        if main:
+            _leave()
+
+
+def _flusher():
+    cap = _cap
+    while True:
+        _wake.wait()
+        _wake.clear()
+        try:
+            delay = cap["last"] + FLUSH_DELAY - _monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            with _lock:
+                if _segs:
+                    _flush_locked(_monotonic())
+                cap["armed"] = False
+        except Exception:
+            _log_exc("stream flusher")
+
+
+class _Stream(io.TextIOBase):
+    """sys.stdout / sys.stderr: text goes to stream events."""
+
+    encoding = "utf-8"
+    errors = "strict"
+    line_buffering = False
+
+    def __init__(self, name, fd):
+        super().__init__()
+        self._name = name
+        self._fd = fd
+        self.name = "<%s>" % name
+        self.buffer = _BinaryStream(self)
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError("write() argument must be str, not %s" % type(s).__name__)
+        if not s:
+            return 0
+        if _S.forked:
+            # a fork()ed child (multiprocessing...) has no flusher: write to the pipe at once
+            _write_all(self._fd, s.encode("utf-8", "replace"))
+            return len(s)
+        main = _enter()
+        try:
+            # What child processes / C code wrote to fds 1 and 2 before this call goes first:
+            # look at the pipes (one poll(0)), except for the "\n" that print() writes right
+            # after its text.
+            with _fdlock:
+                now = _monotonic()
+                if (s != "\n" or now - _Fd.last_write > 5e-5) and _Fd.drain_poll.poll(0):
+                    _drain_locked()
+                _Fd.last_write = now
+                _add(self._name, s)
+        finally:
+            if main:
+                _leave()
+        return len(s)
+
+    def writelines(self, lines):
+        for s in lines:
+            self.write(s)
+
+    def flush(self):
+        # Pending text always goes out within FLUSH_DELAY (see _add); flushing at once on every
+        # flush() would defeat the batching of programs that flush after each line.
+        pass
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self._fd
+
+    def readable(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    def close(self):
+        pass
+
+
+class _BinaryStream:
+    """sys.stdout.buffer: bytes are decoded (UTF-8, invalid bytes -> U+FFFD)."""
+
+    def __init__(self, text):
+        self._text = text
+        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
+        self.name = text.name
+
+    def write(self, b):
+        s = self._dec.decode(bytes(b))
+        if s:
+            self._text.write(s)
+        return len(b)
+
+    def writelines(self, lines):
+        for b in lines:
+            self.write(b)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self._text.fileno()
+
+    def readable(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    def close(self):
+        pass
+
+    @property
+    def closed(self):
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# fd capture: fds 1 and 2 are pipes; a thread turns what arrives into stream events.
+
+class _Fd:
+    fds = {}                 # read fd -> (stream name, incremental decoder)
+    drain_poll = None
+    last_write = 0.0         # time of the last sys.stdout / sys.stderr write
+
+
+def _read_one(fd):
+    """Read what is in pipe fd (caller holds _fdlock). Returns False when it was empty."""
+    try:
+        data = os.read(fd, CHUNK)
+    except BlockingIOError:
+        return False
+    if not data:
+        return False
+    name, dec = _Fd.fds[fd]
+    text = dec.decode(data)
+    if text:
+        _add(name, text)
+    return True
+
+
+def _fd_reader():
+    p = select.poll()
+    for fd in _Fd.fds:
+        p.register(fd, select.POLLIN)
+    while True:
+        try:
+            for fd, ev in p.poll():
+                if ev & select.POLLIN:
+                    with _fdlock:
+                        _read_one(fd)
+                elif ev & (select.POLLERR | select.POLLNVAL | select.POLLHUP):
+                    p.unregister(fd)
+        except Exception:
+            _log_exc("fd reader")
+            time.sleep(0.1)
+
+
+def _after_fork_child():
+    """In a child forked by user code: no threads here, so stream text goes straight to the
+    inherited pipes (read by the parent's fd reader) and no event is ever written."""
+    global _lock, _fdlock
+    _lock = threading.Lock()
+    _fdlock = threading.Lock()
+    del _segs[:]
+    _S.forked = True
+    _S.out_fd = -1
+    _S.critical = 0
+    _S.pending_int = False
+
+
+def _drain_fds():
+    """At the end of a request: take what child processes / C code already wrote to fds 1, 2."""
+    libc = _S.libc
+    if libc is not None:
+        try:
+            libc.fflush(None)       # C stdio buffers of this process (printf from extensions)
+        except Exception:
+            pass
+    p = _Fd.drain_poll
+    if p is None:
+        return
+    with _fdlock:                   # (a poll object must not be used by two threads at once)
+        if p.poll(0):
+            _drain_locked()
+
+
+def _drain_locked():
+    for fd in _Fd.fds:
+        while _read_one(fd):
+            pass
+
+
+def _setup_capture():
+    _S.log_fd = os.dup(2)           # the host points fds 1 and 2 at <channel>/log
+    try:
+        if os.isatty(0):            # nobody may read the host's terminal: no stdin here
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+    except OSError:
+        pass
+    _Fd.drain_poll = select.poll()
+    for target, name in ((1, "stdout"), (2, "stderr")):
+        r, w = os.pipe()
+        try:
+            import fcntl
+            fcntl.fcntl(w, 1031, 1 << 20)       # F_SETPIPE_SZ: fewer wake-ups for bulk output
+        except Exception:
+            pass
+        os.set_blocking(r, False)
+        os.dup2(w, target)
+        os.close(w)
+        _Fd.fds[r] = (name, codecs.getincrementaldecoder("utf-8")("replace"))
+        _Fd.drain_poll.register(r, select.POLLIN)
+    sys.stdout = _Stream("stdout", 1)
+    sys.stderr = _Stream("stderr", 2)
+    for f in (sys.__stdout__, sys.__stderr__):      # still on fds 1, 2: now the pipes
+        try:
+            f.reconfigure(line_buffering=True, write_through=True)
+        except Exception:
+            pass
+    os.register_at_fork(after_in_child=_after_fork_child)
+    threading.Thread(target=_fd_reader, name="cellbox-fd-reader", daemon=True).start()
+    threading.Thread(target=_flusher, name="cellbox-flusher", daemon=True).start()
+    try:
+        import faulthandler
+        faulthandler.enable(file=_S.log_fd)
+    except Exception:
+        pass
+
+
+# --------------------------------------------------------------------------------------------
+# SIGINT
+
+def _on_sigint(signum, frame):
+    if not _S.executing:
+        return
+    if _S.critical:
+        _S.pending_int = True
+        return
+    raise KeyboardInterrupt
+
+
+# --------------------------------------------------------------------------------------------
+# waiting for commands: inotify through ctypes, else polling
+
+def _setup_inotify():
+    if os.environ.get("CELLBOX_RUNNER_NO_INOTIFY"):       # for tests of the fallback
+        _log("cellbox runner: inotify disabled; polling every %d ms" % (POLL_FALLBACK * 1000))
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        _S.libc = libc
+        libc.inotify_add_watch.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
+        fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        mask = IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF
+        if libc.inotify_add_watch(fd, os.fsencode(_S.cmd_dir), mask) < 0:
+            err = ctypes.get_errno()
+            os.close(fd)
+            raise OSError(err, "inotify_add_watch")
+        _S.ino_fd = fd
+        _S.ino_poll = select.poll()
+        _S.ino_poll.register(fd, select.POLLIN)
+    except Exception as e:
+        _log("cellbox runner: inotify not available (%s); polling every %d ms"
+             % (e, POLL_FALLBACK * 1000))
+        _S.ino_fd = -1
+
+
+def _scan():
+    try:
+        names = os.listdir(_S.cmd_dir)
+    except OSError:
+        return
+    for n in names:
+        if n.endswith(".json"):
+            _S.pending.add(n)
+
+
+def _check_channel():
+    _S.last_check = _monotonic()
+    try:
+        st = os.stat(_S.channel)
+    except OSError:
+        st = None
+    if st is None or st.st_ino != _S.channel_ino:
+        _exit_now(0)
+
+
+def _exit_now(code):
+    try:
+        with _lock:
+            if _segs:
+                _S.out_fd = -1
+                _flush_locked(_monotonic())
+    except Exception:
+        pass
+    os._exit(code)
+
+
+def _read_inotify():
+    try:
+        buf = os.read(_S.ino_fd, 65536)
+    except (BlockingIOError, InterruptedError):
+        return
+    off = 0
+    end = len(buf)
+    lost = False
+    while off + 16 <= end:
+        wd, mask, cookie, ln = _unpack_event(buf, off)
+        if ln:
+            name = buf[off + 16:off + 16 + ln].split(b"\0", 1)[0]
+            if name.endswith(b".json"):
+                _S.pending.add(name.decode("utf-8", "surrogateescape"))
+        if mask & IN_Q_OVERFLOW:
+            _scan()
+        if mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT):
+            lost = True
+        off += 16 + ln
+    if lost:
+        # commands/ went away: the channel is being removed (or moved). Serve by polling
+        # from now on; the channel check ends the runner once the channel is gone.
+        try:
+            os.close(_S.ino_fd)
+        except OSError:
+            pass
+        _S.ino_fd = -1
+        time.sleep(0.05)
+        _check_channel()
+
+
+def _wait(timeout):
+    """Block until something happens in commands/ (or timeout seconds). Main thread only."""
+    if _S.ino_fd >= 0:
+        if _S.ino_poll.poll(int(timeout * 1000)):
+            main = _enter()
+            try:
+                _read_inotify()
+            finally:
+                if main:
+                    _leave()
+        else:
+            _check_channel()
+            _scan()                 # safety net: never miss a command
+            return
+    else:
+        time.sleep(min(timeout, POLL_FALLBACK))
+        _scan()
+    if _monotonic() - _S.last_check >= CHANNEL_CHECK:
+        _check_channel()
+
+
+def _read_file(path):
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        data = os.read(fd, 65536)       # (a bigger buffer costs an mmap + munmap)
+        if len(data) == 65536:
+            parts = [data]
+            while True:
+                more = os.read(fd, 1 << 20)
+                if not more:
+                    break
+                parts.append(more)
+            data = b"".join(parts)
+    finally:
+        os.close(fd)
+    return data
+
+
+# --------------------------------------------------------------------------------------------
+# plots
+
+def _init_plot_counter():
+    n = 0
+    try:
+        for name in os.listdir(_S.plot_dir):
+            if name.endswith(".png") and name[:-4].isdigit():
+                n = max(n, int(name[:-4]))
+    except OSError:
+        pass
+    _S.plot_n = n
+
+
+def _clear_plots():
+    cleared = 0
+    try:
+        names = os.listdir(_S.plot_dir)
+    except OSError:
+        names = []
+    for name in names:
+        if name.endswith(".png") or name.endswith(".png.tmp"):
+            try:
+                os.unlink(os.path.join(_S.plot_dir, name))
+                if name.endswith(".png"):
+                    cleared += 1
+            except OSError:
+                pass
+    _S.plot_n = 0
+    return cleared
+
+
+def _store_png(png):
+    """Write png bytes to plots/<n>.png (tmp + rename) and return the plot description."""
+    w = h = 0
+    if png[:8] == PNG_SIG and png[12:16] == b"IHDR":
+        w, h = struct.unpack(">II", png[16:24])
+    n = _S.plot_n + 1
+    path = os.path.join(_S.plot_dir, "%d.png" % n)
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        _write_all(fd, png)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    _S.plot_n = n
+    return {"index": n, "path": "plots/%d.png" % n, "format": "png", "width": w, "height": h}
+
+
+def _png_bytes(value):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = bytes(value)
+        if value[:8] == PNG_SIG:
+            return value
+    import base64
+    try:
+        png = base64.b64decode(value)
+    except Exception:
+        return None
+    return png if png[:8] == PNG_SIG else None
+
+
+def _save_figures(managers=None):
+    """Save figures (default: every open pyplot figure) as plots and close them."""
+    from matplotlib._pylab_helpers import Gcf
+    if managers is None:
+        managers = Gcf.get_all_fig_managers()
+    for manager in managers:
+        fig = manager.canvas.figure
+        try:
+            text = repr(fig)
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png")
+        finally:
+            Gcf.destroy(manager)
+        plot = _store_png(buf.getvalue())
+        _emit({"type": "display", "data": {"text/plain": text}, "plot": plot})
+
+
+def _capture_open_figures():
+    """End of a cell: figures left open are shown like plt.show() would."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return
+    try:
+        from matplotlib._pylab_helpers import Gcf
+        if Gcf.figs:
+            _save_figures()
+    except KeyboardInterrupt:
+        raise
+    except Exception:
+        _S.shell.showtraceback()
+        return False
+    return True
+
+
+class _MplFinder:
+    """sys.meta_path entry that creates the matplotlib backend module `cellbox_mpl`."""
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname != "cellbox_mpl":
+            return None
+        import importlib.machinery
+        return importlib.machinery.ModuleSpec(fullname, cls, origin="cellbox runner")
+
+    @staticmethod
+    def create_module(spec):
+        return None
+
+    @staticmethod
+    def exec_module(module):
+        from matplotlib.backend_bases import FigureManagerBase
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        def show(*args, **kwargs):
+            """Save every open figure to the channel's plots/ and close it."""
+            _save_figures()
+
+        module.__doc__ = "cellbox: Agg figures captured as PNG plots on show()"
+        module.backend_version = "cellbox"
+        module.FigureCanvas = FigureCanvasAgg
+        module.FigureManager = FigureManagerBase
+        module.show = show
+
+
+# --------------------------------------------------------------------------------------------
+# IPython
+
+def _import_ipython():
+    """Import IPython's core without running IPython/__init__.py until something needs it.
+
+    The package __init__ pulls in the terminal front end (prompt_toolkit), about a third of the
+    start-up time, which a runner never uses.  The package module gets a module __getattr__
+    that runs the real __init__ the first time an attribute it defines is asked for.
+    """
+    if "IPython" not in sys.modules:
+        try:
+            import importlib.util
+            spec = importlib.util.find_spec("IPython")
+            if spec is not None and spec.submodule_search_locations and spec.loader:
+                mod = importlib.util.module_from_spec(spec)
+                state = {"loading": False}
+
+                def __getattr__(name, mod=mod, spec=spec, state=state):
+                    if state["loading"] or (name.startswith("__") and name not in (
+                            "__version__", "__author__", "__license__", "__patched_cves__")):
+                        raise AttributeError("module 'IPython' has no attribute %r" % name)
+                    state["loading"] = True
+                    try:
+                        d = mod.__dict__
+                        d.pop("__getattr__", None)
+                        exec(spec.loader.get_code("IPython"), d)
+                    except BaseException:
+                        d["__getattr__"] = __getattr__
+                        raise
+                    finally:
+                        state["loading"] = False
+                    try:
+                        return d[name]
+                    except KeyError:
+                        raise AttributeError(
+                            "module 'IPython' has no attribute %r" % name) from None
+
+                mod.__getattr__ = __getattr__
+                sys.modules["IPython"] = mod
+                from IPython.core.getipython import get_ipython
+                mod.get_ipython = get_ipython
+        except Exception:
+            _log_exc("lazy IPython import failed; importing normally")
+            sys.modules.pop("IPython", None)
+    from IPython.core.interactiveshell import InteractiveShell
+    return InteractiveShell
+
+
+def _filter_data(data):
+    """Keep text mimes; write image/png to a plot. Returns (data, plot or None)."""
+    out = {}
+    plot = None
+    for mime, value in data.items():
+        if mime == "image/png":
+            png = _png_bytes(value)
+            if png is not None:
+                plot = _store_png(png)
+        elif mime in TEXT_MIMES or mime.startswith("text/"):
+            if mime != "application/json" and not isinstance(value, str):
+                value = str(value)
+            out[mime] = value
+    return out, plot
+
+
+def _make_shell():
+    InteractiveShell = _import_ipython()
+    from traitlets import Type
+    from traitlets.config import Config
+    from IPython.core.displayhook import DisplayHook
+    from IPython.core.displaypub import DisplayPublisher
+
+    class CellboxDisplayHook(DisplayHook):
+        def start_displayhook(self):
+            pass
+
+        def write_output_prompt(self):
+            pass
+
+        def write_format_data(self, format_dict, md_dict=None):
+            data, plot = _filter_data(format_dict)
+            if plot is not None:
+                _emit({"type": "display", "data": dict(data), "plot": plot})
+            _emit({"type": "result", "execution_count": self.prompt_count, "data": data})
+
+        def finish_displayhook(self):
+            pass
+
+    class CellboxDisplayPublisher(DisplayPublisher):
+        def publish(self, data, metadata=None, source=None, *, transient=None, update=False,
+                    **kwargs):
+            out, plot = _filter_data(data)
+            if plot is not None:
+                _emit({"type": "display", "data": out, "plot": plot})
+            elif out:
+                _emit({"type": "display", "data": out})
+
+        def clear_output(self, wait=False):
+            pass
+
+    class CellboxShell(InteractiveShell):
+        displayhook_class = Type(CellboxDisplayHook)
+        display_pub_class = Type(CellboxDisplayPublisher)
+
+        # `!cmd` runs with fds 1 and 2 on the capture pipes, like os.system and subprocess.
+        system = InteractiveShell.system_raw
+
+        # The completer is built on first use of shell.Completer, or when the runner is idle
+        # after its first request: importing jedi is a fifth of the start-up time, and a
+        # one-shot run never completes anything.
+        def init_completer(self):
+            self.__dict__["_cb_completer"] = None
+
+        @property
+        def Completer(self):
+            c = self.__dict__.get("_cb_completer")
+            if c is None and not self.__dict__.get("_cb_completer_busy"):
+                self.__dict__["_cb_completer_busy"] = True
+                try:
+                    InteractiveShell.init_completer(self)
+                finally:
+                    self.__dict__["_cb_completer_busy"] = False
+                c = self.__dict__["_cb_completer"]
+            return c
+
+        @Completer.setter
+        def Completer(self, value):
+            self.__dict__["_cb_completer"] = value
+
+        def showtraceback(self, exc_tuple=None, *args, **kwargs):
+            # A KeyboardInterrupt raised by _on_sigint carries the handler's own frame; drop
+            # it so the traceback ends in the user's code, as with Python's own handler.
+            try:
+                etype, _value, tb = exc_tuple if exc_tuple else sys.exc_info()
+                if etype is KeyboardInterrupt:
+                    prev, node = None, tb
+                    while node is not None:
+                        if node.tb_frame.f_code is _on_sigint.__code__:
+                            if prev is not None:
+                                prev.tb_next = None
+                            break
+                        prev, node = node, node.tb_next
+            except Exception:
+                pass
+            return InteractiveShell.showtraceback(self, exc_tuple, *args, **kwargs)
+
+        def _showtraceback(self, etype, evalue, stb):
+            try:
+                evalue_s = str(evalue)
+            except Exception:
+                evalue_s = "<unprintable %s object>" % etype.__name__
+            if isinstance(stb, str):
+                stb = [stb]
+            _emit({"type": "error", "ename": etype.__name__, "evalue": evalue_s,
+                   "traceback": list(stb)})
+
+        def show_usage_error(self, exc):
+            _emit({"type": "error", "ename": "UsageError", "evalue": str(exc),
+                   "traceback": ["\x1b[0;31mUsageError\x1b[0m: %s" % exc]})
+
+        def ask_exit(self):
+            # `exit` / `quit`: the host owns the session's life time (PROTOCOL.md)
+            print("cellbox: exit() and quit() do not end this session; the session ends "
+                  "when cellbox closes it", file=sys.stderr)
+
+        def enable_gui(self, gui=None):
+            if gui not in (None, "inline", "agg", "auto"):
+                print("cellbox: GUI event loops are not available; matplotlib figures are "
+                      "captured as PNG plots", file=sys.stderr)
+
+        def enable_matplotlib(self, gui=None):
+            """`%matplotlib [gui]`: always keep the cellbox backend (Agg, captured plots)."""
+            from IPython.core import pylabtools as pt
+            if gui not in (None, "inline", "agg", "auto"):
+                print("cellbox: GUI backend %r is not available; figures are captured as "
+                      "PNG plots" % gui, file=sys.stderr)
+            pt.activate_matplotlib(BACKEND)
+            self.magics_manager.registry["ExecutionMagics"].default_runner = \
+                pt.mpl_runner(self.safe_execfile)
+            return gui, BACKEND
+
+    cfg = Config()
+    cfg.HistoryManager.enabled = False      # no SQLite; In/Out/_i/%history still in memory
+    cfg.HistoryManager.hist_file = ":memory:"
+    cfg.InteractiveShell.colors = "Linux"
+    shell = CellboxShell.instance(config=cfg)
+
+    def show_in_pager(self, data, start=0, screen_lines=0, pager_cmd=None):
+        text = data.get("text/plain", "") if isinstance(data, dict) else data
+        if not isinstance(text, str):
+            text = str(text)
+        if start and start > 0:
+            text = "\n".join(text.split("\n")[start:])
+        _emit({"type": "display", "data": {"text/plain": text}, "pager": True})
+
+    shell.set_hook("show_in_pager", show_in_pager)
+
+    # `%config IPCompleter...` must find the (lazily built) completer among the configurables
+    line_magics = shell.magics_manager.magics["line"]
+    config_magic = line_magics.get("config")
+    if config_magic is not None:
+        import functools
+
+        @functools.wraps(config_magic)
+        def config(*args, **kwargs):
+            shell.Completer
+            return config_magic(*args, **kwargs)
+        line_magics["config"] = config
+    # IPython leaves `exit` / `quit` cells out of In[] (a terminal session ends there); here the
+    # session goes on, so keep In[n] in step with the execution counts.
+    import re
+    shell.history_manager._exit_re = re.compile(r"(?!)")
+    return shell
+
+
+# --------------------------------------------------------------------------------------------
+# input()
+
+def _input(prompt=""):
+    if not _S.allow_stdin or _S.req_id is None:
+        from IPython.core.error import StdinNotImplementedError
+        raise StdinNotImplementedError(NO_STDIN_MSG)
+    return _ask(str(prompt), False)
+
+
+def _getpass(prompt="Password: ", stream=None):
+    if not _S.allow_stdin or _S.req_id is None:
+        from IPython.core.error import StdinNotImplementedError
+        raise StdinNotImplementedError(NO_STDIN_MSG)
+    return _ask(str(prompt), True)
+
+
+def _ask(prompt, password):
+    _emit({"type": "input_request", "prompt": prompt, "password": password})
+    path = os.path.join(_S.cmd_dir, _S.req_id + ".input")
+    while True:
+        try:
+            data = _read_file(path)
+        except FileNotFoundError:
+            _wait(CHANNEL_CHECK)
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        try:
+            obj = json.loads(data)
+            value = obj.get("value", "") if isinstance(obj, dict) else obj
+        except ValueError:
+            _log("cellbox runner: malformed input answer %r" % data[:200])
+            value = data.decode("utf-8", "replace").rstrip("\n")
+        if value is None:
+            value = ""
+        return value if isinstance(value, str) else str(value)
+
+
+# --------------------------------------------------------------------------------------------
+# requests
+
+def _valid_id(rid):
+    return (isinstance(rid, str) and 0 < len(rid) <= 200 and rid.isascii() and rid[0] != "."
+            and "/" not in rid and "\0" not in rid and rid.isprintable())
+
+
+def _do_execute(req):
+    shell = _S.shell
+    code = req.get("code", "")
+    if not isinstance(code, str):
+        raise RequestError("execute: 'code' must be a string")
+    silent = bool(req.get("silent", False))
+    _S.allow_stdin = bool(req.get("allow_stdin", False))
+    if req.get("clear_plots"):
+        _clear_plots()
+    _S.executing = True
+    res = shell.run_cell(code, store_history=not silent, silent=silent)
+    plots_ok = _capture_open_figures()
+    _S.executing = False
+    hm = shell.history_manager
+    if hm.db_input_cache and not hm.enabled:
+        del hm.db_input_cache[:]        # nothing writes it out when the SQLite history is off
+    if isinstance(res.error_in_exec, KeyboardInterrupt):
+        return "aborted"
+    if not res.success or plots_ok is False:
+        return "error"
+    return "ok"
+
+
+def _do_complete(req):
+    from IPython.core.completer import provisionalcompleter, rectify_completions
+    code = req.get("code", "")
+    pos = req.get("cursor_pos")
+    if pos is None:
+        pos = len(code)
+    shell = _S.shell
+    _S.executing = True
+    with provisionalcompleter():
+        comps = list(rectify_completions(code, shell.Completer.completions(code, pos)))
+    _S.executing = False
+    if comps:
+        start, end = comps[0].start, comps[0].end
+        matches = [c.text for c in comps]
+    else:
+        start = end = pos
+        matches = []
+    _emit({"type": "reply", "matches": matches, "cursor_start": start, "cursor_end": end})
+    return "ok"
+
+
+def _do_inspect(req):
+    from IPython.utils.tokenutil import token_at_cursor
+    code = req.get("code", "")
+    pos = req.get("cursor_pos")
+    if pos is None:
+        pos = len(code)
+    level = 1 if req.get("detail_level") else 0
+    name = token_at_cursor(code, pos)
+    _S.executing = True
+    try:
+        bundle = _S.shell.object_inspect_mime(name, detail_level=level)
+        found = True
+    except KeyError:
+        bundle = {}
+        found = False
+    _S.executing = False
+    data = {"text/plain": bundle["text/plain"]} if found and "text/plain" in bundle else {}
+    _emit({"type": "reply", "found": found, "data": data})
+    return "ok"
+
+
+def _do_is_complete(req):
+    code = req.get("code", "")
+    tm = _S.shell.input_transformer_manager
+    status, indent = tm.check_complete(code)
+    _emit({"type": "reply", "status": status,
+           "indent": " " * (indent or 0) if status == "incomplete" else ""})
+    return "ok"
+
+
+def _do_clear_plots(req):
+    _emit({"type": "reply", "cleared": _clear_plots()})
+    return "ok"
+
+
+def _do_shutdown(req):
+    return "ok"
+
+
+_HANDLERS = {
+    "execute": _do_execute,
+    "complete": _do_complete,
+    "inspect": _do_inspect,
+    "is_complete": _do_is_complete,
+    "clear_plots": _do_clear_plots,
+    "shutdown": _do_shutdown,
+}
+
+
+class RequestError(ValueError):
+    """A request the runner cannot serve (malformed, unknown kind, bad field)."""
+
+
+def _internal_error(exc, context):
+    _log_exc(context)
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    _emit({"type": "error", "ename": type(exc).__name__, "evalue": str(exc),
+           "traceback": ["cellbox runner: %s\n" % context] + tb})
+
+
+def _serve(fname):
+    path = os.path.join(_S.cmd_dir, fname)
+    try:
+        data = _read_file(path)
+    except FileNotFoundError:
+        return                      # stale event: already served
+    except OSError:
+        _log_exc("cannot read %s" % fname)
+        data = None
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    req = None
+    bad = None
+    if data is not None:
+        try:
+            req = json.loads(data)
+            if not isinstance(req, dict):
+                raise ValueError("a request must be a JSON object")
+        except ValueError as e:
+            req = None
+            bad = e
+    else:
+        bad = OSError("cannot read the command file")
+    rid = req.get("id") if req is not None else None
+    if not _valid_id(rid):
+        stem = fname[:-5]
+        if req is not None and rid is not None:
+            _log("cellbox runner: %s: invalid id %r, using %r" % (fname, rid, stem))
+        rid = stem if _valid_id(stem) else None
+    if rid is None:
+        _log("cellbox runner: dropped command file %r (%s)" % (fname, bad or "no usable id"))
+        return
+
+    out = os.open(os.path.join(_S.res_dir, rid + ".jsonl"),
+                  os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    with _lock:
+        _S.out_fd = out
+    _S.req_id = rid
+    t0 = _monotonic()
+    status = "error"
+    kind = None
+    try:
+        try:
+            if req is None:
+                raise RequestError("malformed command file %s: %s" % (fname, bad))
+            kind = req.get("kind")
+            handler = _HANDLERS.get(kind)
+            if handler is None:
+                raise RequestError("unknown request kind %r" % (kind,))
+            status = handler(req)
+        finally:
+            _S.executing = False
+    except KeyboardInterrupt:
+        _S.executing = False
+        status = "aborted"
+    except RequestError as e:
+        _S.executing = False
+        status = "error"
+        _log("cellbox runner: bad request %s: %s" % (rid, e))
+        _emit({"type": "error", "ename": "RequestError", "evalue": str(e), "traceback": [str(e)]})
+    except Exception as e:
+        _S.executing = False
+        status = "error"
+        try:
+            _internal_error(e, "request %s (%s) failed" % (rid, kind))
+        except Exception:
+            _log_exc("reporting an internal error")
+    _finish(out, status, t0)
+    if kind == "shutdown":
+        _shutdown()
+
+
+def _finish(out, status, t0):
+    _S.executing = False
+    if _S.allow_stdin:
+        _S.allow_stdin = False
+        try:                        # an answer that came too late (the cell was interrupted)
+            os.unlink(os.path.join(_S.cmd_dir, _S.req_id + ".input"))
+        except OSError:
+            pass
+    if signal.getsignal(signal.SIGINT) is not _on_sigint:
+        # user code replaced the handler: between requests SIGINT must stay harmless
+        signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        _drain_fds()
+    except Exception:
+        _log_exc("draining fds")
+    shell = _S.shell
+    count = shell.execution_count - 1 if shell is not None else 0
+    done = ('{"type":"done","status":"%s","execution_count":%d,"duration":%.6f}\n'
+            % (status, count, _monotonic() - t0)).encode()
+    with _lock:
+        try:
+            if _segs:
+                _flush_locked(_monotonic())
+        except Exception:
+            _log_exc("flushing streams")
+        try:
+            _write_all(out, done)
+        except Exception:
+            _log_exc("writing done")
+        _S.out_fd = -1
+        _S.req_id = None
+        try:
+            os.close(out)
+        except OSError:
+            pass
+
+
+def _shutdown():
+    try:
+        import atexit
+        atexit._run_exitfuncs()
+    except Exception:
+        _log_exc("atexit handlers")
+    _exit_now(0)
+
+
+# --------------------------------------------------------------------------------------------
+
+def _write_ready():
+    from IPython.core.release import version as ipy_version
+    info = {"protocol": PROTOCOL, "pid": os.getpid(),
+            "python": "%d.%d.%d" % sys.version_info[:3], "ipython": ipy_version,
+            "cwd": os.getcwd()}
+    path = os.path.join(_S.channel, "ready")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(json.dumps(info, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: runner.py CHANNEL_DIR\n")
+        return 2
+    _S.channel = os.path.abspath(argv[1])
+    _S.cmd_dir = os.path.join(_S.channel, "commands")
+    _S.res_dir = os.path.join(_S.channel, "results")
+    _S.plot_dir = os.path.join(_S.channel, "plots")
+    for d in (_S.cmd_dir, _S.res_dir, _S.plot_dir):
+        os.makedirs(d, exist_ok=True)
+    _S.channel_ino = os.stat(_S.channel).st_ino
+    _S.last_check = _monotonic()
+    sys.modules.setdefault("_cellbox_runner", sys.modules[__name__])
+
+    signal.signal(signal.SIGINT, _on_sigint)
+    _setup_capture()
+    try:
+        _setup_inotify()
+        _init_plot_counter()
+        os.environ["MPLBACKEND"] = BACKEND
+        # Only this process has the cellbox_mpl module: do not hand the setting to children
+        # (a `!python script.py` using matplotlib would fail to import the backend).
+        os.unsetenv("MPLBACKEND")
+        sys.meta_path.append(_MplFinder)
+        _S.shell = _make_shell()
+        import getpass
+        builtins.input = _input
+        getpass.getpass = _getpass
+        _scan()
+        _write_ready()
+    except BaseException:
+        _log_exc("start-up failed")
+        _exit_now(1)
+
+    pending = _S.pending
+    served = False
+    build_completer = True
+    while True:
+        try:
+            if pending:
+                name = min(pending)
+                pending.discard(name)
+                _serve(name)
+                served = True
+            elif served and build_completer and not (_S.ino_fd >= 0 and _S.ino_poll.poll(0)):
+                build_completer = False
+                _S.shell.Completer          # idle after the first request: build it now
+            else:
+                _wait(CHANNEL_CHECK)
+        except KeyboardInterrupt:
+            pass
+        except Exception:
+            _log_exc("main loop")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

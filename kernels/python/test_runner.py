@@ -1,0 +1,581 @@
+"""Tests of runner.py against PROTOCOL.md.
+
+Each test talks to a real runner process the way the cellbox host does: command files written
+as tmp + rename into <channel>/commands, events read back from <channel>/results/<id>.jsonl.
+
+    /usr/bin/python3 kernels/python/test_runner.py
+    /usr/bin/python3 -m unittest kernels/python/test_runner.py
+"""
+
+import base64
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "runner.py")
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+TIMEOUT = 30.0
+
+
+def tiny_png(w=3, h=2):
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * w for _ in range(h))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+class Runner:
+    """A runner process in a temporary channel directory, driven like the host drives it."""
+
+    def __init__(self, channel=None, env=None):
+        self.own_channel = channel is None
+        self.channel = channel or tempfile.mkdtemp(prefix="cellbox-test-")
+        self.cwd = tempfile.mkdtemp(prefix="cellbox-cwd-")
+        self.log = open(os.path.join(self.channel, "log"), "ab")
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen([PYTHON, RUNNER, self.channel], stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=self.log, cwd=self.cwd,
+                                     env=dict(os.environ, **(env or {})))
+        ready = os.path.join(self.channel, "ready")
+        while not os.path.exists(ready):
+            if self.proc.poll() is not None:
+                raise RuntimeError("runner exited with %s before ready:\n%s"
+                                   % (self.proc.returncode, self.read_log()))
+            if time.monotonic() - t0 > TIMEOUT:
+                raise RuntimeError("runner not ready:\n" + self.read_log())
+            time.sleep(0.002)
+        self.startup = time.monotonic() - t0
+        with open(ready, encoding="utf-8") as f:
+            self.ready = json.load(f)
+        self.n = 0
+
+    def read_log(self):
+        try:
+            with open(os.path.join(self.channel, "log"), encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def write_file(self, name, obj):
+        path = os.path.join(self.channel, "commands", name)
+        data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.rename(path + ".tmp", path)
+
+    def send(self, kind, **fields):
+        self.n += 1
+        rid = "%010d" % self.n
+        fields.update(id=rid, kind=kind)
+        self.write_file(rid + ".json", fields)
+        return rid
+
+    def events(self, rid, until="done", timeout=TIMEOUT):
+        """Events of request rid, once one of type `until` has arrived."""
+        path = os.path.join(self.channel, "results", rid + ".jsonl")
+        t0 = time.monotonic()
+        while True:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except FileNotFoundError:
+                data = b""
+            lines = data.split(b"\n")[:-1]          # only complete lines
+            evs = [json.loads(line.decode("utf-8")) for line in lines]
+            if any(e["type"] == until for e in evs):
+                return evs
+            if self.proc.poll() is not None:
+                raise AssertionError("runner died (%s) during request %s: %r\n%s"
+                                     % (self.proc.returncode, rid, evs, self.read_log()))
+            if time.monotonic() - t0 > timeout:
+                raise AssertionError("timeout waiting for %s of %s: %r" % (until, rid, evs))
+            time.sleep(0.002)
+
+    def request(self, kind, **fields):
+        evs = self.events(self.send(kind, **fields))
+        assert evs[-1]["type"] == "done", evs
+        return evs
+
+    def execute(self, code, **fields):
+        return self.request("execute", code=code, **fields)
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.request("shutdown")
+            except Exception:
+                pass
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        if self.own_channel:
+            shutil.rmtree(self.channel, ignore_errors=True)
+        shutil.rmtree(self.cwd, ignore_errors=True)
+
+
+def of_type(evs, kind):
+    return [e for e in evs if e["type"] == kind]
+
+
+def text(evs, name="stdout"):
+    return "".join(e["text"] for e in evs if e["type"] == "stream" and e["name"] == name)
+
+
+def done(evs):
+    return evs[-1]
+
+
+class RunnerTest(unittest.TestCase):
+    """One runner shared by the tests (a session, as the host has)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.r = Runner()
+
+    @classmethod
+    def tearDownClass(cls):
+        log = cls.r.read_log()
+        cls.r.close()
+        # the runner logs its own failures with a traceback
+        assert "Traceback" not in log, log
+
+    def run_ok(self, code, **kw):
+        evs = self.r.execute(code, **kw)
+        self.assertEqual(done(evs)["status"], "ok", evs)
+        return evs
+
+    def result(self, evs):
+        res = of_type(evs, "result")
+        self.assertEqual(len(res), 1, evs)
+        return res[0]["data"]["text/plain"]
+
+    # -- basics
+
+    def test_ready(self):
+        ready = self.r.ready
+        self.assertEqual(ready["protocol"], 1)
+        self.assertEqual(ready["pid"], self.r.proc.pid)
+        version = subprocess.check_output(
+            [PYTHON, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], text=True)
+        self.assertEqual(ready["python"], version.strip())
+        self.assertRegex(ready["ipython"], r"^\d+\.\d+")
+        self.assertEqual(ready["cwd"], os.path.realpath(self.r.cwd))
+        self.assertFalse(os.path.exists(os.path.join(self.r.channel, "ready.tmp")))
+        for d in ("commands", "results", "plots"):
+            self.assertTrue(os.path.isdir(os.path.join(self.r.channel, d)))
+
+    def test_state_and_result(self):
+        self.run_ok("x_state = 41")
+        evs = self.run_ok("x_state + 1")
+        self.assertEqual(self.result(evs), "42")
+        res = of_type(evs, "result")[0]
+        self.assertEqual(res["execution_count"], done(evs)["execution_count"])
+        evs = self.run_ok("1+1")
+        self.assertEqual(self.result(evs), "2")
+        self.assertEqual(evs[-1]["type"], "done")
+        self.assertIsInstance(done(evs)["duration"], float)
+        # Out / _ / In work (history is in memory)
+        n = done(evs)["execution_count"]
+        evs = self.run_ok("(Out[%d], _, In[%d])" % (n, n))
+        self.assertEqual(self.result(evs), "(2, 2, '1+1')")
+        evs = self.run_ok("%history -l 1")   # no SQLite history: must not fail
+        evs = self.run_ok("%history -n")
+        self.assertIn("x_state = 41", text(evs))
+
+    def test_silent(self):
+        before = done(self.run_ok("1"))["execution_count"]
+        evs = self.run_ok("2", silent=True)
+        self.assertEqual(of_type(evs, "result"), [])
+        after = done(self.run_ok("3"))["execution_count"]
+        self.assertEqual(after, before + 1)
+
+    def test_streams(self):
+        code = ("import sys\nprint('a1')\nprint('e1', file=sys.stderr)\nprint('a2')\n"
+                "sys.stderr.write('e2\\n')\nprint('a3', end='')")
+        evs = self.run_ok(code)
+        self.assertEqual(text(evs, "stdout"), "a1\na2\na3")
+        self.assertEqual(text(evs, "stderr"), "e1\ne2\n")
+        # Python-level writes also keep their order across the two streams
+        merged = []
+        for e in of_type(evs, "stream"):
+            if merged and merged[-1][0] == e["name"]:
+                merged[-1][1] += e["text"]
+            else:
+                merged.append([e["name"], e["text"]])
+        self.assertEqual(merged, [["stdout", "a1\n"], ["stderr", "e1\n"], ["stdout", "a2\n"],
+                                  ["stderr", "e2\n"], ["stdout", "a3"]])
+
+    def test_stream_before_result(self):
+        evs = self.run_ok("print('first')\n'second'")
+        self.assertEqual([e["type"] for e in evs], ["stream", "result", "done"])
+
+    def test_fd_output(self):
+        evs = self.run_ok("import os\nos.write(1, b'\\xff\\xfeok\\n')\n"
+                          "os.write(2, b'err\\n')\ne = '\u00e9'.encode()\n"
+                          "os.write(1, e[:1]); os.write(1, e[1:] + b'\\n')\nNone")
+        self.assertEqual(text(evs), "\ufffd\ufffdok\n\u00e9\n")
+        self.assertEqual(text(evs, "stderr"), "err\n")
+
+    def test_subprocess_output(self):
+        evs = self.run_ok("import os, subprocess, sys\nprint('a')\n"
+                          "ret = os.system('echo b')\nprint('c')\n"
+                          "p = subprocess.run(['sh', '-c', 'echo d; echo e >&2'])\n"
+                          "sys.stdout.buffer.write(b'f\\n')\nNone")
+        self.assertEqual(text(evs), "a\nb\nc\nd\nf\n")
+        self.assertEqual(text(evs, "stderr"), "e\n")
+
+    def test_forked_child_output(self):
+        evs = self.run_ok("import os\npid = os.fork()\nif pid == 0:\n"
+                          "    print('child')\n    os._exit(0)\n"
+                          "os.waitpid(pid, 0)\nprint('parent')")
+        self.assertEqual(text(evs), "child\nparent\n")
+        evs = self.run_ok("import multiprocessing as mp\n"
+                          "p = mp.get_context('fork').Process(target=print, args=('mp',))\n"
+                          "p.start(); p.join()")
+        self.assertEqual(text(evs), "mp\n")
+
+    def test_thread_output(self):
+        evs = self.run_ok("import threading\n"
+                          "def f(k):\n    for i in range(200):\n        print(k)\n"
+                          "ts = [threading.Thread(target=f, args=(k,)) for k in 'ab']\n"
+                          "for t in ts: t.start()\n"
+                          "for t in ts: t.join()")
+        out = text(evs)
+        self.assertEqual(sorted(out.replace("\n", "")), ["a"] * 200 + ["b"] * 200)
+
+    def test_exit_keeps_session(self):
+        evs = self.run_ok("exit")
+        self.assertIn("do not end this session", text(evs, "stderr"))
+        self.assertEqual(self.result(self.run_ok("1+1")), "2")
+
+    def test_big_output(self):
+        evs = self.run_ok("print('x' * 10_000_000)")
+        streams = of_type(evs, "stream")
+        self.assertTrue(all(len(e["text"]) <= 65536 for e in streams))
+        self.assertGreaterEqual(len(streams), 10_000_001 // 65536)
+        self.assertEqual(text(evs), "x" * 10_000_000 + "\n")
+
+    def test_lone_surrogate(self):
+        evs = self.run_ok("print('a\\ud800b')\n"
+                          "display({'text/plain': 'x\\udcffy'}, raw=True)")
+        self.assertEqual(text(evs), "a?b\n")
+        self.assertEqual(of_type(evs, "display")[0]["data"]["text/plain"], "x?y")
+
+    def test_errors(self):
+        evs = self.r.execute("1/0")
+        self.assertEqual(done(evs)["status"], "error")
+        err = of_type(evs, "error")
+        self.assertEqual(len(err), 1, evs)
+        self.assertEqual(err[0]["ename"], "ZeroDivisionError")
+        self.assertEqual(err[0]["evalue"], "division by zero")
+        tb = "".join(err[0]["traceback"])
+        self.assertIn("\x1b[", tb)                          # IPython's colours are kept
+        self.assertIn("ZeroDivisionError", tb)
+
+        evs = self.r.execute("x = )")
+        self.assertEqual(done(evs)["status"], "error")
+        err = of_type(evs, "error")
+        self.assertEqual(len(err), 1, evs)
+        self.assertEqual(err[0]["ename"], "SyntaxError")
+        self.assertEqual(text(evs) + text(evs, "stderr"), "")
+
+        evs = self.r.execute("%no_such_magic")
+        self.assertEqual(done(evs)["status"], "error")
+        self.assertEqual(of_type(evs, "error")[0]["ename"], "UsageError")
+
+    # -- IPython features
+
+    def test_magics(self):
+        self.run_ok("who_var_1 = 1")
+        self.assertIn("who_var_1", text(self.run_ok("%who")))
+        self.assertEqual(text(self.run_ok("!echo hi")), "hi\n")
+        self.assertIn("per loop", text(self.run_ok("%%timeit -n1 -r1\nsum(range(10))")))
+        old = self.result(self.run_ok("import os; os.getcwd()"))
+        try:
+            self.run_ok("%cd /tmp")
+            evs = self.run_ok("import os; os.getcwd()")
+            self.assertEqual(self.result(evs), "'/tmp'")
+        finally:
+            self.run_ok("import os; os.chdir(%s)" % old)
+        evs = self.run_ok("files = !echo one\nfiles")
+        self.assertIn("one", self.result(evs))
+
+    def test_pager(self):
+        evs = self.run_ok("len?")
+        disp = of_type(evs, "display")
+        self.assertEqual(len(disp), 1, evs)
+        self.assertTrue(disp[0].get("pager"))
+        plain = disp[0]["data"]["text/plain"]
+        self.assertIn("Return the number of items in a container", plain)
+        self.assertIn("\x1b[", plain)                          # not stripped
+        evs = self.run_ok("len??")
+        self.assertTrue(of_type(evs, "display")[0].get("pager"))
+
+    def test_display(self):
+        evs = self.run_ok("from IPython.display import display, Markdown, HTML\n"
+                          "display(Markdown('**b**'))\nHTML('<i>x</i>')")
+        disp = of_type(evs, "display")
+        self.assertEqual(disp[0]["data"]["text/markdown"], "**b**")
+        res = of_type(evs, "result")[0]["data"]
+        self.assertEqual(res["text/html"], "<i>x</i>")
+
+    def test_ipython_package(self):
+        evs = self.run_ok("import IPython\nfrom IPython import get_ipython, embed\n"
+                          "(IPython.__version__, IPython.version_info[0] >= 8, "
+                          "get_ipython() is IPython.get_ipython())")
+        self.assertIn("True, True)", self.result(evs))
+
+    # -- plots
+
+    def test_plots(self):
+        r = self.r
+        evs = r.request("clear_plots")
+        self.assertIn("cleared", of_type(evs, "reply")[0])
+        plots = os.path.join(r.channel, "plots")
+
+        def plot_of(evs):
+            disp = [e for e in of_type(evs, "display") if "plot" in e]
+            self.assertEqual(len(disp), 1, evs)
+            plot = disp[0]["plot"]
+            self.assertEqual(plot["format"], "png")
+            self.assertEqual(plot["path"], "plots/%d.png" % plot["index"])
+            with open(os.path.join(r.channel, plot["path"]), "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            return disp[0], plot
+
+        evs = self.run_ok("import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()")
+        disp, plot = plot_of(evs)
+        self.assertEqual(plot["index"], 1)
+        self.assertEqual((plot["width"], plot["height"]), (640, 480))
+        self.assertEqual(disp["data"]["text/plain"], "<Figure size 640x480 with 1 Axes>")
+        self.assertNotIn("image/png", disp["data"])
+
+        evs = self.run_ok("import seaborn as sns\nsns.histplot([1, 2, 2, 3, 3, 3])\nplt.show()")
+        self.assertEqual(plot_of(evs)[1]["index"], 2)
+
+        evs = r.request("clear_plots")
+        self.assertEqual(of_type(evs, "reply")[0]["cleared"], 2)
+        self.assertEqual([n for n in os.listdir(plots) if n.endswith(".png")], [])
+
+        # a figure left open at the end of the cell is captured too
+        evs = self.run_ok("fig = plt.figure(figsize=(4, 3))\nplt.plot([1, 2])\nNone")
+        disp, plot = plot_of(evs)
+        self.assertEqual(plot["index"], 1)
+        self.assertEqual((plot["width"], plot["height"]), (400, 300))
+        self.assertEqual(self.result(self.run_ok("plt.get_fignums()")), "[]")
+
+        # image/png display output becomes a plot as well
+        png = base64.b64encode(tiny_png(5, 4)).decode()
+        evs = self.run_ok("from IPython.display import Image, display\nimport base64\n"
+                          "display(Image(data=base64.b64decode('%s')))" % png)
+        disp, plot = plot_of(evs)
+        self.assertEqual((plot["index"], plot["width"], plot["height"]), (2, 5, 4))
+
+        # %matplotlib inline keeps our backend
+        self.run_ok("%matplotlib inline")
+        evs = self.run_ok("plt.plot([0, 1])\nNone")
+        self.assertEqual(plot_of(evs)[1]["index"], 3)
+        self.assertEqual(self.result(self.run_ok("import matplotlib; matplotlib.get_backend()")),
+                         "'module://cellbox_mpl'")
+
+        # execute with clear_plots
+        evs = self.run_ok("plt.plot([0, 1]); plt.show()", clear_plots=True)
+        self.assertEqual(plot_of(evs)[1]["index"], 1)
+        self.assertEqual(sorted(os.listdir(plots)), ["1.png"])
+
+    # -- requests other than execute
+
+    def test_complete(self):
+        evs = self.r.request("complete", code="import o", cursor_pos=8)
+        reply = of_type(evs, "reply")[0]
+        self.assertIn("os", reply["matches"])
+        self.assertEqual((reply["cursor_start"], reply["cursor_end"]), (7, 8))
+        self.run_ok("complete_me_please = 1")
+        evs = self.r.request("complete", code="x = complete_me_p", cursor_pos=17)
+        reply = of_type(evs, "reply")[0]
+        self.assertEqual(reply["matches"], ["complete_me_please"])
+        self.assertEqual((reply["cursor_start"], reply["cursor_end"]), (4, 17))
+
+    def test_inspect(self):
+        evs = self.r.request("inspect", code="len(", cursor_pos=2, detail_level=0)
+        reply = of_type(evs, "reply")[0]
+        self.assertTrue(reply["found"])
+        self.assertIn("Return the number of items", reply["data"]["text/plain"])
+        evs = self.r.request("inspect", code="no_such_name_here", cursor_pos=3,
+                             detail_level=1)
+        self.assertFalse(of_type(evs, "reply")[0]["found"])
+
+    def test_is_complete(self):
+        def check(code):
+            reply = of_type(self.r.request("is_complete", code=code), "reply")[0]
+            return reply["status"], reply["indent"]
+        self.assertEqual(check("for i in range(3):"), ("incomplete", "    "))
+        self.assertEqual(check("x = 1"), ("complete", ""))
+        self.assertEqual(check("x = )"), ("invalid", ""))
+
+    def test_bad_commands(self):
+        r = self.r
+        r.write_file("0000099901.json", b"{not json")
+        evs = r.events("0000099901")
+        self.assertEqual(done(evs)["status"], "error")
+        self.assertEqual([e["ename"] for e in of_type(evs, "error")], ["RequestError"])
+        self.assertFalse(os.path.exists(os.path.join(r.channel, "commands", "0000099901.json")))
+        r.write_file("0000099902.json", {"id": "0000099902", "kind": "frobnicate"})
+        evs = r.events("0000099902")
+        self.assertEqual(done(evs)["status"], "error")
+        r.write_file("0000099903.json", {"id": "0000099903", "kind": "execute", "code": 5})
+        evs = r.events("0000099903")
+        self.assertEqual(done(evs)["status"], "error")
+        r.write_file("0000099904.input", {"value": "ignored"})   # not a request
+        os.unlink(os.path.join(r.channel, "commands", "0000099904.input"))
+        self.assertEqual(self.result(self.run_ok("1+1")), "2")
+
+    # -- input()
+
+    def test_input(self):
+        r = self.r
+        rid = r.send("execute", code="name = input('who? ')\nprint('hello', name)",
+                     allow_stdin=True)
+        evs = r.events(rid, until="input_request")
+        req = of_type(evs, "input_request")[0]
+        self.assertEqual(req, {"type": "input_request", "prompt": "who? ", "password": False})
+        r.write_file(rid + ".input", {"value": "bob"})
+        evs = r.events(rid)
+        self.assertEqual(done(evs)["status"], "ok")
+        self.assertEqual(text(evs), "hello bob\n")
+        self.assertFalse(os.path.exists(os.path.join(r.channel, "commands", rid + ".input")))
+
+        rid = r.send("execute", code="import getpass\npw = getpass.getpass()\nlen(pw)",
+                     allow_stdin=True)
+        req = of_type(r.events(rid, until="input_request"), "input_request")[0]
+        self.assertTrue(req["password"])
+        r.write_file(rid + ".input", {"value": "secret"})
+        self.assertEqual(self.result(r.events(rid)), "6")
+
+        evs = r.execute("input('x')", allow_stdin=False)
+        self.assertEqual(done(evs)["status"], "error")
+        err = of_type(evs, "error")[0]
+        self.assertEqual(err["ename"], "StdinNotImplementedError")
+        self.assertIn("cannot answer input requests", err["evalue"])
+
+    # -- SIGINT
+
+    def test_sigint_interrupts_cell(self):
+        r = self.r
+        rid = r.send("execute", code="print('spinning')\nwhile True:\n    pass")
+        r.events(rid, until="stream")
+        os.kill(r.proc.pid, signal.SIGINT)
+        evs = r.events(rid)
+        self.assertEqual(done(evs)["status"], "aborted")
+        self.assertEqual(of_type(evs, "error")[0]["ename"], "KeyboardInterrupt")
+        self.assertEqual(self.result(self.run_ok("1+1")), "2")
+
+        # while waiting for input
+        rid = r.send("execute", code="input('? ')", allow_stdin=True)
+        r.events(rid, until="input_request")
+        os.kill(r.proc.pid, signal.SIGINT)
+        self.assertEqual(done(r.events(rid))["status"], "aborted")
+
+        # in a sleeping cell with a child process
+        rid = r.send("execute", code="import subprocess\nprint('go')\n"
+                                     "subprocess.run(['sleep', '10'])")
+        r.events(rid, until="stream")
+        time.sleep(0.05)
+        os.kill(r.proc.pid, signal.SIGINT)
+        self.assertEqual(done(r.events(rid, timeout=5))["status"], "aborted")
+        self.assertEqual(self.result(self.run_ok("1+1")), "2")
+
+    def test_sigint_between_cells(self):
+        r = self.r
+        self.run_ok("1")
+        for _ in range(3):
+            os.kill(r.proc.pid, signal.SIGINT)
+            time.sleep(0.02)
+        time.sleep(0.1)
+        self.assertIsNone(r.proc.poll())
+        self.assertEqual(self.result(self.run_ok("1+1")), "2")
+
+
+class LifecycleTest(unittest.TestCase):
+    """Separate runners: plot numbering after a restart, shutdown, channel removal."""
+
+    def test_restart_and_shutdown(self):
+        channel = tempfile.mkdtemp(prefix="cellbox-test-")
+        try:
+            os.makedirs(os.path.join(channel, "plots"))
+            os.makedirs(os.path.join(channel, "commands"))
+            for n in (3, 7):
+                with open(os.path.join(channel, "plots", "%d.png" % n), "wb") as f:
+                    f.write(tiny_png())
+            # a request left before start-up is served
+            with open(os.path.join(channel, "commands", "0000000001.json"), "w") as f:
+                json.dump({"id": "0000000001", "kind": "execute", "code": "40 + 2"}, f)
+            r = Runner(channel)
+            try:
+                self.assertLess(r.startup, 5.0)
+                evs = r.events("0000000001")
+                self.assertEqual(of_type(evs, "result")[0]["data"]["text/plain"], "42")
+                r.n = 1
+                png = base64.b64encode(tiny_png()).decode()
+                evs = r.execute("from IPython.display import Image\n"
+                                "Image(data=__import__('base64').b64decode('%s'))" % png)
+                plot = [e for e in of_type(evs, "display") if "plot" in e][0]["plot"]
+                self.assertEqual(plot["index"], 8)
+                self.assertEqual(of_type(evs, "result")[0]["data"]["text/plain"],
+                                 "<IPython.core.display.Image object>")
+                self.assertNotIn("Traceback", r.read_log())
+                evs = r.request("shutdown")
+                self.assertEqual(evs, [evs[-1]])
+                self.assertEqual(done(evs)["status"], "ok")
+                self.assertEqual(r.proc.wait(10), 0)
+            finally:
+                r.close()
+        finally:
+            shutil.rmtree(channel, ignore_errors=True)
+
+    def test_polling_fallback(self):
+        r = Runner(env={"CELLBOX_RUNNER_NO_INOTIFY": "1"})
+        try:
+            # the completer is built lazily: %config must still know it in a first cell
+            evs = r.execute("%config IPCompleter.greedy = False")
+            self.assertEqual(done(evs)["status"], "ok", evs)
+            for i in range(3):
+                evs = r.execute("%d * 2" % i)
+                self.assertEqual(of_type(evs, "result")[0]["data"]["text/plain"], str(i * 2))
+            self.assertIn("polling", r.read_log())
+            # an internal failure still ends the request, with its traceback in the log
+            evs = r.request("inspect", code="len", cursor_pos="not a number")
+            self.assertEqual(done(evs)["status"], "error")
+            self.assertEqual(len(of_type(evs, "error")), 1)
+            self.assertIn("Traceback", r.read_log())
+            self.assertEqual(of_type(r.execute("1"), "result")[0]["data"]["text/plain"], "1")
+        finally:
+            r.close()
+        self.assertEqual(r.proc.returncode, 0)
+
+    def test_channel_removed(self):
+        r = Runner()
+        try:
+            self.assertEqual(r.execute("1")[-1]["status"], "ok")
+            shutil.rmtree(r.channel)
+            self.assertEqual(r.proc.wait(5), 0)
+        finally:
+            r.close()
+
+
+if __name__ == "__main__":
+    unittest.main()

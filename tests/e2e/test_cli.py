@@ -1,0 +1,325 @@
+"""End-to-end tests of the cellbox executable: `run`, `repl` through a pipe and a real pty."""
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+BIN = os.environ.get('CELLBOX_BIN', 'cellbox')
+PYTHON = os.environ.get('CELLBOX_TEST_PYTHON', '/usr/bin/python3')
+
+
+def clean_env(tmp):
+    env = {k: v for k, v in os.environ.items() if not k.startswith('CELLBOX_')}
+    env.update(XDG_CONFIG_HOME=os.path.join(tmp, 'config'),
+               XDG_STATE_HOME=os.path.join(tmp, 'state'),
+               CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'),
+               CELLBOX_PYTHON=PYTHON, TERM='xterm')
+    env.pop('NO_COLOR', None)
+    return env
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='cellbox-e2e-')
+        self.env = clean_env(self.tmp)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def cellbox(self, *args, stdin=None, timeout=120):
+        return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True,
+                              env=self.env, timeout=timeout)
+
+    def assertNoChannelsLeft(self):
+        run_dir = os.path.join(self.tmp, 'run')
+        left = os.listdir(run_dir) if os.path.isdir(run_dir) else []
+        self.assertEqual(left, [], 'channel directories left behind')
+
+
+class RunTest(Base):
+    def test_print(self):
+        p = self.cellbox('run', '-c', 'print(6*7)')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, '42\n')
+        self.assertNoChannelsLeft()
+
+    def test_error_exit_1(self):
+        p = self.cellbox('run', '-c', '1/0')
+        self.assertEqual(p.returncode, 1)
+        self.assertIn('ZeroDivisionError', p.stderr)
+        self.assertIn('Traceback', p.stderr)
+        self.assertNotIn('\x1b', p.stderr)   # not a terminal: no colours
+
+    def test_file_and_stdin(self):
+        path = os.path.join(self.tmp, 'cell.py')
+        with open(path, 'w') as f:
+            f.write('import sys\nprint("out")\nprint("err", file=sys.stderr)\n')
+        p = self.cellbox('run', path)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, 'out\n', 'err\n'))
+        p = self.cellbox('run', '-', stdin='print("from stdin")\n')
+        self.assertEqual((p.returncode, p.stdout), (0, 'from stdin\n'))
+
+    def test_bad_input(self):
+        p = self.cellbox('run', os.path.join(self.tmp, 'missing.py'))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("cannot read '", p.stderr)
+        self.assertIn('No such file or directory', p.stderr)
+        empty = os.path.join(self.tmp, 'empty.py')
+        open(empty, 'w').close()
+        p = self.cellbox('run', empty)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('is empty: nothing to run', p.stderr)
+        latin = os.path.join(self.tmp, 'latin1.py')
+        with open(latin, 'wb') as f:
+            f.write(b'print("caf\xe9")\n')
+        p = self.cellbox('run', latin)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('not valid UTF-8 (byte 0xe9 at offset 10)', p.stderr)
+        p = self.cellbox('run')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('nothing to run', p.stderr)
+        p = self.cellbox('run', '--bogus', '-c', '1')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown option '--bogus'", p.stderr)
+        p = self.cellbox('run', '--timeout', 'soon', '-c', '1')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("not a number of seconds", p.stderr)
+
+    def test_syntax_error(self):
+        p = self.cellbox('run', '-c', 'def f(:\n  pass')
+        self.assertEqual(p.returncode, 1)
+        self.assertIn('SyntaxError', p.stderr)
+
+    def test_json(self):
+        code = ('import matplotlib.pyplot as plt\nprint("hello")\n'
+                'plt.plot([1, 2, 3]); plt.show()\n1/0')
+        p = self.cellbox('run', '--json', '-c', code)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        out = json.loads(p.stdout)
+        self.assertEqual(out['exit_code'], 1)
+        self.assertEqual(out['stdout'], 'hello\n')
+        self.assertEqual(out['status'], 'error')
+        self.assertEqual(out['error']['ename'], 'ZeroDivisionError')
+        self.assertEqual(len(out['plots']), 1)
+        import base64
+        png = base64.b64decode(out['plots'][0]['content_base64'])
+        self.assertTrue(png.startswith(b'\x89PNG'))
+        self.assertEqual(out['plots'][0]['format'], 'png')
+
+    def test_plots_dir(self):
+        d = os.path.join(self.tmp, 'plots')
+        p = self.cellbox('run', '--plots', d, '-c',
+                         'import matplotlib.pyplot as plt\n'
+                         'for i in range(2):\n    plt.plot([i, 1]); plt.show()')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(os.listdir(d)), ['plot-1.png', 'plot-2.png'])
+        self.assertIn('[plot 2: ', p.stdout)
+        self.assertIn('saved to ' + d + '/plot-2.png', p.stdout)
+
+    def test_timeout_exit_3(self):
+        p = self.cellbox('run', '--timeout', '0.5', '-c', 'while True: pass')
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn('timed out', p.stderr)
+
+    def test_kernel_death_exit_4(self):
+        p = self.cellbox('run', '-c', 'import os; os._exit(7)')
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertIn('kernel died (exit code 7)', p.stderr)
+
+    def test_no_kernel_exit_5(self):
+        p = self.cellbox('run', '--python', '/nonexistent/python3', '-c', '1')
+        self.assertEqual(p.returncode, 5)
+        self.assertIn("cannot run '/nonexistent/python3'", p.stderr)
+
+    def test_config_file_and_env(self):
+        os.makedirs(os.path.join(self.tmp, 'config', 'cellbox'))
+        with open(os.path.join(self.tmp, 'config', 'cellbox', 'config'), 'w') as f:
+            f.write('timeout = 0.5\n')
+        p = self.cellbox('run', '-c', 'while True: pass')
+        self.assertEqual(p.returncode, 3)
+        self.env['CELLBOX_TIMEOUT'] = 'x'
+        p = self.cellbox('run', '-c', '1')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('CELLBOX_TIMEOUT', p.stderr)
+
+    def test_sigint_interrupts(self):
+        proc = subprocess.Popen([BIN, 'run', '-c', 'import time\nprint("go", flush=True)\n'
+                                 'time.sleep(60)'], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=self.env)
+        self.assertEqual(proc.stdout.readline(), 'go\n')
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 130)
+        self.assertIn('KeyboardInterrupt', err)
+
+
+class ReplPipeTest(Base):
+    def test_expression(self):
+        p = self.cellbox('repl', stdin='x = 41\nx + 1\n')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, '42\n')
+
+    def test_default_command_is_repl(self):
+        p = self.cellbox(stdin='print("hi")\n')
+        self.assertEqual((p.returncode, p.stdout), (0, 'hi\n'))
+
+    def test_multiline_and_errors(self):
+        cells = ('def f(n):\n    return n * 2\n\nf(21)\n'
+                 'for i in range(3):\n    print(i)\n\n'
+                 '1/0\n'
+                 'print("after")\n')
+        p = self.cellbox('repl', stdin=cells)
+        self.assertEqual(p.returncode, 1)     # a cell failed
+        self.assertEqual(p.stdout, '42\n0\n1\n2\nafter\n')
+        self.assertIn('ZeroDivisionError', p.stderr)
+
+    def test_input_from_pipe(self):
+        p = self.cellbox('repl', stdin='name = input("who? ")\nAda\nname.upper()\n')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("'ADA'", p.stdout)
+
+
+class Pty:
+    """The REPL on a real pseudo-terminal, read as a person would see it."""
+
+    def __init__(self, env):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execve(BIN, [BIN, 'repl'], env)
+        self.buf = b''
+
+    def expect(self, pattern, timeout=60):
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern.encode() if isinstance(pattern, str) else pattern)
+        while True:
+            m = rx.search(self.buf)
+            if m:
+                self.buf = self.buf[m.end():]
+                return m
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError('timed out waiting for %r; screen so far: %r'
+                                     % (pattern, self.buf[-2000:]))
+            r, _, _ = select.select([self.fd], [], [], left)
+            if r:
+                try:
+                    data = os.read(self.fd, 65536)
+                except OSError:
+                    data = b''
+                if not data:
+                    raise AssertionError('terminal closed waiting for %r: %r'
+                                         % (pattern, self.buf[-2000:]))
+                self.buf += data
+
+    def send(self, text):
+        os.write(self.fd, text.encode())
+
+    def close(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        os.close(self.fd)
+
+    def wait(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            try:
+                r, _, _ = select.select([self.fd], [], [], 0.05)
+                if r:
+                    self.buf += os.read(self.fd, 65536)
+            except OSError:
+                pass
+        raise AssertionError('repl did not exit')
+
+
+class ReplTtyTest(Base):
+    def test_session(self):
+        t = Pty(self.env)
+        try:
+            t.expect(r'IPython')
+            t.expect(r'In \[.*1.*\]:')
+            t.send('x = 41\r')
+            t.expect(r'In \[.*2.*\]:')
+            t.send('x + 1\r')
+            t.expect(r'Out\[2\]:.* 42')
+            # A multi-line cell: the kernel says when it is complete; indent is pre-filled.
+            t.send('for i in range(2):\r')
+            t.expect(r'\.\.\.: ')
+            t.send('print("row", i * 10)\r\r')
+            t.expect(r'row 0\r\nrow 10')
+            # Tab completion from the kernel.
+            t.send('import collec\t')
+            t.expect(r'collections')
+            t.send('\r')
+            t.expect(r'In \[')
+            # Ctrl-C at the prompt clears the line; the next line runs alone.
+            # (Outputs are built by the cell so that the echo of the typed line cannot match.)
+            t.send('this is not python')
+            t.expect('python')
+            t.send('\x03')
+            t.expect(r'\^C')
+            t.expect(r'In \[')
+            t.send('print("cl" + "ean")\r')
+            t.expect(r'clean\r\n')
+            t.expect(r'In \[')
+            # Ctrl-C interrupts a running cell; the session goes on.
+            t.send('import time; print("slee" + "ping", flush=True); time.sleep(60)\r')
+            t.expect(r'sleeping\r\n')
+            t.send('\x03')
+            t.expect(r'KeyboardInterrupt')
+            t.expect(r'In \[')
+            t.send('x\r')
+            t.expect(r'Out\[\d+\]:.* 41')
+            # Ctrl-D exits.
+            t.expect(r'In \[')
+            t.send('\x04')
+            self.assertEqual(t.wait(), 0)
+        finally:
+            t.close()
+        hist = os.path.join(self.tmp, 'state', 'cellbox', 'history')
+        with open(hist) as f:
+            self.assertIn('x = 41', f.read())
+
+
+class HelpTest(Base):
+    def test_help_and_version(self):
+        p = self.cellbox('--help')
+        self.assertEqual(p.returncode, 0)
+        for word in ('repl', 'run', 'config', '--backend', '--timeout'):
+            self.assertIn(word, p.stdout)
+        p = self.cellbox('run', '--help')
+        self.assertEqual(p.returncode, 0)
+        self.assertIn('--json', p.stdout)
+        self.assertIn('Exit codes', p.stdout)
+        p = self.cellbox('--version')
+        self.assertRegex(p.stdout, r'^cellbox \d+\.\d+\.\d+\n$')
+        p = self.cellbox('frobnicate')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown command 'frobnicate'", p.stderr)
+        p = self.cellbox('config')
+        self.assertEqual(p.returncode, 0)
+        self.assertIn('CELLBOX_TIMEOUT', p.stdout)
+
+    def test_unknown_backend(self):
+        p = self.cellbox('run', '--backend', 'nope', '-c', '1')
+        self.assertEqual(p.returncode, 5)
+        self.assertIn("unknown backend 'nope'", p.stderr)
+
+
+if __name__ == '__main__':
+    unittest.main()

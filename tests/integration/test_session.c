@@ -1,0 +1,612 @@
+/*
+ * Integration tests of the session engine on the real runner and the real IPython
+ * (the local backend). Each test opens its own session; `test_session NAME` runs one.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "util.h"
+#include "../tap.h"
+
+#ifndef TEST_PYTHON
+#define TEST_PYTHON "/usr/bin/python3"
+#endif
+
+/* Everything one cell produced. */
+struct outcome {
+	struct strbuf out, err;
+	int results;
+	char result[256];
+	char ename[64];
+	char evalue[256];
+	char status[16];
+	char reason[256];
+	int plots;
+	int last_plot_index;
+	int input_requests;
+	int events;
+	int order_ok;		/* streams came before done */
+	int done_seen;
+	cJSON *reply;
+	const char *answer;	/* for input requests */
+};
+
+static void outcome_init(struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	strbuf_init(&o->out, 0);
+	strbuf_init(&o->err, 0);
+	o->order_ok = 1;
+}
+
+static void outcome_release(struct outcome *o)
+{
+	strbuf_release(&o->out);
+	strbuf_release(&o->err);
+	cJSON_Delete(o->reply);
+}
+
+static const char *str_of(const cJSON *j, const char *key)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
+	return s ? s : "";
+}
+
+static void collect(struct session *s, const struct session_event *ev, void *data)
+{
+	struct outcome *o = data;
+	const cJSON *j = ev->json;
+
+	o->events++;
+	if (o->done_seen)
+		o->order_ok = 0;
+	switch (ev->type) {
+	case SESSION_EV_STREAM:
+		strbuf_addstr(strcmp(str_of(j, "name"), "stderr") ? &o->out : &o->err,
+			      str_of(j, "text"));
+		break;
+	case SESSION_EV_RESULT:
+		o->results++;
+		snprintf(o->result, sizeof(o->result), "%s",
+			 str_of(cJSON_GetObjectItemCaseSensitive(j, "data"), "text/plain"));
+		break;
+	case SESSION_EV_ERROR:
+		snprintf(o->ename, sizeof(o->ename), "%s", str_of(j, "ename"));
+		snprintf(o->evalue, sizeof(o->evalue), "%s", str_of(j, "evalue"));
+		break;
+	case SESSION_EV_DISPLAY: {
+		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
+		if (plot) {
+			char *path = xasprintf("%s/%s", session_channel_dir(s), str_of(plot, "path"));
+			o->plots++;
+			o->last_plot_index =
+				cJSON_GetObjectItemCaseSensitive(plot, "index")->valueint;
+			CHECK(access(path, R_OK) == 0);
+			free(path);
+		}
+		break;
+	}
+	case SESSION_EV_INPUT_REQUEST: {
+		struct strbuf err = STRBUF_INIT;
+		o->input_requests++;
+		CHECK(session_input_reply(s, ev->id, o->answer ? o->answer : "", &err) == 0);
+		strbuf_release(&err);
+		break;
+	}
+	case SESSION_EV_REPLY:
+		cJSON_Delete(o->reply);
+		o->reply = cJSON_Duplicate(j, 1);
+		break;
+	case SESSION_EV_DONE:
+		o->done_seen = 1;
+		snprintf(o->status, sizeof(o->status), "%s", str_of(j, "status"));
+		snprintf(o->reason, sizeof(o->reason), "%s", str_of(j, "reason"));
+		break;
+	default:
+		break;
+	}
+}
+
+static struct session *open_session(double grace)
+{
+	struct session_opts so = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct session *s;
+
+	so.python = TEST_PYTHON;
+	so.interrupt_grace = grace;
+	s = session_open(&so, &err);
+	if (!s)
+		tap_note(err.buf);
+	CHECK(s != NULL);
+	strbuf_release(&err);
+	return s;
+}
+
+/* Run a cell to its end and fill `o`; returns seconds taken. */
+static double run(struct session *s, const char *code, unsigned flags, double timeout,
+		  struct outcome *o)
+{
+	struct strbuf err = STRBUF_INIT;
+	double t0 = now_monotonic();
+	unsigned long id;
+
+	outcome_init(o);
+	id = session_execute(s, code, flags, timeout, collect, o, &err);
+	CHECK(id > 0);
+	while (id && session_wait(s, id) < 0)
+		;
+	CHECK(o->done_seen);
+	strbuf_release(&err);
+	return now_monotonic() - t0;
+}
+
+/* Send a request and wait for its reply. */
+static void request(struct session *s, const char *kind, const char *json, struct outcome *o)
+{
+	struct strbuf err = STRBUF_INIT;
+	cJSON *params = json ? cJSON_Parse(json) : NULL;
+	unsigned long id;
+
+	outcome_init(o);
+	id = session_request(s, kind, params, collect, o, &err);
+	CHECK(id > 0);
+	while (id && session_wait(s, id) < 0)
+		;
+	cJSON_Delete(params);
+	strbuf_release(&err);
+}
+
+static void test_state_persists(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	CHECK(session_state(s) == SESSION_IDLE);
+	run(s, "x = 41", 0, 0, &o);
+	CHECK_STR(o.status, "ok");
+	CHECK(o.results == 0);
+	outcome_release(&o);
+	run(s, "x + 1", 0, 0, &o);
+	CHECK_STR(o.result, "42");
+	CHECK_STR(o.status, "ok");
+	outcome_release(&o);
+	run(s, "def f(n):\n    return n * x\nf(2)", 0, 0, &o);
+	CHECK_STR(o.result, "82");
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_magics(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "alpha = 1\nbeta = 'b'", 0, 0, &o);
+	outcome_release(&o);
+	run(s, "%who", 0, 0, &o);
+	CHECK(strstr(o.out.buf, "alpha") && strstr(o.out.buf, "beta"));
+	outcome_release(&o);
+	run(s, "!echo hi", 0, 0, &o);
+	CHECK_STR(o.out.buf, "hi\n");
+	outcome_release(&o);
+	run(s, "%%timeit -n1 -r1\nsum(range(100))", 0, 0, &o);
+	CHECK(strstr(o.out.buf, "loop") != NULL);
+	CHECK_STR(o.status, "ok");
+	outcome_release(&o);
+	run(s, "%cd /tmp", 0, 0, &o);
+	outcome_release(&o);
+	run(s, "import os; os.getcwd()", 0, 0, &o);
+	CHECK_STR(o.result, "'/tmp'");
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_stream_order(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "import sys\nprint('a')\nprint('b', file=sys.stderr)\nprint('c')\n"
+	       "sys.stdout.write('no newline')", 0, 0, &o);
+	CHECK_STR(o.out.buf, "a\nc\nno newline");
+	CHECK_STR(o.err.buf, "b\n");
+	CHECK(o.order_ok);
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_errors(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "1/0", 0, 0, &o);
+	CHECK_STR(o.ename, "ZeroDivisionError");
+	CHECK_STR(o.status, "error");
+	outcome_release(&o);
+	run(s, "x = )", 0, 0, &o);
+	CHECK_STR(o.ename, "SyntaxError");
+	CHECK_STR(o.status, "error");
+	outcome_release(&o);
+	run(s, "'still alive'", 0, 0, &o);
+	CHECK_STR(o.result, "'still alive'");
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_plots(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()", 0, 0, &o);
+	CHECK(o.plots == 1 && o.last_plot_index == 1);
+	outcome_release(&o);
+	run(s, "plt.plot([3, 2, 1])", 0, 0, &o);	/* left open: captured at the end */
+	CHECK(o.plots == 1 && o.last_plot_index == 2);
+	outcome_release(&o);
+	request(s, "clear_plots", NULL, &o);
+	CHECK(o.reply != NULL);
+	outcome_release(&o);
+	run(s, "plt.plot([5, 5, 5]); plt.show()", 0, 0, &o);
+	CHECK(o.plots == 1 && o.last_plot_index == 1);
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_timeout(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "y = 5", 0, 0, &o);
+	outcome_release(&o);
+	run(s, "while True: pass", 0, 0.5, &o);
+	CHECK_STR(o.status, "aborted");
+	CHECK_STR(o.reason, "timeout");
+	CHECK_STR(o.ename, "KeyboardInterrupt");
+	outcome_release(&o);
+	run(s, "y", 0, 0, &o);		/* the same kernel, state intact */
+	CHECK_STR(o.result, "5");
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_ignored_interrupt(void)
+{
+	struct session *s = open_session(0.5);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "z = 1", 0, 0, &o);
+	outcome_release(&o);
+	run(s, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass",
+	    0, 0.5, &o);
+	CHECK_STR(o.status, "aborted");
+	CHECK_STR(o.reason, "timeout: kernel restarted");
+	CHECK_STR(o.ename, "TimeoutError");
+	CHECK(strstr(o.evalue, "restarted") != NULL);
+	outcome_release(&o);
+	CHECK(session_state(s) == SESSION_IDLE);
+	run(s, "z", 0, 0, &o);		/* a fresh kernel: z is gone */
+	CHECK_STR(o.ename, "NameError");
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_user_interrupt(void)
+{
+	struct session *s = open_session(0);
+	struct strbuf err = STRBUF_INIT;
+	struct outcome o;
+	unsigned long id;
+	double t0;
+
+	if (!s)
+		return;
+	outcome_init(&o);
+	id = session_execute(s, "import time\nprint('start', flush=True)\ntime.sleep(60)", 0, 0,
+			     collect, &o, &err);
+	t0 = now_monotonic();
+	/* Interrupt once the cell has visibly started. */
+	while (!o.out.len && now_monotonic() - t0 < 20) {
+		struct timespec ts = { 0, 5000000 };
+		nanosleep(&ts, NULL);
+		session_dispatch(s);
+	}
+	CHECK(session_interrupt(s) == 0);
+	while (session_wait(s, id) < 0)
+		;
+	CHECK_STR(o.status, "aborted");
+	CHECK_STR(o.reason, "interrupt");
+	CHECK_STR(o.ename, "KeyboardInterrupt");
+	outcome_release(&o);
+	strbuf_release(&err);
+	session_close(s);
+}
+
+static void test_death_exit(void)
+{
+	struct session *s = open_session(0);
+	struct strbuf err = STRBUF_INIT;
+	struct outcome o;
+	double took;
+
+	if (!s)
+		return;
+	took = run(s, "import os\nprint('bye', flush=True)\nos._exit(3)", 0, 0, &o);
+	printf("# death noticed after %.3f s\n", took);
+	CHECK(took < 10);		/* generous: the claim is "at once", measured in bench */
+	CHECK_STR(o.status, "aborted");
+	CHECK_STR(o.reason, "kernel died (exit code 3)");
+	CHECK_STR(o.ename, "KernelDied");
+	CHECK_STR(o.out.buf, "bye\n");	/* what it printed before dying is kept */
+	CHECK(session_state(s) == SESSION_DEAD);
+	outcome_release(&o);
+	CHECK(session_execute(s, "1", 0, 0, collect, &o, &err) == 0);
+	CHECK(strstr(err.buf, "not running") != NULL);
+	strbuf_reset(&err);
+	CHECK(session_restart(s, &err) == 0);
+	run(s, "1 + 1", 0, 0, &o);
+	CHECK_STR(o.result, "2");
+	outcome_release(&o);
+	strbuf_release(&err);
+	session_close(s);
+}
+
+static void test_death_sigkill(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", 0, 0, &o);
+	CHECK_STR(o.status, "aborted");
+	CHECK_STR(o.reason, "kernel died (killed by signal 9, SIGKILL)");
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_invalid_utf8(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "import os\nos.write(1, b'\\xff\\xfeok\\n')", 0, 0, &o);
+	CHECK(strstr(o.out.buf, "\xef\xbf\xbd") != NULL);	/* U+FFFD */
+	CHECK(strstr(o.out.buf, "ok\n") != NULL);
+	CHECK_STR(o.status, "ok");
+	outcome_release(&o);
+	run(s, "print('\\udcff lone surrogate')", 0, 0, &o);
+	CHECK(strstr(o.out.buf, "lone surrogate") != NULL);
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_big_output(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+	struct rusage ru;
+	size_t xs = 0;
+
+	if (!s)
+		return;
+	run(s, "print('x' * 10_000_000)", 0, 0, &o);
+	for (size_t i = 0; i < o.out.len; i++)
+		xs += o.out.buf[i] == 'x';
+	CHECK(xs == 10000000 && o.out.len == 10000001);
+	CHECK(o.events > 150);		/* it came in chunks, not one line */
+	CHECK_STR(o.status, "ok");
+	outcome_release(&o);
+	getrusage(RUSAGE_SELF, &ru);
+	printf("# host max RSS after a 10 MB cell: %ld kB\n", ru.ru_maxrss);
+	session_close(s);
+}
+
+static void test_malformed_event(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	/* The cell appends garbage to its own result file: the host must skip it, not stop. */
+	run(s, "import glob\n"
+	       "channel = open('/proc/self/cmdline').read().split('\\0')[-2]\n"
+	       "for p in glob.glob(channel + '/results/*.jsonl'):\n"
+	       "    open(p, 'a').write('this is {not json\\n[1, 2]\\n')\n"
+	       "print('after')", 0, 0, &o);
+	CHECK(strstr(o.err.buf, "malformed event") != NULL);
+	CHECK(strstr(o.out.buf, "after") != NULL);
+	CHECK_STR(o.status, "ok");
+	outcome_release(&o);
+	run(s, "2 + 2", 0, 0, &o);
+	CHECK_STR(o.result, "4");
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_input(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	outcome_init(&o);
+	{
+		struct strbuf err = STRBUF_INIT;
+		unsigned long id;
+
+		o.answer = "Ada";
+		id = session_execute(s, "name = input('who? ')\nname.upper()",
+				     SESSION_EXEC_ALLOW_STDIN, 0, collect, &o, &err);
+		while (session_wait(s, id) < 0)
+			;
+		strbuf_release(&err);
+	}
+	CHECK(o.input_requests == 1);
+	CHECK_STR(o.result, "'ADA'");
+	outcome_release(&o);
+	run(s, "input('again? ')", 0, 0, &o);	/* no stdin: an error, not a hang */
+	CHECK_STR(o.ename, "StdinNotImplementedError");
+	CHECK_STR(o.status, "error");
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_requests(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+
+	if (!s)
+		return;
+	request(s, "is_complete", "{\"code\": \"for i in range(3):\"}", &o);
+	CHECK_STR(str_of(o.reply, "status"), "incomplete");
+	CHECK_STR(str_of(o.reply, "indent"), "    ");
+	outcome_release(&o);
+	request(s, "is_complete", "{\"code\": \"x = 1\"}", &o);
+	CHECK_STR(str_of(o.reply, "status"), "complete");
+	outcome_release(&o);
+	request(s, "is_complete", "{\"code\": \"x = )\"}", &o);
+	CHECK_STR(str_of(o.reply, "status"), "invalid");
+	outcome_release(&o);
+	request(s, "complete", "{\"code\": \"import o\", \"cursor_pos\": 8}", &o);
+	{
+		const cJSON *m;
+		int has_os = 0;
+		cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(o.reply, "matches"))
+			has_os |= !strcmp(cJSON_GetStringValue(m) ? cJSON_GetStringValue(m) : "", "os");
+		CHECK(has_os);
+	}
+	outcome_release(&o);
+	request(s, "inspect", "{\"code\": \"len\", \"cursor_pos\": 3, \"detail_level\": 0}", &o);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o.reply, "found")));
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_memory_limit(void)
+{
+	struct session_opts so = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct session *s;
+	struct outcome o;
+
+	so.python = TEST_PYTHON;
+	so.memory = 1ULL << 30;
+	s = session_open(&so, &err);
+	CHECK(s != NULL);
+	if (!s) {
+		tap_note(err.buf);
+		strbuf_release(&err);
+		return;
+	}
+	run(s, "b = bytearray(2 * 1024 ** 3)", 0, 0, &o);
+	CHECK_STR(o.ename, "MemoryError");
+	outcome_release(&o);
+	run(s, "len(bytearray(10 ** 6))", 0, 0, &o);	/* still serving */
+	CHECK_STR(o.result, "1000000");
+	outcome_release(&o);
+	strbuf_release(&err);
+	session_close(s);
+}
+
+static void test_bad_start(void)
+{
+	struct session_opts so = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	char script[] = "/tmp/cellbox-nopy-XXXXXX";
+	struct session *s;
+	int fd;
+
+	so.python = "/nonexistent/python3";
+	s = session_open(&so, &err);
+	CHECK(s == NULL);
+	CHECK(strstr(err.buf, "cannot run '/nonexistent/python3': No such file or directory") != NULL);
+	strbuf_reset(&err);
+
+	/* An interpreter without IPython: the error says so and shows the runner's log. */
+	fd = mkstemp(script);
+	CHECK(fd >= 0);
+	dprintf(fd, "#!/bin/sh\nexec %s -I -S \"$@\"\n", TEST_PYTHON);
+	close(fd);
+	chmod(script, 0700);
+	so.python = script;
+	s = session_open(&so, &err);
+	CHECK(s == NULL);
+	CHECK(strstr(err.buf, "failed to start") != NULL);
+	CHECK(strstr(err.buf, "No module named 'IPython'") != NULL);
+	tap_note(err.buf);
+	unlink(script);
+	strbuf_release(&err);
+}
+
+static void test_restart(void)
+{
+	struct session *s = open_session(0);
+	struct strbuf err = STRBUF_INIT;
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "w = 3", 0, 0, &o);
+	outcome_release(&o);
+	CHECK(session_restart(s, &err) == 0);
+	run(s, "w", 0, 0, &o);
+	CHECK_STR(o.ename, "NameError");
+	outcome_release(&o);
+	strbuf_release(&err);
+	session_close(s);
+}
+
+static const struct tap_test tests[] = {
+	{ "state_persists", test_state_persists },
+	{ "magics", test_magics },
+	{ "stream_order", test_stream_order },
+	{ "errors", test_errors },
+	{ "plots", test_plots },
+	{ "timeout", test_timeout },
+	{ "ignored_interrupt", test_ignored_interrupt },
+	{ "user_interrupt", test_user_interrupt },
+	{ "death_exit", test_death_exit },
+	{ "death_sigkill", test_death_sigkill },
+	{ "invalid_utf8", test_invalid_utf8 },
+	{ "big_output", test_big_output },
+	{ "malformed_event", test_malformed_event },
+	{ "input", test_input },
+	{ "requests", test_requests },
+	{ "memory_limit", test_memory_limit },
+	{ "bad_start", test_bad_start },
+	{ "restart", test_restart },
+};
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+}
