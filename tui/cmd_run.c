@@ -104,9 +104,10 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
-	flags = PRINTER_COLLECT;
+	/* Only --json keeps the output: printed output streams through in bounded memory. */
+	flags = 0;
 	if (json)
-		flags |= PRINTER_QUIET;
+		flags = PRINTER_COLLECT | PRINTER_QUIET;
 	else if (cli_want_color(1) && cli_want_color(2))
 		flags |= PRINTER_COLOR;
 	printer_init(&pr, flags, session_channel_dir(s), plots_dir);
