@@ -138,9 +138,9 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 			cli_error("%s", reason);
 	}
 out:
+	session_close(s);	/* first: it may still end requests through the printer */
 	if (printer_ready)
 		printer_release(&pr);
-	session_close(s);
 	strbuf_release(&code);
 	strbuf_release(&err);
 	return rc;
