@@ -277,9 +277,18 @@ class _Stream(io.TextIOBase):
             self.write(s)
 
     def flush(self):
-        # Pending text always goes out within FLUSH_DELAY (see _add); flushing at once on every
-        # flush() would defeat the batching of programs that flush after each line.
-        pass
+        # flush() promises that the text has left the process: os._exit() or a crash may come
+        # next. Send what is pending now, as a stream on a terminal would.
+        if _S.forked:
+            return
+        main = _enter()
+        try:
+            with _lock:
+                if _segs:
+                    _flush_locked(_monotonic())
+        finally:
+            if main:
+                _leave()
 
     def isatty(self):
         return False
