@@ -16,6 +16,8 @@
  *   signal()     deliver a signal to the kernel process (SIGINT interrupts a cell).
  *   kill()       end the kernel and everything it started, and wait for it; idempotent.
  *   free()       release everything; kills first if still running.
+ *   detach()     optional: let go of a running kernel without stopping it (the pool daemon
+ *                hands its kernels to other processes); free() afterwards does not kill.
  */
 
 #include <sys/types.h>
@@ -39,6 +41,7 @@ struct backend_ops {
 	int (*signal)(struct backend *be, int sig);
 	void (*kill)(struct backend *be);
 	void (*free)(struct backend *be);
+	void (*detach)(struct backend *be);
 };
 
 struct backend {
@@ -50,6 +53,13 @@ struct backend *backend_new(const char *name, struct strbuf *err);
 
 /* The local backend: fork/exec of the interpreter in its own process group. */
 struct backend *backend_local_new(void);
+/*
+ * A local backend that takes over a kernel another process started (a pooled kernel): `pid`
+ * leads its process group. Death is seen through a pidfd; the exit status is read from
+ * `status_file` (written by the process that reaps the kernel) when it appears. After that
+ * kernel is gone, start() forks a kernel of our own as backend_local_new() does.
+ */
+struct backend *backend_local_adopt(pid_t pid, const char *status_file);
 
 /* Describe a wait(2) status the way the user reads it: "kernel died (exit code 3)". */
 void backend_describe_status(int status, struct strbuf *why);

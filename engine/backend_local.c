@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@ struct backend_local {
 	struct backend base;
 	pid_t pid;		/* 0 when no kernel runs */
 	int pidfd;		/* readable when the child exits; -1 without pidfd_open */
+	int adopted;		/* pid is not our child: no waitpid, status from status_file */
+	char *status_file;
 };
 
 static struct backend_local *local_of(struct backend *be)
@@ -128,6 +131,36 @@ static void local_forget(struct backend_local *lb)
 		close(lb->pidfd);
 	lb->pidfd = -1;
 	lb->pid = 0;
+	lb->adopted = 0;	/* a restart forks a kernel of our own */
+}
+
+/* Whether the adopted kernel has exited: its pidfd is readable, or it is gone. */
+static int adopted_exited(struct backend_local *lb, int wait_ms)
+{
+	struct pollfd pfd = { .fd = lb->pidfd, .events = POLLIN };
+
+	if (lb->pidfd < 0)
+		return kill(lb->pid, 0) < 0 && errno == ESRCH;
+	return poll(&pfd, 1, wait_ms) > 0;
+}
+
+/* Describe how an adopted kernel ended, from the status its reaper wrote down. */
+static void adopted_describe(struct backend_local *lb, struct strbuf *why)
+{
+	struct strbuf text = STRBUF_INIT;
+
+	/* The reaper writes the status right after the kernel ends: give it a moment. */
+	for (int i = 0; i < 50; i++) {
+		if (lb->status_file && strbuf_read_file(&text, lb->status_file, 64) == 0 && text.len)
+			break;
+		strbuf_reset(&text);
+		usleep(2000);
+	}
+	if (text.len)
+		backend_describe_status(atoi(text.buf), why);
+	else
+		strbuf_addstr(why, "kernel died (exit status unknown)");
+	strbuf_release(&text);
 }
 
 static int local_reap(struct backend *be, struct strbuf *why)
@@ -138,6 +171,14 @@ static int local_reap(struct backend *be, struct strbuf *why)
 
 	if (!lb->pid)
 		return 1;
+	if (lb->adopted) {
+		if (!adopted_exited(lb, 0))
+			return 0;
+		adopted_describe(lb, why);
+		kill(-lb->pid, SIGKILL);
+		local_forget(lb);
+		return 1;
+	}
 	do {
 		r = waitpid(lb->pid, &status, WNOHANG);
 	} while (r < 0 && errno == EINTR);
@@ -170,14 +211,21 @@ static void local_kill(struct backend *be)
 		return;
 	kill(-lb->pid, SIGKILL);
 	kill(lb->pid, SIGKILL);
-	while (waitpid(lb->pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	if (!lb->adopted)	/* an adopted kernel is reaped by its parent, not us */
+		while (waitpid(lb->pid, NULL, 0) < 0 && errno == EINTR)
+			;
 	local_forget(lb);
+}
+
+static void local_detach(struct backend *be)
+{
+	local_forget(local_of(be));
 }
 
 static void local_free(struct backend *be)
 {
 	local_kill(be);
+	free(local_of(be)->status_file);
 	free(be);
 }
 
@@ -189,6 +237,7 @@ static const struct backend_ops local_ops = {
 	.signal = local_signal,
 	.kill = local_kill,
 	.free = local_free,
+	.detach = local_detach,
 };
 
 struct backend *backend_local_new(void)
@@ -197,5 +246,16 @@ struct backend *backend_local_new(void)
 
 	lb->base.ops = &local_ops;
 	lb->pidfd = -1;
+	return &lb->base;
+}
+
+struct backend *backend_local_adopt(pid_t pid, const char *status_file)
+{
+	struct backend_local *lb = local_of(backend_local_new());
+
+	lb->pid = pid;
+	lb->adopted = 1;
+	lb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	lb->status_file = status_file ? xstrdup(status_file) : NULL;
 	return &lb->base;
 }

@@ -25,6 +25,42 @@ static char *channel_name(void)
 	return xasprintf("%ld-%u-%08x", (long)getpid(), counter++, rnd);
 }
 
+/* Watch the channel and its results/ with inotify; on failure the session polls. */
+static void channel_watch(struct channel *ch)
+{
+	char *results;
+
+	ch->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ch->notify_fd < 0)
+		return;
+	results = channel_path(ch, "results");
+	if (inotify_add_watch(ch->notify_fd, ch->dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0 ||
+	    inotify_add_watch(ch->notify_fd, results, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
+		close(ch->notify_fd);
+		ch->notify_fd = -1;
+	}
+	free(results);
+}
+
+int channel_attach(struct channel *ch, const char *dir, struct strbuf *err)
+{
+	struct stat st;
+
+	ch->notify_fd = -1;
+	ch->dir = NULL;
+	if (stat(dir, &st) < 0) {
+		strbuf_addf(err, "cannot use channel '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		strbuf_addf(err, "cannot use channel '%s': not a directory", dir);
+		return -1;
+	}
+	ch->dir = xstrdup(dir);
+	channel_watch(ch);
+	return 0;
+}
+
 int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 {
 	static const char *const subdirs[] = { "commands", "results", "plots" };
@@ -53,17 +89,7 @@ int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 			goto fail;
 	}
 
-	ch->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (ch->notify_fd >= 0) {
-		char *results = channel_path(ch, "results");
-		if (inotify_add_watch(ch->notify_fd, ch->dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0 ||
-		    inotify_add_watch(ch->notify_fd, results,
-				      IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
-			close(ch->notify_fd);
-			ch->notify_fd = -1;	/* the session falls back to polling */
-		}
-		free(results);
-	}
+	channel_watch(ch);
 	return 0;
 fail:
 	remove_tree(ch->dir);

@@ -24,6 +24,11 @@ struct channel {
  * commands/, results/ and plots/, and start watching it. Returns 0 or -1 with `err` set.
  */
 int channel_create(struct channel *ch, const char *root, struct strbuf *err);
+/*
+ * Take over an existing channel directory (a pooled kernel's) and start watching it.
+ * Returns 0 or -1 with `err` set.
+ */
+int channel_attach(struct channel *ch, const char *dir, struct strbuf *err);
 /* Stop watching; with `remove` set, delete the directory and everything in it. */
 void channel_release(struct channel *ch, int remove);
 /* The absolute path of `rel` inside the channel (caller frees). */

@@ -10,7 +10,7 @@
 #define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
 #endif
 
-enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE };
+enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE, CFG_BOOL };
 
 struct config_key {
 	const char *name;
@@ -38,6 +38,14 @@ static const struct config_key keys[] = {
 	    "memory limit of the kernel, e.g. 512m or 1g (0 = none)"),
 	KEY("runtime-dir", "CELLBOX_RUNTIME_DIR", CFG_STRING, runtime_dir,
 	    "where session channels live"),
+	KEY("pool", "CELLBOX_POOL", CFG_BOOL, pool,
+	    "take warm kernels from the pool daemon (yes/no)"),
+	KEY("pool-name", "CELLBOX_POOL_NAME", CFG_STRING, pool_name,
+	    "which pool ('cellbox pool serve --name')"),
+	KEY("pool-strategy", "CELLBOX_POOL_STRATEGY", CFG_STRING, pool_strategy,
+	    "when the pool is exhausted: wait, fail-fast or temporary"),
+	KEY("pool-timeout", "CELLBOX_POOL_TIMEOUT", CFG_SECONDS, pool_timeout,
+	    "seconds to wait for a free pooled kernel"),
 };
 
 void config_defaults(struct cellbox_config *cfg)
@@ -47,6 +55,9 @@ void config_defaults(struct cellbox_config *cfg)
 	cfg->python = xstrdup(CELLBOX_DEFAULT_PYTHON);
 	cfg->startup_timeout = 30;
 	cfg->interrupt_grace = 2;
+	cfg->pool_name = xstrdup("default");
+	cfg->pool_strategy = xstrdup("wait");
+	cfg->pool_timeout = 30;
 }
 
 void config_release(struct cellbox_config *cfg)
@@ -54,6 +65,8 @@ void config_release(struct cellbox_config *cfg)
 	free(cfg->backend);
 	free(cfg->python);
 	free(cfg->runtime_dir);
+	free(cfg->pool_name);
+	free(cfg->pool_strategy);
 	free(cfg->source);
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -82,6 +95,11 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 		strbuf_addf(err, "unknown setting '%s'", key);
 		return -1;
 	}
+	if (k->offset == offsetof(struct cellbox_config, pool_strategy) &&
+	    strcmp(value, "wait") && strcmp(value, "fail-fast") && strcmp(value, "temporary")) {
+		strbuf_addf(err, "%s: '%s' is not wait, fail-fast or temporary", k->name, value);
+		return -1;
+	}
 	field = (char *)cfg + k->offset;
 	switch (k->type) {
 	case CFG_STRING:
@@ -101,6 +119,18 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 	case CFG_SIZE:
 		if (parse_size(value, (unsigned long long *)field) < 0) {
 			strbuf_addf(err, "%s: '%s' is not a size (like 512m or 1g)", k->name, value);
+			return -1;
+		}
+		break;
+	case CFG_BOOL:
+		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "1") ||
+		    !strcmp(value, "on")) {
+			*(int *)field = 1;
+		} else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0") ||
+			   !strcmp(value, "off")) {
+			*(int *)field = 0;
+		} else {
+			strbuf_addf(err, "%s: '%s' is not yes or no", k->name, value);
 			return -1;
 		}
 		break;
@@ -221,6 +251,9 @@ void config_describe(const struct cellbox_config *cfg, struct strbuf *out)
 			break;
 		case CFG_SIZE:
 			strbuf_addf(&val, "%llu", *(const unsigned long long *)field);
+			break;
+		case CFG_BOOL:
+			strbuf_addstr(&val, *(const int *)field ? "yes" : "no");
 			break;
 		}
 		strbuf_addf(out, "  %-16s %-20s %-24s %s\n", keys[i].name, val.buf, keys[i].env,

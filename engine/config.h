@@ -19,6 +19,10 @@ struct cellbox_config {
 	double interrupt_grace;		/* interrupt-grace = 2 */
 	unsigned long long memory;	/* memory = 0 (none), e.g. 1g */
 	char *runtime_dir;		/* runtime-dir = $XDG_RUNTIME_DIR/cellbox */
+	int pool;			/* pool = no: take kernels from `cellbox pool serve` */
+	char *pool_name;		/* pool-name = default */
+	char *pool_strategy;		/* pool-strategy = wait | fail-fast | temporary */
+	double pool_timeout;		/* pool-timeout = 30 (seconds a wait may last) */
 	char *source;			/* the config file that was read, or NULL */
 };
 

@@ -48,6 +48,8 @@ struct session {
 	unsigned long next_id;
 	cJSON *info;
 	double kill_at;		/* grace deadline after SIGINT, 0 = none */
+	struct pool_lease lease;	/* the pooled kernel's lease, entry NULL when none */
+	char *pool_note;	/* why a pooled session got a fresh kernel */
 	sigset_t wait_mask;	/* for epoll_pwait in session_wait() */
 	int has_wait_mask;
 	off_t log_start;	/* size of `log` when the current kernel started */
@@ -226,18 +228,26 @@ out:
 	return rc;
 }
 
-/* Pick the runtime directory: $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID. */
-static char *default_runtime_dir(void)
+char *session_runtime_dir(const char *configured)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
 
+	if (configured)
+		return xstrdup(configured);
 	if (xdg && *xdg && stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && access(xdg, W_OK) == 0)
 		return xasprintf("%s/cellbox", xdg);
 	return xasprintf("/tmp/cellbox-%ld", (long)getuid());
 }
 
-struct session *session_open(const struct session_opts *opts, struct strbuf *err)
+/* Pick the runtime directory: $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID. */
+static char *default_runtime_dir(void)
+{
+	return session_runtime_dir(NULL);
+}
+
+/* Allocate a session and the descriptors every session has. */
+static struct session *session_new(const struct session_opts *opts, struct strbuf *err)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -247,16 +257,127 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 	s->python = xstrdup(opts->python ? opts->python : "/usr/bin/python3");
 	s->runtime_dir = opts->runtime_dir ? xstrdup(opts->runtime_dir) : default_runtime_dir();
 	s->cwd = opts->cwd ? xstrdup(opts->cwd) : NULL;
+	s->opts.pool_dir = NULL;	/* not kept: the lease says where the kernel came from */
 	if (s->opts.startup_timeout <= 0)
 		s->opts.startup_timeout = 30;
 	if (s->opts.interrupt_grace <= 0)
 		s->opts.interrupt_grace = 2;
 	s->next_id = 1;
+	s->ch.notify_fd = -1;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (s->epfd < 0 || s->timerfd < 0) {
 		strbuf_addf(err, "cannot create descriptors: %s", strerror(errno));
-		goto fail;
+		s->state = SESSION_DEAD;
+		session_close(s);
+		return NULL;
+	}
+	ev.data.fd = s->timerfd;
+	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->timerfd, &ev);
+	return s;
+}
+
+/* Watch the channel's notification descriptor from the session's epoll set. */
+static void watch_channel(struct session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (s->ch.notify_fd >= 0) {
+		ev.data.fd = s->ch.notify_fd;
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->ch.notify_fd, &ev);
+	}
+}
+
+/* Take over the kernel serving in `dir`: read its ready file, watch it, adopt its pid. */
+static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
+{
+	struct strbuf buf = STRBUF_INIT;
+	const cJSON *pid;
+	char *ready, *status;
+	int rc = -1, exit_fd;
+
+	if (strcmp(s->backend_name, "local")) {
+		strbuf_addf(err, "pooled kernels of the %s backend cannot be adopted yet",
+			    s->backend_name);
+		return -1;
+	}
+	if (channel_attach(&s->ch, dir, err) < 0)
+		return -1;
+	watch_channel(s);
+	ready = channel_path(&s->ch, "ready");
+	status = channel_path(&s->ch, "exit_status");
+	if (strbuf_read_file(&buf, ready, 1u << 20) < 0) {
+		strbuf_addf(err, "no kernel serves '%s': %s", dir, strerror(errno));
+		goto out;
+	}
+	s->info = cJSON_ParseWithLength(buf.buf, buf.len);
+	pid = cJSON_GetObjectItemCaseSensitive(s->info, "pid");
+	if (!cJSON_IsNumber(pid) || pid->valueint <= 0) {
+		strbuf_addf(err, "'%s' has no kernel pid", ready);
+		goto out;
+	}
+	s->be = backend_local_adopt((pid_t)pid->valueint, status);
+	exit_fd = s->be->ops->exit_fd(s->be);
+	if (exit_fd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, exit_fd, &ev);
+	}
+	if (s->be->ops->reap(s->be, &buf)) {
+		strbuf_addf(err, "the kernel in '%s' is gone", dir);
+		goto out;
+	}
+	s->state = SESSION_IDLE;
+	arm_timer(s);
+	rc = 0;
+out:
+	strbuf_release(&buf);
+	free(ready);
+	free(status);
+	return rc;
+}
+
+struct session *session_attach(const struct session_opts *opts, const char *channel_dir,
+			       struct strbuf *err)
+{
+	struct session *s = session_new(opts, err);
+
+	if (s && adopt_kernel(s, channel_dir, err) < 0) {
+		session_detach(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Lease a pooled kernel: 1 when the session has one, 0 to start our own, -1 on error. */
+static int open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err)
+{
+	struct strbuf why = STRBUF_INIT;
+	int rc = pool_lease(opts->pool_dir, opts->pool_strategy,
+			    opts->pool_timeout > 0 ? opts->pool_timeout : 30, &s->lease, &why);
+
+	if (rc == 0)
+		s->pool_note = strbuf_detach(&why, NULL);
+	else if (rc < 0)
+		strbuf_addstr(err, why.buf);
+	else if (adopt_kernel(s, s->lease.channel_dir, err) < 0)
+		rc = -1;
+	strbuf_release(&why);
+	return rc;
+}
+
+struct session *session_open(const struct session_opts *opts, struct strbuf *err)
+{
+	struct session *s = session_new(opts, err);
+	int pooled = 0;
+
+	if (!s)
+		return NULL;
+	if (opts->pool_dir) {
+		pooled = open_pooled(s, opts, err);
+		if (pooled < 0)
+			goto fail;
+		if (pooled)
+			return s;
 	}
 	s->be = backend_new(s->backend_name, err);
 	if (!s->be)
@@ -265,12 +386,7 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		goto fail;
 	if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
 		goto fail;
-	ev.data.fd = s->timerfd;
-	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->timerfd, &ev);
-	if (s->ch.notify_fd >= 0) {
-		ev.data.fd = s->ch.notify_fd;
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->ch.notify_fd, &ev);
-	}
+	watch_channel(s);
 	if (start_kernel(s, err) < 0)
 		goto fail;
 	return s;
@@ -278,6 +394,16 @@ fail:
 	s->state = SESSION_DEAD;
 	session_close(s);
 	return NULL;
+}
+
+const char *session_pool_note(const struct session *s)
+{
+	return s->pool_note;
+}
+
+int session_pooled(const struct session *s)
+{
+	return s->lease.entry != NULL;
 }
 
 /* Free one request. */
@@ -716,18 +842,12 @@ out:
 	strbuf_release(&err);
 }
 
-void session_close(struct session *s)
+/* Free what every session has, after the kernel was dealt with. */
+static void session_free(struct session *s, int remove_channel)
 {
-	if (!s)
-		return;
-	if (s->be) {
-		shutdown_kernel(s);
-		abort_all(s, NULL, NULL, "session closed");
-		s->be->ops->free(s->be);
-	}
 	s->state = SESSION_CLOSED;
 	if (s->ch.dir)
-		channel_release(&s->ch, !s->opts.keep_channel);
+		channel_release(&s->ch, remove_channel);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	if (s->timerfd >= 0)
@@ -737,5 +857,38 @@ void session_close(struct session *s)
 	free(s->python);
 	free(s->runtime_dir);
 	free(s->cwd);
+	free(s->pool_note);
 	free(s);
+}
+
+void session_close(struct session *s)
+{
+	struct pool_lease lease;
+
+	if (!s)
+		return;
+	lease = s->lease;
+	if (s->be) {
+		/* A pooled kernel is never reused: no need to let it exit politely. */
+		if (!s->lease.entry)
+			shutdown_kernel(s);
+		abort_all(s, NULL, NULL, "session closed");
+		s->be->ops->free(s->be);
+	}
+	session_free(s, lease.entry || !s->opts.keep_channel);
+	if (lease.entry)
+		pool_lease_release(&lease);	/* last: the daemon may now count it gone */
+}
+
+void session_detach(struct session *s)
+{
+	if (!s)
+		return;
+	abort_all(s, NULL, NULL, "session detached");
+	if (s->be) {
+		if (s->be->ops->detach)
+			s->be->ops->detach(s->be);
+		s->be->ops->free(s->be);
+	}
+	session_free(s, 0);
 }

@@ -24,6 +24,7 @@
 
 #include <signal.h>
 #include <cjson/cJSON.h>
+#include "pool.h"
 #include "util.h"
 
 enum session_state {
@@ -66,6 +67,9 @@ struct session_opts {
 	double interrupt_grace;		/* seconds a cell may ignore SIGINT; 0 = 2 */
 	unsigned long long memory;	/* address-space limit of the kernel in bytes; 0 = none */
 	int keep_channel;		/* leave the channel directory behind on close */
+	const char *pool_dir;		/* take a warm kernel from this pool (pool.h); NULL = no */
+	enum pool_strategy pool_strategy;	/* when the pool has none free */
+	double pool_timeout;		/* seconds POOL_WAIT waits; 0 = 30 */
 	session_state_fn on_state;
 	void *state_data;
 };
@@ -82,8 +86,27 @@ enum {
  * returns NULL with `err` saying why, including the tail of the runner's log.
  */
 struct session *session_open(const struct session_opts *opts, struct strbuf *err);
+/*
+ * With `pool_dir` set, session_open() first leases a warm kernel from that pool (ready in a
+ * millisecond); when there is none it follows `pool_strategy`: a fresh kernel of its own for
+ * POOL_TEMPORARY or when no daemon serves the pool (session_pool_note() says why), an error
+ * for POOL_FAIL_FAST or when POOL_WAIT times out. A pooled kernel is killed on close, never
+ * reused.
+ */
+/* Why a session that asked for a pooled kernel got a fresh one; NULL when it got one. */
+const char *session_pool_note(const struct session *s);
+/* Whether the kernel came from a pool. */
+int session_pooled(const struct session *s);
+/*
+ * Take over a kernel that is already serving in `channel_dir` (started by another process,
+ * such as the pool daemon). Returns NULL with `err` set when there is none.
+ */
+struct session *session_attach(const struct session_opts *opts, const char *channel_dir,
+			       struct strbuf *err);
 /* Shut the kernel down (politely, then by force) and free everything. NULL is fine. */
 void session_close(struct session *s);
+/* Free the session but leave the kernel running and its channel in place (the pool daemon). */
+void session_detach(struct session *s);
 
 /*
  * Queue a cell for execution. `timeout` (seconds, 0 = none) interrupts it when it runs too
@@ -133,6 +156,8 @@ enum session_state session_state(const struct session *s);
 const char *session_channel_dir(const struct session *s);
 /* The `ready` object of the running kernel (protocol, pid, python, ipython). */
 const cJSON *session_kernel_info(const struct session *s);
+/* Where channels live: `configured`, else $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID. */
+char *session_runtime_dir(const char *configured);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
 

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include "config.h"
+#include "pool.h"
 #include "session.h"
 
 /* Exit codes of every command (documented in --help and the README). */
@@ -64,5 +65,6 @@ int cli_want_color(int fd);
 
 int cmd_run(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_repl(int argc, char **argv, struct cellbox_config *cfg);
+int cmd_pool(int argc, char **argv, struct cellbox_config *cfg);
 
 #endif

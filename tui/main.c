@@ -41,6 +41,28 @@ static const struct cli_command commands[] = {
 			"4 the kernel died, 5 the kernel could not start, 130 interrupted.\n",
 	},
 	{
+		.name = "pool",
+		.run = cmd_pool,
+		.usage = "pool serve [--min N] [--max N] [...] | pool status [--json] | pool stop",
+		.summary = "keep warm kernels ready for --pool (pooled mode)",
+		.help = "  serve               keep kernels warm (foreground; --detach to background it)\n"
+			"    --min N           kernels kept ready (default 1)\n"
+			"    --max N           ready + leased at most (default 4)\n"
+			"    --no-prewarm      start the first kernel only when a client asks\n"
+			"    --idle-timeout S  retire ready kernels above --min idle S s (default 300)\n"
+			"    --max-age S       replace ready kernels older than S s (default 3600)\n"
+			"    --health-interval S  ping ready kernels every S s (default 30)\n"
+			"    --preimport LIST  import these before a kernel is leased: numpy, pandas\n"
+			"    --detach          run in the background, log to the pool's daemon.log\n"
+			"  status [--json]     kernels, leases, ages and health\n"
+			"  stop                stop the daemon (its ready kernels go with it)\n"
+			"\n"
+			"Clients: --pool on run and repl (or pool = yes in the config) lease a warm\n"
+			"kernel; --pool-strategy says what happens when none is free: wait (up to\n"
+			"--pool-timeout), fail-fast (exit 5), temporary (a fresh kernel of its own).\n"
+			"--pool-name picks the pool for clients and the daemon alike.\n",
+	},
+	{
 		.name = "config",
 		.run = cmd_config,
 		.usage = "config",
@@ -104,13 +126,27 @@ struct session *cli_open_session(const struct cellbox_config *cfg)
 	struct strbuf err = STRBUF_INIT;
 	struct session *s;
 
+	char *runtime = NULL, *pool = NULL;
+
 	cli_session_opts(cfg, &so);
+	if (cfg->pool) {
+		runtime = session_runtime_dir(cfg->runtime_dir);
+		pool = pool_dir_path(runtime, cfg->pool_name);
+		so.pool_dir = pool;
+		so.pool_timeout = cfg->pool_timeout;
+		pool_strategy_parse(cfg->pool_strategy, &so.pool_strategy);
+	}
 	s = session_open(&so, &err);
-	if (!s)
+	if (!s) {
 		cli_error("cannot start the kernel: %s", err.buf);
-	else
+	} else {
 		session_set_sigmask(s, &wait_mask);
+		if (session_pool_note(s))
+			cli_error("note: %s", session_pool_note(s));
+	}
 	strbuf_release(&err);
+	free(runtime);
+	free(pool);
 	return s;
 }
 
@@ -149,6 +185,10 @@ static const struct {
 	{ "--memory", "memory", "SIZE", "memory limit of the kernel (512m, 1g; 0 = none)" },
 	{ "--startup-timeout", "startup-timeout", "S", "wait at most S seconds for the kernel" },
 	{ "--runtime-dir", "runtime-dir", "DIR", "where session channels live" },
+	{ "--pool", "pool", NULL, "take a warm kernel from 'cellbox pool serve'" },
+	{ "--pool-name", "pool-name", "NAME", "which pool (default: default)" },
+	{ "--pool-strategy", "pool-strategy", "S", "none free: wait, fail-fast or temporary" },
+	{ "--pool-timeout", "pool-timeout", "S", "wait at most S seconds for a pooled kernel" },
 };
 
 int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
@@ -163,7 +203,9 @@ int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
 
 		if (strncmp(arg, common_options[k].flag, n) || (arg[n] && arg[n] != '='))
 			continue;
-		if (arg[n] == '=') {
+		if (!common_options[k].arg) {
+			value = "yes";	/* a flag without a value */
+		} else if (arg[n] == '=') {
 			value = arg + n + 1;
 		} else if (*i + 1 < argc) {
 			value = argv[++*i];
@@ -186,7 +228,8 @@ void cli_common_help(FILE *f)
 	fprintf(f, "Options of every command:\n");
 	for (size_t k = 0; k < ARRAY_SIZE(common_options); k++) {
 		char left[64];
-		snprintf(left, sizeof(left), "%s %s", common_options[k].flag, common_options[k].arg);
+		snprintf(left, sizeof(left), "%s %s", common_options[k].flag,
+			 common_options[k].arg ? common_options[k].arg : "");
 		fprintf(f, "  %-26s %s\n", left, common_options[k].help);
 	}
 	fprintf(f, "  %-26s %s\n", "-h, --help", "show help");

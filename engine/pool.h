@@ -1,0 +1,81 @@
+#ifndef CELLBOX_POOL_H
+#define CELLBOX_POOL_H
+
+/*
+ * Pooled mode: warm kernels kept ready by `cellbox pool serve`, shared by every cellbox of the
+ * user through files, in the spirit of the queue.
+ *
+ * A pool is a directory:
+ *
+ *	daemon.lock          flock()ed by the daemon while it lives; daemon.json says who it is
+ *	kernels/<k>/         each kernel's channel (kernels/PROTOCOL.md), made by the daemon
+ *	ready/<k>            an empty file: kernel <k> is warm and free
+ *	leased/<k>.<pid>     kernel <k> is leased to process <pid>
+ *
+ * A lease is one rename(ready/<k>, leased/<k>.<pid>): atomic, so no kernel is ever handed to
+ * two clients, and taking one costs no round trip to the daemon. The client then owns the
+ * kernel: it talks to it through kernels/<k>/ and, when done, kills it and removes its entry
+ * and channel. A kernel that ran user code is never handed to anyone else. The daemon refills
+ * ready/ to the minimum, keeps ready + leased at or under the maximum, reclaims the kernels of
+ * clients that died, retires idle and old kernels, and pings ready kernels (a kernel that
+ * stopped answering is replaced). Its kernels die with it (PR_SET_PDEATHSIG); a restarted
+ * daemon removes whatever a crashed one left.
+ */
+
+#include <stdio.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+#include "util.h"
+
+/* What a client does when no warm kernel is free (llm-sandbox's ExhaustionStrategy). */
+enum pool_strategy {
+	POOL_WAIT,		/* wait up to the acquisition timeout for one (default) */
+	POOL_FAIL_FAST,		/* fail at once: "pool exhausted" */
+	POOL_TEMPORARY,		/* start a kernel outside the pool, destroyed after use */
+};
+
+struct pool_lease {
+	char *entry;		/* leased/<k>.<pid> */
+	char *channel_dir;	/* kernels/<k> */
+};
+
+/* The pool directory of `name` under `runtime_dir` (caller frees). */
+char *pool_dir_path(const char *runtime_dir, const char *name);
+/* Parse "wait", "fail-fast" or "temporary"; -1 for anything else. */
+int pool_strategy_parse(const char *s, enum pool_strategy *out);
+/*
+ * Lease a warm kernel. Returns 1 with `lease` filled; 0 when the caller should start a kernel
+ * of its own (strategy temporary, or no daemon serves this pool: `err` then says why);
+ * -1 with `err` set when the pool is exhausted (fail-fast) or the wait timed out.
+ */
+int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout,
+	       struct pool_lease *lease, struct strbuf *err);
+/* Give the lease up: remove the entry (the kernel and channel are the caller's to end). */
+void pool_lease_release(struct pool_lease *lease);
+
+struct pool_config {
+	int min_size;			/* warm kernels kept ready */
+	int max_size;			/* ready + leased at most */
+	int prewarm;			/* start min_size kernels at once (else on first lease) */
+	double idle_timeout;		/* retire ready kernels above min idle this long; 0 = never */
+	double max_age;			/* replace ready kernels older than this; 0 = never */
+	double health_interval;		/* ping ready kernels this often; 0 = never */
+	const char *preimport;		/* "numpy, matplotlib.pyplot": imported before leasing */
+};
+
+/* Defaults as llm-sandbox's PoolConfig: min 1, max 4, prewarm, idle 300 s, age 3600 s, 30 s. */
+void pool_config_defaults(struct pool_config *pc);
+
+struct session_opts;
+/*
+ * Serve the pool in the foreground until SIGTERM or SIGINT: make kernels with `kernel_opts`
+ * (backend, python, limits) and keep the pool as described above. Progress and decisions go
+ * to `log` (one line each). Returns 0 on a clean stop, -1 with `err` set when it cannot serve
+ * (another daemon holds the pool).
+ */
+int pool_serve(const char *pool_dir, const struct pool_config *pc,
+	       const struct session_opts *kernel_opts, FILE *log, struct strbuf *err);
+/* Describe the pool: daemon, kernels, leases, ages, health. NULL with `err` set on failure. */
+cJSON *pool_status(const char *pool_dir, struct strbuf *err);
+
+#endif

@@ -1,0 +1,224 @@
+"""Pooled mode end to end: `cellbox pool serve` and `--pool` clients, on the local backend."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from test_cli import BIN, clean_env
+
+
+def wait_for(pred, timeout=30, what='condition'):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.02)
+    raise AssertionError('timed out waiting for ' + what)
+
+
+class PoolTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='cellbox-pool-')
+        self.env = clean_env(self.tmp)
+        self.daemon = None
+
+    def tearDown(self):
+        if self.daemon and self.daemon.poll() is None:
+            self.daemon.send_signal(signal.SIGTERM)
+            try:
+                self.daemon.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def cellbox(self, *args, stdin=None, timeout=120):
+        return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True,
+                              env=self.env, timeout=timeout)
+
+    def serve(self, *args, ready=None):
+        self.daemon = subprocess.Popen([BIN, 'pool', 'serve', *args], env=self.env,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       text=True)
+        want = ready if ready is not None else 1
+        wait_for(lambda: len(self.status().get('ready', [])) >= want, what='warm kernels')
+        return self.daemon
+
+    def status(self):
+        p = self.cellbox('pool', 'status', '--json')
+        return json.loads(p.stdout) if p.returncode == 0 else {}
+
+    def hold_lease(self):
+        """A REPL holding a pooled kernel until its stdin closes."""
+        p = subprocess.Popen([BIN, 'repl', '--pool'], env=self.env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdin.write('print("held")\n')
+        p.stdin.flush()
+        self.assertEqual(p.stdout.readline(), 'held\n')
+        return p
+
+    def run_pid(self, *extra):
+        p = self.cellbox('run', '--pool', *extra, '-c', 'import os; print(os.getpid())')
+        return p
+
+    def test_lease_never_reused(self):
+        self.serve('--min', '1', '--max', '2')
+        pids = set()
+        for _ in range(3):
+            wait_for(lambda: self.status()['ready'], what='a ready kernel')
+            ready_pids = {k['pid'] for k in self.status()['ready']}
+            p = self.run_pid()
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)       # it was a pooled kernel
+            pid = int(p.stdout)
+            self.assertIn(pid, ready_pids)
+            pids.add(pid)
+        self.assertEqual(len(pids), 3)                # a used kernel is never handed out again
+        st = self.status()
+        self.assertTrue(st['daemon_alive'])
+        for k in st['ready']:
+            self.assertNotIn(k['pid'], pids)
+
+    def test_contention_wait(self):
+        self.serve('--min', '2', '--max', '2', ready=2)
+        code = 'import os, time; print(os.getpid()); time.sleep(0.3)'
+        procs = [subprocess.Popen([BIN, 'run', '--pool', '--pool-strategy', 'wait', '-c', code],
+                                  env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(6)]
+        peak = 0
+        while any(p.poll() is None for p in procs):
+            st = self.status()
+            if st:
+                alive = [k for k in st['ready'] + st['leased'] if k['alive']]
+                peak = max(peak, len(alive))
+            time.sleep(0.01)
+        outs = [p.communicate() for p in procs]
+        for p, (out, err) in zip(procs, outs):
+            self.assertEqual(p.returncode, 0, err)
+            self.assertNotIn('note:', err)
+        pids = [int(out) for out, _ in outs]
+        self.assertEqual(len(set(pids)), 6)           # no kernel leased twice
+        self.assertLessEqual(peak, 2)                 # nothing past the maximum
+
+    def test_exhaustion_strategies(self):
+        self.serve('--min', '1', '--max', '1')
+        holder = self.hold_lease()
+        try:
+            wait_for(lambda: self.status()['leased'], what='the lease')
+            p = self.run_pid('--pool-strategy', 'fail-fast')
+            self.assertEqual(p.returncode, 5)
+            self.assertIn('pool exhausted', p.stderr)
+            p = self.run_pid('--pool-strategy', 'wait', '--pool-timeout', '0.5')
+            self.assertEqual(p.returncode, 5)
+            self.assertIn('no kernel became free within 0.5 s', p.stderr)
+            p = self.run_pid('--pool-strategy', 'temporary')
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn('temporary kernel', p.stderr)
+            st = self.status()
+            self.assertEqual(len(st['ready']) + len(st['leased']), 1)   # the temporary one is not in it
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        # Released: the daemon refills and a waiting client gets the new kernel.
+        p = self.run_pid('--pool-strategy', 'wait', '--pool-timeout', '30')
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_killed_client_is_reclaimed(self):
+        self.serve('--min', '1', '--max', '1')
+        holder = self.hold_lease()
+        st = wait_for(lambda: self.status()['leased'], what='the lease')
+        kernel_pid = st[0]['pid']
+        holder.kill()
+        holder.wait()
+        wait_for(lambda: not self.status()['leased'], what='the lease to be reclaimed')
+        wait_for(lambda: not os.path.exists('/proc/%d' % kernel_pid)
+                 or 'Z' in open('/proc/%d/stat' % kernel_pid).read().split()[2],
+                 what='the kernel of the dead client to go')
+        ready = wait_for(lambda: self.status()['ready'], what='a refill')
+        self.assertNotEqual(ready[0]['pid'], kernel_pid)
+
+    def test_killed_idle_kernel_is_replaced(self):
+        self.serve('--min', '1', '--max', '2')
+        old = self.status()['ready'][0]['pid']
+        os.kill(old, signal.SIGKILL)
+        wait_for(lambda: [k for k in self.status()['ready'] if k['pid'] != old and k['alive']],
+                 what='a replacement kernel')
+        self.assertEqual(self.run_pid().returncode, 0)
+
+    def test_unresponsive_kernel_is_replaced(self):
+        self.serve('--min', '1', '--max', '2', '--health-interval', '0.5')
+        old = self.status()['ready'][0]['pid']
+        os.kill(old, signal.SIGSTOP)                  # alive, but it no longer answers
+        try:
+            wait_for(lambda: [k for k in self.status()['ready'] if k['pid'] != old],
+                     timeout=60, what='the health check to replace it')
+        finally:
+            try:
+                os.kill(old, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        self.assertIn('stopped answering', open(self.log_path()).read()
+                      if os.path.exists(self.log_path()) else self.daemon_log())
+
+    def log_path(self):
+        return os.path.join(self.tmp, 'run', 'pool', 'default', 'daemon.log')
+
+    def daemon_log(self):
+        self.daemon.send_signal(signal.SIGTERM)
+        _, err = self.daemon.communicate(timeout=30)
+        return err
+
+    def test_killed_daemon_restarts_clean(self):
+        self.serve('--min', '2', '--max', '2', ready=2)
+        kernels = [k['pid'] for k in self.status()['ready']]
+        self.daemon.kill()
+        self.daemon.wait()
+        for pid in kernels:                           # its kernels die with it
+            wait_for(lambda: not os.path.exists('/proc/%d' % pid)
+                     or 'Z' in open('/proc/%d/stat' % pid).read().split()[2],
+                     what='kernel %d to die' % pid)
+        p = self.run_pid()                            # no daemon: a fresh kernel, with a note
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('no pool daemon serves', p.stderr)
+        self.serve('--min', '1', '--max', '2')
+        st = self.status()
+        self.assertEqual(len(st['ready']), 1)         # the dead daemon's leftovers are gone
+        self.assertEqual(len(os.listdir(os.path.join(self.tmp, 'run', 'pool', 'default',
+                                                     'kernels'))), 1)
+        self.assertEqual(self.run_pid().returncode, 0)
+
+    def test_second_daemon_refused(self):
+        self.serve('--min', '1', '--max', '1')
+        p = self.cellbox('pool', 'serve', '--min', '1', timeout=30)
+        self.assertEqual(p.returncode, 5)
+        self.assertIn('already served', p.stderr)
+
+    def test_preimport_and_restart(self):
+        self.serve('--min', '1', '--max', '2', '--preimport', 'colorsys, wave')
+        p = self.cellbox('run', '--pool', '-c',
+                         'import sys; print("colorsys" in sys.modules, "wave" in sys.modules)')
+        self.assertEqual((p.returncode, p.stdout), (0, 'True True\n'), p.stderr)
+        # A pooled cell that ignores the interrupt past its timeout: killed, kernel restarted.
+        p = self.cellbox('run', '--pool', '--timeout', '0.5', '-c',
+                         'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n'
+                         'time.sleep(30)', timeout=60)
+        self.assertEqual(p.returncode, 3, p.stderr)
+
+    def test_bad_arguments(self):
+        p = self.cellbox('pool', 'serve', '--min', '3', '--max', '2')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('--min <= --max', p.stderr)
+        p = self.cellbox('run', '--pool', '--pool-strategy', 'sometimes', '-c', '1')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('not wait, fail-fast or temporary', p.stderr)
+        p = self.cellbox('pool', 'status')
+        self.assertEqual(p.returncode, 5)
+        self.assertIn('no pool at', p.stderr)
+
+
+if __name__ == '__main__':
+    unittest.main()
