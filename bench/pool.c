@@ -1,0 +1,85 @@
+/*
+ * Session-ready time: session_open() from a warm pool against a cold start, on the local
+ * backend. Prints one JSON object per case: {"case", "n", "median_ms", "p90_ms"}.
+ * Usage: bench_pool POOL_DIR N PYTHON (bench/pool.py starts the daemon).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "util.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Wait until the daemon has a warm kernel in ready/ (the refill is not what we time). */
+static void wait_warm(const char *pool_dir)
+{
+	char *ready = xasprintf("%s/ready", pool_dir);
+
+	for (int found = 0; !found; ) {
+		DIR *d = opendir(ready);
+		struct dirent *de;
+
+		while (d && (de = readdir(d)))
+			found |= de->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		if (!found)
+			usleep(10000);
+	}
+	free(ready);
+}
+
+/* Open and close `n` sessions, timing session_open(). */
+static void measure(const char *name, struct session_opts *so, int n)
+{
+	double *t = xmalloc(sizeof(double) * (size_t)n);
+	struct strbuf err = STRBUF_INIT;
+
+	for (int i = 0; i < n; i++) {
+		double t0;
+		struct session *s;
+
+		if (so->pool_dir)
+			wait_warm(so->pool_dir);
+		t0 = now_monotonic();
+		s = session_open(so, &err);
+
+		if (!s || (so->pool_dir && !session_pooled(s))) {
+			fprintf(stderr, "bench_pool: %s: %s\n", name,
+				s ? session_pool_note(s) : err.buf);
+			exit(1);
+		}
+		t[i] = (now_monotonic() - t0) * 1e3;
+		session_close(s);
+	}
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	printf("{\"case\": \"%s\", \"n\": %d, \"median_ms\": %.3f, \"p90_ms\": %.3f}\n", name, n,
+	       t[n / 2], t[n * 9 / 10]);
+	fflush(stdout);
+	free(t);
+	strbuf_release(&err);
+}
+
+int main(int argc, char **argv)
+{
+	struct session_opts so = { 0 };
+	int n = argc > 2 ? atoi(argv[2]) : 20;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_pool POOL_DIR [N] [PYTHON]\n");
+		return 2;
+	}
+	so.python = argc > 3 ? argv[3] : "/usr/bin/python3";
+	measure("cold", &so, n);
+	so.pool_dir = argv[1];
+	so.pool_strategy = POOL_FAIL_FAST;
+	measure("pooled", &so, n);
+	return 0;
+}
