@@ -19,6 +19,16 @@ struct cellbox_config {
 	double interrupt_grace;		/* interrupt-grace = 2 */
 	unsigned long long memory;	/* memory = 0 (none), e.g. 1g */
 	char *runtime_dir;		/* runtime-dir = $XDG_RUNTIME_DIR/cellbox */
+	/* Container backends (docker, podman); NULL / 0 = the hardened default. */
+	char *image;			/* image = cellbox-python:p<protocol> */
+	char *network;			/* network = none */
+	double cpus;			/* cpus = 1 */
+	unsigned long long pids;	/* pids = 256 */
+	int read_only;			/* read-only = true (1), false (0) */
+	char *cap_drop;			/* cap-drop = ALL ("none" drops nothing) */
+	char *security_opt;		/* security-opt = no-new-privileges ("none") */
+	char *user;			/* user = uid[:gid] */
+	char *docker_host;		/* docker-host = $DOCKER_HOST */
 	char *source;			/* the config file that was read, or NULL */
 };
 

@@ -24,6 +24,7 @@
 
 #include <signal.h>
 #include <cjson/cJSON.h>
+#include "backend.h"
 #include "util.h"
 
 enum session_state {
@@ -66,6 +67,7 @@ struct session_opts {
 	double interrupt_grace;		/* seconds a cell may ignore SIGINT; 0 = 2 */
 	unsigned long long memory;	/* address-space limit of the kernel in bytes; 0 = none */
 	int keep_channel;		/* leave the channel directory behind on close */
+	struct sandbox_opts sandbox;	/* docker/podman: image and limits (strings borrowed) */
 	session_state_fn on_state;
 	void *state_data;
 };

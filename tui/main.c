@@ -143,12 +143,20 @@ static const struct {
 	const char *arg;
 	const char *help;
 } common_options[] = {
-	{ "--backend", "backend", "NAME", "where the kernel runs: local (default)" },
+	{ "--backend", "backend", "NAME", "where the kernel runs: local (default), docker, podman" },
 	{ "--python", "python", "PATH", "interpreter of the local backend" },
 	{ "--timeout", "timeout", "S", "interrupt a cell after S seconds (0 = never)" },
 	{ "--memory", "memory", "SIZE", "memory limit of the kernel (512m, 1g; 0 = none)" },
 	{ "--startup-timeout", "startup-timeout", "S", "wait at most S seconds for the kernel" },
 	{ "--runtime-dir", "runtime-dir", "DIR", "where session channels live" },
+	{ "--image", "image", "IMAGE", "container image of the kernel (docker, podman)" },
+	{ "--network", "network", "MODE", "container network: none (default), bridge" },
+	{ "--cpus", "cpus", "N", "container CPU limit (default 1)" },
+	{ "--pids", "pids", "N", "container process limit (default 256)" },
+	{ "--read-only", "read-only", "BOOL", "read-only container root (default true)" },
+	{ "--cap-drop", "cap-drop", "LIST", "capabilities to drop (default ALL; none)" },
+	{ "--security-opt", "security-opt", "LIST", "default no-new-privileges; none" },
+	{ "--user", "user", "UID[:GID]", "container user (default ours, 1000 for root)" },
 };
 
 int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
@@ -201,6 +209,16 @@ void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o)
 	o->startup_timeout = cfg->startup_timeout;
 	o->interrupt_grace = cfg->interrupt_grace;
 	o->memory = cfg->memory;
+	o->sandbox.image = cfg->image;
+	o->sandbox.network = cfg->network;
+	o->sandbox.cpus = cfg->cpus;
+	o->sandbox.pids = cfg->pids;
+	o->sandbox.writable_root = !cfg->read_only;
+	o->sandbox.cap_drop = cfg->cap_drop && !strcmp(cfg->cap_drop, "none") ? "" : cfg->cap_drop;
+	o->sandbox.security_opt = cfg->security_opt && !strcmp(cfg->security_opt, "none") ? "" :
+				  cfg->security_opt;
+	o->sandbox.user = cfg->user;
+	o->sandbox.host = cfg->docker_host;
 }
 
 int cli_read_code(const char *path, struct strbuf *code)
