@@ -1,5 +1,6 @@
 /* cellbox: command-line dispatch. */
 #include "cli.h"
+#include "backend.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@ volatile sig_atomic_t cli_sigint;
 
 static int cmd_config(int argc, char **argv, struct cellbox_config *cfg);
 static int cmd_version(int argc, char **argv, struct cellbox_config *cfg);
+static int cmd_gc(int argc, char **argv, struct cellbox_config *cfg);
 
 static const struct cli_command commands[] = {
 	{
@@ -46,6 +48,15 @@ static const struct cli_command commands[] = {
 		.usage = "config",
 		.summary = "show the settings in force and where they can be set",
 		.help = "",
+	},
+	{
+		.name = "gc",
+		.run = cmd_gc,
+		.usage = "gc [--backend docker|podman]",
+		.summary = "remove the containers of cellbox sessions whose process died",
+		.help = "  Every container cellbox starts is labelled with the pid of its cellbox;\n"
+			"  gc removes those whose process is gone (and their channel directories).\n"
+			"  A docker or podman session does the same once when it starts.\n",
 	},
 	{
 		.name = "version",
@@ -282,6 +293,36 @@ static int cmd_version(int argc, char **argv, struct cellbox_config *cfg)
 {
 	(void)argc, (void)argv, (void)cfg;
 	printf("cellbox %s\n", CELLBOX_VERSION);
+	return EXIT_OK;
+}
+
+static int cmd_gc(int argc, char **argv, struct cellbox_config *cfg)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	const char *engine;
+	int n;
+
+	for (int i = 1; i < argc; i++) {
+		int rc = cli_common_option(argc, argv, &i, cfg);
+		if (rc < 0)
+			return EXIT_USAGE;
+		if (rc == 0) {
+			cli_error("gc: unknown argument '%s'", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	engine = strcmp(cfg->backend, "podman") ? "docker" : "podman";
+	n = backend_docker_gc(engine, cfg->docker_host, &out, &err);
+	if (n < 0) {
+		cli_error("gc: %s", err.buf);
+		strbuf_release(&err);
+		return EXIT_NO_KERNEL;
+	}
+	if (out.len)
+		fputs(out.buf, stdout);
+	printf("%d container%s removed\n", n, n == 1 ? "" : "s");
+	strbuf_release(&out);
+	strbuf_release(&err);
 	return EXIT_OK;
 }
 
