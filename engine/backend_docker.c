@@ -210,6 +210,39 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	return body;
 }
 
+/* Name the other cellbox kernel images there are (built for another protocol). */
+static void add_stale_images(struct docker *d, const char *image, struct strbuf *err)
+{
+	struct strbuf path = STRBUF_INIT, msg = STRBUF_INIT;
+	char repo[128];
+	cJSON *list = NULL, *img, *tag;
+	int found = 0;
+
+	snprintf(repo, sizeof(repo), "%s", image);
+	repo[strcspn(repo, ":")] = '\0';
+	strbuf_addstr(&path, "/images/json?filters=");
+	{
+		char *f = xasprintf("{\"reference\":[\"%s\"]}", repo);
+		docker_urlencode(&path, f);
+		free(f);
+	}
+	if (docker_call(d, "GET", path.buf, NULL, &list, &msg) == 200) {
+		cJSON_ArrayForEach(img, list) {
+			cJSON_ArrayForEach(tag, cJSON_GetObjectItemCaseSensitive(img, "RepoTags")) {
+				const char *t = cJSON_GetStringValue(tag);
+				if (!t || !strcmp(t, image))
+					continue;
+				strbuf_addf(err, "%s%s", found++ ? ", " : "; there is ", t);
+			}
+		}
+		if (found)
+			strbuf_addstr(err, ", made for another runner protocol (stale)");
+	}
+	cJSON_Delete(list);
+	strbuf_release(&path);
+	strbuf_release(&msg);
+}
+
 /* Remove the containers of dead cellbox processes, once per process. */
 static void sweep_once(struct backend_docker *db)
 {
@@ -262,6 +295,7 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		strbuf_addf(err, "the kernel image '%s' is not in %s: build it with "
 			    "scripts/build-image%s (%s)", image, db->engine,
 			    strcmp(db->engine, "docker") ? " --engine podman" : "", msg.buf);
+		add_stale_images(&db->d, image, err);
 		goto out;
 	}
 	if (status != 201) {

@@ -691,6 +691,11 @@ const cJSON *session_kernel_info(const struct session *s)
 	return s->info;
 }
 
+const char *session_kernel_image(void)
+{
+	return KERNEL_IMAGE;
+}
+
 const char *session_backend_name(const struct session *s)
 {
 	return s->backend_name;

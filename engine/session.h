@@ -138,6 +138,9 @@ const cJSON *session_kernel_info(const struct session *s);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
 
+/* The container image this build's runner protocol needs ("cellbox-python:p1"). */
+const char *session_kernel_image(void);
+
 /* Name of an event type as the protocol spells it ("stream", ...). */
 const char *session_event_name(enum session_event_type type);
 

@@ -429,7 +429,7 @@ static char *skip_reason(void)
 		return why;
 	}
 	if (!image)
-		image = "cellbox-python:p1";
+		image = session_kernel_image();
 	path = xasprintf("/images/%s/json", image);
 	status = docker_call(&d, "GET", path, NULL, NULL, &err);
 	if (status != 200)
