@@ -691,6 +691,12 @@ const cJSON *session_kernel_info(const struct session *s)
 	return s->info;
 }
 
+int session_write_file(struct session *s, const char *rel, const void *data, size_t len,
+		       struct strbuf *err)
+{
+	return channel_write(&s->ch, rel, data, len, err);
+}
+
 const char *session_kernel_image(void)
 {
 	return KERNEL_IMAGE;

@@ -138,6 +138,13 @@ const cJSON *session_kernel_info(const struct session *s);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
 
+/*
+ * Write a file into the channel (`rel` relative to it) so that the kernel can read it: tmp +
+ * rename, owned by the kernel's user. Returns 0 or -1 with `err` set.
+ */
+int session_write_file(struct session *s, const char *rel, const void *data, size_t len,
+		       struct strbuf *err);
+
 /* The container image this build's runner protocol needs ("cellbox-python:p1"). */
 const char *session_kernel_image(void);
 

@@ -509,7 +509,7 @@ int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
 	the_repl = NULL;
 	printer_release(&r.pr);
-	session_close(r.s);
+	cli_close_session(r.s);
 	free(r.history_path);
 	return rc;
 }

@@ -140,7 +140,8 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 out:
 	if (printer_ready)
 		printer_release(&pr);
-	session_close(s);
+	if (cli_close_session(s) < 0 && rc == EXIT_OK)
+		rc = EXIT_CELL_ERROR;
 	strbuf_release(&code);
 	strbuf_release(&err);
 	return rc;

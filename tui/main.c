@@ -1,6 +1,7 @@
 /* cellbox: command-line dispatch. */
 #include "cli.h"
 #include "backend.h"
+#include "files.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -109,6 +110,10 @@ const sigset_t *cli_wait_mask(void)
 	return &wait_mask;
 }
 
+/* The --copy-in and --copy-out flags, in order. */
+static const char *copy_in[64], *copy_out[64];
+static size_t n_copy_in, n_copy_out;
+
 struct session *cli_open_session(const struct cellbox_config *cfg)
 {
 	struct session_opts so;
@@ -121,8 +126,45 @@ struct session *cli_open_session(const struct cellbox_config *cfg)
 		cli_error("cannot start the kernel: %s", err.buf);
 	else
 		session_set_sigmask(s, &wait_mask);
+	for (size_t i = 0; s && i < n_copy_in; i++) {
+		char *src, *dst;
+
+		files_parse_spec(copy_in[i], &src, &dst);
+		strbuf_reset(&err);
+		if (files_copy_in(s, src, dst, &err) < 0) {
+			cli_error("%s", err.buf);
+			session_close(s);
+			s = NULL;
+		}
+		free(src);
+		free(dst);
+	}
 	strbuf_release(&err);
 	return s;
+}
+
+int cli_close_session(struct session *s)
+{
+	struct strbuf err = STRBUF_INIT;
+	int rc = 0;
+
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < n_copy_out && session_state(s) != SESSION_DEAD; i++) {
+		char *src, *dst;
+
+		files_parse_spec(copy_out[i], &src, &dst);
+		strbuf_reset(&err);
+		if (files_copy_out(s, src, dst, &err) < 0) {
+			cli_error("%s", err.buf);
+			rc = -1;
+		}
+		free(src);
+		free(dst);
+	}
+	session_close(s);
+	strbuf_release(&err);
+	return rc;
 }
 
 int cli_wait(struct session *s, unsigned long id)
@@ -174,6 +216,22 @@ int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
 {
 	const char *arg = argv[*i];
 
+	if (!strcmp(arg, "--copy-in") || !strcmp(arg, "--copy-out")) {
+		int in = !strcmp(arg, "--copy-in");
+		size_t *n = in ? &n_copy_in : &n_copy_out;
+
+		if (*i + 1 >= argc) {
+			cli_error("%s needs a value (SRC[:DST])", arg);
+			return -1;
+		}
+		if (*n >= ARRAY_SIZE(copy_in)) {
+			cli_error("%s: at most %zu files", arg, ARRAY_SIZE(copy_in));
+			return -1;
+		}
+		(in ? copy_in : copy_out)[(*n)++] = argv[++*i];
+		return 1;
+	}
+
 	for (size_t k = 0; k < ARRAY_SIZE(common_options); k++) {
 		size_t n = strlen(common_options[k].flag);
 		const char *value;
@@ -208,6 +266,8 @@ void cli_common_help(FILE *f)
 		snprintf(left, sizeof(left), "%s %s", common_options[k].flag, common_options[k].arg);
 		fprintf(f, "  %-26s %s\n", left, common_options[k].help);
 	}
+	fprintf(f, "  %-26s %s\n", "--copy-in SRC[:DST]", "copy a host file into the sandbox at start");
+	fprintf(f, "  %-26s %s\n", "--copy-out SRC[:DST]", "copy a sandbox file out at the end");
 	fprintf(f, "  %-26s %s\n", "-h, --help", "show help");
 }
 

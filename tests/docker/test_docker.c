@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "docker.h"
+#include "files.h"
 #include "session.h"
 #include "util.h"
 #include "../tap.h"
@@ -402,6 +403,43 @@ static void test_gc_after_kill9(void)
 	strbuf_release(&err);
 }
 
+static void test_copy_files(void)
+{
+	struct session *s = open_docker(NULL);
+	struct strbuf err = STRBUF_INIT, back = STRBUF_INIT;
+	char in[] = "/tmp/cellbox-copy-XXXXXX";
+	char *out;
+	int fd;
+
+	if (!s)
+		return;
+	fd = mkstemp(in);
+	CHECK(fd >= 0 && write(fd, "payload\n", 8) == 8);
+	close(fd);
+	out = xasprintf("%s.out", in);
+	/* In: onto the tmpfs work directory behind a read-only root. */
+	CHECK(files_copy_in(s, in, "sub/dir/data.txt", &err) == 0);
+	tap_note(err.buf);
+	expect_result(s, "open('/work/sub/dir/data.txt').read()", "'payload\\n'");
+	expect_result(s, "open('made.txt', 'w').write('from the sandbox')", "16");
+	CHECK(files_copy_out(s, "made.txt", out, &err) == 0);
+	CHECK(strbuf_read_file(&back, out, 1024) == 0);
+	CHECK_STR(back.buf, "from the sandbox");
+	strbuf_reset(&err);
+	CHECK(files_copy_in(s, in, "/etc/evil", &err) < 0);	/* the root stays read-only */
+	CHECK(strstr(err.buf, "Read-only file system") != NULL);
+	tap_note(err.buf);
+	strbuf_reset(&err);
+	CHECK(files_copy_out(s, "/no/such/file", out, &err) < 0);
+	CHECK(strstr(err.buf, "No such file") != NULL);
+	unlink(in);
+	unlink(out);
+	free(out);
+	strbuf_release(&err);
+	strbuf_release(&back);
+	session_close(s);
+}
+
 static const struct tap_test tests[] = {
 	{ "state_persists", test_state_persists },
 	{ "magics", test_magics },
@@ -413,6 +451,7 @@ static const struct tap_test tests[] = {
 	{ "read_only", test_read_only },
 	{ "fork_bomb", test_fork_bomb },
 	{ "gc_after_kill9", test_gc_after_kill9 },
+	{ "copy_files", test_copy_files },
 };
 
 /* Why the docker tests cannot run here, or NULL when they can. */
