@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define DEFAULT_IMAGE "cellbox-python:p1"
@@ -146,6 +147,38 @@ static void describe_size(struct strbuf *sb, unsigned long long n)
 		strbuf_addf(sb, "%llu MB", (n + (1ull << 19)) >> 20);
 }
 
+/*
+ * Podman (rootful) gives every container RLIMIT_NOFILE and RLIMIT_NPROC of 1048576 unless
+ * told otherwise; raising a limit above the hard limit the engine runs under needs
+ * CAP_SYS_RESOURCE, and where that is missing (a sandboxed machine) the runtime fails with
+ * "setrlimit RLIMIT_NPROC: Operation not permitted". Ask for our own hard limits instead
+ * (NPROC also capped at 32768: more is refused on such machines, and the pids limit is the
+ * real bound).
+ */
+static void add_podman_ulimits(cJSON *hc)
+{
+	static const struct { const char *name; int resource; rlim_t cap; } lims[] = {
+		{ "nofile", RLIMIT_NOFILE, 1048576 },
+		{ "nproc", RLIMIT_NPROC, 32768 },
+	};
+	cJSON *arr = cJSON_AddArrayToObject(hc, "Ulimits");
+
+	for (size_t i = 0; i < ARRAY_SIZE(lims); i++) {
+		struct rlimit rl;
+		cJSON *u;
+		rlim_t v = lims[i].cap;
+
+		if (getrlimit(lims[i].resource, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
+		    rl.rlim_max < v)
+			v = rl.rlim_max;
+		u = cJSON_CreateObject();
+		cJSON_AddStringToObject(u, "Name", lims[i].name);
+		cJSON_AddNumberToObject(u, "Soft", (double)v);
+		cJSON_AddNumberToObject(u, "Hard", (double)v);
+		cJSON_AddItemToArray(arr, u);
+	}
+}
+
 /* The body of POST /containers/create. */
 static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *spec)
 {
@@ -197,16 +230,24 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddStringToObject(hc, "NetworkMode", net);
 	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", !sb->writable_root);
 	tmpfs = cJSON_AddObjectToObject(hc, "Tmpfs");
-	snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=512m,mode=0700,uid=%u,gid=%u",
-		 (unsigned)uid, (unsigned)gid);
+	/* Podman 4.3 refuses uid= for tmpfs and ignores mode=; its own U option chowns. */
+	if (strcmp(db->engine, "podman"))
+		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=512m,mode=0700,uid=%u,gid=%u",
+			 (unsigned)uid, (unsigned)gid);
+	else
+		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=512m,U");
 	cJSON_AddStringToObject(tmpfs, "/work", buf);
-	cJSON_AddStringToObject(tmpfs, "/tmp", "rw,exec,nosuid,nodev,size=256m,mode=1777");
+	cJSON_AddStringToObject(tmpfs, "/tmp", strcmp(db->engine, "podman") ?
+				"rw,exec,nosuid,nodev,size=256m,mode=1777" :
+				"rw,exec,nosuid,nodev,size=256m,U");
 	add_list(hc, "CapDrop", sb->cap_drop ? sb->cap_drop : "ALL");
 	add_list(hc, "SecurityOpt", sb->security_opt ? sb->security_opt : "no-new-privileges");
 	cJSON_AddNumberToObject(hc, "PidsLimit", (double)(sb->pids ? sb->pids : DEFAULT_PIDS));
 	cJSON_AddNumberToObject(hc, "Memory", (double)db->memory);
 	cJSON_AddNumberToObject(hc, "MemorySwap", (double)db->memory);
 	cJSON_AddNumberToObject(hc, "NanoCpus", (sb->cpus > 0 ? sb->cpus : 1.0) * 1e9);
+	if (!strcmp(db->engine, "podman"))
+		add_podman_ulimits(hc);
 	return body;
 }
 
@@ -370,8 +411,14 @@ static void describe_exit(struct backend_docker *db, struct strbuf *why)
 	} else if (code > 128 && code < 128 + 65) {
 		int sig = code - 128;
 		const char *abbrev = sigabbrev_np(sig);
-		strbuf_addf(why, "kernel died (killed by signal %d%s%s)", sig, abbrev ? ", SIG" : "",
+		strbuf_addf(why, "kernel died (killed by signal %d%s%s", sig, abbrev ? ", SIG" : "",
 			    abbrev ? abbrev : "");
+		/* Podman on cgroup v1 does not report OOM kills: say what it may have been. */
+		if (sig == SIGKILL && strcmp(db->engine, "docker")) {
+			strbuf_addstr(why, "; out of memory? the limit is ");
+			describe_size(why, db->memory);
+		}
+		strbuf_addch(why, ')');
 	} else {
 		const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(state, "Error"));
 		strbuf_addf(why, "kernel died (exit code %d)", code);
