@@ -11,6 +11,7 @@
  *                the time measured is the protocol's, not the watcher's.
  *
  * Usage: bench_docker [N]   (N round trips of each; default 30)
+ * For podman: CELLBOX_BENCH_BACKEND=podman DOCKER_HOST=unix:///run/podman/podman.sock
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,10 @@ static const char watcher[] =
 	"    names = [n for n in os.listdir(q) if n.startswith('cmd') and n.endswith('.json')]\n"
 	"    for n in names:\n"
 	"        p = os.path.join(q, n)\n"
-	"        cmd = json.load(open(p))\n"
+	"        try:\n"
+	"            cmd = json.load(open(p))\n"
+	"        except ValueError:\n"
+	"            continue  # put_archive is still writing it\n"
 	"        r = shell.run_cell(cmd['code'], store_history=False)\n"
 	"        out = os.path.join(q, 'result' + n[3:])\n"
 	"        with open(out + '.tmp', 'w') as f:\n"
@@ -162,7 +166,7 @@ static double anchor_cell(struct docker *d, const char *id, int n)
 }
 
 /* Start the anchor's container: same image, a writable root for the archive API. */
-static char *anchor_start(struct docker *d)
+static char *anchor_start(struct docker *d, int podman)
 {
 	struct strbuf err = STRBUF_INIT;
 	cJSON *body = cJSON_CreateObject(), *cmd, *hc, *reply = NULL;
@@ -177,6 +181,11 @@ static char *anchor_start(struct docker *d)
 	cJSON_AddItemToObject(body, "Labels", cJSON_CreateObject());
 	hc = cJSON_AddObjectToObject(body, "HostConfig");
 	cJSON_AddStringToObject(hc, "NetworkMode", "none");
+	if (podman) {	/* see add_podman_ulimits() in engine/backend_docker.c */
+		cJSON *u = cJSON_AddArrayToObject(hc, "Ulimits");
+		cJSON_AddItemToArray(u, cJSON_Parse("{\"Name\":\"nofile\",\"Soft\":1024,\"Hard\":1024}"));
+		cJSON_AddItemToArray(u, cJSON_Parse("{\"Name\":\"nproc\",\"Soft\":4096,\"Hard\":4096}"));
+	}
 	cJSON_AddNumberToObject(hc, "Memory", 1 << 30);
 	if (docker_call(d, "POST", "/containers/create", body, &reply, &err) != 201)
 		fail("create", err.buf);
@@ -209,7 +218,9 @@ int main(int argc, char **argv)
 
 	if (n < 1)
 		n = 1;
-	so.backend = "docker";
+	so.backend = getenv("CELLBOX_BENCH_BACKEND");	/* podman: with DOCKER_HOST at its socket */
+	if (!so.backend)
+		so.backend = "docker";
 	if (docker_init(&d, NULL, &err) < 0)
 		fail("docker", err.buf);
 
@@ -235,7 +246,7 @@ int main(int argc, char **argv)
 	}
 	session_close(s);
 
-	id = anchor_start(&d);
+	id = anchor_start(&d, !strcmp(so.backend, "podman"));
 	for (int i = -2; i < n; i++) {
 		double ms = anchor_cell(&d, id, i + 2);
 		if (i >= 0)
@@ -245,15 +256,15 @@ int main(int argc, char **argv)
 	docker_call(&d, "DELETE", path, NULL, NULL, &err);
 	free(path);
 
-	printf("warm round trip of `pass` on docker (%s, engine API %s), median of %d:\n",
-	       session_kernel_image(), d.api, n);
+	printf("warm round trip of `pass` on %s (%s, engine API %s), median of %d:\n",
+	       so.backend, session_kernel_image(), d.api, n);
 	{
 		double a = median(theirs, n), b = median(ours, n);
 		printf("  llm-sandbox protocol (put_archive, exec test -f / 100 ms, get_archive, exec rm): %9.3f ms\n", a);
-		printf("  cellbox docker session (bind-mounted channel, inotify):                        %9.3f ms\n", b);
+		printf("  cellbox session (bind-mounted channel, inotify):                               %9.3f ms\n", b);
 		printf("  ratio: cellbox is %.0fx faster\n", a / b);
 	}
-	printf("cold start, create -> ready (docker session), median of 5: %.1f ms\n",
+	printf("cold start, create -> ready (%s session), median of 5: %.1f ms\n", so.backend,
 	       median(cold, 5));
 	docker_release(&d);
 	strbuf_release(&err);
