@@ -191,8 +191,13 @@ static char *anchor_start(struct docker *d, int podman)
 		fail("create", err.buf);
 	id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id")));
 	path = xasprintf("/containers/%s/start", id);
-	if (docker_call(d, "POST", path, NULL, NULL, &err) != 204)
+	if (docker_call(d, "POST", path, NULL, NULL, &err) != 204) {
+		char *rm = xasprintf("/containers/%s?force=1", id);
+		struct strbuf ignored = STRBUF_INIT;
+
+		docker_call(d, "DELETE", rm, NULL, NULL, &ignored);
 		fail("start", err.buf);
+	}
 	while (exec_run(d, id, ready) != 0) {
 		struct timespec ts = { 0, 50000000 };
 		nanosleep(&ts, NULL);
