@@ -7,11 +7,8 @@ struct backend *backend_new(const char *name, struct strbuf *err)
 {
 	if (!strcmp(name, "local"))
 		return backend_local_new();
-	if (!strcmp(name, "docker") || !strcmp(name, "podman")) {
-		strbuf_addf(err, "the %s backend is not available in this build yet; use --backend local",
-			    name);
-		return NULL;
-	}
+	if (!strcmp(name, "docker") || !strcmp(name, "podman"))
+		return backend_docker_new(name);
 	strbuf_addf(err, "unknown backend '%s' (expected local, docker or podman)", name);
 	return NULL;
 }

@@ -23,12 +23,30 @@
 #include <sys/types.h>
 #include "util.h"
 
+/*
+ * How a container backend confines the kernel. Zero / NULL members take the hardened
+ * defaults (given in brackets); the empty string turns a list setting off.
+ */
+struct sandbox_opts {
+	const char *image;		/* [cellbox-python:p<protocol>] */
+	const char *network;		/* NetworkMode [none]; "bridge" lets %pip install work */
+	double cpus;			/* CPU limit in CPUs [1] */
+	unsigned long long pids;	/* pids limit [256] */
+	int writable_root;		/* 1: the root file system is writable [read-only] */
+	const char *cap_drop;		/* comma-separated capabilities to drop [ALL] */
+	const char *security_opt;	/* comma-separated [no-new-privileges] */
+	const char *user;		/* uid[:gid] [the caller's uid, 1000 for root] */
+	const char *host;		/* engine socket [$DOCKER_HOST or the default] */
+};
+
 struct kernel_spec {
 	const char *channel_dir;	/* host path of the channel */
 	const char *runner;		/* host path of runner.py inside the channel */
 	const char *python;		/* interpreter (local backend) */
-	unsigned long long memory;	/* address-space limit in bytes, 0 = none */
+	unsigned long long memory;	/* limit in bytes, 0 = none (local: address space;
+					   containers: cgroup memory, 0 = 1 GB) */
 	const char *cwd;		/* working directory of the kernel, NULL = inherit */
+	const struct sandbox_opts *sandbox;	/* container backends; NULL = defaults */
 };
 
 struct backend;
@@ -42,13 +60,20 @@ struct backend_ops {
 	void (*kill)(struct backend *be);
 	void (*free)(struct backend *be);
 	void (*detach)(struct backend *be);
+	/*
+	 * Optional (NULL = nothing to do): the uid/gid the channel's files must belong to for
+	 * the kernel to use them (a container user other than ours). Returns 1 and sets them,
+	 * or 0 when the caller's own ownership is right.
+	 */
+	int (*channel_owner)(struct backend *be, const struct kernel_spec *spec, uid_t *uid,
+			     gid_t *gid);
 };
 
 struct backend {
 	const struct backend_ops *ops;
 };
 
-/* Create a backend by name ("local"); NULL with `err` set for an unknown name. */
+/* Create a backend by name ("local", "docker", "podman"); NULL with `err` set for an unknown name. */
 struct backend *backend_new(const char *name, struct strbuf *err);
 
 /* The local backend: fork/exec of the interpreter in its own process group. */
@@ -60,6 +85,19 @@ struct backend *backend_local_new(void);
  * kernel is gone, start() forks a kernel of our own as backend_local_new() does.
  */
 struct backend *backend_local_adopt(pid_t pid, const char *status_file);
+
+/*
+ * The container backends over the Engine API: "docker" talks to $DOCKER_HOST or
+ * /var/run/docker.sock, "podman" to $CONTAINER_HOST, $XDG_RUNTIME_DIR/podman/podman.sock or
+ * /run/podman/podman.sock.
+ */
+struct backend *backend_docker_new(const char *engine);
+/*
+ * Remove the containers of cellbox sessions whose process is gone (labels org.cellbox.*).
+ * Returns how many were removed, or -1 with `err` set. `out` (may be NULL) gets a line each.
+ */
+int backend_docker_gc(const char *engine, const char *host, struct strbuf *out,
+		      struct strbuf *err);
 
 /* Describe a wait(2) status the way the user reads it: "kernel died (exit code 3)". */
 void backend_describe_status(int status, struct strbuf *why);

@@ -68,6 +68,7 @@ int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 
 	ch->dir = NULL;
 	ch->notify_fd = -1;
+	ch->chown = 0;
 	if (mkdir_p(root) < 0) {
 		strbuf_addf(err, "cannot create '%s': %s", root, strerror(errno));
 		return -1;
@@ -126,6 +127,13 @@ int channel_write(const struct channel *ch, const char *rel, const void *data, s
 		strbuf_addf(err, "cannot write '%s': %s", tmp, strerror(errno));
 		goto out;
 	}
+	if (ch->chown && fchown(fd, ch->uid, ch->gid) < 0) {
+		strbuf_addf(err, "cannot give '%s' to uid %u: %s", tmp, (unsigned)ch->uid,
+			    strerror(errno));
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
 	if (write_all(fd, data, len) < 0) {
 		strbuf_addf(err, "cannot write '%s': %s", tmp, strerror(errno));
 		close(fd);
@@ -143,6 +151,28 @@ out:
 	free(tmp);
 	free(path);
 	return rc;
+}
+
+int channel_set_owner(struct channel *ch, uid_t uid, gid_t gid, struct strbuf *err)
+{
+	static const char *const names[] = { ".", "commands", "results", "plots", "runner.py", "log" };
+
+	ch->chown = 1;
+	ch->uid = uid;
+	ch->gid = gid;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		char *p = channel_path(ch, names[i]);
+		int rc = lchown(p, uid, gid);
+
+		if (rc < 0 && errno != ENOENT) {
+			strbuf_addf(err, "cannot give '%s' to uid %u: %s", p, (unsigned)uid,
+				    strerror(errno));
+			free(p);
+			return -1;
+		}
+		free(p);
+	}
+	return 0;
 }
 
 int channel_drain(const struct channel *ch)

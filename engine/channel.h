@@ -12,11 +12,15 @@
  */
 
 #include <stddef.h>
+#include <sys/types.h>
 #include "util.h"
 
 struct channel {
 	char *dir;		/* absolute path of the channel directory */
 	int notify_fd;		/* inotify descriptor (non-blocking), or -1: poll instead */
+	int chown;		/* files written get `uid`:`gid` (a container user) */
+	uid_t uid;
+	gid_t gid;
 };
 
 /*
@@ -36,6 +40,11 @@ char *channel_path(const struct channel *ch, const char *rel);
 /* Write a whole file atomically (tmp + rename). Returns 0 or -1 with `err` set. */
 int channel_write(const struct channel *ch, const char *rel, const void *data, size_t len,
 		  struct strbuf *err);
+/*
+ * Give the channel to another user (the kernel's, in a container): the directories and
+ * files so far, and every file channel_write() makes from now on. Returns 0 or -1 with `err`.
+ */
+int channel_set_owner(struct channel *ch, uid_t uid, gid_t gid, struct strbuf *err);
 /* Read and discard pending inotify events; returns how many were read. */
 int channel_drain(const struct channel *ch);
 /* Remove every file in commands/ and results/ (before a restarted runner serves). */

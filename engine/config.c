@@ -5,12 +5,13 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifndef CELLBOX_DEFAULT_PYTHON
 #define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
 #endif
 
-enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE, CFG_BOOL };
+enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE, CFG_NUMBER, CFG_BOOL };
 
 struct config_key {
 	const char *name;
@@ -18,14 +19,18 @@ struct config_key {
 	enum config_type type;
 	size_t offset;
 	const char *help;
+	const char *alias;	/* llm-sandbox's variable for the same thing, lower precedence */
 };
 
 #define KEY(n, e, t, field, h) \
 	{ .name = n, .env = e, .type = t, .offset = offsetof(struct cellbox_config, field), .help = h }
+#define KEYA(n, e, t, field, h, a) \
+	{ .name = n, .env = e, .type = t, .offset = offsetof(struct cellbox_config, field), \
+	  .help = h, .alias = a }
 
 static const struct config_key keys[] = {
 	KEY("backend", "CELLBOX_BACKEND", CFG_STRING, backend,
-	    "where the kernel runs: local"),
+	    "where the kernel runs: local, docker, podman"),
 	KEY("python", "CELLBOX_PYTHON", CFG_STRING, python,
 	    "interpreter of the local backend (needs IPython)"),
 	KEY("timeout", "CELLBOX_TIMEOUT", CFG_SECONDS, timeout,
@@ -46,6 +51,24 @@ static const struct config_key keys[] = {
 	    "when the pool is exhausted: wait, fail-fast or temporary"),
 	KEY("pool-timeout", "CELLBOX_POOL_TIMEOUT", CFG_SECONDS, pool_timeout,
 	    "seconds to wait for a free pooled kernel"),
+	KEYA("image", "CELLBOX_IMAGE", CFG_STRING, image,
+	     "container image of the kernel (default cellbox-python:p<protocol>)", NULL),
+	KEYA("network", "CELLBOX_NETWORK", CFG_STRING, network,
+	     "container network: none (default), bridge, host", "SANDBOX_NETWORK_MODE"),
+	KEYA("cpus", "CELLBOX_CPUS", CFG_NUMBER, cpus,
+	     "CPU limit of the container in CPUs (0 = 1)", "SANDBOX_CPU_COUNT"),
+	KEYA("pids", "CELLBOX_PIDS", CFG_SIZE, pids,
+	     "processes the container may have (0 = 256)", NULL),
+	KEYA("read-only", "CELLBOX_READ_ONLY", CFG_BOOL, read_only,
+	     "read-only container root file system (true/false)", "SANDBOX_READ_ONLY"),
+	KEYA("cap-drop", "CELLBOX_CAP_DROP", CFG_STRING, cap_drop,
+	     "capabilities to drop, comma-separated (ALL; none)", "SANDBOX_CAP_DROP"),
+	KEYA("security-opt", "CELLBOX_SECURITY_OPT", CFG_STRING, security_opt,
+	     "container security options (no-new-privileges; none)", "SANDBOX_SECURITY_OPT"),
+	KEYA("user", "CELLBOX_USER", CFG_STRING, user,
+	     "container user uid[:gid] (default: ours, 1000 for root)", NULL),
+	KEYA("docker-host", "CELLBOX_DOCKER_HOST", CFG_STRING, docker_host,
+	     "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)", NULL),
 };
 
 void config_defaults(struct cellbox_config *cfg)
@@ -58,6 +81,7 @@ void config_defaults(struct cellbox_config *cfg)
 	cfg->pool_name = xstrdup("default");
 	cfg->pool_strategy = xstrdup("wait");
 	cfg->pool_timeout = 30;
+	cfg->read_only = 1;
 }
 
 void config_release(struct cellbox_config *cfg)
@@ -67,6 +91,12 @@ void config_release(struct cellbox_config *cfg)
 	free(cfg->runtime_dir);
 	free(cfg->pool_name);
 	free(cfg->pool_strategy);
+	free(cfg->image);
+	free(cfg->network);
+	free(cfg->cap_drop);
+	free(cfg->security_opt);
+	free(cfg->user);
+	free(cfg->docker_host);
 	free(cfg->source);
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -122,15 +152,21 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 			return -1;
 		}
 		break;
+	case CFG_NUMBER:
+		if (parse_seconds(value, (double *)field) < 0) {
+			strbuf_addf(err, "%s: '%s' is not a non-negative number", k->name, value);
+			return -1;
+		}
+		break;
 	case CFG_BOOL:
-		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "1") ||
-		    !strcmp(value, "on")) {
+		if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1") ||
+		    !strcasecmp(value, "on")) {
 			*(int *)field = 1;
-		} else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0") ||
-			   !strcmp(value, "off")) {
+		} else if (!strcasecmp(value, "false") || !strcasecmp(value, "no") ||
+			   !strcmp(value, "0") || !strcasecmp(value, "off")) {
 			*(int *)field = 0;
 		} else {
-			strbuf_addf(err, "%s: '%s' is not yes or no", k->name, value);
+			strbuf_addf(err, "%s: '%s' is not true or false", k->name, value);
 			return -1;
 		}
 		break;
@@ -222,11 +258,15 @@ int config_load(struct cellbox_config *cfg, struct strbuf *err)
 	free(path);
 	strbuf_release(&text);
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(keys); i++) {
-		const char *v = getenv(keys[i].env);
+		const char *v = getenv(keys[i].env), *env = keys[i].env;
 		struct strbuf why = STRBUF_INIT;
 
+		if ((!v || !*v) && keys[i].alias) {
+			env = keys[i].alias;
+			v = getenv(env);
+		}
 		if (v && *v && config_set(cfg, keys[i].name, v, &why) < 0) {
-			strbuf_addf(err, "%s: %s", keys[i].env, why.buf);
+			strbuf_addf(err, "%s: %s", env, why.buf);
 			rc = -1;
 		}
 		strbuf_release(&why);
@@ -252,8 +292,11 @@ void config_describe(const struct cellbox_config *cfg, struct strbuf *out)
 		case CFG_SIZE:
 			strbuf_addf(&val, "%llu", *(const unsigned long long *)field);
 			break;
+		case CFG_NUMBER:
+			strbuf_addf(&val, "%g", *(const double *)field);
+			break;
 		case CFG_BOOL:
-			strbuf_addstr(&val, *(const int *)field ? "yes" : "no");
+			strbuf_addstr(&val, *(const int *)field ? "true" : "false");
 			break;
 		}
 		strbuf_addf(out, "  %-16s %-20s %-24s %s\n", keys[i].name, val.buf, keys[i].env,

@@ -23,6 +23,16 @@ struct cellbox_config {
 	char *pool_name;		/* pool-name = default */
 	char *pool_strategy;		/* pool-strategy = wait | fail-fast | temporary */
 	double pool_timeout;		/* pool-timeout = 30 (seconds a wait may last) */
+	/* Container backends (docker, podman); NULL / 0 = the hardened default. */
+	char *image;			/* image = cellbox-python:p<protocol> */
+	char *network;			/* network = none */
+	double cpus;			/* cpus = 1 */
+	unsigned long long pids;	/* pids = 256 */
+	int read_only;			/* read-only = true (1), false (0) */
+	char *cap_drop;			/* cap-drop = ALL ("none" drops nothing) */
+	char *security_opt;		/* security-opt = no-new-privileges ("none") */
+	char *user;			/* user = uid[:gid] */
+	char *docker_host;		/* docker-host = $DOCKER_HOST */
 	char *source;			/* the config file that was read, or NULL */
 };
 

@@ -18,6 +18,10 @@
 #define POLL_INTERVAL 0.010		/* without inotify */
 #define REAP_INTERVAL 0.100		/* without an exit descriptor */
 #define LOG_TAIL 2048
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* The container image of this protocol (scripts/build-image makes it). */
+#define KERNEL_IMAGE "cellbox-python:p" STR(PROTOCOL_VERSION)
 
 extern const unsigned char runner_py[];
 extern const size_t runner_py_len;
@@ -161,6 +165,7 @@ static int start_kernel(struct session *s, struct strbuf *err)
 	spec.python = s->python;
 	spec.memory = s->opts.memory;
 	spec.cwd = s->cwd;
+	spec.sandbox = &s->opts.sandbox;
 	if (s->be->ops->start(s->be, &spec, err) < 0)
 		goto out;
 	exit_fd = s->be->ops->exit_fd(s->be);
@@ -253,6 +258,8 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 	struct epoll_event ev = { .events = EPOLLIN };
 
 	s->opts = *opts;
+	if (!s->opts.sandbox.image || !*s->opts.sandbox.image)
+		s->opts.sandbox.image = KERNEL_IMAGE;
 	s->backend_name = xstrdup(opts->backend ? opts->backend : "local");
 	s->python = xstrdup(opts->python ? opts->python : "/usr/bin/python3");
 	s->runtime_dir = opts->runtime_dir ? xstrdup(opts->runtime_dir) : default_runtime_dir();
@@ -384,6 +391,15 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		goto fail;
 	if (channel_create(&s->ch, s->runtime_dir, err) < 0)
 		goto fail;
+	if (s->be->ops->channel_owner) {
+		struct kernel_spec spec = { .channel_dir = s->ch.dir, .sandbox = &s->opts.sandbox };
+		uid_t uid;
+		gid_t gid;
+
+		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid) &&
+		    channel_set_owner(&s->ch, uid, gid, err) < 0)
+			goto fail;
+	}
 	if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
 		goto fail;
 	watch_channel(s);
@@ -799,6 +815,17 @@ const char *session_channel_dir(const struct session *s)
 const cJSON *session_kernel_info(const struct session *s)
 {
 	return s->info;
+}
+
+int session_write_file(struct session *s, const char *rel, const void *data, size_t len,
+		       struct strbuf *err)
+{
+	return channel_write(&s->ch, rel, data, len, err);
+}
+
+const char *session_kernel_image(void)
+{
+	return KERNEL_IMAGE;
 }
 
 const char *session_backend_name(const struct session *s)

@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <cjson/cJSON.h>
 #include "pool.h"
+#include "backend.h"
 #include "util.h"
 
 enum session_state {
@@ -70,6 +71,7 @@ struct session_opts {
 	const char *pool_dir;		/* take a warm kernel from this pool (pool.h); NULL = no */
 	enum pool_strategy pool_strategy;	/* when the pool has none free */
 	double pool_timeout;		/* seconds POOL_WAIT waits; 0 = 30 */
+	struct sandbox_opts sandbox;	/* docker/podman: image and limits (strings borrowed) */
 	session_state_fn on_state;
 	void *state_data;
 };
@@ -160,6 +162,16 @@ const cJSON *session_kernel_info(const struct session *s);
 char *session_runtime_dir(const char *configured);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
+
+/*
+ * Write a file into the channel (`rel` relative to it) so that the kernel can read it: tmp +
+ * rename, owned by the kernel's user. Returns 0 or -1 with `err` set.
+ */
+int session_write_file(struct session *s, const char *rel, const void *data, size_t len,
+		       struct strbuf *err);
+
+/* The container image this build's runner protocol needs ("cellbox-python:p1"). */
+const char *session_kernel_image(void);
 
 /* Name of an event type as the protocol spells it ("stream", ...). */
 const char *session_event_name(enum session_event_type type);

@@ -34,7 +34,9 @@ extern volatile sig_atomic_t cli_sigint;
 
 /*
  * Try to take argv[*i] (and its value) as an option every command accepts: --backend,
- * --python, --timeout, --memory, --startup-timeout, --runtime-dir. Returns 1 when taken,
+ * --python, --timeout, --memory, --startup-timeout, --runtime-dir, the container settings
+ * and --copy-in / --copy-out (repeatable; done by cli_open_session / cli_close_session).
+ * Returns 1 when taken,
  * 0 when it is not a common option, -1 after printing an error.
  */
 int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg);
@@ -51,6 +53,11 @@ void cli_catch_sigint(void);
 const sigset_t *cli_wait_mask(void);
 /* Open a session with the front end's settings; NULL after printing why. */
 struct session *cli_open_session(const struct cellbox_config *cfg);
+/*
+ * Close a session from cli_open_session(), first copying out the --copy-out files.
+ * Returns -1 when a copy failed (after printing why), else 0. NULL is fine.
+ */
+int cli_close_session(struct session *s);
 /*
  * Wait for request `id`, turning Ctrl-C into an interrupt of the kernel. Returns 1 when the
  * user pressed Ctrl-C during the wait (the request has still ended), else 0.

@@ -508,7 +508,7 @@ int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 	the_repl = &r;
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
 	the_repl = NULL;
-	session_close(r.s);
+	cli_close_session(r.s);
 	printer_release(&r.pr);
 	free(r.history_path);
 	return rc;

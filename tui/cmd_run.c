@@ -138,7 +138,9 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 			cli_error("%s", reason);
 	}
 out:
-	session_close(s);	/* first: it may still end requests through the printer */
+	/* First: closing may still end requests through the printer. */
+	if (cli_close_session(s) < 0 && rc == EXIT_OK)
+		rc = EXIT_CELL_ERROR;
 	if (printer_ready)
 		printer_release(&pr);
 	strbuf_release(&code);

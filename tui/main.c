@@ -1,5 +1,7 @@
 /* cellbox: command-line dispatch. */
 #include "cli.h"
+#include "backend.h"
+#include "files.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@ volatile sig_atomic_t cli_sigint;
 
 static int cmd_config(int argc, char **argv, struct cellbox_config *cfg);
 static int cmd_version(int argc, char **argv, struct cellbox_config *cfg);
+static int cmd_gc(int argc, char **argv, struct cellbox_config *cfg);
 
 static const struct cli_command commands[] = {
 	{
@@ -70,6 +73,15 @@ static const struct cli_command commands[] = {
 		.help = "",
 	},
 	{
+		.name = "gc",
+		.run = cmd_gc,
+		.usage = "gc [--backend docker|podman]",
+		.summary = "remove the containers of cellbox sessions whose process died",
+		.help = "  Every container cellbox starts is labelled with the pid of its cellbox;\n"
+			"  gc removes those whose process is gone (and their channel directories).\n"
+			"  A docker or podman session does the same once when it starts.\n",
+	},
+	{
 		.name = "version",
 		.run = cmd_version,
 		.usage = "version",
@@ -120,12 +132,15 @@ const sigset_t *cli_wait_mask(void)
 	return &wait_mask;
 }
 
+/* The --copy-in and --copy-out flags, in order. */
+static const char *copy_in[64], *copy_out[64];
+static size_t n_copy_in, n_copy_out;
+
 struct session *cli_open_session(const struct cellbox_config *cfg)
 {
 	struct session_opts so;
 	struct strbuf err = STRBUF_INIT;
 	struct session *s;
-
 	char *runtime = NULL, *pool = NULL;
 
 	cli_session_opts(cfg, &so);
@@ -144,10 +159,47 @@ struct session *cli_open_session(const struct cellbox_config *cfg)
 		if (session_pool_note(s))
 			cli_error("note: %s", session_pool_note(s));
 	}
+	for (size_t i = 0; s && i < n_copy_in; i++) {
+		char *src, *dst;
+
+		files_parse_spec(copy_in[i], &src, &dst);
+		strbuf_reset(&err);
+		if (files_copy_in(s, src, dst, &err) < 0) {
+			cli_error("%s", err.buf);
+			session_close(s);
+			s = NULL;
+		}
+		free(src);
+		free(dst);
+	}
 	strbuf_release(&err);
 	free(runtime);
 	free(pool);
 	return s;
+}
+
+int cli_close_session(struct session *s)
+{
+	struct strbuf err = STRBUF_INIT;
+	int rc = 0;
+
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < n_copy_out && session_state(s) != SESSION_DEAD; i++) {
+		char *src, *dst;
+
+		files_parse_spec(copy_out[i], &src, &dst);
+		strbuf_reset(&err);
+		if (files_copy_out(s, src, dst, &err) < 0) {
+			cli_error("%s", err.buf);
+			rc = -1;
+		}
+		free(src);
+		free(dst);
+	}
+	session_close(s);
+	strbuf_release(&err);
+	return rc;
 }
 
 int cli_wait(struct session *s, unsigned long id)
@@ -179,7 +231,7 @@ static const struct {
 	const char *arg;
 	const char *help;
 } common_options[] = {
-	{ "--backend", "backend", "NAME", "where the kernel runs: local (default)" },
+	{ "--backend", "backend", "NAME", "where the kernel runs: local (default), docker, podman" },
 	{ "--python", "python", "PATH", "interpreter of the local backend" },
 	{ "--timeout", "timeout", "S", "interrupt a cell after S seconds (0 = never)" },
 	{ "--memory", "memory", "SIZE", "memory limit of the kernel (512m, 1g; 0 = none)" },
@@ -189,11 +241,35 @@ static const struct {
 	{ "--pool-name", "pool-name", "NAME", "which pool (default: default)" },
 	{ "--pool-strategy", "pool-strategy", "S", "none free: wait, fail-fast or temporary" },
 	{ "--pool-timeout", "pool-timeout", "S", "wait at most S seconds for a pooled kernel" },
+	{ "--image", "image", "IMAGE", "container image of the kernel (docker, podman)" },
+	{ "--network", "network", "MODE", "container network: none (default), bridge" },
+	{ "--cpus", "cpus", "N", "container CPU limit (default 1)" },
+	{ "--pids", "pids", "N", "container process limit (default 256)" },
+	{ "--read-only", "read-only", "BOOL", "read-only container root (default true)" },
+	{ "--cap-drop", "cap-drop", "LIST", "capabilities to drop (default ALL; none)" },
+	{ "--security-opt", "security-opt", "LIST", "default no-new-privileges; none" },
+	{ "--user", "user", "UID[:GID]", "container user (default ours, 1000 for root)" },
 };
 
 int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
 {
 	const char *arg = argv[*i];
+
+	if (!strcmp(arg, "--copy-in") || !strcmp(arg, "--copy-out")) {
+		int in = !strcmp(arg, "--copy-in");
+		size_t *n = in ? &n_copy_in : &n_copy_out;
+
+		if (*i + 1 >= argc) {
+			cli_error("%s needs a value (SRC[:DST])", arg);
+			return -1;
+		}
+		if (*n >= ARRAY_SIZE(copy_in)) {
+			cli_error("%s: at most %zu files", arg, ARRAY_SIZE(copy_in));
+			return -1;
+		}
+		(in ? copy_in : copy_out)[(*n)++] = argv[++*i];
+		return 1;
+	}
 
 	for (size_t k = 0; k < ARRAY_SIZE(common_options); k++) {
 		size_t n = strlen(common_options[k].flag);
@@ -232,6 +308,8 @@ void cli_common_help(FILE *f)
 			 common_options[k].arg ? common_options[k].arg : "");
 		fprintf(f, "  %-26s %s\n", left, common_options[k].help);
 	}
+	fprintf(f, "  %-26s %s\n", "--copy-in SRC[:DST]", "copy a host file into the sandbox at start");
+	fprintf(f, "  %-26s %s\n", "--copy-out SRC[:DST]", "copy a sandbox file out at the end");
 	fprintf(f, "  %-26s %s\n", "-h, --help", "show help");
 }
 
@@ -244,6 +322,16 @@ void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o)
 	o->startup_timeout = cfg->startup_timeout;
 	o->interrupt_grace = cfg->interrupt_grace;
 	o->memory = cfg->memory;
+	o->sandbox.image = cfg->image;
+	o->sandbox.network = cfg->network;
+	o->sandbox.cpus = cfg->cpus;
+	o->sandbox.pids = cfg->pids;
+	o->sandbox.writable_root = !cfg->read_only;
+	o->sandbox.cap_drop = cfg->cap_drop && !strcmp(cfg->cap_drop, "none") ? "" : cfg->cap_drop;
+	o->sandbox.security_opt = cfg->security_opt && !strcmp(cfg->security_opt, "none") ? "" :
+				  cfg->security_opt;
+	o->sandbox.user = cfg->user;
+	o->sandbox.host = cfg->docker_host;
 }
 
 int cli_read_code(const char *path, struct strbuf *code)
@@ -307,6 +395,36 @@ static int cmd_version(int argc, char **argv, struct cellbox_config *cfg)
 {
 	(void)argc, (void)argv, (void)cfg;
 	printf("cellbox %s\n", CELLBOX_VERSION);
+	return EXIT_OK;
+}
+
+static int cmd_gc(int argc, char **argv, struct cellbox_config *cfg)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	const char *engine;
+	int n;
+
+	for (int i = 1; i < argc; i++) {
+		int rc = cli_common_option(argc, argv, &i, cfg);
+		if (rc < 0)
+			return EXIT_USAGE;
+		if (rc == 0) {
+			cli_error("gc: unknown argument '%s'", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	engine = strcmp(cfg->backend, "podman") ? "docker" : "podman";
+	n = backend_docker_gc(engine, cfg->docker_host, &out, &err);
+	if (n < 0) {
+		cli_error("gc: %s", err.buf);
+		strbuf_release(&err);
+		return EXIT_NO_KERNEL;
+	}
+	if (out.len)
+		fputs(out.buf, stdout);
+	printf("%d container%s removed\n", n, n == 1 ? "" : "s");
+	strbuf_release(&out);
+	strbuf_release(&err);
 	return EXIT_OK;
 }
 

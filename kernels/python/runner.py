@@ -801,6 +801,24 @@ def _filter_data(data):
     return out, plot
 
 
+def _guard_pip():
+    """In a container without a network, make %pip say so instead of retrying for minutes."""
+    network = os.environ.get("CELLBOX_NETWORK")
+    if network != "none":
+        return
+    pip = _S.shell.find_line_magic("pip")
+
+    def pip_without_network(line):
+        if line.split()[:1] in (["install"], ["download"]):
+            print("cellbox: %pip {} needs the network, and this sandbox has no network "
+                  "(network = none); start cellbox with --network bridge to allow it"
+                  .format(line.split()[0]), file=sys.stderr)
+            return None
+        return pip(line) if pip else None
+
+    _S.shell.register_magic_function(pip_without_network, "line", "pip")
+
+
 def _make_shell():
     InteractiveShell = _import_ipython()
     from traitlets import Type
@@ -1263,6 +1281,7 @@ def main(argv):
         os.unsetenv("MPLBACKEND")
         sys.meta_path.append(_MplFinder)
         _S.shell = _make_shell()
+        _guard_pip()
         import getpass
         builtins.input = _input
         getpass.getpass = _getpass

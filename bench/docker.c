@@ -1,0 +1,280 @@
+/*
+ * The docker backend against llm-sandbox's way of talking to a container, in one run on the
+ * same engine and image:
+ *
+ *   cellbox      a docker session: the warm round trip of `pass` through the bind-mounted
+ *                channel (session_execute .. done), and cold start (create -> ready).
+ *   llm-sandbox  a re-creation of its per-cell calls (InteractiveSandboxSession over the
+ *                Python SDK): put_archive of the command file, `exec test -f` of the result
+ *                every 100 ms (poll_interval), get_archive of the result, `exec rm`. The
+ *                container runs a small IPython watcher that polls its queue every 5 ms, so
+ *                the time measured is the protocol's, not the watcher's.
+ *
+ * Usage: bench_docker [N]   (N round trips of each; default 30)
+ * For podman: CELLBOX_BENCH_BACKEND=podman DOCKER_HOST=unix:///run/podman/podman.sock
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "docker.h"
+#include "session.h"
+#include "util.h"
+
+#define POLL_INTERVAL_NS 100000000L	/* llm-sandbox's poll_interval = 0.1 */
+#define QUEUE "/home/cellbox/q"
+
+static const char watcher[] =
+	"import json, os, time\n"
+	"from IPython.core.interactiveshell import InteractiveShell\n"
+	"shell = InteractiveShell.instance()\n"
+	"q = '" QUEUE "'\n"
+	"os.makedirs(q, exist_ok=True)\n"
+	"while True:\n"
+	"    names = [n for n in os.listdir(q) if n.startswith('cmd') and n.endswith('.json')]\n"
+	"    for n in names:\n"
+	"        p = os.path.join(q, n)\n"
+	"        try:\n"
+	"            cmd = json.load(open(p))\n"
+	"        except ValueError:\n"
+	"            continue  # put_archive is still writing it\n"
+	"        r = shell.run_cell(cmd['code'], store_history=False)\n"
+	"        out = os.path.join(q, 'result' + n[3:])\n"
+	"        with open(out + '.tmp', 'w') as f:\n"
+	"            json.dump({'ok': r.success}, f)\n"
+	"        os.rename(out + '.tmp', out)\n"
+	"        os.unlink(p)\n"
+	"    time.sleep(0.005)\n";
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sort and return the median. */
+static double median(double *t, int n)
+{
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/* Die with a message. */
+static void __attribute__((noreturn)) fail(const char *what, const char *why)
+{
+	fprintf(stderr, "bench_docker: %s: %s\n", what, why);
+	exit(1);
+}
+
+/* A one-file ustar archive of `name` with `data`. */
+static void tar_one(struct strbuf *tar, const char *name, const char *data, size_t len)
+{
+	char h[512];
+	unsigned sum = 0;
+	size_t pad = (512 - len % 512) % 512;
+
+	memset(h, 0, sizeof(h));
+	snprintf(h, 100, "%s", name);
+	snprintf(h + 100, 8, "%07o", 0644);
+	snprintf(h + 108, 8, "%07o", 1000);
+	snprintf(h + 116, 8, "%07o", 1000);
+	snprintf(h + 124, 12, "%011zo", len);
+	snprintf(h + 136, 12, "%011lo", (unsigned long)time(NULL));
+	memset(h + 148, ' ', 8);
+	h[156] = '0';
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	for (size_t i = 0; i < sizeof(h); i++)
+		sum += (unsigned char)h[i];
+	snprintf(h + 148, 8, "%06o", sum);
+	strbuf_add(tar, h, sizeof(h));
+	strbuf_add(tar, data, len);
+	for (size_t i = 0; i < pad + 1024; i++)
+		strbuf_addch(tar, 0);
+}
+
+/* Run a command in the container the way docker-py's exec_run does; returns its exit code. */
+static int exec_run(struct docker *d, const char *id, const char *const *argv)
+{
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT, out = STRBUF_INIT;
+	cJSON *body = cJSON_CreateObject(), *cmd, *reply = NULL;
+	char *exec_id;
+	int code;
+
+	cJSON_AddBoolToObject(body, "AttachStdout", 1);
+	cJSON_AddBoolToObject(body, "AttachStderr", 1);
+	cmd = cJSON_AddArrayToObject(body, "Cmd");
+	for (; *argv; argv++)
+		cJSON_AddItemToArray(cmd, cJSON_CreateString(*argv));
+	strbuf_addf(&path, "/containers/%s/exec", id);
+	if (docker_call(d, "POST", path.buf, body, &reply, &err) != 201)
+		fail("exec create", err.buf);
+	exec_id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id")));
+	cJSON_Delete(reply);
+	cJSON_Delete(body);
+	strbuf_reset(&path);
+	strbuf_addf(&path, "/exec/%s/start", exec_id);
+	if (docker_request(d, "POST", path.buf, "application/json",
+			   "{\"Detach\":false,\"Tty\":false}", 29, &out, &err) != 200)
+		fail("exec start", err.buf);
+	strbuf_reset(&path);
+	strbuf_addf(&path, "/exec/%s/json", exec_id);
+	if (docker_call(d, "GET", path.buf, NULL, &reply, &err) != 200)
+		fail("exec inspect", err.buf);
+	code = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(reply, "ExitCode"));
+	cJSON_Delete(reply);
+	free(exec_id);
+	strbuf_release(&err);
+	strbuf_release(&path);
+	strbuf_release(&out);
+	return code;
+}
+
+/* One cell the llm-sandbox way; returns milliseconds. */
+static double anchor_cell(struct docker *d, const char *id, int n)
+{
+	struct strbuf tar = STRBUF_INIT, err = STRBUF_INIT, path = STRBUF_INIT, got = STRBUF_INIT;
+	char name[64], result[128];
+	const char *test[] = { "test", "-f", result, NULL };
+	const char *rm[] = { "rm", "-f", result, NULL };
+	double t0 = now_monotonic();
+
+	snprintf(name, sizeof(name), "cmd%06d.json", n);
+	snprintf(result, sizeof(result), QUEUE "/result%06d.json", n);
+	tar_one(&tar, name, "{\"code\": \"pass\"}", 16);
+	strbuf_addf(&path, "/containers/%s/archive?path=" QUEUE, id);
+	if (docker_request(d, "PUT", path.buf, "application/x-tar", tar.buf, tar.len, NULL,
+			   &err) != 200)
+		fail("put_archive", err.buf);
+	while (exec_run(d, id, test) != 0) {
+		struct timespec ts = { 0, POLL_INTERVAL_NS };
+		nanosleep(&ts, NULL);
+	}
+	strbuf_reset(&path);
+	strbuf_addf(&path, "/containers/%s/archive?path=%s", id, result);
+	if (docker_request(d, "GET", path.buf, NULL, NULL, 0, &got, &err) != 200 ||
+	    !memmem(got.buf, got.len, "\"ok\": true", 10))
+		fail("get_archive", err.len ? err.buf : "no result");
+	exec_run(d, id, rm);
+	strbuf_release(&tar);
+	strbuf_release(&err);
+	strbuf_release(&path);
+	strbuf_release(&got);
+	return (now_monotonic() - t0) * 1e3;
+}
+
+/* Start the anchor's container: same image, a writable root for the archive API. */
+static char *anchor_start(struct docker *d, int podman)
+{
+	struct strbuf err = STRBUF_INIT;
+	cJSON *body = cJSON_CreateObject(), *cmd, *hc, *reply = NULL;
+	char *id, *path;
+	const char *ready[] = { "test", "-d", QUEUE, NULL };
+
+	cJSON_AddStringToObject(body, "Image", session_kernel_image());
+	cmd = cJSON_AddArrayToObject(body, "Cmd");
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("python3"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(watcher));
+	cJSON_AddItemToObject(body, "Labels", cJSON_CreateObject());
+	hc = cJSON_AddObjectToObject(body, "HostConfig");
+	cJSON_AddStringToObject(hc, "NetworkMode", "none");
+	if (podman) {	/* see add_podman_ulimits() in engine/backend_docker.c */
+		cJSON *u = cJSON_AddArrayToObject(hc, "Ulimits");
+		cJSON_AddItemToArray(u, cJSON_Parse("{\"Name\":\"nofile\",\"Soft\":1024,\"Hard\":1024}"));
+		cJSON_AddItemToArray(u, cJSON_Parse("{\"Name\":\"nproc\",\"Soft\":4096,\"Hard\":4096}"));
+	}
+	cJSON_AddNumberToObject(hc, "Memory", 1 << 30);
+	if (docker_call(d, "POST", "/containers/create", body, &reply, &err) != 201)
+		fail("create", err.buf);
+	id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id")));
+	path = xasprintf("/containers/%s/start", id);
+	if (docker_call(d, "POST", path, NULL, NULL, &err) != 204) {
+		char *rm = xasprintf("/containers/%s?force=1", id);
+		struct strbuf ignored = STRBUF_INIT;
+
+		docker_call(d, "DELETE", rm, NULL, NULL, &ignored);
+		fail("start", err.buf);
+	}
+	while (exec_run(d, id, ready) != 0) {
+		struct timespec ts = { 0, 50000000 };
+		nanosleep(&ts, NULL);
+	}
+	free(path);
+	cJSON_Delete(body);
+	cJSON_Delete(reply);
+	strbuf_release(&err);
+	return id;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 30, warm = 5;
+	double *ours = xcalloc((size_t)n, sizeof(double));
+	double *theirs = xcalloc((size_t)n, sizeof(double));
+	double *cold = xcalloc(5, sizeof(double));
+	struct session_opts so = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct docker d;
+	struct session *s;
+	char *id, *path;
+
+	if (n < 1)
+		n = 1;
+	so.backend = getenv("CELLBOX_BENCH_BACKEND");	/* podman: with DOCKER_HOST at its socket */
+	if (!so.backend)
+		so.backend = "docker";
+	if (docker_init(&d, NULL, &err) < 0)
+		fail("docker", err.buf);
+
+	/* Cold start: session_open() returns once the runner wrote `ready`. */
+	for (int i = 0; i < 5; i++) {
+		double t0 = now_monotonic();
+		s = session_open(&so, &err);
+		if (!s)
+			fail("session", err.buf);
+		cold[i] = (now_monotonic() - t0) * 1e3;
+		if (i < 4)
+			session_close(s);
+	}
+	for (int i = -warm; i < n; i++) {
+		double t0 = now_monotonic();
+		unsigned long rid = session_execute(s, "pass", 0, 0, NULL, NULL, &err);
+		if (!rid)
+			fail("execute", err.buf);
+		while (session_wait(s, rid) < 0)
+			;
+		if (i >= 0)
+			ours[i] = (now_monotonic() - t0) * 1e3;
+	}
+	session_close(s);
+
+	id = anchor_start(&d, !strcmp(so.backend, "podman"));
+	for (int i = -2; i < n; i++) {
+		double ms = anchor_cell(&d, id, i + 2);
+		if (i >= 0)
+			theirs[i] = ms;
+	}
+	path = xasprintf("/containers/%s?force=1", id);
+	docker_call(&d, "DELETE", path, NULL, NULL, &err);
+	free(path);
+
+	printf("warm round trip of `pass` on %s (%s, engine API %s), median of %d:\n",
+	       so.backend, session_kernel_image(), d.api, n);
+	{
+		double a = median(theirs, n), b = median(ours, n);
+		printf("  llm-sandbox protocol (put_archive, exec test -f / 100 ms, get_archive, exec rm): %9.3f ms\n", a);
+		printf("  cellbox session (bind-mounted channel, inotify):                               %9.3f ms\n", b);
+		printf("  ratio: cellbox is %.0fx faster\n", a / b);
+	}
+	printf("cold start, create -> ready (%s session), median of 5: %.1f ms\n", so.backend,
+	       median(cold, 5));
+	docker_release(&d);
+	strbuf_release(&err);
+	free(ours);
+	free(theirs);
+	free(cold);
+	return 0;
+}

@@ -1,0 +1,604 @@
+/* The docker and podman backends: the runner as a container's command, over the Engine API. */
+#include "backend.h"
+#include "docker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define DEFAULT_IMAGE "cellbox-python:p1"
+#define DEFAULT_MEMORY (1ull << 30)
+#define DEFAULT_PIDS 256
+#define CONTAINER_UID 1000
+#define LABEL_PID "org.cellbox.pid"
+#define LABEL_START "org.cellbox.start"
+#define LABEL_HOST "org.cellbox.host"
+#define LABEL_CHANNEL "org.cellbox.channel"
+
+struct backend_docker {
+	struct backend base;
+	char *engine;		/* "docker" or "podman" */
+	struct docker d;
+	int connected;
+	char *id;		/* the running container, NULL when none */
+	int wait_fd;		/* POST /containers/ID/wait; readable when it exits */
+	struct strbuf wait_reply;
+	unsigned long long memory;	/* the limit in force, for messages */
+};
+
+static struct backend_docker *docker_of(struct backend *be)
+{
+	return (struct backend_docker *)be;
+}
+
+/* The engine socket for podman when none is given. */
+static const char *podman_host(void)
+{
+	static char buf[512];
+	const char *h = getenv("CONTAINER_HOST"), *xdg = getenv("XDG_RUNTIME_DIR");
+	char path[400];
+
+	if (h && *h)
+		return h;
+	if (xdg && *xdg && getuid() != 0) {
+		snprintf(path, sizeof(path), "%s/podman/podman.sock", xdg);
+		if (access(path, F_OK) == 0) {
+			snprintf(buf, sizeof(buf), "unix://%s", path);
+			return buf;
+		}
+	}
+	return "unix:///run/podman/podman.sock";
+}
+
+/* Connect to the engine the backend is for. */
+static int engine_connect(struct docker *d, const char *engine, const char *host,
+			  struct strbuf *err)
+{
+	if (!host && !strcmp(engine, "podman"))
+		host = podman_host();
+	return docker_init(d, host, err);
+}
+
+/* The start time of process `pid` in clock ticks since boot, 0 when unknown. */
+static unsigned long long process_start(long pid)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char path[64];
+	unsigned long long start = 0;
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (strbuf_read_file(&sb, path, 4096) == 0 && (p = strrchr(sb.buf, ')'))) {
+		/* Field 22 (starttime); p is at the end of field 2. */
+		for (int field = 2; field < 22 && p; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			start = strtoull(p + 1, NULL, 10);
+	}
+	strbuf_release(&sb);
+	return start;
+}
+
+/* Parse "uid[:gid]"; -1 when it is not numeric. */
+static int parse_user(const char *s, uid_t *uid, gid_t *gid)
+{
+	char *end;
+	unsigned long u = strtoul(s, &end, 10), g;
+
+	if (end == s || (*end && *end != ':'))
+		return -1;
+	g = u;
+	if (*end == ':') {
+		const char *gs = end + 1;
+		g = strtoul(gs, &end, 10);
+		if (end == gs || *end)
+			return -1;
+	}
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return 0;
+}
+
+/* The container's user: the option, else ours, else (for root) the image's user. */
+static void container_user(const struct sandbox_opts *sb, uid_t *uid, gid_t *gid)
+{
+	if (sb && sb->user && *sb->user && parse_user(sb->user, uid, gid) == 0)
+		return;
+	if (getuid() == 0) {
+		*uid = CONTAINER_UID;
+		*gid = CONTAINER_UID;
+	} else {
+		*uid = getuid();
+		*gid = getgid();
+	}
+}
+
+static int docker_channel_owner(struct backend *be, const struct kernel_spec *spec, uid_t *uid,
+				gid_t *gid)
+{
+	(void)be;
+	container_user(spec->sandbox, uid, gid);
+	return *uid != getuid() || *gid != getgid();
+}
+
+/* Add a comma-separated list as a JSON array of strings. */
+static void add_list(cJSON *obj, const char *name, const char *list)
+{
+	cJSON *arr = cJSON_AddArrayToObject(obj, name);
+	char *copy = xstrdup(list), *save = NULL;
+
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (*t)
+			cJSON_AddItemToArray(arr, cJSON_CreateString(t));
+	free(copy);
+}
+
+/* Say a byte count the way limits are written: "64 MB", "1 GB". */
+static void describe_size(struct strbuf *sb, unsigned long long n)
+{
+	if (n >= (1ull << 30) && n % (1ull << 30) == 0)
+		strbuf_addf(sb, "%llu GB", n >> 30);
+	else
+		strbuf_addf(sb, "%llu MB", (n + (1ull << 19)) >> 20);
+}
+
+/*
+ * Podman (rootful) gives every container RLIMIT_NOFILE and RLIMIT_NPROC of 1048576 unless
+ * told otherwise; raising a limit above the hard limit the engine runs under needs
+ * CAP_SYS_RESOURCE, and where that is missing (a sandboxed machine) the runtime fails with
+ * "setrlimit RLIMIT_NPROC: Operation not permitted". Ask for our own hard limits instead
+ * (NPROC also capped at 32768: more is refused on such machines, and the pids limit is the
+ * real bound).
+ */
+static void add_podman_ulimits(cJSON *hc)
+{
+	static const struct { const char *name; int resource; rlim_t cap; } lims[] = {
+		{ "nofile", RLIMIT_NOFILE, 1048576 },
+		{ "nproc", RLIMIT_NPROC, 32768 },
+	};
+	cJSON *arr = cJSON_AddArrayToObject(hc, "Ulimits");
+
+	for (size_t i = 0; i < ARRAY_SIZE(lims); i++) {
+		struct rlimit rl;
+		cJSON *u;
+		rlim_t v = lims[i].cap;
+
+		if (getrlimit(lims[i].resource, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
+		    rl.rlim_max < v)
+			v = rl.rlim_max;
+		u = cJSON_CreateObject();
+		cJSON_AddStringToObject(u, "Name", lims[i].name);
+		cJSON_AddNumberToObject(u, "Soft", (double)v);
+		cJSON_AddNumberToObject(u, "Hard", (double)v);
+		cJSON_AddItemToArray(arr, u);
+	}
+}
+
+/* The body of POST /containers/create. */
+static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *spec)
+{
+	const struct sandbox_opts none = { 0 }, *sb = spec->sandbox ? spec->sandbox : &none;
+	cJSON *body = cJSON_CreateObject(), *hc, *cmd, *env, *labels, *tmpfs;
+	char host[256] = "", buf[256];
+	uid_t uid;
+	gid_t gid;
+	const char *net = sb->network && *sb->network ? sb->network : "none";
+
+	container_user(sb, &uid, &gid);
+	db->memory = spec->memory ? spec->memory : DEFAULT_MEMORY;
+	cJSON_AddStringToObject(body, "Image", sb->image && *sb->image ? sb->image : DEFAULT_IMAGE);
+	snprintf(buf, sizeof(buf), "%u:%u", (unsigned)uid, (unsigned)gid);
+	cJSON_AddStringToObject(body, "User", buf);
+	cJSON_AddStringToObject(body, "WorkingDir", "/work");
+	/* The runner's argv is the host's: the channel is mounted at the same path. */
+	cmd = cJSON_AddArrayToObject(body, "Cmd");
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/sh"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(
+		"exec python3 \"$0\" \"$1\" </dev/null >>\"$1/log\" 2>&1"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->runner));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->channel_dir));
+	env = cJSON_AddArrayToObject(body, "Env");
+	cJSON_AddItemToArray(env, cJSON_CreateString("HOME=/work"));
+	cJSON_AddItemToArray(env, cJSON_CreateString("MPLBACKEND=Agg"));
+	cJSON_AddItemToArray(env, cJSON_CreateString("MPLCONFIGDIR=/tmp/matplotlib"));
+	cJSON_AddItemToArray(env, cJSON_CreateString("PYTHONDONTWRITEBYTECODE=1"));
+	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
+	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
+	labels = cJSON_AddObjectToObject(body, "Labels");
+	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+	cJSON_AddStringToObject(labels, LABEL_PID, buf);
+	snprintf(buf, sizeof(buf), "%llu", process_start(getpid()));
+	cJSON_AddStringToObject(labels, LABEL_START, buf);
+	gethostname(host, sizeof(host) - 1);
+	cJSON_AddStringToObject(labels, LABEL_HOST, host);
+	cJSON_AddStringToObject(labels, LABEL_CHANNEL, spec->channel_dir);
+
+	hc = cJSON_AddObjectToObject(body, "HostConfig");
+	cJSON_AddBoolToObject(hc, "Init", 1);
+	{
+		cJSON *binds = cJSON_AddArrayToObject(hc, "Binds");
+		char *bind = xasprintf("%s:%s:rw", spec->channel_dir, spec->channel_dir);
+		cJSON_AddItemToArray(binds, cJSON_CreateString(bind));
+		free(bind);
+	}
+	cJSON_AddStringToObject(hc, "NetworkMode", net);
+	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", !sb->writable_root);
+	tmpfs = cJSON_AddObjectToObject(hc, "Tmpfs");
+	/* Podman 4.3 refuses uid= for tmpfs and ignores mode=; its own U option chowns. */
+	if (strcmp(db->engine, "podman"))
+		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=512m,mode=0700,uid=%u,gid=%u",
+			 (unsigned)uid, (unsigned)gid);
+	else
+		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=512m,U");
+	cJSON_AddStringToObject(tmpfs, "/work", buf);
+	cJSON_AddStringToObject(tmpfs, "/tmp", strcmp(db->engine, "podman") ?
+				"rw,exec,nosuid,nodev,size=256m,mode=1777" :
+				"rw,exec,nosuid,nodev,size=256m,U");
+	add_list(hc, "CapDrop", sb->cap_drop ? sb->cap_drop : "ALL");
+	add_list(hc, "SecurityOpt", sb->security_opt ? sb->security_opt : "no-new-privileges");
+	cJSON_AddNumberToObject(hc, "PidsLimit", (double)(sb->pids ? sb->pids : DEFAULT_PIDS));
+	cJSON_AddNumberToObject(hc, "Memory", (double)db->memory);
+	cJSON_AddNumberToObject(hc, "MemorySwap", (double)db->memory);
+	cJSON_AddNumberToObject(hc, "NanoCpus", (sb->cpus > 0 ? sb->cpus : 1.0) * 1e9);
+	if (!strcmp(db->engine, "podman"))
+		add_podman_ulimits(hc);
+	return body;
+}
+
+/* Name the other cellbox kernel images there are (built for another protocol). */
+static void add_stale_images(struct docker *d, const char *image, struct strbuf *err)
+{
+	struct strbuf path = STRBUF_INIT, msg = STRBUF_INIT;
+	char repo[128];
+	cJSON *list = NULL, *img, *tag;
+	int found = 0;
+
+	snprintf(repo, sizeof(repo), "%s", image);
+	repo[strcspn(repo, ":")] = '\0';
+	strbuf_addstr(&path, "/images/json?filters=");
+	{
+		char *f = xasprintf("{\"reference\":[\"%s\"]}", repo);
+		docker_urlencode(&path, f);
+		free(f);
+	}
+	if (docker_call(d, "GET", path.buf, NULL, &list, &msg) == 200) {
+		cJSON_ArrayForEach(img, list) {
+			cJSON_ArrayForEach(tag, cJSON_GetObjectItemCaseSensitive(img, "RepoTags")) {
+				const char *t = cJSON_GetStringValue(tag);
+				if (!t || !strcmp(t, image))
+					continue;
+				strbuf_addf(err, "%s%s", found++ ? ", " : "; there is ", t);
+			}
+		}
+		if (found)
+			strbuf_addstr(err, ", made for another runner protocol (stale)");
+	}
+	cJSON_Delete(list);
+	strbuf_release(&path);
+	strbuf_release(&msg);
+}
+
+/* Remove the containers of dead cellbox processes, once per process. */
+static void sweep_once(struct backend_docker *db)
+{
+	static int swept;
+	struct strbuf err = STRBUF_INIT;
+
+	if (swept)
+		return;
+	swept = 1;
+	backend_docker_gc(db->engine, db->d.host, NULL, &err);
+	strbuf_release(&err);
+}
+
+/* Remove container `id` (killing it first); errors are ignored. */
+static void remove_container(struct docker *d, const char *id)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *path = xasprintf("/containers/%s?force=1&v=1", id);
+
+	docker_call(d, "DELETE", path, NULL, NULL, &err);
+	free(path);
+	strbuf_release(&err);
+}
+
+static int docker_start(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
+{
+	struct backend_docker *db = docker_of(be);
+	const struct sandbox_opts *sb = spec->sandbox;
+	cJSON *body = NULL, *reply = NULL;
+	struct strbuf msg = STRBUF_INIT;
+	const char *image;
+	char *path = NULL;
+	long status;
+	int rc = -1;
+
+	if (db->id) {
+		strbuf_addstr(err, "the kernel is already running");
+		return -1;
+	}
+	if (!db->connected) {
+		if (engine_connect(&db->d, db->engine, sb ? sb->host : NULL, err) < 0)
+			return -1;
+		db->connected = 1;
+	}
+	sweep_once(db);
+	body = create_body(db, spec);
+	image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "Image"));
+	status = docker_call(&db->d, "POST", "/containers/create", body, &reply, &msg);
+	if (status == 404) {
+		strbuf_addf(err, "the kernel image '%s' is not in %s: build it with "
+			    "scripts/build-image%s (%s)", image, db->engine,
+			    strcmp(db->engine, "docker") ? " --engine podman" : "", msg.buf);
+		add_stale_images(&db->d, image, err);
+		goto out;
+	}
+	if (status != 201) {
+		strbuf_addf(err, "cannot create the container (%s, HTTP %ld): %s", image, status,
+			    msg.buf);
+		goto out;
+	}
+	db->id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id")));
+	path = xasprintf("/containers/%s/start", db->id);
+	strbuf_reset(&msg);
+	status = docker_call(&db->d, "POST", path, NULL, NULL, &msg);
+	if (status != 204 && status != 304) {
+		strbuf_addf(err, "cannot start the container: %s", msg.buf);
+		goto out;
+	}
+	/* Wait on a connection of its own: it answers when the container stops. */
+	free(path);
+	path = xasprintf("/containers/%s/wait?condition=not-running", db->id);
+	db->wait_fd = docker_send_raw(&db->d, "POST", path, err);
+	if (db->wait_fd < 0)
+		goto out;
+	fcntl(db->wait_fd, F_SETFL, fcntl(db->wait_fd, F_GETFL) | O_NONBLOCK);
+	strbuf_reset(&db->wait_reply);
+	rc = 0;
+out:
+	if (rc < 0 && db->id) {
+		remove_container(&db->d, db->id);
+		free(db->id);
+		db->id = NULL;
+	}
+	cJSON_Delete(body);
+	cJSON_Delete(reply);
+	strbuf_release(&msg);
+	free(path);
+	return rc;
+}
+
+static int docker_exit_fd(struct backend *be)
+{
+	return docker_of(be)->wait_fd;
+}
+
+/* Forget the container (it is gone or being removed). */
+static void docker_forget(struct backend_docker *db)
+{
+	if (db->wait_fd >= 0)
+		close(db->wait_fd);
+	db->wait_fd = -1;
+	free(db->id);
+	db->id = NULL;
+}
+
+/* Why the container stopped, from its state. */
+static void describe_exit(struct backend_docker *db, struct strbuf *why)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *path = xasprintf("/containers/%s/json", db->id);
+	cJSON *reply = NULL, *state;
+	long status = docker_call(&db->d, "GET", path, NULL, &reply, &err);
+	int code;
+
+	state = cJSON_GetObjectItemCaseSensitive(reply, "State");
+	if (status != 200 || !state) {
+		strbuf_addf(why, "kernel lost (the container is gone: %s)", err.buf);
+		goto out;
+	}
+	code = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(state, "ExitCode"));
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "OOMKilled"))) {
+		strbuf_addstr(why, "kernel killed: out of memory (limit ");
+		describe_size(why, db->memory);
+		strbuf_addch(why, ')');
+	} else if (code > 128 && code < 128 + 65) {
+		int sig = code - 128;
+		const char *abbrev = sigabbrev_np(sig);
+		strbuf_addf(why, "kernel died (killed by signal %d%s%s", sig, abbrev ? ", SIG" : "",
+			    abbrev ? abbrev : "");
+		/* Podman on cgroup v1 does not report OOM kills: say what it may have been. */
+		if (sig == SIGKILL && strcmp(db->engine, "docker")) {
+			strbuf_addstr(why, "; out of memory? the limit is ");
+			describe_size(why, db->memory);
+		}
+		strbuf_addch(why, ')');
+	} else {
+		const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(state, "Error"));
+		strbuf_addf(why, "kernel died (exit code %d)", code);
+		if (e && *e)
+			strbuf_addf(why, ": %s", e);
+	}
+out:
+	cJSON_Delete(reply);
+	strbuf_release(&err);
+	free(path);
+}
+
+static int docker_reap(struct backend *be, struct strbuf *why)
+{
+	struct backend_docker *db = docker_of(be);
+	int ended = 0;
+
+	if (!db->id)
+		return 1;
+	for (;;) {
+		char buf[1024];
+		ssize_t n = read(db->wait_fd, buf, sizeof(buf));
+
+		if (n > 0) {
+			if (db->wait_reply.len < 65536)
+				strbuf_add(&db->wait_reply, buf, (size_t)n);
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			ended = 1;
+		if (n < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	if (!ended && !strstr(db->wait_reply.buf ? db->wait_reply.buf : "", "StatusCode"))
+		return 0;
+	describe_exit(db, why);
+	remove_container(&db->d, db->id);
+	docker_forget(db);
+	return 1;
+}
+
+static int docker_signal(struct backend *be, int sig)
+{
+	struct backend_docker *db = docker_of(be);
+	struct strbuf err = STRBUF_INIT;
+	const char *abbrev = sigabbrev_np(sig);
+	char *path;
+	long status;
+
+	if (!db->id || !abbrev)
+		return -1;
+	path = xasprintf("/containers/%s/kill?signal=SIG%s", db->id, abbrev);
+	status = docker_call(&db->d, "POST", path, NULL, NULL, &err);
+	free(path);
+	strbuf_release(&err);
+	return status == 204 ? 0 : -1;
+}
+
+static void docker_kill(struct backend *be)
+{
+	struct backend_docker *db = docker_of(be);
+
+	if (!db->id)
+		return;
+	remove_container(&db->d, db->id);
+	docker_forget(db);
+}
+
+static void docker_free(struct backend *be)
+{
+	struct backend_docker *db = docker_of(be);
+
+	docker_kill(be);
+	if (db->connected)
+		docker_release(&db->d);
+	strbuf_release(&db->wait_reply);
+	free(db->engine);
+	free(db);
+}
+
+static const struct backend_ops docker_ops = {
+	.name = "docker",
+	.start = docker_start,
+	.exit_fd = docker_exit_fd,
+	.reap = docker_reap,
+	.signal = docker_signal,
+	.kill = docker_kill,
+	.free = docker_free,
+	.channel_owner = docker_channel_owner,
+};
+
+static const struct backend_ops podman_ops = {
+	.name = "podman",
+	.start = docker_start,
+	.exit_fd = docker_exit_fd,
+	.reap = docker_reap,
+	.signal = docker_signal,
+	.kill = docker_kill,
+	.free = docker_free,
+	.channel_owner = docker_channel_owner,
+};
+
+struct backend *backend_docker_new(const char *engine)
+{
+	struct backend_docker *db = xcalloc(1, sizeof(*db));
+
+	db->base.ops = strcmp(engine, "podman") ? &docker_ops : &podman_ops;
+	db->engine = xstrdup(engine);
+	db->wait_fd = -1;
+	strbuf_init(&db->wait_reply, 0);
+	return &db->base;
+}
+
+/* Whether the cellbox process of a container's labels is still running. */
+static int owner_alive(const cJSON *labels, const char *host)
+{
+	const char *pid_s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, LABEL_PID));
+	const char *start_s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels,
+										     LABEL_START));
+	const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, LABEL_HOST));
+	long pid;
+
+	if (!pid_s || !h || strcmp(h, host))
+		return 1;	/* another machine's: not ours to judge */
+	pid = strtol(pid_s, NULL, 10);
+	if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno == ESRCH))
+		return 0;
+	/* The pid may have been reused by another process since. */
+	if (start_s && strtoull(start_s, NULL, 10) != process_start(pid))
+		return 0;
+	return 1;
+}
+
+int backend_docker_gc(const char *engine, const char *host, struct strbuf *out,
+		      struct strbuf *err)
+{
+	struct docker d;
+	struct strbuf path = STRBUF_INIT;
+	cJSON *list = NULL, *c;
+	char hostname[256] = "";
+	int removed = 0;
+	long status;
+
+	if (engine_connect(&d, engine, host, err) < 0)
+		return -1;
+	gethostname(hostname, sizeof(hostname) - 1);
+	strbuf_addstr(&path, "/containers/json?all=1&filters=");
+	docker_urlencode(&path, "{\"label\":[\"" LABEL_PID "\"]}");
+	status = docker_call(&d, "GET", path.buf, NULL, &list, err);
+	if (status != 200) {
+		removed = -1;
+		goto out;
+	}
+	cJSON_ArrayForEach(c, list) {
+		const cJSON *labels = cJSON_GetObjectItemCaseSensitive(c, "Labels");
+		const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "Id"));
+		const char *ch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels,
+										       LABEL_CHANNEL));
+		const char *pid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels,
+											LABEL_PID));
+
+		if (!id || owner_alive(labels, hostname))
+			continue;
+		remove_container(&d, id);
+		removed++;
+		if (out)
+			strbuf_addf(out, "removed container %.12s of process %s (channel %s)\n", id,
+				    pid ? pid : "?", ch ? ch : "?");
+		/* The dead process's channel, when it is still where the label says. */
+		if (ch && pid && *ch == '/') {
+			const char *base = strrchr(ch, '/') + 1;
+			size_t n = strlen(pid);
+			if (!strncmp(base, pid, n) && base[n] == '-' && access(ch, F_OK) == 0)
+				remove_tree(ch);
+		}
+	}
+out:
+	cJSON_Delete(list);
+	strbuf_release(&path);
+	docker_release(&d);
+	return removed;
+}

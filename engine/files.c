@@ -1,0 +1,167 @@
+/* Files into and out of the sandbox, through the channel. */
+#include "files.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct cell_result {
+	struct strbuf error;
+	int done;
+};
+
+/* Keep the error of the helper cell. */
+static void on_event(struct session *s, const struct session_event *ev, void *data)
+{
+	struct cell_result *r = data;
+
+	(void)s;
+	if (ev->type == SESSION_EV_ERROR) {
+		const char *en = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json,
+										       "ename"));
+		const char *ev_ = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json,
+											"evalue"));
+		strbuf_addf(&r->error, "%s: %s", en ? en : "Error", ev_ ? ev_ : "");
+	} else if (ev->type == SESSION_EV_DONE) {
+		r->done = 1;
+	}
+}
+
+/* Run a silent helper cell; -1 with its error in `err`. */
+static int run_helper(struct session *s, const char *code, struct strbuf *err)
+{
+	struct cell_result r = { STRBUF_INIT, 0 };
+	unsigned long id = session_execute(s, code, SESSION_EXEC_SILENT, 0, on_event, &r, err);
+	int rc = -1;
+
+	if (!id)
+		goto out;
+	while (session_wait(s, id) < 0)
+		;
+	if (r.error.len) {
+		strbuf_addstr(err, r.error.buf);
+		goto out;
+	}
+	rc = 0;
+out:
+	strbuf_release(&r.error);
+	return rc;
+}
+
+/* Append `s` as a Python string literal (JSON strings are Python literals). */
+static void add_literal(struct strbuf *sb, const char *s)
+{
+	cJSON *str = cJSON_CreateString(s);
+	char *text = cJSON_PrintUnformatted(str);
+
+	strbuf_addstr(sb, text);
+	cJSON_free(text);
+	cJSON_Delete(str);
+}
+
+/* The last path component. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+void files_parse_spec(const char *spec, char **src, char **dst)
+{
+	const char *colon = strchr(spec, ':');
+
+	*src = colon ? xstrndup(spec, (size_t)(colon - spec)) : xstrdup(spec);
+	*dst = colon && colon[1] ? xstrdup(colon + 1) : NULL;
+}
+
+int files_copy_in(struct session *s, const char *src, const char *dst, struct strbuf *err)
+{
+	static unsigned counter;
+	struct strbuf data = STRBUF_INIT, code = STRBUF_INIT;
+	char *rel = NULL, *staged = NULL;
+	struct stat st;
+	int rc = -1;
+
+	if (stat(src, &st) == 0 && S_ISDIR(st.st_mode)) {
+		strbuf_addf(err, "cannot copy '%s' in: it is a directory (copy files)", src);
+		goto out;
+	}
+	if (strbuf_read_file(&data, src, STRBUF_MAX / 2) < 0) {
+		strbuf_addf(err, "cannot read '%s': %s", src, strerror(errno));
+		goto out;
+	}
+	rel = xasprintf("copy-in-%u", counter++);
+	if (session_write_file(s, rel, data.buf, data.len, err) < 0)
+		goto out;
+	staged = xasprintf("%s/%s", session_channel_dir(s), rel);
+	strbuf_addstr(&code, "(lambda os, sh, s, d: (os.makedirs(os.path.dirname(os.path.abspath(d)), "
+			     "exist_ok=True), sh.copy(s, d), os.unlink(s)))(__import__('os'), "
+			     "__import__('shutil'), ");
+	add_literal(&code, staged);
+	strbuf_addstr(&code, ", ");
+	add_literal(&code, dst ? dst : base_name(src));
+	strbuf_addstr(&code, ")\n");
+	if (run_helper(s, code.buf, err) < 0) {
+		unlink(staged);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0 && err->len && !strstr(err->buf, src)) {
+		struct strbuf msg = STRBUF_INIT;
+		strbuf_addf(&msg, "cannot copy '%s' into the sandbox: %s", src, err->buf);
+		strbuf_reset(err);
+		strbuf_addstr(err, msg.buf);
+		strbuf_release(&msg);
+	}
+	strbuf_release(&data);
+	strbuf_release(&code);
+	free(rel);
+	free(staged);
+	return rc;
+}
+
+int files_copy_out(struct session *s, const char *src, const char *dst, struct strbuf *err)
+{
+	static unsigned counter;
+	struct strbuf code = STRBUF_INIT;
+	char *staged = xasprintf("%s/copy-out-%u", session_channel_dir(s), counter++);
+	char *target = NULL;
+	struct stat st;
+	int rc = -1;
+
+	strbuf_addstr(&code, "__import__('shutil').copyfile(");
+	add_literal(&code, src);
+	strbuf_addstr(&code, ", ");
+	add_literal(&code, staged);
+	strbuf_addstr(&code, ")\n");
+	if (run_helper(s, code.buf, err) < 0) {
+		struct strbuf msg = STRBUF_INIT;
+		strbuf_addf(&msg, "cannot copy '%s' out of the sandbox: %s", src, err->buf);
+		strbuf_reset(err);
+		strbuf_addstr(err, msg.buf);
+		strbuf_release(&msg);
+		goto out;
+	}
+	if (!dst)
+		target = xstrdup(base_name(src));
+	else if (stat(dst, &st) == 0 && S_ISDIR(st.st_mode))
+		target = xasprintf("%s/%s", dst, base_name(src));
+	else
+		target = xstrdup(dst);
+	if (copy_file(staged, target) < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", target, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	unlink(staged);
+	strbuf_release(&code);
+	free(staged);
+	free(target);
+	return rc;
+}

@@ -1,0 +1,508 @@
+/*
+ * Tests of the docker backend on a real dockerd, the real kernel image and the real runner.
+ * Each test opens its own session; `test_docker NAME` runs one. Without a daemon or without
+ * the image every test reports itself skipped (TAP "1..0 # SKIP"), with the reason.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "docker.h"
+#include "files.h"
+#include "session.h"
+#include "util.h"
+#include "../tap.h"
+
+#define IMAGE_ENV "CELLBOX_IMAGE"
+
+/* Everything one cell produced. */
+struct outcome {
+	struct strbuf out, err;
+	char result[256];
+	char ename[64];
+	char evalue[256];
+	char status[16];
+	char reason[256];
+	int plots;
+	int done_seen;
+};
+
+static void outcome_init(struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	strbuf_init(&o->out, 0);
+	strbuf_init(&o->err, 0);
+}
+
+static void outcome_release(struct outcome *o)
+{
+	strbuf_release(&o->out);
+	strbuf_release(&o->err);
+}
+
+static const char *str_of(const cJSON *j, const char *key)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
+	return s ? s : "";
+}
+
+/* Keep what a test looks at. */
+static void collect(struct session *s, const struct session_event *ev, void *data)
+{
+	struct outcome *o = data;
+	const cJSON *j = ev->json;
+
+	switch (ev->type) {
+	case SESSION_EV_STREAM:
+		strbuf_addstr(strcmp(str_of(j, "name"), "stderr") ? &o->out : &o->err,
+			      str_of(j, "text"));
+		break;
+	case SESSION_EV_RESULT:
+		snprintf(o->result, sizeof(o->result), "%s",
+			 str_of(cJSON_GetObjectItemCaseSensitive(j, "data"), "text/plain"));
+		break;
+	case SESSION_EV_ERROR:
+		snprintf(o->ename, sizeof(o->ename), "%s", str_of(j, "ename"));
+		snprintf(o->evalue, sizeof(o->evalue), "%s", str_of(j, "evalue"));
+		break;
+	case SESSION_EV_DISPLAY: {
+		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
+		if (plot) {
+			char *path = xasprintf("%s/%s", session_channel_dir(s), str_of(plot, "path"));
+			o->plots++;
+			CHECK(access(path, R_OK) == 0);	/* the plot crossed the bind mount */
+			free(path);
+		}
+		break;
+	}
+	case SESSION_EV_DONE:
+		o->done_seen = 1;
+		snprintf(o->status, sizeof(o->status), "%s", str_of(j, "status"));
+		snprintf(o->reason, sizeof(o->reason), "%s", str_of(j, "reason"));
+		break;
+	default:
+		break;
+	}
+}
+
+/* The backend under test: docker, or $CELLBOX_TEST_BACKEND (podman, with DOCKER_HOST at its
+ * socket for the test's own calls). */
+static const char *backend_name(void)
+{
+	const char *b = getenv("CELLBOX_TEST_BACKEND");
+	return b && *b ? b : "docker";
+}
+
+/* Open a docker session with the hardened defaults, changed by `so` where it says. */
+static struct session *open_docker(struct session_opts *so)
+{
+	struct session_opts dflt = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct session *s;
+
+	if (!so)
+		so = &dflt;
+	so->backend = backend_name();
+	so->sandbox.image = getenv(IMAGE_ENV);
+	s = session_open(so, &err);
+	if (!s)
+		tap_note(err.buf);
+	CHECK(s != NULL);
+	strbuf_release(&err);
+	return s;
+}
+
+/* Run a cell to its end and fill `o`. */
+static void run(struct session *s, const char *code, double timeout, struct outcome *o)
+{
+	struct strbuf err = STRBUF_INIT;
+	unsigned long id;
+
+	outcome_init(o);
+	id = session_execute(s, code, 0, timeout, collect, o, &err);
+	CHECK(id > 0);
+	if (!id)
+		tap_note(err.buf);
+	while (id && session_wait(s, id) < 0)
+		;
+	CHECK(o->done_seen);
+	strbuf_release(&err);
+}
+
+/* Run a cell and check its plain result. */
+static void expect_result(struct session *s, const char *code, const char *want)
+{
+	struct outcome o;
+
+	run(s, code, 0, &o);
+	CHECK_STR(o.result, want);
+	if (strcmp(o.result, want))
+		tap_note(o.err.buf), tap_note(o.evalue);
+	outcome_release(&o);
+}
+
+static void test_state_persists(void)
+{
+	struct session *s = open_docker(NULL);
+
+	if (!s)
+		return;
+	CHECK_STR(session_backend_name(s), backend_name());
+	expect_result(s, "x = 41", "");
+	expect_result(s, "x + 1", "42");
+	expect_result(s, "import os; os.getuid() != 0", "True");	/* not root */
+	expect_result(s, "os.getcwd()", "'/work'");
+	session_close(s);
+}
+
+static void test_magics(void)
+{
+	struct session *s = open_docker(NULL);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "alpha = 1", 0, &o);
+	outcome_release(&o);
+	run(s, "%who", 0, &o);
+	CHECK(strstr(o.out.buf, "alpha") != NULL);
+	outcome_release(&o);
+	run(s, "!echo hi from $HOSTNAME", 0, &o);
+	CHECK(!strncmp(o.out.buf, "hi from ", 8));
+	outcome_release(&o);
+	run(s, "%%timeit -n1 -r1\nsum(range(100))", 0, &o);
+	CHECK(strstr(o.out.buf, "loop") != NULL);
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_plots(void)
+{
+	struct session *s = open_docker(NULL);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()", 0, &o);
+	CHECK(o.plots == 1);
+	CHECK_STR(o.status, "ok");
+	if (o.plots != 1)
+		tap_note(o.err.buf), tap_note(o.evalue);
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_timeout(void)
+{
+	struct session *s = open_docker(NULL);
+	struct outcome o;
+
+	if (!s)
+		return;
+	expect_result(s, "y = 5", "");
+	run(s, "while True: pass", 1.0, &o);
+	CHECK_STR(o.status, "aborted");
+	CHECK_STR(o.reason, "timeout");
+	CHECK_STR(o.ename, "KeyboardInterrupt");	/* SIGINT went through the init */
+	outcome_release(&o);
+	expect_result(s, "y", "5");			/* the same kernel */
+	session_close(s);
+}
+
+static void test_interrupt(void)
+{
+	struct session *s = open_docker(NULL);
+	struct strbuf err = STRBUF_INIT;
+	struct outcome o;
+	unsigned long id;
+	double t0;
+
+	if (!s)
+		return;
+	outcome_init(&o);
+	id = session_execute(s, "import time\nprint('start', flush=True)\ntime.sleep(60)", 0, 0,
+			     collect, &o, &err);
+	t0 = now_monotonic();
+	while (!o.out.len && now_monotonic() - t0 < 30) {
+		struct timespec ts = { 0, 5000000 };
+		nanosleep(&ts, NULL);
+		session_dispatch(s);
+	}
+	CHECK(session_interrupt(s) == 0);
+	while (session_wait(s, id) < 0)
+		;
+	CHECK_STR(o.status, "aborted");
+	CHECK_STR(o.reason, "interrupt");
+	CHECK_STR(o.ename, "KeyboardInterrupt");
+	outcome_release(&o);
+	expect_result(s, "'alive'", "'alive'");
+	strbuf_release(&err);
+	session_close(s);
+}
+
+static void test_out_of_memory(void)
+{
+	struct session_opts so = { 0 };
+	struct session *s;
+	struct outcome o;
+
+	so.memory = 64ull << 20;
+	s = open_docker(&so);
+	if (!s)
+		return;
+	run(s, "blocks = []\nwhile True: blocks.append(bytearray(8 << 20))", 0, &o);
+	CHECK_STR(o.ename, "KernelDied");
+	if (!strcmp(backend_name(), "docker"))
+		CHECK_STR(o.evalue, "kernel killed: out of memory (limit 64 MB)");
+	else	/* podman does not report the OOM kill: the message says it may be one */
+		CHECK(strstr(o.evalue, "out of memory? the limit is 64 MB") != NULL);
+	CHECK(session_state(s) == SESSION_DEAD);
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_network_none(void)
+{
+	struct session *s = open_docker(NULL);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=5)", 0, &o);
+	CHECK_STR(o.ename, "OSError");
+	CHECK(strstr(o.evalue, "unreachable") != NULL);
+	outcome_release(&o);
+	expect_result(s, "sorted(n for _, n in socket.if_nameindex())", "['lo']");
+	run(s, "%pip install requests", 0, &o);
+	CHECK(strstr(o.err.buf, "has no network") != NULL);
+	if (!strstr(o.err.buf, "has no network"))
+		tap_note(o.err.buf), tap_note(o.out.buf);
+	outcome_release(&o);
+	session_close(s);
+}
+
+static void test_read_only(void)
+{
+	struct session *s = open_docker(NULL);
+	struct outcome o;
+
+	if (!s)
+		return;
+	run(s, "open('/usr/evil', 'w')", 0, &o);
+	CHECK_STR(o.ename, "OSError");
+	CHECK(strstr(o.evalue, "Read-only file system") != NULL);
+	outcome_release(&o);
+	/* The work directory and /tmp are writable tmpfs. */
+	expect_result(s, "open('/work/a', 'w').write('x') + open('/tmp/b', 'w').write('yz')", "3");
+	/* No capabilities: even the container's root could not chown. */
+	expect_result(s, "open('/proc/self/status').read().split('CapEff:')[1].split()[0]",
+		      "'0000000000000000'");
+	session_close(s);
+}
+
+static void test_fork_bomb(void)
+{
+	struct session_opts so = { 0 };
+	struct session *s;
+	struct outcome o;
+
+	so.sandbox.pids = 64;
+	s = open_docker(&so);
+	if (!s)
+		return;
+	run(s, "import os, time\n"
+	       "kids, failure = [], None\n"
+	       "try:\n"
+	       "    for i in range(100000):\n"
+	       "        pid = os.fork()\n"
+	       "        if pid == 0:\n"
+	       "            time.sleep(60)\n"
+	       "            os._exit(0)\n"
+	       "        kids.append(pid)\n"
+	       "except OSError as e:\n"
+	       "    failure = e.errno\n"
+	       "for pid in kids:\n"
+	       "    os.kill(pid, 9)\n"
+	       "    os.waitpid(pid, 0)\n"
+	       "print(len(kids), failure)", 0, &o);
+	CHECK_STR(o.status, "ok");
+	{
+		int n = -1, e = -1;
+		sscanf(o.out.buf, "%d %d", &n, &e);
+		CHECK(n > 0 && n < 64);
+		CHECK(e == EAGAIN);
+		if (e != EAGAIN)
+			tap_note(o.out.buf), tap_note(o.err.buf);
+	}
+	outcome_release(&o);
+	expect_result(s, "'still here'", "'still here'");
+	session_close(s);
+}
+
+/* How many containers carry the label of cellbox process `pid`; -1 on error. */
+static int containers_of(long pid)
+{
+	struct docker d;
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT, filter = STRBUF_INIT;
+	cJSON *list = NULL;
+	int n = -1;
+
+	if (docker_init(&d, NULL, &err) == 0) {
+		strbuf_addf(&filter, "{\"label\":[\"org.cellbox.pid=%ld\"]}", pid);
+		strbuf_addstr(&path, "/containers/json?all=1&filters=");
+		docker_urlencode(&path, filter.buf);
+		if (docker_call(&d, "GET", path.buf, NULL, &list, &err) == 200)
+			n = cJSON_GetArraySize(list);
+		docker_release(&d);
+	}
+	cJSON_Delete(list);
+	strbuf_release(&err);
+	strbuf_release(&path);
+	strbuf_release(&filter);
+	return n;
+}
+
+static void test_gc_after_kill9(void)
+{
+	const char *bin = getenv("CELLBOX_BIN");
+	int in[2], out[2], status;
+	struct strbuf seen = STRBUF_INIT, err = STRBUF_INIT;
+	double t0;
+	pid_t pid;
+	int removed;
+
+	CHECK(bin != NULL);
+	if (!bin || pipe(in) < 0 || pipe(out) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(bin, bin, "repl", "--backend", backend_name(), (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	CHECK(write(in[1], "print('up' + 'and' + 'running')\n\n", 34) == 34);
+	/* Wait until the kernel in the container answered. */
+	t0 = now_monotonic();
+	while (!strstr(seen.buf ? seen.buf : "", "upandrunning") && now_monotonic() - t0 < 60) {
+		char buf[256];
+		ssize_t n = read(out[0], buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		strbuf_add(&seen, buf, (size_t)n);
+	}
+	CHECK(strstr(seen.buf ? seen.buf : "", "upandrunning") != NULL);
+	CHECK(containers_of(pid) == 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status));
+	CHECK(containers_of(pid) == 1);		/* left behind by the killed cellbox */
+	removed = backend_docker_gc(backend_name(), getenv("DOCKER_HOST"), NULL, &err);
+	CHECK(removed >= 1);
+	CHECK(containers_of(pid) == 0);
+	close(in[1]);
+	close(out[0]);
+	strbuf_release(&seen);
+	strbuf_release(&err);
+}
+
+static void test_copy_files(void)
+{
+	struct session *s = open_docker(NULL);
+	struct strbuf err = STRBUF_INIT, back = STRBUF_INIT;
+	char in[] = "/tmp/cellbox-copy-XXXXXX";
+	char *out;
+	int fd;
+
+	if (!s)
+		return;
+	fd = mkstemp(in);
+	CHECK(fd >= 0 && write(fd, "payload\n", 8) == 8);
+	close(fd);
+	out = xasprintf("%s.out", in);
+	/* In: onto the tmpfs work directory behind a read-only root. */
+	CHECK(files_copy_in(s, in, "sub/dir/data.txt", &err) == 0);
+	tap_note(err.buf);
+	expect_result(s, "open('/work/sub/dir/data.txt').read()", "'payload\\n'");
+	expect_result(s, "open('made.txt', 'w').write('from the sandbox')", "16");
+	CHECK(files_copy_out(s, "made.txt", out, &err) == 0);
+	CHECK(strbuf_read_file(&back, out, 1024) == 0);
+	CHECK_STR(back.buf, "from the sandbox");
+	strbuf_reset(&err);
+	CHECK(files_copy_in(s, in, "/etc/evil", &err) < 0);	/* the root stays read-only */
+	CHECK(strstr(err.buf, "Read-only file system") != NULL);
+	tap_note(err.buf);
+	strbuf_reset(&err);
+	CHECK(files_copy_out(s, "/no/such/file", out, &err) < 0);
+	CHECK(strstr(err.buf, "No such file") != NULL);
+	unlink(in);
+	unlink(out);
+	free(out);
+	strbuf_release(&err);
+	strbuf_release(&back);
+	session_close(s);
+}
+
+static const struct tap_test tests[] = {
+	{ "state_persists", test_state_persists },
+	{ "magics", test_magics },
+	{ "plots", test_plots },
+	{ "timeout", test_timeout },
+	{ "interrupt", test_interrupt },
+	{ "out_of_memory", test_out_of_memory },
+	{ "network_none", test_network_none },
+	{ "read_only", test_read_only },
+	{ "fork_bomb", test_fork_bomb },
+	{ "gc_after_kill9", test_gc_after_kill9 },
+	{ "copy_files", test_copy_files },
+};
+
+/* Why the docker tests cannot run here, or NULL when they can. */
+static char *skip_reason(void)
+{
+	struct docker d;
+	struct strbuf err = STRBUF_INIT;
+	const char *image = getenv(IMAGE_ENV);
+	char *path, *why = NULL;
+	long status;
+
+	if (docker_init(&d, NULL, &err) < 0) {
+		why = strbuf_detach(&err, NULL);
+		return why;
+	}
+	if (!image)
+		image = session_kernel_image();
+	path = xasprintf("/images/%s/json", image);
+	status = docker_call(&d, "GET", path, NULL, NULL, &err);
+	if (status != 200)
+		why = xasprintf("no image %s (scripts/build-image builds it)", image);
+	free(path);
+	docker_release(&d);
+	strbuf_release(&err);
+	return why;
+}
+
+int main(int argc, char **argv)
+{
+	char *why;
+
+	signal(SIGPIPE, SIG_IGN);
+	why = skip_reason();
+	if (why) {
+		for (char *p = why; *p; p++)
+			if (*p == '\n')
+				*p = ' ';
+		printf("1..0 # SKIP %s\n", why);
+		free(why);
+		return 0;
+	}
+	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+}
