@@ -11,6 +11,15 @@ import unittest
 from test_cli import BIN, clean_env
 
 
+def gone(pid):
+    """Whether process pid has exited (a zombie counts as gone)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] == 'Z'
+    except OSError:
+        return True
+
+
 def wait_for(pred, timeout=30, what='condition'):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -34,6 +43,8 @@ class PoolTest(unittest.TestCase):
                 self.daemon.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.daemon.kill()
+        if self.daemon and self.daemon.stderr and not self.daemon.stderr.closed:
+            self.daemon.stderr.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def cellbox(self, *args, stdin=None, timeout=120):
@@ -41,11 +52,18 @@ class PoolTest(unittest.TestCase):
                               env=self.env, timeout=timeout)
 
     def serve(self, *args, ready=None):
+        if self.daemon:
+            self.daemon.stderr.close()
         self.daemon = subprocess.Popen([BIN, 'pool', 'serve', *args], env=self.env,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                        text=True)
         want = ready if ready is not None else 1
-        wait_for(lambda: len(self.status().get('ready', [])) >= want, what='warm kernels')
+
+        def warm():
+            st = self.status()
+            return st.get('daemon_alive') and len(
+                [k for k in st.get('ready', []) if k['alive']]) >= want
+        wait_for(warm, what='warm kernels')
         return self.daemon
 
     def status(self):
@@ -135,9 +153,7 @@ class PoolTest(unittest.TestCase):
         holder.kill()
         holder.wait()
         wait_for(lambda: not self.status()['leased'], what='the lease to be reclaimed')
-        wait_for(lambda: not os.path.exists('/proc/%d' % kernel_pid)
-                 or 'Z' in open('/proc/%d/stat' % kernel_pid).read().split()[2],
-                 what='the kernel of the dead client to go')
+        wait_for(lambda: gone(kernel_pid), what='the kernel of the dead client to go')
         ready = wait_for(lambda: self.status()['ready'], what='a refill')
         self.assertNotEqual(ready[0]['pid'], kernel_pid)
 
@@ -178,9 +194,7 @@ class PoolTest(unittest.TestCase):
         self.daemon.kill()
         self.daemon.wait()
         for pid in kernels:                           # its kernels die with it
-            wait_for(lambda: not os.path.exists('/proc/%d' % pid)
-                     or 'Z' in open('/proc/%d/stat' % pid).read().split()[2],
-                     what='kernel %d to die' % pid)
+            wait_for(lambda: gone(pid), what='kernel %d to die' % pid)
         p = self.run_pid()                            # no daemon: a fresh kernel, with a note
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('no pool daemon serves', p.stderr)
