@@ -10,7 +10,7 @@
 #define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
 #endif
 
-enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE };
+enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE, CFG_CHOICE };
 
 struct config_key {
 	const char *name;
@@ -18,6 +18,7 @@ struct config_key {
 	enum config_type type;
 	size_t offset;
 	const char *help;
+	const char *choices;	/* CFG_CHOICE: the values allowed, '|' between */
 };
 
 #define KEY(n, e, t, field, h) \
@@ -38,6 +39,10 @@ static const struct config_key keys[] = {
 	    "memory limit of the kernel, e.g. 512m or 1g (0 = none)"),
 	KEY("runtime-dir", "CELLBOX_RUNTIME_DIR", CFG_STRING, runtime_dir,
 	    "where session channels live"),
+	{ .name = "graphics", .env = "CELLBOX_GRAPHICS", .type = CFG_CHOICE,
+	  .offset = offsetof(struct cellbox_config, graphics),
+	  .help = "how plots are drawn: auto, sixel, blocks (half-blocks) or none",
+	  .choices = "auto|sixel|blocks|none" },
 };
 
 void config_defaults(struct cellbox_config *cfg)
@@ -47,6 +52,7 @@ void config_defaults(struct cellbox_config *cfg)
 	cfg->python = xstrdup(CELLBOX_DEFAULT_PYTHON);
 	cfg->startup_timeout = 30;
 	cfg->interrupt_grace = 2;
+	cfg->graphics = xstrdup("auto");
 }
 
 void config_release(struct cellbox_config *cfg)
@@ -55,6 +61,7 @@ void config_release(struct cellbox_config *cfg)
 	free(cfg->python);
 	free(cfg->runtime_dir);
 	free(cfg->source);
+	free(cfg->graphics);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -92,6 +99,20 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 		free(*(char **)field);
 		*(char **)field = xstrdup(value);
 		break;
+	case CFG_CHOICE: {
+		size_t n = strlen(value);
+		const char *c = k->choices;
+
+		while (c && (strncmp(c, value, n) || (c[n] && c[n] != '|')))
+			c = strchr(c, '|') ? strchr(c, '|') + 1 : NULL;
+		if (!n || !c) {
+			strbuf_addf(err, "%s: '%s' is not one of %s", k->name, value, k->choices);
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = xstrdup(value);
+		break;
+	}
 	case CFG_SECONDS:
 		if (parse_seconds(value, (double *)field) < 0) {
 			strbuf_addf(err, "%s: '%s' is not a number of seconds", k->name, value);
@@ -211,7 +232,8 @@ void config_describe(const struct cellbox_config *cfg, struct strbuf *out)
 		struct strbuf val = STRBUF_INIT;
 
 		switch (keys[i].type) {
-		case CFG_STRING: {
+		case CFG_STRING:
+		case CFG_CHOICE: {
 			const char *v = *(char *const *)field;
 			strbuf_addstr(&val, v ? v : "(default)");
 			break;

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "graphics.h"
+#include "printer.h"
+
 const char *cli_progname = "cellbox";
 volatile sig_atomic_t cli_sigint;
 
@@ -137,6 +140,19 @@ int cli_want_color(int fd)
 	return isatty(fd) && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
 }
 
+void cli_setup_graphics(const struct cellbox_config *cfg, struct printer *pr,
+			struct graphics_line *gl)
+{
+	enum graphics_mode want = GRAPHICS_AUTO;
+
+	graphics_mode_parse(cfg->graphics, &want);
+	if (want == GRAPHICS_NONE || (want == GRAPHICS_AUTO && !isatty(1)))
+		return;
+	graphics_line_init(gl, want, -1, cli_want_color(1));
+	pr->plot_hook = graphics_line_plot;
+	pr->plot_data = gl;
+}
+
 static const struct {
 	const char *flag;
 	const char *key;
@@ -149,6 +165,7 @@ static const struct {
 	{ "--memory", "memory", "SIZE", "memory limit of the kernel (512m, 1g; 0 = none)" },
 	{ "--startup-timeout", "startup-timeout", "S", "wait at most S seconds for the kernel" },
 	{ "--runtime-dir", "runtime-dir", "DIR", "where session channels live" },
+	{ "--graphics", "graphics", "MODE", "plots: auto, sixel, blocks or none" },
 };
 
 int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
