@@ -276,6 +276,18 @@ static int encode_sixel(unsigned char *px, int w, int h, int colors, struct strb
 				     SIXEL_LARGE_NORM, SIXEL_REP_AVERAGE_PIXELS, SIXEL_QUALITY_HIGH);
 	if (SIXEL_FAILED(st))
 		goto fail;
+	/*
+	 * The palette comes out in 5 bits a channel (white as 248, a grey next to the
+	 * terminal's white): widen each entry back to 8 bits as 5-to-8 expansion does.
+	 */
+	{
+		unsigned char *pal = sixel_dither_get_palette(dither);
+		int n = sixel_dither_get_num_of_palette_colors(dither);
+
+		for (int i = 0; pal && i < 3 * n; i++)
+			if ((pal[i] & 7) == 0)
+				pal[i] |= pal[i] >> 5;
+	}
 	sixel_dither_set_diffusion_type(dither,
 					sixel_dither_get_num_of_histogram_colors(dither) <= colors
 					? SIXEL_DIFFUSE_NONE : SIXEL_DIFFUSE_ATKINSON);
