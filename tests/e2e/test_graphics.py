@@ -61,6 +61,7 @@ class FakeTerminal:
         self.answered = False
         self.query_seen_at = None
         self.closed = False
+        self.pos = 0            # expect() looks past the last match
 
     def pump(self, timeout):
         """Read for up to `timeout` seconds; answer the queries once they are all in."""
@@ -84,11 +85,13 @@ class FakeTerminal:
     def expect(self, pattern, timeout=60):
         rx = re.compile(pattern)
         deadline = time.monotonic() + timeout
-        while not rx.search(self.out):
+        while not rx.search(self.out, self.pos):
             if self.closed or time.monotonic() > deadline:
                 raise AssertionError('no %r in %r' % (pattern, self.out[-3000:]))
             self.pump(0.1)
-        return rx.search(self.out)
+        m = rx.search(self.out, self.pos)
+        self.pos = m.end()
+        return m
 
     def send(self, data):
         os.write(self.master, data)
@@ -215,11 +218,11 @@ class ReplTest(Base):
     def test_sixel_after_the_cells_output(self):
         t = FakeTerminal(['repl'], clean_env(self.tmp), 'sixel')
         try:
-            t.expect(rb'In \[.*1.*\]:')
+            t.expect(rb'In \[(\x1b\[1m)?1(\x1b\[0;32m)?\]:')
             t.send(PLOT.replace('\n', '; ').encode() + b'\r')
             m = t.expect(rb'before\r\n\x1bPq"1;1;(\d+);(\d+)#[^\x1b]*\x1b\\\r+\nafter\r\n')
             self.assertEqual((int(m.group(1)), int(m.group(2))), (586, 440))
-            t.expect(rb'In \[.*2.*\]:')
+            t.expect(rb'In \[(\x1b\[1m)?2(\x1b\[0;32m)?\]:')
             t.send(b'\x04')
             self.assertEqual(t.finish(), 0)
         finally:
