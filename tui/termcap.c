@@ -147,7 +147,8 @@ int termcap_query(struct termcap *tc, int fd, int timeout_ms)
 		fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 		own = fd >= 0;
 	}
-	if (fd < 0 || !isatty(fd) || tcgetattr(fd, &saved) < 0) {
+	/* A background job must not touch the tty: tcsetattr would stop it with SIGTTOU. */
+	if (fd < 0 || !isatty(fd) || tcgetpgrp(fd) != getpgrp() || tcgetattr(fd, &saved) < 0) {
 		termcap_fill(tc, NULL, fd);
 		goto out;
 	}

@@ -66,7 +66,8 @@ int termcap_parse(struct termcap_reply *r, const char *buf, size_t len);
  * wait at most `timeout_ms` for the sentinel. The tty is put in raw mode for the wait and
  * restored on every path; input that arrives after a timeout is flushed. Fills `tc`
  * (environment and TIOCGWINSZ included) and returns 0, or -1 when there is no terminal to
- * ask (tc then holds the defaults and the environment's hints).
+ * ask or we are not its foreground job (tc then holds the defaults and the environment's
+ * hints). Call it again after SIGWINCH: the cell size may have changed with the font.
  */
 int termcap_query(struct termcap *tc, int fd, int timeout_ms);
 
