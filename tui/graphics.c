@@ -118,6 +118,8 @@ struct graphics_image *graphics_load(const char *path, struct strbuf *err)
 	sixel_allocator_t *alloc = NULL;
 	SIXELSTATUS st;
 
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		strbuf_init(&img->cache[i].bytes, 0);
 	/* libsixel reads stdin for "-" and fetches URLs: only plain file paths come here. */
 	if (!path || !*path || !strcmp(path, "-") || strstr(path, "://")) {
 		strbuf_addf(&why, "not a file path");

@@ -239,6 +239,13 @@ static void test_sixel(void)
 	CHECK(graphics_render(img, &rq, &b, &sz, &err) == 0);
 	CHECK(!strncmp(b.buf, "\x1bPtmux;\x1b\x1bPq", 10));
 	CHECK(b.len > 5 && !strcmp(b.buf + b.len - 5, "\x1b\x1b\\\x1b\\"));
+	/* Cells of 1x2 pixels: two rows; the crop draws the second, 3x2 pixels. */
+	strbuf_reset(&b);
+	rq = (struct graphics_request){ .mode = GRAPHICS_SIXEL, .cols = 80, .cell_w = 1,
+					.cell_h = 2, .crop_row = 1, .crop_rows = 1 };
+	CHECK(graphics_render(img, &rq, &b, &sz, &err) == 0);
+	CHECK(sz.rows == 2 && sz.cols == 3);
+	CHECK(!strncmp(b.buf, "\x1bPq\"1;1;3;2#", 12));
 out:
 	graphics_free(img);
 	unlink(path);
