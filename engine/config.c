@@ -11,7 +11,7 @@
 #define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
 #endif
 
-enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE, CFG_NUMBER, CFG_BOOL };
+enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE, CFG_NUMBER, CFG_BOOL, CFG_CHOICE };
 
 struct config_key {
 	const char *name;
@@ -20,6 +20,7 @@ struct config_key {
 	size_t offset;
 	const char *help;
 	const char *alias;	/* llm-sandbox's variable for the same thing, lower precedence */
+	const char *choices;	/* CFG_CHOICE: the values allowed, '|' between */
 };
 
 #define KEY(n, e, t, field, h) \
@@ -69,6 +70,10 @@ static const struct config_key keys[] = {
 	     "container user uid[:gid] (default: ours, 1000 for root)", NULL),
 	KEYA("docker-host", "CELLBOX_DOCKER_HOST", CFG_STRING, docker_host,
 	     "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)", NULL),
+	{ .name = "graphics", .env = "CELLBOX_GRAPHICS", .type = CFG_CHOICE,
+	  .offset = offsetof(struct cellbox_config, graphics),
+	  .help = "how plots are drawn: auto, sixel, blocks (half-blocks) or none",
+	  .choices = "auto|sixel|blocks|none" },
 };
 
 void config_defaults(struct cellbox_config *cfg)
@@ -82,6 +87,7 @@ void config_defaults(struct cellbox_config *cfg)
 	cfg->pool_strategy = xstrdup("wait");
 	cfg->pool_timeout = 30;
 	cfg->read_only = 1;
+	cfg->graphics = xstrdup("auto");
 }
 
 void config_release(struct cellbox_config *cfg)
@@ -98,6 +104,7 @@ void config_release(struct cellbox_config *cfg)
 	free(cfg->user);
 	free(cfg->docker_host);
 	free(cfg->source);
+	free(cfg->graphics);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -140,6 +147,20 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 		free(*(char **)field);
 		*(char **)field = xstrdup(value);
 		break;
+	case CFG_CHOICE: {
+		size_t n = strlen(value);
+		const char *c = k->choices;
+
+		while (c && (strncmp(c, value, n) || (c[n] && c[n] != '|')))
+			c = strchr(c, '|') ? strchr(c, '|') + 1 : NULL;
+		if (!n || !c) {
+			strbuf_addf(err, "%s: '%s' is not one of %s", k->name, value, k->choices);
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = xstrdup(value);
+		break;
+	}
 	case CFG_SECONDS:
 		if (parse_seconds(value, (double *)field) < 0) {
 			strbuf_addf(err, "%s: '%s' is not a number of seconds", k->name, value);
@@ -281,7 +302,8 @@ void config_describe(const struct cellbox_config *cfg, struct strbuf *out)
 		struct strbuf val = STRBUF_INIT;
 
 		switch (keys[i].type) {
-		case CFG_STRING: {
+		case CFG_STRING:
+		case CFG_CHOICE: {
 			const char *v = *(char *const *)field;
 			strbuf_addstr(&val, v ? v : "(default)");
 			break;

@@ -33,6 +33,7 @@ struct cellbox_config {
 	char *security_opt;		/* security-opt = no-new-privileges ("none") */
 	char *user;			/* user = uid[:gid] */
 	char *docker_host;		/* docker-host = $DOCKER_HOST */
+	char *graphics;			/* graphics = auto | sixel | blocks | none */
 	char *source;			/* the config file that was read, or NULL */
 };
 

@@ -35,7 +35,7 @@ extern volatile sig_atomic_t cli_sigint;
 /*
  * Try to take argv[*i] (and its value) as an option every command accepts: --backend,
  * --python, --timeout, --memory, --startup-timeout, --runtime-dir, the container settings
- * and --copy-in / --copy-out (repeatable; done by cli_open_session / cli_close_session).
+ * --graphics and --copy-in / --copy-out (repeatable; done by cli_open_session / cli_close_session).
  * Returns 1 when taken,
  * 0 when it is not a common option, -1 after printing an error.
  */
@@ -69,6 +69,14 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_read_code(const char *path, struct strbuf *code);
 /* Whether output to `fd` should carry colours (a terminal, and NO_COLOR unset). */
 int cli_want_color(int fd);
+struct printer;
+struct graphics_line;
+/*
+ * Let `pr` draw plots inline on stdout by the graphics setting: auto asks the terminal
+ * (only when stdout is one), sixel or blocks are used as told, none keeps text lines.
+ */
+void cli_setup_graphics(const struct cellbox_config *cfg, struct printer *pr,
+			struct graphics_line *gl);
 
 int cmd_run(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_repl(int argc, char **argv, struct cellbox_config *cfg);

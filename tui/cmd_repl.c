@@ -12,6 +12,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "graphics.h"
 #include "printer.h"
 
 struct repl {
@@ -479,6 +480,7 @@ static int repl_tty(struct repl *r)
 int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 {
 	struct repl r = { 0 };
+	struct graphics_line gl;
 	unsigned flags = 0;
 	int rc;
 
@@ -505,6 +507,7 @@ int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 			flags |= PRINTER_COLOR;
 	}
 	printer_init(&r.pr, flags, session_channel_dir(r.s), NULL);
+	cli_setup_graphics(cfg, &r.pr, &gl);
 	the_repl = &r;
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
 	the_repl = NULL;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "graphics.h"
 #include "printer.h"
 
 /* Hand the event to the printer. */
@@ -40,6 +41,7 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 	struct strbuf code = STRBUF_INIT, err = STRBUF_INIT;
 	struct session *s = NULL;
 	struct printer pr;
+	struct graphics_line gl;
 	int json = 0, rc = EXIT_USAGE, printer_ready = 0;
 	unsigned flags;
 	unsigned long id;
@@ -112,6 +114,8 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 		flags |= PRINTER_COLOR;
 	printer_init(&pr, flags, session_channel_dir(s), plots_dir);
 	printer_ready = 1;
+	if (!json)
+		cli_setup_graphics(cfg, &pr, &gl);
 	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &pr, &err);
 	if (!id) {
 		cli_error("%s", err.buf);

@@ -10,6 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "graphics.h"
+#include "printer.h"
+
 const char *cli_progname = "cellbox";
 volatile sig_atomic_t cli_sigint;
 
@@ -225,6 +228,19 @@ int cli_want_color(int fd)
 	return isatty(fd) && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
 }
 
+void cli_setup_graphics(const struct cellbox_config *cfg, struct printer *pr,
+			struct graphics_line *gl)
+{
+	enum graphics_mode want = GRAPHICS_AUTO;
+
+	graphics_mode_parse(cfg->graphics, &want);
+	if (want == GRAPHICS_NONE || (want == GRAPHICS_AUTO && !isatty(1)))
+		return;
+	graphics_line_init(gl, want, -1, cli_want_color(1));
+	pr->plot_hook = graphics_line_plot;
+	pr->plot_data = gl;
+}
+
 static const struct {
 	const char *flag;
 	const char *key;
@@ -249,6 +265,7 @@ static const struct {
 	{ "--cap-drop", "cap-drop", "LIST", "capabilities to drop (default ALL; none)" },
 	{ "--security-opt", "security-opt", "LIST", "default no-new-privileges; none" },
 	{ "--user", "user", "UID[:GID]", "container user (default ours, 1000 for root)" },
+	{ "--graphics", "graphics", "MODE", "plots: auto, sixel, blocks or none" },
 };
 
 int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)

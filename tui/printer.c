@@ -131,6 +131,12 @@ static void on_plot(struct printer *p, const cJSON *plot)
 	line = xasprintf("[plot %d: %dx%d PNG, %s %s]\n", pl.index, pl.width, pl.height,
 			 p->plots_dir ? "saved to" : "at", pl.path);
 	fresh_line(p);
+	if (!(p->flags & PRINTER_QUIET) && p->plot_hook &&
+	    p->plot_hook(p->plot_data, pl.path, p->out) == 0) {
+		p->out_at_bol = 1;
+		if (!p->plots_dir)
+			*line = '\0';	/* the channel's copy goes with the session */
+	}
 	emit_own(p, line);
 	fflush(p->out);
 	free(line);

@@ -38,6 +38,12 @@ struct printer {
 	size_t nplots, plots_alloc;
 	cJSON *error;			/* the last error event */
 	cJSON *done;			/* the done event */
+	/*
+	 * Draws a plot inline after the output (graphics_line_plot): 0 when it drew it, else
+	 * the plot's text line is printed. NULL = text lines only.
+	 */
+	int (*plot_hook)(void *data, const char *path, FILE *out);
+	void *plot_data;
 };
 
 void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
