@@ -48,8 +48,10 @@ static const struct config_key keys[] = {
 	    "take warm kernels from the pool daemon (yes/no)"),
 	KEY("pool-name", "CELLBOX_POOL_NAME", CFG_STRING, pool_name,
 	    "which pool ('cellbox pool serve --name')"),
-	KEY("pool-strategy", "CELLBOX_POOL_STRATEGY", CFG_STRING, pool_strategy,
-	    "when the pool is exhausted: wait, fail-fast or temporary"),
+	{ .name = "pool-strategy", .env = "CELLBOX_POOL_STRATEGY", .type = CFG_CHOICE,
+	  .offset = offsetof(struct cellbox_config, pool_strategy),
+	  .help = "when the pool is exhausted: wait, fail-fast or temporary",
+	  .choices = "wait|fail-fast|temporary" },
 	KEY("pool-timeout", "CELLBOX_POOL_TIMEOUT", CFG_SECONDS, pool_timeout,
 	    "seconds to wait for a free pooled kernel"),
 	KEYA("image", "CELLBOX_IMAGE", CFG_STRING, image,
@@ -130,11 +132,6 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 
 	if (!k) {
 		strbuf_addf(err, "unknown setting '%s'", key);
-		return -1;
-	}
-	if (k->offset == offsetof(struct cellbox_config, pool_strategy) &&
-	    strcmp(value, "wait") && strcmp(value, "fail-fast") && strcmp(value, "temporary")) {
-		strbuf_addf(err, "%s: '%s' is not wait, fail-fast or temporary", k->name, value);
 		return -1;
 	}
 	field = (char *)cfg + k->offset;

@@ -228,7 +228,7 @@ class PoolTest(unittest.TestCase):
         self.assertIn('--min <= --max', p.stderr)
         p = self.cellbox('run', '--pool', '--pool-strategy', 'sometimes', '-c', '1')
         self.assertEqual(p.returncode, 2)
-        self.assertIn('not wait, fail-fast or temporary', p.stderr)
+        self.assertIn('is not one of wait|fail-fast|temporary', p.stderr)
         p = self.cellbox('pool', 'status')
         self.assertEqual(p.returncode, 5)
         self.assertIn('no pool at', p.stderr)
