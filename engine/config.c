@@ -38,6 +38,8 @@ static const struct config_key keys[] = {
 	    "memory limit of the kernel, e.g. 512m or 1g (0 = none)"),
 	KEY("runtime-dir", "CELLBOX_RUNTIME_DIR", CFG_STRING, runtime_dir,
 	    "where session channels live"),
+	KEY("history-size", "CELLBOX_HISTORY_SIZE", CFG_SIZE, history_size,
+	    "cells kept in the history; older sessions are pruned (0 = record nothing)"),
 };
 
 void config_defaults(struct cellbox_config *cfg)
@@ -47,6 +49,7 @@ void config_defaults(struct cellbox_config *cfg)
 	cfg->python = xstrdup(CELLBOX_DEFAULT_PYTHON);
 	cfg->startup_timeout = 30;
 	cfg->interrupt_grace = 2;
+	cfg->history_size = 1000;
 }
 
 void config_release(struct cellbox_config *cfg)

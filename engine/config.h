@@ -19,6 +19,7 @@ struct cellbox_config {
 	double interrupt_grace;		/* interrupt-grace = 2 */
 	unsigned long long memory;	/* memory = 0 (none), e.g. 1g */
 	char *runtime_dir;		/* runtime-dir = $XDG_RUNTIME_DIR/cellbox */
+	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	char *source;			/* the config file that was read, or NULL */
 };
 
