@@ -270,7 +270,14 @@ cJSON *history_entry_cell(const cJSON *entry, int embed)
 	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "code"));
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(entry, "execution_count");
 	const cJSON *outs = cJSON_GetObjectItemCaseSensitive(entry, "outputs"), *o;
-	cJSON *cell = cellfile_add_cell(NULL, "code", code ? code : ""), *list;
+	char *trimmed = xstrdup(code ? code : "");
+	size_t l = strlen(trimmed);
+	cJSON *cell, *list;
+
+	while (l && trimmed[l - 1] == '\n')
+		trimmed[--l] = '\0';	/* the REPL's cells end with the newline typed */
+	cell = cellfile_add_cell(NULL, "code", trimmed);
+	free(trimmed);
 
 	if (cJSON_IsNumber(n))
 		cJSON_ReplaceItemInObjectCaseSensitive(cell, "execution_count",

@@ -30,13 +30,14 @@ static void list_line(int n, const cJSON *e)
 	const cJSON *count = cJSON_GetObjectItemCaseSensitive(e, "execution_count");
 	const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "duration");
 	size_t l = code ? strcspn(code, "\n") : 0;
+	int more = code && code[l] && code[l + strspn(code + l, "\n")];
 	char cnt[16] = "-";
 
 	if (cJSON_IsNumber(count))
 		snprintf(cnt, sizeof(cnt), "%d", count->valueint);
 	printf("%5d  %-24s %4s  %-7s %8.3fs  %.*s%s\n", n, session ? session : "?", cnt,
 	       status ? status : "?", cJSON_IsNumber(dur) ? dur->valuedouble : 0,
-	       (int)(l > 60 ? 60 : l), code ? code : "", code && (l > 60 || code[l]) ? " ..." : "");
+	       (int)(l > 60 ? 60 : l), code ? code : "", l > 60 || more ? " ..." : "");
 }
 
 static int on_list(const cJSON *e, void *data)
