@@ -29,6 +29,7 @@ struct replay {
 	double started;
 	int done_cells, total_cells;
 	const char *current;	/* first line of the running cell */
+	size_t transcript_max;	/* output bytes a cell may print */
 };
 
 /* Erase the progress bar. */
@@ -71,18 +72,36 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 	if (r->bar_shown && isatty(1))
 		bar_clear(r);
 	if (ev->type == SESSION_EV_STREAM) {
+		size_t len, room;
+
 		text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "text"));
-		if (r->cut)
+		if (r->cut || !text)
 			return;
-		r->printed += text ? strlen(text) : 0;
-		if (r->printed > REPLAY_TRANSCRIPT_MAX) {
+		len = strlen(text);
+		room = r->transcript_max - r->printed;
+		if (len > room) {
+			/* Print what fits (whole characters), then say the rest is cut. */
+			struct session_event part = *ev;
+			cJSON *copy = cJSON_Duplicate(ev->json, 1);
+			char *head;
+
+			while (room && ((unsigned char)text[room] & 0xc0) == 0x80)
+				room--;
+			head = xstrndup(text, room);
+			cJSON_ReplaceItemInObjectCaseSensitive(copy, "text", cJSON_CreateString(head));
+			part.json = copy;
+			printer_event(&r->pr, &part);
+			cJSON_Delete(copy);
+			free(head);
 			r->cut = 1;
+			r->printed = r->transcript_max;
 			if (!(r->pr.flags & PRINTER_QUIET))
 				fprintf(r->pr.out, "\n[cellbox: transcript cut after %zu bytes of output; "
-					"the notebook keeps up to %zu]\n", REPLAY_TRANSCRIPT_MAX,
+					"the notebook keeps up to %zu]\n", r->transcript_max,
 					r->out.limit);
 			return;
 		}
+		r->printed += len;
 	}
 	printer_event(&r->pr, ev);
 }
@@ -299,6 +318,7 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 	struct replay r;
 	cJSON *nb = NULL, *stored = NULL, *cell, *report = NULL, *cells_json = NULL;
 	double t_open = 0, cells_wall = 0, cells_kernel = 0;
+	unsigned long long max_output = OUTPUTS_LIMIT;
 	int ready = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -318,6 +338,12 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 			keep_going = 1;
 		} else if (!strcmp(a, "--no-progress")) {
 			no_progress = 1;
+		} else if (!strcmp(a, "--max-output")) {
+			if (i + 1 >= argc || parse_size(argv[i + 1], &max_output) < 0 || !max_output) {
+				cli_error("--max-output needs a size such as 32m");
+				goto out;
+			}
+			i++;
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--plots")) {
 			if (i + 1 >= argc) {
 				cli_error("%s needs a path", a);
@@ -382,8 +408,11 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 		printer_init(&r.pr, pflags, session_channel_dir(r.s), plots_dir);
 		r.pr.err = stdout;	/* tracebacks belong to the transcript, in order */
 	}
-	outputs_init(&r.out, session_channel_dir(r.s), OUTPUTS_EMBED_PNG, NULL, 0);
+	outputs_init(&r.out, session_channel_dir(r.s), OUTPUTS_EMBED_PNG, NULL,
+		     (size_t)max_output);
 	ready = 1;
+	r.transcript_max = REPLAY_TRANSCRIPT_MAX < max_output ? REPLAY_TRANSCRIPT_MAX
+							       : (size_t)max_output;
 	r.progress = isatty(2) && !no_progress && !json;
 	r.started = now_monotonic();
 	if (json)

@@ -53,6 +53,8 @@ static const struct cli_command commands[] = {
 			"                    (addresses and timings normalised, images by size)\n"
 			"  -k, --keep-going  go on after a failing cell\n"
 			"  --plots DIR       save captured plots as DIR/plot-N.png\n"
+			"  --max-output SIZE output a cell keeps in the notebook (default 32m; the\n"
+			"                    transcript shows the first 1 MiB of each cell)\n"
 			"  --no-progress     no progress bar on stderr (drawn only on a terminal)\n"
 			"  Cells tagged raises-exception may fail; skip-execution cells are skipped.\n"
 			"\n"
