@@ -454,7 +454,8 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 			break;
 		}
 		cli_wait(r.s, id);
-		cells_wall += now_monotonic() - t0;
+		t0 = now_monotonic() - t0;
+		cells_wall += t0;
 		cells_kernel += r.out.duration;
 		bar_clear(&r);
 		ran++;
@@ -478,6 +479,7 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 			if (r.out.reason)
 				cJSON_AddStringToObject(c, "reason", r.out.reason);
 			cJSON_AddNumberToObject(c, "duration", r.out.duration);
+			cJSON_AddNumberToObject(c, "wall", t0);
 			cJSON_AddItemToObject(c, "outputs", cJSON_Duplicate(outs, 1));
 			cJSON_AddItemToArray(cells_json, c);
 		}
