@@ -716,7 +716,7 @@ cJSON *cellfile_load(const char *path, struct strbuf *err)
 	first = text.buf + strspn(text.buf, " \t\r\n");
 	if (has_ext(path, ".jsonl"))
 		nb = history_notebook_from_text(text.buf, path, err);
-	else if (has_ext(path, ".ipynb") || *first == '{')
+	else if (has_ext(path, ".ipynb") || (*first == '{' && !has_ext(path, ".py")))
 		nb = cellfile_parse_ipynb(text.buf, text.len, path, err);
 	else
 		nb = cellfile_parse_percent(text.buf, text.len);

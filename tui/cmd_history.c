@@ -61,6 +61,15 @@ static int on_search(const cJSON *e, void *data)
 	return 0;
 }
 
+/* "ename: evalue" of an error output; the caller frees it. */
+static char *error_text(const cJSON *o)
+{
+	const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ename"));
+	const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "evalue"));
+
+	return xasprintf("%s: %s\n", ename ? ename : "Error", evalue ? evalue : "");
+}
+
 /* Print an entry in full: header, code, outputs as text. */
 static int on_show(const cJSON *e, void *data)
 {
@@ -74,11 +83,18 @@ static int on_show(const cJSON *e, void *data)
 	w->found = 1;
 	when = cJSON_IsNumber(t) ? (time_t)t->valuedouble : 0;
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", localtime(&when));
-	printf("# %d: session %s, In [%d], %s, %.3f s, %s\n", w->n,
-	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "session")),
-	       cJSON_GetObjectItemCaseSensitive(e, "execution_count")->valueint,
-	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "status")),
-	       cJSON_GetObjectItemCaseSensitive(e, "duration")->valuedouble, stamp);
+	{
+		const char *session =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "session"));
+		const char *status =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "status"));
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "execution_count");
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "duration");
+
+		printf("# %d: session %s, In [%d], %s, %.3f s, %s\n", w->n, session ? session : "?",
+		       cJSON_IsNumber(n) ? n->valueint : 0, status ? status : "?",
+		       cJSON_IsNumber(d) ? d->valuedouble : 0, stamp);
+	}
 	printf("%s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code")));
 	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(e, "outputs")) {
 		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "output_type"));
@@ -93,9 +109,7 @@ static int on_show(const cJSON *e, void *data)
 		if (!strcmp(type, "stream"))
 			text = cellfile_join(cJSON_GetObjectItemCaseSensitive(o, "text"));
 		else if (!strcmp(type, "error"))
-			text = xasprintf("%s: %s\n",
-					 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ename")),
-					 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "evalue")));
+			text = error_text(o);
 		else if (plot)
 			text = xasprintf("[plot: %s]\n", plot);
 		else

@@ -14,6 +14,7 @@
 #include "history.h"
 #include "outputs.h"
 #include "printer.h"
+#include "record.h"
 
 /* Transcript bytes printed per cell before the rest is cut. */
 #define REPLAY_TRANSCRIPT_MAX ((size_t)1 << 20)
@@ -22,6 +23,7 @@ struct replay {
 	struct session *s;
 	struct printer pr;
 	struct outputs out;
+	struct record rec;	/* the replayed cells go to the history too */
 	int progress;		/* draw the bar on stderr */
 	int bar_shown;
 	size_t printed;		/* transcript bytes of this cell */
@@ -67,8 +69,8 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 	struct replay *r = data;
 	const char *text;
 
-	(void)s;
 	outputs_event(&r->out, ev);
+	record_event(&r->rec, s, ev);
 	if (r->bar_shown && isatty(1))
 		bar_clear(r);
 	if (ev->type == SESSION_EV_STREAM) {
@@ -198,13 +200,13 @@ static void check_text(const cJSON *outputs, pcre2_code *addr, pcre2_code *timin
 			continue;
 		if (!strcmp(type, "stream")) {
 			t = cellfile_join(cJSON_GetObjectItemCaseSensitive(o, "text"));
-			strbuf_addf(sb, "[%s]\n%s", cJSON_GetStringValue(
-					    cJSON_GetObjectItemCaseSensitive(o, "name")), t);
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "name"));
+			strbuf_addf(sb, "[%s]\n%s", name ? name : "stream", t);
 			free(t);
 		} else if (!strcmp(type, "error")) {
-			strbuf_addf(sb, "[error]\n%s: %s",
-				    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ename")),
-				    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "evalue")));
+			const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ename"));
+			const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "evalue"));
+			strbuf_addf(sb, "[error]\n%s: %s", ename ? ename : "Error", evalue ? evalue : "");
 		} else {
 			const char *png = cJSON_GetStringValue(
 				cJSON_GetObjectItemCaseSensitive(data, "image/png"));
@@ -410,6 +412,7 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 	}
 	outputs_init(&r.out, session_channel_dir(r.s), OUTPUTS_EMBED_PNG, NULL,
 		     (size_t)max_output);
+	record_open(&r.rec, cfg, r.s);
 	ready = 1;
 	r.transcript_max = REPLAY_TRANSCRIPT_MAX < max_output ? REPLAY_TRANSCRIPT_MAX
 							       : (size_t)max_output;
@@ -454,13 +457,14 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 			break;
 		}
 		cli_wait(r.s, id);
-		t0 = now_monotonic() - t0;
+		record_cell(&r.rec, src);
+		outs = outputs_finish(&r.out);
+		t0 = now_monotonic() - t0;	/* the overhead counted includes recording */
 		cells_wall += t0;
 		cells_kernel += r.out.duration;
 		bar_clear(&r);
 		ran++;
 		r.done_cells++;
-		outs = outputs_finish(&r.out);
 		if (check) {
 			const cJSON *old = cJSON_GetArrayItem(
 				cJSON_GetObjectItemCaseSensitive(stored, "cells"), index - 1);
@@ -543,6 +547,7 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 	}
 out:
 	if (ready) {
+		record_close(&r.rec);
 		printer_release(&r.pr);
 		outputs_release(&r.out);
 	}

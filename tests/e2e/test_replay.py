@@ -56,6 +56,17 @@ class HistoryTest(Base):
         self.assertEqual(entry['outputs'][0]['output_type'], 'error')
         self.assertGreater(entry['time'], 1.7e9)
 
+    def test_replay_is_recorded(self):
+        src = os.path.join(self.tmp, 'c.py')
+        with open(src, 'w') as f:
+            f.write('# %%\nprint("replayed")\n# %% [markdown]\n# text\n# %%\n2 + 2\n')
+        p = self.cellbox('replay', src)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.cellbox('history', 'list')
+        self.assertEqual(len(p.stdout.splitlines()), 2, p.stdout)
+        p = self.cellbox('history', 'show', '2')
+        self.assertIn('2 + 2\n4\n', p.stdout)
+
     def test_search(self):
         for code in ('alpha = 1', 'beta = 2', 'alphabet = 3'):
             self.cellbox('run', '-c', code)
