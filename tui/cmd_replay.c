@@ -441,9 +441,9 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 		}
 		may_fail = cellfile_has_tag(cell, "raises-exception");
 		r.current = src;
-		bar_draw(&r, index);
 		if (!json)
 			echo_code(stdout, next_count, src);
+		bar_draw(&r, index);	/* after the echo: on a shared terminal it sits below it */
 		r.printed = 0;
 		r.cut = 0;
 		printer_reset(&r.pr);
