@@ -40,6 +40,8 @@ static const struct config_key keys[] = {
 	    "where session channels live"),
 	KEY("history-size", "CELLBOX_HISTORY_SIZE", CFG_SIZE, history_size,
 	    "cells kept in the history; older sessions are pruned (0 = record nothing)"),
+	KEY("history-days", "CELLBOX_HISTORY_DAYS", CFG_SECONDS, history_days,
+	    "days a recorded session is kept (0 = no age limit)"),
 };
 
 void config_defaults(struct cellbox_config *cfg)

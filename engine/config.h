@@ -20,6 +20,7 @@ struct cellbox_config {
 	unsigned long long memory;	/* memory = 0 (none), e.g. 1g */
 	char *runtime_dir;		/* runtime-dir = $XDG_RUNTIME_DIR/cellbox */
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
+	double history_days;			/* history-days = 0 (no age limit) */
 	char *source;			/* the config file that was read, or NULL */
 };
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,7 +26,7 @@ char *history_sessions_dir(void)
 	return xasprintf("%s/.local/state/cellbox/sessions", home && *home ? home : ".");
 }
 
-struct history *history_open(size_t max_entries, struct strbuf *err)
+struct history *history_open(size_t max_entries, double max_age_days, struct strbuf *err)
 {
 	struct history *h = xcalloc(1, sizeof(*h));
 	char *base = history_sessions_dir();
@@ -49,8 +50,8 @@ struct history *history_open(size_t max_entries, struct strbuf *err)
 		strbuf_addf(err, "cannot open '%s': %s", h->path, strerror(errno));
 		goto fail;
 	}
-	if (max_entries)
-		history_prune(max_entries, h->id);
+	if (max_entries || max_age_days > 0)
+		history_prune(max_entries, max_age_days, h->id);
 	free(base);
 	return h;
 fail:
@@ -242,10 +243,11 @@ static size_t count_lines(const char *path)
 	return n;
 }
 
-void history_prune(size_t max_entries, const char *keep)
+void history_prune(size_t max_entries, double max_age_days, const char *keep)
 {
 	char **list = history_sessions(), *base = history_sessions_dir();
 	size_t n = 0, total = 0;
+	double oldest = max_age_days > 0 ? now_wall() - max_age_days * 86400 : 0;
 
 	while (list[n])
 		n++;
@@ -254,10 +256,15 @@ void history_prune(size_t max_entries, const char *keep)
 		char *dir = xasprintf("%s/%s", base, list[i]);
 		char *path = xasprintf("%s/history.jsonl", dir);
 
-		if (total < max_entries || (keep && !strcmp(keep, list[i])))
+		struct stat st;
+		int old = oldest && stat(path, &st) == 0 && (double)st.st_mtime < oldest;
+
+		if (keep && !strcmp(keep, list[i]))
 			total += count_lines(path);
-		else
+		else if (old || (max_entries && total >= max_entries))
 			remove_tree(dir);
+		else
+			total += count_lines(path);
 		free(path);
 		free(dir);
 	}

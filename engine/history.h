@@ -17,9 +17,10 @@
  * at any moment loses at most the cell in flight; a reader skips a torn or corrupt line with
  * a warning. Kernel restarts do not matter: the store belongs to the front end's session.
  * Bounded: history_open() prunes the oldest sessions while more than `max_entries` cells
- * are stored (the configuration's history-size, default 1000).
+ * are stored (the configuration's history-size, default 1000) and sessions older than
+ * history-days (default: no age limit).
  *
- *	struct history *h = history_open(NULL, cfg->history_size, &err);
+ *	struct history *h = history_open(cfg->history_size, cfg->history_days, &err);
  *	outputs_init(&o, session_channel_dir(s), OUTPUTS_COPY_PLOTS, history_plots_dir(h), 0);
  *	... run the cell, feeding outputs_event() ...
  *	history_append(h, &(struct history_cell){ .code = code, .outputs = outputs_finish(&o), ...});
@@ -47,10 +48,10 @@ struct history_cell {
 /* The sessions directory ($XDG_STATE_HOME/cellbox/sessions); the caller frees it. */
 char *history_sessions_dir(void);
 /*
- * Open a new session's store (id made from the time and pid) and prune old sessions so at
- * most `max_entries` cells remain (0 = no pruning). NULL with `err` when it cannot be made.
+ * Open a new session's store (id made from the time and pid) and prune old sessions (see
+ * history_prune). NULL with `err` when it cannot be made.
  */
-struct history *history_open(size_t max_entries, struct strbuf *err);
+struct history *history_open(size_t max_entries, double max_age_days, struct strbuf *err);
 /* Record one cell with a single write(). -1 with `err` on failure. */
 int history_append(struct history *h, const struct history_cell *cell, struct strbuf *err);
 /* Close the store. NULL is fine. */
@@ -77,8 +78,12 @@ int history_iter(const char *session, history_fn fn, void *data, struct strbuf *
 /* The ids of the stored sessions, oldest first; NULL-terminated, free with history_free_list. */
 char **history_sessions(void);
 void history_free_list(char **list);
-/* Remove the oldest sessions (never `keep`) while more than max_entries cells are stored. */
-void history_prune(size_t max_entries, const char *keep);
+/*
+ * Remove the oldest sessions (never `keep`) while more than `max_entries` cells are stored
+ * (0 = no count limit), and sessions last written more than `max_age_days` ago (0 = no age
+ * limit).
+ */
+void history_prune(size_t max_entries, double max_age_days, const char *keep);
 
 /* A code cell for an entry: its code and outputs (plots embedded as base64 when `embed`). */
 cJSON *history_entry_cell(const cJSON *entry, int embed);

@@ -9,7 +9,7 @@ void record_open(struct record *r, const struct cellbox_config *cfg, struct sess
 	r->h = NULL;
 	if (!cfg->history_size)
 		return;
-	r->h = history_open((size_t)cfg->history_size, &err);
+	r->h = history_open((size_t)cfg->history_size, cfg->history_days, &err);
 	if (!r->h) {
 		cli_error("warning: no history is recorded: %s", err.buf);
 	} else {

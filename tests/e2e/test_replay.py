@@ -170,6 +170,20 @@ class HistoryTest(Base):
         self.cellbox('run', '-c', 'n = 99')
         self.assertNotIn('n = 99', self.cellbox('history', 'list').stdout)
 
+    def test_prune_by_age(self):
+        self.cellbox('run', '-c', 'old = 1')
+        old = history_files(self.tmp)[0]
+        ten_days_ago = time.time() - 10 * 86400
+        os.utime(old, (ten_days_ago, ten_days_ago))
+        self.env['CELLBOX_HISTORY_DAYS'] = '30'
+        self.cellbox('run', '-c', 'mid = 1')
+        self.assertTrue(os.path.exists(old))
+        self.env['CELLBOX_HISTORY_DAYS'] = '1'
+        self.cellbox('run', '-c', 'new = 1')
+        self.assertFalse(os.path.exists(old))
+        p = self.cellbox('history', 'list')
+        self.assertEqual(len(p.stdout.splitlines()), 2, p.stdout)
+
 
 class ReplayTest(Base):
     def write(self, name, text):
