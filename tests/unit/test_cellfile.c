@@ -267,6 +267,104 @@ static void test_history_parse(void)
 	strbuf_release(&warn);
 }
 
+/* A small deterministic generator for the mutation test. */
+static unsigned long long fuzz_state = 88172645463325252ULL;
+
+static unsigned fuzz_next(void)
+{
+	fuzz_state ^= fuzz_state << 13;
+	fuzz_state ^= fuzz_state >> 7;
+	fuzz_state ^= fuzz_state << 17;
+	return (unsigned)fuzz_state;
+}
+
+/* Mutate seed text: flip, insert, delete and copy bytes, biased to the syntax characters. */
+static void mutate(const char *seed, struct strbuf *out)
+{
+	static const char syntax[] = "#% []{}\"=,:\n\r\t\\'\x01\x80\xc3\xe2";
+	int edits = 1 + (int)(fuzz_next() % 8);
+
+	strbuf_reset(out);
+	strbuf_addstr(out, seed);
+	for (int k = 0; k < edits && out->len; k++) {
+		size_t at = fuzz_next() % out->len;
+		char c = (fuzz_next() & 1) ? syntax[fuzz_next() % (sizeof(syntax) - 1)]
+					   : (char)fuzz_next();
+		switch (fuzz_next() % 4) {
+		case 0:
+			out->buf[at] = c;
+			break;
+		case 1: {
+			struct strbuf t = STRBUF_INIT;
+			strbuf_add(&t, out->buf, at);
+			strbuf_addch(&t, c);
+			strbuf_add(&t, out->buf + at, out->len - at);
+			strbuf_reset(out);
+			strbuf_add(out, t.buf, t.len);
+			strbuf_release(&t);
+			break;
+		}
+		case 2:
+			memmove(out->buf + at, out->buf + at + 1, out->len - at - 1);
+			out->buf[--out->len] = '\0';
+			break;
+		default:
+			out->len = at;	/* truncate: a torn file */
+			out->buf[at] = '\0';
+		}
+	}
+}
+
+/* Mutated inputs never crash the parsers, and whatever parses writes back parseable text. */
+static void test_fuzz_parsers(void)
+{
+	const char *percent_seed =
+		"# ---\n# jupyter:\n# ---\n# %% T [markdown] k=\"v\"\n# text\n"
+		"# %% tags=[\"a\", \"b\"] {\"x\": 1}\n# %time\nx = 1\n#%%\n!ls\n";
+	const char *ipynb_seed =
+		"{\"cells\": [{\"cell_type\": \"code\", \"execution_count\": 1, \"id\": \"ab\", "
+		"\"metadata\": {\"tags\": [\"t\"]}, \"outputs\": [{\"name\": \"stdout\", "
+		"\"output_type\": \"stream\", \"text\": [\"a\\n\"]}], \"source\": [\"x\\n\", \"y\"]}, "
+		"{\"cell_type\": \"markdown\", \"metadata\": {}, \"source\": \"# t\"}], "
+		"\"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 5}";
+	struct strbuf in = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
+	int parsed = 0, rewritten = 0, n = 30000;
+
+	strbuf_init(&in, 0);
+	for (int i = 0; i < n; i++) {
+		cJSON *nb;
+
+		mutate(percent_seed, &in);
+		nb = cellfile_parse_percent(in.buf, in.len);
+		strbuf_reset(&out);
+		cellfile_write_percent(nb, &out);
+		cellfile_write_ipynb(nb, &out);
+		cJSON_Delete(nb);
+		history_parse(in.buf, in.len, "fuzz", NULL, NULL, &err);
+		strbuf_reset(&err);
+
+		mutate(ipynb_seed, &in);
+		nb = cellfile_parse_ipynb(in.buf, in.len, "fuzz", &err);
+		strbuf_reset(&err);
+		if (nb) {
+			cJSON *again;
+			parsed++;
+			strbuf_reset(&out);
+			cellfile_write_ipynb(nb, &out);
+			again = cellfile_parse_ipynb(out.buf, out.len, "again", &err);
+			rewritten += again != NULL;
+			cJSON_Delete(again);
+			cJSON_Delete(nb);
+		}
+	}
+	printf("# %d mutated notebooks parsed, %d of them written and read back\n", parsed, rewritten);
+	CHECK(parsed > 0);
+	CHECK(rewritten == parsed);
+	strbuf_release(&in);
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
 static const struct tap_test tests[] = {
 	{ "percent_markers", test_percent_markers },
 	{ "percent_header_magics", test_percent_header_magics },
@@ -275,6 +373,7 @@ static const struct tap_test tests[] = {
 	{ "ipynb_bad", test_ipynb_bad },
 	{ "outputs", test_outputs },
 	{ "history_parse", test_history_parse },
+	{ "fuzz_parsers", test_fuzz_parsers },
 };
 
 int main(int argc, char **argv)
