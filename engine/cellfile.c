@@ -585,11 +585,12 @@ static int is_text(const cJSON *v)
 	return 1;
 }
 
-/* Check one cell; -1 with `err` naming what is wrong. */
+/* Check one cell; -1 with `err` naming what is wrong, 1 when it got an id, else 0. */
 static int check_cell(cJSON *cell, int index, const char *name, struct strbuf *err)
 {
 	const char *type = cellfile_cell_type(cell);
 	const cJSON *outs, *o;
+	int added = 0;
 
 	if (!cJSON_IsObject(cell)) {
 		strbuf_addf(err, "%s: cell %d is not an object", name, index);
@@ -608,10 +609,12 @@ static int check_cell(cJSON *cell, int index, const char *name, struct strbuf *e
 		strbuf_addf(err, "%s: cell %d: metadata is missing or not an object", name, index);
 		return -1;
 	}
-	if (!cJSON_GetObjectItemCaseSensitive(cell, "id"))
+	if (!cJSON_GetObjectItemCaseSensitive(cell, "id")) {
 		cJSON_AddItemToObject(cell, "id", new_id());
+		added = 1;
+	}
 	if (strcmp(type, "code"))
-		return 0;
+		return added;
 	outs = cJSON_GetObjectItemCaseSensitive(cell, "outputs");
 	if (!cJSON_IsArray(outs)) {
 		strbuf_addf(err, "%s: cell %d: outputs is missing or not a list", name, index);
@@ -624,7 +627,7 @@ static int check_cell(cJSON *cell, int index, const char *name, struct strbuf *e
 		}
 	if (!cJSON_GetObjectItemCaseSensitive(cell, "execution_count"))
 		cJSON_AddNullToObject(cell, "execution_count");
-	return 0;
+	return added;
 }
 
 cJSON *cellfile_parse_ipynb(const char *text, size_t len, const char *name, struct strbuf *err)
@@ -632,7 +635,7 @@ cJSON *cellfile_parse_ipynb(const char *text, size_t len, const char *name, stru
 	const char *end = NULL;
 	cJSON *nb = cJSON_ParseWithLengthOpts(text, len, &end, 0), *cells, *cell;
 	const cJSON *major, *minor;
-	int k = 0;
+	int k = 0, added_ids = 0;
 
 	if (!nb) {
 		strbuf_addf(err, "%s:", name);
@@ -667,9 +670,15 @@ cJSON *cellfile_parse_ipynb(const char *text, size_t len, const char *name, stru
 		strbuf_addf(err, "%s: metadata is missing or not an object", name);
 		goto bad;
 	}
-	cJSON_ArrayForEach(cell, cells)
-		if (check_cell(cell, ++k, name, err) < 0)
+	cJSON_ArrayForEach(cell, cells) {
+		int rc = check_cell(cell, ++k, name, err);
+		if (rc < 0)
 			goto bad;
+		added_ids |= rc;
+	}
+	/* Cell ids are nbformat 4.5: a 4.0-4.4 notebook that got them is upgraded, as nbformat does. */
+	if (added_ids && minor->valuedouble < 5)
+		cJSON_ReplaceItemInObjectCaseSensitive(nb, "nbformat_minor", cJSON_CreateNumber(5));
 	return nb;
 bad:
 	cJSON_Delete(nb);

@@ -189,6 +189,19 @@ static void test_ipynb_bad(void)
 	e = ipynb_error("{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, \"cells\": "
 			"[{\"cell_type\": \"code\", \"metadata\": {}, \"source\": \"x\"}]}");
 	CHECK(e && strstr(e, "cell 1: outputs is missing"));
+	{
+		const char *old = "{\"nbformat\": 4, \"nbformat_minor\": 2, \"metadata\": {}, \"cells\": "
+				  "[{\"cell_type\": \"code\", \"metadata\": {}, \"source\": \"x\", \"outputs\": []}]}";
+		struct strbuf err = STRBUF_INIT;
+		cJSON *nb = cellfile_parse_ipynb(old, strlen(old), "old.ipynb", &err);
+		const cJSON *cell = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(nb, "cells"), 0);
+		CHECK(nb != NULL);
+		CHECK(cJSON_GetObjectItemCaseSensitive(nb, "nbformat_minor")->valueint == 5);
+		CHECK(strlen(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cell, "id"))) == 8);
+		CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cell, "execution_count")));
+		cJSON_Delete(nb);
+		strbuf_release(&err);
+	}
 	e = ipynb_error("[1, 2]");
 	CHECK(e && strstr(e, "not a notebook"));
 	e = ipynb_error("{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, \"cells\": "
