@@ -31,6 +31,8 @@
 #include "util.h"
 
 #define HISTORY_DEFAULT_SIZE 1000
+/* Output text a recorded cell keeps (the collector's limit for the history). */
+#define HISTORY_OUTPUT_LIMIT ((size_t)4 << 20)
 
 struct history;
 

@@ -14,7 +14,7 @@ void record_open(struct record *r, const struct cellbox_config *cfg, struct sess
 		cli_error("warning: no history is recorded: %s", err.buf);
 	} else {
 		outputs_init(&r->out, session_channel_dir(s), OUTPUTS_COPY_PLOTS,
-			     history_plots_dir(r->h), 0);
+			     history_plots_dir(r->h), HISTORY_OUTPUT_LIMIT);
 	}
 	strbuf_release(&err);
 }
