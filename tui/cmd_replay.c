@@ -401,6 +401,10 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 		goto out;
 	}
 	t_open = now_monotonic() - t_open;
+	record_open(&r.rec, cfg, r.s);
+	/* The channel goes with the session: without --plots, plots stay next to the history. */
+	if (!plots_dir && r.rec.h && mkdir_p(history_plots_dir(r.rec.h)) == 0)
+		plots_dir = history_plots_dir(r.rec.h);
 	{
 		unsigned pflags = PRINTER_PROMPTS;
 		if (json)
@@ -412,7 +416,6 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 	}
 	outputs_init(&r.out, session_channel_dir(r.s), OUTPUTS_EMBED_PNG, NULL,
 		     (size_t)max_output);
-	record_open(&r.rec, cfg, r.s);
 	ready = 1;
 	r.transcript_max = REPLAY_TRANSCRIPT_MAX < max_output ? REPLAY_TRANSCRIPT_MAX
 							       : (size_t)max_output;

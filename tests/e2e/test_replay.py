@@ -198,6 +198,12 @@ class ReplayTest(Base):
         out = os.path.join(self.tmp, 'out.ipynb')
         p = self.cellbox('replay', src, '-o', out)
         self.assertEqual(p.returncode, 0, p.stderr)
+        # The plot line names a file that outlives the session (next to the history).
+        import re
+        m = re.search(r'\[plot 1: 640x480 PNG, saved to (\S+)\]', p.stdout)
+        self.assertTrue(m, p.stdout)
+        with open(m.group(1), 'rb') as f:
+            self.assertEqual(f.read(4), b'\x89PNG')
         nb = nbformat.read(out, as_version=4)
         nbformat.validate(nb)
         self.assertEqual([c.execution_count for c in nb.cells], [1, 2, 3])

@@ -28,6 +28,7 @@ PYTHON = os.environ.get('CELLBOX_TEST_PYTHON', '/usr/bin/python3')
 def normalise_transcript(text, tmp):
     text = text.replace(tmp, '<tmp>')
     text = re.sub(r'0x[0-9a-fA-F]{6,16}', '0x<addr>', text)
+    text = re.sub(r'saved to <tmp>/state/cellbox/sessions/[^/]+/', 'saved to <session>/', text)
     return re.sub(r'at \S+/plots/(\d+)\.png\]', r'at <channel>/plots/\1.png]', text)
 
 
