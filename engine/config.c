@@ -76,6 +76,10 @@ static const struct config_key keys[] = {
 	  .offset = offsetof(struct cellbox_config, graphics),
 	  .help = "how plots are drawn: auto, sixel, blocks (half-blocks) or none",
 	  .choices = "auto|sixel|blocks|none" },
+	KEY("history-size", "CELLBOX_HISTORY_SIZE", CFG_SIZE, history_size,
+	    "cells kept in the history; older sessions are pruned (0 = record nothing)"),
+	KEY("history-days", "CELLBOX_HISTORY_DAYS", CFG_SECONDS, history_days,
+	    "days a recorded session is kept (0 = no age limit)"),
 };
 
 void config_defaults(struct cellbox_config *cfg)
@@ -90,6 +94,7 @@ void config_defaults(struct cellbox_config *cfg)
 	cfg->pool_timeout = 30;
 	cfg->read_only = 1;
 	cfg->graphics = xstrdup("auto");
+	cfg->history_size = 1000;
 }
 
 void config_release(struct cellbox_config *cfg)

@@ -34,6 +34,8 @@ struct cellbox_config {
 	char *user;			/* user = uid[:gid] */
 	char *docker_host;		/* docker-host = $DOCKER_HOST */
 	char *graphics;			/* graphics = auto | sixel | blocks | none */
+	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
+	double history_days;			/* history-days = 0 (no age limit) */
 	char *source;			/* the config file that was read, or NULL */
 };
 

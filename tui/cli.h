@@ -17,6 +17,7 @@ enum {
 	EXIT_TIMEOUT = 3,	/* a cell ran past --timeout */
 	EXIT_KERNEL_DIED = 4,	/* the kernel died during the run */
 	EXIT_NO_KERNEL = 5,	/* the kernel could not be started */
+	EXIT_CHECK_FAILED = 6,	/* replay --check: outputs differ from the stored ones */
 	EXIT_INTERRUPTED = 130,	/* the user pressed Ctrl-C */
 };
 
@@ -81,5 +82,7 @@ void cli_setup_graphics(const struct cellbox_config *cfg, struct printer *pr,
 int cmd_run(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_repl(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_pool(int argc, char **argv, struct cellbox_config *cfg);
+int cmd_replay(int argc, char **argv, struct cellbox_config *cfg);
+int cmd_history(int argc, char **argv, struct cellbox_config *cfg);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "graphics.h"
 #include "printer.h"
+#include "record.h"
 
 struct repl {
 	struct session *s;
@@ -24,6 +25,7 @@ struct repl {
 	int next_count;		/* the n of the next In [n] */
 	FILE *in;		/* cells in pipe mode */
 	char *history_path;
+	struct record rec;	/* the cells recorded in the history store */
 };
 
 static struct repl *the_repl;	/* for readline's completion callback */
@@ -133,6 +135,7 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		return;
 	}
 	printer_event(&r->pr, ev);
+	record_event(&r->rec, s, ev);
 	if (ev->type == SESSION_EV_DONE) {
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(ev->json, "execution_count");
 		const char *status =
@@ -150,11 +153,42 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 }
 
 /* Run one cell and wait for it, passing Ctrl-C on to the kernel. */
+/*
+ * ":export FILE" (not Python, so it cannot clash with a cell): write this session's recorded
+ * cells to FILE.py or FILE.ipynb.
+ */
+static int repl_command(struct repl *r, const char *code)
+{
+	const char *p = code + strspn(code, " \t");
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+
+	if (strncmp(p, ":export", 7) || (p[7] && !strchr(" \t\n", p[7])))
+		return 0;
+	p += 7;
+	p += strspn(p, " \t");
+	strbuf_add(&path, p, strcspn(p, "\n"));
+	while (path.len && strchr(" \t\r", path.buf[path.len - 1]))
+		path.buf[--path.len] = '\0';
+	if (!path.len)
+		cli_error(":export needs a file name (FILE.py or FILE.ipynb)");
+	else if (!r->rec.h)
+		cli_error(":export: no history is being recorded (history-size is 0)");
+	else if (history_export(history_session_id(r->rec.h), path.buf, &err) < 0)
+		cli_error("%s", err.buf);
+	else
+		printf("exported the session to %s\n", path.buf);
+	strbuf_release(&err);
+	strbuf_release(&path);
+	return 1;
+}
+
 static void run_cell(struct repl *r, const char *code)
 {
 	struct strbuf err = STRBUF_INIT;
 	unsigned long id;
 
+	if (repl_command(r, code))
+		return;
 	id = session_execute(r->s, code, SESSION_EXEC_ALLOW_STDIN, r->cfg->timeout, on_cell_event,
 			     r, &err);
 	if (!id) {
@@ -164,6 +198,7 @@ static void run_cell(struct repl *r, const char *code)
 		return;
 	}
 	cli_wait(r->s, id);
+	record_cell(&r->rec, code);
 	printer_reset(&r->pr);
 	if (session_state(r->s) == SESSION_DEAD) {
 		cli_error("restarting the kernel");
@@ -508,9 +543,11 @@ int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 	}
 	printer_init(&r.pr, flags, session_channel_dir(r.s), NULL);
 	cli_setup_graphics(cfg, &r.pr, &gl);
+	record_open(&r.rec, cfg, r.s);
 	the_repl = &r;
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
 	the_repl = NULL;
+	record_close(&r.rec);
 	cli_close_session(r.s);
 	printer_release(&r.pr);
 	free(r.history_path);

@@ -10,12 +10,20 @@
 
 #include "graphics.h"
 #include "printer.h"
+#include "record.h"
 
-/* Hand the event to the printer. */
+struct run_ctx {
+	struct printer *pr;
+	struct record rec;
+};
+
+/* Hand the event to the printer and the history. */
 static void on_event(struct session *s, const struct session_event *ev, void *data)
 {
-	(void)s;
-	printer_event(data, ev);
+	struct run_ctx *ctx = data;
+
+	printer_event(ctx->pr, ev);
+	record_event(&ctx->rec, s, ev);
 }
 
 /* The exit code a finished cell stands for. */
@@ -42,6 +50,7 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 	struct session *s = NULL;
 	struct printer pr;
 	struct graphics_line gl;
+	struct run_ctx ctx = { &pr, { NULL } };
 	int json = 0, rc = EXIT_USAGE, printer_ready = 0;
 	unsigned flags;
 	unsigned long id;
@@ -116,13 +125,15 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 	printer_ready = 1;
 	if (!json)
 		cli_setup_graphics(cfg, &pr, &gl);
-	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &pr, &err);
+	record_open(&ctx.rec, cfg, s);
+	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &ctx, &err);
 	if (!id) {
 		cli_error("%s", err.buf);
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
 	cli_wait(s, id);
+	record_cell(&ctx.rec, code.buf);
 	rc = exit_code_of(&pr);
 	if (json) {
 		cJSON *o = printer_json(&pr, rc);
@@ -142,6 +153,7 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 			cli_error("%s", reason);
 	}
 out:
+	record_close(&ctx.rec);
 	/* First: closing may still end requests through the printer. */
 	if (cli_close_session(s) < 0 && rc == EXIT_OK)
 		rc = EXIT_CELL_ERROR;

@@ -69,6 +69,36 @@ static const struct cli_command commands[] = {
 			"--pool-name picks the pool for clients and the daemon alike.\n",
 	},
 	{
+		.name = "replay",
+		.run = cmd_replay,
+		.usage = "replay [OPTIONS] FILE.py|FILE.ipynb|SESSION",
+		.summary = "run the code cells of a cell file headless in a fresh session",
+		.help = "  FILE is a percent-format script (# %% cells), a notebook, or a recorded\n"
+			"  session (its history.jsonl or its id from 'history list').\n"
+			"  -o, --output OUT.ipynb  write the executed notebook with its outputs\n"
+			"  --json            print a JSON report (per cell status, duration, outputs)\n"
+			"  --check           compare the outputs with those stored in the notebook\n"
+			"                    (addresses and timings normalised, images by size)\n"
+			"  -k, --keep-going  go on after a failing cell\n"
+			"  --plots DIR       save captured plots as DIR/plot-N.png\n"
+			"  --max-output SIZE output a cell keeps in the notebook (default 32m; the\n"
+			"                    transcript shows the first 1 MiB of each cell)\n"
+			"  --no-progress     no progress bar on stderr (drawn only on a terminal)\n"
+			"  Cells tagged raises-exception may fail; skip-execution cells are skipped.\n"
+			"\n"
+			"Exit codes: as 'run', and 6 when --check found a difference.\n",
+	},
+	{
+		.name = "history",
+		.run = cmd_history,
+		.usage = "history list | show N | search REGEX | export FILE [--session ID]",
+		.summary = "the recorded cells of every session: list, show, search, export",
+		.help = "  Every cell run by 'run' and 'repl' is recorded under\n"
+			"  $XDG_STATE_HOME/cellbox/sessions/<id>/ (history-size cells are kept).\n"
+			"  export writes the newest session (or --session ID) as FILE.py or\n"
+			"  FILE.ipynb; in the REPL, ':export FILE' does the same for the session.\n",
+	},
+	{
 		.name = "config",
 		.run = cmd_config,
 		.usage = "config",

@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""Replay of a 30-cell notebook, cold: nbclient (jupyter nbconvert --execute) and cellbox.
+
+Usage: bench/replay.py [--bin build/tui/cellbox] [--runs N] [--cells 30]
+
+The notebook is generated: arithmetic cells and two matplotlib plots, written by nbformat.
+Each side is a fresh process per run, as a user or CI would start it:
+  nbclient: python3 -c 'read; NotebookClient(nb, kernel_name="python3").execute(); write'
+  cellbox:  cellbox replay NB -o OUT --json
+Printed: the median wall time of each, the ratio, nbclient's kernel start, and cellbox's
+per-cell overhead = a cell's wall time seen by cellbox - the kernel's own run time of it
+(replay --json: cells[].wall, cells[].duration), median over all cells of all runs; and
+the mean, which includes the PNG encoding of the two plots.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+NBCLIENT = r'''
+import sys, time
+t0 = time.monotonic()
+import nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+client = NotebookClient(nb, kernel_name='python3', timeout=600)
+with client.setup_kernel():
+    t1 = time.monotonic()
+    for i, cell in enumerate(nb.cells):
+        client.execute_cell(cell, i)
+nbformat.write(nb, sys.argv[2])
+print('%f' % (t1 - t0))
+'''
+
+
+def make_notebook(path, cells):
+    nb = new_notebook(metadata={'kernelspec': {'name': 'python3', 'display_name': 'Python 3',
+                                               'language': 'python'}})
+    nb.cells.append(new_markdown_cell('# Generated benchmark notebook'))
+    plots = {cells // 3, 2 * cells // 3}
+    for i in range(cells):
+        if i == 0:
+            nb.cells.append(new_code_cell('import math\ntotal = 0'))
+        elif i in plots:
+            nb.cells.append(new_code_cell(
+                'import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\n'
+                'plt.plot([math.sin(x / 10) for x in range(100)])\nplt.title("plot %d")\n'
+                'plt.show()' % i))
+        elif i % 3 == 0:
+            nb.cells.append(new_code_cell('print(sum(k * k for k in range(%d)))' % (i * 100)))
+        else:
+            nb.cells.append(new_code_cell('total += %d * %d\ntotal' % (i, i + 1)))
+    nbformat.write(nb, path)
+
+
+def timed(cmd, env):
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.monotonic() - t0
+    if p.returncode:
+        sys.exit('bench: %s failed (%d):\n%s' % (cmd[0], p.returncode, p.stderr[-2000:]))
+    return wall, p.stdout
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--bin', default=os.path.join(here, '..', 'build', 'tui', 'cellbox'))
+    ap.add_argument('--runs', type=int, default=5)
+    ap.add_argument('--cells', type=int, default=30)
+    args = ap.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix='cellbox-bench-replay-')
+    try:
+        nb_path = os.path.join(tmp, 'bench.ipynb')
+        make_notebook(nb_path, args.cells)
+        env = dict(os.environ, XDG_STATE_HOME=os.path.join(tmp, 'state'),
+                   CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'),
+                   PYDEVD_DISABLE_FILE_VALIDATION='1')
+        nbc, nbc_start, cb, cb_start, overhead, mean_overhead = [], [], [], [], [], []
+        for run in range(args.runs):
+            # Alternate the order so neither side always runs on a warmer page cache.
+            for side in ((0, 1) if run % 2 == 0 else (1, 0)):
+                if side == 0:
+                    wall, out = timed([sys.executable, '-c', NBCLIENT, nb_path,
+                                       os.path.join(tmp, 'nbclient.ipynb')], env)
+                    nbc.append(wall)
+                    nbc_start.append(float(out.strip().splitlines()[-1]))
+                else:
+                    wall, out = timed([args.bin, 'replay', nb_path, '-o',
+                                       os.path.join(tmp, 'cellbox.ipynb'), '--json'], env)
+                    r = json.loads(out)
+                    cb.append(wall)
+                    cb_start.append(r['startup_seconds'])
+                    mean_overhead.append((r['cells_wall_seconds'] - r['cells_kernel_seconds'])
+                                         / r['cells_run'])
+                    overhead.extend(c['wall'] - c['duration'] for c in r['cells'])
+        m_nbc, m_cb = statistics.median(nbc), statistics.median(cb)
+        print('replay of a %d-cell notebook (2 plots), cold, median of %d runs'
+              % (args.cells, args.runs))
+        print('  %-30s %9s %12s' % ('', 'wall', 'kernel start'))
+        print('  %-30s %8.3fs %11.3fs' % ('nbclient %s' % __import__('nbclient').__version__,
+                                          m_nbc, statistics.median(nbc_start)))
+        print('  %-30s %8.3fs %11.3fs' % ('cellbox replay', m_cb, statistics.median(cb_start)))
+        print('  ratio cellbox / nbclient: %.2f (target <= 0.50)' % (m_cb / m_nbc))
+        print('  cellbox per-cell overhead (cell wall - kernel run time): %.3f ms median of'
+              ' %d cells (target < 1 ms)' % (statistics.median(overhead) * 1e3, len(overhead)))
+        print('    mean %.3f ms: includes saving the 2 plots as PNG after each of those cells,'
+              ' which the kernel does not count in its run time'
+              % (statistics.median(mean_overhead) * 1e3))
+        # Both wrote a notebook: the same cells ran with the same outputs.
+        a = nbformat.read(os.path.join(tmp, 'nbclient.ipynb'), as_version=4)
+        b = nbformat.read(os.path.join(tmp, 'cellbox.ipynb'), as_version=4)
+        same = all(
+            [o.get('text') for o in x.get('outputs', []) if o.output_type == 'stream'] ==
+            [o.get('text') for o in y.get('outputs', []) if o.output_type == 'stream']
+            for x, y in zip(a.cells, b.cells))
+        print('  stream outputs identical in both notebooks: %s' % ('yes' if same else 'NO'))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,771 @@
+#include "cellfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "history.h"
+
+/* ---- JSON as Python's json.dumps(sort_keys=True, indent=1, ensure_ascii=False) ---- */
+
+/* Append a JSON string literal. */
+static void write_string(const char *s, struct strbuf *out)
+{
+	strbuf_addch(out, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': strbuf_addstr(out, "\\\""); break;
+		case '\\': strbuf_addstr(out, "\\\\"); break;
+		case '\n': strbuf_addstr(out, "\\n"); break;
+		case '\r': strbuf_addstr(out, "\\r"); break;
+		case '\t': strbuf_addstr(out, "\\t"); break;
+		case '\b': strbuf_addstr(out, "\\b"); break;
+		case '\f': strbuf_addstr(out, "\\f"); break;
+		default:
+			if (*p < 0x20)
+				strbuf_addf(out, "\\u%04x", *p);
+			else
+				strbuf_addch(out, (char)*p);
+		}
+	}
+	strbuf_addch(out, '"');
+}
+
+/* Append a number as Python prints an int or a float's repr. */
+static void write_number(double d, struct strbuf *out)
+{
+	char buf[64];
+
+	if (isnan(d) || isinf(d)) {
+		strbuf_addstr(out, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+		return;
+	}
+	if (d == floor(d) && fabs(d) < 1e16) {
+		strbuf_addf(out, "%.0f", d);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	strbuf_addstr(out, buf);
+}
+
+/* Compare object members by key, as sort_keys does (UTF-8 byte order = code point order). */
+static int cmp_keys(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+	return strcmp(x->string, y->string);
+}
+
+/* Append a newline and the indentation of `level`. */
+static void newline(int indent, int level, struct strbuf *out)
+{
+	strbuf_addch(out, '\n');
+	for (int i = 0; i < indent * level; i++)
+		strbuf_addch(out, ' ');
+}
+
+/* Append one value at nesting `level`. */
+static void write_value(const cJSON *v, int indent, int level, struct strbuf *out)
+{
+	const cJSON *c;
+	size_t n = 0, k = 0;
+
+	if (cJSON_IsString(v)) {
+		write_string(v->valuestring, out);
+	} else if (cJSON_IsNumber(v)) {
+		write_number(v->valuedouble, out);
+	} else if (cJSON_IsBool(v)) {
+		strbuf_addstr(out, cJSON_IsTrue(v) ? "true" : "false");
+	} else if (cJSON_IsArray(v)) {
+		if (!v->child) {
+			strbuf_addstr(out, "[]");
+			return;
+		}
+		strbuf_addch(out, '[');
+		cJSON_ArrayForEach(c, v) {
+			if (c != v->child)
+				strbuf_addch(out, ',');
+			newline(indent, level + 1, out);
+			write_value(c, indent, level + 1, out);
+		}
+		newline(indent, level, out);
+		strbuf_addch(out, ']');
+	} else if (cJSON_IsObject(v)) {
+		const cJSON **items;
+
+		cJSON_ArrayForEach(c, v)
+			n++;
+		if (!n) {
+			strbuf_addstr(out, "{}");
+			return;
+		}
+		items = xmalloc(n * sizeof(*items));
+		cJSON_ArrayForEach(c, v)
+			items[k++] = c;
+		qsort(items, n, sizeof(*items), cmp_keys);
+		strbuf_addch(out, '{');
+		for (k = 0; k < n; k++) {
+			if (k)
+				strbuf_addch(out, ',');
+			newline(indent, level + 1, out);
+			write_string(items[k]->string, out);
+			strbuf_addstr(out, ": ");
+			write_value(items[k], indent, level + 1, out);
+		}
+		free(items);
+		newline(indent, level, out);
+		strbuf_addch(out, '}');
+	} else {
+		strbuf_addstr(out, "null");
+	}
+}
+
+void cellfile_write_json(const cJSON *v, int indent, struct strbuf *out)
+{
+	write_value(v, indent, 0, out);
+}
+
+/* ---- lines ---- */
+
+/* Length of the line break at p (Python's str.splitlines boundaries), 0 when none. */
+static size_t line_break(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+
+	if (u[0] == '\r')
+		return u[1] == '\n' ? 2 : 1;
+	if (u[0] == '\n' || u[0] == '\v' || u[0] == '\f' || (u[0] >= 0x1c && u[0] <= 0x1e))
+		return 1;
+	if (u[0] == 0xc2 && u[1] == 0x85)
+		return 2;
+	if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9))
+		return 3;
+	return 0;
+}
+
+cJSON *cellfile_lines(const char *text)
+{
+	cJSON *a = cJSON_CreateArray();
+	const char *start = text, *p = text;
+
+	while (*p) {
+		size_t br = line_break(p);
+		if (!br) {
+			p++;
+			continue;
+		}
+		p += br;
+		char *line = xstrndup(start, (size_t)(p - start));
+		cJSON_AddItemToArray(a, cJSON_CreateString(line));
+		free(line);
+		start = p;
+	}
+	if (p > start)
+		cJSON_AddItemToArray(a, cJSON_CreateString(start));
+	return a;
+}
+
+char *cellfile_join(const cJSON *source)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const cJSON *c;
+
+	strbuf_init(&sb, 0);
+	if (cJSON_IsString(source))
+		strbuf_addstr(&sb, source->valuestring);
+	else
+		cJSON_ArrayForEach(c, source)
+			if (cJSON_IsString(c))
+				strbuf_addstr(&sb, c->valuestring);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Replace a string member by its list of lines, as nbformat's split_lines does. */
+static void split_member(cJSON *obj, const char *key)
+{
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (cJSON_IsString(v))
+		cJSON_ReplaceItemInObjectCaseSensitive(obj, key, cellfile_lines(v->valuestring));
+}
+
+/* nbformat's split_lines(): sources, streams and text mimes as line lists. */
+static void split_lines(cJSON *nb)
+{
+	cJSON *cell, *out, *m;
+
+	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
+		split_member(cell, "source");
+		cJSON_ArrayForEach(out, cJSON_GetObjectItemCaseSensitive(cell, "outputs")) {
+			cJSON *data = cJSON_GetObjectItemCaseSensitive(out, "data");
+			split_member(out, "text");
+			/* Replacing a member frees it: step on before that. */
+			for (m = data ? data->child : NULL; m;) {
+				cJSON *next = m->next;
+				if (cJSON_IsString(m) && (!strncmp(m->string, "text/", 5) ||
+							  !strcmp(m->string, "application/javascript") ||
+							  !strcmp(m->string, "image/svg+xml")))
+					split_member(data, m->string);
+				m = next;
+			}
+		}
+	}
+}
+
+/* ---- cells ---- */
+
+cJSON *cellfile_new_notebook(void)
+{
+	cJSON *nb = cJSON_CreateObject();
+
+	cJSON_AddArrayToObject(nb, "cells");
+	cJSON_AddObjectToObject(nb, "metadata");
+	cJSON_AddNumberToObject(nb, "nbformat", 4);
+	cJSON_AddNumberToObject(nb, "nbformat_minor", 5);
+	return nb;
+}
+
+/* A fresh cell id: 8 hex digits, as nbformat makes them. */
+static cJSON *new_id(void)
+{
+	unsigned char r[4] = { 0 };
+	char id[9];
+
+	if (getrandom(r, sizeof(r), 0) != sizeof(r)) {
+		static unsigned counter;
+		unsigned v = (unsigned)getpid() * 2654435761u + counter++;
+		memcpy(r, &v, sizeof(r));
+	}
+	snprintf(id, sizeof(id), "%02x%02x%02x%02x", r[0], r[1], r[2], r[3]);
+	return cJSON_CreateString(id);
+}
+
+cJSON *cellfile_add_cell(cJSON *nb, const char *type, const char *source)
+{
+	cJSON *cell = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(cell, "cell_type", type);
+	cJSON_AddItemToObject(cell, "id", new_id());
+	cJSON_AddObjectToObject(cell, "metadata");
+	cJSON_AddItemToObject(cell, "source", cellfile_lines(source));
+	if (!strcmp(type, "code")) {
+		cJSON_AddNullToObject(cell, "execution_count");
+		cJSON_AddArrayToObject(cell, "outputs");
+	}
+	if (nb)
+		cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(nb, "cells"), cell);
+	return cell;
+}
+
+const char *cellfile_cell_type(const cJSON *cell)
+{
+	const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cell, "cell_type"));
+	return t ? t : "";
+}
+
+int cellfile_has_tag(const cJSON *cell, const char *tag)
+{
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(cell, "metadata"), *t;
+
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(md, "tags"))
+		if (cJSON_IsString(t) && !strcmp(t->valuestring, tag))
+			return 1;
+	return 0;
+}
+
+/* ---- percent format ---- */
+
+/* Whether `line` is a `# %%` marker; *rest is what follows it. */
+static int percent_marker(const char *line, const char **rest)
+{
+	const char *p = line + strspn(line, " \t");
+
+	if (*p++ != '#')
+		return 0;
+	p += strspn(p, " \t");
+	if (strncmp(p, "%%", 2))
+		return 0;
+	p += 2;
+	p += strspn(p, "%");
+	if (*p && *p != ' ' && *p != '\t')
+		return 0;
+	*rest = p + strspn(p, " \t");
+	return 1;
+}
+
+/* Whether `line` is a commented magic or shell command (`# %time`, `#!ls`), as jupytext says. */
+static const char *commented_magic(const char *line)
+{
+	const char *p = line + strspn(line, " \t"), *body;
+
+	if (*p != '#')
+		return NULL;
+	body = p + 1;
+	if (*body == ' ')
+		body++;
+	if (body[0] == '%' && (body[1] == '%' ? body[2] : body[1]) &&
+	    strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+		   body[1] == '%' ? body[2] : body[1]))
+		return body;
+	if (body[0] == '!' && body[1] && strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.~$/{", body[1]))
+		return body;
+	return NULL;
+}
+
+/* Parse the text after a marker into the cell type, title and metadata. */
+static void parse_marker(const char *rest, const char **type, cJSON *md)
+{
+	struct strbuf title = STRBUF_INIT;
+	const char *p = rest;
+
+	*type = "code";
+	strbuf_init(&title, 0);
+	while (*p) {
+		const char *end, *eq;
+		size_t wl;
+
+		p += strspn(p, " \t");
+		if (!*p)
+			break;
+		if (*p == '{') {
+			const char *pe = NULL;
+			cJSON *j = cJSON_ParseWithOpts(p, &pe, 0);
+			if (cJSON_IsObject(j)) {
+				cJSON *c;
+				while ((c = j->child)) {
+					cJSON_DetachItemViaPointer(j, c);
+					cJSON_DeleteItemFromObjectCaseSensitive(md, c->string);
+					cJSON_AddItemToObject(md, c->string, c);
+				}
+				cJSON_Delete(j);
+				p = pe;
+				continue;
+			}
+			cJSON_Delete(j);
+		}
+		wl = strcspn(p, " \t");
+		if ((wl == 10 && !strncmp(p, "[markdown]", 10)) || (wl == 4 && !strncmp(p, "[md]", 4))) {
+			*type = "markdown";
+			p += wl;
+			continue;
+		}
+		if (wl == 5 && !strncmp(p, "[raw]", 5)) {
+			*type = "raw";
+			p += wl;
+			continue;
+		}
+		eq = memchr(p, '=', wl);
+		if (eq && eq > p && strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") ==
+		    (size_t)(eq - p)) {
+			char *key = xstrndup(p, (size_t)(eq - p));
+			const char *v = eq + 1, *ve = NULL;
+			cJSON *val = NULL;
+
+			if (*v == '[' || *v == '{' || *v == '"')
+				val = cJSON_ParseWithOpts(v, &ve, 0);
+			if (!val) {
+				size_t vl = strcspn(v, " \t");
+				char *word = xstrndup(v, vl);
+				val = cJSON_Parse(word);
+				if (!val || cJSON_IsObject(val) || cJSON_IsArray(val)) {
+					cJSON_Delete(val);
+					val = cJSON_CreateString(word);
+				}
+				free(word);
+				ve = v + vl;
+			}
+			cJSON_DeleteItemFromObjectCaseSensitive(md, key);
+			cJSON_AddItemToObject(md, key, val);
+			free(key);
+			p = ve;
+			continue;
+		}
+		end = p + wl;
+		if (title.len)
+			strbuf_addch(&title, ' ');
+		strbuf_add(&title, p, (size_t)(end - p));
+		p = end;
+	}
+	if (title.len)
+		cJSON_AddStringToObject(md, "title", title.buf);
+	strbuf_release(&title);
+}
+
+/* Turn the lines of one cell into its source and add the cell. */
+static void percent_cell(cJSON *nb, const char *type, cJSON *md, char **lines, size_t n)
+{
+	struct strbuf src = STRBUF_INIT;
+	cJSON *cell;
+	int code = !strcmp(type, "code");
+
+	while (n && !lines[n - 1][strspn(lines[n - 1], " \t")])
+		n--;	/* blank lines before the next marker separate cells */
+	strbuf_init(&src, 0);
+	for (size_t i = 0; i < n; i++) {
+		const char *l = lines[i], *m;
+
+		if (i)
+			strbuf_addch(&src, '\n');
+		if (!code) {
+			if (l[0] == '#')
+				l += l[1] == ' ' ? 2 : 1;
+		} else if ((m = commented_magic(l))) {
+			strbuf_add(&src, l, strspn(l, " \t"));
+			l = m;
+		}
+		strbuf_addstr(&src, l);
+	}
+	cell = cellfile_add_cell(nb, type, src.buf);
+	if (md)
+		cJSON_ReplaceItemInObjectCaseSensitive(cell, "metadata", md);
+	strbuf_release(&src);
+}
+
+cJSON *cellfile_parse_percent(const char *text, size_t len)
+{
+	cJSON *nb = cellfile_new_notebook(), *md = NULL;
+	char *copy = xstrndup(text, len), *p = copy;
+	char **lines = NULL;
+	size_t n = 0, alloc = 0, start = 0, i;
+	const char *type = "code";
+	int seen_marker = 0;
+
+	/* Split into lines, dropping the '\n' and a '\r' before it. */
+	while (*p) {
+		char *nl = strchr(p, '\n');
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			lines = xrealloc(lines, alloc * sizeof(*lines));
+		}
+		lines[n++] = p;
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (nl > p && nl[-1] == '\r')
+			nl[-1] = '\0';
+		p = nl + 1;
+	}
+	i = 0;
+	/* The commented YAML header, "# ---" ... "# ---", is not a cell. */
+	if (n && !strcmp(lines[0], "# ---")) {
+		for (size_t k = 1; k < n && lines[k][0] == '#'; k++)
+			if (!strcmp(lines[k], "# ---")) {
+				i = k + 1;
+				break;
+			}
+	}
+	while (i < n && !lines[i][strspn(lines[i], " \t")])
+		i++;
+	start = i;
+	for (; i <= n; i++) {
+		const char *rest = "";
+
+		if (i < n && !percent_marker(lines[i], &rest))
+			continue;
+		/* Text before the first marker is a cell when it is not blank. */
+		if (seen_marker || i > start)
+			percent_cell(nb, type, md, lines + start, i - start);
+		md = NULL;
+		if (i == n)
+			break;
+		seen_marker = 1;
+		md = cJSON_CreateObject();
+		parse_marker(rest, &type, md);
+		start = i + 1;
+	}
+	cJSON_Delete(md);
+	free(lines);
+	free(copy);
+	return nb;
+}
+
+/* Append a source as comment lines. */
+static void write_commented(const char *src, struct strbuf *out)
+{
+	const char *p = src;
+
+	while (*p) {
+		size_t l = strcspn(p, "\n");
+		strbuf_addstr(out, l ? "# " : "#");
+		strbuf_add(out, p, l);
+		strbuf_addch(out, '\n');
+		p += l + (p[l] == '\n');
+	}
+}
+
+void cellfile_write_percent(const cJSON *nb, struct strbuf *out)
+{
+	const cJSON *cell;
+	int first = 1;
+
+	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
+		const char *type = cellfile_cell_type(cell);
+		const cJSON *md = cJSON_GetObjectItemCaseSensitive(cell, "metadata"), *m;
+		char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
+		const char *title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "title"));
+
+		if (!first)
+			strbuf_addch(out, '\n');
+		first = 0;
+		strbuf_addstr(out, "# %%");
+		if (title)
+			strbuf_addf(out, " %s", title);
+		if (!strcmp(type, "markdown"))
+			strbuf_addstr(out, " [markdown]");
+		else if (!strcmp(type, "raw"))
+			strbuf_addstr(out, " [raw]");
+		cJSON_ArrayForEach(m, md) {
+			char *v;
+			if (!strcmp(m->string, "title"))
+				continue;
+			v = cJSON_PrintUnformatted(m);
+			strbuf_addf(out, " %s=%s", m->string, v);
+			cJSON_free(v);
+		}
+		strbuf_addch(out, '\n');
+		if (strcmp(type, "code")) {
+			write_commented(src, out);
+		} else {
+			const char *p = src;
+			while (*p) {
+				size_t l = strcspn(p, "\n"), ws = strspn(p, " \t");
+				if (ws < l && (p[ws] == '%' || p[ws] == '!')) {
+					strbuf_add(out, p, ws);
+					strbuf_addstr(out, "# ");
+					strbuf_add(out, p + ws, l - ws);
+				} else {
+					strbuf_add(out, p, l);
+				}
+				strbuf_addch(out, '\n');
+				p += l + (p[l] == '\n');
+			}
+		}
+		free(src);
+	}
+}
+
+/* ---- nbformat ---- */
+
+/* Say where in `text` the parser stopped, as line:column. */
+static void json_position(const char *text, const char *at, struct strbuf *err)
+{
+	int line = 1, col = 1;
+
+	for (const char *p = text; p < at; p++) {
+		if (*p == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	strbuf_addf(err, "%d:%d", line, col);
+}
+
+/* Whether `v` is a string or a list of strings. */
+static int is_text(const cJSON *v)
+{
+	const cJSON *c;
+
+	if (cJSON_IsString(v))
+		return 1;
+	if (!cJSON_IsArray(v))
+		return 0;
+	cJSON_ArrayForEach(c, v)
+		if (!cJSON_IsString(c))
+			return 0;
+	return 1;
+}
+
+/* Check one cell; -1 with `err` naming what is wrong, 1 when it got an id, else 0. */
+static int check_cell(cJSON *cell, int index, const char *name, struct strbuf *err)
+{
+	const char *type = cellfile_cell_type(cell);
+	const cJSON *outs, *o;
+	int added = 0;
+
+	if (!cJSON_IsObject(cell)) {
+		strbuf_addf(err, "%s: cell %d is not an object", name, index);
+		return -1;
+	}
+	if (strcmp(type, "code") && strcmp(type, "markdown") && strcmp(type, "raw")) {
+		strbuf_addf(err, "%s: cell %d: cell_type %s", name, index,
+			    *type ? "must be code, markdown or raw" : "is missing");
+		return -1;
+	}
+	if (!is_text(cJSON_GetObjectItemCaseSensitive(cell, "source"))) {
+		strbuf_addf(err, "%s: cell %d: source is missing or not text", name, index);
+		return -1;
+	}
+	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cell, "metadata"))) {
+		strbuf_addf(err, "%s: cell %d: metadata is missing or not an object", name, index);
+		return -1;
+	}
+	if (!cJSON_GetObjectItemCaseSensitive(cell, "id")) {
+		cJSON_AddItemToObject(cell, "id", new_id());
+		added = 1;
+	}
+	if (strcmp(type, "code"))
+		return added;
+	outs = cJSON_GetObjectItemCaseSensitive(cell, "outputs");
+	if (!cJSON_IsArray(outs)) {
+		strbuf_addf(err, "%s: cell %d: outputs is missing or not a list", name, index);
+		return -1;
+	}
+	cJSON_ArrayForEach(o, outs)
+		if (!cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "output_type"))) {
+			strbuf_addf(err, "%s: cell %d: an output has no output_type", name, index);
+			return -1;
+		}
+	if (!cJSON_GetObjectItemCaseSensitive(cell, "execution_count"))
+		cJSON_AddNullToObject(cell, "execution_count");
+	return added;
+}
+
+cJSON *cellfile_parse_ipynb(const char *text, size_t len, const char *name, struct strbuf *err)
+{
+	const char *end = NULL;
+	cJSON *nb = cJSON_ParseWithLengthOpts(text, len, &end, 0), *cells, *cell;
+	const cJSON *major, *minor;
+	int k = 0, added_ids = 0;
+
+	if (!nb) {
+		strbuf_addf(err, "%s:", name);
+		json_position(text, end ? end : text, err);
+		strbuf_addstr(err, ": not valid JSON");
+		return NULL;
+	}
+	major = cJSON_GetObjectItemCaseSensitive(nb, "nbformat");
+	minor = cJSON_GetObjectItemCaseSensitive(nb, "nbformat_minor");
+	cells = cJSON_GetObjectItemCaseSensitive(nb, "cells");
+	if (!cJSON_IsObject(nb)) {
+		strbuf_addf(err, "%s: not a notebook (the top level is not an object)", name);
+		goto bad;
+	}
+	if (!cJSON_IsNumber(major)) {
+		strbuf_addf(err, "%s: not a notebook (no nbformat field)", name);
+		goto bad;
+	}
+	if (major->valuedouble != 4) {
+		strbuf_addf(err, "%s: nbformat %g is not supported (only 4)", name, major->valuedouble);
+		goto bad;
+	}
+	if (!cJSON_IsNumber(minor)) {
+		strbuf_addf(err, "%s: nbformat_minor is missing", name);
+		goto bad;
+	}
+	if (!cJSON_IsArray(cells)) {
+		strbuf_addf(err, "%s: cells is missing or not a list", name);
+		goto bad;
+	}
+	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(nb, "metadata"))) {
+		strbuf_addf(err, "%s: metadata is missing or not an object", name);
+		goto bad;
+	}
+	cJSON_ArrayForEach(cell, cells) {
+		int rc = check_cell(cell, ++k, name, err);
+		if (rc < 0)
+			goto bad;
+		added_ids |= rc;
+	}
+	/* Cell ids are nbformat 4.5: a 4.0-4.4 notebook that got them is upgraded, as nbformat does. */
+	if (added_ids && minor->valuedouble < 5)
+		cJSON_ReplaceItemInObjectCaseSensitive(nb, "nbformat_minor", cJSON_CreateNumber(5));
+	return nb;
+bad:
+	cJSON_Delete(nb);
+	return NULL;
+}
+
+void cellfile_write_ipynb(const cJSON *nb, struct strbuf *out)
+{
+	cJSON *copy = cJSON_Duplicate(nb, 1);
+
+	split_lines(copy);
+	cellfile_write_json(copy, 1, out);
+	strbuf_addch(out, '\n');
+	cJSON_Delete(copy);
+}
+
+/* Whether `path` ends with `ext`. */
+static int has_ext(const char *path, const char *ext)
+{
+	size_t l = strlen(path), e = strlen(ext);
+	return l >= e && !strcmp(path + l - e, ext);
+}
+
+cJSON *cellfile_load(const char *path, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	cJSON *nb = NULL;
+	size_t bad;
+	const char *first;
+
+	if (strbuf_read_file(&text, path, CELLFILE_MAX) < 0) {
+		strbuf_addf(err, "cannot read '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (memchr(text.buf, '\0', text.len)) {
+		strbuf_addf(err, "'%s' is not a text file (it contains NUL bytes)", path);
+		goto out;
+	}
+	if (!utf8_valid(text.buf, text.len, &bad)) {
+		strbuf_addf(err, "'%s' is not valid UTF-8 (byte 0x%02x at offset %zu)", path,
+			    (unsigned char)text.buf[bad], bad);
+		goto out;
+	}
+	first = text.buf + strspn(text.buf, " \t\r\n");
+	if (has_ext(path, ".jsonl"))
+		nb = history_notebook_from_text(text.buf, path, err);
+	else if (has_ext(path, ".ipynb") || (*first == '{' && !has_ext(path, ".py")))
+		nb = cellfile_parse_ipynb(text.buf, text.len, path, err);
+	else
+		nb = cellfile_parse_percent(text.buf, text.len);
+out:
+	strbuf_release(&text);
+	return nb;
+}
+
+int cellfile_save(const cJSON *nb, const char *path, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	char *tmp = xasprintf("%s.tmp%ld", path, (long)getpid());
+	int fd = -1, rc = -1;
+
+	strbuf_init(&text, 0);
+	if (has_ext(path, ".ipynb"))
+		cellfile_write_ipynb(nb, &text);
+	else
+		cellfile_write_percent(nb, &text);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write_all(fd, text.buf, text.len) < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (close(fd) < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	strbuf_release(&text);
+	return rc;
+}

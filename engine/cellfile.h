@@ -1,0 +1,67 @@
+#ifndef CELLBOX_CELLFILE_H
+#define CELLBOX_CELLFILE_H
+
+/*
+ * Cell files: percent-format scripts (`# %%` cells as jupytext, VS Code and Spyder write
+ * them), nbformat 4.5 notebooks, and recorded sessions (history files, see history.h).
+ *
+ * Every reader returns the same thing: a notebook as an nbformat 4 cJSON tree
+ *
+ *	{"cells": [{"cell_type", "id", "metadata", "source": [lines], "outputs", ...}],
+ *	 "metadata": {...}, "nbformat": 4, "nbformat_minor": 5}
+ *
+ * so that replay, export and the TUI work on one shape. cellfile_write_ipynb() prints it
+ * exactly as nbformat.write() does (keys sorted, indent 1, ensure_ascii off, a final
+ * newline): a notebook nbformat wrote reads and writes back byte for byte.
+ *
+ * Known limit: cJSON keeps numbers as doubles, so a float metadata value that is integral
+ * (1.0) is written back as 1.
+ */
+
+#include <cjson/cJSON.h>
+#include "util.h"
+
+/* Biggest cell file read (bytes). */
+#define CELLFILE_MAX ((size_t)512 << 20)
+
+/*
+ * Parse percent-format text into a notebook. Never fails: text without markers is one code
+ * cell. Handles `# %%` / `#%%` markers with titles, `[markdown]` / `[md]` / `[raw]`,
+ * `key=value` and JSON metadata, the commented YAML header (kept in metadata.jupytext_header),
+ * commented magics (`# %matplotlib inline`, `# !ls`) restored in code cells.
+ */
+cJSON *cellfile_parse_percent(const char *text, size_t len);
+/*
+ * Parse and check an nbformat 4 notebook. Returns NULL with `err` naming `name` and the
+ * line:column of a JSON error, or the missing / wrong field.
+ */
+cJSON *cellfile_parse_ipynb(const char *text, size_t len, const char *name, struct strbuf *err);
+/*
+ * Read a cell file: `.ipynb` (or text starting with '{') as a notebook, `.jsonl` as a recorded
+ * session (history.h), anything else as percent format. Checks UTF-8. NULL with `err`.
+ */
+cJSON *cellfile_load(const char *path, struct strbuf *err);
+
+/* Append the notebook as nbformat.write() prints it. */
+void cellfile_write_ipynb(const cJSON *nb, struct strbuf *out);
+/* Append the notebook as a percent-format script (outputs are dropped). */
+void cellfile_write_percent(const cJSON *nb, struct strbuf *out);
+/* Write the notebook to `path` (.ipynb, else percent) as tmp + rename. -1 with `err`. */
+int cellfile_save(const cJSON *nb, const char *path, struct strbuf *err);
+/* Append any JSON value as Python's json.dumps(v, sort_keys=True, indent=1) prints it. */
+void cellfile_write_json(const cJSON *v, int indent, struct strbuf *out);
+
+/* An empty notebook (no cells, nbformat 4.5). */
+cJSON *cellfile_new_notebook(void);
+/* A new cell of `type` ("code", "markdown", "raw") with a fresh id; adds it to nb if given. */
+cJSON *cellfile_add_cell(cJSON *nb, const char *type, const char *source);
+/* Split text into nbformat's list of lines (each keeps its '\n'). */
+cJSON *cellfile_lines(const char *text);
+/* The source (a string or list of lines) joined; the caller frees it. */
+char *cellfile_join(const cJSON *source);
+/* Whether the cell's metadata.tags holds `tag`. */
+int cellfile_has_tag(const cJSON *cell, const char *tag);
+/* The cell's type ("code", ...), or "" when it has none. */
+const char *cellfile_cell_type(const cJSON *cell);
+
+#endif

@@ -1,0 +1,372 @@
+#include "history.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cellfile.h"
+
+struct history {
+	char *id, *dir, *path, *plots;
+	int fd;
+};
+
+char *history_sessions_dir(void)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+
+	if (state && *state)
+		return xasprintf("%s/cellbox/sessions", state);
+	return xasprintf("%s/.local/state/cellbox/sessions", home && *home ? home : ".");
+}
+
+struct history *history_open(size_t max_entries, double max_age_days, struct strbuf *err)
+{
+	struct history *h = xcalloc(1, sizeof(*h));
+	char *base = history_sessions_dir();
+	char stamp[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	h->id = xasprintf("%s-%ld", stamp, (long)getpid());
+	h->dir = xasprintf("%s/%s", base, h->id);
+	h->path = xasprintf("%s/history.jsonl", h->dir);
+	h->plots = xasprintf("%s/plots", h->dir);
+	h->fd = -1;
+	if (mkdir_p(h->dir) < 0) {
+		strbuf_addf(err, "cannot create '%s': %s", h->dir, strerror(errno));
+		goto fail;
+	}
+	h->fd = open(h->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (h->fd < 0) {
+		strbuf_addf(err, "cannot open '%s': %s", h->path, strerror(errno));
+		goto fail;
+	}
+	if (max_entries || max_age_days > 0)
+		history_prune(max_entries, max_age_days, h->id);
+	free(base);
+	return h;
+fail:
+	free(base);
+	history_close(h);
+	return NULL;
+}
+
+int history_append(struct history *h, const struct history_cell *c, struct strbuf *err)
+{
+	cJSON *e = cJSON_CreateObject();
+	char *line;
+	size_t len;
+	ssize_t n;
+	int rc = 0;
+
+	cJSON_AddStringToObject(e, "session", h->id);
+	if (c->execution_count >= 0)
+		cJSON_AddNumberToObject(e, "execution_count", c->execution_count);
+	else
+		cJSON_AddNullToObject(e, "execution_count");
+	cJSON_AddStringToObject(e, "code", c->code ? c->code : "");
+	cJSON_AddStringToObject(e, "status", c->status ? c->status : "aborted");
+	if (c->reason)
+		cJSON_AddStringToObject(e, "reason", c->reason);
+	cJSON_AddNumberToObject(e, "duration", c->duration);
+	cJSON_AddNumberToObject(e, "time", c->time ? c->time : now_wall());
+	cJSON_AddItemToObject(e, "outputs", c->outputs ? cJSON_Duplicate(c->outputs, 1)
+						       : cJSON_CreateArray());
+	line = cJSON_PrintUnformatted(e);
+	cJSON_Delete(e);
+	len = strlen(line);
+	line[len] = '\n';	/* cJSON leaves room for the NUL: the newline takes its place */
+	/* One write(): a reader sees the whole line or a torn tail it skips. */
+	do
+		n = write(h->fd, line, len + 1);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)(len + 1)) {
+		strbuf_addf(err, "cannot append to '%s': %s", h->path,
+			    n < 0 ? strerror(errno) : "short write");
+		rc = -1;
+	}
+	cJSON_free(line);
+	return rc;
+}
+
+void history_close(struct history *h)
+{
+	if (!h)
+		return;
+	if (h->fd >= 0)
+		close(h->fd);
+	free(h->id);
+	free(h->dir);
+	free(h->path);
+	free(h->plots);
+	free(h);
+}
+
+const char *history_session_id(const struct history *h) { return h->id; }
+const char *history_dir(const struct history *h) { return h->dir; }
+const char *history_path(const struct history *h) { return h->path; }
+const char *history_plots_dir(const struct history *h) { return h->plots; }
+
+int history_parse(const char *text, size_t len, const char *name, history_fn fn, void *data,
+		  struct strbuf *warn)
+{
+	const char *p = text, *end = text + len;
+	int lineno = 0, count = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		cJSON *e;
+
+		lineno++;
+		if (!nl) {
+			/* No newline: the writer died in the middle of this line. */
+			strbuf_addf(warn, "%s:%d: incomplete last line skipped\n", name, lineno);
+			break;
+		}
+		e = cJSON_ParseWithLength(p, (size_t)(nl - p));
+		if (!cJSON_IsObject(e) ||
+		    !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "code"))) {
+			if (nl > p)
+				strbuf_addf(warn, "%s:%d: corrupt line skipped\n", name, lineno);
+		} else {
+			count++;
+			if (fn && fn(e, data)) {
+				cJSON_Delete(e);
+				break;
+			}
+		}
+		cJSON_Delete(e);
+		p = nl + 1;
+	}
+	return count;
+}
+
+/* Compare strings for qsort. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **history_sessions(void)
+{
+	char *base = history_sessions_dir();
+	DIR *d = opendir(base);
+	char **list = xcalloc(1, sizeof(*list));
+	size_t n = 0;
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		list = xrealloc(list, (n + 2) * sizeof(*list));
+		list[n++] = xstrdup(de->d_name);
+		list[n] = NULL;
+	}
+	if (d)
+		closedir(d);
+	qsort(list, n, sizeof(*list), cmp_str);
+	free(base);
+	return list;
+}
+
+void history_free_list(char **list)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		free(list[i]);
+	free(list);
+}
+
+struct iter_ctx {
+	history_fn fn;
+	void *data;
+	int stopped;
+};
+
+/* Pass an entry on and remember whether the caller asked to stop. */
+static int iter_one(const cJSON *entry, void *data)
+{
+	struct iter_ctx *c = data;
+
+	if (c->fn && c->fn(entry, c->data))
+		c->stopped = 1;
+	return c->stopped;
+}
+
+int history_iter(const char *session, history_fn fn, void *data, struct strbuf *warn)
+{
+	char **list = history_sessions(), *base = history_sessions_dir();
+	struct iter_ctx ctx = { fn, data, 0 };
+	int total = 0;
+
+	for (size_t i = 0; list[i] && !ctx.stopped; i++) {
+		struct strbuf text = STRBUF_INIT;
+		char *path;
+
+		if (session && strcmp(session, list[i]))
+			continue;
+		path = xasprintf("%s/%s/history.jsonl", base, list[i]);
+		if (strbuf_read_file(&text, path, (size_t)1 << 30) == 0)
+			total += history_parse(text.buf, text.len, path, iter_one, &ctx, warn);
+		else if (errno != ENOENT)
+			strbuf_addf(warn, "cannot read '%s': %s\n", path, strerror(errno));
+		free(path);
+		strbuf_release(&text);
+	}
+	history_free_list(list);
+	free(base);
+	return total;
+}
+
+/* Count the lines of a file (its stored cells). */
+static size_t count_lines(const char *path)
+{
+	char buf[65536];
+	size_t n = 0;
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while ((got = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < got; i++)
+			n += buf[i] == '\n';
+	close(fd);
+	return n;
+}
+
+void history_prune(size_t max_entries, double max_age_days, const char *keep)
+{
+	char **list = history_sessions(), *base = history_sessions_dir();
+	size_t n = 0, total = 0;
+	double oldest = max_age_days > 0 ? now_wall() - max_age_days * 86400 : 0;
+
+	while (list[n])
+		n++;
+	/* Newest first: keep sessions while they fit, remove every older one after that. */
+	for (size_t i = n; i-- > 0;) {
+		char *dir = xasprintf("%s/%s", base, list[i]);
+		char *path = xasprintf("%s/history.jsonl", dir);
+
+		struct stat st;
+		int old = oldest && stat(path, &st) == 0 && (double)st.st_mtime < oldest;
+
+		if (keep && !strcmp(keep, list[i]))
+			total += count_lines(path);
+		else if (old || (max_entries && total >= max_entries))
+			remove_tree(dir);
+		else
+			total += count_lines(path);
+		free(path);
+		free(dir);
+	}
+	history_free_list(list);
+	free(base);
+}
+
+cJSON *history_entry_cell(const cJSON *entry, int embed)
+{
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "code"));
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(entry, "execution_count");
+	const cJSON *outs = cJSON_GetObjectItemCaseSensitive(entry, "outputs"), *o;
+	char *trimmed = xstrdup(code ? code : "");
+	size_t l = strlen(trimmed);
+	cJSON *cell, *list;
+
+	while (l && trimmed[l - 1] == '\n')
+		trimmed[--l] = '\0';	/* the REPL's cells end with the newline typed */
+	cell = cellfile_add_cell(NULL, "code", trimmed);
+	free(trimmed);
+
+	if (cJSON_IsNumber(n))
+		cJSON_ReplaceItemInObjectCaseSensitive(cell, "execution_count",
+						       cJSON_CreateNumber(n->valuedouble));
+	list = cJSON_GetObjectItemCaseSensitive(cell, "outputs");
+	cJSON_ArrayForEach(o, outs) {
+		cJSON *copy = cJSON_Duplicate(o, 1);
+		cJSON *meta = cJSON_GetObjectItemCaseSensitive(copy, "metadata");
+		cJSON *cb = cJSON_GetObjectItemCaseSensitive(meta, "cellbox");
+		const char *plot = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cb, "plot"));
+
+		if (plot && embed) {
+			struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT;
+			cJSON *data = cJSON_GetObjectItemCaseSensitive(copy, "data");
+			if (strbuf_read_file(&png, plot, (size_t)256 << 20) == 0 && cJSON_IsObject(data)) {
+				base64_encode(png.buf, png.len, &b64);
+				cJSON_DeleteItemFromObjectCaseSensitive(data, "image/png");
+				cJSON_AddStringToObject(data, "image/png", b64.buf);
+			}
+			cJSON_DeleteItemFromObjectCaseSensitive(meta, "cellbox");
+			strbuf_release(&png);
+			strbuf_release(&b64);
+		}
+		cJSON_AddItemToArray(list, copy);
+	}
+	return cell;
+}
+
+/* Add an entry's cell to the notebook. */
+static int add_entry(const cJSON *entry, void *data)
+{
+	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(data, "cells"),
+			     history_entry_cell(entry, 1));
+	return 0;
+}
+
+cJSON *history_notebook_from_text(const char *text, const char *name, struct strbuf *err)
+{
+	cJSON *nb = cellfile_new_notebook();
+	struct strbuf warn = STRBUF_INIT;
+
+	history_parse(text, strlen(text), name, add_entry, nb, &warn);
+	if (warn.len)
+		fputs(warn.buf, stderr);
+	strbuf_release(&warn);
+	if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nb, "cells"))) {
+		strbuf_addf(err, "%s: no recorded cells", name);
+		cJSON_Delete(nb);
+		return NULL;
+	}
+	return nb;
+}
+
+int history_export(const char *session, const char *path, struct strbuf *err)
+{
+	char **list = NULL;
+	cJSON *nb = cellfile_new_notebook();
+	struct strbuf warn = STRBUF_INIT;
+	int rc = -1;
+
+	if (!session) {
+		size_t n = 0;
+		list = history_sessions();
+		while (list[n])
+			n++;
+		if (!n) {
+			strbuf_addstr(err, "the history is empty: nothing to export");
+			goto out;
+		}
+		session = list[n - 1];
+	}
+	history_iter(session, add_entry, nb, &warn);
+	if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nb, "cells"))) {
+		strbuf_addf(err, "session '%s' has no recorded cells", session);
+		goto out;
+	}
+	rc = cellfile_save(nb, path, err);
+out:
+	if (warn.len)
+		fputs(warn.buf, stderr);
+	strbuf_release(&warn);
+	history_free_list(list);
+	cJSON_Delete(nb);
+	return rc;
+}

@@ -1,0 +1,100 @@
+#ifndef CELLBOX_HISTORY_H
+#define CELLBOX_HISTORY_H
+
+/*
+ * The history store: every executed cell of every session, on the host.
+ *
+ * One directory per session, $XDG_STATE_HOME/cellbox/sessions/<id>/ (else
+ * ~/.local/state/cellbox/sessions/<id>/), holding history.jsonl and plots/<n>.png (copies of
+ * the session's captured plots). history.jsonl has one JSON object a line:
+ *
+ *	{"session": id, "execution_count": n, "code": "...", "status": "ok"|"error"|"aborted",
+ *	 "duration": s, "time": epoch seconds, "reason": "timeout"?, "outputs": [nbformat outputs]}
+ *
+ * with plots referenced by path (outputs metadata.cellbox.plot), not inlined.
+ *
+ * Crash safety: a line is appended with one write() on an O_APPEND descriptor, so a kill -9
+ * at any moment loses at most the cell in flight; a reader skips a torn or corrupt line with
+ * a warning. Kernel restarts do not matter: the store belongs to the front end's session.
+ * Bounded: history_open() prunes the oldest sessions while more than `max_entries` cells
+ * are stored (the configuration's history-size, default 1000) and sessions older than
+ * history-days (default: no age limit).
+ *
+ *	struct history *h = history_open(cfg->history_size, cfg->history_days, &err);
+ *	outputs_init(&o, session_channel_dir(s), OUTPUTS_COPY_PLOTS, history_plots_dir(h), 0);
+ *	... run the cell, feeding outputs_event() ...
+ *	history_append(h, &(struct history_cell){ .code = code, .outputs = outputs_finish(&o), ...});
+ *	history_close(h);
+ */
+
+#include <cjson/cJSON.h>
+#include "util.h"
+
+#define HISTORY_DEFAULT_SIZE 1000
+/* Output text a recorded cell keeps (the collector's limit for the history). */
+#define HISTORY_OUTPUT_LIMIT ((size_t)4 << 20)
+
+struct history;
+
+/* One cell to record. `outputs` stays the caller's. */
+struct history_cell {
+	int execution_count;	/* -1 when none */
+	const char *code;
+	const char *status;	/* "ok", "error", "aborted" */
+	const char *reason;	/* NULL or why it ended ("timeout", ...) */
+	double duration;	/* seconds the kernel took */
+	double time;		/* when it ran (epoch seconds); 0 = now */
+	const cJSON *outputs;	/* nbformat outputs; NULL = none */
+};
+
+/* The sessions directory ($XDG_STATE_HOME/cellbox/sessions); the caller frees it. */
+char *history_sessions_dir(void);
+/*
+ * Open a new session's store (id made from the time and pid) and prune old sessions (see
+ * history_prune). NULL with `err` when it cannot be made.
+ */
+struct history *history_open(size_t max_entries, double max_age_days, struct strbuf *err);
+/* Record one cell with a single write(). -1 with `err` on failure. */
+int history_append(struct history *h, const struct history_cell *cell, struct strbuf *err);
+/* Close the store. NULL is fine. */
+void history_close(struct history *h);
+const char *history_session_id(const struct history *h);
+/* The session's directory, its history.jsonl, and where its plots are copied. */
+const char *history_dir(const struct history *h);
+const char *history_path(const struct history *h);
+const char *history_plots_dir(const struct history *h);
+
+/* Called for each entry in order; return nonzero to stop. `entry` is valid during the call. */
+typedef int (*history_fn)(const cJSON *entry, void *data);
+/*
+ * Call `fn` for every entry of `text` (a history.jsonl). Torn or corrupt lines are skipped
+ * and described in `warn` ("NAME:LINE: ..."). Returns the number of entries seen.
+ */
+int history_parse(const char *text, size_t len, const char *name, history_fn fn, void *data,
+		  struct strbuf *warn);
+/*
+ * Call `fn` for every entry of every stored session, oldest first (`session` non-NULL: only
+ * that one). Returns entries seen, or -1 with `warn` set when the store cannot be read.
+ */
+int history_iter(const char *session, history_fn fn, void *data, struct strbuf *warn);
+/* The ids of the stored sessions, oldest first; NULL-terminated, free with history_free_list. */
+char **history_sessions(void);
+void history_free_list(char **list);
+/*
+ * Remove the oldest sessions (never `keep`) while more than `max_entries` cells are stored
+ * (0 = no count limit), and sessions last written more than `max_age_days` ago (0 = no age
+ * limit).
+ */
+void history_prune(size_t max_entries, double max_age_days, const char *keep);
+
+/* A code cell for an entry: its code and outputs (plots embedded as base64 when `embed`). */
+cJSON *history_entry_cell(const cJSON *entry, int embed);
+/*
+ * Write the cells of stored session `session` (NULL = the newest) to `path`: a notebook with
+ * outputs and embedded plots for .ipynb, else a percent script. -1 with `err`.
+ */
+int history_export(const char *session, const char *path, struct strbuf *err);
+/* A recorded session's text as a notebook (every entry a code cell). NULL with `err`. */
+cJSON *history_notebook_from_text(const char *text, const char *name, struct strbuf *err);
+
+#endif

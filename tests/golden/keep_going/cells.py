@@ -1,0 +1,8 @@
+# %%
+print("one")
+
+# %%
+raise ValueError("two failed")
+
+# %%
+print("three")

@@ -1,0 +1,9 @@
+# %%
+print("before")
+
+# %%
+import time
+time.sleep(60)
+
+# %%
+print("after")

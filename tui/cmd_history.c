@@ -1,0 +1,216 @@
+/* cellbox history: list, show, search and export the recorded cells. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "cellfile.h"
+#include "history.h"
+#include "sanitize.h"
+
+struct walk {
+	int n;			/* number of the current entry, from 1 over all sessions */
+	int want;		/* show: the entry to print */
+	int found;
+	pcre2_code *re;		/* search */
+	pcre2_match_data *md;
+};
+
+/* Print one entry as a list line: N, session, [count], status, duration, first line. */
+static void list_line(int n, const cJSON *e)
+{
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+	const char *session = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "session"));
+	const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "status"));
+	const cJSON *count = cJSON_GetObjectItemCaseSensitive(e, "execution_count");
+	const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "duration");
+	size_t l = code ? strcspn(code, "\n") : 0;
+	int more = code && code[l] && code[l + strspn(code + l, "\n")];
+	char cnt[16] = "-";
+
+	if (cJSON_IsNumber(count))
+		snprintf(cnt, sizeof(cnt), "%d", count->valueint);
+	printf("%5d  %-24s %4s  %-7s %8.3fs  %.*s%s\n", n, session ? session : "?", cnt,
+	       status ? status : "?", cJSON_IsNumber(dur) ? dur->valuedouble : 0,
+	       (int)(l > 60 ? 60 : l), code ? code : "", l > 60 || more ? " ..." : "");
+}
+
+static int on_list(const cJSON *e, void *data)
+{
+	struct walk *w = data;
+
+	list_line(++w->n, e);
+	return 0;
+}
+
+static int on_search(const cJSON *e, void *data)
+{
+	struct walk *w = data;
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+
+	w->n++;
+	if (code && pcre2_match(w->re, (PCRE2_SPTR)code, strlen(code), 0, 0, w->md, NULL) >= 0) {
+		list_line(w->n, e);
+		w->found++;
+	}
+	return 0;
+}
+
+/* "ename: evalue" of an error output; the caller frees it. */
+static char *error_text(const cJSON *o)
+{
+	const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ename"));
+	const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "evalue"));
+
+	return xasprintf("%s: %s\n", ename ? ename : "Error", evalue ? evalue : "");
+}
+
+/* Print an entry in full: header, code, outputs as text. */
+static int on_show(const cJSON *e, void *data)
+{
+	struct walk *w = data;
+	const cJSON *o, *t = cJSON_GetObjectItemCaseSensitive(e, "time");
+	time_t when;
+	char stamp[32] = "";
+
+	if (++w->n != w->want)
+		return 0;
+	w->found = 1;
+	when = cJSON_IsNumber(t) ? (time_t)t->valuedouble : 0;
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", localtime(&when));
+	{
+		const char *session =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "session"));
+		const char *status =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "status"));
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "execution_count");
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "duration");
+
+		printf("# %d: session %s, In [%d], %s, %.3f s, %s\n", w->n, session ? session : "?",
+		       cJSON_IsNumber(n) ? n->valueint : 0, status ? status : "?",
+		       cJSON_IsNumber(d) ? d->valuedouble : 0, stamp);
+	}
+	printf("%s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code")));
+	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(e, "outputs")) {
+		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "output_type"));
+		const cJSON *data_ = cJSON_GetObjectItemCaseSensitive(o, "data");
+		const cJSON *cb = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(o, "metadata"), "cellbox");
+		const char *plot = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cb, "plot"));
+		char *text = NULL;
+
+		if (!type)
+			continue;
+		if (!strcmp(type, "stream"))
+			text = cellfile_join(cJSON_GetObjectItemCaseSensitive(o, "text"));
+		else if (!strcmp(type, "error"))
+			text = error_text(o);
+		else if (plot)
+			text = xasprintf("[plot: %s]\n", plot);
+		else
+			text = cellfile_join(cJSON_GetObjectItemCaseSensitive(data_, "text/plain"));
+		if (text && *text) {
+			/* Recorded output is kernel output: print it sanitised. */
+			struct sanitizer san;
+			struct strbuf clean = STRBUF_INIT;
+			sanitizer_init(&san, 0);
+			sanitizer_feed(&san, text, strlen(text), &clean);
+			fputs(clean.buf, stdout);
+			if (clean.len && clean.buf[clean.len - 1] != '\n')
+				fputc('\n', stdout);
+			strbuf_release(&clean);
+			sanitizer_release(&san);
+		}
+		free(text);
+	}
+	return 1;
+}
+
+int cmd_history(int argc, char **argv, struct cellbox_config *cfg)
+{
+	struct walk w = { 0 };
+	struct strbuf warn = STRBUF_INIT, err = STRBUF_INIT;
+	const char *sub, *arg = NULL, *session = NULL;
+	int rc = EXIT_USAGE;
+
+	(void)cfg;
+	if (argc < 2) {
+		cli_error("history: say list, show N, search REGEX or export FILE");
+		return EXIT_USAGE;
+	}
+	sub = argv[1];
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--session") && i + 1 < argc) {
+			session = argv[++i];
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_error("history: unknown option '%s'", argv[i]);
+			return EXIT_USAGE;
+		} else if (!arg) {
+			arg = argv[i];
+		} else {
+			cli_error("history %s: too many arguments", sub);
+			return EXIT_USAGE;
+		}
+	}
+	if (!strcmp(sub, "list")) {
+		history_iter(session, on_list, &w, &warn);
+		if (!w.n)
+			fprintf(stderr, "history: no recorded cells\n");
+		rc = EXIT_OK;
+	} else if (!strcmp(sub, "show")) {
+		char *end = NULL;
+		w.want = arg ? (int)strtol(arg, &end, 10) : 0;
+		if (!arg || *end || w.want <= 0) {
+			cli_error("history show: give the number of a cell (see 'history list')");
+			goto out;
+		}
+		history_iter(session, on_show, &w, &warn);
+		if (!w.found)
+			cli_error("history show: no cell %d (there are %d)", w.want, w.n);
+		rc = w.found ? EXIT_OK : EXIT_USAGE;
+	} else if (!strcmp(sub, "search")) {
+		int e;
+		PCRE2_SIZE off;
+		if (!arg) {
+			cli_error("history search: give a regular expression");
+			goto out;
+		}
+		w.re = pcre2_compile((PCRE2_SPTR)arg, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &e, &off,
+				     NULL);
+		if (!w.re) {
+			PCRE2_UCHAR msg[256];
+			pcre2_get_error_message(e, msg, sizeof(msg));
+			cli_error("history search: bad regular expression at %zu: %s", (size_t)off,
+				  (char *)msg);
+			goto out;
+		}
+		w.md = pcre2_match_data_create_from_pattern(w.re, NULL);
+		history_iter(session, on_search, &w, &warn);
+		pcre2_match_data_free(w.md);
+		pcre2_code_free(w.re);
+		rc = w.found ? EXIT_OK : EXIT_CELL_ERROR;	/* as grep: 1 when nothing matched */
+	} else if (!strcmp(sub, "export")) {
+		if (!arg) {
+			cli_error("history export: give FILE.py or FILE.ipynb");
+			goto out;
+		}
+		if (history_export(session, arg, &err) < 0) {
+			cli_error("%s", err.buf);
+			goto out;
+		}
+		rc = EXIT_OK;
+	} else {
+		cli_error("history: unknown subcommand '%s' (list, show, search, export)", sub);
+	}
+out:
+	if (warn.len)
+		fprintf(stderr, "cellbox: warning: %s", warn.buf);
+	strbuf_release(&warn);
+	strbuf_release(&err);
+	return rc;
+}

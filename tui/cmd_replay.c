@@ -1,0 +1,564 @@
+/* cellbox replay: run the code cells of a cell file headless, in a fresh session. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "cellfile.h"
+#include "history.h"
+#include "outputs.h"
+#include "printer.h"
+#include "record.h"
+
+/* Transcript bytes printed per cell before the rest is cut. */
+#define REPLAY_TRANSCRIPT_MAX ((size_t)1 << 20)
+
+struct replay {
+	struct session *s;
+	struct printer pr;
+	struct outputs out;
+	struct record rec;	/* the replayed cells go to the history too */
+	int progress;		/* draw the bar on stderr */
+	int bar_shown;
+	size_t printed;		/* transcript bytes of this cell */
+	int cut;		/* this cell's transcript was cut */
+	double started;
+	int done_cells, total_cells;
+	const char *current;	/* first line of the running cell */
+	size_t transcript_max;	/* output bytes a cell may print */
+};
+
+/* Erase the progress bar. */
+static void bar_clear(struct replay *r)
+{
+	if (r->bar_shown) {
+		fputs("\r\x1b[K", stderr);
+		fflush(stderr);
+		r->bar_shown = 0;
+	}
+}
+
+/* Draw the progress bar: cells done / total, elapsed, current cell. */
+static void bar_draw(struct replay *r, int index)
+{
+	char bar[21];
+	int fill = r->total_cells ? 20 * r->done_cells / r->total_cells : 20;
+	size_t l = strcspn(r->current, "\n");
+
+	if (!r->progress)
+		return;
+	for (int i = 0; i < 20; i++)
+		bar[i] = i < fill ? '#' : '-';
+	bar[20] = '\0';
+	fprintf(stderr, "\r\x1b[K[%s] %d/%d %.1fs cell %d: %.*s", bar, r->done_cells,
+		r->total_cells, now_monotonic() - r->started, index, (int)(l > 40 ? 40 : l),
+		r->current);
+	fflush(stderr);
+	r->bar_shown = 1;
+}
+
+/* One event: into the notebook outputs and, within the limit, the transcript. */
+static void on_event(struct session *s, const struct session_event *ev, void *data)
+{
+	struct replay *r = data;
+	const char *text;
+
+	outputs_event(&r->out, ev);
+	record_event(&r->rec, s, ev);
+	if (r->bar_shown && isatty(1))
+		bar_clear(r);
+	if (ev->type == SESSION_EV_STREAM) {
+		size_t len, room;
+
+		text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "text"));
+		if (r->cut || !text)
+			return;
+		len = strlen(text);
+		room = r->transcript_max - r->printed;
+		if (len > room) {
+			/* Print what fits (whole characters), then say the rest is cut. */
+			struct session_event part = *ev;
+			cJSON *copy = cJSON_Duplicate(ev->json, 1);
+			char *head;
+
+			while (room && ((unsigned char)text[room] & 0xc0) == 0x80)
+				room--;
+			head = xstrndup(text, room);
+			cJSON_ReplaceItemInObjectCaseSensitive(copy, "text", cJSON_CreateString(head));
+			part.json = copy;
+			printer_event(&r->pr, &part);
+			cJSON_Delete(copy);
+			free(head);
+			r->cut = 1;
+			r->printed = r->transcript_max;
+			if (!(r->pr.flags & PRINTER_QUIET))
+				fprintf(r->pr.out, "\n[cellbox: transcript cut after %zu bytes of output; "
+					"the notebook keeps up to %zu]\n", r->transcript_max,
+					r->out.limit);
+			return;
+		}
+		r->printed += len;
+	}
+	printer_event(&r->pr, ev);
+}
+
+/* The exit code of a finished cell. */
+static int exit_code_of(const struct outputs *o)
+{
+	if (!strcmp(o->status, "ok"))
+		return EXIT_OK;
+	if (o->reason && !strncmp(o->reason, "timeout", 7))
+		return EXIT_TIMEOUT;
+	if (o->reason && !strncmp(o->reason, "kernel died", 11))
+		return EXIT_KERNEL_DIED;
+	if (o->reason && !strncmp(o->reason, "interrupt", 9))
+		return EXIT_INTERRUPTED;
+	return EXIT_CELL_ERROR;
+}
+
+/* Echo a cell's code as IPython would: "In [n]: " then "   ...: " lines. */
+static void echo_code(FILE *f, int count, const char *code)
+{
+	int w = snprintf(NULL, 0, "%d", count);
+	const char *p = code;
+
+	fprintf(f, "In [%d]: ", count);
+	while (*p) {
+		size_t l = strcspn(p, "\n");
+		fwrite(p, 1, l, f);
+		fputc('\n', f);
+		p += l + (p[l] == '\n');
+		if (*p)
+			fprintf(f, "%*s...: ", w + 3, "");
+	}
+	fflush(f);
+}
+
+/* ---- --check: compare with the outputs stored in the notebook ---- */
+
+/* Width and height from the IHDR of a base64 PNG; 0 when it is not one. */
+static void png_size(const char *b64, unsigned *w, unsigned *h)
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned char raw[24];
+	size_t n = 0;
+	unsigned acc = 0;
+	int bits = 0;
+
+	*w = *h = 0;
+	for (const char *p = b64; *p && n < sizeof(raw); p++) {
+		const char *c = strchr(alphabet, *p);
+		if (!c || !*p)
+			continue;
+		acc = (acc << 6) | (unsigned)(c - alphabet);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			raw[n++] = (unsigned char)(acc >> bits);
+		}
+	}
+	if (n < 24 || memcmp(raw + 1, "PNG", 3) || memcmp(raw + 12, "IHDR", 4))
+		return;
+	*w = (unsigned)raw[16] << 24 | raw[17] << 16 | raw[18] << 8 | raw[19];
+	*h = (unsigned)raw[20] << 24 | raw[21] << 16 | raw[22] << 8 | raw[23];
+}
+
+/* Replace every match of `re` in `sb` by `with`. */
+static void substitute(pcre2_code *re, const char *with, struct strbuf *sb)
+{
+	PCRE2_SIZE outlen = sb->len * 2 + 64;
+	char *buf = xmalloc(outlen);
+	int rc = pcre2_substitute(re, (PCRE2_SPTR)sb->buf, sb->len, 0, PCRE2_SUBSTITUTE_GLOBAL,
+				  NULL, NULL, (PCRE2_SPTR)with, PCRE2_ZERO_TERMINATED,
+				  (PCRE2_UCHAR *)buf, &outlen);
+	if (rc >= 0) {
+		strbuf_reset(sb);
+		strbuf_add(sb, buf, outlen);
+	}
+	free(buf);
+}
+
+/* The outputs as comparable text: addresses and timings normalised, images by size. */
+static void check_text(const cJSON *outputs, pcre2_code *addr, pcre2_code *timing,
+		       struct strbuf *sb)
+{
+	const cJSON *o;
+
+	cJSON_ArrayForEach(o, outputs) {
+		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "output_type"));
+		const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
+		char *t;
+
+		if (!type)
+			continue;
+		if (!strcmp(type, "stream")) {
+			t = cellfile_join(cJSON_GetObjectItemCaseSensitive(o, "text"));
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "name"));
+			strbuf_addf(sb, "[%s]\n%s", name ? name : "stream", t);
+			free(t);
+		} else if (!strcmp(type, "error")) {
+			const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ename"));
+			const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "evalue"));
+			strbuf_addf(sb, "[error]\n%s: %s", ename ? ename : "Error", evalue ? evalue : "");
+		} else {
+			const char *png = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(data, "image/png"));
+			strbuf_addf(sb, "[%s]\n", type);
+			t = cellfile_join(cJSON_GetObjectItemCaseSensitive(data, "text/plain"));
+			strbuf_addstr(sb, t);
+			free(t);
+			if (png) {
+				unsigned w, h;
+				png_size(png, &w, &h);
+				strbuf_addf(sb, "\n[image/png %ux%u]", w, h);
+			}
+		}
+		if (sb->len && sb->buf[sb->len - 1] != '\n')
+			strbuf_addch(sb, '\n');
+	}
+	substitute(addr, "0x<addr>", sb);
+	substitute(timing, "<time>", sb);
+}
+
+/* Print a line diff of two texts (lines only in one side, in order). */
+static void print_diff(FILE *f, const char *want, const char *got)
+{
+	const char *a = want, *b = got;
+
+	while (*a || *b) {
+		size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+		if (*a && *b && la == lb && !strncmp(a, b, la)) {
+			fprintf(f, "  %.*s\n", (int)la, a);
+		} else {
+			if (*a)
+				fprintf(f, "- %.*s\n", (int)la, a);
+			if (*b)
+				fprintf(f, "+ %.*s\n", (int)lb, b);
+		}
+		a += la + (a[la] == '\n');
+		b += lb + (b[lb] == '\n');
+	}
+}
+
+/* Compare the cell's new outputs with its stored ones; print a diff. 1 when they differ. */
+static int check_cell(const cJSON *stored, const cJSON *fresh, int index)
+{
+	static pcre2_code *addr, *timing;
+	struct strbuf want = STRBUF_INIT, got = STRBUF_INIT;
+	int differ;
+
+	if (!addr) {
+		int e;
+		PCRE2_SIZE off;
+		addr = pcre2_compile((PCRE2_SPTR) "0x[0-9a-fA-F]{6,16}", PCRE2_ZERO_TERMINATED, 0,
+				     &e, &off, NULL);
+		timing = pcre2_compile((PCRE2_SPTR)
+				       "\\b\\d+(\\.\\d+)?\\s*(ns|µs|us|ms|s|sec|seconds|min)\\b",
+				       PCRE2_ZERO_TERMINATED, PCRE2_UTF, &e, &off, NULL);
+	}
+	strbuf_init(&want, 0);
+	strbuf_init(&got, 0);
+	check_text(stored, addr, timing, &want);
+	check_text(fresh, addr, timing, &got);
+	differ = strcmp(want.buf, got.buf) != 0;
+	if (differ) {
+		printf("--- check: cell %d differs (- stored, + now)\n", index);
+		print_diff(stdout, want.buf, got.buf);
+	}
+	strbuf_release(&want);
+	strbuf_release(&got);
+	return differ;
+}
+
+/* ---- the command ---- */
+
+/* Where a cell starts in a percent file is not kept: name it by its index and first line. */
+static void report_failure(int rc, int index, const char *code, double timeout)
+{
+	size_t l = strcspn(code, "\n");
+
+	if (rc == EXIT_TIMEOUT)
+		cli_error("cell %d (%.*s) timed out after %g s", index, (int)l, code, timeout);
+	else if (rc == EXIT_KERNEL_DIED)
+		cli_error("cell %d (%.*s): the kernel died", index, (int)l, code);
+	else if (rc == EXIT_INTERRUPTED)
+		cli_error("cell %d (%.*s) was interrupted", index, (int)l, code);
+	else
+		cli_error("cell %d (%.*s) raised an exception", index, (int)l, code);
+}
+
+/* Load FILE, or the recorded session of that id. */
+static cJSON *load(const char *file, struct strbuf *err)
+{
+	if (access(file, F_OK) < 0 && !strchr(file, '/')) {
+		char *base = history_sessions_dir();
+		char *path = xasprintf("%s/%s/history.jsonl", base, file);
+		cJSON *nb = NULL;
+		free(base);
+		if (access(path, F_OK) == 0)
+			nb = cellfile_load(path, err);
+		free(path);
+		if (nb)
+			return nb;
+	}
+	return cellfile_load(file, err);
+}
+
+int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
+{
+	const char *file = NULL, *out_path = NULL, *plots_dir = NULL;
+	int json = 0, check = 0, keep_going = 0, no_progress = 0, rc = EXIT_USAGE;
+	int index = 0, ran = 0, skipped = 0, failed = 0, differ = 0, next_count = 1;
+	struct strbuf err = STRBUF_INIT;
+	struct replay r;
+	cJSON *nb = NULL, *stored = NULL, *cell, *report = NULL, *cells_json = NULL;
+	double t_open = 0, cells_wall = 0, cells_kernel = 0;
+	unsigned long long max_output = OUTPUTS_LIMIT;
+	int ready = 0;
+
+	memset(&r, 0, sizeof(r));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int taken = cli_common_option(argc, argv, &i, cfg);
+
+		if (taken < 0)
+			goto out;
+		if (taken)
+			continue;
+		if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "--check")) {
+			check = 1;
+		} else if (!strcmp(a, "--keep-going") || !strcmp(a, "-k")) {
+			keep_going = 1;
+		} else if (!strcmp(a, "--no-progress")) {
+			no_progress = 1;
+		} else if (!strcmp(a, "--max-output")) {
+			if (i + 1 >= argc || parse_size(argv[i + 1], &max_output) < 0 || !max_output) {
+				cli_error("--max-output needs a size such as 32m");
+				goto out;
+			}
+			i++;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--plots")) {
+			if (i + 1 >= argc) {
+				cli_error("%s needs a path", a);
+				goto out;
+			}
+			if (!strcmp(a, "--plots"))
+				plots_dir = argv[++i];
+			else
+				out_path = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			cli_error("replay: unknown option '%s' (see '%s replay --help')", a,
+				  cli_progname);
+			goto out;
+		} else if (file) {
+			cli_error("replay: one cell file at a time");
+			goto out;
+		} else {
+			file = a;
+		}
+	}
+	if (!file) {
+		cli_error("replay: give a cell file (.py, .ipynb, or a recorded session)");
+		goto out;
+	}
+	nb = load(file, &err);
+	if (!nb) {
+		cli_error("%s", err.buf);
+		goto out;
+	}
+	if (check) {
+		stored = cJSON_Duplicate(nb, 1);
+		if (!strstr(file, ".ipynb"))
+			cli_error("replay: --check compares with the outputs of a notebook; "
+				  "'%s' has none: every cell with output will differ", file);
+	}
+	if (plots_dir && mkdir_p(plots_dir) < 0) {
+		cli_error("cannot create '%s': %s", plots_dir, strerror(errno));
+		goto out;
+	}
+	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
+		char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
+		if (!strcmp(cellfile_cell_type(cell), "code") && src[strspn(src, " \t\r\n")] &&
+		    !cellfile_has_tag(cell, "skip-execution"))
+			r.total_cells++;
+		free(src);
+	}
+
+	cli_catch_sigint();
+	t_open = now_monotonic();
+	r.s = cli_open_session(cfg);
+	if (!r.s) {
+		rc = EXIT_NO_KERNEL;
+		goto out;
+	}
+	t_open = now_monotonic() - t_open;
+	record_open(&r.rec, cfg, r.s);
+	/* The channel goes with the session: without --plots, plots stay next to the history. */
+	if (!plots_dir && r.rec.h && mkdir_p(history_plots_dir(r.rec.h)) == 0)
+		plots_dir = history_plots_dir(r.rec.h);
+	{
+		unsigned pflags = PRINTER_PROMPTS;
+		if (json)
+			pflags = PRINTER_QUIET;
+		else if (cli_want_color(1))
+			pflags |= PRINTER_COLOR;
+		printer_init(&r.pr, pflags, session_channel_dir(r.s), plots_dir);
+		r.pr.err = stdout;	/* tracebacks belong to the transcript, in order */
+	}
+	outputs_init(&r.out, session_channel_dir(r.s), OUTPUTS_EMBED_PNG, NULL,
+		     (size_t)max_output);
+	ready = 1;
+	r.transcript_max = REPLAY_TRANSCRIPT_MAX < max_output ? REPLAY_TRANSCRIPT_MAX
+							       : (size_t)max_output;
+	r.progress = isatty(2) && !no_progress && !json;
+	r.started = now_monotonic();
+	if (json)
+		cells_json = cJSON_CreateArray();
+
+	rc = EXIT_OK;
+	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
+		char *src;
+		unsigned long id;
+		int cell_rc, may_fail;
+		double t0;
+		cJSON *outs;
+
+		index++;
+		if (strcmp(cellfile_cell_type(cell), "code"))
+			continue;
+		src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
+		if (!src[strspn(src, " \t\r\n")] || cellfile_has_tag(cell, "skip-execution")) {
+			if (src[strspn(src, " \t\r\n")])
+				skipped++;
+			free(src);
+			continue;
+		}
+		may_fail = cellfile_has_tag(cell, "raises-exception");
+		r.current = src;
+		if (!json)
+			echo_code(stdout, next_count, src);
+		bar_draw(&r, index);	/* after the echo: on a shared terminal it sits below it */
+		r.printed = 0;
+		r.cut = 0;
+		printer_reset(&r.pr);
+		t0 = now_monotonic();
+		id = session_execute(r.s, src, 0, cfg->timeout, on_event, &r, &err);
+		if (!id) {
+			bar_clear(&r);
+			cli_error("cell %d: %s", index, err.buf);
+			free(src);
+			rc = EXIT_KERNEL_DIED;
+			break;
+		}
+		cli_wait(r.s, id);
+		record_cell(&r.rec, src);
+		outs = outputs_finish(&r.out);
+		t0 = now_monotonic() - t0;	/* the overhead counted includes recording */
+		cells_wall += t0;
+		cells_kernel += r.out.duration;
+		bar_clear(&r);
+		ran++;
+		r.done_cells++;
+		if (check) {
+			const cJSON *old = cJSON_GetArrayItem(
+				cJSON_GetObjectItemCaseSensitive(stored, "cells"), index - 1);
+			differ += check_cell(cJSON_GetObjectItemCaseSensitive(old, "outputs"), outs,
+					     index);
+		}
+		if (r.out.execution_count >= 0) {
+			next_count = r.out.execution_count + 1;
+			cJSON_ReplaceItemInObjectCaseSensitive(cell, "execution_count",
+				cJSON_CreateNumber(r.out.execution_count));
+		}
+		if (cells_json) {
+			cJSON *c = cJSON_CreateObject();
+			cJSON_AddNumberToObject(c, "index", index);
+			cJSON_AddStringToObject(c, "status", r.out.status);
+			if (r.out.reason)
+				cJSON_AddStringToObject(c, "reason", r.out.reason);
+			cJSON_AddNumberToObject(c, "duration", r.out.duration);
+			cJSON_AddNumberToObject(c, "wall", t0);
+			cJSON_AddItemToObject(c, "outputs", cJSON_Duplicate(outs, 1));
+			cJSON_AddItemToArray(cells_json, c);
+		}
+		cJSON_ReplaceItemInObjectCaseSensitive(cell, "outputs", outs);
+		cell_rc = exit_code_of(&r.out);
+		if (cell_rc == EXIT_INTERRUPTED || (cell_rc != EXIT_OK && !may_fail)) {
+			failed++;
+			report_failure(cell_rc, index, src, cfg->timeout);
+			if (rc == EXIT_OK)
+				rc = cell_rc;
+		}
+		free(src);
+		r.current = NULL;
+		if (rc == EXIT_INTERRUPTED || (rc != EXIT_OK && !keep_going))
+			break;
+		if (session_state(r.s) == SESSION_DEAD) {
+			strbuf_reset(&err);
+			if (session_restart(r.s, &err) < 0) {
+				cli_error("cannot restart the kernel: %s", err.buf);
+				break;
+			}
+			next_count = 1;
+		}
+	}
+	if (r.out.truncated)
+		cli_error("outputs were cut at %zu bytes per cell; the notebook says so where",
+			  r.out.limit);
+	if (out_path) {
+		strbuf_reset(&err);
+		if (cellfile_save(nb, out_path, &err) < 0) {
+			cli_error("%s", err.buf);
+			if (rc == EXIT_OK)
+				rc = EXIT_USAGE;
+		}
+	}
+	if (check && differ && rc == EXIT_OK)
+		rc = EXIT_CHECK_FAILED;
+	if (json) {
+		char *text;
+		report = cJSON_CreateObject();
+		cJSON_AddStringToObject(report, "file", file);
+		cJSON_AddNumberToObject(report, "exit_code", rc);
+		cJSON_AddNumberToObject(report, "cells_run", ran);
+		cJSON_AddNumberToObject(report, "cells_failed", failed);
+		cJSON_AddNumberToObject(report, "cells_skipped", skipped);
+		if (check)
+			cJSON_AddNumberToObject(report, "cells_differing", differ);
+		cJSON_AddNumberToObject(report, "startup_seconds", t_open);
+		cJSON_AddNumberToObject(report, "cells_wall_seconds", cells_wall);
+		cJSON_AddNumberToObject(report, "cells_kernel_seconds", cells_kernel);
+		cJSON_AddItemToObject(report, "cells", cells_json);
+		cells_json = NULL;
+		text = cJSON_Print(report);
+		puts(text);
+		cJSON_free(text);
+	} else if (!json) {
+		fprintf(stderr, "replay: %d cell%s run, %d failed, %d skipped%s in %.2f s\n", ran,
+			ran == 1 ? "" : "s", failed, skipped,
+			check ? (differ ? ", outputs differ" : ", outputs match") : "",
+			now_monotonic() - r.started + t_open);
+	}
+out:
+	if (ready) {
+		record_close(&r.rec);
+		printer_release(&r.pr);
+		outputs_release(&r.out);
+	}
+	session_close(r.s);
+	cJSON_Delete(nb);
+	cJSON_Delete(stored);
+	cJSON_Delete(report);
+	cJSON_Delete(cells_json);
+	strbuf_release(&err);
+	return rc;
+}
