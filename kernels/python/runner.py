@@ -429,24 +429,6 @@ def _drain_locked():
             pass
 
 
-_real_os_exit = os._exit
-
-
-def _exit_flushing(status):
-    """os._exit() for user code: send the stream text still pending first (print() then
-    os._exit() must not lose the end of what was printed), then exit at once as os._exit does."""
-    try:
-        if not _S.forked and _lock.acquire(timeout=0.5):
-            try:
-                if _segs:
-                    _flush_locked(_monotonic())
-            finally:
-                _lock.release()
-    except Exception:
-        pass
-    _real_os_exit(status)
-
-
 def _setup_capture():
     _S.log_fd = os.dup(2)           # the host points fds 1 and 2 at <channel>/log
     try:
@@ -477,7 +459,6 @@ def _setup_capture():
         except Exception:
             pass
     os.register_at_fork(after_in_child=_after_fork_child)
-    os._exit = _exit_flushing
     threading.Thread(target=_fd_reader, name="cellbox-fd-reader", daemon=True).start()
     threading.Thread(target=_flusher, name="cellbox-flusher", daemon=True).start()
     try:
