@@ -549,12 +549,14 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 			now_monotonic() - r.started + t_open);
 	}
 out:
+	/* First: closing may still end requests through the printer; --copy-out runs here. */
+	if (cli_close_session(r.s) < 0 && rc == EXIT_OK)
+		rc = EXIT_CELL_ERROR;
 	if (ready) {
 		record_close(&r.rec);
 		printer_release(&r.pr);
 		outputs_release(&r.out);
 	}
-	session_close(r.s);
 	cJSON_Delete(nb);
 	cJSON_Delete(stored);
 	cJSON_Delete(report);
