@@ -38,6 +38,8 @@ static const struct config_key keys[] = {
 	    "memory limit of the kernel, e.g. 512m or 1g (0 = none)"),
 	KEY("runtime-dir", "CELLBOX_RUNTIME_DIR", CFG_STRING, runtime_dir,
 	    "where session channels live"),
+	KEY("theme", "CELLBOX_THEME", CFG_STRING, theme,
+	    "colour theme of the full-screen UI: dark, light, high-contrast, monochrome"),
 };
 
 void config_defaults(struct cellbox_config *cfg)
@@ -54,6 +56,7 @@ void config_release(struct cellbox_config *cfg)
 	free(cfg->backend);
 	free(cfg->python);
 	free(cfg->runtime_dir);
+	free(cfg->theme);
 	free(cfg->source);
 	memset(cfg, 0, sizeof(*cfg));
 }

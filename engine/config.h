@@ -19,6 +19,7 @@ struct cellbox_config {
 	double interrupt_grace;		/* interrupt-grace = 2 */
 	unsigned long long memory;	/* memory = 0 (none), e.g. 1g */
 	char *runtime_dir;		/* runtime-dir = $XDG_RUNTIME_DIR/cellbox */
+	char *theme;			/* theme = dark (the full-screen UI's colours) */
 	char *source;			/* the config file that was read, or NULL */
 };
 

@@ -64,5 +64,6 @@ int cli_want_color(int fd);
 
 int cmd_run(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_repl(int argc, char **argv, struct cellbox_config *cfg);
+int cmd_tui(int argc, char **argv, struct cellbox_config *cfg);
 
 #endif
