@@ -1850,6 +1850,7 @@ static void ui_loop(struct ui *ui)
 			while (read(ui->wake[0], buf, sizeof(buf)) > 0)
 				;
 			screen_resize();
+			clearok(curscr, TRUE);	/* the terminal may have reflowed: repaint it all */
 			for (size_t i = 0; i < ui->out.ncells; i++)
 				ui->out.cells[i]->rows_width = 0;
 			dirty = 1;
