@@ -1231,6 +1231,7 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_theme(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_side(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 
 static const struct tui_command tui_commands[] = {
@@ -1250,6 +1251,8 @@ static const struct tui_command tui_commands[] = {
 	  .help = "switch theme (dark, light, high-contrast, monochrome); none: list them" },
 	{ .name = "side", .usage = "side", .fn = tc_side,
 	  .help = "show or hide the side pane (F3)" },
+	{ .name = "redraw", .usage = "redraw [N]", .fn = tc_redraw,
+	  .help = "repaint the whole screen (Ctrl-L); N times: report the time per frame" },
 	{ .name = "help", .usage = "help", .fn = tc_help,
 	  .help = "keys and commands (F1)" },
 	{ .name = "quit", .usage = "quit", .fn = tc_quit,
@@ -1397,6 +1400,40 @@ static int tc_side(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return 0;
 }
 
+/* Compare two doubles for qsort. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 1;
+	double *t;
+
+	if (n < 1 || n > 100000) {
+		strbuf_addstr(msg, "usage: redraw [N] (1 to 100000)");
+		return -1;
+	}
+	t = xmalloc((size_t)n * sizeof(*t));
+	for (int i = 0; i < n; i++) {
+		double t0 = now_monotonic();
+		clearok(curscr, TRUE);
+		for (size_t k = 0; k < ui->out.ncells; k++)
+			ui->out.cells[k]->rows_width = 0;	/* lay out every cell again */
+		ui_draw(ui);
+		t[i] = now_monotonic() - t0;
+	}
+	qsort(t, (size_t)n, sizeof(*t), cmp_double);
+	if (n > 1)
+		strbuf_addf(msg, "redraw: %d full frames, median %.3f ms, p90 %.3f ms", n,
+			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3);
+	free(t);
+	clearok(curscr, TRUE);
+	return 0;
+}
+
 static const struct { const char *keys, *what; } key_help[] = {
 	{ "Enter", "run the cell when it is complete, else a new line" },
 	{ "Alt-Enter, F5", "run the cell as it is" },
@@ -1408,6 +1445,7 @@ static const struct { const char *keys, *what; } key_help[] = {
 	{ "Ctrl-C", "interrupt the running cell; when idle, clear the cell" },
 	{ "PgUp / PgDn", "scroll the output (Shift-Up/Down: one row)" },
 	{ "Home/End, Ctrl-A/E", "start / end of the line; Ctrl-K, Ctrl-U delete" },
+	{ "Ctrl-L", "repaint the screen" },
 	{ "F1", "this help" },
 	{ "F3", "show or hide the side pane (history, plots)" },
 	{ "F6", "restart the kernel" },
@@ -1608,6 +1646,9 @@ static int global_key(struct ui *ui, int is_key, wint_t ch)
 	switch (ch) {
 	case CTRL('q'):
 		ui->quit = 1;
+		break;
+	case CTRL('l'):
+		clearok(curscr, TRUE);
 		break;
 	case CTRL('o'):
 prompt:
