@@ -7,7 +7,8 @@ Both front ends run in the same tmux window (100x30) and get the same cells type
 send-keys, one at a time, each waited for until its Out[n] is on the screen. Then:
   - resident memory (VmRSS) of the front-end process, and of its kernel beside it;
   - keystroke latency: a key sent until tmux shows it, median of 40 (tmux capture-pane polled);
-  - resize redraw: the window resized until the new layout is on the screen, median of 10;
+  - resize redraw: the window resized until the new layout is on the screen, median of 10
+    (cellbox only: jupyter-console is a line UI, a resize does not redraw it);
   - cellbox only: its own full-frame time (`redraw 200`: lay out all cells and repaint).
 Needs tmux and Debian's python3-jupyter-console (scripts/bootstrap --bench).
 """
@@ -70,13 +71,15 @@ class Term:
         self.tmux('kill-server')
 
 
-def measure(term, cells, extra=None):
+def measure(term, cells, prompt, extra=None, full_screen=True):
     t0 = time.monotonic()
     for i in range(1, cells + 1):
         term.tmux('send-keys', '-l', '%d * 2' % i)
         term.tmux('send-keys', 'Enter')
-        want = 'Out[%d]: %d' % (i, i * 2)
-        term.wait(lambda s: want in s)
+        # The result, and the prompt for the next cell (typing ahead of jupyter-console's
+        # prompt crashes its event loop: "cannot enter context").
+        want, ready = 'Out[%d]: %d' % (i, i * 2), prompt % (i + 1)
+        term.wait(lambda s: want in s and ready in s)
     cells_s = time.monotonic() - t0
     time.sleep(0.5)
     ui_kb = rss_kb(term.pid)
@@ -90,7 +93,7 @@ def measure(term, cells, extra=None):
         lat.append((time.monotonic() - t) * 1e3)
     term.tmux('send-keys', 'C-u')
     resize = []
-    for k in range(10):
+    for k in range(10 if full_screen else 0):
         before = term.screen()
         t = time.monotonic()
         term.tmux('resize-window', '-x', '80' if k % 2 == 0 else '100', '-y', '30')
@@ -99,7 +102,7 @@ def measure(term, cells, extra=None):
         resize.append((time.monotonic() - t) * 1e3)
     r = {'ui_rss_mb': ui_kb / 1024, 'kernel_rss_mb': kernel_kb / 1024,
          'cells_s': cells_s, 'key_ms': statistics.median(lat),
-         'resize_ms': statistics.median(resize)}
+         'resize_ms': statistics.median(resize) if resize else None}
     if extra:
         r.update(extra(term))
     return r
@@ -133,12 +136,13 @@ def main():
     try:
         t = Term('cellbox', os.path.abspath(args.bin) + ' tui', env, 'F1 help')
         try:
-            results['cellbox'] = measure(t, args.cells, cellbox_frame)
+            results['cellbox'] = measure(t, args.cells, 'In [%d] ', cellbox_frame)
+            print('cellbox:', results['cellbox'], flush=True)
         finally:
             t.close()
         t = Term('jupyter', args.python + ' -m jupyter_console', env, 'In [1]:')
         try:
-            results['jupyter-console'] = measure(t, args.cells)
+            results['jupyter-console'] = measure(t, args.cells, 'In [%d]:', full_screen=False)
         finally:
             t.close()
     finally:
@@ -152,6 +156,9 @@ def main():
             ('keystroke to screen, median (ms)', 'key_ms'),
             ('resize to redrawn, median (ms)', 'resize_ms')]
     for label, key in rows:
+        if j[key] is None:      # jupyter-console is a line UI: a resize redraws nothing
+            print('%-34s %14.2f %16s' % (label, c[key], 'n/a'))
+            continue
         print('%-34s %14.2f %16.2f %7.2fx' % (label, c[key], j[key], j[key] / c[key]
                                                if c[key] else float('nan')))
     print('%-34s %14.3f %16s' % ('full frame, own timer (ms)', c['frame_ms'], 'n/a'))
