@@ -176,3 +176,38 @@ size_t outmodel_bytes(const struct outmodel *m)
 	}
 	return n;
 }
+
+size_t outmodel_trim(struct outmodel *m, size_t max)
+{
+	size_t total = 0, freed = 0;
+
+	for (size_t i = 0; i < m->ncells; i++)
+		for (size_t k = 0; k < m->cells[i]->nchunks; k++)
+			total += m->cells[i]->chunks[k].text.len;
+	for (size_t i = 0; i < m->ncells && total > max; i++) {
+		struct out_cell *c = m->cells[i];
+		size_t bytes = 0;
+
+		if (!c->done || (c->nchunks == 1 && c->chunks[0].kind == OUT_TRUNCATED))
+			continue;
+		for (size_t k = 0; k < c->nchunks; k++) {
+			bytes += c->chunks[k].text.len;
+			strbuf_release(&c->chunks[k].text);
+		}
+		if (!bytes) {
+			c->nchunks = 0;
+			continue;
+		}
+		c->nchunks = 0;
+		c->dropped += bytes;
+		{
+			struct out_chunk *ch = chunk_for(c, OUT_TRUNCATED, 0);
+			strbuf_addf(&ch->text, "[output dropped to save memory: %zu bytes]\n", bytes);
+		}
+		c->stored = 0;
+		c->rows_width = 0;
+		total -= bytes;
+		freed += bytes;
+	}
+	return freed;
+}

@@ -65,6 +65,11 @@ void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h);
 /* Mark the cell finished: free its sanitisers, add the truncated marker when needed. */
 void out_cell_finish(struct out_cell *c, double duration);
+/*
+ * Keep the finished cells' output under `max` bytes in all: the oldest cells lose their
+ * output first (their code stays) and show a marker instead. Returns the bytes freed.
+ */
+size_t outmodel_trim(struct outmodel *m, size_t max);
 /* Bytes the model holds (texts and bookkeeping), for the benchmark. */
 size_t outmodel_bytes(const struct outmodel *m);
 

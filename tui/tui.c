@@ -33,6 +33,7 @@
 #endif
 
 #define OUT_CELL_MAX (256u << 10)	/* output bytes kept per cell on screen */
+#define OUT_TOTAL_MAX (8u << 20)	/* output bytes kept on screen in all */
 #define HIST_MAX 10000			/* cells kept for Up/Down and Ctrl-R */
 #define SIDE_WIDTH 28
 
@@ -55,7 +56,7 @@ struct pane {
 
 enum { P_OUTPUT, P_EDITOR, P_SIDE, P_STATUS, P_COUNT };
 
-enum overlay { OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT };
+enum overlay { OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT };
 
 struct ui {
 	struct cellbox_config *cfg;
@@ -96,6 +97,8 @@ struct ui {
 	size_t nmenu, menu_sel, comp_from, comp_to;
 	struct strbuf line;		/* the search or command being typed */
 	long search_hit;
+	unsigned long input_id;		/* the cell whose input() is being answered */
+	char *input_prompt;
 	char *message;			/* one line shown in the status bar until the next key */
 	int esc;			/* the previous key was a lone ESC (Alt- prefix) */
 	int quit;
@@ -106,6 +109,8 @@ struct ui {
 };
 
 static int wake_fd = -1;
+
+static void menu_free(struct ui *ui);
 
 /* Wake the poll loop on a window size change. */
 static void on_winch(int sig)
@@ -754,6 +759,11 @@ static void draw_line_overlay(struct ui *ui)
 		x = (int)sb.len;
 		strbuf_addstr(&sb, one);
 		free(one);
+	} else if (ui->ov == OV_INPUT) {
+		strbuf_addf(&sb, "input: %s", ui->input_prompt ? ui->input_prompt : "");
+		x = (int)sb.len;
+		strbuf_addstr(&sb, ui->line.buf);
+		x = (int)sb.len;
 	} else {
 		strbuf_addf(&sb, ":%s", ui->line.buf);
 		x = (int)sb.len;
@@ -799,7 +809,7 @@ static void ui_draw(struct ui *ui)
 		draw_pager(ui);
 	else if (ui->ov == OV_MENU)
 		draw_menu(ui);
-	else if (ui->ov == OV_SEARCH || ui->ov == OV_PROMPT)
+	else if (ui->ov == OV_SEARCH || ui->ov == OV_PROMPT || ui->ov == OV_INPUT)
 		draw_line_overlay(ui);
 	if (ui->ov == OV_NONE || ui->ov == OV_MENU)
 		move(cy, cx);
@@ -939,6 +949,18 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		strbuf_release(&sb);
 		break;
 	}
+	case SESSION_EV_INPUT_REQUEST: {
+		const char *prompt =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "prompt"));
+		if (ui->ov == OV_MENU)
+			menu_free(ui);
+		free(ui->input_prompt);
+		ui->input_prompt = xstrdup(prompt ? prompt : "");
+		ui->input_id = ev->id;
+		strbuf_reset(&ui->line);
+		ui->ov = OV_INPUT;
+		break;
+	}
 	case SESSION_EV_DONE: {
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "execution_count");
 		const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "duration");
@@ -959,8 +981,11 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		}
 		ui->last_duration = cJSON_IsNumber(d) ? d->valuedouble : 0;
 		out_cell_finish(c, ui->last_duration);
+		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
 		if (ui->npending)
 			ui->npending--;
+		if (ui->ov == OV_INPUT && ui->input_id == ev->id)
+			ui->ov = OV_NONE;	/* interrupted while asking */
 		break;
 	}
 	default:
@@ -982,7 +1007,8 @@ static void run_cell(struct ui *ui)
 		free(code);
 		return;
 	}
-	id = session_execute(ui->s, code, 0, ui->cfg->timeout, on_cell_event, ui, &err);
+	id = session_execute(ui->s, code, SESSION_EXEC_ALLOW_STDIN, ui->cfg->timeout, on_cell_event,
+			     ui, &err);
 	hist_add(ui, code);
 	if (!id) {
 		struct out_cell *c = outmodel_add(&ui->out, 0, code);
@@ -1514,6 +1540,24 @@ out:
 /* Keys of the one-line overlays: history search and the command prompt. */
 static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 {
+	if (ui->ov == OV_INPUT && !is_key && (ch == CTRL('c') || ch == '\r' || ch == '\n')) {
+		struct strbuf err = STRBUF_INIT;
+		struct out_cell *c = outmodel_find(&ui->out, ui->input_id);
+		ui->ov = OV_NONE;
+		if (ch == CTRL('c')) {
+			session_interrupt(ui->s);
+		} else {
+			if (c) {	/* echo the answer where the cell's output goes */
+				char *echo = xasprintf("%s%s\n", ui->input_prompt, ui->line.buf);
+				out_cell_append(&ui->out, c, OUT_STDOUT, echo, strlen(echo));
+				free(echo);
+			}
+			if (session_input_reply(ui->s, ui->input_id, ui->line.buf, &err) < 0)
+				ui_message(ui, "%s", err.buf);
+		}
+		strbuf_release(&err);
+		return PANE_HANDLED | PANE_REDRAW;
+	}
 	if (!is_key && (ch == 27 || ch == CTRL('g') || ch == CTRL('c'))) {
 		ui->ov = OV_NONE;
 		return PANE_HANDLED | PANE_REDRAW;
@@ -1592,6 +1636,7 @@ static int overlay_key(struct ui *ui, int is_key, wint_t ch)
 		return PANE_HANDLED | PANE_REDRAW;
 	case OV_SEARCH:
 	case OV_PROMPT:
+	case OV_INPUT:
 		return line_overlay_key(ui, is_key, ch);
 	default:
 		return 0;
@@ -1619,24 +1664,6 @@ static int global_key(struct ui *ui, int is_key, wint_t ch)
 			break;
 		case KEY_F(10):
 			ui->quit = 1;
-			break;
-		case KEY_PPAGE:
-			ui->follow = 0;
-			ui->scroll += ui->panes[P_OUTPUT].h > 2 ? ui->panes[P_OUTPUT].h - 1 : 1;
-			break;
-		case KEY_NPAGE:
-			ui->scroll -= ui->panes[P_OUTPUT].h > 2 ? ui->panes[P_OUTPUT].h - 1 : 1;
-			if (ui->scroll <= 0)
-				ui->follow = 1;
-			break;
-		case KEY_SR:
-			ui->follow = 0;
-			ui->scroll++;
-			break;
-		case KEY_SF:
-			ui->scroll--;
-			if (ui->scroll <= 0)
-				ui->follow = 1;
 			break;
 		default:
 			rc = 0;
@@ -1678,6 +1705,26 @@ prompt:
 out:
 	strbuf_release(&msg);
 	return rc;
+}
+
+/* The output pane's keys: scrolling. */
+static int output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
+{
+	int page = p->h > 2 ? p->h - 1 : 1;
+
+	if (!is_key)
+		return 0;
+	switch (ch) {
+	case KEY_PPAGE: ui->scroll += page; break;
+	case KEY_NPAGE: ui->scroll -= page; break;
+	case KEY_SR: ui->scroll++; break;
+	case KEY_SF: ui->scroll--; break;
+	default: return 0;
+	}
+	if (ui->scroll < 0)
+		ui->scroll = 0;
+	ui->follow = ui->scroll == 0;
+	return PANE_HANDLED | PANE_REDRAW;
 }
 
 static int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
@@ -1763,8 +1810,16 @@ static int ui_key(struct ui *ui, int is_key, wint_t ch)
 	rc = global_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;
-	rc = editor_key(ui, &ui->panes[P_EDITOR], is_key, ch);
-	return rc | PANE_REDRAW;
+	/* Then the panes, each taking what it knows: output (scrolling), then the editor. */
+	for (int i = 0; i < P_COUNT; i++) {
+		struct pane *p = &ui->panes[i];
+		if (p->visible && p->key) {
+			rc = p->key(ui, p, is_key, ch);
+			if (rc & PANE_HANDLED)
+				return rc;
+		}
+	}
+	return PANE_REDRAW;
 }
 
 /* ---- setup ------------------------------------------------------------------------------ */
@@ -1961,7 +2016,8 @@ int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
 	strbuf_init(&ui.line, 0);
 	theme_init(&ui.theme);
 	themes_dirs(&ui);
-	ui.panes[P_OUTPUT] = (struct pane){ .name = "output", .visible = 1, .draw = draw_output };
+	ui.panes[P_OUTPUT] = (struct pane){ .name = "output", .visible = 1, .draw = draw_output,
+					    .key = output_key };
 	ui.panes[P_EDITOR] = (struct pane){ .name = "editor", .visible = 1, .draw = draw_editor,
 					    .key = editor_key };
 	ui.panes[P_SIDE] = (struct pane){ .name = "side", .visible = 0, .draw = draw_side };
@@ -2001,6 +2057,7 @@ out:
 	free(ui.pager_title);
 	free(ui.dead_reason);
 	free(ui.is_complete_text);
+	free(ui.input_prompt);
 	for (int k = 0; ui.themes_dirs[k]; k++)
 		free(ui.themes_dirs[k]);
 	if (ui.wake[0] > 0) {

@@ -232,6 +232,34 @@ class CellTest(Base):
         ui.wait_for('\n10\n')
 
 
+    def test_scroll_side_pane_plot_input(self):
+        ui = self.start()
+        ui.run('for i in range(200): print("line", i)')
+        ui.wait_for('line 199')
+        ui.keys('PPage')
+        s = ui.wait_for('more rows below')
+        self.assertNotIn('line 199', s)
+        self.assertIn('line 160', s)       # one page back
+        ui.keys('NPage')
+        s = ui.wait_gone('more rows below')
+        self.assertIn('line 199', s)
+        ui.run('import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()')
+        ui.wait_for('[plot 1: ', timeout=120)
+        ui.keys('F3')
+        s = ui.wait_for('Plots')
+        self.assertIn('History', s)
+        self.assertIn('plot 1 ', s)
+        ui.keys('F3')
+        ui.wait_gone('History')
+        ui.run('name = input("who? ")')
+        ui.wait_for('input: who?')
+        ui.type('Ada')
+        ui.keys('Enter')
+        ui.wait_for('who? Ada')
+        ui.run('name.upper()')
+        ui.wait_for("'ADA'")
+
+
 class ThemeTest(Base):
     def test_theme_switch(self):
         ui = self.start('tui', '--theme', 'light', env_extra={'TERM': 'xterm-256color'})

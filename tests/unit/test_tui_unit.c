@@ -158,6 +158,18 @@ static void test_output(void)
 	out_cell_plot(&m, c, 3, 640, 480);
 	CHECK_STR(c->chunks[c->nchunks - 1].text.buf, "[plot 3: 640x480 PNG]\n");
 	CHECK(outmodel_bytes(&m) > 0);
+	/* Past the total budget the oldest finished cells lose their output, not their code. */
+	{
+		struct out_cell *c2 = outmodel_add(&m, 8, "2");
+		out_cell_append(&m, c2, OUT_STDOUT, "fresh\n", 6);
+		out_cell_finish(c2, 0);
+		CHECK(outmodel_trim(&m, 10) > 0);
+		CHECK(c->nchunks == 1 && c->chunks[0].kind == OUT_TRUNCATED);
+		CHECK(strstr(c->chunks[0].text.buf, "dropped to save memory") != NULL);
+		CHECK_STR(c->code, "print(1)");
+		CHECK_STR(c2->chunks[0].text.buf, "fresh\n");
+		CHECK(outmodel_trim(&m, 1 << 20) == 0);
+	}
 	outmodel_release(&m);
 }
 
