@@ -126,6 +126,7 @@ static void on_winch(int sig)
 
 /* Show `msg` in the status line until the next key. */
 static void ui_message(struct ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Set the status-line message (printf-style). */
 static void ui_message(struct ui *ui, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -312,6 +313,7 @@ static int lay_visible(const struct lay *l)
 	return l->draw && y >= l->top && y < l->bottom;
 }
 
+/* End the current row. */
 static void lay_newline(struct lay *l)
 {
 	l->row++;
@@ -474,6 +476,7 @@ static int cell_rows(struct ui *ui, struct out_cell *c, int width)
 	return c->rows;
 }
 
+/* Draw the output pane: the cells that fall in view after scrolling. */
 static void draw_output(struct ui *ui, struct pane *p)
 {
 	long total = 0, top, y;
@@ -525,6 +528,7 @@ static int editor_rows(const struct ui *ui, int screen_h)
 	return want < max ? want : max;
 }
 
+/* Draw the editor pane: a separator with hints, the highlighted cell, the cursor. */
 static void draw_editor(struct ui *ui, struct pane *p)
 {
 	struct look sep = look_of(ui, TH_BORDER, NULL), prompt = look_of(ui, TH_PROMPT_IN, NULL);
@@ -598,6 +602,7 @@ static void draw_editor(struct ui *ui, struct pane *p)
 
 /* ---- side pane and status line ---------------------------------------------------------- */
 
+/* Draw the side pane: this session's history, newest first, and the plots. */
 static void draw_side(struct ui *ui, struct pane *p)
 {
 	struct look title = look_of(ui, TH_TITLE, NULL), text = look_of(ui, TH_SIDE, NULL);
@@ -630,6 +635,7 @@ static void draw_side(struct ui *ui, struct pane *p)
 	}
 }
 
+/* Draw the status line: kernel state, backend, count, duration, theme or a message. */
 static void draw_status(struct ui *ui, struct pane *p)
 {
 	static const char spin[] = "|/-\\";
@@ -691,6 +697,7 @@ static void draw_box(struct ui *ui, int y, int x, int h, int w, const char *titl
 	put_text(y, x + 2, w - 4, title, look_of(ui, TH_TITLE, NULL));
 }
 
+/* Draw the pager overlay (help, obj?). */
 static void draw_pager(struct ui *ui)
 {
 	int h = LINES - 2, w = COLS - 4, y = 1, x = 2, row = 0;
@@ -718,6 +725,7 @@ static void draw_pager(struct ui *ui)
 		ui->pager_top = row > 0 ? row - 1 : 0;
 }
 
+/* Draw the completion menu above the cursor. */
 static void draw_menu(struct ui *ui)
 {
 	struct pane *ed = &ui->panes[P_EDITOR];
@@ -776,6 +784,7 @@ static void draw_line_overlay(struct ui *ui)
 
 /* ---- layout and the frame --------------------------------------------------------------- */
 
+/* Place the panes for the current screen size. */
 static void ui_layout(struct ui *ui)
 {
 	int side = ui->panes[P_SIDE].visible && COLS >= 60 ? SIDE_WIDTH : 0;
@@ -819,6 +828,7 @@ static void ui_draw(struct ui *ui)
 
 /* ---- history ---------------------------------------------------------------------------- */
 
+/* Remember a cell for Up/Down and Ctrl-R (not twice in a row). */
 static void hist_add(struct ui *ui, const char *code)
 {
 	if (ui->nhist && !strcmp(ui->hist[ui->nhist - 1], code))
@@ -878,6 +888,7 @@ static const char *bundle_text(const cJSON *data)
 	return t;
 }
 
+/* Put one event of a running cell into the output model. */
 static void on_cell_event(struct session *s, const struct session_event *ev, void *data)
 {
 	struct ui *ui = data;
@@ -1055,6 +1066,7 @@ static int looks_incomplete(const struct edbuf *e)
 	return rc;
 }
 
+/* Act on the kernel's is_complete answer: run the cell or add an indented line. */
 static void on_is_complete(struct session *s, const struct session_event *ev, void *data)
 {
 	struct ui *ui = data;
@@ -1122,6 +1134,7 @@ static void enter_key(struct ui *ui)
 	strbuf_release(&err);
 }
 
+/* Forget the completion menu. */
 static void menu_free(struct ui *ui)
 {
 	for (size_t i = 0; i < ui->nmenu; i++)
@@ -1139,6 +1152,7 @@ static void menu_accept(struct ui *ui, const char *m)
 	ui->ov = OV_NONE;
 }
 
+/* Take the kernel's completions: insert the only one, or open the menu. */
 static void on_complete(struct session *s, const struct session_event *ev, void *data)
 {
 	struct ui *ui = data;
@@ -1218,6 +1232,7 @@ static void restart_kernel(struct ui *ui)
 	strbuf_release(&err);
 }
 
+/* Show a kernel death at once, with the reason and the way back. */
 static void on_state(struct session *s, enum session_state state, const char *msg, void *data)
 {
 	struct ui *ui = data;
@@ -1285,6 +1300,7 @@ static const struct tui_command tui_commands[] = {
 	  .help = "leave cellbox (Ctrl-Q; Ctrl-D on an empty cell)" },
 };
 
+/* :restart */
 static int tc_restart(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv, (void)msg;
@@ -1292,6 +1308,7 @@ static int tc_restart(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return 0;
 }
 
+/* :interrupt */
 static int tc_interrupt(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
@@ -1303,6 +1320,7 @@ static int tc_interrupt(struct ui *ui, int argc, char **argv, struct strbuf *msg
 	return 0;
 }
 
+/* :clear: drop the finished cells from the output pane. */
 static int tc_clear(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv, (void)msg;
@@ -1323,11 +1341,13 @@ static int tc_clear(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return 0;
 }
 
+/* Events nobody waits for. */
 static void on_ignore(struct session *s, const struct session_event *ev, void *data)
 {
 	(void)s, (void)ev, (void)data;
 }
 
+/* :clear-plots */
 static int tc_clear_plots(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
@@ -1337,6 +1357,7 @@ static int tc_clear_plots(struct ui *ui, int argc, char **argv, struct strbuf *m
 	return 0;
 }
 
+/* :save FILE: the cells of the output pane, in order. */
 static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	const char **cells;
@@ -1358,6 +1379,7 @@ static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return rc;
 }
 
+/* :load FILE [run]: into the editor, or run every cell. */
 static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	char **cells = NULL;
@@ -1406,6 +1428,7 @@ static int ui_set_theme(struct ui *ui, const char *name, struct strbuf *msg)
 	return 0;
 }
 
+/* :theme [NAME] */
 static int tc_theme(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	if (argc == 1) {
@@ -1419,6 +1442,7 @@ static int tc_theme(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return 0;
 }
 
+/* :side */
 static int tc_side(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv, (void)msg;
@@ -1433,6 +1457,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* :redraw [N]: repaint everything, N times with the time per frame. */
 static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1;
@@ -1479,6 +1504,7 @@ static const struct { const char *keys, *what; } key_help[] = {
 	{ "Ctrl-Q, Ctrl-D", "quit (Ctrl-D on an empty cell)" },
 };
 
+/* :help: keys and commands in the pager. */
 static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -1497,6 +1523,7 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return 0;
 }
 
+/* :quit */
 static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv, (void)msg;
@@ -1603,6 +1630,7 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
+/* Keys of the open overlay; 0 when the key is not taken. */
 static int overlay_key(struct ui *ui, int is_key, wint_t ch)
 {
 	switch (ui->ov) {
@@ -1727,6 +1755,7 @@ static int output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
+/* The editor pane's keys. */
 static int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
 	int esc = ui->esc;
