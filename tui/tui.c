@@ -112,13 +112,12 @@ static int wake_fd = -1;
 
 static void menu_free(struct ui *ui);
 
-/* Wake the poll loop on a window size change. */
-static void on_winch(int sig)
+/* Wake the poll loop: 'w' a window size change, 'i' SIGINT, 'q' SIGTERM or SIGHUP. */
+static void on_signal(int sig)
 {
 	int saved = errno;
-	char c = 'w';
+	char c = sig == SIGWINCH ? 'w' : sig == SIGINT ? 'i' : 'q';
 
-	(void)sig;
 	if (write(wake_fd, &c, 1) < 0)
 		(void)0;
 	errno = saved;
@@ -1902,10 +1901,14 @@ static int screen_start(struct ui *ui, const char *theme_name)
 	nodelay(stdscr, TRUE);
 	set_escdelay(25);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_winch;
+	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGWINCH, &sa, NULL);
+	/* Leave through the loop, so the terminal is restored and the kernel stopped. */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);	/* a SIGINT from outside: as Ctrl-C on a running cell */
 	ui->ncolors = 0;
 	if (has_colors() && !(nc && *nc)) {
 		start_color();
@@ -1972,12 +1975,22 @@ static void ui_loop(struct ui *ui)
 			break;
 		if (fds[1].revents & POLLIN) {
 			char buf[64];
-			while (read(ui->wake[0], buf, sizeof(buf)) > 0)
-				;
-			screen_resize();
-			clearok(curscr, TRUE);	/* the terminal may have reflowed: repaint it all */
-			for (size_t i = 0; i < ui->out.ncells; i++)
-				ui->out.cells[i]->rows_width = 0;
+			ssize_t n;
+			int resized = 0;
+			while ((n = read(ui->wake[0], buf, sizeof(buf))) > 0)
+				for (ssize_t k = 0; k < n; k++) {
+					resized |= buf[k] == 'w';
+					if (buf[k] == 'q')
+						ui->quit = 1;
+					else if (buf[k] == 'i' && ui->npending)
+						session_interrupt(ui->s);
+				}
+			if (resized) {
+				screen_resize();
+				clearok(curscr, TRUE);	/* the terminal may have reflowed */
+				for (size_t i = 0; i < ui->out.ncells; i++)
+					ui->out.cells[i]->rows_width = 0;
+			}
 			dirty = 1;
 		}
 		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {

@@ -2,6 +2,7 @@
 read with capture-pane. Each test has its own tmux server (-L) and a fixed window size."""
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -316,6 +317,19 @@ class SafetyTest(Base):
         self.assertNotIn('hacked', buffers)
         ui.run('1 + 1')
         ui.wait_for('Out[2]: 2')
+
+    def test_sigterm_cleans_up(self):
+        ui = self.start()
+        ui.run('x = 1')
+        ui.wait_for('In [1]: x = 1')
+        shell = int(ui.tmux('display', '-p', '#{pane_pid}').strip())
+        pids = subprocess.run(['ps', '-o', 'pid=', '--ppid', str(shell)], capture_output=True,
+                              text=True).stdout.split()
+        self.assertEqual(len(pids), 1)
+        os.kill(int(pids[0]), signal.SIGTERM)
+        self.assertEqual(ui.exit_status(), 'exit=0')
+        run_dir = os.path.join(self.tmp, 'run')
+        self.assertEqual(os.listdir(run_dir) if os.path.isdir(run_dir) else [], [])
 
     def test_long_output_truncated(self):
         ui = self.start()
