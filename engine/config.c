@@ -110,6 +110,7 @@ void config_release(struct cellbox_config *cfg)
 	free(cfg->security_opt);
 	free(cfg->user);
 	free(cfg->docker_host);
+	free(cfg->theme);
 	free(cfg->source);
 	free(cfg->graphics);
 	memset(cfg, 0, sizeof(*cfg));

@@ -36,6 +36,7 @@ struct cellbox_config {
 	char *graphics;			/* graphics = auto | sixel | blocks | none */
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	double history_days;			/* history-days = 0 (no age limit) */
+	char *theme;			/* theme = dark (the full-screen UI's colours) */
 	char *source;			/* the config file that was read, or NULL */
 };
 

@@ -84,5 +84,6 @@ int cmd_repl(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_pool(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_replay(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_history(int argc, char **argv, struct cellbox_config *cfg);
+int cmd_tui(int argc, char **argv, struct cellbox_config *cfg);
 
 #endif

@@ -22,6 +22,16 @@ static int cmd_gc(int argc, char **argv, struct cellbox_config *cfg);
 
 static const struct cli_command commands[] = {
 	{
+		.name = "tui",
+		.run = cmd_tui,
+		.usage = "tui [OPTIONS] [--theme NAME]",
+		.summary = "the full-screen notebook/REPL (the default on a terminal)",
+		.help = "  --theme NAME      dark (default), light, high-contrast, monochrome, or a\n"
+			"                    NAME.theme in $XDG_CONFIG_HOME/cellbox/themes\n"
+			"  Enter runs a complete cell, Ctrl-J adds a line, Ctrl-C interrupts,\n"
+			"  F1 lists keys and commands, Ctrl-Q quits. NO_COLOR turns colours off.\n",
+	},
+	{
 		.name = "repl",
 		.run = cmd_repl,
 		.usage = "repl [OPTIONS]",
@@ -419,7 +429,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: %s [COMMAND] [OPTIONS]\n\n"
 		"A terminal front end for persistent, sandboxed IPython sessions.\n"
-		"Without a command, %s starts the REPL.\n\nCommands:\n", cli_progname, cli_progname);
+		"Without a command, %s starts the full-screen UI (the REPL when not on a terminal).\n\nCommands:\n", cli_progname, cli_progname);
 	for (size_t k = 0; k < ARRAY_SIZE(commands); k++)
 		fprintf(f, "  %-9s %s\n", commands[k].name, commands[k].summary);
 	fputc('\n', f);
@@ -500,7 +510,8 @@ int main(int argc, char **argv)
 {
 	struct cellbox_config cfg;
 	struct strbuf err = STRBUF_INIT;
-	const struct cli_command *cmd = &commands[0];	/* repl by default */
+	/* The full-screen UI on a terminal, else the REPL (pipe mode). */
+	const struct cli_command *cmd = isatty(0) && isatty(1) ? &commands[0] : &commands[1];
 	int first = 1, rc;
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||

@@ -225,6 +225,11 @@ def _flusher():
             delay = cap["last"] + FLUSH_DELAY - _monotonic()
             if delay > 0:
                 time.sleep(delay)
+            else:
+                # Woken by text without its line end: print() writes the "\n" next, and a
+                # GIL switch in between must not send the two apart (the "\n" would then wait
+                # FLUSH_DELAY and be lost if the process ends at once, as os._exit does).
+                time.sleep(0.001)
             with _lock:
                 if _segs:
                     _flush_locked(_monotonic())

@@ -1,0 +1,343 @@
+"""End-to-end tests of the full-screen UI in a real terminal: tmux, driven with send-keys and
+read with capture-pane. Each test has its own tmux server (-L) and a fixed window size."""
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+BIN = os.environ.get('CELLBOX_BIN', 'cellbox')
+PYTHON = os.environ.get('CELLBOX_TEST_PYTHON', '/usr/bin/python3')
+
+
+class Tui:
+    def __init__(self, tmp, name, args=(), env_extra=None, size=(100, 30)):
+        self.sock = 'cellbox-%d-%s' % (os.getpid(), name)
+        env = {k: v for k, v in os.environ.items() if not k.startswith('CELLBOX_')}
+        env.update(XDG_CONFIG_HOME=os.path.join(tmp, 'config'),
+                   XDG_STATE_HOME=os.path.join(tmp, 'state'),
+                   CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'),
+                   CELLBOX_PYTHON=PYTHON, LANG='C.UTF-8', LC_ALL='C.UTF-8')
+        env.pop('NO_COLOR', None)
+        env.pop('TMUX', None)
+        env.update(env_extra or {})
+        self.env = env
+        self.status = os.path.join(tmp, 'status-' + name)
+        term = ('env TERM=%s ' % env['TERM']) if 'TERM' in (env_extra or {}) else ''
+        cmd = term + ' '.join([BIN] + list(args)) + '; echo exit=$? > ' + self.status + '; sleep 600'
+        self.tmux('-f', '/dev/null', 'new-session', '-d', '-x', str(size[0]), '-y',
+                  str(size[1]), cmd)
+        self.wait_for('F1 help')
+
+    def tmux(self, *args):
+        return subprocess.run(['tmux', '-L', self.sock] + list(args), env=self.env,
+                              capture_output=True, text=True, timeout=30).stdout
+
+    def keys(self, *keys):
+        self.tmux('send-keys', *keys)
+
+    def type(self, text):
+        self.tmux('send-keys', '-l', text)
+
+    def screen(self, escapes=False):
+        return self.tmux('capture-pane', '-p', *(['-e'] if escapes else []))
+
+    def wait_for(self, text, timeout=60, escapes=False):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s = self.screen(escapes)
+            if text in s:
+                return s
+            time.sleep(0.05)
+        raise AssertionError('%r not on the screen:\n%s' % (text, self.screen()))
+
+    def wait_gone(self, text, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s = self.screen()
+            if text not in s:
+                return s
+            time.sleep(0.05)
+        raise AssertionError('%r still on the screen:\n%s' % (text, self.screen()))
+
+    def run(self, code):
+        self.type(code)
+        self.keys('Enter')
+
+    def exit_status(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if os.path.exists(self.status):
+                with open(self.status) as f:
+                    return f.read().strip()
+            time.sleep(0.05)
+        return None
+
+    def close(self):
+        self.tmux('kill-server')
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        if not shutil.which('tmux'):
+            self.skipTest('tmux is not installed (scripts/bootstrap --tests)')
+        self.tmp = tempfile.mkdtemp(prefix='cellbox-tui-')
+        self.ui = None
+
+    def start(self, *args, **kw):
+        self.ui = Tui(self.tmp, self.id().rsplit('.', 1)[-1], args, **kw)
+        return self.ui
+
+    def tearDown(self):
+        if self.ui:
+            self.ui.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class CellTest(Base):
+    def test_run_cell_out(self):
+        ui = self.start('tui')
+        ui.run('6 * 7')
+        s = ui.wait_for('Out[1]: 42')
+        self.assertIn('In [1]: 6 * 7', s)
+        ui.keys('C-q')
+        self.assertEqual(ui.exit_status(), 'exit=0')
+
+    def test_multi_line(self):
+        ui = self.start()          # no command: the UI, since this is a terminal
+        ui.run('for i in range(3):')
+        ui.wait_for('   ...:')      # incomplete: a new line (capture-pane trims its indent)
+        ui.run('print("row", i)')
+        ui.keys('Enter')           # a blank line ends the block
+        s = ui.wait_for('row 2')
+        self.assertIn('In [1]: for i in range(3):', s)
+        self.assertIn('   ...:     print("row", i)', s)
+        self.assertIn('row 0', s)
+        # Ctrl-J always inserts a newline; Alt-Enter always runs.
+        ui.type('x = 1')
+        ui.keys('C-j')
+        ui.type('x + 1')
+        ui.keys('M-Enter')
+        ui.wait_for('Out[2]: 2')
+
+    def test_streaming_and_interrupt(self):
+        ui = self.start()
+        ui.run('import time')
+        ui.wait_for('In [1]: import time')
+        ui.run('for i in range(100): print("tick", i, flush=True); time.sleep(0.2)')
+        ui.wait_for('tick 2')                  # before the cell ends
+        self.assertIn('busy', ui.screen())
+        # The UI answers while the cell runs: type the next cell.
+        ui.type('"typed meanwhile"')
+        ui.wait_for('In  >>: "typed meanwhile"')
+        ui.keys('C-c')
+        s = ui.wait_for('[interrupted]')
+        self.assertIn('KeyboardInterrupt', s)
+        self.assertNotIn('tick 99', s)
+        ui.keys('Enter')
+        ui.wait_for("Out[3]: 'typed meanwhile'")
+
+    def test_restart_and_history(self):
+        ui = self.start()
+        ui.run('secret = 41')
+        ui.wait_for('In [1]: secret = 41')
+        ui.keys('F6')
+        ui.wait_for('[kernel restarted]')
+        ui.run('"secret" in globals()')
+        ui.wait_for('Out[1]: False')
+        # History survives the restart: Up twice brings back the first cell.
+        ui.keys('Up')
+        ui.keys('Up')
+        ui.wait_for('In  >>: secret = 41')
+        ui.keys('C-u')
+        ui.keys('C-r')
+        ui.type('secr')
+        ui.wait_for("(history search)'secr': \"secret\" in globals()")
+        ui.keys('Escape')
+        # The restart command from the command prompt too.
+        ui.keys('C-o')
+        ui.type('restart')
+        ui.keys('Enter')
+        ui.wait_for('kernel restarted')
+
+    def test_kernel_death_shown(self):
+        ui = self.start()
+        ui.run('import os; os._exit(3)')
+        s = ui.wait_for('press F6')
+        self.assertIn('dead', s)
+        ui.keys('F6')
+        ui.wait_for('[kernel restarted]')
+        ui.run('1 + 1')
+        ui.wait_for('Out[1]: 2')
+
+    def test_resize(self):
+        ui = self.start()
+        ui.run('print("x" * 150)')
+        ui.wait_for('x' * 100)
+        ui.tmux('resize-window', '-x', '60', '-y', '20')
+        s = ui.wait_for('x' * 60 + '\n' + 'x' * 60 + '\n' + 'x' * 30)
+        lines = s.split('\n')
+        self.assertLessEqual(max(len(l) for l in lines), 60)
+        self.assertIn('F1 help', lines[19])     # the status line is the last row
+        ui.run('2 + 2')
+        ui.wait_for('Out[2]: 4')
+
+    def test_help_overlay_and_quit(self):
+        ui = self.start()
+        ui.keys('F1')
+        s = ui.wait_for('cellbox help')
+        for word in ('Enter', 'Ctrl-C', 'F6', 'Ctrl-Q', 'restart'):
+            self.assertIn(word, s)
+        ui.keys('NPage')           # the rest of the commands
+        s = ui.wait_for('theme [NAME]')
+        for word in ('load FILE', 'quit'):
+            self.assertIn(word, s)
+        ui.keys('q')
+        ui.wait_gone('cellbox help')
+        ui.keys('C-o')
+        ui.type('quit')
+        ui.keys('Enter')
+        self.assertEqual(ui.exit_status(), 'exit=0')
+
+    def test_completion_and_help_pager(self):
+        ui = self.start()
+        ui.run('import collections')
+        ui.wait_for('In [1]: import collections')
+        ui.type('collections.Ordered')
+        ui.keys('Tab')
+        ui.wait_for('In  >>: collections.OrderedDict')
+        ui.keys('C-u')
+        ui.run('len?')
+        ui.wait_for('Return the number of items')
+        ui.keys('Escape')
+        ui.wait_gone('Return the number of items')
+
+    def test_save_and_load(self):
+        ui = self.start()
+        ui.run('a = 5')
+        ui.wait_for('In [1]: a = 5')
+        path = os.path.join(self.tmp, 'cells.py')
+        ui.keys('C-o')
+        ui.type('save ' + path)
+        ui.keys('Enter')
+        ui.wait_for('saved 1 cells')
+        with open(path) as f:
+            self.assertEqual(f.read(), '# %%\na = 5\n')
+        with open(path, 'a') as f:
+            f.write('\n# %%\nprint(a * 2)\n')
+        ui.keys('C-o')
+        ui.type('load %s run' % path)
+        ui.keys('Enter')
+        ui.wait_for('\n10\n')
+
+
+    def test_scroll_side_pane_plot_input(self):
+        ui = self.start()
+        ui.run('for i in range(200): print("line", i)')
+        ui.wait_for('line 199')
+        ui.keys('PPage')
+        s = ui.wait_for('more rows below')
+        self.assertNotIn('line 199', s)
+        self.assertIn('line 160', s)       # one page back
+        ui.keys('NPage')
+        s = ui.wait_gone('more rows below')
+        self.assertIn('line 199', s)
+        ui.run('import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()')
+        ui.wait_for('[plot 1: ', timeout=120)
+        ui.keys('F3')
+        s = ui.wait_for('Plots')
+        self.assertIn('History', s)
+        self.assertIn('plot 1 ', s)
+        ui.keys('F3')
+        ui.wait_gone('History')
+        ui.run('name = input("who? ")')
+        ui.wait_for('input: who?')
+        ui.type('Ada')
+        ui.keys('Enter')
+        ui.wait_for('who? Ada')
+        ui.run('name.upper()')
+        ui.wait_for("'ADA'")
+
+
+class ThemeTest(Base):
+    def test_theme_switch(self):
+        ui = self.start('tui', '--theme', 'light', env_extra={'TERM': 'xterm-256color'})
+        s = ui.wait_for('light', escapes=True)
+        ui.run('1')
+        light = ui.wait_for('Out[1]', escapes=True)
+        self.assertIn('\x1b[', light)
+        ui.keys('C-o')
+        ui.type('theme high-contrast')
+        ui.keys('Enter')
+        hc = ui.wait_for('theme high-contrast', escapes=True)
+        self.assertNotEqual(light.split('\n')[-2], hc.split('\n')[-2])
+        ui.keys('C-o')
+        ui.type('theme nosuch')
+        ui.keys('Enter')
+        ui.wait_for("no theme called 'nosuch'")
+        del s
+
+    def test_user_theme_dir(self):
+        d = os.path.join(self.tmp, 'config', 'cellbox', 'themes')
+        os.makedirs(d)
+        with open(os.path.join(d, 'mine.theme'), 'w') as f:
+            f.write('normal = default\nstatus = black on green\n')
+        ui = self.start('tui', env_extra={'CELLBOX_THEME': 'mine'})
+        ui.wait_for('mine')
+
+    def test_no_color(self):
+        ui = self.start('tui', env_extra={'NO_COLOR': '1', 'TERM': 'xterm-256color'})
+        ui.run('print("\\x1b[31mred\\x1b[0m")')
+        s = ui.wait_for('red', escapes=True)
+        # Attributes only: no colour sequences (3x/4x/38/48) on the screen.
+        import re
+        self.assertIsNone(re.search(r'\x1b\[([0-9;]*;)?[34][0-8][;m]', s), repr(s))
+
+    def test_eight_colors(self):
+        ui = self.start('tui', env_extra={'TERM': 'xterm'})   # 8 colours
+        ui.run('print("\\x1b[38;5;208morange\\x1b[0m")')
+        s = ui.wait_for('orange', escapes=True)
+        self.assertNotIn('\x1b[38;5;', s)
+
+
+class SafetyTest(Base):
+    def test_hostile_output(self):
+        ui = self.start()
+        title = ui.tmux('display', '-p', '#{pane_title}').strip()
+        ui.run('print("\\x1b]0;HACKED\\x07\\x1b]52;c;aGFja2Vk\\x07\\x1b[2J\\x1b[H'
+               '\\x1b[10;10Hmoved\\x1b[?1049l\\x1bc after")')
+        s = ui.wait_for('moved after')
+        self.assertEqual(ui.tmux('display', '-p', '#{pane_title}').strip(), title)
+        self.assertNotIn('HACKED', s.split('moved after')[1])
+        self.assertIn('In [1]: print(', s)              # nothing was cleared
+        self.assertIn('F1 help', s.split('\n')[29])       # the layout is intact
+        buffers = ui.tmux('list-buffers')
+        self.assertNotIn('hacked', buffers)
+        ui.run('1 + 1')
+        ui.wait_for('Out[2]: 2')
+
+    def test_sigterm_cleans_up(self):
+        ui = self.start()
+        ui.run('x = 1')
+        ui.wait_for('In [1]: x = 1')
+        shell = int(ui.tmux('display', '-p', '#{pane_pid}').strip())
+        pids = subprocess.run(['ps', '-o', 'pid=', '--ppid', str(shell)], capture_output=True,
+                              text=True).stdout.split()
+        self.assertEqual(len(pids), 1)
+        os.kill(int(pids[0]), signal.SIGTERM)
+        self.assertEqual(ui.exit_status(), 'exit=0')
+        run_dir = os.path.join(self.tmp, 'run')
+        self.assertEqual(os.listdir(run_dir) if os.path.isdir(run_dir) else [], [])
+
+    def test_long_output_truncated(self):
+        ui = self.start()
+        ui.run('print("y" * 2_000_000)')
+        ui.wait_for('[output truncated:', timeout=120)
+        ui.run('3 + 3')
+        ui.wait_for('Out[2]: 6')
+
+
+if __name__ == '__main__':
+    unittest.main()

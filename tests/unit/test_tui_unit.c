@@ -1,0 +1,278 @@
+/* Unit tests of the TUI's pure parts: editor buffer, highlighter, SGR, themes, output model. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "edbuf.h"
+#include "highlight.h"
+#include "outmodel.h"
+#include "sgr.h"
+#include "theme.h"
+#include "tui_save.h"
+#include "../tap.h"
+
+static void test_edbuf(void)
+{
+	struct edbuf e;
+	long at;
+
+	edbuf_init(&e);
+	edbuf_insert(&e, "if x:", 5);
+	edbuf_newline(&e, 1);
+	CHECK_STR(e.text.buf, "if x:\n    ");
+	CHECK(edbuf_line(&e) == 1 && edbuf_col(&e) == 4 && edbuf_lines(&e) == 2);
+	edbuf_insert(&e, "y = 1", 5);
+	edbuf_newline(&e, 1);
+	CHECK_STR(e.text.buf, "if x:\n    y = 1\n    ");
+	CHECK(edbuf_backspace(&e));		/* a whole indent level */
+	CHECK_STR(e.text.buf, "if x:\n    y = 1\n");
+	CHECK(edbuf_up(&e) && edbuf_line(&e) == 1);
+	CHECK(edbuf_up(&e) && edbuf_line(&e) == 0);
+	CHECK(!edbuf_up(&e));			/* first line: the caller walks history */
+	edbuf_end(&e);
+	CHECK(edbuf_col(&e) == 5);
+	CHECK(edbuf_down(&e) && edbuf_col(&e) == 5);	/* the goal column is kept */
+	CHECK(edbuf_down(&e) && edbuf_col(&e) == 0);
+	CHECK(!edbuf_down(&e));
+	/* UTF-8: movement and deletion by character. */
+	edbuf_set(&e, "h\xc3\xa9\xe2\x82\xac");
+	CHECK(edbuf_col(&e) == 3 && edbuf_cursor_cp(&e) == 3);
+	CHECK(edbuf_left(&e) && e.cur == 3);
+	CHECK(edbuf_backspace(&e));
+	CHECK_STR(e.text.buf, "h\xe2\x82\xac");
+	CHECK(edbuf_cp_to_byte(&e, 2) == 4);
+	edbuf_home(&e);
+	CHECK(edbuf_delete(&e));
+	CHECK_STR(e.text.buf, "\xe2\x82\xac");
+	/* Kill, replace, brackets. */
+	edbuf_set(&e, "foo(bar[1], {2})");
+	CHECK(edbuf_match_bracket(&e, &at) == 3 && at == 15);
+	e.cur = 7;
+	CHECK(edbuf_match_bracket(&e, &at) == 9 && at == 7);
+	e.cur = 1;
+	CHECK(edbuf_match_bracket(&e, &at) == -1 && at == -1);
+	edbuf_set(&e, "(()");
+	e.cur = 0;
+	CHECK(edbuf_match_bracket(&e, &at) == -1 && at == 0);
+	edbuf_set(&e, "import nu");
+	edbuf_replace(&e, 7, 9, "numpy");
+	CHECK_STR(e.text.buf, "import numpy");
+	CHECK(e.cur == 12);
+	e.cur = 6;
+	edbuf_kill_right(&e);
+	CHECK_STR(e.text.buf, "import");
+	edbuf_kill_left(&e);
+	CHECK_STR(e.text.buf, "");
+	edbuf_newline(&e, 0);
+	CHECK_STR(e.text.buf, "\n");
+	edbuf_release(&e);
+}
+
+/* The class string of one line, one letter per byte: t k b s n c d m. */
+static char *classes(const char *line, int *state)
+{
+	static char out[256];
+	unsigned char cls[256];
+	size_t len = strlen(line);
+
+	*state = hl_line(line, len, *state, cls);
+	for (size_t i = 0; i < len; i++)
+		out[i] = "tkbsncdm"[cls[i]];
+	out[len] = '\0';
+	return out;
+}
+
+static void test_highlight(void)
+{
+	int st = HL_STATE_NORMAL;
+
+	CHECK_STR(classes("def f(x): return 42  # hi", &st), "kkktttttttkkkkkktnnttcccc");
+	CHECK(st == HL_STATE_NORMAL);
+	CHECK_STR(classes("print('a#b', 1.5e3)", &st), "bbbbbtsssssttnnnnnt");
+	CHECK_STR(classes("x = f\"{y}\" + rb'z'", &st), "ttttsssssstttsssss");
+	CHECK_STR(classes("s = \"\"\"open", &st), "ttttsssssss");
+	CHECK(st == HL_STATE_TRIPLE_DOUBLE);
+	CHECK_STR(classes("still \"\"\" + len", &st), "ssssssssstttbbb");
+	CHECK(st == HL_STATE_NORMAL);
+	CHECK_STR(classes("@dataclass", &st), "dddddddddd");
+	CHECK_STR(classes("%timeit x", &st), "mmmmmmmmm");
+	CHECK_STR(classes("!ls", &st), "mmm");
+	CHECK_STR(classes("obj.print", &st), "ttttttttt");	/* an attribute, not the builtin */
+	CHECK_STR(classes("Trueish", &st), "ttttttt");
+	CHECK(!strcmp(hl_class_name(HL_KEYWORD), "keyword"));
+}
+
+static void test_sgr(void)
+{
+	struct sgr_attr a;
+
+	sgr_reset(&a);
+	CHECK(sgr_take("\x1b[1;31mx", 8, &a) == 7);
+	CHECK(a.fg == 1 && a.bg == SGR_DEFAULT && (a.flags & SGR_BOLD));
+	CHECK(sgr_take("\x1b[38;5;208;48;5;17m", 19, &a) == 19);
+	CHECK(a.fg == 208 && a.bg == 17);
+	CHECK(sgr_take("\x1b[38;2;255;0;0m", 15, &a) == 15 && a.fg == 196);
+	CHECK(sgr_take("\x1b[94;4m", 7, &a) == 7 && a.fg == 12 && (a.flags & SGR_UNDERLINE));
+	CHECK(sgr_take("\x1b[39;49;22m", 11, &a) == 11);
+	CHECK(a.fg == SGR_DEFAULT && a.bg == SGR_DEFAULT && !(a.flags & SGR_BOLD));
+	CHECK(sgr_take("\x1b[m", 3, &a) == 3 && a.flags == 0);
+	CHECK(sgr_take("\x1b[2J", 4, &a) == 0);		/* not SGR */
+	CHECK(sgr_take("\x1b[31", 4, &a) == 0);		/* cut off */
+	CHECK(sgr_take("\x1b[38;5;999m", 11, &a) == 11 && a.fg == SGR_DEFAULT);
+	CHECK(sgr_rgb_to_256(0, 0, 0) == 16);
+	CHECK(sgr_rgb_to_256(128, 128, 128) == 244);
+	CHECK(sgr_to_8(196) == 1 && sgr_to_8(9) == 1 && sgr_to_8(SGR_DEFAULT) == SGR_DEFAULT);
+	CHECK(sgr_to_8(21) == 4 && sgr_to_16(231) == 15 && sgr_to_8(3) == 3);
+}
+
+/* Sanitised output keeps SGR for the SGR parser and drops every other sequence. */
+static void test_output(void)
+{
+	struct outmodel m;
+	struct out_cell *c;
+	const char *hostile = "\x1b]0;HACKED\x07\x1b]52;c;aGk=\x07\x1b[2J\x1b[H\x1b[31mred\x1b[0m ok\n";
+
+	outmodel_init(&m, 64);
+	c = outmodel_add(&m, 7, "print(1)");
+	CHECK(outmodel_find(&m, 7) == c && !outmodel_find(&m, 8));
+	out_cell_append(&m, c, OUT_STDOUT, hostile, strlen(hostile));
+	CHECK(c->nchunks == 1);
+	CHECK_STR(c->chunks[0].text.buf, "\x1b[31mred\x1b[0m ok\n");
+	/* A sequence split over two events is still caught. */
+	out_cell_append(&m, c, OUT_STDOUT, "a\x1b]0;T", 6);
+	out_cell_append(&m, c, OUT_STDOUT, "ITLE\x07" "b\n", 7);
+	CHECK_STR(c->chunks[0].text.buf, "\x1b[31mred\x1b[0m ok\nab\n");
+	/* Carriage return rewinds the line. */
+	out_cell_append(&m, c, OUT_STDOUT, "10%\r50%\r\n", 9);
+	CHECK(strstr(c->chunks[0].text.buf, "ab\n50%\n") != NULL);
+	out_cell_append(&m, c, OUT_STDERR, "warn\n", 5);
+	CHECK(c->nchunks == 2 && c->chunks[1].kind == OUT_STDERR);
+	/* Past the bound: dropped, counted, marked. */
+	out_cell_append(&m, c, OUT_STDOUT, "0123456789012345678901234567890123456789", 40);
+	CHECK(c->stored <= 64 && c->dropped > 0);
+	out_cell_append(&m, c, OUT_ERROR, "Traceback\n", 10);	/* errors still show */
+	out_cell_finish(c, 0.5);
+	CHECK(c->done && c->chunks[c->nchunks - 1].kind == OUT_TRUNCATED);
+	CHECK(strstr(c->chunks[c->nchunks - 1].text.buf, "truncated") != NULL);
+	CHECK(c->chunks[c->nchunks - 2].kind == OUT_ERROR);
+	out_cell_plot(&m, c, 3, 640, 480);
+	CHECK_STR(c->chunks[c->nchunks - 1].text.buf, "[plot 3: 640x480 PNG]\n");
+	CHECK(outmodel_bytes(&m) > 0);
+	/* Past the total budget the oldest finished cells lose their output, not their code. */
+	{
+		struct out_cell *c2 = outmodel_add(&m, 8, "2");
+		out_cell_append(&m, c2, OUT_STDOUT, "fresh\n", 6);
+		out_cell_finish(c2, 0);
+		CHECK(outmodel_trim(&m, 10) > 0);
+		CHECK(c->nchunks == 1 && c->chunks[0].kind == OUT_TRUNCATED);
+		CHECK(strstr(c->chunks[0].text.buf, "dropped to save memory") != NULL);
+		CHECK_STR(c->code, "print(1)");
+		CHECK_STR(c2->chunks[0].text.buf, "fresh\n");
+		CHECK(outmodel_trim(&m, 1 << 20) == 0);
+	}
+	outmodel_release(&m);
+}
+
+static void test_theme(void)
+{
+	struct theme t;
+	struct strbuf err = STRBUF_INIT;
+	int c;
+
+	CHECK(theme_parse_color("red", &c) == 0 && c == 1);
+	CHECK(theme_parse_color("bright-blue", &c) == 0 && c == 12);
+	CHECK(theme_parse_color("color208", &c) == 0 && c == 208);
+	CHECK(theme_parse_color("#ff0000", &c) == 0 && c == 196);
+	CHECK(theme_parse_color("default", &c) == 0 && c == SGR_DEFAULT);
+	CHECK(theme_parse_color("color256", &c) < 0 && theme_parse_color("mauve", &c) < 0);
+	theme_init(&t);
+	CHECK(theme_parse(&t, "# a theme\nnormal = white on black\n"
+			      "status-busy = black on #ffff00 bold  # trailing comment\n"
+			      "syntax-keyword = color208 underline\n", "t", &err) == 0);
+	CHECK_STR(t.name, "t");
+	CHECK(t.style[TH_NORMAL].fg == 7 && t.style[TH_NORMAL].bg == 0);
+	CHECK(t.style[TH_STATUS_BUSY].fg == 0 && t.style[TH_STATUS_BUSY].bg == 226);
+	CHECK(t.style[TH_STATUS_BUSY].attrs == SGR_BOLD);
+	CHECK(t.style[TH_SYNTAX_KEYWORD].bg == 0);	/* default bg: normal's */
+	CHECK(t.style[TH_ERROR].fg == 7);		/* left out: like normal */
+	theme_degrade(&t, 8);
+	CHECK(t.style[TH_SYNTAX_KEYWORD].fg < 8 && t.style[TH_STATUS_BUSY].bg == 3);
+	theme_degrade(&t, 0);
+	CHECK(t.style[TH_STATUS_BUSY].fg == SGR_DEFAULT);
+	CHECK(t.style[TH_STATUS_BUSY].attrs & SGR_REVERSE);	/* still stands out */
+	CHECK(theme_parse(&t, "normal = white\nbogus = red\n", "bad", &err) < 0);
+	CHECK_STR(err.buf, "bad:2: unknown element 'bogus'");
+	strbuf_reset(&err);
+	CHECK(theme_parse(&t, "error = red on\n", "bad", &err) < 0);
+	CHECK(strstr(err.buf, "bad:1: error: 'on' needs a colour") != NULL);
+	strbuf_reset(&err);
+	CHECK(theme_parse(&t, "error = red blue\n", "bad", &err) < 0);
+	CHECK(strstr(err.buf, "'blue' is not a colour or attribute") != NULL);
+	strbuf_reset(&err);
+	CHECK(theme_parse(&t, theme_builtin_dark, "dark", &err) == 0);
+	/* Every shipped theme parses, and is found by name in a directory list. */
+	{
+		const char *dirs[] = { "/nonexistent", THEMES_DIR, NULL };
+		const char *names[] = { "dark", "light", "high-contrast", "monochrome" };
+		for (size_t i = 0; i < 4; i++) {
+			strbuf_reset(&err);
+			CHECK(theme_load(&t, names[i], dirs, &err) == 0);
+			CHECK_STR(t.name, names[i]);
+			if (err.len)
+				tap_note(err.buf);
+		}
+		strbuf_reset(&err);
+		CHECK(theme_load(&t, "nope", dirs, &err) < 0);
+		CHECK_STR(err.buf, "no theme called 'nope'");
+	}
+	theme_release(&t);
+	strbuf_release(&err);
+}
+
+static void test_save_load(void)
+{
+	char dir[] = "/tmp/cellbox-unit-XXXXXX";
+	const char *cells[] = { "x = 1", "for i in range(2):\n    print(i)" };
+	char **back = NULL, *py, *nb;
+	size_t n = 0;
+	struct strbuf msg = STRBUF_INIT, text = STRBUF_INIT;
+
+	CHECK(mkdtemp(dir) != NULL);
+	py = xasprintf("%s/s.py", dir);
+	nb = xasprintf("%s/s.ipynb", dir);
+	CHECK(tui_save_cells(py, cells, 2, &msg) == 0);
+	CHECK(strbuf_read_file(&text, py, 1 << 20) == 0);
+	CHECK_STR(text.buf, "# %%\nx = 1\n\n# %%\nfor i in range(2):\n    print(i)\n");
+	CHECK(tui_load_cells(py, &back, &n, &msg) == 0 && n == 2);
+	CHECK(n == 2 && !strcmp(back[0], cells[0]) && !strcmp(back[1], cells[1]));
+	for (size_t i = 0; i < n; i++)
+		free(back[i]);
+	free(back);
+	CHECK(tui_save_cells(nb, cells, 2, &msg) == 0);
+	strbuf_reset(&text);
+	CHECK(strbuf_read_file(&text, nb, 1 << 20) == 0);
+	CHECK(strstr(text.buf, "\"nbformat_minor\":\t5") || strstr(text.buf, "\"nbformat_minor\": 5"));
+	CHECK(tui_load_cells("/nonexistent/x.py", &back, &n, &msg) < 0);
+	CHECK(strstr(msg.buf, "cannot read '/nonexistent/x.py'") != NULL);
+	unlink(py);
+	unlink(nb);
+	rmdir(dir);
+	free(py);
+	free(nb);
+	strbuf_release(&msg);
+	strbuf_release(&text);
+}
+
+static const struct tap_test tests[] = {
+	{ "edbuf", test_edbuf },
+	{ "highlight", test_highlight },
+	{ "sgr", test_sgr },
+	{ "output", test_output },
+	{ "theme", test_theme },
+	{ "save_load", test_save_load },
+};
+
+int main(int argc, char **argv)
+{
+	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+}

@@ -1,0 +1,62 @@
+#ifndef CELLBOX_EDBUF_H
+#define CELLBOX_EDBUF_H
+
+/*
+ * The text of the cell being written, with a cursor: one UTF-8 buffer, the cursor a byte
+ * offset that always sits on a character boundary. Lines are separated by '\n'. Columns are
+ * counted in code points (the kernel's cursor_pos is in code points too). No terminal code.
+ */
+
+#include <stddef.h>
+#include "util.h"
+
+#define EDBUF_MAX ((size_t)1 << 20)	/* insertions past this size are refused */
+
+struct edbuf {
+	struct strbuf text;
+	size_t cur;		/* byte offset of the cursor */
+	long goal;		/* column Up/Down aim for; -1 = the cursor's */
+};
+
+void edbuf_init(struct edbuf *e);
+void edbuf_release(struct edbuf *e);
+/* Replace the text, cursor at the end. */
+void edbuf_set(struct edbuf *e, const char *text);
+/* Insert bytes at the cursor; returns -1 (and inserts nothing) past EDBUF_MAX. */
+int edbuf_insert(struct edbuf *e, const char *s, size_t len);
+/* Insert a newline, indented like the current line, one level more after ':'. */
+void edbuf_newline(struct edbuf *e, int autoindent);
+/* Delete the character before the cursor (a whole indent level in leading spaces). */
+int edbuf_backspace(struct edbuf *e);
+/* Delete the character under the cursor. */
+int edbuf_delete(struct edbuf *e);
+/* Cursor movement: each returns 0 when the cursor could not move. */
+int edbuf_left(struct edbuf *e);
+int edbuf_right(struct edbuf *e);
+int edbuf_up(struct edbuf *e);
+int edbuf_down(struct edbuf *e);
+void edbuf_home(struct edbuf *e);
+void edbuf_end(struct edbuf *e);
+/* Delete from the cursor to the end of the line (Ctrl-K) or from its start (Ctrl-U). */
+void edbuf_kill_right(struct edbuf *e);
+void edbuf_kill_left(struct edbuf *e);
+/* The cursor's line (0-based) and column in code points; the number of lines. */
+size_t edbuf_line(const struct edbuf *e);
+size_t edbuf_col(const struct edbuf *e);
+size_t edbuf_lines(const struct edbuf *e);
+/* Byte offset where line `n` starts (the end of the text past the last line). */
+size_t edbuf_line_start(const struct edbuf *e, size_t n);
+/* The cursor as a code-point offset from the start of the text. */
+size_t edbuf_cursor_cp(const struct edbuf *e);
+/* Byte offset of code point `cp` (clamped to the end). */
+size_t edbuf_cp_to_byte(const struct edbuf *e, size_t cp);
+/* Replace bytes [from, to) with `s`, cursor after it. */
+void edbuf_replace(struct edbuf *e, size_t from, size_t to, const char *s);
+/*
+ * The bracket matching the one under the cursor, or else the one just before it: its byte
+ * offset, or -1 when there is no bracket there or it has no partner. Brackets inside strings
+ * and comments are not told apart (good enough for a highlight).
+ */
+long edbuf_match_bracket(const struct edbuf *e, long *at);
+
+#endif

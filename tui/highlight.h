@@ -1,0 +1,36 @@
+#ifndef CELLBOX_HIGHLIGHT_H
+#define CELLBOX_HIGHLIGHT_H
+
+/*
+ * A Python syntax highlighter for the editor and the In [n] code in the output pane: it gives
+ * each byte of a line a class. Lines are highlighted in order; the state carried from one line
+ * to the next says whether a triple-quoted string is still open. IPython's line magics (%...)
+ * and shell escapes (!...) at the start of a line are a class of their own.
+ */
+
+#include <stddef.h>
+
+enum hl_class {
+	HL_TEXT,
+	HL_KEYWORD,
+	HL_BUILTIN,
+	HL_STRING,
+	HL_NUMBER,
+	HL_COMMENT,
+	HL_DECORATOR,
+	HL_MAGIC,
+	HL_NCLASSES,
+};
+
+enum {
+	HL_STATE_NORMAL = 0,
+	HL_STATE_TRIPLE_SINGLE = 1,	/* inside ''' */
+	HL_STATE_TRIPLE_DOUBLE = 2,	/* inside """ */
+};
+
+/* Classify `len` bytes of one line (no '\n') into cls[0..len); returns the next line's state. */
+int hl_line(const char *s, size_t len, int state, unsigned char *cls);
+/* Name of a class as themes spell it after "syntax-" ("keyword", ...). */
+const char *hl_class_name(enum hl_class c);
+
+#endif

@@ -1,0 +1,76 @@
+#ifndef CELLBOX_OUTMODEL_H
+#define CELLBOX_OUTMODEL_H
+
+/*
+ * What the output pane shows: the executed cells in order, each with its code and its output
+ * as chunks of one kind (stdout, stderr, Out[n], traceback, plot, info). Kernel text goes
+ * through the sanitiser (SGR kept) on the way in. Each cell's stored output is bounded: past
+ * `cell_max` bytes, streams are dropped and counted, and the cell shows a "truncated" chunk.
+ * Carriage returns overwrite the current line, as a terminal would (progress bars).
+ * No terminal code.
+ */
+
+#include <stddef.h>
+#include "sanitize.h"
+#include "util.h"
+
+enum out_kind {
+	OUT_STDOUT,
+	OUT_STDERR,
+	OUT_RESULT,
+	OUT_ERROR,
+	OUT_PLOT,
+	OUT_INFO,
+	OUT_TRUNCATED,
+};
+
+struct out_chunk {
+	enum out_kind kind;
+	struct strbuf text;	/* sanitised; may hold SGR sequences */
+	int plot_index, plot_w, plot_h;	/* OUT_PLOT: the plot it stands for */
+};
+
+struct out_cell {
+	unsigned long id;	/* the session's request id */
+	int count;		/* In [n]; 0 until the kernel says */
+	char *code;
+	struct out_chunk *chunks;
+	size_t nchunks, chunks_alloc;
+	size_t stored;		/* bytes of output kept */
+	size_t dropped;		/* bytes of output dropped past the bound */
+	int done;
+	double duration;
+	struct sanitizer *san[2];	/* stdout, stderr while the cell runs */
+	int rows, rows_width;	/* layout cache of the UI; rows_width 0 = stale */
+};
+
+struct outmodel {
+	struct out_cell **cells;
+	size_t ncells, cells_alloc;
+	size_t cell_max;	/* output bytes kept per cell */
+};
+
+void outmodel_init(struct outmodel *m, size_t cell_max);
+void outmodel_release(struct outmodel *m);
+/* Forget every cell. */
+void outmodel_clear(struct outmodel *m);
+/* Add a cell for request `id` with its code (NULL for a message with no code). */
+struct out_cell *outmodel_add(struct outmodel *m, unsigned long id, const char *code);
+/* The cell of request `id`, or NULL. */
+struct out_cell *outmodel_find(const struct outmodel *m, unsigned long id);
+/* Append raw kernel text of one kind (sanitised here; streams are bounded). */
+void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
+		     const char *text, size_t len);
+/* Add a plot placeholder "[plot N: WxH PNG]". */
+void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h);
+/* Mark the cell finished: free its sanitisers, add the truncated marker when needed. */
+void out_cell_finish(struct out_cell *c, double duration);
+/*
+ * Keep the finished cells' output under `max` bytes in all: the oldest cells lose their
+ * output first (their code stays) and show a marker instead. Returns the bytes freed.
+ */
+size_t outmodel_trim(struct outmodel *m, size_t max);
+/* Bytes the model holds (texts and bookkeeping), for the benchmark. */
+size_t outmodel_bytes(const struct outmodel *m);
+
+#endif
