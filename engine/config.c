@@ -72,6 +72,8 @@ static const struct config_key keys[] = {
 	     "container user uid[:gid] (default: ours, 1000 for root)", NULL),
 	KEYA("docker-host", "CELLBOX_DOCKER_HOST", CFG_STRING, docker_host,
 	     "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)", NULL),
+	KEY("theme", "CELLBOX_THEME", CFG_STRING, theme,
+	    "colour theme of the full-screen UI: dark, light, high-contrast, monochrome"),
 	{ .name = "graphics", .env = "CELLBOX_GRAPHICS", .type = CFG_CHOICE,
 	  .offset = offsetof(struct cellbox_config, graphics),
 	  .help = "how plots are drawn: auto, sixel, blocks (half-blocks) or none",
