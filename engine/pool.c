@@ -65,10 +65,21 @@ static int daemon_alive(const char *pool_dir)
 	return alive;
 }
 
-/* Whether process `pid` exists. */
+/* Whether process `pid` runs (a zombie that nobody reaped yet does not). */
 static int pid_alive(pid_t pid)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	struct strbuf stat = STRBUF_INIT;
+	char *path, *paren;
+	int alive;
+
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
+		return 0;
+	path = xasprintf("/proc/%ld/stat", (long)pid);
+	alive = strbuf_read_file(&stat, path, 4096) < 0 || !(paren = strrchr(stat.buf, ')')) ||
+		paren[1] != ' ' || paren[2] != 'Z';
+	free(path);
+	strbuf_release(&stat);
+	return alive;
 }
 
 /* Take any ready kernel by renaming its entry; 1 when one was taken. */
