@@ -52,8 +52,13 @@ void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
 void cli_catch_sigint(void);
 /* The signal mask to sleep with: the one we started with, SIGINT let in. */
 const sigset_t *cli_wait_mask(void);
-/* Open a session with the front end's settings; NULL after printing why. */
+/*
+ * Open a session with the front end's settings (backend, sandbox, pool, --copy-in); NULL
+ * after printing why. `on_state` (may be NULL) hears of kernel state changes.
+ */
 struct session *cli_open_session(const struct cellbox_config *cfg);
+struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_state_fn on_state,
+				    void *data);
 /*
  * Close a session from cli_open_session(), first copying out the --copy-out files.
  * Returns -1 when a copy failed (after printing why), else 0. NULL is fine.

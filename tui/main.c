@@ -152,6 +152,7 @@ static void on_sigint(int sig)
 }
 
 static sigset_t wait_mask;
+static int sigint_caught;	/* cli_catch_sigint() ran: wait_mask means something */
 
 void cli_catch_sigint(void)
 {
@@ -166,6 +167,7 @@ void cli_catch_sigint(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, &wait_mask);
+	sigint_caught = 1;
 	/* A parent may hand us SIGINT blocked (test runners do): let it in while we wait. */
 	sigdelset(&wait_mask, SIGINT);
 }
@@ -181,12 +183,20 @@ static size_t n_copy_in, n_copy_out;
 
 struct session *cli_open_session(const struct cellbox_config *cfg)
 {
+	return cli_open_session_cb(cfg, NULL, NULL);
+}
+
+struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_state_fn on_state,
+				    void *data)
+{
 	struct session_opts so;
 	struct strbuf err = STRBUF_INIT;
 	struct session *s;
 	char *runtime = NULL, *pool = NULL;
 
 	cli_session_opts(cfg, &so);
+	so.on_state = on_state;
+	so.state_data = data;
 	if (cfg->pool) {
 		runtime = session_runtime_dir(cfg->runtime_dir);
 		pool = pool_dir_path(runtime, cfg->pool_name);
@@ -198,7 +208,8 @@ struct session *cli_open_session(const struct cellbox_config *cfg)
 	if (!s) {
 		cli_error("cannot start the kernel: %s", err.buf);
 	} else {
-		session_set_sigmask(s, &wait_mask);
+		if (sigint_caught)
+			session_set_sigmask(s, &wait_mask);
 		if (session_pool_note(s))
 			cli_error("note: %s", session_pool_note(s));
 	}

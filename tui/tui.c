@@ -2037,7 +2037,6 @@ int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
 {
 	struct ui ui;
 	const char *theme = cfg->theme ? cfg->theme : "dark";
-	struct session_opts so;
 	struct strbuf err = STRBUF_INIT;
 	int rc = EXIT_OK;
 
@@ -2066,12 +2065,8 @@ int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
 	ui.panes[P_STATUS] = (struct pane){ .name = "status", .visible = 1, .draw = draw_status };
 
 	fprintf(stderr, "cellbox: starting the kernel...\r");
-	cli_session_opts(cfg, &so);
-	so.on_state = on_state;
-	so.state_data = &ui;
-	ui.s = session_open(&so, &err);
+	ui.s = cli_open_session_cb(cfg, on_state, &ui);
 	if (!ui.s) {
-		cli_error("cannot start the kernel: %s", err.buf);
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
@@ -2082,7 +2077,7 @@ int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
 	ui_loop(&ui);
 	endwin();
 out:
-	session_close(ui.s);
+	cli_close_session(ui.s);
 	strbuf_release(&err);
 	outmodel_release(&ui.out);
 	edbuf_release(&ui.ed);
