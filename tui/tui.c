@@ -14,7 +14,8 @@
 #include "outmodel.h"
 #include "sgr.h"
 #include "theme.h"
-#include "tui_save.h"
+#include "cellfile.h"
+#include "record.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -61,6 +62,7 @@ enum overlay { OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT };
 struct ui {
 	struct cellbox_config *cfg;
 	struct session *s;
+	struct record rec;		/* this session's cells into the history store */
 	struct outmodel out;
 	struct edbuf ed;
 	struct pane panes[P_COUNT];
@@ -887,6 +889,16 @@ static const char *bundle_text(const cJSON *data)
 	return t;
 }
 
+/* Take the code of one recorded cell of an earlier session into the history list. */
+static int load_hist_entry(const cJSON *entry, void *data)
+{
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "code"));
+
+	if (code && *code)
+		hist_add(data, code);
+	return 0;
+}
+
 /* Put one event of a running cell into the output model. */
 static void on_cell_event(struct session *s, const struct session_event *ev, void *data)
 {
@@ -894,9 +906,9 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 	struct out_cell *c = outmodel_find(&ui->out, ev->id);
 	const cJSON *j = ev->json;
 
-	(void)s;
 	if (!c)
 		return;
+	record_event(&ui->rec, s, ev);	/* the full output goes to the history store */
 	switch (ev->type) {
 	case SESSION_EV_STREAM: {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "name"));
@@ -990,6 +1002,7 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 			out_cell_append(&ui->out, c, OUT_INFO, "[interrupted]\n", 14);
 		}
 		ui->last_duration = cJSON_IsNumber(d) ? d->valuedouble : 0;
+		record_cell(&ui->rec, c->code);
 		out_cell_finish(c, ui->last_duration);
 		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
 		if (ui->npending)
@@ -1356,10 +1369,10 @@ static int tc_clear_plots(struct ui *ui, int argc, char **argv, struct strbuf *m
 	return 0;
 }
 
-/* :save FILE: the cells of the output pane, in order. */
+/* :save FILE: this session's cells (.ipynb with their outputs, from the history store). */
 static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
-	const char **cells;
+	cJSON *nb;
 	size_t n = 0;
 	int rc;
 
@@ -1367,46 +1380,64 @@ static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		strbuf_addstr(msg, "usage: save FILE.py|FILE.ipynb");
 		return -1;
 	}
-	cells = xcalloc(ui->out.ncells + 1, sizeof(*cells));
+	if (ui->rec.h) {
+		rc = history_export(history_session_id(ui->rec.h), argv[1], msg);
+		if (rc == 0)
+			strbuf_addf(msg, "saved this session to '%s'", argv[1]);
+		return rc;
+	}
+	/* Not recording (history-size = 0): the code of the output pane's cells. */
+	nb = cellfile_new_notebook();
 	for (size_t i = 0; i < ui->out.ncells; i++)
-		if (ui->out.cells[i]->code)
-			cells[n++] = ui->out.cells[i]->code;
-	rc = tui_save_cells(argv[1], cells, n, msg);
-	free(cells);
+		if (ui->out.cells[i]->code && ++n)
+			cellfile_add_cell(nb, "code", ui->out.cells[i]->code);
+	rc = cellfile_save(nb, argv[1], msg);
+	cJSON_Delete(nb);
 	if (rc == 0)
 		strbuf_addf(msg, "saved %zu cells to '%s'", n, argv[1]);
 	return rc;
 }
 
-/* :load FILE [run]: into the editor, or run every cell. */
+/* :load FILE [run]: the code cells of a .py or .ipynb into the editor, or run them all. */
 static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
-	char **cells = NULL;
+	struct strbuf all = STRBUF_INIT;
+	const cJSON *cell;
+	cJSON *nb;
 	size_t n = 0;
 
 	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "run"))) {
 		strbuf_addstr(msg, "usage: load FILE [run]");
 		return -1;
 	}
-	if (tui_load_cells(argv[1], &cells, &n, msg) < 0)
+	nb = cellfile_load(argv[1], msg);
+	if (!nb)
 		return -1;
-	if (argc == 3) {
-		for (size_t i = 0; i < n; i++) {
-			edbuf_set(&ui->ed, cells[i]);
+	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
+		char *code;
+
+		if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cell, "cell_type"))
+			   ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cell, "cell_type"))
+			   : "", "code"))
+			continue;
+		code = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
+		if (argc == 3) {
+			edbuf_set(&ui->ed, code);
 			run_cell(ui);
+		} else {
+			strbuf_addf(&all, "%s%s", n ? "\n\n" : "", code);
 		}
+		free(code);
+		n++;
+	}
+	if (argc == 3) {
 		strbuf_addf(msg, "running %zu cells from '%s'", n, argv[1]);
 	} else {
-		struct strbuf all = STRBUF_INIT;
-		for (size_t i = 0; i < n; i++)
-			strbuf_addf(&all, "%s%s", i ? "\n\n" : "", cells[i]);
 		edbuf_set(&ui->ed, all.buf);
-		strbuf_release(&all);
 		strbuf_addf(msg, "loaded %zu cells from '%s' into the editor", n, argv[1]);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(cells[i]);
-	free(cells);
+	strbuf_release(&all);
+	cJSON_Delete(nb);
 	return 0;
 }
 
@@ -2070,6 +2101,12 @@ int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
+	if (cfg->history_size) {
+		/* Up, Ctrl-R and the side pane reach the cells of earlier sessions too. */
+		history_iter(NULL, load_hist_entry, &ui, &err);
+		strbuf_reset(&err);
+	}
+	record_open(&ui.rec, cfg, ui.s);
 	if (screen_start(&ui, theme) < 0) {
 		rc = EXIT_USAGE;
 		goto out;
@@ -2078,6 +2115,7 @@ int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
 	endwin();
 out:
 	cli_close_session(ui.s);
+	record_close(&ui.rec);
 	strbuf_release(&err);
 	outmodel_release(&ui.out);
 	edbuf_release(&ui.ed);

@@ -1,5 +1,6 @@
 """End-to-end tests of the full-screen UI in a real terminal: tmux, driven with send-keys and
 read with capture-pane. Each test has its own tmux server (-L) and a fixed window size."""
+import json
 import os
 import shutil
 import signal
@@ -218,13 +219,27 @@ class CellTest(Base):
         ui = self.start()
         ui.run('a = 5')
         ui.wait_for('In [1]: a = 5')
+        ui.run('print("five", a)')
+        ui.wait_for('five 5')
         path = os.path.join(self.tmp, 'cells.py')
         ui.keys('C-o')
         ui.type('save ' + path)
         ui.keys('Enter')
-        ui.wait_for('saved 1 cells')
+        ui.wait_for('saved this session')
         with open(path) as f:
-            self.assertEqual(f.read(), '# %%\na = 5\n')
+            text = f.read()
+        self.assertIn('# %%\na = 5\n', text)
+        self.assertIn('# %%\nprint("five", a)\n', text)
+        # A notebook keeps the outputs, from the history store.
+        nb_path = os.path.join(self.tmp, 'cells.ipynb')
+        ui.keys('C-o')
+        ui.type('save ' + nb_path)
+        ui.keys('Enter')
+        ui.wait_for('cells.ipynb')
+        with open(nb_path) as f:
+            nb = json.load(f)
+        self.assertEqual([c['source'] for c in nb['cells']], [['a = 5'], ['print("five", a)']])
+        self.assertEqual(nb['cells'][1]['outputs'][0]['text'], ['five 5\n'])
         with open(path, 'a') as f:
             f.write('\n# %%\nprint(a * 2)\n')
         ui.keys('C-o')
@@ -232,6 +247,16 @@ class CellTest(Base):
         ui.keys('Enter')
         ui.wait_for('\n10\n')
 
+    def test_history_of_earlier_sessions(self):
+        ui = self.start()
+        ui.run('earlier = "from the first session"')
+        ui.wait_for('In [1]: earlier')
+        ui.keys('C-q')
+        self.assertEqual(ui.exit_status(), 'exit=0')
+        ui.close()
+        ui = self.start()              # a new session: Up reaches the earlier one's cells
+        ui.keys('Up')
+        ui.wait_for('In  >>: earlier = "from the first session"')
 
     def test_scroll_side_pane_plot_input(self):
         ui = self.start()

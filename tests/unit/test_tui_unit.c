@@ -8,7 +8,6 @@
 #include "outmodel.h"
 #include "sgr.h"
 #include "theme.h"
-#include "tui_save.h"
 #include "../tap.h"
 
 static void test_edbuf(void)
@@ -229,39 +228,6 @@ static void test_theme(void)
 	strbuf_release(&err);
 }
 
-static void test_save_load(void)
-{
-	char dir[] = "/tmp/cellbox-unit-XXXXXX";
-	const char *cells[] = { "x = 1", "for i in range(2):\n    print(i)" };
-	char **back = NULL, *py, *nb;
-	size_t n = 0;
-	struct strbuf msg = STRBUF_INIT, text = STRBUF_INIT;
-
-	CHECK(mkdtemp(dir) != NULL);
-	py = xasprintf("%s/s.py", dir);
-	nb = xasprintf("%s/s.ipynb", dir);
-	CHECK(tui_save_cells(py, cells, 2, &msg) == 0);
-	CHECK(strbuf_read_file(&text, py, 1 << 20) == 0);
-	CHECK_STR(text.buf, "# %%\nx = 1\n\n# %%\nfor i in range(2):\n    print(i)\n");
-	CHECK(tui_load_cells(py, &back, &n, &msg) == 0 && n == 2);
-	CHECK(n == 2 && !strcmp(back[0], cells[0]) && !strcmp(back[1], cells[1]));
-	for (size_t i = 0; i < n; i++)
-		free(back[i]);
-	free(back);
-	CHECK(tui_save_cells(nb, cells, 2, &msg) == 0);
-	strbuf_reset(&text);
-	CHECK(strbuf_read_file(&text, nb, 1 << 20) == 0);
-	CHECK(strstr(text.buf, "\"nbformat_minor\":\t5") || strstr(text.buf, "\"nbformat_minor\": 5"));
-	CHECK(tui_load_cells("/nonexistent/x.py", &back, &n, &msg) < 0);
-	CHECK(strstr(msg.buf, "cannot read '/nonexistent/x.py'") != NULL);
-	unlink(py);
-	unlink(nb);
-	rmdir(dir);
-	free(py);
-	free(nb);
-	strbuf_release(&msg);
-	strbuf_release(&text);
-}
 
 static const struct tap_test tests[] = {
 	{ "edbuf", test_edbuf },
@@ -269,7 +235,6 @@ static const struct tap_test tests[] = {
 	{ "sgr", test_sgr },
 	{ "output", test_output },
 	{ "theme", test_theme },
-	{ "save_load", test_save_load },
 };
 
 int main(int argc, char **argv)
