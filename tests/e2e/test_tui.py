@@ -254,7 +254,9 @@ class CellTest(Base):
         ui.keys('C-q')
         self.assertEqual(ui.exit_status(), 'exit=0')
         ui.close()
-        ui = self.start()              # a new session: Up reaches the earlier one's cells
+        # A new session (on a tmux server of its own: the old one may still be going away):
+        # Up reaches the earlier session's cells.
+        ui = self.ui = Tui(self.tmp, 'second-session', ())
         ui.keys('Up')
         ui.wait_for('In  >>: earlier = "from the first session"')
 
