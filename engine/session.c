@@ -188,9 +188,12 @@ static int start_kernel(struct session *s, struct strbuf *err)
 			s->info = cJSON_ParseWithLength(buf.buf, buf.len);
 			proto = cJSON_GetObjectItemCaseSensitive(s->info, "protocol");
 			if (!cJSON_IsNumber(proto) || proto->valueint != PROTOCOL_VERSION) {
-				strbuf_addf(err, "the kernel speaks protocol %s, this cellbox speaks %d",
-					    cJSON_IsNumber(proto) ? buf.buf : "(unreadable)",
-					    PROTOCOL_VERSION);
+				if (cJSON_IsNumber(proto))
+					strbuf_addf(err, "the kernel speaks protocol %d, this cellbox %d",
+						    proto->valueint, PROTOCOL_VERSION);
+				else
+					strbuf_addf(err, "the kernel's ready file is unreadable: %.200s",
+						    buf.buf);
 				s->be->ops->kill(s->be);
 				goto out;
 			}
@@ -245,12 +248,6 @@ char *session_runtime_dir(const char *configured)
 	return xasprintf("/tmp/cellbox-%ld", (long)getuid());
 }
 
-/* Pick the runtime directory: $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID. */
-static char *default_runtime_dir(void)
-{
-	return session_runtime_dir(NULL);
-}
-
 /* Allocate a session and the descriptors every session has. */
 static struct session *session_new(const struct session_opts *opts, struct strbuf *err)
 {
@@ -262,7 +259,7 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 		s->opts.sandbox.image = KERNEL_IMAGE;
 	s->backend_name = xstrdup(opts->backend ? opts->backend : "local");
 	s->python = xstrdup(opts->python ? opts->python : "/usr/bin/python3");
-	s->runtime_dir = opts->runtime_dir ? xstrdup(opts->runtime_dir) : default_runtime_dir();
+	s->runtime_dir = session_runtime_dir(opts->runtime_dir);
 	s->cwd = opts->cwd ? xstrdup(opts->cwd) : NULL;
 	s->opts.pool_dir = NULL;	/* not kept: the lease says where the kernel came from */
 	if (s->opts.startup_timeout <= 0)
