@@ -15,6 +15,7 @@
 #include "sgr.h"
 #include "theme.h"
 #include "cellfile.h"
+#include "files.h"
 #include "record.h"
 
 #include <curses.h>
@@ -1281,6 +1282,8 @@ static int tc_clear(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_clear_plots(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+static int tc_copy_in(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+static int tc_copy_out(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_theme(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_side(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg);
@@ -1299,7 +1302,11 @@ static const struct tui_command tui_commands[] = {
 	{ .name = "save", .usage = "save FILE.py|FILE.ipynb", .fn = tc_save,
 	  .help = "save this session's cells as a percent-format .py or an .ipynb" },
 	{ .name = "load", .usage = "load FILE [run]", .fn = tc_load,
-	  .help = "load a percent-format .py into the editor, or run all its cells" },
+	  .help = "load a .py (percent cells) or .ipynb into the editor, or run all its cells" },
+	{ .name = "copy-in", .usage = "copy-in SRC [DST]", .fn = tc_copy_in,
+	  .help = "copy a host file into the sandbox (DST relative to the kernel's directory)" },
+	{ .name = "copy-out", .usage = "copy-out SRC [DST]", .fn = tc_copy_out,
+	  .help = "copy a file of the sandbox to the host" },
 	{ .name = "theme", .usage = "theme [NAME]", .fn = tc_theme,
 	  .help = "switch theme (dark, light, high-contrast, monochrome); none: list them" },
 	{ .name = "side", .usage = "side", .fn = tc_side,
@@ -1396,6 +1403,38 @@ static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	if (rc == 0)
 		strbuf_addf(msg, "saved %zu cells to '%s'", n, argv[1]);
 	return rc;
+}
+
+/* Copy a file between the host and the sandbox, in either direction. */
+static int copy_file_cmd(struct ui *ui, int in, int argc, char **argv, struct strbuf *msg)
+{
+	const char *dst = argc == 3 ? argv[2] : NULL;
+	int rc;
+
+	if (argc < 2 || argc > 3) {
+		strbuf_addf(msg, "usage: %s SRC [DST]", in ? "copy-in" : "copy-out");
+		return -1;
+	}
+	if (session_state(ui->s) != SESSION_IDLE) {
+		strbuf_addstr(msg, "the kernel is busy: copy when it is idle");
+		return -1;
+	}
+	rc = in ? files_copy_in(ui->s, argv[1], dst, msg) : files_copy_out(ui->s, argv[1], dst, msg);
+	if (rc == 0)
+		strbuf_addf(msg, "copied '%s' %s the sandbox", argv[1], in ? "into" : "out of");
+	return rc;
+}
+
+/* :copy-in SRC [DST]: a host file into the sandbox. */
+static int tc_copy_in(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+{
+	return copy_file_cmd(ui, 1, argc, argv, msg);
+}
+
+/* :copy-out SRC [DST]: a sandbox file to the host. */
+static int tc_copy_out(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+{
+	return copy_file_cmd(ui, 0, argc, argv, msg);
 }
 
 /* :load FILE [run]: the code cells of a .py or .ipynb into the editor, or run them all. */

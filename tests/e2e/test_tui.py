@@ -28,7 +28,8 @@ class Tui:
         self.status = os.path.join(tmp, 'status-' + name)
         term = ('env TERM=%s ' % env['TERM']) if 'TERM' in (env_extra or {}) else ''
         cmd = term + ' '.join([BIN] + list(args)) + '; echo exit=$? > ' + self.status + '; sleep 600'
-        self.tmux('-f', '/dev/null', 'new-session', '-d', '-x', str(size[0]), '-y',
+        # In the test's own directory: what the kernel writes stays out of the source tree.
+        self.tmux('-f', '/dev/null', 'new-session', '-d', '-c', tmp, '-x', str(size[0]), '-y',
                   str(size[1]), cmd)
         self.wait_for('F1 help')
 
@@ -246,6 +247,27 @@ class CellTest(Base):
         ui.type('load %s run' % path)
         ui.keys('Enter')
         ui.wait_for('\n10\n')
+
+    def test_copy_in_and_out(self):
+        ui = self.start()
+        src = os.path.join(self.tmp, 'host.txt')
+        with open(src, 'w') as f:
+            f.write('from the host\n')
+        ui.keys('C-o')
+        ui.type('copy-in %s data.txt' % src)
+        ui.keys('Enter')
+        ui.wait_for("copied '%s' into the sandbox" % src)
+        ui.run('print(open("data.txt").read().upper(), end="")')
+        ui.wait_for('FROM THE HOST')
+        ui.run('open("made.txt", "w").write("made in the kernel")')
+        ui.wait_for('Out[2]: 18')
+        dst = os.path.join(self.tmp, 'back.txt')
+        ui.keys('C-o')
+        ui.type('copy-out made.txt %s' % dst)
+        ui.keys('Enter')
+        ui.wait_for('out of the sandbox')
+        with open(dst) as f:
+            self.assertEqual(f.read(), 'made in the kernel')
 
     def test_history_of_earlier_sessions(self):
         ui = self.start()
