@@ -1789,10 +1789,9 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
 	if (scroll)
-		strbuf_addf(msg, "redraw: %d scrolling frames over %d rows, %zu plots, median "
-			    "%.3f ms, p90 %.3f ms, %zu graphics bytes a frame", n, max_scroll,
-			    ui->nplots, t[n / 2] * 1e3, t[n * 9 / 10] * 1e3,
-			    (ui->gbytes - bytes) / (size_t)n);
+		strbuf_addf(msg, "redraw: %d scrolling frames, %d rows, median %.3f ms, "
+			    "p90 %.3f ms, %zu B/frame", n, max_scroll,
+			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3, (ui->gbytes - bytes) / (size_t)n);
 	else if (n > 1)
 		strbuf_addf(msg, "redraw: %d full frames, median %.3f ms, p90 %.3f ms", n,
 			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3);
