@@ -374,7 +374,7 @@ class PlotTest(Base):
     def plot_start(self):
         ui = self.start()
         ui.run(PLOT_CELL)
-        ui.wait_for('after', timeout=120)
+        ui.wait_for('\nafter', timeout=120)
         rows = self.settled(ui)
         k = next(i for i, r in enumerate(rows) if r.startswith('[plot 1: 640x480 PNG]'))
         blocks = self.block_rows(rows)
@@ -479,7 +479,7 @@ class PlotTest(Base):
     def test_graphics_none(self):
         ui = self.start('tui', '--graphics', 'none')
         ui.run(PLOT_CELL)
-        s = ui.wait_for('after', timeout=120)
+        s = ui.wait_for('\nafter', timeout=120)
         self.assertIn('[plot 1: 640x480 PNG]\nafter', s)
         self.assertNotIn(BLOCK, s)
 
