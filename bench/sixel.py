@@ -8,16 +8,27 @@ Makes two matplotlib PNGs (640x480 and 1280x960: three lines, markers, grid, leg
   - as whole processes, interleaved, same image, output to a pipe: `bench_sixel --emit` and
     `img2sixel` at the image's own size, and both scaled to 640 pixels wide (-w 640);
   - the bytes each emits.
-The frame time when scrolling past three plots needs the full-screen UI: not measured here.
+  - the full-screen UI's frame time when scrolling past three plots: `cellbox tui` on a pty
+    whose other side answers the terminal queries as a sixel terminal (10x20-pixel cells,
+    100x40) and reads everything; `:redraw 200 scroll` moves the output one row a frame over
+    three matplotlib plots and times each frame with its own clock (layout, curses' update,
+    the plots' bytes written). Sixel, half-blocks, and no graphics as the baseline; the
+    anchor is what img2sixel takes to encode the three plots at the drawn size, the cost of
+    a frame that re-encoded instead of reusing the cache.
 """
 import argparse
+import fcntl
 import json
 import os
+import re
+import select
+import struct
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,6 +67,72 @@ def time_process(argv, n):
         times.append((time.monotonic() - t) * 1e3)
         size = len(p.stdout)
     return statistics.median(times), size
+
+
+SIXEL_ANSWER = (b'\x1b[?1;0;256S\x1b[?2;0;1000;1000S\x1b[4;800;1000t\x1b[6;20;10t'
+                b'\x1b[?63;1;2;4;6;9;15;22c')
+PLOT_CELL = (b'import numpy as np, matplotlib.pyplot as plt; x = np.linspace(0, 10, 400); '
+             b'plt.plot(x, np.sin(x), label="sin"); plt.plot(x, np.cos(x), label="cos"); '
+             b'plt.grid(True); plt.legend(); plt.title("cellbox scroll bench"); plt.show()\r')
+
+
+def tui_scroll(cellbox, graphics, tmp, frames=200):
+    """Frame time of `cellbox tui --graphics MODE` scrolling past three plots, on a pty."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith('CELLBOX_') and k not in ('TMUX', 'COLORTERM', 'NO_COLOR')}
+    env.update(TERM='xterm-256color', LANG='C.UTF-8', LC_ALL='C.UTF-8',
+               CELLBOX_PYTHON='/usr/bin/python3', CELLBOX_RUNTIME_DIR=tmp + '/run',
+               XDG_CONFIG_HOME=tmp + '/config', XDG_STATE_HOME=tmp + '/state')
+    master, slave = os.openpty()
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack('HHHH', 40, 100, 1000, 800))
+    proc = subprocess.Popen([cellbox, 'tui', '--graphics', graphics], stdin=slave,
+                            stdout=slave, stderr=slave, env=env, start_new_session=True,
+                            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    os.close(slave)
+    out = bytearray()
+    answered = False
+
+    def until(pat, start, timeout=180):
+        nonlocal answered
+        rx = re.compile(pat)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = rx.search(out, start)
+            if m:
+                return m
+            r, _, _ = select.select([master], [], [], 0.1)
+            if r:
+                try:
+                    out.extend(os.read(master, 1 << 16))
+                except OSError:
+                    break
+            if not answered and b'\x1b[c' in out:
+                os.write(master, SIXEL_ANSWER)
+                answered = True
+        raise SystemExit('bench: %r not seen from cellbox tui; the last bytes: %r'
+                         % (pat, bytes(out[-600:])))
+
+    try:
+        until(rb'F1 help', 0)
+        for k in range(3):
+            at = len(out)
+            os.write(master, PLOT_CELL)
+            until(rb'\[plot %d: ' % (k + 1), at)
+        time.sleep(1)
+        at = len(out)
+        os.write(master, b'\x0fredraw %d scroll\r' % frames)
+        m = until(rb'redraw: (\d+) scrolling frames, (\d+) rows, median ([0-9.]+) ms, '
+                  rb'p90 ([0-9.]+) ms, (\d+) B/frame', at, 300)
+        os.write(master, b'\x11')
+        return {'rows': int(m.group(2)), 'median_ms': float(m.group(3)),
+                'p90_ms': float(m.group(4)), 'bytes': int(m.group(5))}
+    finally:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.close(master)
 
 
 def main():
@@ -104,7 +181,18 @@ def main():
                     i_ms / c_ms, cts[0][1], its[0][1]))
         print('\ntarget: 640x480 encoded in < %.0f ms in process: %s' % (
             TARGET_MS, 'met' if ok else 'NOT met'))
-        print('not measured: frame time when scrolling past three plots (needs the TUI)')
+        cellbox = os.path.join(os.path.dirname(args.bin), '..', 'tui', 'cellbox')
+        print('\nfull-screen UI, 100x40 cells of 10x20 pixels, three 640x480 plots drawn at '
+              '533x400,\n`:redraw 200 scroll` (one row a frame), the UI\'s own clock:')
+        print('  %-22s %10s %10s %16s' % ('graphics', 'median ms', 'p90 ms', 'bytes a frame'))
+        for mode in ('sixel', 'blocks', 'none'):
+            r = tui_scroll(cellbox, mode, tmp)
+            print('  %-22s %10.3f %10.3f %16d' % (mode, r['median_ms'], r['p90_ms'], r['bytes']))
+        im = [img2sixel, '-w', '533', '-h', '400', plots[0]]
+        i_ms = statistics.median(time_process(im, 1)[0] for _ in range(args.n))
+        print('  %-22s %10.3f %10s %16s' % ('img2sixel x3 (anchor)', 3 * i_ms, '', ''))
+        print('  (the anchor: three img2sixel processes at 533x400, what a frame would cost '
+              'that re-encoded)')
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

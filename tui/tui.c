@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 #include "edbuf.h"
+#include "graphics.h"
 #include "highlight.h"
 #include "outmodel.h"
 #include "sgr.h"
@@ -38,6 +39,8 @@
 #define OUT_TOTAL_MAX (8u << 20)	/* output bytes kept on screen in all */
 #define HIST_MAX 10000			/* cells kept for Up/Down and Ctrl-R */
 #define SIDE_WIDTH 28
+#define PLACES_MAX 64			/* plots drawn in one frame */
+#define TUI_QUERY_MS 500		/* the wait for the terminal's answers */
 
 /* What a key handler did. */
 enum {
@@ -58,7 +61,20 @@ struct pane {
 
 enum { P_OUTPUT, P_EDITOR, P_SIDE, P_STATUS, P_COUNT };
 
-enum overlay { OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT };
+enum overlay { OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT, OV_PLOT };
+
+/* A captured plot: its file and its decoded image (NULL when it could not be read). */
+struct ui_plot {
+	int index, w, h;
+	char *path;
+	struct graphics_image *img;
+};
+
+/* Where a frame draws a plot: screen rows y.. of the image fitted to cols x rows, cropped. */
+struct plot_place {
+	struct graphics_image *img;
+	int y, x, cols, rows, crop_row, crop_rows;
+};
 
 struct ui {
 	struct cellbox_config *cfg;
@@ -86,8 +102,16 @@ struct ui {
 	unsigned long is_complete_id, complete_id;
 	char *is_complete_text;		/* the text is_complete was asked about */
 	/* Plots, for the side pane. */
-	struct { int index, w, h; } *plots;
+	struct ui_plot *plots;
 	size_t nplots, plots_alloc;
+	size_t plot_sel;		/* the gallery's plot (an index into plots) */
+	/* Inline plots: the terminal's capabilities and what the frames drew (graphics.h). */
+	enum graphics_mode gwant, gmode;
+	struct termcap tc;
+	struct plot_place placed[PLACES_MAX], shown[PLACES_MAX];
+	int nplaced, nshown;		/* this frame's plots, the plots on the terminal now */
+	struct strbuf gbuf;		/* the frame's graphics bytes */
+	size_t gbytes;			/* graphics bytes written so far */
 	/* Output pane. */
 	int scroll;			/* rows scrolled back from the bottom */
 	int follow;
@@ -417,11 +441,77 @@ static void lay_code(struct lay *l, const char *code, const char *first, const c
 	free(cls);
 }
 
-/* Rows a plot takes in the output pane (one placeholder line until sixel draws it). */
-static int plot_rows(const struct out_chunk *ch)
+/* The captured plot with kernel index `index`, or NULL. */
+static struct ui_plot *plot_find(struct ui *ui, int index)
 {
-	(void)ch;
-	return 1;
+	for (size_t i = ui->nplots; i-- > 0;)
+		if (ui->plots[i].index == index)
+			return &ui->plots[i];
+	return NULL;
+}
+
+/* The request that fits a plot in `cols` x `rows` cells in this terminal's graphics mode. */
+static void plot_request(const struct ui *ui, int cols, int rows, struct graphics_request *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->mode = ui->gmode;
+	rq->cols = cols;
+	rq->rows = rows;
+	rq->cell_w = ui->tc.cell_w;
+	rq->cell_h = ui->tc.cell_h;
+	rq->truecolor = ui->tc.truecolor;
+	if (ui->gmode == GRAPHICS_SIXEL) {
+		rq->max_w = ui->tc.r.sixel_max_w;
+		rq->max_h = ui->tc.r.sixel_max_h;
+		rq->colors = ui->tc.r.color_registers;
+		if (ui->tc.tmux && !ui->tc.r.sixel)
+			rq->flags |= GRAPHICS_TMUX_PASSTHROUGH;
+	}
+}
+
+/* The most rows a plot takes in the output pane: half the screen. */
+static int plot_cap_rows(void)
+{
+	return LINES > 12 ? LINES / 2 : 6;
+}
+
+/* Rows of the image of plot `ch` in the output pane at `width`; 0 when it is not drawn. */
+static int plot_rows(struct ui *ui, const struct out_chunk *ch, int width)
+{
+	struct ui_plot *pl;
+	struct graphics_request rq;
+	struct graphics_size sz;
+
+	if (ui->gmode != GRAPHICS_SIXEL && ui->gmode != GRAPHICS_BLOCKS)
+		return 0;
+	pl = plot_find(ui, ch->plot_index);
+	if (!pl || !pl->img || width < 4)
+		return 0;
+	plot_request(ui, width, plot_cap_rows(), &rq);
+	graphics_fit(pl->img, &rq, &sz);
+	return sz.rows;
+}
+
+/*
+ * Add a plot to the frame: fitted to cols x rows cells, its `height` rows starting at screen
+ * row y, drawn where they fall inside screen rows top..bottom-1.
+ */
+static void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int cols,
+		       int rows, int height, int top, int bottom)
+{
+	struct plot_place *pp;
+	int first = y > top ? y : top, end = y + height < bottom ? y + height : bottom;
+
+	if (end <= first || ui->nplaced >= PLACES_MAX)
+		return;
+	pp = &ui->placed[ui->nplaced++];
+	pp->img = img;
+	pp->y = first;
+	pp->x = x;
+	pp->cols = cols;
+	pp->rows = rows;
+	pp->crop_row = first - y;
+	pp->crop_rows = end - first;
 }
 
 /* Lay out one cell: In [n] and its code, then its output. Returns its rows. */
@@ -452,9 +542,17 @@ static int lay_cell(struct lay *l, const struct out_cell *c)
 			lay_text(l, out, look_of(l->ui, TH_PROMPT_OUT, NULL));
 		}
 		if (ch->kind == OUT_PLOT) {
-			int start = l->row;
+			int start, rows = plot_rows(l->ui, ch, l->width);
 			lay_sgr_text(l, ch->text.buf, len, TH_PLOT);
-			while (l->row - start < plot_rows(ch))
+			start = l->row;		/* the image's rows, reserved below its line */
+			if (rows && l->draw) {
+				/* The "more rows below" marker keeps the pane's last row. */
+				int bottom = l->bottom - (l->ui->scroll > 0);
+				plot_place(l->ui, plot_find(l->ui, ch->plot_index)->img,
+					   l->base_y + start, l->x, l->width, plot_cap_rows(), rows,
+					   l->top, bottom);
+			}
+			while (l->row - start < rows)
 				lay_newline(l);
 			continue;
 		}
@@ -632,7 +730,8 @@ static void draw_side(struct ui *ui, struct pane *p)
 			char buf[64];
 			snprintf(buf, sizeof(buf), "plot %d  %dx%d", ui->plots[i].index,
 				 ui->plots[i].w, ui->plots[i].h);
-			put_text(y++, p->x + 2, p->w - 2, buf, text);
+			put_text(y++, p->x + 2, p->w - 2, buf, i == ui->plot_sel ?
+				 look_of(ui, TH_MENU_SELECTED, NULL) : text);
 		}
 	}
 }
@@ -784,6 +883,98 @@ static void draw_line_overlay(struct ui *ui)
 	strbuf_release(&sb);
 }
 
+/* Draw the plot viewer: the gallery's plot on the whole screen but the status line. */
+static void draw_plot_view(struct ui *ui)
+{
+	struct ui_plot *pl = ui->plot_sel < ui->nplots ? &ui->plots[ui->plot_sel] : NULL;
+	struct graphics_request rq;
+	struct graphics_size sz;
+	int h = LINES - 1, w = COLS;
+	char title[192];
+
+	if (!pl || h < 4 || w < 10) {
+		ui->ov = OV_NONE;
+		return;
+	}
+	snprintf(title, sizeof(title), " plot %d \u00b7 %dx%d \u00b7 %zu of %zu \u00b7 Left/Right: "
+		 "other plots \u00b7 s: save as \u00b7 q or Esc closes ", pl->index, pl->w, pl->h,
+		 ui->plot_sel + 1, ui->nplots);
+	draw_box(ui, 0, 0, h, w, title);
+	if (!pl->img) {
+		char *line = xasprintf("no inline graphics here (--graphics %s); the PNG is %s",
+				       graphics_mode_name(ui->gmode), pl->path ? pl->path : "gone");
+		put_text(2, 2, w - 4, line, look_of(ui, TH_OVERLAY, NULL));
+		free(line);
+		return;
+	}
+	plot_request(ui, w - 2, h - 2, &rq);
+	graphics_fit(pl->img, &rq, &sz);
+	plot_place(ui, pl->img, 1, 1 + (w - 2 - sz.cols) / 2, w - 2, h - 2, sz.rows, 1, h - 1);
+}
+
+/* Whether two frames draw a plot the same way. */
+static int place_equal(const struct plot_place *a, const struct plot_place *b)
+{
+	return a->img == b->img && a->y == b->y && a->x == b->x && a->cols == b->cols &&
+	       a->rows == b->rows && a->crop_row == b->crop_row && a->crop_rows == b->crop_rows;
+}
+
+/* Drop the plots an overlay covers: all under the pager, those beside the completion menu. */
+static void plots_hide(struct ui *ui)
+{
+	if (ui->ov == OV_PAGER) {
+		ui->nplaced = 0;
+	} else if (ui->ov == OV_MENU) {
+		int h = (int)(ui->nmenu < 10 ? ui->nmenu : 10), top = ui->panes[P_EDITOR].y - h;
+		int k = 0;
+		for (int i = 0; i < ui->nplaced; i++)
+			if (ui->placed[i].y + ui->placed[i].crop_rows <= top)
+				ui->placed[k++] = ui->placed[i];
+		ui->nplaced = k;
+	}
+}
+
+/*
+ * Before curses' update: when the plots on the terminal are not the ones this frame draws,
+ * make curses forget the cells under them (wredrawln), so it rewrites those rows and the
+ * old pixels go. Returns whether the plots must be written after the update.
+ */
+static int plots_prepare(struct ui *ui)
+{
+	int same = ui->nplaced == ui->nshown;
+
+	for (int i = 0; same && i < ui->nplaced; i++)
+		same = place_equal(&ui->placed[i], &ui->shown[i]);
+	if (same && !is_cleared(curscr) && !is_cleared(stdscr))
+		return 0;
+	for (int i = 0; i < ui->nshown; i++)
+		wredrawln(stdscr, ui->shown[i].y, ui->shown[i].crop_rows);
+	return 1;
+}
+
+/* After curses' update: write the frame's plots at once, the cursor saved around them. */
+static void plots_write(struct ui *ui)
+{
+	strbuf_reset(&ui->gbuf);
+	strbuf_addstr(&ui->gbuf, "\x1b" "7");	/* DECSC ... DECRC: curses' cursor and colours */
+	for (int i = 0; i < ui->nplaced; i++) {
+		struct plot_place *pp = &ui->placed[i];
+		struct graphics_request rq;
+		plot_request(ui, pp->cols, pp->rows, &rq);
+		rq.crop_row = pp->crop_row;
+		rq.crop_rows = pp->crop_rows;
+		strbuf_addf(&ui->gbuf, "\x1b[%d;%dH", pp->y + 1, pp->x + 1);
+		graphics_render(pp->img, &rq, &ui->gbuf, NULL, NULL);
+	}
+	if (ui->nplaced) {
+		strbuf_addstr(&ui->gbuf, "\x1b" "8");
+		write_all(1, ui->gbuf.buf, ui->gbuf.len);
+		ui->gbytes += ui->gbuf.len;
+	}
+	memcpy(ui->shown, ui->placed, (size_t)ui->nplaced * sizeof(*ui->placed));
+	ui->nshown = ui->nplaced;
+}
+
 /* ---- layout and the frame --------------------------------------------------------------- */
 
 /* Place the panes for the current screen size. */
@@ -802,13 +993,14 @@ static void ui_layout(struct ui *ui)
 		o->h = 0;
 }
 
-/* Draw one frame and write it to the terminal once. */
+/* Draw one frame and write it to the terminal once, the plots right after. */
 static void ui_draw(struct ui *ui)
 {
-	int cy, cx;
+	int cy, cx, plots;
 
 	ui_layout(ui);
 	erase();
+	ui->nplaced = 0;
 	for (int i = 0; i < P_COUNT; i++) {
 		struct pane *p = &ui->panes[i];
 		if (p->visible && p->w > 0 && p->h > 0 && i != P_EDITOR)
@@ -822,10 +1014,18 @@ static void ui_draw(struct ui *ui)
 		draw_menu(ui);
 	else if (ui->ov == OV_SEARCH || ui->ov == OV_PROMPT || ui->ov == OV_INPUT)
 		draw_line_overlay(ui);
+	plots_hide(ui);
+	if (ui->ov == OV_PLOT) {
+		ui->nplaced = 0;
+		draw_plot_view(ui);
+	}
 	if (ui->ov == OV_NONE || ui->ov == OV_MENU)
 		move(cy, cx);
-	curs_set(ui->ov == OV_PAGER ? 0 : 1);
+	curs_set(ui->ov == OV_PAGER || ui->ov == OV_PLOT ? 0 : 1);
+	plots = plots_prepare(ui);
 	refresh();
+	if (plots)
+		plots_write(ui);
 }
 
 /* ---- history ---------------------------------------------------------------------------- */
@@ -901,6 +1101,46 @@ static int load_hist_entry(const cJSON *entry, void *data)
 }
 
 /* Put one event of a running cell into the output model. */
+/* Fill in a captured plot: its file under the channel and, when drawn, its decoded image. */
+static void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h, const char *rel)
+{
+	pl->index = index;
+	pl->w = w;
+	pl->h = h;
+	pl->path = rel && !strstr(rel, "..") ?
+		xasprintf("%s/%s", session_channel_dir(ui->s), rel) : NULL;
+	pl->img = NULL;
+	if (pl->path && (ui->gmode == GRAPHICS_SIXEL || ui->gmode == GRAPHICS_BLOCKS)) {
+		struct strbuf err = STRBUF_INIT;
+		pl->img = graphics_load(pl->path, &err);
+		if (!pl->img)
+			ui_message(ui, "plot %d: %s", index, err.buf);
+		strbuf_release(&err);
+	}
+	ui->plot_sel = (size_t)(pl - ui->plots);
+}
+
+/* Forget the captured plots; the output pane keeps their text lines. */
+static void plots_forget(struct ui *ui)
+{
+	for (size_t i = 0; i < ui->nplots; i++) {
+		graphics_free(ui->plots[i].img);
+		free(ui->plots[i].path);
+	}
+	ui->nplots = 0;
+	ui->plot_sel = 0;
+	ui->nplaced = 0;
+	for (int i = 0; i < ui->nshown; i++)
+		ui->shown[i].img = NULL;	/* freed: the next frame differs, whatever it draws */
+	for (size_t i = 0; i < ui->out.ncells; i++) {
+		struct out_cell *c = ui->out.cells[i];
+		for (size_t k = 0; k < c->nchunks; k++)
+			if (c->chunks[k].kind == OUT_PLOT)
+				c->chunks[k].plot_index = 0;	/* the kernel counts from 1 again */
+		c->rows_width = 0;
+	}
+}
+
 static void on_cell_event(struct session *s, const struct session_event *ev, void *data)
 {
 	struct ui *ui = data;
@@ -927,14 +1167,13 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 			int idx = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "index"));
 			int w = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "width"));
 			int h = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "height"));
+			const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plot, "path"));
 			out_cell_plot(&ui->out, c, idx, w, h);
 			if (ui->nplots == ui->plots_alloc) {
 				ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
 				ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
 			}
-			ui->plots[ui->nplots].index = idx;
-			ui->plots[ui->nplots].w = w;
-			ui->plots[ui->nplots++].h = h;
+			plot_add(ui, &ui->plots[ui->nplots++], idx, w, h, rel);
 		} else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pager")) && text) {
 			pager_open(ui, "help", text);
 		} else if (text) {
@@ -1288,6 +1527,8 @@ static int tc_theme(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_side(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+static int tc_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+static int tc_save_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 
 static const struct tui_command tui_commands[] = {
@@ -1311,8 +1552,13 @@ static const struct tui_command tui_commands[] = {
 	  .help = "switch theme (dark, light, high-contrast, monochrome); none: list them" },
 	{ .name = "side", .usage = "side", .fn = tc_side,
 	  .help = "show or hide the side pane (F3)" },
-	{ .name = "redraw", .usage = "redraw [N]", .fn = tc_redraw,
-	  .help = "repaint the whole screen (Ctrl-L); N times: report the time per frame" },
+	{ .name = "redraw", .usage = "redraw [N [scroll]]", .fn = tc_redraw,
+	  .help = "repaint the whole screen (Ctrl-L); N times: report the time per frame; "
+		  "scroll: N frames scrolling the output one row each" },
+	{ .name = "plot", .usage = "plot [N]", .fn = tc_plot,
+	  .help = "show plot N (else the newest) on the whole screen (F4)" },
+	{ .name = "save-plot", .usage = "save-plot N FILE", .fn = tc_save_plot,
+	  .help = "copy plot N's PNG to FILE (s in the plot view)" },
 	{ .name = "help", .usage = "help", .fn = tc_help,
 	  .help = "keys and commands (F1)" },
 	{ .name = "quit", .usage = "quit", .fn = tc_quit,
@@ -1372,7 +1618,7 @@ static int tc_clear_plots(struct ui *ui, int argc, char **argv, struct strbuf *m
 	(void)argc, (void)argv;
 	if (!session_request(ui->s, "clear_plots", NULL, on_ignore, NULL, msg))
 		return -1;
-	ui->nplots = 0;
+	plots_forget(ui);
 	return 0;
 }
 
@@ -1526,30 +1772,104 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* :redraw [N]: repaint everything, N times with the time per frame. */
+/* The position in ui->plots of kernel plot `arg` (NULL: the newest); -1 with a message. */
+static long plot_arg(struct ui *ui, const char *arg, struct strbuf *msg)
+{
+	char *end;
+	long n;
+
+	if (!ui->nplots) {
+		strbuf_addstr(msg, "no plots yet");
+		return -1;
+	}
+	if (!arg)
+		return (long)ui->nplots - 1;
+	n = strtol(arg, &end, 10);
+	for (size_t i = 0; !*end && i < ui->nplots; i++)
+		if (ui->plots[i].index == n)
+			return (long)i;
+	strbuf_addf(msg, "no plot '%s'", arg);
+	return -1;
+}
+
+/* :plot [N]: the plot viewer. */
+static int tc_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+{
+	long i = plot_arg(ui, argc > 1 ? argv[1] : NULL, msg);
+
+	if (i < 0)
+		return -1;
+	ui->plot_sel = (size_t)i;
+	ui->ov = OV_PLOT;
+	return 0;
+}
+
+/* :save-plot N FILE: copy a plot's PNG. */
+static int tc_save_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+{
+	long i;
+
+	if (argc != 3) {
+		strbuf_addstr(msg, "usage: save-plot N FILE");
+		return -1;
+	}
+	i = plot_arg(ui, argv[1], msg);
+	if (i < 0)
+		return -1;
+	if (!ui->plots[i].path || copy_file(ui->plots[i].path, argv[2]) < 0) {
+		strbuf_addf(msg, "cannot copy plot %s to '%s': %s", argv[1], argv[2],
+			    ui->plots[i].path ? strerror(errno) : "no file");
+		return -1;
+	}
+	strbuf_addf(msg, "plot %d saved to %s", ui->plots[i].index, argv[2]);
+	return 0;
+}
+
+/* :redraw [N [scroll]]: repaint everything, N times with the time per frame. */
 static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 1;
+	int n = argc > 1 ? atoi(argv[1]) : 1, scroll = argc > 2 && !strcmp(argv[2], "scroll");
+	int max_scroll = 0, follow = ui->follow, was = ui->scroll;
+	size_t bytes = ui->gbytes;
 	double *t;
 
-	if (n < 1 || n > 100000) {
-		strbuf_addstr(msg, "usage: redraw [N] (1 to 100000)");
+	if (n < 1 || n > 100000 || (argc > 2 && !scroll)) {
+		strbuf_addstr(msg, "usage: redraw [N [scroll]] (N from 1 to 100000)");
 		return -1;
+	}
+	if (scroll) {	/* from the top of the output down, one row a frame, again and again */
+		ui->follow = 0;
+		ui->scroll = INT_MAX / 2;
+		ui_draw(ui);
+		max_scroll = ui->scroll;
+		bytes = ui->gbytes;
 	}
 	t = xmalloc((size_t)n * sizeof(*t));
 	for (int i = 0; i < n; i++) {
 		double t0 = now_monotonic();
-		clearok(curscr, TRUE);
-		for (size_t k = 0; k < ui->out.ncells; k++)
-			ui->out.cells[k]->rows_width = 0;	/* lay out every cell again */
+		if (scroll) {
+			ui->scroll = max_scroll ? max_scroll - i % (max_scroll + 1) : 0;
+		} else {
+			clearok(curscr, TRUE);
+			for (size_t k = 0; k < ui->out.ncells; k++)
+				ui->out.cells[k]->rows_width = 0;	/* lay out every cell again */
+		}
 		ui_draw(ui);
 		t[i] = now_monotonic() - t0;
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
-	if (n > 1)
+	if (scroll)
+		strbuf_addf(msg, "redraw: %d scrolling frames, %d rows, median %.3f ms, "
+			    "p90 %.3f ms, %zu B/frame", n, max_scroll,
+			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3, (ui->gbytes - bytes) / (size_t)n);
+	else if (n > 1)
 		strbuf_addf(msg, "redraw: %d full frames, median %.3f ms, p90 %.3f ms", n,
 			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3);
 	free(t);
+	if (scroll) {
+		ui->follow = follow;
+		ui->scroll = was;
+	}
 	clearok(curscr, TRUE);
 	return 0;
 }
@@ -1568,6 +1888,7 @@ static const struct { const char *keys, *what; } key_help[] = {
 	{ "Ctrl-L", "repaint the screen" },
 	{ "F1", "this help" },
 	{ "F3", "show or hide the side pane (history, plots)" },
+	{ "F4", "the plot viewer: Left/Right other plots, s save as" },
 	{ "F6", "restart the kernel" },
 	{ "Ctrl-O, F2", "a cellbox command (below)" },
 	{ "Ctrl-Q, Ctrl-D", "quit (Ctrl-D on an empty cell)" },
@@ -1735,6 +2056,20 @@ static int overlay_key(struct ui *ui, int is_key, wint_t ch)
 	case OV_PROMPT:
 	case OV_INPUT:
 		return line_overlay_key(ui, is_key, ch);
+	case OV_PLOT:
+		if (is_key && (ch == KEY_LEFT || ch == KEY_UP)) {
+			ui->plot_sel -= ui->plot_sel > 0;
+		} else if (is_key && (ch == KEY_RIGHT || ch == KEY_DOWN)) {
+			ui->plot_sel += ui->plot_sel + 1 < ui->nplots;
+		} else if (!is_key && ch == 's' && ui->plot_sel < ui->nplots) {
+			strbuf_reset(&ui->line);
+			strbuf_addf(&ui->line, "save-plot %d ", ui->plots[ui->plot_sel].index);
+			ui->ov = OV_PROMPT;
+		} else if ((!is_key && (ch == 'q' || ch == 27 || ch == '\r' || ch == CTRL('c'))) ||
+			   (is_key && ch == KEY_F(4))) {
+			ui->ov = OV_NONE;
+		}
+		return PANE_HANDLED | PANE_REDRAW;
 	default:
 		return 0;
 	}
@@ -1755,6 +2090,12 @@ static int global_key(struct ui *ui, int is_key, wint_t ch)
 			goto prompt;
 		case KEY_F(3):
 			tc_side(ui, 0, NULL, &msg);
+			break;
+		case KEY_F(4):
+			if (ui->plot_sel < ui->nplots)
+				ui->ov = OV_PLOT;
+			else
+				ui_message(ui, "no plots yet");
 			break;
 		case KEY_F(6):
 			restart_kernel(ui);
@@ -1960,6 +2301,11 @@ static int screen_start(struct ui *ui, const char *theme_name)
 		return -1;
 	}
 	wake_fd = ui->wake[1];
+	/* Ask the terminal before curses owns it: termcap sets and restores raw mode itself. */
+	if (ui->gwant != GRAPHICS_NONE)
+		termcap_query(&ui->tc, -1, TUI_QUERY_MS);
+	else
+		termcap_fill(&ui->tc, NULL, 1);
 	if (!initscr()) {
 		cli_error("cannot start the screen (TERM='%s')", getenv("TERM"));
 		return -1;
@@ -1985,6 +2331,9 @@ static int screen_start(struct ui *ui, const char *theme_name)
 		use_default_colors();
 		ui->ncolors = COLORS >= 256 ? 256 : COLORS >= 16 ? 16 : COLORS >= 8 ? 8 : 0;
 	}
+	ui->gmode = graphics_choose(ui->gwant, &ui->tc, ui->ncolors > 0);
+	if (ui->gmode == GRAPHICS_BLOCKS && !ui->ncolors)
+		ui->gmode = GRAPHICS_NONE;	/* half-blocks are colours or nothing */
 	if (ui_set_theme(ui, theme_name, &err) < 0) {
 		/* A missing theme is not worth refusing to start: fall back to the built-in one. */
 		theme_release(&ui->theme);
@@ -1996,6 +2345,17 @@ static int screen_start(struct ui *ui, const char *theme_name)
 	}
 	strbuf_release(&err);
 	return 0;
+}
+
+/* Ask the terminal again after a resize (the font, so the cell size, may have changed). */
+static void graphics_requery(struct ui *ui)
+{
+	struct termcap tc;
+
+	if (ui->gmode != GRAPHICS_SIXEL && ui->gmode != GRAPHICS_BLOCKS)
+		return;
+	if (termcap_query(&tc, -1, TUI_QUERY_MS) == 0 && (tc.r.da1 || !ui->tc.r.da1))
+		ui->tc = tc;
 }
 
 /* Apply a new window size. */
@@ -2057,6 +2417,7 @@ static void ui_loop(struct ui *ui)
 				}
 			if (resized) {
 				screen_resize();
+				graphics_requery(ui);
 				clearok(curscr, TRUE);	/* the terminal may have reflowed */
 				for (size_t i = 0; i < ui->out.ncells; i++)
 					ui->out.cells[i]->rows_width = 0;
@@ -2121,6 +2482,8 @@ int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
 	ui.cfg = cfg;
 	ui.follow = 1;
 	ui.search_hit = -1;
+	graphics_mode_parse(cfg->graphics ? cfg->graphics : "auto", &ui.gwant);
+	strbuf_init(&ui.gbuf, 0);
 	outmodel_init(&ui.out, OUT_CELL_MAX);
 	edbuf_init(&ui.ed);
 	strbuf_init(&ui.pager, 0);
@@ -2166,7 +2529,12 @@ out:
 		free(ui.hist[i]);
 	free(ui.hist);
 	free(ui.hist_saved);
+	for (size_t i = 0; i < ui.nplots; i++) {
+		graphics_free(ui.plots[i].img);
+		free(ui.plots[i].path);
+	}
 	free(ui.plots);
+	strbuf_release(&ui.gbuf);
 	free(ui.message);
 	free(ui.pager_title);
 	free(ui.dead_reason);

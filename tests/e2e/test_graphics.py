@@ -230,5 +230,63 @@ class ReplTest(Base):
         self.assertEqual(t.out.count(b'\x1b[c'), 1)
 
 
+class TuiTest(Base):
+    """The full-screen UI: asked once at start and after a resize, plots written after the
+    frame with the cursor saved around them, only when they move or the screen was wiped."""
+
+    def settle(self, t, quiet=1.0):
+        """Read until cellbox has written nothing for `quiet` seconds."""
+        n = -1
+        while n != len(t.out):
+            n = len(t.out)
+            deadline = time.monotonic() + quiet
+            while time.monotonic() < deadline and not t.closed:
+                t.pump(0.1)
+
+    def test_sixel_in_the_output_pane(self):
+        t = FakeTerminal(['tui'], clean_env(self.tmp), 'sixel')
+        dcs = rb'\x1b7\x1b\[(\d+);(\d+)H\x1bPq"1;1;(\d+);(\d+)#[^\x1b]*\x1b\\\x1b8'
+        try:
+            t.expect(rb'F1 help')
+            # Asked once, all together, before curses takes the screen (1049h).
+            self.assertLess(t.out.index(QUERIES), t.out.index(b'\x1b[?1049h'))
+            self.assertEqual(t.out.count(b'\x1b[c'), 1)
+            t.send(PLOT.replace('\n', '; ').encode() + b'\r')
+            m = t.expect(dcs)
+            # In [1] and its code (two rows at 80 columns), "before", the plot's line: the
+            # image from row 5, column 1; 24 rows, so at most 12 rows of 20 pixels: 320x240.
+            self.assertEqual([int(g) for g in m.groups()], [5, 1, 320, 240])
+            self.settle(t)
+            self.assertIn(b'after', t.out)
+            at = len(t.out)
+            t.send(b'x')                      # a frame where no plot moves writes none
+            self.settle(t)
+            self.assertIn(b'x', t.out[at:])
+            self.assertNotIn(b'\x1bPq', t.out[at:])
+            t.send(b'\x0c')                   # Ctrl-L wipes the screen: drawn again
+            m = t.expect(dcs)
+            self.assertEqual([int(g) for g in m.groups()], [5, 1, 320, 240])
+            t.send(b'\x1bOP')                 # F1: the pager hides it
+            t.expect(rb'q or Esc closes')
+            self.settle(t)
+            self.assertNotIn(b'\x1bPq', t.out[t.pos:])
+            t.send(b'q')
+            m = t.expect(dcs)
+            self.assertEqual([int(g) for g in m.groups()], [5, 1, 320, 240])
+            # A resize: asked again, the plot fitted to the new size (30 rows: 15 rows high;
+            # the code still takes two rows at 100 columns).
+            # (The pty sends SIGWINCH to cellbox, its foreground job.)
+            fcntl.ioctl(t.master, termios.TIOCSWINSZ, struct.pack('HHHH', 30, 100, 0, 0))
+            t.expect(rb'\x1b\[c')
+            t.send(ANSWERS['sixel'])
+            m = t.expect(dcs)
+            self.assertEqual([int(g) for g in m.groups()], [5, 1, 400, 300])
+            self.assertEqual(t.out.count(b'\x1b[c'), 2)
+            t.send(b'\x11')
+            self.assertEqual(t.finish(), 0)
+        finally:
+            t.kill()
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -2,8 +2,10 @@
 read with capture-pane. Each test has its own tmux server (-L) and a fixed window size."""
 import json
 import os
+import re
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import time
@@ -386,6 +388,149 @@ class SafetyTest(Base):
         ui.wait_for('[output truncated:', timeout=120)
         ui.run('3 + 3')
         ui.wait_for('Out[2]: 6')
+
+
+BLOCK = '\u2580'
+PLOT_CELL = ('import matplotlib.pyplot as plt; print("before"); plt.plot([1, 3, 2]); '
+             'plt.show(); print("after")')
+
+
+class PlotTest(Base):
+    """Inline plots in the output pane. tmux 3.3 has no sixel: the UI picks half-blocks."""
+
+    def settled(self, ui):
+        """The screen once two captures a little apart agree (a frame is written whole)."""
+        last = ui.screen()
+        for _ in range(100):
+            time.sleep(0.15)
+            s = ui.screen()
+            if s == last:
+                return s.split('\n')
+            last = s
+        return last.split('\n')
+
+    def block_rows(self, rows):
+        """Indexes of the rows that hold half-blocks; each must hold nothing else."""
+        out = []
+        for i, r in enumerate(rows):
+            if BLOCK in r:
+                self.assertEqual(r.strip().strip(BLOCK), '', 'text mixed with blocks: %r' % r)
+                out.append(i)
+        if out:
+            self.assertEqual(out, list(range(out[0], out[-1] + 1)), 'block rows not together')
+        return out
+
+    def plot_start(self):
+        ui = self.start()
+        ui.run(PLOT_CELL)
+        ui.wait_for('\nafter', timeout=120)
+        rows = self.settled(ui)
+        k = next(i for i, r in enumerate(rows) if r.startswith('[plot 1: 640x480 PNG]'))
+        blocks = self.block_rows(rows)
+        self.assertGreaterEqual(len(blocks), 5)
+        self.assertEqual(blocks[0], k + 1, 'the image is right below its line')
+        self.assertEqual(rows[blocks[-1] + 1].strip(), 'after')
+        self.assertEqual(rows[k - 1].strip(), 'before')
+        return ui, len(blocks)
+
+    def test_blocks_in_reserved_rows(self):
+        ui, n = self.plot_start()
+        # Width-bound by the height cap (half the screen): a 4:3 image 2 pixels a row.
+        self.assertLessEqual(n, 15)
+        esc = ui.screen(escapes=True).split('\n')
+        k = next(i for i, r in enumerate(esc) if BLOCK in r)
+        colors = set()
+        for r in esc[k:k + n]:
+            colors.update(re.findall(r'\x1b\[[0-9;]*[34]8;5;([0-9]+)', r))
+        self.assertGreater(len(colors), 3, 'the blocks are coloured: %r' % colors)
+
+    def test_scroll_keeps_screen_consistent(self):
+        ui, n = self.plot_start()
+        ui.run('for i in range(40): print("line", i)')
+        ui.wait_for('line 39')
+        rows = self.settled(ui)
+        self.assertEqual(self.block_rows(rows), [], 'the plot scrolled away: no stale blocks')
+        # One page back (26 rows): the top of the image is above the pane, the rest shows,
+        # cropped, and "after" follows it.
+        ui.keys('PPage')
+        ui.wait_for('more rows below')
+        rows = self.settled(ui)
+        blocks = self.block_rows(rows)
+        self.assertTrue(blocks and 0 < len(blocks) < n, 'cropped: %d of %d rows' % (len(blocks), n))
+        self.assertEqual(blocks[0], 0)
+        self.assertEqual(rows[blocks[-1] + 1].strip(), 'after')
+        self.assertNotIn('[plot 1:', '\n'.join(rows))
+        # To the top: the whole image again, under its line.
+        ui.keys('PPage')
+        ui.wait_for('[plot 1:')
+        rows = self.settled(ui)
+        blocks = self.block_rows(rows)
+        self.assertEqual(len(blocks), n)
+        self.assertTrue(rows[blocks[0] - 1].startswith('[plot 1:'))
+        # Back to the bottom: nothing left behind.
+        ui.keys('NPage')
+        ui.keys('NPage')
+        ui.keys('NPage')
+        ui.wait_gone('more rows below')
+        rows = self.settled(ui)
+        self.assertEqual(self.block_rows(rows), [])
+        self.assertIn('line 39', '\n'.join(rows))
+
+    def test_overlays_hide_plots(self):
+        ui, n = self.plot_start()
+        ui.keys('F1')
+        ui.wait_for('q or Esc closes')
+        rows = self.settled(ui)
+        self.assertNotIn(BLOCK, '\n'.join(rows), 'the pager hides the plot, margins too')
+        ui.keys('q')
+        ui.wait_gone('q or Esc closes')
+        self.assertEqual(len(self.block_rows(self.settled(ui))), n)
+        # The command prompt is on the status line: the plot stays.
+        ui.keys('C-o')
+        ui.wait_for('\n:')
+        self.assertEqual(len(self.block_rows(self.settled(ui))), n)
+        ui.keys('Escape')
+
+    def test_gallery_view_and_save(self):
+        ui, n = self.plot_start()
+        ui.run('plt.plot([0, 1]); plt.show()')
+        ui.wait_for('[plot 2: ', timeout=120)
+        ui.keys('F3')
+        s = ui.wait_for('Plots')
+        self.assertIn('plot 1  640x480', s)
+        self.assertIn('plot 2  640x480', s)
+        ui.keys('F4')
+        ui.wait_for('2 of 2')
+        ui.keys('Left')
+        ui.wait_for('1 of 2')
+        rows = self.settled(ui)
+        big = [r for r in rows if BLOCK in r]
+        self.assertGreater(len(big), n, 'the viewer draws it bigger than the pane')
+        ui.keys('s')
+        ui.wait_for(':save-plot 1')
+        dest = os.path.join(self.tmp, 'saved.png')
+        ui.type(dest)
+        ui.keys('Enter')
+        ui.wait_for('plot 1 saved to')
+        with open(dest, 'rb') as f:
+            head = f.read(24)
+        self.assertEqual(head[:8], b'\x89PNG\r\n\x1a\n')
+        self.assertEqual(struct.unpack('>II', head[16:24]), (640, 480))
+        ui.keys('F4')
+        ui.wait_for('1 of 2')
+        ui.keys('Escape')
+        ui.wait_gone('1 of 2')
+        rows = [r[:72] for r in self.settled(ui)]      # the output pane, beside the side pane
+        blocks = [r for r in rows if BLOCK in r]
+        self.assertGreaterEqual(len(blocks), n)         # both plots, parts of them
+        self.assertTrue(all(r.strip().strip(BLOCK) == '' for r in blocks), rows)
+
+    def test_graphics_none(self):
+        ui = self.start('tui', '--graphics', 'none')
+        ui.run(PLOT_CELL)
+        s = ui.wait_for('\nafter', timeout=120)
+        self.assertIn('[plot 1: 640x480 PNG]\nafter', s)
+        self.assertNotIn(BLOCK, s)
 
 
 if __name__ == '__main__':
