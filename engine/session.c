@@ -303,11 +303,6 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 	char *ready, *status;
 	int rc = -1, exit_fd;
 
-	if (strcmp(s->backend_name, "local")) {
-		strbuf_addf(err, "pooled kernels of the %s backend cannot be adopted yet",
-			    s->backend_name);
-		return -1;
-	}
 	if (channel_attach(&s->ch, dir, err) < 0)
 		return -1;
 	watch_channel(s);
@@ -323,7 +318,24 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 		strbuf_addf(err, "'%s' has no kernel pid", ready);
 		goto out;
 	}
-	s->be = backend_local_adopt((pid_t)pid->valueint, status);
+	if (!strcmp(s->backend_name, "local")) {
+		s->be = backend_local_adopt((pid_t)pid->valueint, status);
+	} else {
+		/* A container backend: the container's id is in the channel. */
+		char *idfile = channel_path(&s->ch, BACKEND_CONTAINER_FILE);
+
+		strbuf_reset(&buf);
+		if (strbuf_read_file(&buf, idfile, 256) < 0 || !buf.len) {
+			strbuf_addf(err, "'%s' names no container: the kernel in '%s' is not a %s kernel",
+				    idfile, dir, s->backend_name);
+			free(idfile);
+			goto out;
+		}
+		free(idfile);
+		s->be = backend_docker_adopt(s->backend_name, s->opts.sandbox.host, buf.buf, err);
+		if (!s->be)
+			goto out;
+	}
 	exit_fd = s->be->ops->exit_fd(s->be);
 	if (exit_fd >= 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
@@ -359,9 +371,19 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 static int open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
-	int rc = pool_lease(opts->pool_dir, opts->pool_strategy,
-			    opts->pool_timeout > 0 ? opts->pool_timeout : 30, &s->lease, &why);
+	char *serves = pool_backend(opts->pool_dir);
+	int rc;
 
+	/* Adopt only a kernel of the backend asked for: say so before taking one. */
+	if (serves && strcmp(serves, s->backend_name)) {
+		strbuf_addf(err, "the pool '%s' serves %s kernels, not %s (use --backend %s)",
+			    opts->pool_dir, serves, s->backend_name, serves);
+		free(serves);
+		return -1;
+	}
+	free(serves);
+	rc = pool_lease(opts->pool_dir, opts->pool_strategy,
+			opts->pool_timeout > 0 ? opts->pool_timeout : 30, &s->lease, &why);
 	if (rc == 0)
 		s->pool_note = strbuf_detach(&why, NULL);
 	else if (rc < 0)
