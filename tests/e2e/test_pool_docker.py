@@ -49,6 +49,19 @@ def engine(path):
         c.close()
 
 
+def engine_post(path):
+    """POST `path` to dockerd without a body: the status."""
+    host = os.environ.get('DOCKER_HOST', 'unix:///var/run/docker.sock')
+    c = UnixHTTPConnection(host[len('unix://'):])
+    try:
+        c.request('POST', path)
+        r = c.getresponse()
+        r.read()
+        return r.status
+    finally:
+        c.close()
+
+
 def skip_reason():
     """Why these tests cannot run here, or None."""
     try:
@@ -178,15 +191,21 @@ class DockerPoolTest(unittest.TestCase):
     def test_killed_idle_kernel_is_replaced(self):
         self.serve('--min', '1', '--max', '2')
         old = wait_for(self.ready_ids, what='a ready container').pop()
-        c = UnixHTTPConnection(os.environ.get('DOCKER_HOST', 'unix:///var/run/docker.sock')
-                               [len('unix://'):])
-        c.request('POST', '/containers/%s/kill?signal=SIGKILL' % old)
-        self.assertEqual(c.getresponse().status, 204)
-        c.close()
+        self.assertEqual(engine_post('/containers/%s/kill?signal=SIGKILL' % old), 204)
         wait_for(lambda: self.ready_ids() - {old}, what='a replacement container')
         wait_for(lambda: engine('/containers/%s/json' % old)[0] == 404,
                  what='the killed container to be removed')
         self.assertIn('kernel died (killed by signal 9', self.stop_daemon())
+
+    def test_unresponsive_kernel_is_replaced(self):
+        self.serve('--min', '1', '--max', '2', '--health-interval', '0.5')
+        old = wait_for(self.ready_ids, what='a ready container').pop()
+        self.assertEqual(engine_post('/containers/%s/pause' % old), 204)   # alive, but mute
+        wait_for(lambda: self.ready_ids() - {old}, timeout=60,
+                 what='the health check to replace it')
+        wait_for(lambda: engine('/containers/%s/json' % old)[0] == 404,
+                 what='the paused container to be removed')
+        self.assertIn('stopped answering', self.stop_daemon())
 
     def stop_daemon(self):
         self.daemon.send_signal(signal.SIGTERM)
