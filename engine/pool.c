@@ -206,6 +206,21 @@ char *pool_backend(const char *pool_dir)
 	return backend;
 }
 
+int pool_lease_daemon_alive(const struct pool_lease *lease)
+{
+	const char *slash = lease->entry ? strrchr(lease->entry, '/') : NULL;
+	char *dir;
+	int alive;
+
+	if (!slash)
+		return 0;
+	dir = xstrndup(lease->entry, (size_t)(slash - lease->entry));	/* <pool>/leased */
+	*strrchr(dir, '/') = '\0';
+	alive = daemon_alive(dir);
+	free(dir);
+	return alive;
+}
+
 void pool_lease_release(struct pool_lease *lease)
 {
 	if (lease->entry)
@@ -507,9 +522,23 @@ static void sync_leases(struct daemon *d)
 	DIR *dir = opendir(leased);
 	struct dirent *de;
 
-	for (size_t i = 0; i < d->nk; i++)
-		if (d->k[i].client)
-			d->k[i].client = -d->k[i].client;	/* unseen until found below */
+	for (size_t i = 0; i < d->nk; i++) {
+		struct pkernel *k = &d->k[i];
+		char *p;
+
+		if (k->client) {
+			k->client = -k->client;		/* unseen until found below */
+		} else if (!k->dying) {
+			/*
+			 * Not in ready/ (looked at before leased/, so a lease cannot slip between):
+			 * leased since, and maybe released already, before we saw it.
+			 */
+			p = ppath(d, "ready", k->name);
+			if (access(p, F_OK) < 0 && errno == ENOENT)
+				k->client = -1;
+			free(p);
+		}
+	}
 	while (dir && (de = readdir(dir))) {
 		char *dot = strrchr(de->d_name, '.'), *name;
 		pid_t client;
@@ -534,7 +563,7 @@ static void sync_leases(struct daemon *d)
 				free(p);
 			}
 		} else if (k) {
-			if (k->client == 0)
+			if (k->client == 0 || k->client == -1)
 				dlog(d, "kernel %s leased to pid %ld", k->name, (long)client);
 			k->client = client;
 		}

@@ -54,6 +54,7 @@ struct session {
 	double kill_at;		/* grace deadline after SIGINT, 0 = none */
 	struct pool_lease lease;	/* the pooled kernel's lease, entry NULL when none */
 	char *pool_note;	/* why a pooled session got a fresh kernel */
+	int hand_back;		/* the pool's container is still ours: its daemon may end it */
 	sigset_t wait_mask;	/* for epoll_pwait in session_wait() */
 	int has_wait_mask;
 	off_t log_start;	/* size of `log` when the current kernel started */
@@ -157,6 +158,7 @@ static int start_kernel(struct session *s, struct strbuf *err)
 	int rc = -1, exit_fd;
 
 	set_state(s, SESSION_STARTING, NULL);
+	s->hand_back = 0;	/* a kernel of our own from now on: we end it */
 	unlink(ready);
 	channel_clear_queue(&s->ch);
 	s->log_start = stat(logp, &st) == 0 ? st.st_size : 0;
@@ -390,6 +392,8 @@ static int open_pooled(struct session *s, const struct session_opts *opts, struc
 		strbuf_addstr(err, why.buf);
 	else if (adopt_kernel(s, s->lease.channel_dir, err) < 0)
 		rc = -1;
+	else
+		s->hand_back = strcmp(s->backend_name, "local") != 0;
 	strbuf_release(&why);
 	return rc;
 }
@@ -922,6 +926,12 @@ void session_close(struct session *s)
 		if (!s->lease.entry)
 			shutdown_kernel(s);
 		abort_all(s, NULL, NULL, "session closed");
+		/*
+		 * Stopping a container takes 100 ms or more: a pooled one goes back to its daemon,
+		 * which removes every released kernel, off our path. Without a daemon we end it.
+		 */
+		if (s->hand_back && s->be->ops->detach && pool_lease_daemon_alive(&s->lease))
+			s->be->ops->detach(s->be);
 		s->be->ops->free(s->be);
 	}
 	session_free(s, lease.entry || !s->opts.keep_channel);

@@ -151,6 +151,21 @@ class DockerPoolTest(unittest.TestCase):
         self.assertLessEqual(peak, 2)                 # nothing past the maximum
         self.assertGreaterEqual(peak, 1)
 
+    def test_quick_release_refills(self):
+        # Leased and handed back while the daemon is busy starting another container: it
+        # must still see the release, remove the container and refill (a miss would count a
+        # gone kernel as ready, and at the maximum every later client would wait in vain).
+        self.serve('--min', '2', '--max', '2', ready=2)
+        pid = self.daemon.pid
+        for _ in range(8):
+            p = self.cellbox('run', '--pool', '--pool-strategy', 'wait', '--pool-timeout', '60',
+                             '-c', 'pass')
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)
+            self.assertLessEqual(len(containers_of(pid)), 2)
+        wait_for(lambda: len(self.ready_ids()) == 2 and len(containers_of(pid)) == 2,
+                 what='two warm containers and nothing else')
+
     def test_exhaustion_strategies(self):
         self.serve('--min', '1', '--max', '1')
         holder = self.hold_lease()
