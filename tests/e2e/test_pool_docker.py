@@ -248,9 +248,12 @@ class DockerPoolTest(unittest.TestCase):
                                                      'kernels'))), 1)
         self.assertEqual(self.run_host().returncode, 0)
         # gc leaves a live pool alone, and removes a dead one's.
+        wait_for(lambda: len(self.ready_ids()) == 1 and len(containers_of(self.daemon.pid)) == 1,
+                 what='the used container removed and one refilled')
+        before = containers_of(self.daemon.pid)
         p = self.cellbox('gc')
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(len(containers_of(self.daemon.pid)), 1, p.stdout)
+        self.assertEqual(containers_of(self.daemon.pid), before, p.stdout)
         new_pid = self.daemon.pid
         left = containers_of(new_pid)
         self.daemon.kill()
