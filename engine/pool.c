@@ -252,6 +252,8 @@ struct daemon {
 	struct pkernel *k;
 	size_t nk, alloc;
 	double next_health;
+	double spawn_after;	/* after a failed start: not before this (back-off) */
+	double backoff;		/* the current back-off in seconds, 0 after a success */
 	int stop;
 };
 
@@ -691,8 +693,15 @@ static void maintain(struct daemon *d)
 		if (waiting > want)
 			want = waiting;
 	}
-	if (ready < want && ready + leased < pc->max_size)
-		spawn(d);
+	if (ready < want && ready + leased < pc->max_size && now >= d->spawn_after) {
+		/* A kernel that cannot start (no image, no interpreter) is retried, slower and slower. */
+		if (spawn(d) < 0) {
+			d->backoff = d->backoff > 0 ? (d->backoff * 2 < 30 ? d->backoff * 2 : 30) : 0.5;
+			d->spawn_after = now_monotonic() + d->backoff;
+		} else {
+			d->backoff = 0;
+		}
+	}
 }
 
 /* Remove what a previous daemon left: ready entries, dead leases, unowned channels. */
@@ -876,8 +885,12 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 			reap(&d);
 		}
 		count(&d, &ready_n, &leased_n);
-		if (started && ready_n < pc->min_size && ready_n + leased_n < pc->max_size)
-			timeout = 0;	/* more kernels to start: come straight back */
+		if (started && ready_n < pc->min_size && ready_n + leased_n < pc->max_size) {
+			double wait = d.spawn_after - now_monotonic();
+
+			/* more kernels to start: come straight back, or when the back-off ends */
+			timeout = wait <= 0 ? 0 : wait < 1 ? (int)(wait * 1000) + 1 : 1000;
+		}
 		n = epoll_wait(epfd, evs, ARRAY_SIZE(evs), timeout);
 		(void)n;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
