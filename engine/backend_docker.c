@@ -576,6 +576,11 @@ struct backend *backend_docker_adopt(const char *engine, const char *host, const
 	long status;
 	int rc = -1;
 
+	/* The id comes from a file in the channel, which the container can write: check it. */
+	if (strlen(id) < 12 || strlen(id) > 64 || strspn(id, "0123456789abcdef") != strlen(id)) {
+		strbuf_addf(err, "'%.64s' is not a container id", id);
+		goto out;
+	}
 	if (engine_connect(&db->d, engine, host, err) < 0)
 		goto out;
 	db->connected = 1;
