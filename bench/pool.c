@@ -1,7 +1,7 @@
 /*
- * Session-ready time: session_open() from a warm pool against a cold start, on the local
- * backend. Prints one JSON object per case: {"case", "n", "median_ms", "p90_ms"}.
- * Usage: bench_pool POOL_DIR N PYTHON (bench/pool.py starts the daemon).
+ * Session-ready time: session_open() from a warm pool against a cold start, on the local or
+ * docker backend. Prints one JSON object per case: {"case", "n", "median_ms", "p90_ms"}.
+ * Usage: bench_pool POOL_DIR N PYTHON [BACKEND] (bench/pool.py starts the daemon).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -73,10 +73,11 @@ int main(int argc, char **argv)
 	int n = argc > 2 ? atoi(argv[2]) : 20;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench_pool POOL_DIR [N] [PYTHON]\n");
+		fprintf(stderr, "usage: bench_pool POOL_DIR [N] [PYTHON] [BACKEND]\n");
 		return 2;
 	}
 	so.python = argc > 3 ? argv[3] : "/usr/bin/python3";
+	so.backend = argc > 4 ? argv[4] : "local";
 	measure("cold", &so, n);
 	so.pool_dir = argv[1];
 	so.pool_strategy = POOL_FAIL_FAST;

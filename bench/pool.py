@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Pooled mode against cold starts, local backend, in one run.
+"""Pooled mode against cold starts on the same backend, in one run.
 
-Usage: bench/pool.py [--build build] [-n 20]
+Usage: bench/pool.py [--build build] [-n 20] [--backend local|docker]
 
   ready     session_open() until the kernel can serve (bench_pool, the engine API)
   run pass  `cellbox run [--pool] -c pass`, process start to exit
@@ -22,10 +22,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--build', default=os.path.join(here, '..', 'build'))
     ap.add_argument('-n', type=int, default=20)
+    ap.add_argument('--backend', default='local', choices=['local', 'docker', 'podman'],
+                    help='where the kernels run, pooled and cold alike (docker: dockerd and '
+                    'the image of scripts/build-image)')
     args = ap.parse_args()
     cellbox = os.path.join(args.build, 'tui', 'cellbox')
     tmp = tempfile.mkdtemp(prefix='cellbox-bench-pool-')
-    env = dict(os.environ, CELLBOX_RUNTIME_DIR=tmp, CELLBOX_PYTHON=sys.executable)
+    env = dict(os.environ, CELLBOX_RUNTIME_DIR=tmp, CELLBOX_PYTHON=sys.executable,
+               CELLBOX_BACKEND=args.backend)
     pool_dir = os.path.join(tmp, 'pool', 'default')
     daemon = subprocess.Popen([cellbox, 'pool', 'serve', '--min', '2', '--max', '4'], env=env,
                               stderr=subprocess.DEVNULL)
@@ -35,7 +39,7 @@ def main():
                              or '{"ready": []}')['ready']) < 2:
             time.sleep(0.05)
         out = subprocess.run([os.path.join(args.build, 'bench', 'bench_pool'), pool_dir,
-                              str(args.n), sys.executable], env=env, check=True,
+                              str(args.n), sys.executable, args.backend], env=env, check=True,
                              capture_output=True, text=True).stdout
         ready = {r['case']: r for r in map(json.loads, out.splitlines())}
         runs = {}
@@ -56,7 +60,7 @@ def main():
         daemon.terminate()
         daemon.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    print('local backend, median (p90) in ms over %d' % args.n)
+    print('%s backend, median (p90) in ms over %d' % (args.backend, args.n))
     print('%-22s %20s %20s %8s' % ('', 'cold start', 'from the pool', 'ratio'))
     print('%-22s %12.2f (%6.2f) %12.2f (%6.2f) %7.1fx' % (
         'session ready', ready['cold']['median_ms'], ready['cold']['p90_ms'],

@@ -18,6 +18,12 @@
  *   free()       release everything; kills first if still running.
  *   detach()     optional: let go of a running kernel without stopping it (the pool daemon
  *                hands its kernels to other processes); free() afterwards does not kill.
+ *
+ * Adoption (pooled mode): a backend made by an adopt constructor (backend_local_adopt,
+ * backend_docker_adopt) starts with a running kernel that another process started and
+ * detached. exit_fd(), reap(), signal(), kill() and free() then act on that kernel exactly as
+ * on one of its own: reap() gives the real reason it ended, kill() ends and removes it. Once
+ * it has exited, start() starts a fresh kernel of the backend's own.
  */
 
 #include <sys/types.h>
@@ -92,6 +98,19 @@ struct backend *backend_local_adopt(pid_t pid, const char *status_file);
  * /run/podman/podman.sock.
  */
 struct backend *backend_docker_new(const char *engine);
+/* The file in a channel where the docker backend leaves its container's id. */
+#define BACKEND_CONTAINER_FILE "container"
+/*
+ * A docker or podman backend that takes over the running container `id` (a pooled kernel;
+ * its id is in the channel's BACKEND_CONTAINER_FILE). Death is seen through a wait
+ * connection (exit_fd), reap() reads the container's real exit reason, signal() goes through
+ * the API, kill() removes the container. NULL with `err` set when there is no such container
+ * or no engine.
+ */
+struct backend *backend_docker_adopt(const char *engine, const char *host, const char *id,
+				    struct strbuf *err);
+/* Whether container `id` runs: 1, 0 (stopped or gone), -1 when the engine cannot say. */
+int backend_docker_running(const char *engine, const char *host, const char *id);
 /*
  * Remove the containers of cellbox sessions whose process is gone (labels org.cellbox.*).
  * Returns how many were removed, or -1 with `err` set. `out` (may be NULL) gets a line each.

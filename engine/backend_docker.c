@@ -308,6 +308,37 @@ static void remove_container(struct docker *d, const char *id)
 	strbuf_release(&err);
 }
 
+/* Wait on a connection of its own: it answers when the container stops. */
+static int open_wait(struct backend_docker *db, struct strbuf *err)
+{
+	char *path = xasprintf("/containers/%s/wait?condition=not-running", db->id);
+
+	db->wait_fd = docker_send_raw(&db->d, "POST", path, err);
+	free(path);
+	if (db->wait_fd < 0)
+		return -1;
+	fcntl(db->wait_fd, F_SETFL, fcntl(db->wait_fd, F_GETFL) | O_NONBLOCK);
+	strbuf_reset(&db->wait_reply);
+	return 0;
+}
+
+/* Leave the container's id in the channel (`container`): who adopts the kernel needs it. */
+static void write_container_file(const char *channel_dir, const char *id)
+{
+	char *path = xasprintf("%s/" BACKEND_CONTAINER_FILE, channel_dir);
+	char *tmp = xasprintf("%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd >= 0) {
+		int bad = write_all(fd, id, strlen(id)) < 0;
+
+		if (close(fd) < 0 || bad || rename(tmp, path) < 0)
+			unlink(tmp);
+	}
+	free(tmp);
+	free(path);
+}
+
 static int docker_start(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
 {
 	struct backend_docker *db = docker_of(be);
@@ -352,14 +383,9 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		strbuf_addf(err, "cannot start the container: %s", msg.buf);
 		goto out;
 	}
-	/* Wait on a connection of its own: it answers when the container stops. */
-	free(path);
-	path = xasprintf("/containers/%s/wait?condition=not-running", db->id);
-	db->wait_fd = docker_send_raw(&db->d, "POST", path, err);
-	if (db->wait_fd < 0)
+	if (open_wait(db, err) < 0)
 		goto out;
-	fcntl(db->wait_fd, F_SETFL, fcntl(db->wait_fd, F_GETFL) | O_NONBLOCK);
-	strbuf_reset(&db->wait_reply);
+	write_container_file(spec->channel_dir, db->id);
 	rc = 0;
 out:
 	if (rc < 0 && db->id) {
@@ -488,6 +514,11 @@ static void docker_kill(struct backend *be)
 	docker_forget(db);
 }
 
+static void docker_detach(struct backend *be)
+{
+	docker_forget(docker_of(be));	/* the container runs on; free() has nothing to kill */
+}
+
 static void docker_free(struct backend *be)
 {
 	struct backend_docker *db = docker_of(be);
@@ -508,6 +539,7 @@ static const struct backend_ops docker_ops = {
 	.signal = docker_signal,
 	.kill = docker_kill,
 	.free = docker_free,
+	.detach = docker_detach,
 	.channel_owner = docker_channel_owner,
 };
 
@@ -519,6 +551,7 @@ static const struct backend_ops podman_ops = {
 	.signal = docker_signal,
 	.kill = docker_kill,
 	.free = docker_free,
+	.detach = docker_detach,
 	.channel_owner = docker_channel_owner,
 };
 
@@ -531,6 +564,75 @@ struct backend *backend_docker_new(const char *engine)
 	db->wait_fd = -1;
 	strbuf_init(&db->wait_reply, 0);
 	return &db->base;
+}
+
+struct backend *backend_docker_adopt(const char *engine, const char *host, const char *id,
+				    struct strbuf *err)
+{
+	struct backend_docker *db = docker_of(backend_docker_new(engine));
+	struct strbuf msg = STRBUF_INIT;
+	char *path = xasprintf("/containers/%s/json", id);
+	cJSON *reply = NULL;
+	long status;
+	int rc = -1;
+
+	/* The id comes from a file in the channel, which the container can write: check it. */
+	if (strlen(id) < 12 || strlen(id) > 64 || strspn(id, "0123456789abcdef") != strlen(id)) {
+		strbuf_addf(err, "'%.64s' is not a container id", id);
+		goto out;
+	}
+	if (engine_connect(&db->d, engine, host, err) < 0)
+		goto out;
+	db->connected = 1;
+	status = docker_call(&db->d, "GET", path, NULL, &reply, &msg);
+	if (status != 200) {
+		strbuf_addf(err, "no container %.12s in %s to adopt: %s", id, engine, msg.buf);
+		goto out;
+	}
+	db->memory = (unsigned long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(reply, "HostConfig"), "Memory"));
+	if (!db->memory)
+		db->memory = DEFAULT_MEMORY;
+	db->id = xstrdup(id);
+	/* An exited container answers the wait at once: reap() then says why it stopped. */
+	if (open_wait(db, err) < 0) {
+		free(db->id);
+		db->id = NULL;
+		goto out;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(reply);
+	strbuf_release(&msg);
+	free(path);
+	if (rc < 0) {
+		docker_free(&db->base);
+		return NULL;
+	}
+	return &db->base;
+}
+
+int backend_docker_running(const char *engine, const char *host, const char *id)
+{
+	struct docker d;
+	struct strbuf err = STRBUF_INIT;
+	char *path = xasprintf("/containers/%s/json", id);
+	cJSON *reply = NULL;
+	int running = -1;
+
+	if (engine_connect(&d, engine, host, &err) == 0) {
+		long status = docker_call(&d, "GET", path, NULL, &reply, &err);
+		if (status == 200)
+			running = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(reply, "State"), "Running"));
+		else if (status == 404)
+			running = 0;
+		docker_release(&d);
+	}
+	cJSON_Delete(reply);
+	strbuf_release(&err);
+	free(path);
+	return running;
 }
 
 /* Whether the cellbox process of a container's labels is still running. */

@@ -57,6 +57,10 @@ int channel_attach(struct channel *ch, const char *dir, struct strbuf *err)
 		return -1;
 	}
 	ch->dir = xstrdup(dir);
+	/* A container user's channel (channel_set_owner): what we write must be theirs too. */
+	ch->chown = st.st_uid != geteuid() || st.st_gid != getegid();
+	ch->uid = st.st_uid;
+	ch->gid = st.st_gid;
 	channel_watch(ch);
 	return 0;
 }

@@ -29,8 +29,9 @@ struct channel {
  */
 int channel_create(struct channel *ch, const char *root, struct strbuf *err);
 /*
- * Take over an existing channel directory (a pooled kernel's) and start watching it.
- * Returns 0 or -1 with `err` set.
+ * Take over an existing channel directory (a pooled kernel's) and start watching it. When the
+ * directory belongs to another user (a container's, channel_set_owner), files written get
+ * that owner. Returns 0 or -1 with `err` set.
  */
 int channel_attach(struct channel *ch, const char *dir, struct strbuf *err);
 /* Stop watching; with `remove` set, delete the directory and everything in it. */

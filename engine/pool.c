@@ -182,6 +182,45 @@ out:
 	return rc;
 }
 
+/* daemon.json of a pool, NULL when there is none. */
+static cJSON *read_info(const char *pool_dir)
+{
+	struct strbuf text = STRBUF_INIT;
+	char *p = xasprintf("%s/daemon.json", pool_dir);
+	cJSON *info = NULL;
+
+	if (strbuf_read_file(&text, p, 1u << 16) == 0)
+		info = cJSON_Parse(text.buf);
+	strbuf_release(&text);
+	free(p);
+	return info;
+}
+
+char *pool_backend(const char *pool_dir)
+{
+	cJSON *info = read_info(pool_dir);
+	const char *b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "backend"));
+	char *backend = b ? xstrdup(b) : NULL;
+
+	cJSON_Delete(info);
+	return backend;
+}
+
+int pool_lease_daemon_alive(const struct pool_lease *lease)
+{
+	const char *slash = lease->entry ? strrchr(lease->entry, '/') : NULL;
+	char *dir;
+	int alive;
+
+	if (!slash)
+		return 0;
+	dir = xstrndup(lease->entry, (size_t)(slash - lease->entry));	/* <pool>/leased */
+	*strrchr(dir, '/') = '\0';
+	alive = daemon_alive(dir);
+	free(dir);
+	return alive;
+}
+
 void pool_lease_release(struct pool_lease *lease)
 {
 	if (lease->entry)
@@ -195,7 +234,8 @@ void pool_lease_release(struct pool_lease *lease)
 
 struct pkernel {
 	char *name;
-	pid_t pid;
+	pid_t pid;		/* local: the runner's; container: the runner's inside it */
+	struct backend *be;	/* container backends: the adopted container, else NULL */
 	double born;		/* when it became ready */
 	double ready_since;	/* when it last went into ready/ */
 	pid_t client;		/* 0 while ready */
@@ -207,9 +247,13 @@ struct daemon {
 	const struct pool_config *pc;
 	struct session_opts kopts;
 	FILE *log;
+	int containers;		/* the kernels are containers (docker, podman) */
+	int epfd;		/* the loop's epoll set: containers' wait connections join it */
 	struct pkernel *k;
 	size_t nk, alloc;
 	double next_health;
+	double spawn_after;	/* after a failed start: not before this (back-off) */
+	double backoff;		/* the current back-off in seconds, 0 after a success */
 	int stop;
 };
 
@@ -255,8 +299,12 @@ static void destroy(struct daemon *d, struct pkernel *k, const char *why)
 	char *p;
 
 	dlog(d, "retiring kernel %s (pid %ld): %s", k->name, (long)k->pid, why);
-	kill(-k->pid, SIGKILL);
-	kill(k->pid, SIGKILL);
+	if (k->be) {
+		k->be->ops->kill(k->be);	/* removes the container; dropped at the next reap */
+	} else if (k->pid > 0) {
+		kill(-k->pid, SIGKILL);
+		kill(k->pid, SIGKILL);
+	}
 	p = ppath(d, "ready", k->name);
 	unlink(p);
 	free(p);
@@ -264,6 +312,38 @@ static void destroy(struct daemon *d, struct pkernel *k, const char *why)
 	remove_tree(p);
 	free(p);
 	k->dying = 1;
+}
+
+/* Take over the container of the kernel in channel `dir` (the daemon's own watch on it). */
+static struct backend *adopt_container(struct daemon *d, const char *dir, struct strbuf *err)
+{
+	struct strbuf id = STRBUF_INIT;
+	struct backend *be = NULL;
+	char *p = xasprintf("%s/" BACKEND_CONTAINER_FILE, dir);
+
+	if (strbuf_read_file(&id, p, 256) < 0 || !id.len)
+		strbuf_addf(err, "no container id in '%s'", p);
+	else
+		be = backend_docker_adopt(d->kopts.backend, d->kopts.sandbox.host, id.buf, err);
+	strbuf_release(&id);
+	free(p);
+	return be;
+}
+
+/*
+ * Wake the loop when a ready container stops: its wait connection joins the epoll set, one
+ * shot at a time (re-armed while it is ready, so a leased one never keeps the loop busy).
+ */
+static void watch_container(struct daemon *d, struct pkernel *k)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	int fd = k->be ? k->be->ops->exit_fd(k->be) : -1;
+
+	if (fd < 0 || d->epfd < 0)
+		return;
+	ev.data.fd = fd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, fd, &ev) < 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 /* Start one kernel, pre-import what is configured, and put it in ready/. */
@@ -274,6 +354,7 @@ static int spawn(struct daemon *d)
 	const cJSON *pid;
 	const char *dir, *name;
 	struct pkernel *k;
+	struct backend *be = NULL;
 	char *entry;
 	double t0 = now_monotonic();
 	int rc = -1;
@@ -317,6 +398,11 @@ static int spawn(struct daemon *d)
 	pid = cJSON_GetObjectItemCaseSensitive(session_kernel_info(s), "pid");
 	dir = session_channel_dir(s);
 	name = strrchr(dir, '/') + 1;
+	if (d->containers && !(be = adopt_container(d, dir, &err))) {
+		dlog(d, "cannot keep the container of kernel %s: %s", name, err.buf);
+		session_close(s);
+		goto out;
+	}
 	if (d->nk == d->alloc) {
 		d->alloc = d->alloc ? 2 * d->alloc : 8;
 		d->k = xrealloc(d->k, d->alloc * sizeof(*d->k));
@@ -325,6 +411,8 @@ static int spawn(struct daemon *d)
 	memset(k, 0, sizeof(*k));
 	k->name = xstrdup(name);
 	k->pid = cJSON_IsNumber(pid) ? (pid_t)pid->valueint : 0;
+	k->be = be;
+	watch_container(d, k);
 	k->born = k->ready_since = now_monotonic();
 	session_detach(s);
 	entry = ppath(d, "ready", k->name);
@@ -347,12 +435,59 @@ static struct pkernel *find(struct daemon *d, const char *name)
 	return NULL;
 }
 
+/* Drop kernel i from the table. */
+static void drop(struct daemon *d, size_t i)
+{
+	if (d->k[i].be)
+		d->k[i].be->ops->free(d->k[i].be);
+	free(d->k[i].name);
+	d->k[i] = d->k[--d->nk];
+}
+
+/*
+ * Containers: drop the removed ones; replace a ready one that stopped. A leased container is
+ * its client's: the daemon neither reaps nor removes it (the client reads why it ended).
+ */
+static void reap_containers(struct daemon *d)
+{
+	for (size_t i = 0; i < d->nk; ) {
+		struct pkernel *k = &d->k[i];
+		struct strbuf why = STRBUF_INIT;
+		char *entry;
+		int ready;
+
+		if (!k->be) {
+			i++;
+			continue;
+		}
+		if (k->dying) {
+			drop(d, i);
+			continue;
+		}
+		entry = ppath(d, "ready", k->name);
+		ready = !k->client && access(entry, F_OK) == 0;
+		free(entry);
+		if (ready && k->be->ops->reap(k->be, &why)) {
+			destroy(d, k, why.buf);
+			strbuf_release(&why);
+			drop(d, i);
+			continue;
+		}
+		if (ready)
+			watch_container(d, k);
+		strbuf_release(&why);
+		i++;
+	}
+}
+
 /* Reap exited kernels: leave their status for an adopting client, drop them. */
 static void reap(struct daemon *d)
 {
 	int status;
 	pid_t pid;
 
+	if (d->containers)
+		reap_containers(d);
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		for (size_t i = 0; i < d->nk; i++) {
 			struct pkernel *k = &d->k[i];
@@ -376,8 +511,7 @@ static void reap(struct daemon *d)
 				destroy(d, k, why.buf);
 				strbuf_release(&why);
 			}
-			free(k->name);
-			d->k[i] = d->k[--d->nk];
+			drop(d, i);
 			break;
 		}
 	}
@@ -390,9 +524,23 @@ static void sync_leases(struct daemon *d)
 	DIR *dir = opendir(leased);
 	struct dirent *de;
 
-	for (size_t i = 0; i < d->nk; i++)
-		if (d->k[i].client)
-			d->k[i].client = -d->k[i].client;	/* unseen until found below */
+	for (size_t i = 0; i < d->nk; i++) {
+		struct pkernel *k = &d->k[i];
+		char *p;
+
+		if (k->client) {
+			k->client = -k->client;		/* unseen until found below */
+		} else if (!k->dying) {
+			/*
+			 * Not in ready/ (looked at before leased/, so a lease cannot slip between):
+			 * leased since, and maybe released already, before we saw it.
+			 */
+			p = ppath(d, "ready", k->name);
+			if (access(p, F_OK) < 0 && errno == ENOENT)
+				k->client = -1;
+			free(p);
+		}
+	}
 	while (dir && (de = readdir(dir))) {
 		char *dot = strrchr(de->d_name, '.'), *name;
 		pid_t client;
@@ -417,7 +565,7 @@ static void sync_leases(struct daemon *d)
 				free(p);
 			}
 		} else if (k) {
-			if (k->client == 0)
+			if (k->client == 0 || k->client == -1)
 				dlog(d, "kernel %s leased to pid %ld", k->name, (long)client);
 			k->client = client;
 		}
@@ -545,8 +693,15 @@ static void maintain(struct daemon *d)
 		if (waiting > want)
 			want = waiting;
 	}
-	if (ready < want && ready + leased < pc->max_size)
-		spawn(d);
+	if (ready < want && ready + leased < pc->max_size && now >= d->spawn_after) {
+		/* A kernel that cannot start (no image, no interpreter) is retried, slower and slower. */
+		if (spawn(d) < 0) {
+			d->backoff = d->backoff > 0 ? (d->backoff * 2 < 30 ? d->backoff * 2 : 30) : 0.5;
+			d->spawn_after = now_monotonic() + d->backoff;
+		} else {
+			d->backoff = 0;
+		}
+	}
 }
 
 /* Remove what a previous daemon left: ready entries, dead leases, unowned channels. */
@@ -558,6 +713,18 @@ static void clean_leftovers(struct daemon *d)
 	probe.nk = 0;
 	probe.k = NULL;
 	sync_leases(&probe);		/* drops leases whose clients died */
+	if (d->containers) {
+		/* A crashed daemon's containers carry its pid: they are a dead process's now. */
+		struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+		int n = backend_docker_gc(d->kopts.backend, d->kopts.sandbox.host, &out, &err);
+
+		if (n < 0)
+			dlog(d, "cannot remove a previous daemon's containers: %s", err.buf);
+		else if (n > 0)
+			dlog(d, "removed %d container%s a previous daemon left", n, n == 1 ? "" : "s");
+		strbuf_release(&out);
+		strbuf_release(&err);
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
 		char *path = ppath(d, subdirs[i], NULL);
 		DIR *dir = opendir(path);
@@ -611,6 +778,8 @@ static void write_info(struct daemon *d)
 	cJSON_AddNumberToObject(o, "health_interval", d->pc->health_interval);
 	cJSON_AddStringToObject(o, "preimport", d->pc->preimport ? d->pc->preimport : "");
 	cJSON_AddStringToObject(o, "backend", d->kopts.backend ? d->kopts.backend : "local");
+	if (d->kopts.sandbox.host)
+		cJSON_AddStringToObject(o, "host", d->kopts.sandbox.host);
 	text = cJSON_Print(o);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd >= 0) {
@@ -638,6 +807,8 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	d.pc = pc;
 	d.log = log;
 	d.kopts = *kernel_opts;
+	d.epfd = -1;
+	d.containers = d.kopts.backend && strcmp(d.kopts.backend, "local");
 	if (pc->min_size < 0 || pc->max_size < 1 || pc->min_size > pc->max_size) {
 		strbuf_addf(err, "pool sizes: need 0 <= min (%d) <= max (%d) and max >= 1",
 			    pc->min_size, pc->max_size);
@@ -683,6 +854,7 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 		free(want);
 	}
 	epfd = epoll_create1(EPOLL_CLOEXEC);
+	d.epfd = epfd;
 	if (sfd < 0 || epfd < 0) {
 		strbuf_addf(err, "cannot set up the daemon's descriptors: %s", strerror(errno));
 		goto out;
@@ -713,8 +885,12 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 			reap(&d);
 		}
 		count(&d, &ready_n, &leased_n);
-		if (started && ready_n < pc->min_size && ready_n + leased_n < pc->max_size)
-			timeout = 0;	/* more kernels to start: come straight back */
+		if (started && ready_n < pc->min_size && ready_n + leased_n < pc->max_size) {
+			double wait = d.spawn_after - now_monotonic();
+
+			/* more kernels to start: come straight back, or when the back-off ends */
+			timeout = wait <= 0 ? 0 : wait < 1 ? (int)(wait * 1000) + 1 : 1000;
+		}
 		n = epoll_wait(epfd, evs, ARRAY_SIZE(evs), timeout);
 		(void)n;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
@@ -726,17 +902,20 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 			while (read(ifd, buf, sizeof(buf)) > 0)
 				;
 	}
-	/* Ready kernels go; leased ones die with us too (PR_SET_PDEATHSIG) once we exit. */
+	/*
+	 * Ready kernels go; leased ones die with us too (PR_SET_PDEATHSIG) once we exit, and so
+	 * do leased containers, removed here: a pool's kernels do not outlive its daemon.
+	 */
 	for (size_t i = 0; i < d.nk; i++)
-		if (!d.k[i].dying && !d.k[i].client)
+		if (!d.k[i].dying && (!d.k[i].client || d.k[i].be))
 			destroy(&d, &d.k[i], "the daemon stops");
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	rc = 0;
 out:
-	for (size_t i = 0; i < d.nk; i++)
-		free(d.k[i].name);
+	while (d.nk)
+		drop(&d, 0);
 	free(d.k);
 	if (epfd >= 0)
 		close(epfd);
@@ -787,12 +966,38 @@ static long kernel_pid(const char *pool_dir, const char *name)
 	return pid;
 }
 
+/*
+ * Add "alive" to a kernel's status: its process runs, or for a container backend, its
+ * container (also named, "container") runs.
+ */
+static void add_liveness(cJSON *k, const char *pool_dir, const char *name, const char *backend,
+			 const char *host, pid_t pid)
+{
+	struct strbuf id = STRBUF_INIT;
+	char *p = xasprintf("%s/kernels/%s/" BACKEND_CONTAINER_FILE, pool_dir, name);
+
+	if (backend && strcmp(backend, "local")) {
+		int running = 0;
+
+		if (strbuf_read_file(&id, p, 256) == 0 && id.len) {
+			cJSON_AddStringToObject(k, "container", id.buf);
+			running = backend_docker_running(backend, host, id.buf) == 1;
+		}
+		cJSON_AddBoolToObject(k, "alive", running);
+	} else {
+		cJSON_AddBoolToObject(k, "alive", pid_alive(pid));
+	}
+	strbuf_release(&id);
+	free(p);
+}
+
 cJSON *pool_status(const char *pool_dir, struct strbuf *err)
 {
 	static const char *const kinds[] = { "ready", "leased" };
 	cJSON *o = cJSON_CreateObject(), *info = NULL;
 	struct strbuf text = STRBUF_INIT;
 	char *p = xasprintf("%s/daemon.json", pool_dir);
+	const char *backend, *host;
 	struct stat st;
 
 	if (stat(pool_dir, &st) < 0) {
@@ -806,6 +1011,8 @@ cJSON *pool_status(const char *pool_dir, struct strbuf *err)
 		info = cJSON_Parse(text.buf);
 	cJSON_AddBoolToObject(o, "daemon_alive", daemon_alive(pool_dir));
 	cJSON_AddItemToObject(o, "daemon", info ? info : cJSON_CreateNull());
+	backend = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "backend"));
+	host = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "host"));
 	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
 		char *dpath = xasprintf("%s/%s", pool_dir, kinds[i]);
 		cJSON *arr = cJSON_AddArrayToObject(o, kinds[i]);
@@ -826,7 +1033,7 @@ cJSON *pool_status(const char *pool_dir, struct strbuf *err)
 			k = cJSON_CreateObject();
 			cJSON_AddStringToObject(k, "name", name);
 			cJSON_AddNumberToObject(k, "pid", (double)pid);
-			cJSON_AddBoolToObject(k, "alive", pid_alive((pid_t)pid));
+			add_liveness(k, pool_dir, name, backend, host, (pid_t)pid);
 			cJSON_AddNumberToObject(k, "age", age_of(rp));
 			if (dot) {
 				pid_t client = (pid_t)atol(dot + 1);

@@ -50,6 +50,13 @@ int pool_strategy_parse(const char *s, enum pool_strategy *out);
  */
 int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout,
 	       struct pool_lease *lease, struct strbuf *err);
+/* The backend the pool's daemon runs its kernels on ("local", "docker"), NULL when unknown. */
+char *pool_backend(const char *pool_dir);
+/*
+ * Whether the daemon that handed out `lease` still serves: then a released kernel is its to
+ * end (it removes every released kernel, so a client may leave a container to it).
+ */
+int pool_lease_daemon_alive(const struct pool_lease *lease);
 /* Give the lease up: remove the entry (the kernel and channel are the caller's to end). */
 void pool_lease_release(struct pool_lease *lease);
 

@@ -54,6 +54,7 @@ struct session {
 	double kill_at;		/* grace deadline after SIGINT, 0 = none */
 	struct pool_lease lease;	/* the pooled kernel's lease, entry NULL when none */
 	char *pool_note;	/* why a pooled session got a fresh kernel */
+	int hand_back;		/* the pool's container is still ours: its daemon may end it */
 	sigset_t wait_mask;	/* for epoll_pwait in session_wait() */
 	int has_wait_mask;
 	off_t log_start;	/* size of `log` when the current kernel started */
@@ -157,6 +158,7 @@ static int start_kernel(struct session *s, struct strbuf *err)
 	int rc = -1, exit_fd;
 
 	set_state(s, SESSION_STARTING, NULL);
+	s->hand_back = 0;	/* a kernel of our own from now on: we end it */
 	unlink(ready);
 	channel_clear_queue(&s->ch);
 	s->log_start = stat(logp, &st) == 0 ? st.st_size : 0;
@@ -300,11 +302,6 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 	char *ready, *status;
 	int rc = -1, exit_fd;
 
-	if (strcmp(s->backend_name, "local")) {
-		strbuf_addf(err, "pooled kernels of the %s backend cannot be adopted yet",
-			    s->backend_name);
-		return -1;
-	}
 	if (channel_attach(&s->ch, dir, err) < 0)
 		return -1;
 	watch_channel(s);
@@ -320,7 +317,24 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 		strbuf_addf(err, "'%s' has no kernel pid", ready);
 		goto out;
 	}
-	s->be = backend_local_adopt((pid_t)pid->valueint, status);
+	if (!strcmp(s->backend_name, "local")) {
+		s->be = backend_local_adopt((pid_t)pid->valueint, status);
+	} else {
+		/* A container backend: the container's id is in the channel. */
+		char *idfile = channel_path(&s->ch, BACKEND_CONTAINER_FILE);
+
+		strbuf_reset(&buf);
+		if (strbuf_read_file(&buf, idfile, 256) < 0 || !buf.len) {
+			strbuf_addf(err, "'%s' names no container: the kernel in '%s' is not a %s kernel",
+				    idfile, dir, s->backend_name);
+			free(idfile);
+			goto out;
+		}
+		free(idfile);
+		s->be = backend_docker_adopt(s->backend_name, s->opts.sandbox.host, buf.buf, err);
+		if (!s->be)
+			goto out;
+	}
 	exit_fd = s->be->ops->exit_fd(s->be);
 	if (exit_fd >= 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
@@ -356,15 +370,27 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 static int open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
-	int rc = pool_lease(opts->pool_dir, opts->pool_strategy,
-			    opts->pool_timeout > 0 ? opts->pool_timeout : 30, &s->lease, &why);
+	char *serves = pool_backend(opts->pool_dir);
+	int rc;
 
+	/* Adopt only a kernel of the backend asked for: say so before taking one. */
+	if (serves && strcmp(serves, s->backend_name)) {
+		strbuf_addf(err, "the pool '%s' serves %s kernels, not %s (use --backend %s)",
+			    opts->pool_dir, serves, s->backend_name, serves);
+		free(serves);
+		return -1;
+	}
+	free(serves);
+	rc = pool_lease(opts->pool_dir, opts->pool_strategy,
+			opts->pool_timeout > 0 ? opts->pool_timeout : 30, &s->lease, &why);
 	if (rc == 0)
 		s->pool_note = strbuf_detach(&why, NULL);
 	else if (rc < 0)
 		strbuf_addstr(err, why.buf);
 	else if (adopt_kernel(s, s->lease.channel_dir, err) < 0)
 		rc = -1;
+	else
+		s->hand_back = strcmp(s->backend_name, "local") != 0;
 	strbuf_release(&why);
 	return rc;
 }
@@ -897,6 +923,12 @@ void session_close(struct session *s)
 		if (!s->lease.entry)
 			shutdown_kernel(s);
 		abort_all(s, NULL, NULL, "session closed");
+		/*
+		 * Stopping a container takes 100 ms or more: a pooled one goes back to its daemon,
+		 * which removes every released kernel, off our path. Without a daemon we end it.
+		 */
+		if (s->hand_back && s->be->ops->detach && pool_lease_daemon_alive(&s->lease))
+			s->be->ops->detach(s->be);
 		s->be->ops->free(s->be);
 	}
 	session_free(s, lease.entry || !s->opts.keep_channel);

@@ -213,12 +213,18 @@ static int pool_status_cmd(int argc, char **argv, struct cellbox_config *cfg)
 			printf(" (pid %d, min %d, max %d)", pid->valueint,
 			       cJSON_IsNumber(min) ? min->valueint : 0, cJSON_IsNumber(max) ? max->valueint : 0);
 		printf("\n%-8s %-28s %8s %8s  %s\n", "STATE", "KERNEL", "PID", "AGE", "HEALTH / CLIENT");
-		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "ready"))
-			printf("%-8s %-28s %8d %7.1fs  %s\n", "ready",
+		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "ready")) {
+			const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "container"));
+
+			printf("%-8s %-28s %8d %7.1fs  %s", "ready",
 			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "name")),
 			       cJSON_GetObjectItemCaseSensitive(k, "pid")->valueint,
 			       cJSON_GetObjectItemCaseSensitive(k, "age")->valuedouble,
 			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "alive")) ? "alive" : "dead");
+			if (cid)
+				printf(" (container %.12s)", cid);
+			putchar('\n');
+		}
 		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "leased"))
 			printf("%-8s %-28s %8d %7.1fs  pid %d%s\n", "leased",
 			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "name")),

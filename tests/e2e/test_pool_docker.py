@@ -1,0 +1,286 @@
+"""Pooled mode on the docker backend: the core cases of test_pool.py with warm containers.
+
+Run one case: test_pool_docker.py CASE (meson does). Without a reachable dockerd or without the
+kernel image every case reports itself skipped (exit 77), with the reason.
+"""
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import unittest
+import urllib.parse
+
+from test_cli import BIN
+from test_pool import PoolTest, wait_for
+
+SKIP = 77
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__('localhost', timeout=30)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(30)
+        self.sock.connect(self.path)
+
+
+def engine(path):
+    """GET `path` from dockerd: (status, parsed JSON or None)."""
+    host = os.environ.get('DOCKER_HOST', 'unix:///var/run/docker.sock')
+    if not host.startswith('unix://'):
+        raise OSError('only a unix DOCKER_HOST is supported here: ' + host)
+    c = UnixHTTPConnection(host[len('unix://'):])
+    try:
+        c.request('GET', path)
+        r = c.getresponse()
+        body = r.read()
+        try:
+            return r.status, json.loads(body)
+        except ValueError:
+            return r.status, None                     # /_ping says "OK", errors may be text
+    finally:
+        c.close()
+
+
+def engine_post(path):
+    """POST `path` to dockerd without a body: the status."""
+    host = os.environ.get('DOCKER_HOST', 'unix:///var/run/docker.sock')
+    c = UnixHTTPConnection(host[len('unix://'):])
+    try:
+        c.request('POST', path)
+        r = c.getresponse()
+        r.read()
+        return r.status
+    finally:
+        c.close()
+
+
+def skip_reason():
+    """Why these tests cannot run here, or None."""
+    try:
+        status, _ = engine('/_ping')
+    except OSError as e:
+        return 'no docker daemon (%s)' % e
+    if status != 200:
+        return 'the docker daemon answers %d to /_ping' % status
+    flt = urllib.parse.quote(json.dumps({'reference': ['cellbox-python']}))
+    status, images = engine('/images/json?filters=' + flt)
+    if status != 200 or not images:
+        return 'no cellbox-python image (scripts/build-image builds it)'
+    return None
+
+
+def containers_of(pid):
+    """The ids of the containers (running or not) a process labelled as its own."""
+    flt = urllib.parse.quote(json.dumps({'label': ['org.cellbox.pid=%d' % pid]}))
+    status, cs = engine('/containers/json?all=1&filters=' + flt)
+    assert status == 200, status
+    return {c['Id'] for c in cs}
+
+
+def running(cid):
+    status, c = engine('/containers/%s/json' % cid)
+    return status == 200 and c['State']['Running']
+
+
+class DockerPoolTest(unittest.TestCase):
+    # The helpers of the local suite, with every command on the docker backend.
+    setUp_local = PoolTest.setUp
+    tearDown = PoolTest.tearDown
+    cellbox = PoolTest.cellbox
+    serve = PoolTest.serve
+    status = PoolTest.status
+    hold_lease = PoolTest.hold_lease
+
+    def setUp(self):
+        self.setUp_local()
+        self.env['CELLBOX_BACKEND'] = 'docker'
+
+    def run_host(self, *extra):
+        """A one-shot pooled run printing the container's host name (its id's first 12)."""
+        return self.cellbox('run', '--pool', *extra, '-c',
+                            'import socket; print(socket.gethostname())')
+
+    def ready_ids(self):
+        return {k['container'] for k in self.status().get('ready', []) if k.get('alive')}
+
+    def test_lease_never_reused(self):
+        self.serve('--min', '1', '--max', '2')
+        used = set()
+        for _ in range(3):
+            ready = wait_for(self.ready_ids, what='a ready container')
+            p = self.run_host()
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)       # it was a pooled kernel
+            host = p.stdout.strip()
+            full = [c for c in ready if c.startswith(host)]
+            self.assertEqual(len(full), 1, (host, ready))
+            used.add(full[0])
+        self.assertEqual(len(used), 3)                # a used container is never handed out again
+        for cid in used:                              # and it is gone, not kept
+            wait_for(lambda: engine('/containers/%s/json' % cid)[0] == 404,
+                     what='container %.12s to be removed' % cid)
+        self.assertFalse(used & self.ready_ids())
+
+    def test_contention_wait(self):
+        self.serve('--min', '2', '--max', '2', ready=2)
+        pid = self.daemon.pid
+        code = 'import socket, time; print(socket.gethostname()); time.sleep(0.3)'
+        procs = [subprocess.Popen([BIN, 'run', '--pool', '--pool-strategy', 'wait',
+                                   '--pool-timeout', '120', '-c', code],
+                                  env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(4)]
+        peak = 0
+        while any(p.poll() is None for p in procs):
+            # The engine's own count: every container of the daemon, whatever its state.
+            peak = max(peak, len(containers_of(pid)))
+            time.sleep(0.02)
+        outs = [p.communicate() for p in procs]
+        for p, (out, err) in zip(procs, outs):
+            self.assertEqual(p.returncode, 0, err)
+            self.assertNotIn('note:', err)
+        hosts = [out.strip() for out, _ in outs]
+        self.assertEqual(len(set(hosts)), 4)          # no container leased twice
+        self.assertLessEqual(peak, 2)                 # nothing past the maximum
+        self.assertGreaterEqual(peak, 1)
+
+    def test_quick_release_refills(self):
+        # Leased and handed back while the daemon is busy starting another container: it
+        # must still see the release, remove the container and refill (a miss would count a
+        # gone kernel as ready, and at the maximum every later client would wait in vain).
+        self.serve('--min', '2', '--max', '2', ready=2)
+        pid = self.daemon.pid
+        for _ in range(8):
+            p = self.cellbox('run', '--pool', '--pool-strategy', 'wait', '--pool-timeout', '60',
+                             '-c', 'pass')
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)
+            self.assertLessEqual(len(containers_of(pid)), 2)
+        wait_for(lambda: len(self.ready_ids()) == 2 and len(containers_of(pid)) == 2,
+                 what='two warm containers and nothing else')
+
+    def test_exhaustion_strategies(self):
+        self.serve('--min', '1', '--max', '1')
+        holder = self.hold_lease()
+        try:
+            wait_for(lambda: self.status()['leased'], what='the lease')
+            p = self.run_host('--pool-strategy', 'fail-fast')
+            self.assertEqual(p.returncode, 5)
+            self.assertIn('pool exhausted', p.stderr)
+            p = self.run_host('--pool-strategy', 'wait', '--pool-timeout', '0.5')
+            self.assertEqual(p.returncode, 5)
+            self.assertIn('no kernel became free within 0.5 s', p.stderr)
+            p = self.run_host('--pool-strategy', 'temporary')
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn('temporary kernel', p.stderr)
+            self.assertEqual(len(containers_of(self.daemon.pid)), 1)   # not in the pool
+            st = self.status()
+            self.assertEqual(len(st['ready']) + len(st['leased']), 1)
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=60)
+        p = self.run_host('--pool-strategy', 'wait', '--pool-timeout', '60')
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_killed_client_is_reclaimed(self):
+        self.serve('--min', '1', '--max', '1')
+        holder = self.hold_lease()
+        st = wait_for(lambda: self.status()['leased'], what='the lease')
+        cid = st[0]['container']
+        self.assertTrue(running(cid))
+        holder.kill()
+        holder.wait()
+        wait_for(lambda: not self.status()['leased'], what='the lease to be reclaimed')
+        wait_for(lambda: engine('/containers/%s/json' % cid)[0] == 404,
+                 what='the container of the dead client to be removed')
+        ready = wait_for(self.ready_ids, what='a refill')
+        self.assertNotIn(cid, ready)
+
+    def test_killed_idle_kernel_is_replaced(self):
+        self.serve('--min', '1', '--max', '2')
+        old = wait_for(self.ready_ids, what='a ready container').pop()
+        self.assertEqual(engine_post('/containers/%s/kill?signal=SIGKILL' % old), 204)
+        wait_for(lambda: self.ready_ids() - {old}, what='a replacement container')
+        wait_for(lambda: engine('/containers/%s/json' % old)[0] == 404,
+                 what='the killed container to be removed')
+        self.assertIn('kernel died (killed by signal 9', self.stop_daemon())
+
+    def test_unresponsive_kernel_is_replaced(self):
+        self.serve('--min', '1', '--max', '2', '--health-interval', '0.5')
+        old = wait_for(self.ready_ids, what='a ready container').pop()
+        self.assertEqual(engine_post('/containers/%s/pause' % old), 204)   # alive, but mute
+        wait_for(lambda: self.ready_ids() - {old}, timeout=60,
+                 what='the health check to replace it')
+        wait_for(lambda: engine('/containers/%s/json' % old)[0] == 404,
+                 what='the paused container to be removed')
+        self.assertIn('stopped answering', self.stop_daemon())
+
+    def stop_daemon(self):
+        self.daemon.send_signal(signal.SIGTERM)
+        _, err = self.daemon.communicate(timeout=60)
+        return err
+
+    def test_killed_daemon_restarts_clean(self):
+        self.serve('--min', '2', '--max', '2', ready=2)
+        old_pid = self.daemon.pid
+        old = containers_of(old_pid)
+        self.assertEqual(len(old), 2)
+        self.daemon.kill()
+        self.daemon.wait()
+        # A dead daemon's containers are a dead process's: `cellbox gc` may remove them ...
+        self.serve('--min', '1', '--max', '2')
+        # ... and a restarted daemon does, before it starts its own (the old ready entries,
+        # still alive until then, may have made serve() return early).
+        wait_for(lambda: not containers_of(old_pid), what="the dead daemon's containers to go")
+        wait_for(lambda: len(containers_of(self.daemon.pid)) == 1, what='a new container')
+        st = wait_for(lambda: (lambda st: st if [k['container'] for k in st['ready']]
+                               == list(containers_of(self.daemon.pid)) else None)(self.status()),
+                      what='the new container in ready/')
+        self.assertEqual(len(st['ready']), 1)
+        self.assertEqual(len(os.listdir(os.path.join(self.tmp, 'run', 'pool', 'default',
+                                                     'kernels'))), 1)
+        self.assertEqual(self.run_host().returncode, 0)
+        # gc leaves a live pool alone, and removes a dead one's.
+        wait_for(lambda: len(self.ready_ids()) == 1 and len(containers_of(self.daemon.pid)) == 1,
+                 what='the used container removed and one refilled')
+        before = containers_of(self.daemon.pid)
+        p = self.cellbox('gc')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(containers_of(self.daemon.pid), before, p.stdout)
+        new_pid = self.daemon.pid
+        left = containers_of(new_pid)
+        self.daemon.kill()
+        self.daemon.wait()
+        p = self.cellbox('gc')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('removed container %.12s' % left.pop(), p.stdout)
+        self.assertEqual(containers_of(new_pid), set())
+
+    def test_clean_stop_removes_all(self):
+        self.serve('--min', '1', '--max', '2')
+        holder = self.hold_lease()
+        wait_for(lambda: self.status()['leased'], what='the lease')
+        wait_for(self.ready_ids, what='a refill')
+        pid = self.daemon.pid
+        self.assertEqual(len(containers_of(pid)), 2)
+        self.stop_daemon()
+        self.assertEqual(containers_of(pid), set())   # a pool's kernels do not outlive it
+        holder.stdin.close()
+        holder.wait(timeout=60)
+
+
+if __name__ == '__main__':
+    why = skip_reason()
+    if why:
+        print('SKIP: ' + why)
+        sys.exit(SKIP)
+    case = sys.argv[1] if len(sys.argv) > 1 else None
+    argv = [sys.argv[0], '-v'] + (['DockerPoolTest.test_' + case] if case else [])
+    unittest.main(argv=argv)
