@@ -194,7 +194,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddStringToObject(body, "Image", sb->image && *sb->image ? sb->image : DEFAULT_IMAGE);
 	snprintf(buf, sizeof(buf), "%u:%u", (unsigned)uid, (unsigned)gid);
 	cJSON_AddStringToObject(body, "User", buf);
-	cJSON_AddStringToObject(body, "WorkingDir", "/work");
+	cJSON_AddStringToObject(body, "WorkingDir", "/home/cellbox");
 	/* The runner's argv is the host's: the channel is mounted at the same path. */
 	cmd = cJSON_AddArrayToObject(body, "Cmd");
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/sh"));
@@ -204,7 +204,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->runner));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->channel_dir));
 	env = cJSON_AddArrayToObject(body, "Env");
-	cJSON_AddItemToArray(env, cJSON_CreateString("HOME=/work"));
+	cJSON_AddItemToArray(env, cJSON_CreateString("HOME=/home/cellbox"));
 	cJSON_AddItemToArray(env, cJSON_CreateString("MPLBACKEND=Agg"));
 	cJSON_AddItemToArray(env, cJSON_CreateString("MPLCONFIGDIR=/tmp/matplotlib"));
 	cJSON_AddItemToArray(env, cJSON_CreateString("PYTHONDONTWRITEBYTECODE=1"));
@@ -236,7 +236,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 			 (unsigned)uid, (unsigned)gid);
 	else
 		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=512m,U");
-	cJSON_AddStringToObject(tmpfs, "/work", buf);
+	cJSON_AddStringToObject(tmpfs, "/home/cellbox", buf);
 	cJSON_AddStringToObject(tmpfs, "/tmp", strcmp(db->engine, "podman") ?
 				"rw,exec,nosuid,nodev,size=256m,mode=1777" :
 				"rw,exec,nosuid,nodev,size=256m,U");

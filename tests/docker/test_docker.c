@@ -155,7 +155,7 @@ static void test_state_persists(void)
 	expect_result(s, "x = 41", "");
 	expect_result(s, "x + 1", "42");
 	expect_result(s, "import os; os.getuid() != 0", "True");	/* not root */
-	expect_result(s, "os.getcwd()", "'/work'");
+	expect_result(s, "os.getcwd()", "'/home/cellbox'");
 	session_close(s);
 }
 
@@ -297,7 +297,7 @@ static void test_read_only(void)
 	CHECK(strstr(o.evalue, "Read-only file system") != NULL);
 	outcome_release(&o);
 	/* The work directory and /tmp are writable tmpfs. */
-	expect_result(s, "open('/work/a', 'w').write('x') + open('/tmp/b', 'w').write('yz')", "3");
+	expect_result(s, "open('/home/cellbox/a', 'w').write('x') + open('/tmp/b', 'w').write('yz')", "3");
 	/* No capabilities: even the container's root could not chown. */
 	expect_result(s, "open('/proc/self/status').read().split('CapEff:')[1].split()[0]",
 		      "'0000000000000000'");
@@ -431,7 +431,7 @@ static void test_copy_files(void)
 	/* In: onto the tmpfs work directory behind a read-only root. */
 	CHECK(files_copy_in(s, in, "sub/dir/data.txt", &err) == 0);
 	tap_note(err.buf);
-	expect_result(s, "open('/work/sub/dir/data.txt').read()", "'payload\\n'");
+	expect_result(s, "open('/home/cellbox/sub/dir/data.txt').read()", "'payload\\n'");
 	expect_result(s, "open('made.txt', 'w').write('from the sandbox')", "16");
 	CHECK(files_copy_out(s, "made.txt", out, &err) == 0);
 	CHECK(strbuf_read_file(&back, out, 1024) == 0);
