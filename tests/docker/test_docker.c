@@ -15,79 +15,9 @@
 #include "files.h"
 #include "session.h"
 #include "util.h"
-#include "../tap.h"
+#include "../outcome.h"
 
 #define IMAGE_ENV "CELLBOX_IMAGE"
-
-/* Everything one cell produced. */
-struct outcome {
-	struct strbuf out, err;
-	char result[256];
-	char ename[64];
-	char evalue[256];
-	char status[16];
-	char reason[256];
-	int plots;
-	int done_seen;
-};
-
-static void outcome_init(struct outcome *o)
-{
-	memset(o, 0, sizeof(*o));
-	strbuf_init(&o->out, 0);
-	strbuf_init(&o->err, 0);
-}
-
-static void outcome_release(struct outcome *o)
-{
-	strbuf_release(&o->out);
-	strbuf_release(&o->err);
-}
-
-static const char *str_of(const cJSON *j, const char *key)
-{
-	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
-	return s ? s : "";
-}
-
-/* Keep what a test looks at. */
-static void collect(struct session *s, const struct session_event *ev, void *data)
-{
-	struct outcome *o = data;
-	const cJSON *j = ev->json;
-
-	switch (ev->type) {
-	case SESSION_EV_STREAM:
-		strbuf_addstr(strcmp(str_of(j, "name"), "stderr") ? &o->out : &o->err,
-			      str_of(j, "text"));
-		break;
-	case SESSION_EV_RESULT:
-		snprintf(o->result, sizeof(o->result), "%s",
-			 str_of(cJSON_GetObjectItemCaseSensitive(j, "data"), "text/plain"));
-		break;
-	case SESSION_EV_ERROR:
-		snprintf(o->ename, sizeof(o->ename), "%s", str_of(j, "ename"));
-		snprintf(o->evalue, sizeof(o->evalue), "%s", str_of(j, "evalue"));
-		break;
-	case SESSION_EV_DISPLAY: {
-		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
-		if (plot) {
-			char *path = xasprintf("%s/%s", session_channel_dir(s), str_of(plot, "path"));
-			o->plots++;
-			CHECK(access(path, R_OK) == 0);	/* the plot crossed the bind mount */
-			free(path);
-		}
-		break;
-	}
-	case SESSION_EV_DONE:
-		o->done_seen = 1;
-		snprintf(o->status, sizeof(o->status), "%s", str_of(j, "status"));
-		snprintf(o->reason, sizeof(o->reason), "%s", str_of(j, "reason"));
-		break;
-	default:
-		break;
-	}
-}
 
 /* The backend under test: docker, or $CELLBOX_TEST_BACKEND (podman, with DOCKER_HOST at its
  * socket for the test's own calls). */
@@ -116,29 +46,12 @@ static struct session *open_docker(struct session_opts *so)
 	return s;
 }
 
-/* Run a cell to its end and fill `o`. */
-static void run(struct session *s, const char *code, double timeout, struct outcome *o)
-{
-	struct strbuf err = STRBUF_INIT;
-	unsigned long id;
-
-	outcome_init(o);
-	id = session_execute(s, code, 0, timeout, collect, o, &err);
-	CHECK(id > 0);
-	if (!id)
-		tap_note(err.buf);
-	while (id && session_wait(s, id) < 0)
-		;
-	CHECK(o->done_seen);
-	strbuf_release(&err);
-}
-
 /* Run a cell and check its plain result. */
 static void expect_result(struct session *s, const char *code, const char *want)
 {
 	struct outcome o;
 
-	run(s, code, 0, &o);
+	run(s, code, 0, 0, &o);
 	CHECK_STR(o.result, want);
 	if (strcmp(o.result, want))
 		tap_note(o.err.buf), tap_note(o.evalue);
@@ -166,15 +79,15 @@ static void test_magics(void)
 
 	if (!s)
 		return;
-	run(s, "alpha = 1", 0, &o);
+	run(s, "alpha = 1", 0, 0, &o);
 	outcome_release(&o);
-	run(s, "%who", 0, &o);
+	run(s, "%who", 0, 0, &o);
 	CHECK(strstr(o.out.buf, "alpha") != NULL);
 	outcome_release(&o);
-	run(s, "!echo hi from $HOSTNAME", 0, &o);
+	run(s, "!echo hi from $HOSTNAME", 0, 0, &o);
 	CHECK(!strncmp(o.out.buf, "hi from ", 8));
 	outcome_release(&o);
-	run(s, "%%timeit -n1 -r1\nsum(range(100))", 0, &o);
+	run(s, "%%timeit -n1 -r1\nsum(range(100))", 0, 0, &o);
 	CHECK(strstr(o.out.buf, "loop") != NULL);
 	outcome_release(&o);
 	session_close(s);
@@ -187,7 +100,7 @@ static void test_plots(void)
 
 	if (!s)
 		return;
-	run(s, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()", 0, &o);
+	run(s, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()", 0, 0, &o);
 	CHECK(o.plots == 1);
 	CHECK_STR(o.status, "ok");
 	if (o.plots != 1)
@@ -204,7 +117,7 @@ static void test_timeout(void)
 	if (!s)
 		return;
 	expect_result(s, "y = 5", "");
-	run(s, "while True: pass", 1.0, &o);
+	run(s, "while True: pass", 0, 1.0, &o);
 	CHECK_STR(o.status, "aborted");
 	CHECK_STR(o.reason, "timeout");
 	CHECK_STR(o.ename, "KeyboardInterrupt");	/* SIGINT went through the init */
@@ -254,7 +167,7 @@ static void test_out_of_memory(void)
 	s = open_docker(&so);
 	if (!s)
 		return;
-	run(s, "blocks = []\nwhile True: blocks.append(bytearray(8 << 20))", 0, &o);
+	run(s, "blocks = []\nwhile True: blocks.append(bytearray(8 << 20))", 0, 0, &o);
 	CHECK_STR(o.ename, "KernelDied");
 	if (!strcmp(backend_name(), "docker"))
 		CHECK_STR(o.evalue, "kernel killed: out of memory (limit 64 MB)");
@@ -272,12 +185,12 @@ static void test_network_none(void)
 
 	if (!s)
 		return;
-	run(s, "import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=5)", 0, &o);
+	run(s, "import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=5)", 0, 0, &o);
 	CHECK_STR(o.ename, "OSError");
 	CHECK(strstr(o.evalue, "unreachable") != NULL);
 	outcome_release(&o);
 	expect_result(s, "sorted(n for _, n in socket.if_nameindex())", "['lo']");
-	run(s, "%pip install requests", 0, &o);
+	run(s, "%pip install requests", 0, 0, &o);
 	CHECK(strstr(o.err.buf, "has no network") != NULL);
 	if (!strstr(o.err.buf, "has no network"))
 		tap_note(o.err.buf), tap_note(o.out.buf);
@@ -292,7 +205,7 @@ static void test_read_only(void)
 
 	if (!s)
 		return;
-	run(s, "open('/usr/evil', 'w')", 0, &o);
+	run(s, "open('/usr/evil', 'w')", 0, 0, &o);
 	CHECK_STR(o.ename, "OSError");
 	CHECK(strstr(o.evalue, "Read-only file system") != NULL);
 	outcome_release(&o);
@@ -328,7 +241,7 @@ static void test_fork_bomb(void)
 	       "for pid in kids:\n"
 	       "    os.kill(pid, 9)\n"
 	       "    os.waitpid(pid, 0)\n"
-	       "print(len(kids), failure)", 0, &o);
+	       "print(len(kids), failure)", 0, 0, &o);
 	CHECK_STR(o.status, "ok");
 	{
 		int n = -1, e = -1;

@@ -1,0 +1,148 @@
+#ifndef CELLBOX_TEST_OUTCOME_H
+#define CELLBOX_TEST_OUTCOME_H
+
+/*
+ * What the engine tests keep of a cell: a session_event_fn that collects the streams, the
+ * result, the error, plots, replies and the done event of one request, and helpers that run a
+ * cell or a request to its end. Shared by the integration (local) and docker suites.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "util.h"
+#include "tap.h"
+
+/* Everything one cell produced. */
+struct outcome {
+	struct strbuf out, err;
+	int results;
+	char result[256];
+	char ename[64];
+	char evalue[256];
+	char status[16];
+	char reason[256];
+	int plots;
+	int last_plot_index;
+	int input_requests;
+	int events;
+	int order_ok;		/* streams came before done */
+	int done_seen;
+	cJSON *reply;
+	const char *answer;	/* for input requests */
+};
+
+static inline void outcome_init(struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	strbuf_init(&o->out, 0);
+	strbuf_init(&o->err, 0);
+	o->order_ok = 1;
+}
+
+static inline void outcome_release(struct outcome *o)
+{
+	strbuf_release(&o->out);
+	strbuf_release(&o->err);
+	cJSON_Delete(o->reply);
+}
+
+static inline const char *str_of(const cJSON *j, const char *key)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
+	return s ? s : "";
+}
+
+static inline void collect(struct session *s, const struct session_event *ev, void *data)
+{
+	struct outcome *o = data;
+	const cJSON *j = ev->json;
+
+	o->events++;
+	if (o->done_seen)
+		o->order_ok = 0;
+	switch (ev->type) {
+	case SESSION_EV_STREAM:
+		strbuf_addstr(strcmp(str_of(j, "name"), "stderr") ? &o->out : &o->err,
+			      str_of(j, "text"));
+		break;
+	case SESSION_EV_RESULT:
+		o->results++;
+		snprintf(o->result, sizeof(o->result), "%s",
+			 str_of(cJSON_GetObjectItemCaseSensitive(j, "data"), "text/plain"));
+		break;
+	case SESSION_EV_ERROR:
+		snprintf(o->ename, sizeof(o->ename), "%s", str_of(j, "ename"));
+		snprintf(o->evalue, sizeof(o->evalue), "%s", str_of(j, "evalue"));
+		break;
+	case SESSION_EV_DISPLAY: {
+		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
+		if (plot) {
+			char *path = xasprintf("%s/%s", session_channel_dir(s), str_of(plot, "path"));
+			o->plots++;
+			o->last_plot_index =
+				cJSON_GetObjectItemCaseSensitive(plot, "index")->valueint;
+			CHECK(access(path, R_OK) == 0);
+			free(path);
+		}
+		break;
+	}
+	case SESSION_EV_INPUT_REQUEST: {
+		struct strbuf err = STRBUF_INIT;
+		o->input_requests++;
+		CHECK(session_input_reply(s, ev->id, o->answer ? o->answer : "", &err) == 0);
+		strbuf_release(&err);
+		break;
+	}
+	case SESSION_EV_REPLY:
+		cJSON_Delete(o->reply);
+		o->reply = cJSON_Duplicate(j, 1);
+		break;
+	case SESSION_EV_DONE:
+		o->done_seen = 1;
+		snprintf(o->status, sizeof(o->status), "%s", str_of(j, "status"));
+		snprintf(o->reason, sizeof(o->reason), "%s", str_of(j, "reason"));
+		break;
+	default:
+		break;
+	}
+}
+
+/* Run a cell to its end and fill `o`; returns seconds taken. */
+static inline double run(struct session *s, const char *code, unsigned flags, double timeout,
+		  struct outcome *o)
+{
+	struct strbuf err = STRBUF_INIT;
+	double t0 = now_monotonic();
+	unsigned long id;
+
+	outcome_init(o);
+	id = session_execute(s, code, flags, timeout, collect, o, &err);
+	CHECK(id > 0);
+	while (id && session_wait(s, id) < 0)
+		;
+	CHECK(o->done_seen);
+	strbuf_release(&err);
+	return now_monotonic() - t0;
+}
+
+/* Send a request and wait for its reply. */
+static inline void request(struct session *s, const char *kind, const char *json, struct outcome *o)
+{
+	struct strbuf err = STRBUF_INIT;
+	cJSON *params = json ? cJSON_Parse(json) : NULL;
+	unsigned long id;
+
+	outcome_init(o);
+	id = session_request(s, kind, params, collect, o, &err);
+	CHECK(id > 0);
+	while (id && session_wait(s, id) < 0)
+		;
+	cJSON_Delete(params);
+	strbuf_release(&err);
+}
+
+#endif
