@@ -200,19 +200,6 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 	return 0;
 }
 
-/* Trim white space at both ends, in place. */
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 int config_parse(struct cellbox_config *cfg, const char *text, const char *name,
 		 struct strbuf *err)
 {
@@ -229,7 +216,7 @@ int config_parse(struct cellbox_config *cfg, const char *text, const char *name,
 		hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
-		line = trim(line);
+		line = str_trim(line);
 		if (!*line)
 			continue;
 		eq = strchr(line, '=');
@@ -241,7 +228,7 @@ int config_parse(struct cellbox_config *cfg, const char *text, const char *name,
 		*eq = '\0';
 		{
 			struct strbuf why = STRBUF_INIT;
-			if (config_set(cfg, trim(line), trim(eq + 1), &why) < 0) {
+			if (config_set(cfg, str_trim(line), str_trim(eq + 1), &why) < 0) {
 				strbuf_addf(err, "%s:%d: %s", name, lineno, why.buf);
 				rc = -1;
 			}

@@ -228,6 +228,18 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
 	return rc;
 }
 
+char *str_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
 int utf8_valid(const char *str, size_t len, size_t *bad)
 {
 	const unsigned char *s = (const unsigned char *)str;

@@ -53,6 +53,9 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 /* Read a whole descriptor until EOF. */
 int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
 
+/* Trim white space at both ends of `s`, in place; returns the first kept character. */
+char *str_trim(char *s);
+
 /*
  * Check that `s[0..len)` is valid UTF-8. Returns 1 when valid; else 0 and the offset of the
  * first bad byte in *bad.

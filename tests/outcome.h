@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "session.h"
@@ -142,6 +143,32 @@ static inline void request(struct session *s, const char *kind, const char *json
 	while (id && session_wait(s, id) < 0)
 		;
 	cJSON_Delete(params);
+	strbuf_release(&err);
+}
+
+/*
+ * Start a cell that prints `start`, then sleeps; interrupt it once its output shows, and wait
+ * for its end. Fills `o`.
+ */
+static inline void run_and_interrupt(struct session *s, struct outcome *o)
+{
+	struct strbuf err = STRBUF_INIT;
+	unsigned long id;
+	double t0;
+
+	outcome_init(o);
+	id = session_execute(s, "import time\nprint('start', flush=True)\ntime.sleep(60)", 0, 0,
+			     collect, o, &err);
+	CHECK(id > 0);
+	t0 = now_monotonic();
+	while (id && !o->out.len && now_monotonic() - t0 < 30) {
+		struct timespec ts = { 0, 5000000 };
+		nanosleep(&ts, NULL);
+		session_dispatch(s);
+	}
+	CHECK(session_interrupt(s) == 0);
+	while (id && session_wait(s, id) < 0)
+		;
 	strbuf_release(&err);
 }
 

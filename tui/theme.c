@@ -151,19 +151,6 @@ static int parse_style(char *text, struct theme_style *st, struct strbuf *err)
 	return 0;
 }
 
-/* Trim white space at both ends, in place. */
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 int theme_parse(struct theme *t, const char *text, const char *name, struct strbuf *err)
 {
 	char *copy = xstrdup(text), *line, *next;
@@ -185,7 +172,7 @@ int theme_parse(struct theme *t, const char *text, const char *name, struct strb
 			hash = strchr(hash + 1, '#');
 		if (hash)
 			*hash = '\0';
-		line = trim(line);
+		line = str_trim(line);
 		if (!*line)
 			continue;
 		eq = strchr(line, '=');
@@ -195,7 +182,7 @@ int theme_parse(struct theme *t, const char *text, const char *name, struct strb
 			goto out;
 		}
 		*eq = '\0';
-		key = trim(line);
+		key = str_trim(line);
 		for (el = 0; el < TH_NELEMENTS; el++)
 			if (!strcmp(key, element_names[el]))
 				break;
@@ -206,7 +193,7 @@ int theme_parse(struct theme *t, const char *text, const char *name, struct strb
 		}
 		{
 			struct strbuf why = STRBUF_INIT;
-			if (parse_style(trim(eq + 1), &parsed[el], &why) < 0) {
+			if (parse_style(str_trim(eq + 1), &parsed[el], &why) < 0) {
 				strbuf_addf(err, "%s:%d: %s: %s", name, lineno, key, why.buf);
 				strbuf_release(&why);
 				rc = -1;

@@ -129,31 +129,16 @@ static void test_timeout(void)
 static void test_interrupt(void)
 {
 	struct session *s = open_docker(NULL);
-	struct strbuf err = STRBUF_INIT;
 	struct outcome o;
-	unsigned long id;
-	double t0;
 
 	if (!s)
 		return;
-	outcome_init(&o);
-	id = session_execute(s, "import time\nprint('start', flush=True)\ntime.sleep(60)", 0, 0,
-			     collect, &o, &err);
-	t0 = now_monotonic();
-	while (!o.out.len && now_monotonic() - t0 < 30) {
-		struct timespec ts = { 0, 5000000 };
-		nanosleep(&ts, NULL);
-		session_dispatch(s);
-	}
-	CHECK(session_interrupt(s) == 0);
-	while (session_wait(s, id) < 0)
-		;
+	run_and_interrupt(s, &o);
 	CHECK_STR(o.status, "aborted");
 	CHECK_STR(o.reason, "interrupt");
 	CHECK_STR(o.ename, "KeyboardInterrupt");
 	outcome_release(&o);
 	expect_result(s, "'alive'", "'alive'");
-	strbuf_release(&err);
 	session_close(s);
 }
 
