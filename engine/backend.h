@@ -58,7 +58,7 @@ struct kernel_spec {
 struct backend;
 
 struct backend_ops {
-	const char *name;
+	const char *name;	/* the family ("local", "docker": podman shares docker's table) */
 	int (*start)(struct backend *be, const struct kernel_spec *spec, struct strbuf *err);
 	int (*exit_fd)(struct backend *be);
 	int (*reap)(struct backend *be, struct strbuf *why);

@@ -531,20 +531,9 @@ static void docker_free(struct backend *be)
 	free(db);
 }
 
+/* One table for both engines: what differs between docker and podman is in db->engine. */
 static const struct backend_ops docker_ops = {
 	.name = "docker",
-	.start = docker_start,
-	.exit_fd = docker_exit_fd,
-	.reap = docker_reap,
-	.signal = docker_signal,
-	.kill = docker_kill,
-	.free = docker_free,
-	.detach = docker_detach,
-	.channel_owner = docker_channel_owner,
-};
-
-static const struct backend_ops podman_ops = {
-	.name = "podman",
 	.start = docker_start,
 	.exit_fd = docker_exit_fd,
 	.reap = docker_reap,
@@ -559,7 +548,7 @@ struct backend *backend_docker_new(const char *engine)
 {
 	struct backend_docker *db = xcalloc(1, sizeof(*db));
 
-	db->base.ops = strcmp(engine, "podman") ? &docker_ops : &podman_ops;
+	db->base.ops = &docker_ops;
 	db->engine = xstrdup(engine);
 	db->wait_fd = -1;
 	strbuf_init(&db->wait_reply, 0);
