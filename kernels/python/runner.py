@@ -238,7 +238,26 @@ def _flusher():
             _log_exc("stream flusher")
 
 
-class _Stream(io.TextIOBase):
+class _WriteOnly:
+    """What sys.stdout and its .buffer answer alike: a write-only, never-closed stream."""
+
+    def isatty(self):
+        return False
+
+    def readable(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    def close(self):
+        pass
+
+
+class _Stream(_WriteOnly, io.TextIOBase):
     """sys.stdout / sys.stderr: text goes to stream events."""
 
     encoding = "utf-8"
@@ -295,26 +314,11 @@ class _Stream(io.TextIOBase):
             if main:
                 _leave()
 
-    def isatty(self):
-        return False
-
     def fileno(self):
         return self._fd
 
-    def readable(self):
-        return False
 
-    def writable(self):
-        return True
-
-    def seekable(self):
-        return False
-
-    def close(self):
-        pass
-
-
-class _BinaryStream:
+class _BinaryStream(_WriteOnly):
     """sys.stdout.buffer: bytes are decoded (UTF-8, invalid bytes -> U+FFFD)."""
 
     def __init__(self, text):
@@ -333,25 +337,10 @@ class _BinaryStream:
             self.write(b)
 
     def flush(self):
-        pass
-
-    def isatty(self):
-        return False
+        self._text.flush()
 
     def fileno(self):
         return self._text.fileno()
-
-    def readable(self):
-        return False
-
-    def writable(self):
-        return True
-
-    def seekable(self):
-        return False
-
-    def close(self):
-        pass
 
     @property
     def closed(self):
