@@ -73,7 +73,7 @@ static const struct cli_command commands[] = {
 			"  status [--json]     kernels, leases, ages and health\n"
 			"  stop                stop the daemon (its ready kernels go with it)\n"
 			"\n"
-			"Clients: --pool on run and repl (or pool = yes in the config) lease a warm\n"
+			"Clients: --pool on tui, repl, run and replay (or pool = yes) lease a warm\n"
 			"kernel; --pool-strategy says what happens when none is free: wait (up to\n"
 			"--pool-timeout), fail-fast (exit 5), temporary (a fresh kernel of its own).\n"
 			"--pool-name picks the pool for clients and the daemon alike.\n",
