@@ -226,9 +226,8 @@ def _flusher():
             if delay > 0:
                 time.sleep(delay)
             else:
-                # Woken by text without its line end: print() writes the "\n" next, and a
-                # GIL switch in between must not send the two apart (the "\n" would then wait
-                # FLUSH_DELAY and be lost if the process ends at once, as os._exit does).
+                # Woken by text without its line end: print() writes the "\n" next; wait a
+                # moment so a GIL switch in between does not send the two as separate events.
                 time.sleep(0.001)
             with _lock:
                 if _segs:
