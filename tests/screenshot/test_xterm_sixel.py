@@ -16,6 +16,8 @@ import sys
 import tempfile
 import time
 
+import xscreen
+
 BIN = os.environ.get('CELLBOX_BIN', 'cellbox')
 PYTHON = os.environ.get('CELLBOX_TEST_PYTHON', '/usr/bin/python3')
 CODE = ('import matplotlib.pyplot as plt\n'
@@ -25,36 +27,21 @@ CODE = ('import matplotlib.pyplot as plt\n'
 
 
 def main():
-    for tool in ('Xvfb', 'xterm', 'xwd', 'convert'):
-        if not shutil.which(tool):
-            print('skip: %s is not installed (scripts/bootstrap --tests)' % tool)
-            return 77
-    try:
-        from PIL import Image
-    except ImportError:
-        print('skip: python3-pil is not installed')
+    why = xscreen.missing()
+    if why:
+        print('skip: ' + why)
         return 77
     tmp = tempfile.mkdtemp(prefix='cellbox-shot-')
     shot = sys.argv[1] if len(sys.argv) > 1 else os.path.join(tmp, 'shot.png')
     done = os.path.join(tmp, 'done')
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith('CELLBOX_') and k not in ('TMUX', 'COLORTERM', 'NO_COLOR')}
-    env.update(CELLBOX_PYTHON=PYTHON, CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'),
-               XDG_CONFIG_HOME=os.path.join(tmp, 'config'))
-    rfd, wfd = os.pipe()
-    xvfb = subprocess.Popen(['Xvfb', '-displayfd', str(wfd), '-screen', '0', '1024x768x24',
-                             '-nolisten', 'tcp'], pass_fds=[wfd], stderr=subprocess.DEVNULL)
-    os.close(wfd)
+    env = xscreen.clean_env(tmp, PYTHON)
+    try:
+        xvfb = xscreen.Xvfb(env)
+    except RuntimeError as e:
+        print('not ok: %s' % e)
+        return 1
     xterm = None
     try:
-        display = b''
-        while not display.endswith(b'\n'):
-            chunk = os.read(rfd, 16)
-            if not chunk:
-                print('not ok: Xvfb did not start')
-                return 1
-            display += chunk
-        env['DISPLAY'] = ':' + display.decode().strip()
         script = '"$0" run -c "$1" > /dev/tty 2>&1; echo $? > "$2"; sleep 60'
         xterm = subprocess.Popen(['xterm', '-ti', 'vt340', '-geometry', '100x40+0+0',
                                   '-fn', 'fixed', '-e', 'sh', '-c', script, BIN, CODE, done],
@@ -66,29 +53,14 @@ def main():
                 return 1
             time.sleep(0.1)
         time.sleep(0.5)                   # let xterm paint
-        xwd = subprocess.run(['xwd', '-root', '-silent'], env=env, capture_output=True,
-                             check=True)
-        subprocess.run(['convert', 'xwd:-', shot], input=xwd.stdout, check=True)
+        red = xscreen.red_pixels(env, shot)
     finally:
         if xterm and xterm.poll() is None:
             xterm.kill()
             xterm.wait()
-        xvfb.kill()
-        xvfb.wait()
-        os.close(rfd)
+        xvfb.close()
     status = open(done).read().strip()
-    img = Image.open(shot).convert('RGB')
-    w, h = img.size
-    px = img.load()
-    red = [(x, y) for y in range(h) for x in range(w)
-           if px[x, y][0] > 200 and px[x, y][1] < 80 and px[x, y][2] < 80]
-    ok = True
-
-    def check(cond, what):
-        nonlocal ok
-        print('%s - %s' % ('ok' if cond else 'not ok', what))
-        ok = ok and cond
-
+    check = xscreen.Checks()
     check(status == '0', 'cellbox run exited 0 (got %s)' % status)
     check(len(red) > 2000, 'the red line covers %d pixels (> 2000)' % len(red))
     if red:
@@ -98,9 +70,9 @@ def main():
               'the line spans %dx%d pixels' % (max(xs) - min(xs), max(ys) - min(ys)))
         check(min(ys) > 13, 'it is below the first text row (top at y=%d)' % min(ys))
     print('screenshot: %s' % shot)
-    if ok and len(sys.argv) < 2:
+    if check.ok and len(sys.argv) < 2:
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if ok else 1
+    return 0 if check.ok else 1
 
 
 if __name__ == '__main__':

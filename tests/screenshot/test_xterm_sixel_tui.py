@@ -27,6 +27,8 @@ import termios
 import time
 import tty
 
+import xscreen
+
 BIN = os.environ.get('CELLBOX_BIN', 'cellbox')
 PYTHON = os.environ.get('CELLBOX_TEST_PYTHON', '/usr/bin/python3')
 CODE = ('import matplotlib.pyplot as plt; print("before the plot"); '
@@ -111,15 +113,7 @@ class Session:
 
     def shot(self, path):
         self.settle()
-        xwd = subprocess.run(['xwd', '-root', '-silent'], env=self.env, capture_output=True,
-                             check=True)
-        subprocess.run(['convert', 'xwd:-', path], input=xwd.stdout, check=True)
-        from PIL import Image
-        img = Image.open(path).convert('RGB')
-        w, h = img.size
-        px = img.load()
-        return [(x, y) for y in range(h) for x in range(w)
-                if px[x, y][0] > 200 and px[x, y][1] < 80 and px[x, y][2] < 80]
+        return xscreen.red_pixels(self.env, path)
 
     def close(self):
         if self.xterm.poll() is None:
@@ -131,44 +125,23 @@ def main():
     if len(sys.argv) > 1 and sys.argv[1] == '--relay':
         relay(sys.argv[2], sys.argv[3], sys.argv[4:])
         return 0
-    for tool in ('Xvfb', 'xterm', 'xwd', 'convert'):
-        if not shutil.which(tool):
-            print('skip: %s is not installed (scripts/bootstrap --tests)' % tool)
-            return 77
-    try:
-        from PIL import Image  # noqa: F401
-    except ImportError:
-        print('skip: python3-pil is not installed')
+    why = xscreen.missing()
+    if why:
+        print('skip: ' + why)
         return 77
     tmp = tempfile.mkdtemp(prefix='cellbox-shot-tui-')
     prefix = sys.argv[1] if len(sys.argv) > 1 else os.path.join(tmp, 'tui')
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith('CELLBOX_') and k not in ('TMUX', 'COLORTERM', 'NO_COLOR')}
-    env.update(CELLBOX_PYTHON=PYTHON, CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'),
-               XDG_CONFIG_HOME=os.path.join(tmp, 'config'),
-               XDG_STATE_HOME=os.path.join(tmp, 'state'), TERM='xterm-256color',
-               LANG='C.UTF-8', LC_ALL='C.UTF-8')
-    rfd, wfd = os.pipe()
-    xvfb = subprocess.Popen(['Xvfb', '-displayfd', str(wfd), '-screen', '0', '1024x768x24',
-                             '-nolisten', 'tcp'], pass_fds=[wfd], stderr=subprocess.DEVNULL)
-    os.close(wfd)
+    env = xscreen.clean_env(tmp, PYTHON, XDG_STATE_HOME=os.path.join(tmp, 'state'),
+                            TERM='xterm-256color', LANG='C.UTF-8', LC_ALL='C.UTF-8')
+    try:
+        xvfb = xscreen.Xvfb(env)
+    except RuntimeError as e:
+        print('not ok: %s' % e)
+        return 1
     s = None
-    ok = True
-
-    def check(cond, what):
-        nonlocal ok
-        print('%s - %s' % ('ok' if cond else 'not ok', what))
-        ok = ok and cond
+    check = xscreen.Checks()
 
     try:
-        display = b''
-        while not display.endswith(b'\n'):
-            chunk = os.read(rfd, 16)
-            if not chunk:
-                print('not ok: Xvfb did not start')
-                return 1
-            display += chunk
-        env['DISPLAY'] = ':' + display.decode().strip()
         s = Session(tmp, env)
         s.wait_for(b'F1 help')
         at = len(s.output())
@@ -205,13 +178,11 @@ def main():
     finally:
         if s:
             s.close()
-        xvfb.kill()
-        xvfb.wait()
-        os.close(rfd)
+        xvfb.close()
     print('screenshots: %s-*.png' % prefix)
-    if ok and len(sys.argv) < 2:
+    if check.ok and len(sys.argv) < 2:
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if ok else 1
+    return 0 if check.ok else 1
 
 
 if __name__ == '__main__':
