@@ -70,6 +70,12 @@ class Tui:
         self.type(code)
         self.keys('Enter')
 
+    def command(self, line):
+        """A cellbox command through Ctrl-O."""
+        self.keys('C-o')
+        self.type(line)
+        self.keys('Enter')
+
     def exit_status(self, timeout=30):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -161,9 +167,7 @@ class CellTest(Base):
         ui.wait_for("(history search)'secr': \"secret\" in globals()")
         ui.keys('Escape')
         # The restart command from the command prompt too.
-        ui.keys('C-o')
-        ui.type('restart')
-        ui.keys('Enter')
+        ui.command('restart')
         ui.wait_for('kernel restarted')
 
     def test_kernel_death_shown(self):
@@ -200,9 +204,7 @@ class CellTest(Base):
             self.assertIn(word, s)
         ui.keys('q')
         ui.wait_gone('cellbox help')
-        ui.keys('C-o')
-        ui.type('quit')
-        ui.keys('Enter')
+        ui.command('quit')
         self.assertEqual(ui.exit_status(), 'exit=0')
 
     def test_completion_and_help_pager(self):
@@ -225,9 +227,7 @@ class CellTest(Base):
         ui.run('print("five", a)')
         ui.wait_for('five 5')
         path = os.path.join(self.tmp, 'cells.py')
-        ui.keys('C-o')
-        ui.type('save ' + path)
-        ui.keys('Enter')
+        ui.command('save ' + path)
         ui.wait_for('saved this session')
         with open(path) as f:
             text = f.read()
@@ -235,9 +235,7 @@ class CellTest(Base):
         self.assertIn('# %%\nprint("five", a)\n', text)
         # A notebook keeps the outputs, from the history store.
         nb_path = os.path.join(self.tmp, 'cells.ipynb')
-        ui.keys('C-o')
-        ui.type('save ' + nb_path)
-        ui.keys('Enter')
+        ui.command('save ' + nb_path)
         ui.wait_for('cells.ipynb')
         with open(nb_path) as f:
             nb = json.load(f)
@@ -245,9 +243,7 @@ class CellTest(Base):
         self.assertEqual(nb['cells'][1]['outputs'][0]['text'], ['five 5\n'])
         with open(path, 'a') as f:
             f.write('\n# %%\nprint(a * 2)\n')
-        ui.keys('C-o')
-        ui.type('load %s run' % path)
-        ui.keys('Enter')
+        ui.command('load %s run' % path)
         ui.wait_for('\n10\n')
 
     def test_copy_in_and_out(self):
@@ -255,18 +251,14 @@ class CellTest(Base):
         src = os.path.join(self.tmp, 'host.txt')
         with open(src, 'w') as f:
             f.write('from the host\n')
-        ui.keys('C-o')
-        ui.type('copy-in %s data.txt' % src)
-        ui.keys('Enter')
+        ui.command('copy-in %s data.txt' % src)
         ui.wait_for("copied '%s' into the sandbox" % src)
         ui.run('print(open("data.txt").read().upper(), end="")')
         ui.wait_for('FROM THE HOST')
         ui.run('open("made.txt", "w").write("made in the kernel")')
         ui.wait_for('Out[2]: 18')
         dst = os.path.join(self.tmp, 'back.txt')
-        ui.keys('C-o')
-        ui.type('copy-out made.txt %s' % dst)
-        ui.keys('Enter')
+        ui.command('copy-out made.txt %s' % dst)
         ui.wait_for('out of the sandbox')
         with open(dst) as f:
             self.assertEqual(f.read(), 'made in the kernel')
@@ -319,14 +311,10 @@ class ThemeTest(Base):
         ui.run('1')
         light = ui.wait_for('Out[1]', escapes=True)
         self.assertIn('\x1b[', light)
-        ui.keys('C-o')
-        ui.type('theme high-contrast')
-        ui.keys('Enter')
+        ui.command('theme high-contrast')
         hc = ui.wait_for('theme high-contrast', escapes=True)
         self.assertNotEqual(light.split('\n')[-2], hc.split('\n')[-2])
-        ui.keys('C-o')
-        ui.type('theme nosuch')
-        ui.keys('Enter')
+        ui.command('theme nosuch')
         ui.wait_for("no theme called 'nosuch'")
         del s
 
