@@ -200,43 +200,16 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 	return 0;
 }
 
+/* One `key = value` of the config file. */
+static int config_pair(char *key, char *value, struct strbuf *why, void *data)
+{
+	return config_set(data, key, value, why);
+}
+
 int config_parse(struct cellbox_config *cfg, const char *text, const char *name,
 		 struct strbuf *err)
 {
-	char *copy = xstrdup(text), *line, *next;
-	int lineno = 0, rc = 0;
-
-	for (line = copy; line && rc == 0; line = next) {
-		char *eq, *hash;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		lineno++;
-		hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		line = str_trim(line);
-		if (!*line)
-			continue;
-		eq = strchr(line, '=');
-		if (!eq) {
-			strbuf_addf(err, "%s:%d: expected 'key = value'", name, lineno);
-			rc = -1;
-			break;
-		}
-		*eq = '\0';
-		{
-			struct strbuf why = STRBUF_INIT;
-			if (config_set(cfg, str_trim(line), str_trim(eq + 1), &why) < 0) {
-				strbuf_addf(err, "%s:%d: %s", name, lineno, why.buf);
-				rc = -1;
-			}
-			strbuf_release(&why);
-		}
-	}
-	free(copy);
-	return rc;
+	return kv_parse(text, name, "key = value", config_pair, cfg, err);
 }
 
 /* The config file's path by the rules in config.h. */

@@ -240,6 +240,55 @@ char *str_trim(char *s)
 	return s;
 }
 
+/* Whether `#` at `p` starts a #rrggbb colour rather than a comment. */
+static int is_colour(const char *p)
+{
+	for (int i = 1; i <= 6; i++)
+		if (!isxdigit((unsigned char)p[i]))
+			return 0;
+	return !isalnum((unsigned char)p[7]);
+}
+
+int kv_parse(const char *text, const char *name, const char *form, kv_fn fn, void *data,
+	     struct strbuf *err)
+{
+	char *copy = xstrdup(text), *line, *next;
+	struct strbuf why = STRBUF_INIT;
+	int lineno = 0, rc = 0;
+
+	for (line = copy; line && rc == 0; line = next) {
+		char *eq, *hash;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		eq = strchr(line, '=');
+		for (hash = strchr(line, '#'); hash && eq && hash > eq && is_colour(hash);)
+			hash = strchr(hash + 1, '#');
+		if (hash)
+			*hash = '\0';
+		line = str_trim(line);
+		if (!*line)
+			continue;
+		eq = strchr(line, '=');
+		if (!eq) {
+			strbuf_addf(err, "%s:%d: expected '%s'", name, lineno, form);
+			rc = -1;
+			break;
+		}
+		*eq = '\0';
+		strbuf_reset(&why);
+		if (fn(str_trim(line), str_trim(eq + 1), &why, data) < 0) {
+			strbuf_addf(err, "%s:%d: %s", name, lineno, why.buf);
+			rc = -1;
+		}
+	}
+	strbuf_release(&why);
+	free(copy);
+	return rc;
+}
+
 int utf8_valid(const char *str, size_t len, size_t *bad)
 {
 	const unsigned char *s = (const unsigned char *)str;

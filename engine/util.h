@@ -57,6 +57,17 @@ int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
 char *str_trim(char *s);
 
 /*
+ * Read `key = value` lines (the config file, themes): blank lines are skipped and `#` starts
+ * a comment, except a `#rrggbb` colour after the `=`. `fn(key, value, why, data)` takes each
+ * pair, trimmed (both are the reader's scratch copy: `fn` may cut them up), and returns -1
+ * with `why` set to refuse it. Stops at the first error, which
+ * goes to `err` as "NAME:LINE: ..."; a line without `=` is "expected '<form>'". 0 or -1.
+ */
+typedef int (*kv_fn)(char *key, char *value, struct strbuf *why, void *data);
+int kv_parse(const char *text, const char *name, const char *form, kv_fn fn, void *data,
+	     struct strbuf *err);
+
+/*
  * Check that `s[0..len)` is valid UTF-8. Returns 1 when valid; else 0 and the offset of the
  * first bad byte in *bad.
  */

@@ -151,58 +151,45 @@ static int parse_style(char *text, struct theme_style *st, struct strbuf *err)
 	return 0;
 }
 
+/* What theme_parse collects, line by line. */
+struct theme_parse_ctx {
+	int set[TH_NELEMENTS];
+	struct theme_style parsed[TH_NELEMENTS];
+};
+
+/* One `element = style` line of a theme. */
+static int theme_pair(char *key, char *value, struct strbuf *why, void *data)
+{
+	struct theme_parse_ctx *ctx = data;
+	struct strbuf style_err = STRBUF_INIT;
+	int el;
+
+	for (el = 0; el < TH_NELEMENTS; el++)
+		if (!strcmp(key, element_names[el]))
+			break;
+	if (el == TH_NELEMENTS) {
+		strbuf_addf(why, "unknown element '%s'", key);
+		return -1;
+	}
+	if (parse_style(value, &ctx->parsed[el], &style_err) < 0) {
+		strbuf_addf(why, "%s: %s", key, style_err.buf);
+		strbuf_release(&style_err);
+		return -1;
+	}
+	strbuf_release(&style_err);
+	ctx->set[el] = 1;
+	return 0;
+}
+
 int theme_parse(struct theme *t, const char *text, const char *name, struct strbuf *err)
 {
-	char *copy = xstrdup(text), *line, *next;
-	int lineno = 0, rc = 0, set[TH_NELEMENTS] = { 0 };
-	struct theme_style parsed[TH_NELEMENTS];
+	struct theme_parse_ctx ctx;
+	int *set = ctx.set;
+	struct theme_style *parsed = ctx.parsed;
 
-	for (line = copy; line; line = next) {
-		char *eq, *hash, *key;
-		int el;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		lineno++;
-		hash = strchr(line, '#');
-		/* '#' starts a comment, unless it starts an #rrggbb colour after '='. */
-		while (hash && hash > line && strchr(line, '=') && strchr(line, '=') < hash &&
-		       isxdigit((unsigned char)hash[1]))
-			hash = strchr(hash + 1, '#');
-		if (hash)
-			*hash = '\0';
-		line = str_trim(line);
-		if (!*line)
-			continue;
-		eq = strchr(line, '=');
-		if (!eq) {
-			strbuf_addf(err, "%s:%d: expected 'element = style'", name, lineno);
-			rc = -1;
-			goto out;
-		}
-		*eq = '\0';
-		key = str_trim(line);
-		for (el = 0; el < TH_NELEMENTS; el++)
-			if (!strcmp(key, element_names[el]))
-				break;
-		if (el == TH_NELEMENTS) {
-			strbuf_addf(err, "%s:%d: unknown element '%s'", name, lineno, key);
-			rc = -1;
-			goto out;
-		}
-		{
-			struct strbuf why = STRBUF_INIT;
-			if (parse_style(str_trim(eq + 1), &parsed[el], &why) < 0) {
-				strbuf_addf(err, "%s:%d: %s: %s", name, lineno, key, why.buf);
-				strbuf_release(&why);
-				rc = -1;
-				goto out;
-			}
-			strbuf_release(&why);
-		}
-		set[el] = 1;
-	}
+	memset(&ctx, 0, sizeof(ctx));
+	if (kv_parse(text, name, "element = style", theme_pair, &ctx, err) < 0)
+		return -1;
 	if (!set[TH_NORMAL]) {
 		parsed[TH_NORMAL].fg = parsed[TH_NORMAL].bg = SGR_DEFAULT;
 		parsed[TH_NORMAL].attrs = 0;
@@ -215,9 +202,7 @@ int theme_parse(struct theme *t, const char *text, const char *name, struct strb
 	}
 	free(t->name);
 	t->name = xstrdup(name);
-out:
-	free(copy);
-	return rc;
+	return 0;
 }
 
 int theme_load(struct theme *t, const char *name, const char *const *dirs, struct strbuf *err)

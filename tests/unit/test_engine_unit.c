@@ -159,6 +159,35 @@ static void test_config(void)
 	config_release(&cfg);
 }
 
+/* Collect "key=value;" for test_kv_parse; refuse the key "bad". */
+static int kv_collect(char *key, char *value, struct strbuf *why, void *data)
+{
+	if (!strcmp(key, "bad")) {
+		strbuf_addstr(why, "no bad keys");
+		return -1;
+	}
+	strbuf_addf(data, "%s=%s;", key, value);
+	return 0;
+}
+
+static void test_kv_parse(void)
+{
+	struct strbuf got = STRBUF_INIT, err = STRBUF_INIT;
+
+	CHECK(kv_parse("# a comment\n\n a = 1 # trailing\nfg = #ff00aa on #000000 # dark\n"
+		       "b=two words\n", "f", "key = value", kv_collect, &got, &err) == 0);
+	CHECK_STR(got.buf, "a=1;fg=#ff00aa on #000000;b=two words;");
+	strbuf_reset(&got);
+	CHECK(kv_parse("a = 1\nno equals here\n", "f", "key = value", kv_collect, &got, &err) < 0);
+	CHECK_STR(err.buf, "f:2: expected 'key = value'");
+	strbuf_reset(&err);
+	CHECK(kv_parse("a = 1\n\nbad = 3\nc = 4\n", "f", "k = v", kv_collect, &got, &err) < 0);
+	CHECK_STR(err.buf, "f:3: no bad keys");
+	CHECK(strstr(got.buf, "c=") == NULL);	/* it stopped at the error */
+	strbuf_release(&got);
+	strbuf_release(&err);
+}
+
 static int lines_seen;
 static char last_line[64];
 static size_t dropped;
@@ -248,6 +277,7 @@ static const struct tap_test tests[] = {
 	{ "base64", test_base64 },
 	{ "sanitize", test_sanitize },
 	{ "config", test_config },
+	{ "kv_parse", test_kv_parse },
 	{ "event_reader", test_event_reader },
 	{ "channel", test_channel },
 };
