@@ -18,6 +18,7 @@ void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
 	sanitizer_init(&p->san_err, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
 	strbuf_init(&p->stdout_text, 0);
 	strbuf_init(&p->stderr_text, 0);
+	strbuf_init(&p->clean, 0);
 }
 
 void printer_reset(struct printer *p)
@@ -40,6 +41,7 @@ void printer_release(struct printer *p)
 	free(p->plots);
 	strbuf_release(&p->stdout_text);
 	strbuf_release(&p->stderr_text);
+	strbuf_release(&p->clean);
 	sanitizer_release(&p->san_out);
 	sanitizer_release(&p->san_err);
 }
@@ -47,21 +49,21 @@ void printer_release(struct printer *p)
 /* Write kernel text to one of the streams, sanitised. */
 static void emit(struct printer *p, int to_err, const char *text, size_t len)
 {
-	struct strbuf clean = STRBUF_INIT;
+	struct strbuf *clean = &p->clean;
 	FILE *f = to_err ? p->err : p->out;
 
 	if (p->flags & PRINTER_COLLECT)
 		strbuf_add(to_err ? &p->stderr_text : &p->stdout_text, text, len);
 	if (p->flags & PRINTER_QUIET)
 		return;
-	sanitizer_feed(to_err ? &p->san_err : &p->san_out, text, len, &clean);
-	if (clean.len) {
-		fwrite(clean.buf, 1, clean.len, f);
+	strbuf_reset(clean);
+	sanitizer_feed(to_err ? &p->san_err : &p->san_out, text, len, clean);
+	if (clean->len) {
+		fwrite(clean->buf, 1, clean->len, f);
 		if (!to_err)
-			p->out_at_bol = clean.buf[clean.len - 1] == '\n';
+			p->out_at_bol = clean->buf[clean->len - 1] == '\n';
 	}
 	fflush(f);
-	strbuf_release(&clean);
 }
 
 /* Write text of our own (prompts, notes) to stdout. */

@@ -34,6 +34,7 @@ struct printer {
 	int out_at_bol;			/* stdout is at the beginning of a line */
 	/* What the cell produced (PRINTER_COLLECT). */
 	struct strbuf stdout_text, stderr_text;
+	struct strbuf clean;		/* scratch for sanitised text, reused per event */
 	struct printer_plot *plots;
 	size_t nplots, plots_alloc;
 	cJSON *error;			/* the last error event */
