@@ -15,10 +15,8 @@ static size_t bytes_seen;
 static void count(struct session *s, const struct session_event *ev, void *data)
 {
 	(void)s, (void)data;
-	if (ev->type == SESSION_EV_STREAM) {
-		const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "text"));
-		bytes_seen += t ? strlen(t) : 0;
-	}
+	if (ev->type == SESSION_EV_STREAM)
+		bytes_seen += ev->stream.len;
 }
 
 static int cmp_double(const void *a, const void *b)

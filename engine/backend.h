@@ -11,8 +11,9 @@
  *                killed (restart).
  *   exit_fd()    a descriptor that becomes readable when the kernel has exited, or -1 when
  *                the backend cannot offer one (the session then asks reap() on a timer).
- *   reap()       non-blocking: 1 when the kernel has exited, with a description such as
- *                "kernel died (killed by signal 9, SIGKILL)" in `why`; 0 while it runs.
+ *   reap()       non-blocking: 1 when the kernel has exited, with why in `reason`
+ *                (REASON_KERNEL_DIED, REASON_OOM_KILLED, REASON_CHANNEL_LOST) and in words
+ *                in `why` ("kernel died (killed by signal 9, SIGKILL)"); 0 while it runs.
  *   signal()     deliver a signal to the kernel process (SIGINT interrupts a cell).
  *   kill()       end the kernel and everything it started, and wait for it; idempotent.
  *   free()       release everything; kills first if still running.
@@ -27,6 +28,7 @@
  */
 
 #include <sys/types.h>
+#include "reason.h"
 #include "util.h"
 
 /*
@@ -61,7 +63,7 @@ struct backend_ops {
 	const char *name;	/* the family ("local", "docker": podman shares docker's table) */
 	int (*start)(struct backend *be, const struct kernel_spec *spec, struct strbuf *err);
 	int (*exit_fd)(struct backend *be);
-	int (*reap)(struct backend *be, struct strbuf *why);
+	int (*reap)(struct backend *be, enum reason *reason, struct strbuf *why);
 	int (*signal)(struct backend *be, int sig);
 	void (*kill)(struct backend *be);
 	void (*free)(struct backend *be);

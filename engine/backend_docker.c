@@ -416,8 +416,9 @@ static void docker_forget(struct backend_docker *db)
 }
 
 /* Why the container stopped, from its state. */
-static void describe_exit(struct backend_docker *db, struct strbuf *why)
+static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 {
+	enum reason reason = REASON_KERNEL_DIED;
 	struct strbuf err = STRBUF_INIT;
 	char *path = xasprintf("/containers/%s/json", db->id);
 	cJSON *reply = NULL, *state;
@@ -427,10 +428,12 @@ static void describe_exit(struct backend_docker *db, struct strbuf *why)
 	state = cJSON_GetObjectItemCaseSensitive(reply, "State");
 	if (status != 200 || !state) {
 		strbuf_addf(why, "kernel lost (the container is gone: %s)", err.buf);
+		reason = REASON_CHANNEL_LOST;
 		goto out;
 	}
 	code = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(state, "ExitCode"));
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "OOMKilled"))) {
+		reason = REASON_OOM_KILLED;
 		strbuf_addstr(why, "kernel killed: out of memory (limit ");
 		describe_size(why, db->memory);
 		strbuf_addch(why, ')');
@@ -455,13 +458,15 @@ out:
 	cJSON_Delete(reply);
 	strbuf_release(&err);
 	free(path);
+	return reason;
 }
 
-static int docker_reap(struct backend *be, struct strbuf *why)
+static int docker_reap(struct backend *be, enum reason *reason, struct strbuf *why)
 {
 	struct backend_docker *db = docker_of(be);
 	int ended = 0;
 
+	*reason = REASON_KERNEL_DIED;
 	if (!db->id)
 		return 1;
 	for (;;) {
@@ -481,7 +486,7 @@ static int docker_reap(struct backend *be, struct strbuf *why)
 	}
 	if (!ended && !strstr(db->wait_reply.buf ? db->wait_reply.buf : "", "StatusCode"))
 		return 0;
-	describe_exit(db, why);
+	*reason = describe_exit(db, why);
 	remove_container(&db->d, db->id);
 	docker_forget(db);
 	return 1;

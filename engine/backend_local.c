@@ -163,12 +163,13 @@ static void adopted_describe(struct backend_local *lb, struct strbuf *why)
 	strbuf_release(&text);
 }
 
-static int local_reap(struct backend *be, struct strbuf *why)
+static int local_reap(struct backend *be, enum reason *reason, struct strbuf *why)
 {
 	struct backend_local *lb = local_of(be);
 	int status;
 	pid_t r;
 
+	*reason = REASON_KERNEL_DIED;
 	if (!lb->pid)
 		return 1;
 	if (lb->adopted) {
@@ -184,10 +185,12 @@ static int local_reap(struct backend *be, struct strbuf *why)
 	} while (r < 0 && errno == EINTR);
 	if (r == 0)
 		return 0;
-	if (r < 0)
+	if (r < 0) {
+		*reason = REASON_CHANNEL_LOST;
 		strbuf_addf(why, "kernel lost (%s)", strerror(errno));
-	else
+	} else {
 		backend_describe_status(status, why);
+	}
 	/* Anything the kernel left behind in its group goes with it. */
 	kill(-lb->pid, SIGKILL);
 	local_forget(lb);

@@ -20,11 +20,8 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 
 	(void)s;
 	if (ev->type == SESSION_EV_ERROR) {
-		const char *en = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json,
-										       "ename"));
-		const char *ev_ = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json,
-											"evalue"));
-		strbuf_addf(&r->error, "%s: %s", en ? en : "Error", ev_ ? ev_ : "");
+		strbuf_addf(&r->error, "%s: %s", ev->error.ename ? ev->error.ename : "Error",
+			    ev->error.evalue ? ev->error.evalue : "");
 	} else if (ev->type == SESSION_EV_DONE) {
 		r->done = 1;
 	}

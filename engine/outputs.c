@@ -22,10 +22,10 @@ void outputs_release(struct outputs *o)
 {
 	cJSON_Delete(o->list);
 	strbuf_release(&o->stream);
-	free(o->reason);
+	free(o->detail);
 	free(o->plot_note);
 	o->list = NULL;
-	o->reason = o->plot_note = NULL;
+	o->detail = o->plot_note = NULL;
 }
 
 void outputs_collapse(struct strbuf *t)
@@ -90,20 +90,18 @@ static size_t take_bytes(struct outputs *o, size_t len)
 }
 
 /* Merge stream text into the open stream output of the same name. */
-static void on_stream(struct outputs *o, const cJSON *ev)
+static void on_stream(struct outputs *o, const struct session_ev_stream *ev)
 {
-	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "name"));
-	const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "text"));
-	size_t len, keep;
+	const char *name = ev->name, *text = ev->text;
+	size_t len = ev->len, keep;
 	int was_truncated = o->truncated;
 
-	if (!text || !name || (strcmp(name, "stdout") && strcmp(name, "stderr")))
+	if (ev->stream == SESSION_STREAM_OTHER)
 		return;
 	if (strcmp(o->stream_name, name)) {
 		flush_stream(o);
 		snprintf(o->stream_name, sizeof(o->stream_name), "%s", name);
 	}
-	len = strlen(text);
 	keep = take_bytes(o, len);
 	/* Cut at a character boundary. */
 	while (keep < len && keep && ((unsigned char)text[keep] & 0xc0) == 0x80)
@@ -115,17 +113,13 @@ static void on_stream(struct outputs *o, const cJSON *ev)
 }
 
 /* Add a plot to a display's data, embedded or as a copied file. */
-static void add_plot(struct outputs *o, const cJSON *plot, cJSON *data, cJSON *meta)
+static void add_plot(struct outputs *o, const struct session_plot *plot, cJSON *data, cJSON *meta)
 {
-	const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plot, "path"));
-	const cJSON *w = cJSON_GetObjectItemCaseSensitive(plot, "width");
-	const cJSON *h = cJSON_GetObjectItemCaseSensitive(plot, "height");
-	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(plot, "index");
 	char *src;
 
-	if (!rel || strstr(rel, ".."))
+	if (!plot->path)
 		return;
-	src = xasprintf("%s/%s", o->channel_dir, rel);
+	src = xasprintf("%s/%s", o->channel_dir, plot->path);
 	if (o->flags & OUTPUTS_EMBED_PNG) {
 		struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT;
 		if (strbuf_read_file(&png, src, o->limit) == 0) {
@@ -138,7 +132,7 @@ static void add_plot(struct outputs *o, const cJSON *plot, cJSON *data, cJSON *m
 		strbuf_release(&b64);
 	}
 	if ((o->flags & OUTPUTS_COPY_PLOTS) && o->plots_dir) {
-		char *dst = xasprintf("%s/%d.png", o->plots_dir, cJSON_IsNumber(idx) ? idx->valueint : 0);
+		char *dst = xasprintf("%s/%d.png", o->plots_dir, plot->index);
 		cJSON *cb = cJSON_AddObjectToObject(meta, "cellbox");
 		if (mkdir_p(o->plots_dir) < 0 || copy_file(src, dst) < 0) {
 			if (!o->plot_note)
@@ -146,89 +140,79 @@ static void add_plot(struct outputs *o, const cJSON *plot, cJSON *data, cJSON *m
 							 strerror(errno));
 		}
 		cJSON_AddStringToObject(cb, "plot", dst);
-		cJSON_AddNumberToObject(cb, "width", cJSON_IsNumber(w) ? w->valuedouble : 0);
-		cJSON_AddNumberToObject(cb, "height", cJSON_IsNumber(h) ? h->valuedouble : 0);
+		cJSON_AddNumberToObject(cb, "width", plot->width);
+		cJSON_AddNumberToObject(cb, "height", plot->height);
 		free(dst);
 	}
 	free(src);
 }
 
 /* A result or display event as execute_result / display_data. */
-static void on_rich(struct outputs *o, const cJSON *ev, int result)
+static void on_rich(struct outputs *o, const struct session_ev_rich *ev, int result)
 {
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data");
-	const cJSON *plot = cJSON_GetObjectItemCaseSensitive(ev, "plot");
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(ev, "execution_count");
 	cJSON *out = cJSON_CreateObject(), *d, *meta, *m;
 
 	flush_stream(o);
 	d = cJSON_AddObjectToObject(out, "data");
-	cJSON_ArrayForEach(m, data) {
+	cJSON_ArrayForEach(m, ev->data) {
 		if (cJSON_IsString(m) && take_bytes(o, strlen(m->valuestring)) < strlen(m->valuestring))
 			continue;
 		cJSON_AddItemToObject(d, m->string, cJSON_Duplicate(m, 1));
 	}
 	if (result)
-		cJSON_AddNumberToObject(out, "execution_count", cJSON_IsNumber(n) ? n->valuedouble : 0);
+		cJSON_AddNumberToObject(out, "execution_count",
+					ev->execution_count >= 0 ? ev->execution_count : 0);
 	meta = cJSON_AddObjectToObject(out, "metadata");
-	if (cJSON_IsObject(plot))
-		add_plot(o, plot, d, meta);
+	if (ev->plot)
+		add_plot(o, ev->plot, d, meta);
 	cJSON_AddStringToObject(out, "output_type", result ? "execute_result" : "display_data");
 	cJSON_AddItemToArray(o->list, out);
 }
 
 /* An error event as an error output. */
-static void on_error(struct outputs *o, const cJSON *ev)
+static void on_error(struct outputs *o, const struct session_ev_error *ev)
 {
-	const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "ename"));
-	const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "evalue"));
-	const cJSON *tb = cJSON_GetObjectItemCaseSensitive(ev, "traceback"), *l;
 	cJSON *out = cJSON_CreateObject(), *lines;
 
 	flush_stream(o);
-	cJSON_AddStringToObject(out, "ename", ename ? ename : "Error");
-	cJSON_AddStringToObject(out, "evalue", evalue ? evalue : "");
+	cJSON_AddStringToObject(out, "ename", ev->ename ? ev->ename : "Error");
+	cJSON_AddStringToObject(out, "evalue", ev->evalue ? ev->evalue : "");
 	cJSON_AddStringToObject(out, "output_type", "error");
 	lines = cJSON_AddArrayToObject(out, "traceback");
-	cJSON_ArrayForEach(l, tb)
-		if (cJSON_IsString(l))
-			cJSON_AddItemToArray(lines, cJSON_CreateString(l->valuestring));
+	for (size_t i = 0; i < ev->ntraceback; i++)
+		cJSON_AddItemToArray(lines, cJSON_CreateString(ev->traceback[i]));
 	cJSON_AddItemToArray(o->list, out);
 }
 
 /* The done event: status, count, duration, reason. */
-static void on_done(struct outputs *o, const cJSON *ev)
+static void on_done(struct outputs *o, const struct session_ev_done *ev)
 {
-	const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "status"));
-	const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(ev, "execution_count");
-	const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "duration");
-
 	flush_stream(o);
-	snprintf(o->status, sizeof(o->status), "%s", status ? status : "aborted");
-	o->execution_count = cJSON_IsNumber(n) ? n->valueint : -1;
-	o->duration = cJSON_IsNumber(d) ? d->valuedouble : 0;
-	free(o->reason);
-	o->reason = reason ? xstrdup(reason) : NULL;
+	snprintf(o->status, sizeof(o->status), "%s", session_status_name(ev->status));
+	o->execution_count = ev->execution_count;
+	o->duration = ev->duration;
+	o->reason = ev->reason;
+	free(o->detail);
+	o->detail = ev->detail ? xstrdup(ev->detail) : NULL;
 }
 
 void outputs_event(struct outputs *o, const struct session_event *ev)
 {
 	switch (ev->type) {
 	case SESSION_EV_STREAM:
-		on_stream(o, ev->json);
+		on_stream(o, &ev->stream);
 		break;
 	case SESSION_EV_RESULT:
-		on_rich(o, ev->json, 1);
+		on_rich(o, &ev->result, 1);
 		break;
 	case SESSION_EV_DISPLAY:
-		on_rich(o, ev->json, 0);
+		on_rich(o, &ev->display, 0);
 		break;
 	case SESSION_EV_ERROR:
-		on_error(o, ev->json);
+		on_error(o, &ev->error);
 		break;
 	case SESSION_EV_DONE:
-		on_done(o, ev->json);
+		on_done(o, &ev->done);
 		break;
 	default:
 		break;

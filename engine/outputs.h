@@ -40,7 +40,8 @@ struct outputs {
 	char status[16];		/* "ok", "error", "aborted", "" before done */
 	int execution_count;		/* -1 when none */
 	double duration;
-	char *reason;			/* "timeout", "kernel died (...)", ..., or NULL */
+	enum reason reason;		/* why it ended (session.h) */
+	char *detail;			/* "timeout", "kernel died (...)", ..., or NULL */
 	char *plot_note;		/* an error reading or copying a plot, or NULL */
 };
 

@@ -453,6 +453,7 @@ static void reap_containers(struct daemon *d)
 	for (size_t i = 0; i < d->nk; ) {
 		struct pkernel *k = &d->k[i];
 		struct strbuf why = STRBUF_INIT;
+		enum reason reason;
 		char *entry;
 		int ready;
 
@@ -467,7 +468,7 @@ static void reap_containers(struct daemon *d)
 		entry = ppath(d, "ready", k->name);
 		ready = !k->client && access(entry, F_OK) == 0;
 		free(entry);
-		if (ready && k->be->ops->reap(k->be, &why)) {
+		if (ready && k->be->ops->reap(k->be, &reason, &why)) {
 			destroy(d, k, why.buf);
 			strbuf_release(&why);
 			drop(d, i);

@@ -33,7 +33,8 @@ struct request {
 	int is_execute;
 	double timeout;		/* seconds, 0 = none */
 	double deadline;	/* monotonic; set when the request reaches the head */
-	const char *stop_reason;	/* "timeout" or "interrupt" once SIGINT was sent */
+	enum reason stop;	/* REASON_TIMEOUT or REASON_INTERRUPTED once SIGINT was sent;
+				   REASON_OK (0) while not stopped */
 	int done;
 	int reader_open;
 	struct event_reader rd;
@@ -60,31 +61,6 @@ struct session {
 	off_t log_start;	/* size of `log` when the current kernel started */
 };
 
-static const char *const event_names[] = {
-	[SESSION_EV_STREAM] = "stream",
-	[SESSION_EV_DISPLAY] = "display",
-	[SESSION_EV_RESULT] = "result",
-	[SESSION_EV_ERROR] = "error",
-	[SESSION_EV_INPUT_REQUEST] = "input_request",
-	[SESSION_EV_REPLY] = "reply",
-	[SESSION_EV_DONE] = "done",
-	[SESSION_EV_OTHER] = "other",
-};
-
-const char *session_event_name(enum session_event_type type)
-{
-	return (unsigned)type < ARRAY_SIZE(event_names) ? event_names[type] : "other";
-}
-
-/* Map the protocol's type name to the enum. */
-static enum session_event_type event_type_of(const char *name)
-{
-	for (size_t i = 0; i < SESSION_EV_OTHER; i++)
-		if (!strcmp(event_names[i], name))
-			return (enum session_event_type)i;
-	return SESSION_EV_OTHER;
-}
-
 /* Tell the front end about a state change. */
 static void set_state(struct session *s, enum session_state state, const char *msg)
 {
@@ -99,7 +75,7 @@ static void arm_timer(struct session *s)
 	struct itimerspec its = { 0 };
 	double when = 0, now = now_monotonic(), interval = 0;
 
-	if (s->head && s->head->deadline && !s->head->stop_reason)
+	if (s->head && s->head->deadline && !s->head->stop)
 		when = s->head->deadline;
 	if (s->kill_at && (!when || s->kill_at < when))
 		when = s->kill_at;
@@ -154,6 +130,7 @@ static int start_kernel(struct session *s, struct strbuf *err)
 	char *logp = channel_path(&s->ch, "log");
 	struct strbuf buf = STRBUF_INIT;
 	struct stat st;
+	enum reason reason;
 	double deadline;
 	int rc = -1, exit_fd;
 
@@ -202,7 +179,7 @@ static int start_kernel(struct session *s, struct strbuf *err)
 			break;
 		}
 		strbuf_reset(&buf);
-		if (s->be->ops->reap(s->be, &buf)) {
+		if (s->be->ops->reap(s->be, &reason, &buf)) {
 			strbuf_addf(err, "the kernel failed to start: %s", buf.buf);
 			add_log_tail(s, err);
 			goto out;
@@ -299,6 +276,7 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 {
 	struct strbuf buf = STRBUF_INIT;
 	const cJSON *pid;
+	enum reason reason;
 	char *ready, *status;
 	int rc = -1, exit_fd;
 
@@ -340,7 +318,7 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, exit_fd, &ev);
 	}
-	if (s->be->ops->reap(s->be, &buf)) {
+	if (s->be->ops->reap(s->be, &reason, &buf)) {
 		strbuf_addf(err, "the kernel in '%s' is gone", dir);
 		goto out;
 	}
@@ -453,46 +431,41 @@ static void request_free(struct request *r)
 	free(r);
 }
 
-/* Deliver one event object to the request's callback. */
-static void deliver(struct session *s, struct request *r, enum session_event_type type,
-		    const cJSON *json)
+/* Deliver one event to the request's callback. */
+static void deliver(struct session *s, struct request *r, struct session_event *ev)
 {
-	struct session_event ev = { type, r->id, json };
-
+	ev->id = r->id;
 	if (r->fn)
-		r->fn(s, &ev, r->data);
+		r->fn(s, ev, r->data);
 }
 
-/* Deliver an event the session makes itself (the kernel could not). */
-static void deliver_made(struct session *s, struct request *r, cJSON *json)
+/* The words of a stop the session made: "timeout", "interrupt". */
+static const char *stop_detail(enum reason stop)
 {
-	const cJSON *type = cJSON_GetObjectItemCaseSensitive(json, "type");
-
-	deliver(s, r, event_type_of(cJSON_GetStringValue(type)), json);
-	cJSON_Delete(json);
+	return stop == REASON_TIMEOUT ? "timeout" : stop == REASON_INTERRUPTED ? "interrupt" : NULL;
 }
 
 /* End a request that the kernel will not finish: an error (for cells) and done. */
-static void abort_request(struct session *s, struct request *r, const char *ename,
-			  const char *evalue, const char *reason)
+static void abort_request(struct session *s, struct request *r, enum reason reason,
+			  const char *ename, const char *evalue, const char *detail)
 {
-	cJSON *ev;
+	static const char *const no_lines[] = { NULL };
+	struct session_event ev = { .type = SESSION_EV_ERROR };
 
 	if (r->is_execute && ename) {
-		ev = cJSON_CreateObject();
-		cJSON_AddStringToObject(ev, "type", "error");
-		cJSON_AddStringToObject(ev, "ename", ename);
-		cJSON_AddStringToObject(ev, "evalue", evalue);
-		cJSON_AddItemToObject(ev, "traceback", cJSON_CreateArray());
-		deliver_made(s, r, ev);
+		ev.error.ename = ename;
+		ev.error.evalue = evalue;
+		ev.error.traceback = no_lines;
+		deliver(s, r, &ev);
 	}
-	ev = cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "type", "done");
-	cJSON_AddStringToObject(ev, "status", "aborted");
-	cJSON_AddNullToObject(ev, "execution_count");
-	cJSON_AddStringToObject(ev, "reason", reason);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SESSION_EV_DONE;
+	ev.done.status = SESSION_STATUS_ABORTED;
+	ev.done.execution_count = -1;
+	ev.done.reason = reason;
+	ev.done.detail = detail;
 	r->done = 1;
-	deliver_made(s, r, ev);
+	deliver(s, r, &ev);
 }
 
 /* Take the finished head off the queue; the next request starts its clock. */
@@ -519,11 +492,11 @@ static void pop_head(struct session *s)
 }
 
 /* End every queued request with `reason` (the kernel went away). */
-static void abort_all(struct session *s, const char *ename, const char *evalue,
-		      const char *reason)
+static void abort_all(struct session *s, enum reason reason, const char *ename,
+		      const char *evalue, const char *detail)
 {
 	while (s->head) {
-		abort_request(s, s->head, ename, evalue, reason);
+		abort_request(s, s->head, reason, ename, evalue, detail);
 		pop_head(s);
 	}
 	s->kill_at = 0;
@@ -540,15 +513,12 @@ static int on_line(const char *line, size_t len, void *data)
 {
 	struct line_ctx *ctx = data;
 	struct request *r = ctx->r;
-	enum session_event_type type;
-	cJSON *json;
+	struct event_store st = EVENT_STORE_INIT;
+	struct session_event ev;
 
 	ctx->events++;
-	json = line ? cJSON_ParseWithLength(line, len) : NULL;
-	if (!cJSON_IsObject(json) ||
-	    !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(json, "type"))) {
+	if (!line || event_decode(&st, line, len, r->id, &ev) < 0) {
 		/* Say so in the output rather than lose the cell or stop reading. */
-		cJSON *ev = cJSON_CreateObject();
 		struct strbuf msg = STRBUF_INIT;
 
 		if (line)
@@ -557,24 +527,28 @@ static int on_line(const char *line, size_t len, void *data)
 		else
 			strbuf_addf(&msg, "cellbox: dropped an event of %zu bytes (limit %u)\n", len,
 				    MAX_EVENT_LINE);
-		cJSON_AddStringToObject(ev, "type", "stream");
-		cJSON_AddStringToObject(ev, "name", "stderr");
-		cJSON_AddStringToObject(ev, "text", msg.buf);
+		memset(&ev, 0, sizeof(ev));
+		ev.type = SESSION_EV_STREAM;
+		ev.stream.stream = SESSION_STDERR;
+		ev.stream.name = "stderr";
+		ev.stream.text = msg.buf;
+		ev.stream.len = msg.len;
+		deliver(ctx->s, r, &ev);
 		strbuf_release(&msg);
-		cJSON_Delete(json);
-		deliver_made(ctx->s, r, ev);
+		event_store_release(&st);
 		return 0;
 	}
-	type = event_type_of(cJSON_GetObjectItemCaseSensitive(json, "type")->valuestring);
-	if (type == SESSION_EV_DONE) {
-		if (r->stop_reason)
-			cJSON_AddStringToObject(json, "reason", r->stop_reason);
+	if (ev.type == SESSION_EV_DONE) {
+		/* The kernel finished it; a stop we made says why it did not end well. */
+		ev.done.detail = stop_detail(r->stop);
+		if (r->stop && ev.done.status != SESSION_STATUS_OK)
+			ev.done.reason = r->stop;
 		r->done = 1;
 		if (r == ctx->s->head)
 			ctx->s->kill_at = 0;
 	}
-	deliver(ctx->s, r, type, json);
-	cJSON_Delete(json);
+	deliver(ctx->s, r, &ev);
+	event_store_release(&st);
 	return r->done;
 }
 
@@ -602,10 +576,10 @@ static int read_events(struct session *s)
 }
 
 /* The kernel exited: finish what it left, say why, and mark the session dead. */
-static void kernel_died(struct session *s, const char *why)
+static void kernel_died(struct session *s, enum reason reason, const char *why)
 {
 	read_events(s);		/* what it wrote before it went */
-	abort_all(s, "KernelDied", why, why);
+	abort_all(s, reason, "KernelDied", why, why);
 	channel_clear_queue(&s->ch);
 	set_state(s, SESSION_DEAD, why);
 }
@@ -615,7 +589,7 @@ static void kill_and_restart(struct session *s)
 {
 	struct request *r = s->head;
 	struct strbuf msg = STRBUF_INIT, err = STRBUF_INIT;
-	int timed_out = r && r->stop_reason && !strcmp(r->stop_reason, "timeout");
+	int timed_out = r && r->stop == REASON_TIMEOUT;
 
 	s->be->ops->kill(s->be);
 	s->kill_at = 0;
@@ -627,11 +601,12 @@ static void kill_and_restart(struct session *s)
 		else
 			strbuf_addf(&msg, "the cell ignored the interrupt for %g s: "
 				    "the kernel was killed and restarted", s->opts.interrupt_grace);
-		abort_request(s, r, timed_out ? "TimeoutError" : "KeyboardInterrupt", msg.buf,
+		abort_request(s, r, timed_out ? REASON_TIMEOUT_KILLED : REASON_INTERRUPT_KILLED,
+			      timed_out ? "TimeoutError" : "KeyboardInterrupt", msg.buf,
 			      timed_out ? "timeout: kernel restarted" : "interrupt: kernel restarted");
 		pop_head(s);
 	}
-	abort_all(s, "KernelRestarted", "the kernel was restarted", "restart");
+	abort_all(s, REASON_RESTARTED, "KernelRestarted", "the kernel was restarted", "restart");
 	set_state(s, SESSION_STARTING, "restarting the kernel");
 	if (start_kernel(s, &err) < 0)
 		set_state(s, SESSION_DEAD, err.buf);
@@ -644,6 +619,7 @@ static void kill_and_restart(struct session *s)
 int session_dispatch(struct session *s)
 {
 	struct strbuf why = STRBUF_INIT;
+	enum reason reason;
 	uint64_t ticks;
 	double now;
 	int events;
@@ -654,16 +630,16 @@ int session_dispatch(struct session *s)
 	if (read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		ticks = 0;
 	events = read_events(s);
-	if (s->state != SESSION_DEAD && s->be->ops->reap(s->be, &why)) {
-		kernel_died(s, why.buf);
+	if (s->state != SESSION_DEAD && s->be->ops->reap(s->be, &reason, &why)) {
+		kernel_died(s, reason, why.buf);
 		goto out;
 	}
 	now = now_monotonic();
 	if (s->kill_at && now >= s->kill_at) {
 		kill_and_restart(s);
-	} else if (s->head && s->head->deadline && !s->head->stop_reason &&
+	} else if (s->head && s->head->deadline && !s->head->stop &&
 		   now >= s->head->deadline) {
-		s->head->stop_reason = "timeout";
+		s->head->stop = REASON_TIMEOUT;
 		s->be->ops->signal(s->be, SIGINT);
 		s->kill_at = now + s->opts.interrupt_grace;
 	}
@@ -805,8 +781,8 @@ int session_interrupt(struct session *s)
 
 	if (!r || s->state == SESSION_DEAD)
 		return -1;
-	if (!r->stop_reason)
-		r->stop_reason = "interrupt";
+	if (!r->stop)
+		r->stop = REASON_INTERRUPTED;
 	if (!s->kill_at)
 		s->kill_at = now_monotonic() + s->opts.interrupt_grace;
 	arm_timer(s);
@@ -818,7 +794,7 @@ int session_restart(struct session *s, struct strbuf *err)
 	int rc;
 
 	s->be->ops->kill(s->be);
-	abort_all(s, "KernelRestarted", "the kernel was restarted", "restart");
+	abort_all(s, REASON_RESTARTED, "KernelRestarted", "the kernel was restarted", "restart");
 	rc = start_kernel(s, err);
 	if (rc == 0)
 		set_state(s, SESSION_IDLE, "kernel restarted");
@@ -865,7 +841,7 @@ static void shutdown_kernel(struct session *s)
 
 	if (s->state == SESSION_DEAD || s->state == SESSION_STARTING)
 		goto out;
-	abort_all(s, NULL, NULL, "session closed");
+	abort_all(s, REASON_CLOSED, NULL, NULL, "session closed");
 	if (!session_request(s, "shutdown", NULL, NULL, NULL, &err))
 		goto out;
 	deadline = now_monotonic() + 1.0;
@@ -922,7 +898,7 @@ void session_close(struct session *s)
 		/* A pooled kernel is never reused: no need to let it exit politely. */
 		if (!s->lease.entry)
 			shutdown_kernel(s);
-		abort_all(s, NULL, NULL, "session closed");
+		abort_all(s, REASON_CLOSED, NULL, NULL, "session closed");
 		/*
 		 * Stopping a container takes 100 ms or more: a pooled one goes back to its daemon,
 		 * which removes every released kernel, off our path. Without a daemon we end it.
@@ -940,7 +916,7 @@ void session_detach(struct session *s)
 {
 	if (!s)
 		return;
-	abort_all(s, NULL, NULL, "session detached");
+	abort_all(s, REASON_CLOSED, NULL, NULL, "session detached");
 	if (s->be) {
 		if (s->be->ops->detach)
 			s->be->ops->detach(s->be);

@@ -13,19 +13,41 @@
  *		session_dispatch(s);		// calls on_event for every new event
  *	}
  *
- * session_wait() is that loop for callers that only wait; session_run() submits and waits.
+ * session_wait() is that loop for callers that only wait.
+ *
+ * Events are the runner's event lines (kernels/python/PROTOCOL.md) decoded once into typed
+ * structs (event.h: stream, display with its mime bundle and plot, result, error, input
+ * request, reply, done); they are valid only during the callback. A line that is not an
+ * event becomes a stderr stream saying so.
  *
  * Every request ends with exactly one SESSION_EV_DONE event, also when the kernel dies,
- * times out or is restarted: the session then writes the error and done events itself, with a
- * `reason` member in done ("timeout", "interrupt", "kernel died (...)", "restart").
- * Events are the runner's JSON objects (kernels/python/PROTOCOL.md) as cJSON trees; they are
- * valid only during the callback.
+ * times out or is restarted: the session then makes the error and done events itself. The
+ * done event's `reason` (reason.h) says why it ended, for programs, and `detail` in words:
+ *
+ *	reason			detail				when
+ *	REASON_OK		NULL				the kernel finished it
+ *	REASON_ERROR		NULL				the code raised
+ *	REASON_INTERRUPTED	"interrupt"			session_interrupt() stopped it
+ *	REASON_TIMEOUT		"timeout"			it ran past its timeout
+ *	REASON_INTERRUPT_KILLED	"interrupt: kernel restarted"	it ignored the interrupt
+ *	REASON_TIMEOUT_KILLED	"timeout: kernel restarted"	... past the grace period
+ *	REASON_KERNEL_DIED	"kernel died (exit code 3)"	the backend's words
+ *	REASON_OOM_KILLED	"kernel killed: out of memory (limit 64 MB)"
+ *	REASON_CHANNEL_LOST	"kernel lost (...)"
+ *	REASON_RESTARTED	"restart"			queued behind a restart
+ *	REASON_CLOSED		"session closed"		session_close() came first
+ *
+ * A request the kernel finished despite a stop keeps its kernel's outcome (REASON_OK after a
+ * late interrupt) with the stop's detail. (REASON_CANNOT_START and REASON_BAD_INPUT are for
+ * front ends: no session, or a request refused before it was made.)
  */
 
 #include <signal.h>
 #include <cjson/cJSON.h>
-#include "pool.h"
 #include "backend.h"
+#include "event.h"
+#include "pool.h"
+#include "reason.h"
 #include "util.h"
 
 enum session_state {
@@ -34,23 +56,6 @@ enum session_state {
 	SESSION_BUSY,		/* a request is being served */
 	SESSION_DEAD,		/* the kernel exited; session_restart() brings it back */
 	SESSION_CLOSED,
-};
-
-enum session_event_type {
-	SESSION_EV_STREAM,
-	SESSION_EV_DISPLAY,
-	SESSION_EV_RESULT,
-	SESSION_EV_ERROR,
-	SESSION_EV_INPUT_REQUEST,
-	SESSION_EV_REPLY,
-	SESSION_EV_DONE,
-	SESSION_EV_OTHER,	/* a type this host does not know: ignore */
-};
-
-struct session_event {
-	enum session_event_type type;
-	unsigned long id;	/* the request this event belongs to */
-	const cJSON *json;	/* the whole event object */
 };
 
 struct session;
@@ -172,8 +177,5 @@ int session_write_file(struct session *s, const char *rel, const void *data, siz
 
 /* The container image this build's runner protocol needs ("cellbox-python:p1"). */
 const char *session_kernel_image(void);
-
-/* Name of an event type as the protocol spells it ("stream", ...). */
-const char *session_event_name(enum session_event_type type);
 
 #endif

@@ -25,14 +25,21 @@ struct outcome {
 	char ename[64];
 	char evalue[256];
 	char status[16];
-	char reason[256];
+	char reason[256];	/* the done event's detail */
+	enum reason why;	/* ... and its reason */
 	int plots;
 	int last_plot_index;
 	int input_requests;
 	int events;
 	int order_ok;		/* streams came before done */
 	int done_seen;
-	cJSON *reply;
+	int reply_seen;
+	char reply_status[32];	/* is_complete */
+	char reply_indent[32];
+	struct strbuf matches;	/* complete: one a line */
+	int reply_found;	/* inspect */
+	char reply_text[256];
+	int reply_cleared;	/* clear_plots */
 	const char *answer;	/* for input requests */
 };
 
@@ -41,6 +48,7 @@ static inline void outcome_init(struct outcome *o)
 	memset(o, 0, sizeof(*o));
 	strbuf_init(&o->out, 0);
 	strbuf_init(&o->err, 0);
+	strbuf_init(&o->matches, 0);
 	o->order_ok = 1;
 }
 
@@ -48,45 +56,42 @@ static inline void outcome_release(struct outcome *o)
 {
 	strbuf_release(&o->out);
 	strbuf_release(&o->err);
-	cJSON_Delete(o->reply);
+	strbuf_release(&o->matches);
 }
 
-static inline const char *str_of(const cJSON *j, const char *key)
+static inline const char *str_or_empty(const char *s)
 {
-	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
 	return s ? s : "";
 }
 
 static inline void collect(struct session *s, const struct session_event *ev, void *data)
 {
 	struct outcome *o = data;
-	const cJSON *j = ev->json;
 
 	o->events++;
 	if (o->done_seen)
 		o->order_ok = 0;
 	switch (ev->type) {
 	case SESSION_EV_STREAM:
-		strbuf_addstr(strcmp(str_of(j, "name"), "stderr") ? &o->out : &o->err,
-			      str_of(j, "text"));
+		strbuf_add(ev->stream.stream == SESSION_STDERR ? &o->err : &o->out, ev->stream.text,
+			   ev->stream.len);
 		break;
 	case SESSION_EV_RESULT:
 		o->results++;
-		snprintf(o->result, sizeof(o->result), "%s",
-			 str_of(cJSON_GetObjectItemCaseSensitive(j, "data"), "text/plain"));
+		snprintf(o->result, sizeof(o->result), "%s", str_or_empty(ev->result.text));
 		break;
 	case SESSION_EV_ERROR:
-		snprintf(o->ename, sizeof(o->ename), "%s", str_of(j, "ename"));
-		snprintf(o->evalue, sizeof(o->evalue), "%s", str_of(j, "evalue"));
+		snprintf(o->ename, sizeof(o->ename), "%s", str_or_empty(ev->error.ename));
+		snprintf(o->evalue, sizeof(o->evalue), "%s", str_or_empty(ev->error.evalue));
 		break;
 	case SESSION_EV_DISPLAY: {
-		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
+		const struct session_plot *plot = ev->display.plot;
 		if (plot) {
-			char *path = xasprintf("%s/%s", session_channel_dir(s), str_of(plot, "path"));
+			char *path = xasprintf("%s/%s", session_channel_dir(s),
+					       str_or_empty(plot->path));
 			o->plots++;
-			o->last_plot_index =
-				cJSON_GetObjectItemCaseSensitive(plot, "index")->valueint;
-			CHECK(access(path, R_OK) == 0);
+			o->last_plot_index = plot->index;
+			CHECK(plot->path && access(path, R_OK) == 0);
 			free(path);
 		}
 		break;
@@ -99,13 +104,22 @@ static inline void collect(struct session *s, const struct session_event *ev, vo
 		break;
 	}
 	case SESSION_EV_REPLY:
-		cJSON_Delete(o->reply);
-		o->reply = cJSON_Duplicate(j, 1);
+		o->reply_seen = 1;
+		snprintf(o->reply_status, sizeof(o->reply_status), "%s",
+			 str_or_empty(ev->reply.status));
+		for (size_t i = 0; i < ev->reply.nmatches; i++)
+			strbuf_addf(&o->matches, "%s\n", ev->reply.matches[i]);
+		snprintf(o->reply_indent, sizeof(o->reply_indent), "%s",
+			 str_or_empty(ev->reply.indent));
+		o->reply_found = ev->reply.found;
+		snprintf(o->reply_text, sizeof(o->reply_text), "%s", str_or_empty(ev->reply.text));
+		o->reply_cleared = ev->reply.cleared;
 		break;
 	case SESSION_EV_DONE:
 		o->done_seen = 1;
-		snprintf(o->status, sizeof(o->status), "%s", str_of(j, "status"));
-		snprintf(o->reason, sizeof(o->reason), "%s", str_of(j, "reason"));
+		snprintf(o->status, sizeof(o->status), "%s", session_status_name(ev->done.status));
+		snprintf(o->reason, sizeof(o->reason), "%s", str_or_empty(ev->done.detail));
+		o->why = ev->done.reason;
 		break;
 	default:
 		break;

@@ -7,18 +7,15 @@
 #include <stdio.h>
 #include "config.h"
 #include "pool.h"
+#include "reason.h"
 #include "session.h"
 
-/* Exit codes of every command (documented in --help and the README). */
+/*
+ * Exit codes: those of a request's outcome come from the reason table (reason.h: EXIT_OK ...
+ * EXIT_INTERRUPTED, reason_exit_code()); this one is replay's own.
+ */
 enum {
-	EXIT_OK = 0,
-	EXIT_CELL_ERROR = 1,	/* the code raised an exception */
-	EXIT_USAGE = 2,		/* bad arguments or input: nothing was run */
-	EXIT_TIMEOUT = 3,	/* a cell ran past --timeout */
-	EXIT_KERNEL_DIED = 4,	/* the kernel died during the run */
-	EXIT_NO_KERNEL = 5,	/* the kernel could not be started */
 	EXIT_CHECK_FAILED = 6,	/* replay --check: outputs differ from the stored ones */
-	EXIT_INTERRUPTED = 130,	/* the user pressed Ctrl-C */
 };
 
 struct cli_command {

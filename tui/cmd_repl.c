@@ -30,9 +30,13 @@ struct repl {
 
 static struct repl *the_repl;	/* for readline's completion callback */
 
-/* Collects the reply event of a synchronous request. */
+/* What a synchronous request's reply said, copied out of the event. */
 struct reply_ctx {
-	cJSON *reply;
+	int seen;
+	char *status, *indent;		/* is_complete */
+	char **matches;			/* complete */
+	size_t nmatches;
+	int cursor_start;
 };
 
 static void on_reply(struct session *s, const struct session_event *ev, void *data)
@@ -40,39 +44,56 @@ static void on_reply(struct session *s, const struct session_event *ev, void *da
 	struct reply_ctx *ctx = data;
 
 	(void)s;
-	if (ev->type == SESSION_EV_REPLY && !ctx->reply)
-		ctx->reply = cJSON_Duplicate(ev->json, 1);
+	if (ev->type != SESSION_EV_REPLY || ctx->seen)
+		return;
+	ctx->seen = 1;
+	ctx->status = ev->reply.status ? xstrdup(ev->reply.status) : NULL;
+	ctx->indent = ev->reply.indent ? xstrdup(ev->reply.indent) : NULL;
+	ctx->matches = xcalloc(ev->reply.nmatches + 1, sizeof(*ctx->matches));
+	for (size_t i = 0; i < ev->reply.nmatches; i++)
+		ctx->matches[i] = xstrdup(ev->reply.matches[i]);
+	ctx->nmatches = ev->reply.nmatches;
+	ctx->cursor_start = ev->reply.cursor_start;
 }
 
-/* Send a request and wait for its reply (NULL when none came). Caller frees. */
-static cJSON *ask(struct repl *r, const char *kind, const cJSON *params)
+/* Forget a reply. */
+static void reply_release(struct reply_ctx *ctx)
 {
-	struct reply_ctx ctx = { NULL };
-	struct strbuf err = STRBUF_INIT;
-	unsigned long id = session_request(r->s, kind, params, on_reply, &ctx, &err);
+	free(ctx->status);
+	free(ctx->indent);
+	for (size_t i = 0; i < ctx->nmatches; i++)
+		free(ctx->matches[i]);
+	free(ctx->matches);
+	memset(ctx, 0, sizeof(*ctx));
+}
 
+/* Send a request and wait for its reply (ctx->seen is 0 when none came). */
+static void ask(struct repl *r, const char *kind, const cJSON *params, struct reply_ctx *ctx)
+{
+	struct strbuf err = STRBUF_INIT;
+	unsigned long id;
+
+	memset(ctx, 0, sizeof(*ctx));
+	id = session_request(r->s, kind, params, on_reply, ctx, &err);
 	if (id)
 		cli_wait(r->s, id);
 	strbuf_release(&err);
-	return ctx.reply;
 }
 
 /* The kernel's verdict on a cell: "complete", "incomplete" or "invalid"; indent in *indent. */
 static char *is_complete(struct repl *r, const char *code, char **indent)
 {
-	cJSON *params = cJSON_CreateObject(), *reply;
-	const char *st, *ind;
+	cJSON *params = cJSON_CreateObject();
+	struct reply_ctx reply;
 	char *status;
 
 	cJSON_AddStringToObject(params, "code", code);
-	reply = ask(r, "is_complete", params);
+	ask(r, "is_complete", params, &reply);
 	cJSON_Delete(params);
-	st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "status"));
-	ind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "indent"));
-	status = xstrdup(st ? st : "complete");
+	status = xstrdup(reply.status ? reply.status : "complete");
 	if (indent)
-		*indent = xstrdup(ind ? ind : "");
-	cJSON_Delete(reply);
+		*indent = xstrdup(reply.indent ? reply.indent : "");
+	reply_release(&reply);
 	return status;
 }
 
@@ -120,13 +141,11 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 	struct repl *r = data;
 
 	if (ev->type == SESSION_EV_INPUT_REQUEST) {
-		const char *prompt =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "prompt"));
 		struct strbuf err = STRBUF_INIT;
 		char *line;
 
 		fflush(stdout);
-		line = input_line(r, prompt ? prompt : "");
+		line = input_line(r, ev->input.prompt);
 		/* End of input answers with an empty line, as a closed stdin would not hang. */
 		if (session_input_reply(s, ev->id, line ? line : "", &err) < 0)
 			cli_error("%s", err.buf);
@@ -137,18 +156,12 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 	printer_event(&r->pr, ev);
 	record_event(&r->rec, s, ev);
 	if (ev->type == SESSION_EV_DONE) {
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(ev->json, "execution_count");
-		const char *status =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "status"));
-		const char *reason =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "reason"));
-
-		if (cJSON_IsNumber(n))
-			r->next_count = n->valueint + 1;
-		if (!status || strcmp(status, "ok"))
+		if (ev->done.execution_count >= 0)
+			r->next_count = ev->done.execution_count + 1;
+		if (ev->done.status != SESSION_STATUS_OK)
 			r->failed = 1;
-		if (reason && strcmp(reason, "interrupt"))
-			cli_error("%s", reason);
+		if (ev->done.detail && ev->done.reason != REASON_INTERRUPTED)
+			cli_error("%s", ev->done.detail);
 	}
 }
 
@@ -358,8 +371,8 @@ static char *completion_generator(const char *text, int state)
 static char **complete(const char *text, int start, int end)
 {
 	struct strbuf code = STRBUF_INIT;
-	cJSON *params = cJSON_CreateObject(), *reply, *m;
-	const cJSON *matches, *cs;
+	cJSON *params = cJSON_CreateObject();
+	struct reply_ctx reply;
 	size_t prefix_len, kstart;
 
 	(void)text, (void)end;
@@ -373,21 +386,16 @@ static char **complete(const char *text, int start, int end)
 	strbuf_add(&code, rl_line_buffer, (size_t)rl_point);
 	cJSON_AddStringToObject(params, "code", code.buf);
 	cJSON_AddNumberToObject(params, "cursor_pos", (double)codepoints(code.buf, code.len));
-	reply = ask(the_repl, "complete", params);
+	ask(the_repl, "complete", params, &reply);
 	cJSON_Delete(params);
-	matches = cJSON_GetObjectItemCaseSensitive(reply, "matches");
-	cs = cJSON_GetObjectItemCaseSensitive(reply, "cursor_start");
 	/* Where the kernel's replacement starts, as a byte offset in this line. */
-	kstart = byte_of_codepoint(code.buf, cJSON_IsNumber(cs) ? cs->valueint : 0);
+	kstart = byte_of_codepoint(code.buf, reply.cursor_start > 0 ? reply.cursor_start : 0);
 	kstart = kstart > prefix_len ? kstart - prefix_len : 0;
-	completion_list = xrealloc(completion_list,
-				   ((size_t)cJSON_GetArraySize(matches) + 1) * sizeof(char *));
-	cJSON_ArrayForEach(m, matches) {
-		const char *s = cJSON_GetStringValue(m);
+	completion_list = xrealloc(completion_list, (reply.nmatches + 1) * sizeof(char *));
+	for (size_t k = 0; k < reply.nmatches; k++) {
+		const char *s = reply.matches[k];
 		struct strbuf one = STRBUF_INIT;
 
-		if (!s)
-			continue;
 		/* readline replaces line[start..]; the kernel replaces line[kstart..]. */
 		if (kstart < (size_t)start) {
 			size_t skip = (size_t)start - kstart;
@@ -400,7 +408,7 @@ static char **complete(const char *text, int start, int end)
 		}
 		completion_list[completion_count++] = strbuf_detach(&one, NULL);
 	}
-	cJSON_Delete(reply);
+	reply_release(&reply);
 	strbuf_release(&code);
 	rl_completion_append_character = '\0';
 	if (!completion_count)

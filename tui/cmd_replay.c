@@ -67,34 +67,26 @@ static void bar_draw(struct replay *r, int index)
 static void on_event(struct session *s, const struct session_event *ev, void *data)
 {
 	struct replay *r = data;
-	const char *text;
 
 	outputs_event(&r->out, ev);
 	record_event(&r->rec, s, ev);
 	if (r->bar_shown && isatty(1))
 		bar_clear(r);
 	if (ev->type == SESSION_EV_STREAM) {
-		size_t len, room;
+		const char *text = ev->stream.text;
+		size_t len = ev->stream.len, room;
 
-		text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "text"));
-		if (r->cut || !text)
+		if (r->cut)
 			return;
-		len = strlen(text);
 		room = r->transcript_max - r->printed;
 		if (len > room) {
 			/* Print what fits (whole characters), then say the rest is cut. */
 			struct session_event part = *ev;
-			cJSON *copy = cJSON_Duplicate(ev->json, 1);
-			char *head;
 
 			while (room && ((unsigned char)text[room] & 0xc0) == 0x80)
 				room--;
-			head = xstrndup(text, room);
-			cJSON_ReplaceItemInObjectCaseSensitive(copy, "text", cJSON_CreateString(head));
-			part.json = copy;
+			part.stream.len = room;
 			printer_event(&r->pr, &part);
-			cJSON_Delete(copy);
-			free(head);
 			r->cut = 1;
 			r->printed = r->transcript_max;
 			if (!(r->pr.flags & PRINTER_QUIET))
@@ -106,20 +98,6 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 		r->printed += len;
 	}
 	printer_event(&r->pr, ev);
-}
-
-/* The exit code of a finished cell. */
-static int exit_code_of(const struct outputs *o)
-{
-	if (!strcmp(o->status, "ok"))
-		return EXIT_OK;
-	if (o->reason && !strncmp(o->reason, "timeout", 7))
-		return EXIT_TIMEOUT;
-	if (o->reason && !strncmp(o->reason, "kernel died", 11))
-		return EXIT_KERNEL_DIED;
-	if (o->reason && !strncmp(o->reason, "interrupt", 9))
-		return EXIT_INTERRUPTED;
-	return EXIT_CELL_ERROR;
 }
 
 /* Echo a cell's code as IPython would: "In [n]: " then "   ...: " lines. */
@@ -483,15 +461,15 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 			cJSON *c = cJSON_CreateObject();
 			cJSON_AddNumberToObject(c, "index", index);
 			cJSON_AddStringToObject(c, "status", r.out.status);
-			if (r.out.reason)
-				cJSON_AddStringToObject(c, "reason", r.out.reason);
+			if (r.out.detail)
+				cJSON_AddStringToObject(c, "reason", r.out.detail);
 			cJSON_AddNumberToObject(c, "duration", r.out.duration);
 			cJSON_AddNumberToObject(c, "wall", t0);
 			cJSON_AddItemToObject(c, "outputs", cJSON_Duplicate(outs, 1));
 			cJSON_AddItemToArray(cells_json, c);
 		}
 		cJSON_ReplaceItemInObjectCaseSensitive(cell, "outputs", outs);
-		cell_rc = exit_code_of(&r.out);
+		cell_rc = reason_exit_code(r.out.reason);
 		if (cell_rc == EXIT_INTERRUPTED || (cell_rc != EXIT_OK && !may_fail)) {
 			failed++;
 			report_failure(cell_rc, index, src, cfg->timeout);

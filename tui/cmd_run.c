@@ -26,23 +26,6 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 	record_event(&ctx->rec, s, ev);
 }
 
-/* The exit code a finished cell stands for. */
-static int exit_code_of(const struct printer *p)
-{
-	const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p->done, "status"));
-	const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p->done, "reason"));
-
-	if (status && !strcmp(status, "ok"))
-		return EXIT_OK;
-	if (reason && !strncmp(reason, "timeout", 7))
-		return EXIT_TIMEOUT;
-	if (reason && !strncmp(reason, "kernel died", 11))
-		return EXIT_KERNEL_DIED;
-	if (reason && !strncmp(reason, "interrupt", 9))
-		return EXIT_INTERRUPTED;
-	return EXIT_CELL_ERROR;
-}
-
 int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 {
 	const char *file = NULL, *code_arg = NULL, *plots_dir = NULL;
@@ -134,23 +117,20 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 	}
 	cli_wait(s, id);
 	record_cell(&ctx.rec, code.buf);
-	rc = exit_code_of(&pr);
+	rc = reason_exit_code(pr.done_seen ? pr.done.reason : REASON_CLOSED);
 	if (json) {
 		cJSON *o = printer_json(&pr, rc);
 		char *text = cJSON_Print(o);
 		puts(text);
 		cJSON_free(text);
 		cJSON_Delete(o);
-	} else if (rc == EXIT_TIMEOUT || rc == EXIT_KERNEL_DIED) {
-		const char *reason =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr.done, "reason"));
-		if (rc == EXIT_TIMEOUT && !strcmp(reason, "timeout"))
-			cli_error("the cell timed out after %g s and was interrupted", cfg->timeout);
-		else if (rc == EXIT_TIMEOUT)
-			cli_error("the cell timed out after %g s and ignored the interrupt: "
-				  "the kernel was killed", cfg->timeout);
-		else
-			cli_error("%s", reason);
+	} else if (pr.done.reason == REASON_TIMEOUT) {
+		cli_error("the cell timed out after %g s and was interrupted", cfg->timeout);
+	} else if (pr.done.reason == REASON_TIMEOUT_KILLED) {
+		cli_error("the cell timed out after %g s and ignored the interrupt: "
+			  "the kernel was killed", cfg->timeout);
+	} else if (rc == EXIT_KERNEL_DIED && pr.done.detail) {
+		cli_error("%s", pr.done.detail);
 	}
 out:
 	record_close(&ctx.rec);

@@ -29,8 +29,10 @@ void printer_reset(struct printer *p)
 		free(p->plots[i].path);
 	p->nplots = 0;
 	cJSON_Delete(p->error);
-	cJSON_Delete(p->done);
-	p->error = p->done = NULL;
+	p->error = NULL;
+	free((char *)p->done.detail);
+	memset(&p->done, 0, sizeof(p->done));
+	p->done_seen = 0;
 	sanitizer_reset(&p->san_out);
 	sanitizer_reset(&p->san_err);
 }
@@ -83,13 +85,6 @@ static void fresh_line(struct printer *p)
 		emit_own(p, "\n");
 }
 
-/* The text/plain member of a mime bundle, or NULL. */
-static const char *plain_text(const cJSON *ev)
-{
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data");
-	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "text/plain"));
-}
-
 /* Print text as stdout output ending with a newline. */
 static void emit_line(struct printer *p, const char *text)
 {
@@ -101,21 +96,17 @@ static void emit_line(struct printer *p, const char *text)
 }
 
 /* Record a plot, copy it to plots_dir when asked, and print its line. */
-static void on_plot(struct printer *p, const cJSON *plot)
+static void on_plot(struct printer *p, const struct session_plot *plot)
 {
-	const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plot, "path"));
-	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(plot, "index");
-	const cJSON *w = cJSON_GetObjectItemCaseSensitive(plot, "width");
-	const cJSON *h = cJSON_GetObjectItemCaseSensitive(plot, "height");
 	struct printer_plot pl = { 0 };
 	char *src, *line;
 
-	if (!rel || strstr(rel, ".."))
+	if (!plot->path)
 		return;
-	pl.index = cJSON_IsNumber(idx) ? idx->valueint : 0;
-	pl.width = cJSON_IsNumber(w) ? w->valueint : 0;
-	pl.height = cJSON_IsNumber(h) ? h->valueint : 0;
-	src = xasprintf("%s/%s", p->channel_dir, rel);
+	pl.index = plot->index;
+	pl.width = plot->width;
+	pl.height = plot->height;
+	src = xasprintf("%s/%s", p->channel_dir, plot->path);
 	if (p->plots_dir) {
 		char *dst = xasprintf("%s/plot-%d.png", p->plots_dir, pl.index);
 		if (copy_file(src, dst) < 0) {
@@ -154,58 +145,52 @@ static void on_plot(struct printer *p, const cJSON *plot)
 }
 
 /* Print a traceback (or "ename: evalue" when it has none) to stderr. */
-static void on_error(struct printer *p, const cJSON *ev)
+static void on_error(struct printer *p, const struct session_ev_error *ev)
 {
-	const cJSON *tb = cJSON_GetObjectItemCaseSensitive(ev, "traceback");
-	const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "ename"));
-	const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "evalue"));
-	const cJSON *line;
-	int lines = 0;
+	const char *ename = ev->ename, *evalue = ev->evalue;
+	cJSON *tb;
 
 	fflush(p->out);
 	if (!p->out_at_bol && !(p->flags & PRINTER_QUIET)) {
 		fputc('\n', p->out);
 		p->out_at_bol = 1;
 	}
-	cJSON_ArrayForEach(line, tb) {
-		const char *s = cJSON_GetStringValue(line);
-		if (!s)
-			continue;
-		emit(p, 1, s, strlen(s));
+	for (size_t i = 0; i < ev->ntraceback; i++) {
+		emit(p, 1, ev->traceback[i], strlen(ev->traceback[i]));
 		emit(p, 1, "\n", 1);
-		lines++;
 	}
-	if (!lines) {
+	if (!ev->ntraceback) {
 		char *msg = xasprintf("%s: %s\n", ename ? ename : "Error", evalue ? evalue : "");
 		emit(p, 1, msg, strlen(msg));
 		free(msg);
 	}
 	cJSON_Delete(p->error);
-	p->error = cJSON_Duplicate(ev, 1);
+	p->error = cJSON_CreateObject();
+	if (ename)
+		cJSON_AddStringToObject(p->error, "ename", ename);
+	if (evalue)
+		cJSON_AddStringToObject(p->error, "evalue", evalue);
+	tb = cJSON_AddArrayToObject(p->error, "traceback");
+	for (size_t i = 0; i < ev->ntraceback; i++)
+		cJSON_AddItemToArray(tb, cJSON_CreateString(ev->traceback[i]));
 }
 
 void printer_event(struct printer *p, const struct session_event *ev)
 {
-	const cJSON *j = ev->json;
-
 	switch (ev->type) {
-	case SESSION_EV_STREAM: {
-		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "name"));
-		const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "text"));
-		if (text)
-			emit(p, name && !strcmp(name, "stderr"), text, strlen(text));
+	case SESSION_EV_STREAM:
+		emit(p, ev->stream.stream == SESSION_STDERR, ev->stream.text, ev->stream.len);
 		break;
-	}
 	case SESSION_EV_RESULT: {
-		const char *text = plain_text(j);
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "execution_count");
+		const char *text = ev->result.text;
 		if (!text)
 			break;
 		fresh_line(p);
 		if (p->flags & PRINTER_PROMPTS) {
 			char *prompt = xasprintf("%sOut[%d]:%s%s",
 						 p->flags & PRINTER_COLOR ? "\x1b[31m" : "",
-						 cJSON_IsNumber(n) ? n->valueint : 0,
+						 ev->result.execution_count >= 0 ?
+						 ev->result.execution_count : 0,
 						 p->flags & PRINTER_COLOR ? "\x1b[0m" : "",
 						 strchr(text, '\n') ? "\n" : " ");
 			emit_own(p, prompt);
@@ -214,26 +199,25 @@ void printer_event(struct printer *p, const struct session_event *ev)
 		emit_line(p, text);
 		break;
 	}
-	case SESSION_EV_DISPLAY: {
-		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
-		const char *text = plain_text(j);
-		if (cJSON_IsObject(plot)) {
-			on_plot(p, plot);
-		} else if (text) {
+	case SESSION_EV_DISPLAY:
+		if (ev->display.plot) {
+			on_plot(p, ev->display.plot);
+		} else if (ev->display.text) {
 			fresh_line(p);
-			emit_line(p, text);
+			emit_line(p, ev->display.text);
 		} else {
 			fresh_line(p);
 			emit_own(p, "[display without a text form]\n");
 		}
 		break;
-	}
 	case SESSION_EV_ERROR:
-		on_error(p, j);
+		on_error(p, &ev->error);
 		break;
 	case SESSION_EV_DONE:
-		cJSON_Delete(p->done);
-		p->done = cJSON_Duplicate(j, 1);
+		free((char *)p->done.detail);
+		p->done = ev->done;
+		p->done.detail = ev->done.detail ? xstrdup(ev->done.detail) : NULL;
+		p->done_seen = 1;
 		break;
 	default:
 		break;
@@ -243,11 +227,7 @@ void printer_event(struct printer *p, const struct session_event *ev)
 cJSON *printer_json(const struct printer *p, int exit_code)
 {
 	cJSON *o = cJSON_CreateObject(), *plots = cJSON_CreateArray();
-	const cJSON *d = p->done;
-	const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "status"));
-	const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "reason"));
-	const cJSON *count = cJSON_GetObjectItemCaseSensitive(d, "execution_count");
-	const cJSON *duration = cJSON_GetObjectItemCaseSensitive(d, "duration");
+	const struct session_ev_done *d = p->done_seen ? &p->done : NULL;
 
 	cJSON_AddNumberToObject(o, "exit_code", exit_code);
 	cJSON_AddStringToObject(o, "stdout", p->stdout_text.buf);
@@ -273,21 +253,18 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 		strbuf_release(&b64);
 	}
 	cJSON_AddItemToObject(o, "plots", plots);
-	cJSON_AddStringToObject(o, "status", status ? status : "aborted");
-	if (cJSON_IsNumber(count))
-		cJSON_AddNumberToObject(o, "execution_count", count->valuedouble);
+	cJSON_AddStringToObject(o, "status",
+				session_status_name(d ? d->status : SESSION_STATUS_ABORTED));
+	if (d && d->execution_count >= 0)
+		cJSON_AddNumberToObject(o, "execution_count", d->execution_count);
 	else
 		cJSON_AddNullToObject(o, "execution_count");
-	cJSON_AddNumberToObject(o, "duration",
-				cJSON_IsNumber(duration) ? duration->valuedouble : 0);
-	if (p->error) {
-		cJSON *e = cJSON_Duplicate(p->error, 1);
-		cJSON_DeleteItemFromObjectCaseSensitive(e, "type");
-		cJSON_AddItemToObject(o, "error", e);
-	} else {
+	cJSON_AddNumberToObject(o, "duration", d ? d->duration : 0);
+	if (p->error)
+		cJSON_AddItemToObject(o, "error", cJSON_Duplicate(p->error, 1));
+	else
 		cJSON_AddNullToObject(o, "error");
-	}
-	if (reason)
-		cJSON_AddStringToObject(o, "reason", reason);
+	if (d && d->detail)
+		cJSON_AddStringToObject(o, "reason", d->detail);
 	return o;
 }

@@ -37,8 +37,10 @@ struct printer {
 	struct strbuf clean;		/* scratch for sanitised text, reused per event */
 	struct printer_plot *plots;
 	size_t nplots, plots_alloc;
-	cJSON *error;			/* the last error event */
-	cJSON *done;			/* the done event */
+	cJSON *error;			/* the last error: {ename, evalue, traceback} */
+	/* The done event, once it came (done_seen); detail is the printer's copy. */
+	int done_seen;
+	struct session_ev_done done;
 	/*
 	 * Draws a plot inline after the output (graphics_line_plot): 0 when it drew it, else
 	 * the plot's text line is printed. NULL = text lines only.

@@ -39,7 +39,7 @@ void record_cell(struct record *r, const char *code)
 	c.execution_count = r->out.execution_count;
 	c.code = code;
 	c.status = r->out.status[0] ? r->out.status : "aborted";
-	c.reason = r->out.reason;
+	c.reason = r->out.detail;
 	c.duration = r->out.duration;
 	c.outputs = outs;
 	if (history_append(r->h, &c, &err) < 0) {

@@ -1083,13 +1083,6 @@ static long hist_search(struct ui *ui, long from)
 
 /* ---- running cells ---------------------------------------------------------------------- */
 
-/* Text of a mime bundle: text/plain, or the first text mime. */
-static const char *bundle_text(const cJSON *data)
-{
-	const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "text/plain"));
-	return t;
-}
-
 /* Take the code of one recorded cell of an earlier session into the history list. */
 static int load_hist_entry(const cJSON *entry, void *data)
 {
@@ -1145,36 +1138,28 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 {
 	struct ui *ui = data;
 	struct out_cell *c = outmodel_find(&ui->out, ev->id);
-	const cJSON *j = ev->json;
 
 	if (!c)
 		return;
 	record_event(&ui->rec, s, ev);	/* the full output goes to the history store */
 	switch (ev->type) {
-	case SESSION_EV_STREAM: {
-		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "name"));
-		const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "text"));
-		if (text)
-			out_cell_append(&ui->out, c, name && !strcmp(name, "stderr") ? OUT_STDERR
-										  : OUT_STDOUT,
-					text, strlen(text));
+	case SESSION_EV_STREAM:
+		out_cell_append(&ui->out, c, ev->stream.stream == SESSION_STDERR ? OUT_STDERR
+										 : OUT_STDOUT,
+				ev->stream.text, ev->stream.len);
 		break;
-	}
 	case SESSION_EV_DISPLAY: {
-		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
-		const char *text = bundle_text(cJSON_GetObjectItemCaseSensitive(j, "data"));
+		const struct session_plot *plot = ev->display.plot;
+		const char *text = ev->display.text;
 		if (plot) {
-			int idx = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "index"));
-			int w = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "width"));
-			int h = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "height"));
-			const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plot, "path"));
-			out_cell_plot(&ui->out, c, idx, w, h);
+			out_cell_plot(&ui->out, c, plot->index, plot->width, plot->height);
 			if (ui->nplots == ui->plots_alloc) {
 				ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
 				ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
 			}
-			plot_add(ui, &ui->plots[ui->nplots++], idx, w, h, rel);
-		} else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pager")) && text) {
+			plot_add(ui, &ui->plots[ui->nplots++], plot->index, plot->width,
+				 plot->height, plot->path);
+		} else if (ev->display.pager && text) {
 			pager_open(ui, "help", text);
 		} else if (text) {
 			char *line = xasprintf("%s\n", text);
@@ -1184,10 +1169,9 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		break;
 	}
 	case SESSION_EV_RESULT: {
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "execution_count");
-		const char *text = bundle_text(cJSON_GetObjectItemCaseSensitive(j, "data"));
-		if (cJSON_IsNumber(n))
-			c->count = n->valueint;
+		const char *text = ev->result.text;
+		if (ev->result.execution_count >= 0)
+			c->count = ev->result.execution_count;
 		if (text) {
 			char *line = xasprintf("%s\n", text);
 			out_cell_append(&ui->out, c, OUT_RESULT, line, strlen(line));
@@ -1196,52 +1180,42 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		break;
 	}
 	case SESSION_EV_ERROR: {
-		const cJSON *tb = cJSON_GetObjectItemCaseSensitive(j, "traceback"), *line;
 		struct strbuf sb = STRBUF_INIT;
-		cJSON_ArrayForEach(line, tb) {
-			const char *t = cJSON_GetStringValue(line);
-			if (t)
-				strbuf_addf(&sb, "%s\n", t);
-		}
+		for (size_t i = 0; i < ev->error.ntraceback; i++)
+			strbuf_addf(&sb, "%s\n", ev->error.traceback[i]);
 		if (!sb.len)
-			strbuf_addf(&sb, "%s: %s\n",
-				    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "ename")),
-				    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "evalue")));
+			strbuf_addf(&sb, "%s: %s\n", ev->error.ename ? ev->error.ename : "Error",
+				    ev->error.evalue ? ev->error.evalue : "");
 		out_cell_append(&ui->out, c, OUT_ERROR, sb.buf, sb.len);
 		strbuf_release(&sb);
 		break;
 	}
 	case SESSION_EV_INPUT_REQUEST: {
-		const char *prompt =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "prompt"));
 		if (ui->ov == OV_MENU)
 			menu_free(ui);
 		free(ui->input_prompt);
-		ui->input_prompt = xstrdup(prompt ? prompt : "");
+		ui->input_prompt = xstrdup(ev->input.prompt);
 		ui->input_id = ev->id;
 		strbuf_reset(&ui->line);
 		ui->ov = OV_INPUT;
 		break;
 	}
 	case SESSION_EV_DONE: {
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "execution_count");
-		const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "duration");
-		const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "reason"));
-		const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "status"));
+		const struct session_ev_done *d = &ev->done;
 
-		if (cJSON_IsNumber(n) && n->valueint > 0) {
-			c->count = n->valueint;
-			ui->exec_count = n->valueint;
+		if (d->execution_count > 0) {
+			c->count = d->execution_count;
+			ui->exec_count = d->execution_count;
 		}
-		if (reason) {
-			char *msg = xasprintf("[%s]\n", !strcmp(reason, "interrupt") ? "interrupted"
-										: reason);
+		if (d->detail) {
+			char *msg = xasprintf("[%s]\n", d->reason == REASON_INTERRUPTED ? "interrupted"
+										   : d->detail);
 			out_cell_append(&ui->out, c, OUT_INFO, msg, strlen(msg));
 			free(msg);
-		} else if (status && !strcmp(status, "aborted")) {
+		} else if (d->status == SESSION_STATUS_ABORTED) {
 			out_cell_append(&ui->out, c, OUT_INFO, "[interrupted]\n", 14);
 		}
-		ui->last_duration = cJSON_IsNumber(d) ? d->valuedouble : 0;
+		ui->last_duration = d->duration;
 		record_cell(&ui->rec, c->code);
 		out_cell_finish(c, ui->last_duration);
 		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
@@ -1335,10 +1309,9 @@ static void on_is_complete(struct session *s, const struct session_event *ev, vo
 	/* The user typed on meanwhile: the answer is about text that is gone. */
 	if (!ui->is_complete_text || strcmp(ui->is_complete_text, ui->ed.text.buf))
 		return;
-	status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "status"));
+	status = ev->reply.status;
 	if (status && !strcmp(status, "incomplete")) {
-		const char *indent =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "indent"));
+		const char *indent = ev->reply.indent;
 		edbuf_insert(&ui->ed, "\n", 1);
 		if (indent)
 			edbuf_insert(&ui->ed, indent, strlen(indent));
@@ -1408,7 +1381,6 @@ static void menu_accept(struct ui *ui, const char *m)
 static void on_complete(struct session *s, const struct session_event *ev, void *data)
 {
 	struct ui *ui = data;
-	const cJSON *matches, *m;
 	int start, end;
 
 	(void)s;
@@ -1416,17 +1388,12 @@ static void on_complete(struct session *s, const struct session_event *ev, void 
 		ui->complete_id = 0;
 	if (ev->type != SESSION_EV_REPLY || ev->id != ui->complete_id)
 		return;
-	matches = cJSON_GetObjectItemCaseSensitive(ev->json, "matches");
-	start = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev->json,
-									   "cursor_start"));
-	end = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev->json, "cursor_end"));
+	start = ev->reply.cursor_start;
+	end = ev->reply.cursor_end;
 	menu_free(ui);
-	cJSON_ArrayForEach(m, matches) {
-		const char *t = cJSON_GetStringValue(m);
-		if (!t)
-			continue;
+	for (size_t i = 0; i < ev->reply.nmatches; i++) {
 		ui->menu = xrealloc(ui->menu, (ui->nmenu + 1) * sizeof(*ui->menu));
-		ui->menu[ui->nmenu++] = xstrdup(t);
+		ui->menu[ui->nmenu++] = xstrdup(ev->reply.matches[i]);
 	}
 	ui->comp_from = edbuf_cp_to_byte(&ui->ed, start > 0 ? (size_t)start : 0);
 	ui->comp_to = edbuf_cp_to_byte(&ui->ed, end > 0 ? (size_t)end : 0);

@@ -154,13 +154,79 @@ static void test_out_of_memory(void)
 		return;
 	run(s, "blocks = []\nwhile True: blocks.append(bytearray(8 << 20))", 0, 0, &o);
 	CHECK_STR(o.ename, "KernelDied");
-	if (!strcmp(backend_name(), "docker"))
+	if (!strcmp(backend_name(), "docker")) {
 		CHECK_STR(o.evalue, "kernel killed: out of memory (limit 64 MB)");
-	else	/* podman does not report the OOM kill: the message says it may be one */
+		CHECK(o.why == REASON_OOM_KILLED);
+	} else {	/* podman does not report the OOM kill: the message says it may be one */
 		CHECK(strstr(o.evalue, "out of memory? the limit is 64 MB") != NULL);
+		CHECK(o.why == REASON_KERNEL_DIED);
+	}
+	CHECK_STR(o.reason, o.evalue);
 	CHECK(session_state(s) == SESSION_DEAD);
 	outcome_release(&o);
 	session_close(s);
+}
+
+/* Run the cellbox executable with `args`; its exit code, stdout and stderr. */
+static int run_cellbox(const char *const *args, struct strbuf *out, struct strbuf *err)
+{
+	const char *bin = getenv("CELLBOX_BIN");
+	char *argv[16];
+	int po[2], pe[2], status, n = 0;
+	pid_t pid;
+
+	CHECK(bin != NULL);
+	if (!bin || pipe(po) < 0 || pipe(pe) < 0)
+		return -1;
+	argv[n++] = (char *)bin;
+	while (*args && n < 15)
+		argv[n++] = (char *)*args++;
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]);
+		close(pe[0]);
+		execv(bin, argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	strbuf_read_fd(out, po[0], 1u << 20);
+	strbuf_read_fd(err, pe[0], 1u << 20);
+	close(po[0]);
+	close(pe[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* `cellbox run` over the limit: exit 4 (the kernel died), and the reason says out of memory. */
+static void test_cli_out_of_memory(void)
+{
+	const char *plain[] = { "run", "--backend", backend_name(), "--memory", "64m", "-c",
+				"x = bytearray(1 << 30)", NULL };
+	const char *json[] = { "run", "--json", "--backend", backend_name(), "--memory", "64m",
+			       "-c", "x = bytearray(1 << 30)", NULL };
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	int docker = !strcmp(backend_name(), "docker");
+	cJSON *o;
+
+	CHECK(run_cellbox(plain, &out, &err) == 4);
+	tap_note(err.buf);
+	CHECK(strstr(err.buf, docker ? "kernel killed: out of memory (limit 64 MB)" :
+		     "out of memory? the limit is 64 MB") != NULL);
+	strbuf_reset(&out);
+	strbuf_reset(&err);
+	CHECK(run_cellbox(json, &out, &err) == 4);
+	o = cJSON_Parse(out.buf);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "exit_code")) == 4);
+	if (docker)
+		CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "reason")),
+			  "kernel killed: out of memory (limit 64 MB)");
+	cJSON_Delete(o);
+	strbuf_release(&out);
+	strbuf_release(&err);
 }
 
 static void test_network_none(void)
@@ -356,6 +422,7 @@ static const struct tap_test tests[] = {
 	{ "timeout", test_timeout },
 	{ "interrupt", test_interrupt },
 	{ "out_of_memory", test_out_of_memory },
+	{ "cli_out_of_memory", test_cli_out_of_memory },
 	{ "network_none", test_network_none },
 	{ "read_only", test_read_only },
 	{ "fork_bomb", test_fork_bomb },

@@ -1,0 +1,206 @@
+#include "event.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const event_names[] = {
+	[SESSION_EV_STREAM] = "stream",
+	[SESSION_EV_DISPLAY] = "display",
+	[SESSION_EV_RESULT] = "result",
+	[SESSION_EV_ERROR] = "error",
+	[SESSION_EV_INPUT_REQUEST] = "input_request",
+	[SESSION_EV_REPLY] = "reply",
+	[SESSION_EV_DONE] = "done",
+	[SESSION_EV_OTHER] = "other",
+};
+
+static const char *const status_names[] = {
+	[SESSION_STATUS_OK] = "ok",
+	[SESSION_STATUS_ERROR] = "error",
+	[SESSION_STATUS_ABORTED] = "aborted",
+};
+
+const char *session_event_name(enum session_event_type type)
+{
+	return (unsigned)type < ARRAY_SIZE(event_names) ? event_names[type] : "other";
+}
+
+const char *session_status_name(enum session_status status)
+{
+	return (unsigned)status < ARRAY_SIZE(status_names) ? status_names[status] : "error";
+}
+
+/* Map the protocol's type name to the enum. */
+static enum session_event_type type_of(const char *name)
+{
+	for (size_t i = 0; i < SESSION_EV_OTHER; i++)
+		if (!strcmp(event_names[i], name))
+			return (enum session_event_type)i;
+	return SESSION_EV_OTHER;
+}
+
+/* A string member, or NULL. */
+static const char *str_of(const cJSON *o, const char *key)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+/* A whole-number member in int range, or `dflt`. */
+static int int_of(const cJSON *o, const char *key, int dflt)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+	double d = cJSON_IsNumber(n) ? n->valuedouble : 0;
+
+	if (!cJSON_IsNumber(n) || d != d || d < -2147483648.0 || d > 2147483647.0)
+		return dflt;
+	return (int)d;
+}
+
+/* An object member, or NULL. */
+static const cJSON *object_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsObject(v) ? v : NULL;
+}
+
+/* The string items of array member `key`, kept in the store; returns how many. */
+static size_t strings_of(struct event_store *st, const cJSON *o, const char *key,
+			 const char *const **out)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key), *item;
+	size_t n = 0, want = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
+
+	if (want + 1 > st->alloc) {
+		st->alloc = want + 1;
+		st->strings = xrealloc(st->strings, st->alloc * sizeof(*st->strings));
+	}
+	if (want)
+		cJSON_ArrayForEach(item, arr)
+			if (cJSON_IsString(item) && n < want)
+				st->strings[n++] = item->valuestring;
+	st->strings[n] = NULL;
+	*out = st->strings;
+	return n;
+}
+
+/* Whether a plot path from the kernel may be joined to the channel directory. */
+static int safe_relative(const char *p)
+{
+	if (!p || !*p || *p == '/')
+		return 0;
+	for (const char *c = p; (c = strstr(c, "..")); c += 2)
+		if ((c == p || c[-1] == '/') && (!c[2] || c[2] == '/'))
+			return 0;
+	return 1;
+}
+
+/* A display's plot member, decoded into the store; NULL when there is none. */
+static const struct session_plot *plot_of(struct event_store *st, const cJSON *o)
+{
+	const cJSON *p = object_of(o, "plot");
+	const char *path;
+
+	if (!p)
+		return NULL;
+	path = str_of(p, "path");
+	st->plot.index = int_of(p, "index", 0);
+	st->plot.path = safe_relative(path) ? path : NULL;
+	st->plot.format = str_of(p, "format");
+	st->plot.width = int_of(p, "width", 0);
+	st->plot.height = int_of(p, "height", 0);
+	return &st->plot;
+}
+
+/* Fill a display or result. */
+static void rich_of(struct event_store *st, const cJSON *o, struct session_ev_rich *r, int result)
+{
+	r->data = object_of(o, "data");
+	r->text = str_of(r->data, "text/plain");
+	r->metadata = object_of(o, "metadata");
+	r->execution_count = result ? int_of(o, "execution_count", -1) : -1;
+	r->plot = result ? NULL : plot_of(st, o);
+	r->pager = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "pager"));
+}
+
+void event_store_release(struct event_store *st)
+{
+	cJSON_Delete(st->json);
+	free(st->strings);
+	memset(st, 0, sizeof(*st));
+}
+
+int event_decode(struct event_store *st, const char *line, size_t len, unsigned long id,
+		 struct session_event *ev)
+{
+	const cJSON *o;
+	const char *s;
+
+	cJSON_Delete(st->json);
+	st->json = cJSON_ParseWithLength(line, len);
+	o = st->json;
+	memset(ev, 0, sizeof(*ev));
+	ev->id = id;
+	if (!cJSON_IsObject(o) || !(s = str_of(o, "type"))) {
+		cJSON_Delete(st->json);
+		st->json = NULL;
+		return -1;
+	}
+	ev->type = type_of(s);
+	switch (ev->type) {
+	case SESSION_EV_STREAM:
+		ev->stream.name = str_of(o, "name");
+		ev->stream.stream = !ev->stream.name ? SESSION_STREAM_OTHER :
+				    !strcmp(ev->stream.name, "stdout") ? SESSION_STDOUT :
+				    !strcmp(ev->stream.name, "stderr") ? SESSION_STDERR :
+				    SESSION_STREAM_OTHER;
+		ev->stream.text = str_of(o, "text");
+		if (!ev->stream.text)
+			ev->stream.text = "";
+		ev->stream.len = strlen(ev->stream.text);
+		break;
+	case SESSION_EV_DISPLAY:
+		rich_of(st, o, &ev->display, 0);
+		break;
+	case SESSION_EV_RESULT:
+		rich_of(st, o, &ev->result, 1);
+		break;
+	case SESSION_EV_ERROR:
+		ev->error.ename = str_of(o, "ename");
+		ev->error.evalue = str_of(o, "evalue");
+		ev->error.ntraceback = strings_of(st, o, "traceback", &ev->error.traceback);
+		break;
+	case SESSION_EV_INPUT_REQUEST:
+		ev->input.prompt = str_of(o, "prompt");
+		if (!ev->input.prompt)
+			ev->input.prompt = "";
+		ev->input.password = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "password"));
+		break;
+	case SESSION_EV_REPLY:
+		ev->reply.status = str_of(o, "status");
+		ev->reply.indent = str_of(o, "indent");
+		ev->reply.nmatches = strings_of(st, o, "matches", &ev->reply.matches);
+		ev->reply.cursor_start = int_of(o, "cursor_start", -1);
+		ev->reply.cursor_end = int_of(o, "cursor_end", -1);
+		ev->reply.found = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "found"));
+		ev->reply.data = object_of(o, "data");
+		ev->reply.text = str_of(ev->reply.data, "text/plain");
+		ev->reply.cleared = int_of(o, "cleared", -1);
+		break;
+	case SESSION_EV_DONE:
+		s = str_of(o, "status");
+		ev->done.status = s && !strcmp(s, "ok") ? SESSION_STATUS_OK :
+				  s && !strcmp(s, "aborted") ? SESSION_STATUS_ABORTED :
+				  SESSION_STATUS_ERROR;
+		ev->done.execution_count = int_of(o, "execution_count", -1);
+		{
+			const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "duration");
+			ev->done.duration = cJSON_IsNumber(d) && d->valuedouble >= 0 ?
+					    d->valuedouble : 0;
+		}
+		ev->done.reason = ev->done.status == SESSION_STATUS_OK ? REASON_OK : REASON_ERROR;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}

@@ -1,0 +1,158 @@
+#ifndef CELLBOX_EVENT_H
+#define CELLBOX_EVENT_H
+
+/*
+ * Events: what a request's results/<id>.jsonl says (kernels/python/PROTOCOL.md), decoded once
+ * into typed structs. The session reads each line, decodes it here and hands the struct to
+ * the request's callback; front ends (printer, the TUI, the nbformat collector, the history)
+ * read fields and never look at the JSON.
+ *
+ * Everything in an event came from the kernel, which is hostile in a container backend:
+ * every field has been type-checked (a string member that is not a string is NULL, a number
+ * that is not a number is -1 or 0 as documented), a plot's path is NULL unless it is a safe
+ * relative path inside the channel, and strings may hold anything (sanitise before
+ * printing). Pointers are valid only during the callback.
+ *
+ * Decoding is the one place where a future check applies to every consumer at once (a byte
+ * cap per request, events only for a request in flight).
+ */
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "reason.h"
+#include "util.h"
+
+enum session_event_type {
+	SESSION_EV_STREAM,
+	SESSION_EV_DISPLAY,
+	SESSION_EV_RESULT,
+	SESSION_EV_ERROR,
+	SESSION_EV_INPUT_REQUEST,
+	SESSION_EV_REPLY,
+	SESSION_EV_DONE,
+	SESSION_EV_OTHER,	/* a type this host does not know: ignore */
+};
+
+enum session_stream {
+	SESSION_STDOUT,
+	SESSION_STDERR,
+	SESSION_STREAM_OTHER,	/* a name the protocol does not have */
+};
+
+/* How the kernel says a request ended (done.status). */
+enum session_status {
+	SESSION_STATUS_OK,
+	SESSION_STATUS_ERROR,	/* also for a status this host does not know */
+	SESSION_STATUS_ABORTED,	/* interrupted (KeyboardInterrupt), or ended by the session */
+};
+
+/* A captured image the kernel wrote into the channel (display.plot). */
+struct session_plot {
+	int index;		/* n of plots/<n>.png, from 1; 0 when the kernel gave none */
+	const char *path;	/* relative to the channel directory; NULL when it is not a
+				   relative path without ".." (never follow it then) */
+	const char *format;	/* "png"; NULL when not said */
+	int width, height;	/* pixels; 0 when not said */
+};
+
+/* stream: text as it was printed. */
+struct session_ev_stream {
+	enum session_stream stream;
+	const char *name;	/* "stdout", "stderr" (or what the kernel said) */
+	const char *text;	/* never NULL */
+	size_t len;
+};
+
+/* display and result: a mime bundle. */
+struct session_ev_rich {
+	const cJSON *data;	/* the bundle: an object of mime -> value; NULL when none */
+	const char *text;	/* its text/plain, NULL when it has none */
+	const cJSON *metadata;	/* an object, NULL when none */
+	int execution_count;	/* result: Out[n]; -1 when not said (and for displays) */
+	const struct session_plot *plot;	/* display: a captured image, else NULL */
+	int pager;		/* display: `obj?` help meant for a pager */
+};
+
+/* error: an exception. */
+struct session_ev_error {
+	const char *ename;	/* NULL when not said */
+	const char *evalue;	/* NULL when not said */
+	const char *const *traceback;	/* lines (may carry SGR colours) */
+	size_t ntraceback;
+};
+
+/* input_request: the cell called input() (SESSION_EXEC_ALLOW_STDIN). */
+struct session_ev_input {
+	const char *prompt;	/* never NULL */
+	int password;
+};
+
+/* reply: the answer of a request other than execute; members it does not have are empty. */
+struct session_ev_reply {
+	const char *status;	/* is_complete: "complete", "incomplete", "invalid" */
+	const char *indent;	/* is_complete */
+	const char *const *matches;	/* complete */
+	size_t nmatches;
+	int cursor_start, cursor_end;	/* complete, code points; -1 when not said */
+	int found;		/* inspect */
+	const cJSON *data;	/* inspect: a mime bundle */
+	const char *text;	/* its text/plain */
+	int cleared;		/* clear_plots: how many; -1 when not said */
+};
+
+/* done: the last event of every request. */
+struct session_ev_done {
+	enum session_status status;
+	int execution_count;	/* -1 when none */
+	double duration;	/* seconds the kernel took; 0 when not said */
+	enum reason reason;	/* why it ended: REASON_OK, REASON_TIMEOUT, REASON_OOM_KILLED, ... */
+	/*
+	 * The reason in words when the session ended the request or stopped it ("timeout",
+	 * "interrupt", "timeout: kernel restarted", "kernel died (exit code 3)", "kernel killed:
+	 * out of memory (limit 64 MB)", "restart", "session closed"); NULL when the kernel
+	 * finished it by itself. This is what JSON outputs and the history call "reason".
+	 */
+	const char *detail;
+};
+
+struct session_event {
+	enum session_event_type type;
+	unsigned long id;	/* the request this event belongs to */
+	union {
+		struct session_ev_stream stream;
+		struct session_ev_rich display;	/* SESSION_EV_DISPLAY */
+		struct session_ev_rich result;	/* SESSION_EV_RESULT */
+		struct session_ev_error error;
+		struct session_ev_input input;
+		struct session_ev_reply reply;
+		struct session_ev_done done;
+	};
+};
+
+/* What the fields of a decoded event point into, until event_store_release(). */
+struct event_store {
+	cJSON *json;
+	const char **strings;	/* traceback lines or completion matches */
+	size_t alloc;
+	struct session_plot plot;
+};
+
+#define EVENT_STORE_INIT { NULL, NULL, 0, { 0 } }
+
+/*
+ * Decode one event line into `ev` (id set to `id`); its fields point into `st`, which the
+ * caller releases after use (a store can be reused: decoding releases what it held). Returns
+ * 0, or -1 when the line is not an event (not a JSON object with a string `type`). A done
+ * event comes out with reason REASON_OK, or REASON_ERROR for any other status: the session
+ * knows more (a timeout, an interrupt) and says so.
+ */
+int event_decode(struct event_store *st, const char *line, size_t len, unsigned long id,
+		 struct session_event *ev);
+void event_store_release(struct event_store *st);
+
+/* Name of an event type as the protocol spells it ("stream", ...). */
+const char *session_event_name(enum session_event_type type);
+/* The status as the protocol spells it ("ok", "error", "aborted"). */
+const char *session_status_name(enum session_status status);
+
+#endif

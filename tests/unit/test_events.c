@@ -1,0 +1,203 @@
+/* Unit tests of the event decoder (event.h) and the reason table (reason.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "reason.h"
+#include "util.h"
+#include "../tap.h"
+
+/* Decode `line` into `ev` with a store of the test's; -1 when it is not an event. */
+static int decode(struct event_store *st, const char *line, struct session_event *ev)
+{
+	return event_decode(st, line, strlen(line), 7, ev);
+}
+
+static void test_decode(void)
+{
+	struct event_store st = EVENT_STORE_INIT;
+	struct session_event ev;
+
+	CHECK(decode(&st, "{\"type\":\"stream\",\"name\":\"stderr\",\"text\":\"a\\u00e9\\n\"}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_STREAM && ev.id == 7 && ev.stream.stream == SESSION_STDERR);
+	CHECK_STR(ev.stream.text, "a\xc3\xa9\n");
+	CHECK(ev.stream.len == 4);
+
+	CHECK(decode(&st, "{\"type\":\"display\",\"data\":{\"text/plain\":\"<Figure>\"},"
+		      "\"plot\":{\"index\":3,\"path\":\"plots/3.png\",\"format\":\"png\","
+		      "\"width\":640,\"height\":480}}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_DISPLAY && ev.display.plot);
+	CHECK_STR(ev.display.text, "<Figure>");
+	CHECK(ev.display.plot->index == 3 && ev.display.plot->width == 640 &&
+	      ev.display.plot->height == 480);
+	CHECK_STR(ev.display.plot->path, "plots/3.png");
+	CHECK_STR(ev.display.plot->format, "png");
+	CHECK(!ev.display.pager && ev.display.execution_count == -1);
+
+	CHECK(decode(&st, "{\"type\":\"result\",\"execution_count\":12,"
+		      "\"data\":{\"text/plain\":\"42\",\"text/html\":\"<b>42</b>\"}}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_RESULT && ev.result.execution_count == 12 && !ev.result.plot);
+	CHECK_STR(ev.result.text, "42");
+	CHECK(cJSON_GetArraySize(ev.result.data) == 2);
+
+	CHECK(decode(&st, "{\"type\":\"error\",\"ename\":\"ValueError\",\"evalue\":\"bad\","
+		      "\"traceback\":[\"line 1\",\"line 2\"]}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_ERROR && ev.error.ntraceback == 2);
+	CHECK_STR(ev.error.ename, "ValueError");
+	CHECK_STR(ev.error.traceback[1], "line 2");
+
+	CHECK(decode(&st, "{\"type\":\"input_request\",\"prompt\":\"name? \",\"password\":true}",
+		     &ev) == 0);
+	CHECK(ev.type == SESSION_EV_INPUT_REQUEST && ev.input.password);
+	CHECK_STR(ev.input.prompt, "name? ");
+
+	CHECK(decode(&st, "{\"type\":\"reply\",\"matches\":[\"os\",\"operator\"],"
+		      "\"cursor_start\":7,\"cursor_end\":8}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_REPLY && ev.reply.nmatches == 2 && ev.reply.cursor_start == 7);
+	CHECK_STR(ev.reply.matches[1], "operator");
+	CHECK(!ev.reply.status && ev.reply.cleared == -1);
+
+	CHECK(decode(&st, "{\"type\":\"done\",\"status\":\"ok\",\"execution_count\":3,"
+		      "\"duration\":0.25}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_DONE && ev.done.status == SESSION_STATUS_OK);
+	CHECK(ev.done.execution_count == 3 && ev.done.duration == 0.25);
+	CHECK(ev.done.reason == REASON_OK && !ev.done.detail);
+	CHECK(decode(&st, "{\"type\":\"done\",\"status\":\"aborted\"}", &ev) == 0);
+	CHECK(ev.done.status == SESSION_STATUS_ABORTED && ev.done.reason == REASON_ERROR);
+	CHECK(ev.done.execution_count == -1);
+
+	CHECK(decode(&st, "{\"type\":\"telepathy\"}", &ev) == 0 && ev.type == SESSION_EV_OTHER);
+	event_store_release(&st);
+}
+
+/* What a hostile kernel may send: wrong types, paths out of the channel, huge numbers. */
+static void test_decode_hostile(void)
+{
+	static const char *const bad_paths[] = {
+		"../../etc/passwd", "/etc/passwd", "plots/../../x.png", "..", "", "a/..",
+	};
+	struct event_store st = EVENT_STORE_INIT;
+	struct session_event ev;
+
+	CHECK(decode(&st, "not json", &ev) < 0);
+	CHECK(decode(&st, "[1, 2]", &ev) < 0);
+	CHECK(decode(&st, "{\"type\": 3}", &ev) < 0);
+	CHECK(decode(&st, "{\"text\": \"x\"}", &ev) < 0);
+
+	CHECK(decode(&st, "{\"type\":\"stream\",\"name\":5,\"text\":[1]}", &ev) == 0);
+	CHECK(ev.stream.stream == SESSION_STREAM_OTHER && !ev.stream.name);
+	CHECK_STR(ev.stream.text, "");
+	CHECK(ev.stream.len == 0);
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad_paths); i++) {
+		char *line = xasprintf("{\"type\":\"display\",\"plot\":{\"path\":\"%s\"}}",
+				       bad_paths[i]);
+		CHECK(decode(&st, line, &ev) == 0 && ev.display.plot && !ev.display.plot->path);
+		free(line);
+	}
+	CHECK(decode(&st, "{\"type\":\"display\",\"plot\":{\"path\":\"plots/a..b.png\"}}", &ev) == 0);
+	CHECK_STR(ev.display.plot->path, "plots/a..b.png");	/* a name, not a parent */
+	CHECK(decode(&st, "{\"type\":\"display\",\"plot\":\"plots/1.png\",\"data\":[\"x\"]}",
+		     &ev) == 0);
+	CHECK(!ev.display.plot && !ev.display.data && !ev.display.text);
+
+	CHECK(decode(&st, "{\"type\":\"result\",\"execution_count\":1e300,\"data\":{\"text/plain\":1}}",
+		     &ev) == 0);
+	CHECK(ev.result.execution_count == -1 && !ev.result.text && ev.result.data);
+	CHECK(decode(&st, "{\"type\":\"error\",\"ename\":{},\"traceback\":[1,\"only\",null]}",
+		     &ev) == 0);
+	CHECK(!ev.error.ename && ev.error.ntraceback == 1);
+	CHECK_STR(ev.error.traceback[0], "only");
+	CHECK(decode(&st, "{\"type\":\"done\",\"status\":\"fine\",\"duration\":-5,"
+		      "\"execution_count\":\"3\"}", &ev) == 0);
+	CHECK(ev.done.status == SESSION_STATUS_ERROR && ev.done.reason == REASON_ERROR);
+	CHECK(ev.done.duration == 0 && ev.done.execution_count == -1);
+	event_store_release(&st);
+}
+
+/* Mutated event lines: never a crash, and every field keeps its contract. */
+static void test_decode_fuzz(void)
+{
+	static const char *const seeds[] = {
+		"{\"type\":\"stream\",\"name\":\"stdout\",\"text\":\"hello\\n\"}",
+		"{\"type\":\"display\",\"data\":{\"text/plain\":\"x\"},\"plot\":{\"index\":1,"
+		"\"path\":\"plots/1.png\",\"width\":2,\"height\":3}}",
+		"{\"type\":\"error\",\"ename\":\"E\",\"evalue\":\"v\",\"traceback\":[\"a\",\"b\"]}",
+		"{\"type\":\"reply\",\"matches\":[\"a\",\"b\"],\"cursor_start\":0,\"cursor_end\":1}",
+		"{\"type\":\"done\",\"status\":\"ok\",\"execution_count\":1,\"duration\":0.1}",
+	};
+	struct event_store st = EVENT_STORE_INIT;
+	unsigned seed = 4242;
+	int decoded = 0, ok = 1;
+
+	for (int round = 0; round < 20000; round++) {
+		const char *s = seeds[round % ARRAY_SIZE(seeds)];
+		size_t n = strlen(s);
+		char *line = xmalloc(n);	/* exact size: ASan sees an over-read */
+		struct session_event ev;
+
+		memcpy(line, s, n);
+		for (int k = 0; k < 3; k++) {
+			seed = seed * 1103515245 + 12345;
+			line[(seed >> 8) % n] = "\"{}[],:.0a\\/"[(seed >> 20) % 12];
+		}
+		if (event_decode(&st, line, n, 1, &ev) == 0) {
+			decoded++;
+			if (ev.type == SESSION_EV_STREAM &&
+			    (!ev.stream.text || ev.stream.len != strlen(ev.stream.text)))
+				ok = 0;
+			if (ev.type == SESSION_EV_DISPLAY && ev.display.plot &&
+			    ev.display.plot->path && (ev.display.plot->path[0] == '/' ||
+						      strstr(ev.display.plot->path, "../")))
+				ok = 0;
+			if (ev.type == SESSION_EV_ERROR)
+				for (size_t i = 0; i < ev.error.ntraceback; i++)
+					ok &= ev.error.traceback[i] != NULL;
+			if (ev.type == SESSION_EV_REPLY)
+				for (size_t i = 0; i < ev.reply.nmatches; i++)
+					ok &= ev.reply.matches[i] != NULL;
+		}
+		free(line);
+	}
+	CHECK(ok);
+	CHECK(decoded > 1000);	/* the sweep reached the decoder, not only the JSON parser */
+	event_store_release(&st);
+}
+
+static void test_reasons(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	enum reason r;
+
+	CHECK(reason_exit_code(REASON_OK) == EXIT_OK);
+	CHECK(reason_exit_code(REASON_ERROR) == EXIT_CELL_ERROR);
+	CHECK(reason_exit_code(REASON_TIMEOUT) == EXIT_TIMEOUT);
+	CHECK(reason_exit_code(REASON_TIMEOUT_KILLED) == EXIT_TIMEOUT);
+	CHECK(reason_exit_code(REASON_KERNEL_DIED) == EXIT_KERNEL_DIED);
+	CHECK(reason_exit_code(REASON_OOM_KILLED) == EXIT_KERNEL_DIED);
+	CHECK(reason_exit_code(REASON_CHANNEL_LOST) == EXIT_KERNEL_DIED);
+	CHECK(reason_exit_code(REASON_CANNOT_START) == EXIT_NO_KERNEL);
+	CHECK(reason_exit_code(REASON_INTERRUPTED) == EXIT_INTERRUPTED);
+	CHECK(reason_exit_code(REASON_BAD_INPUT) == EXIT_USAGE);
+	for (int i = 0; i < REASON_COUNT; i++)
+		CHECK(reason_parse(reason_name((enum reason)i), &r) == 0 && r == (enum reason)i);
+	CHECK(reason_parse("nope", &r) < 0);
+	CHECK_STR(reason_name(REASON_OOM_KILLED), "oom_killed");
+	CHECK_STR(reason_name(REASON_COUNT), "unknown");
+	reason_describe_exit_codes(&sb);
+	CHECK_STR(sb.buf, "0 ok, 1 the code raised, 2 bad arguments or input (nothing ran), "
+		  "3 timeout, 4 the kernel died, 5 the kernel could not start, 130 interrupted");
+	strbuf_release(&sb);
+}
+
+static const struct tap_test tests[] = {
+	{ "decode", test_decode },
+	{ "decode_hostile", test_decode_hostile },
+	{ "decode_fuzz", test_decode_fuzz },
+	{ "reasons", test_reasons },
+};
+
+int main(int argc, char **argv)
+{
+	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+}
