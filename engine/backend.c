@@ -1,28 +1,81 @@
+/* The backend registry: a name to its family's table, and what every family shares. */
 #include "backend.h"
 
 #include <string.h>
 #include <sys/wait.h>
 
-struct backend *backend_new(const char *name, struct strbuf *err)
+static const struct {
+	const char *name;
+	const struct backend_ops *ops;
+} registry[] = {
+	{ "local", &backend_local_ops },
+	{ "docker", &backend_docker_ops },
+	{ "podman", &backend_docker_ops },
+};
+
+/* The engine whose containers gc collects for a backend without any. */
+#define GC_DEFAULT "docker"
+
+const struct backend_ops *backend_find(const char *name, struct strbuf *err)
 {
-	if (!strcmp(name, "local"))
-		return backend_local_new();
-	if (!strcmp(name, "docker") || !strcmp(name, "podman"))
-		return backend_docker_new(name);
-	strbuf_addf(err, "unknown backend '%s' (expected local, docker or podman)", name);
+	for (size_t i = 0; i < ARRAY_SIZE(registry); i++)
+		if (!strcmp(registry[i].name, name))
+			return registry[i].ops;
+	strbuf_addf(err, "unknown backend '%s' (expected ", name);
+	for (size_t i = 0; i < ARRAY_SIZE(registry); i++)
+		strbuf_addf(err, "%s%s", registry[i].name, i + 2 < ARRAY_SIZE(registry) ? ", " :
+			    i + 1 < ARRAY_SIZE(registry) ? " or " : ")");
 	return NULL;
 }
 
-void backend_describe_status(int status, struct strbuf *why)
+struct backend *backend_new(const char *name, struct strbuf *err)
+{
+	const struct backend_ops *ops = backend_find(name, err);
+
+	return ops ? ops->create(name) : NULL;
+}
+
+struct backend *backend_adopt(const char *name, const struct kernel_handle *k,
+			      struct strbuf *err)
+{
+	const struct backend_ops *ops = backend_find(name, err);
+
+	return ops ? ops->adopt(name, k, err) : NULL;
+}
+
+int backend_running(const char *name, const struct kernel_handle *k, struct strbuf *id)
+{
+	struct strbuf err = STRBUF_INIT;
+	const struct backend_ops *ops = backend_find(name, &err);
+
+	strbuf_release(&err);
+	return ops ? ops->running(name, k, id) : -1;
+}
+
+int backend_gc(const char *name, const char *host, struct strbuf *out, struct strbuf *err)
+{
+	const struct backend_ops *ops = backend_find(name, err);
+
+	if (ops && !ops->gc) {
+		name = GC_DEFAULT;
+		ops = backend_find(name, err);
+	}
+	return ops ? ops->gc(name, host, out, err) : -1;
+}
+
+void backend_describe_status(int status, const char *note, struct strbuf *why)
 {
 	if (WIFEXITED(status)) {
-		strbuf_addf(why, "kernel died (exit code %d)", WEXITSTATUS(status));
+		strbuf_addf(why, "kernel died (exit code %d", WEXITSTATUS(status));
 	} else if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		const char *abbrev = sigabbrev_np(sig);
-		strbuf_addf(why, "kernel died (killed by signal %d%s%s)", sig,
+		strbuf_addf(why, "kernel died (killed by signal %d%s%s", sig,
 			    abbrev ? ", SIG" : "", abbrev ? abbrev : "");
 	} else {
-		strbuf_addf(why, "kernel died (wait status 0x%x)", status);
+		strbuf_addf(why, "kernel died (wait status 0x%x", status);
 	}
+	if (note && *note)
+		strbuf_addf(why, "; %s", note);
+	strbuf_addch(why, ')');
 }

@@ -20,11 +20,16 @@
  *   detach()     optional: let go of a running kernel without stopping it (the pool daemon
  *                hands its kernels to other processes); free() afterwards does not kill.
  *
- * Adoption (pooled mode): a backend made by an adopt constructor (backend_local_adopt,
- * backend_docker_adopt) starts with a running kernel that another process started and
- * detached. exit_fd(), reap(), signal(), kill() and free() then act on that kernel exactly as
+ * Adoption (pooled mode): a backend made by its family's adopt constructor (backend_adopt)
+ * starts with a running kernel that another process started and detached, found by its
+ * channel. exit_fd(), reap(), signal(), kill() and free() then act on that kernel exactly as
  * on one of its own: reap() gives the real reason it ended, kill() ends and removes it. Once
  * it has exited, start() starts a fresh kernel of the backend's own.
+ *
+ * Backends decide about themselves: the registry in backend.c maps a name to its family's
+ * table, and what callers must do differently per family is a flag of that table
+ * (BACKEND_CHILD_KERNELS, BACKEND_SLOW_KILL), never a comparison of names outside
+ * backend*.c. The registry is the one place that lists the families.
  */
 
 #include <sys/types.h>
@@ -57,10 +62,56 @@ struct kernel_spec {
 	const struct sandbox_opts *sandbox;	/* container backends; NULL = defaults */
 };
 
+/* A kernel another process started, as its channel shows it (for adopt and running). */
+struct kernel_handle {
+	const char *channel_dir;	/* its channel */
+	pid_t pid;			/* the runner's pid, from the channel's ready file */
+	const struct sandbox_opts *sandbox;	/* where its engine is (host); NULL = defaults */
+};
+
+/* The file in a channel where a container backend leaves its container's id. */
+#define BACKEND_CONTAINER_FILE "container"
+/* The file in a channel where the parent of a child kernel leaves its wait status. */
+#define BACKEND_EXIT_STATUS_FILE "exit_status"
+/* The backend when none is configured. */
+#define BACKEND_DEFAULT "local"
+
+/* Flags of a family (backend_ops.flags). */
+enum {
+	/*
+	 * The kernel is a child process of whoever started it: that process reaps it (waitpid)
+	 * and leaves its wait status in the channel's BACKEND_EXIT_STATUS_FILE for an adopter.
+	 * Without the flag a kernel lives on its own (a container) and is watched by adopting it.
+	 */
+	BACKEND_CHILD_KERNELS = 1 << 0,
+	/*
+	 * Ending a kernel takes long (removing a container: 100 ms and more): a pooled kernel is
+	 * handed back to its live daemon, which ends it off the client's path.
+	 */
+	BACKEND_SLOW_KILL = 1 << 1,
+};
+
 struct backend;
 
 struct backend_ops {
 	const char *name;	/* the family ("local", "docker": podman shares docker's table) */
+	unsigned flags;		/* BACKEND_CHILD_KERNELS, BACKEND_SLOW_KILL */
+	/* Constructors; `name` is the registry's name ("podman" for podman). */
+	struct backend *(*create)(const char *name);
+	/* Take over the running kernel `k`; NULL with `err` set when there is none to take. */
+	struct backend *(*adopt)(const char *name, const struct kernel_handle *k,
+				 struct strbuf *err);
+	/*
+	 * Whether kernel `k` runs: 1, 0 (stopped or gone), -1 when it cannot be told. `id`
+	 * (may be NULL) gets the family's name for it when it has one (a container id).
+	 */
+	int (*running)(const char *name, const struct kernel_handle *k, struct strbuf *id);
+	/*
+	 * Optional (NULL: nothing to collect): remove what dead cellbox processes left on this
+	 * family's engine. Returns how many, or -1 with `err` set; `out` gets a line each.
+	 */
+	int (*gc)(const char *name, const char *host, struct strbuf *out, struct strbuf *err);
+
 	int (*start)(struct backend *be, const struct kernel_spec *spec, struct strbuf *err);
 	int (*exit_fd)(struct backend *be);
 	int (*reap)(struct backend *be, enum reason *reason, struct strbuf *why);
@@ -81,46 +132,32 @@ struct backend {
 	const struct backend_ops *ops;
 };
 
-/* Create a backend by name ("local", "docker", "podman"); NULL with `err` set for an unknown name. */
+/* The families, for the registry (backend.c): fork/exec, and the Engine API. */
+extern const struct backend_ops backend_local_ops;
+extern const struct backend_ops backend_docker_ops;
+
+/* The family of backend `name` ("local", "docker", "podman"); NULL with `err` set if unknown. */
+const struct backend_ops *backend_find(const char *name, struct strbuf *err);
+/* Create a backend by name; NULL with `err` set for an unknown name. */
 struct backend *backend_new(const char *name, struct strbuf *err);
+/* Take over the running kernel `k` with backend `name`'s adopt constructor. */
+struct backend *backend_adopt(const char *name, const struct kernel_handle *k,
+			      struct strbuf *err);
+/* Whether kernel `k` of backend `name` runs (backend_ops.running); -1 for an unknown name. */
+int backend_running(const char *name, const struct kernel_handle *k, struct strbuf *id);
+/*
+ * Remove the containers of cellbox sessions whose process is gone (labels org.cellbox.*) on
+ * the engine of backend `name`; a backend without containers collects on the default
+ * engine's (docker). Returns how many were removed, or -1 with `err` set. `out` (may be
+ * NULL) gets a line each.
+ */
+int backend_gc(const char *name, const char *host, struct strbuf *out, struct strbuf *err);
 
-/* The local backend: fork/exec of the interpreter in its own process group. */
-struct backend *backend_local_new(void);
 /*
- * A local backend that takes over a kernel another process started (a pooled kernel): `pid`
- * leads its process group. Death is seen through a pidfd; the exit status is read from
- * `status_file` (written by the process that reaps the kernel) when it appears. After that
- * kernel is gone, start() forks a kernel of our own as backend_local_new() does.
+ * Describe a wait(2) status the way the user reads it: "kernel died (exit code 3)", "kernel
+ * died (killed by signal 9, SIGKILL)". `note` (may be NULL) goes inside the parentheses
+ * after a "; ".
  */
-struct backend *backend_local_adopt(pid_t pid, const char *status_file);
-
-/*
- * The container backends over the Engine API: "docker" talks to $DOCKER_HOST or
- * /var/run/docker.sock, "podman" to $CONTAINER_HOST, $XDG_RUNTIME_DIR/podman/podman.sock or
- * /run/podman/podman.sock.
- */
-struct backend *backend_docker_new(const char *engine);
-/* The file in a channel where the docker backend leaves its container's id. */
-#define BACKEND_CONTAINER_FILE "container"
-/*
- * A docker or podman backend that takes over the running container `id` (a pooled kernel;
- * its id is in the channel's BACKEND_CONTAINER_FILE). Death is seen through a wait
- * connection (exit_fd), reap() reads the container's real exit reason, signal() goes through
- * the API, kill() removes the container. NULL with `err` set when there is no such container
- * or no engine.
- */
-struct backend *backend_docker_adopt(const char *engine, const char *host, const char *id,
-				    struct strbuf *err);
-/* Whether container `id` runs: 1, 0 (stopped or gone), -1 when the engine cannot say. */
-int backend_docker_running(const char *engine, const char *host, const char *id);
-/*
- * Remove the containers of cellbox sessions whose process is gone (labels org.cellbox.*).
- * Returns how many were removed, or -1 with `err` set. `out` (may be NULL) gets a line each.
- */
-int backend_docker_gc(const char *engine, const char *host, struct strbuf *out,
-		      struct strbuf *err);
-
-/* Describe a wait(2) status the way the user reads it: "kernel died (exit code 3)". */
-void backend_describe_status(int status, struct strbuf *why);
+void backend_describe_status(int status, const char *note, struct strbuf *why);
 
 #endif

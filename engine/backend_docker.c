@@ -284,6 +284,9 @@ static void add_stale_images(struct docker *d, const char *image, struct strbuf 
 	strbuf_release(&msg);
 }
 
+static int docker_gc(const char *engine, const char *host, struct strbuf *out,
+		     struct strbuf *err);
+
 /* Remove the containers of dead cellbox processes, once per process. */
 static void sweep_once(struct backend_docker *db)
 {
@@ -293,7 +296,7 @@ static void sweep_once(struct backend_docker *db)
 	if (swept)
 		return;
 	swept = 1;
-	backend_docker_gc(db->engine, db->d.host, NULL, &err);
+	docker_gc(db->engine, db->d.host, NULL, &err);
 	strbuf_release(&err);
 }
 
@@ -438,19 +441,20 @@ static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 		describe_size(why, db->memory);
 		strbuf_addch(why, ')');
 	} else if (code > 128 && code < 128 + 65) {
+		/* The init reports a death by signal as 128 + the signal. */
 		int sig = code - 128;
-		const char *abbrev = sigabbrev_np(sig);
-		strbuf_addf(why, "kernel died (killed by signal %d%s%s", sig, abbrev ? ", SIG" : "",
-			    abbrev ? abbrev : "");
+		struct strbuf note = STRBUF_INIT;
+
 		/* Podman on cgroup v1 does not report OOM kills: say what it may have been. */
 		if (sig == SIGKILL && strcmp(db->engine, "docker")) {
-			strbuf_addstr(why, "; out of memory? the limit is ");
-			describe_size(why, db->memory);
+			strbuf_addstr(&note, "out of memory? the limit is ");
+			describe_size(&note, db->memory);
 		}
-		strbuf_addch(why, ')');
+		backend_describe_status(sig, note.buf, why);
+		strbuf_release(&note);
 	} else {
 		const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(state, "Error"));
-		strbuf_addf(why, "kernel died (exit code %d)", code);
+		backend_describe_status((code & 0xff) << 8, NULL, why);
 		if (e && *e)
 			strbuf_addf(why, ": %s", e);
 	}
@@ -536,77 +540,8 @@ static void docker_free(struct backend *be)
 	free(db);
 }
 
-/* One table for both engines: what differs between docker and podman is in db->engine. */
-static const struct backend_ops docker_ops = {
-	.name = "docker",
-	.start = docker_start,
-	.exit_fd = docker_exit_fd,
-	.reap = docker_reap,
-	.signal = docker_signal,
-	.kill = docker_kill,
-	.free = docker_free,
-	.detach = docker_detach,
-	.channel_owner = docker_channel_owner,
-};
-
-struct backend *backend_docker_new(const char *engine)
-{
-	struct backend_docker *db = xcalloc(1, sizeof(*db));
-
-	db->base.ops = &docker_ops;
-	db->engine = xstrdup(engine);
-	db->wait_fd = -1;
-	strbuf_init(&db->wait_reply, 0);
-	return &db->base;
-}
-
-struct backend *backend_docker_adopt(const char *engine, const char *host, const char *id,
-				    struct strbuf *err)
-{
-	struct backend_docker *db = docker_of(backend_docker_new(engine));
-	struct strbuf msg = STRBUF_INIT;
-	char *path = xasprintf("/containers/%s/json", id);
-	cJSON *reply = NULL;
-	long status;
-	int rc = -1;
-
-	/* The id comes from a file in the channel, which the container can write: check it. */
-	if (strlen(id) < 12 || strlen(id) > 64 || strspn(id, "0123456789abcdef") != strlen(id)) {
-		strbuf_addf(err, "'%.64s' is not a container id", id);
-		goto out;
-	}
-	if (engine_connect(&db->d, engine, host, err) < 0)
-		goto out;
-	db->connected = 1;
-	status = docker_call(&db->d, "GET", path, NULL, &reply, &msg);
-	if (status != 200) {
-		strbuf_addf(err, "no container %.12s in %s to adopt: %s", id, engine, msg.buf);
-		goto out;
-	}
-	db->memory = (unsigned long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(reply, "HostConfig"), "Memory"));
-	if (!db->memory)
-		db->memory = DEFAULT_MEMORY;
-	db->id = xstrdup(id);
-	/* An exited container answers the wait at once: reap() then says why it stopped. */
-	if (open_wait(db, err) < 0) {
-		free(db->id);
-		db->id = NULL;
-		goto out;
-	}
-	rc = 0;
-out:
-	cJSON_Delete(reply);
-	strbuf_release(&msg);
-	free(path);
-	if (rc < 0) {
-		docker_free(&db->base);
-		return NULL;
-	}
-	return &db->base;
-}
-
-int backend_docker_running(const char *engine, const char *host, const char *id)
+/* Whether container `id` runs: 1, 0 (stopped or gone), -1 when the engine cannot say. */
+static int container_running(const char *engine, const char *host, const char *id)
 {
 	struct docker d;
 	struct strbuf err = STRBUF_INIT;
@@ -649,8 +584,9 @@ static int owner_alive(const cJSON *labels, const char *host)
 	return 1;
 }
 
-int backend_docker_gc(const char *engine, const char *host, struct strbuf *out,
-		      struct strbuf *err)
+/* Remove the containers of cellbox processes that are gone (backend_gc). */
+static int docker_gc(const char *engine, const char *host, struct strbuf *out,
+		     struct strbuf *err)
 {
 	struct docker d;
 	struct strbuf path = STRBUF_INIT;
@@ -698,3 +634,126 @@ out:
 	docker_release(&d);
 	return removed;
 }
+
+/* A docker or podman backend without a container yet. */
+static struct backend *docker_create(const char *engine)
+{
+	struct backend_docker *db = xcalloc(1, sizeof(*db));
+
+	db->base.ops = &backend_docker_ops;
+	db->engine = xstrdup(engine);
+	db->wait_fd = -1;
+	strbuf_init(&db->wait_reply, 0);
+	return &db->base;
+}
+
+/* The container id a channel names; -1 with `err` when there is none. */
+static int read_container_id(const struct kernel_handle *k, const char *engine,
+			     struct strbuf *id, struct strbuf *err)
+{
+	char *path = xasprintf("%s/" BACKEND_CONTAINER_FILE, k->channel_dir);
+	int rc = 0;
+
+	if (strbuf_read_file(id, path, 256) < 0 || !id->len) {
+		strbuf_addf(err, "'%s' names no container: the kernel in '%s' is not a %s kernel",
+			    path, k->channel_dir, engine);
+		rc = -1;
+	}
+	free(path);
+	return rc;
+}
+
+/*
+ * Take over the running container of the kernel in `k`'s channel (a pooled kernel; its id
+ * is in the channel's BACKEND_CONTAINER_FILE). Death is seen through a wait connection
+ * (exit_fd), reap() reads the container's real exit reason, signal() goes through the API,
+ * kill() removes the container.
+ */
+static struct backend *docker_adopt(const char *engine, const struct kernel_handle *k,
+				    struct strbuf *err)
+{
+	struct backend_docker *db;
+	struct strbuf msg = STRBUF_INIT, idbuf = STRBUF_INIT;
+	const char *host = k->sandbox ? k->sandbox->host : NULL, *id;
+	char *path = NULL;
+	cJSON *reply = NULL;
+	long status;
+	int rc = -1;
+
+	if (read_container_id(k, engine, &idbuf, err) < 0) {
+		strbuf_release(&idbuf);
+		return NULL;
+	}
+	id = idbuf.buf;
+	db = docker_of(docker_create(engine));
+	/* The id comes from a file in the channel, which the container can write: check it. */
+	if (strlen(id) < 12 || strlen(id) > 64 || strspn(id, "0123456789abcdef") != strlen(id)) {
+		strbuf_addf(err, "'%.64s' is not a container id", id);
+		goto out;
+	}
+	if (engine_connect(&db->d, engine, host, err) < 0)
+		goto out;
+	db->connected = 1;
+	path = xasprintf("/containers/%s/json", id);
+	status = docker_call(&db->d, "GET", path, NULL, &reply, &msg);
+	if (status != 200) {
+		strbuf_addf(err, "no container %.12s in %s to adopt: %s", id, engine, msg.buf);
+		goto out;
+	}
+	db->memory = (unsigned long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(reply, "HostConfig"), "Memory"));
+	if (!db->memory)
+		db->memory = DEFAULT_MEMORY;
+	db->id = xstrdup(id);
+	/* An exited container answers the wait at once: reap() then says why it stopped. */
+	if (open_wait(db, err) < 0) {
+		free(db->id);
+		db->id = NULL;
+		goto out;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(reply);
+	strbuf_release(&msg);
+	strbuf_release(&idbuf);
+	free(path);
+	if (rc < 0) {
+		docker_free(&db->base);
+		return NULL;
+	}
+	return &db->base;
+}
+
+/* Whether the container of the kernel in `k`'s channel runs. */
+static int docker_running(const char *engine, const struct kernel_handle *k, struct strbuf *id)
+{
+	struct strbuf cid = STRBUF_INIT, err = STRBUF_INIT;
+	int running = 0;
+
+	if (read_container_id(k, engine, &cid, &err) == 0) {
+		if (id)
+			strbuf_addstr(id, cid.buf);
+		running = container_running(engine, k->sandbox ? k->sandbox->host : NULL, cid.buf);
+	}
+	strbuf_release(&cid);
+	strbuf_release(&err);
+	return running;
+}
+
+/* One table for both engines: what differs between docker and podman is in db->engine. */
+const struct backend_ops backend_docker_ops = {
+	.name = "docker",
+	.flags = BACKEND_SLOW_KILL,
+	.create = docker_create,
+	.adopt = docker_adopt,
+	.running = docker_running,
+	.gc = docker_gc,
+	.start = docker_start,
+	.exit_fd = docker_exit_fd,
+	.reap = docker_reap,
+	.signal = docker_signal,
+	.kill = docker_kill,
+	.free = docker_free,
+	.detach = docker_detach,
+	.channel_owner = docker_channel_owner,
+};

@@ -157,7 +157,7 @@ static void adopted_describe(struct backend_local *lb, struct strbuf *why)
 		usleep(2000);
 	}
 	if (text.len)
-		backend_describe_status(atoi(text.buf), why);
+		backend_describe_status(atoi(text.buf), NULL, why);
 	else
 		strbuf_addstr(why, "kernel died (exit status unknown)");
 	strbuf_release(&text);
@@ -189,7 +189,7 @@ static int local_reap(struct backend *be, enum reason *reason, struct strbuf *wh
 		*reason = REASON_CHANNEL_LOST;
 		strbuf_addf(why, "kernel lost (%s)", strerror(errno));
 	} else {
-		backend_describe_status(status, why);
+		backend_describe_status(status, NULL, why);
 	}
 	/* Anything the kernel left behind in its group goes with it. */
 	kill(-lb->pid, SIGKILL);
@@ -232,8 +232,51 @@ static void local_free(struct backend *be)
 	free(be);
 }
 
-static const struct backend_ops local_ops = {
+/* A local backend without a kernel yet. */
+static struct backend *local_create(const char *name)
+{
+	struct backend_local *lb = xcalloc(1, sizeof(*lb));
+
+	(void)name;
+	lb->base.ops = &backend_local_ops;
+	lb->pidfd = -1;
+	return &lb->base;
+}
+
+/*
+ * Take over a kernel another process started (a pooled kernel): its pid leads its process
+ * group. Death is seen through a pidfd; the exit status is read from the channel's
+ * BACKEND_EXIT_STATUS_FILE (written by the process that reaps the kernel) when it appears.
+ */
+static struct backend *local_adopt(const char *name, const struct kernel_handle *k,
+				   struct strbuf *err)
+{
+	struct backend_local *lb;
+
+	if (k->pid <= 0) {
+		strbuf_addf(err, "the kernel in '%s' has no pid", k->channel_dir);
+		return NULL;
+	}
+	lb = local_of(local_create(name));
+	lb->pid = k->pid;
+	lb->adopted = 1;
+	lb->pidfd = (int)syscall(SYS_pidfd_open, k->pid, 0);
+	lb->status_file = xasprintf("%s/" BACKEND_EXIT_STATUS_FILE, k->channel_dir);
+	return &lb->base;
+}
+
+static int local_running(const char *name, const struct kernel_handle *k, struct strbuf *id)
+{
+	(void)name, (void)id;
+	return process_alive(k->pid);
+}
+
+const struct backend_ops backend_local_ops = {
 	.name = "local",
+	.flags = BACKEND_CHILD_KERNELS,
+	.create = local_create,
+	.adopt = local_adopt,
+	.running = local_running,
 	.start = local_start,
 	.exit_fd = local_exit_fd,
 	.reap = local_reap,
@@ -242,23 +285,3 @@ static const struct backend_ops local_ops = {
 	.free = local_free,
 	.detach = local_detach,
 };
-
-struct backend *backend_local_new(void)
-{
-	struct backend_local *lb = xcalloc(1, sizeof(*lb));
-
-	lb->base.ops = &local_ops;
-	lb->pidfd = -1;
-	return &lb->base;
-}
-
-struct backend *backend_local_adopt(pid_t pid, const char *status_file)
-{
-	struct backend_local *lb = local_of(backend_local_new());
-
-	lb->pid = pid;
-	lb->adopted = 1;
-	lb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	lb->status_file = status_file ? xstrdup(status_file) : NULL;
-	return &lb->base;
-}

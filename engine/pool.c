@@ -65,23 +65,6 @@ static int daemon_alive(const char *pool_dir)
 	return alive;
 }
 
-/* Whether process `pid` runs (a zombie that nobody reaped yet does not). */
-static int pid_alive(pid_t pid)
-{
-	struct strbuf stat = STRBUF_INIT;
-	char *path, *paren;
-	int alive;
-
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
-		return 0;
-	path = xasprintf("/proc/%ld/stat", (long)pid);
-	alive = strbuf_read_file(&stat, path, 4096) < 0 || !(paren = strrchr(stat.buf, ')')) ||
-		paren[1] != ' ' || paren[2] != 'Z';
-	free(path);
-	strbuf_release(&stat);
-	return alive;
-}
-
 /* Take any ready kernel by renaming its entry; 1 when one was taken. */
 static int try_take(const char *pool_dir, struct pool_lease *lease)
 {
@@ -246,8 +229,9 @@ struct daemon {
 	const char *dir;
 	const struct pool_config *pc;
 	struct session_opts kopts;
+	const char *backend;	/* kopts.backend or the default */
 	FILE *log;
-	int containers;		/* the kernels are containers (docker, podman) */
+	int containers;		/* the kernels are not our children (containers): adopt them */
 	int epfd;		/* the loop's epoll set: containers' wait connections join it */
 	struct pkernel *k;
 	size_t nk, alloc;
@@ -315,19 +299,12 @@ static void destroy(struct daemon *d, struct pkernel *k, const char *why)
 }
 
 /* Take over the container of the kernel in channel `dir` (the daemon's own watch on it). */
-static struct backend *adopt_container(struct daemon *d, const char *dir, struct strbuf *err)
+static struct backend *adopt_container(struct daemon *d, const char *dir, pid_t pid,
+				       struct strbuf *err)
 {
-	struct strbuf id = STRBUF_INIT;
-	struct backend *be = NULL;
-	char *p = xasprintf("%s/" BACKEND_CONTAINER_FILE, dir);
+	struct kernel_handle k = { .channel_dir = dir, .pid = pid, .sandbox = &d->kopts.sandbox };
 
-	if (strbuf_read_file(&id, p, 256) < 0 || !id.len)
-		strbuf_addf(err, "no container id in '%s'", p);
-	else
-		be = backend_docker_adopt(d->kopts.backend, d->kopts.sandbox.host, id.buf, err);
-	strbuf_release(&id);
-	free(p);
-	return be;
+	return backend_adopt(d->backend, &k, err);
 }
 
 /*
@@ -398,7 +375,8 @@ static int spawn(struct daemon *d)
 	pid = cJSON_GetObjectItemCaseSensitive(session_kernel_info(s), "pid");
 	dir = session_channel_dir(s);
 	name = strrchr(dir, '/') + 1;
-	if (d->containers && !(be = adopt_container(d, dir, &err))) {
+	if (d->containers &&
+	    !(be = adopt_container(d, dir, cJSON_IsNumber(pid) ? (pid_t)pid->valueint : 0, &err))) {
 		dlog(d, "cannot keep the container of kernel %s: %s", name, err.buf);
 		session_close(s);
 		goto out;
@@ -508,7 +486,7 @@ static void reap(struct daemon *d)
 			free(p);
 			if (!k->dying && !k->client) {
 				struct strbuf why = STRBUF_INIT;
-				backend_describe_status(status, &why);
+				backend_describe_status(status, NULL, &why);
 				destroy(d, k, why.buf);
 				strbuf_release(&why);
 			}
@@ -554,7 +532,7 @@ static void sync_leases(struct daemon *d)
 		k = find(d, name);
 		if (client == getpid()) {
 			/* our own health-check lease, left by a crash of the check: put it back */
-		} else if (!pid_alive(client)) {
+		} else if (!process_alive(client)) {
 			char *p = ppath(d, "leased", de->d_name);
 			unlink(p);
 			free(p);
@@ -596,7 +574,7 @@ static int waiting_clients(struct daemon *d)
 	while (dir && (de = readdir(dir))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (pid_alive((pid_t)atol(de->d_name))) {
+		if (process_alive((pid_t)atol(de->d_name))) {
 			n++;
 		} else {
 			char *p = ppath(d, WANT_DIR, de->d_name);
@@ -717,7 +695,7 @@ static void clean_leftovers(struct daemon *d)
 	if (d->containers) {
 		/* A crashed daemon's containers carry its pid: they are a dead process's now. */
 		struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-		int n = backend_docker_gc(d->kopts.backend, d->kopts.sandbox.host, &out, &err);
+		int n = backend_gc(d->backend, d->kopts.sandbox.host, &out, &err);
 
 		if (n < 0)
 			dlog(d, "cannot remove a previous daemon's containers: %s", err.buf);
@@ -778,7 +756,7 @@ static void write_info(struct daemon *d)
 	cJSON_AddNumberToObject(o, "max_age", d->pc->max_age);
 	cJSON_AddNumberToObject(o, "health_interval", d->pc->health_interval);
 	cJSON_AddStringToObject(o, "preimport", d->pc->preimport ? d->pc->preimport : "");
-	cJSON_AddStringToObject(o, "backend", d->kopts.backend ? d->kopts.backend : "local");
+	cJSON_AddStringToObject(o, "backend", d->backend);
 	if (d->kopts.sandbox.host)
 		cJSON_AddStringToObject(o, "host", d->kopts.sandbox.host);
 	text = cJSON_Print(o);
@@ -799,6 +777,7 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 {
 	static const char *const subdirs[] = { "kernels", "ready", "leased", WANT_DIR };
 	struct daemon d = { 0 };
+	const struct backend_ops *ops;
 	char *lock = NULL, *kernels = NULL, *leased = NULL, *ready = NULL;
 	sigset_t mask, old;
 	int lockfd = -1, sfd = -1, ifd = -1, epfd = -1, rc = -1;
@@ -809,7 +788,12 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	d.log = log;
 	d.kopts = *kernel_opts;
 	d.epfd = -1;
-	d.containers = d.kopts.backend && strcmp(d.kopts.backend, "local");
+	d.backend = d.kopts.backend ? d.kopts.backend : BACKEND_DEFAULT;
+	ops = backend_find(d.backend, err);
+	if (!ops)
+		return -1;
+	/* Kernels that are not our children (containers) are watched by adopting them. */
+	d.containers = !(ops->flags & BACKEND_CHILD_KERNELS);
 	if (pc->min_size < 0 || pc->max_size < 1 || pc->min_size > pc->max_size) {
 		strbuf_addf(err, "pool sizes: need 0 <= min (%d) <= max (%d) and max >= 1",
 			    pc->min_size, pc->max_size);
@@ -968,28 +952,23 @@ static long kernel_pid(const char *pool_dir, const char *name)
 }
 
 /*
- * Add "alive" to a kernel's status: its process runs, or for a container backend, its
- * container (also named, "container") runs.
+ * Add "alive" to a kernel's status, as its backend tells (its process, or its container,
+ * then also named as "container").
  */
 static void add_liveness(cJSON *k, const char *pool_dir, const char *name, const char *backend,
 			 const char *host, pid_t pid)
 {
 	struct strbuf id = STRBUF_INIT;
-	char *p = xasprintf("%s/kernels/%s/" BACKEND_CONTAINER_FILE, pool_dir, name);
+	struct sandbox_opts sb = { .host = host };
+	char *dir = xasprintf("%s/kernels/%s", pool_dir, name);
+	struct kernel_handle h = { .channel_dir = dir, .pid = pid, .sandbox = &sb };
+	int running = backend_running(backend ? backend : BACKEND_DEFAULT, &h, &id) == 1;
 
-	if (backend && strcmp(backend, "local")) {
-		int running = 0;
-
-		if (strbuf_read_file(&id, p, 256) == 0 && id.len) {
-			cJSON_AddStringToObject(k, "container", id.buf);
-			running = backend_docker_running(backend, host, id.buf) == 1;
-		}
-		cJSON_AddBoolToObject(k, "alive", running);
-	} else {
-		cJSON_AddBoolToObject(k, "alive", pid_alive(pid));
-	}
+	if (id.len)
+		cJSON_AddStringToObject(k, "container", id.buf);
+	cJSON_AddBoolToObject(k, "alive", running);
 	strbuf_release(&id);
-	free(p);
+	free(dir);
 }
 
 cJSON *pool_status(const char *pool_dir, struct strbuf *err)
@@ -1039,7 +1018,7 @@ cJSON *pool_status(const char *pool_dir, struct strbuf *err)
 			if (dot) {
 				pid_t client = (pid_t)atol(dot + 1);
 				cJSON_AddNumberToObject(k, "client", client);
-				cJSON_AddBoolToObject(k, "client_alive", pid_alive(client));
+				cJSON_AddBoolToObject(k, "client_alive", process_alive(client));
 			}
 			cJSON_AddItemToArray(arr, k);
 			free(rp);

@@ -236,7 +236,7 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 	s->opts = *opts;
 	if (!s->opts.sandbox.image || !*s->opts.sandbox.image)
 		s->opts.sandbox.image = KERNEL_IMAGE;
-	s->backend_name = xstrdup(opts->backend ? opts->backend : "local");
+	s->backend_name = xstrdup(opts->backend ? opts->backend : BACKEND_DEFAULT);
 	s->python = xstrdup(opts->python ? opts->python : "/usr/bin/python3");
 	s->runtime_dir = session_runtime_dir(opts->runtime_dir);
 	s->cwd = opts->cwd ? xstrdup(opts->cwd) : NULL;
@@ -275,16 +275,16 @@ static void watch_channel(struct session *s)
 static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 {
 	struct strbuf buf = STRBUF_INIT;
+	struct kernel_handle handle;
 	const cJSON *pid;
 	enum reason reason;
-	char *ready, *status;
+	char *ready;
 	int rc = -1, exit_fd;
 
 	if (channel_attach(&s->ch, dir, err) < 0)
 		return -1;
 	watch_channel(s);
 	ready = channel_path(&s->ch, "ready");
-	status = channel_path(&s->ch, "exit_status");
 	if (strbuf_read_file(&buf, ready, 1u << 20) < 0) {
 		strbuf_addf(err, "no kernel serves '%s': %s", dir, strerror(errno));
 		goto out;
@@ -295,24 +295,12 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 		strbuf_addf(err, "'%s' has no kernel pid", ready);
 		goto out;
 	}
-	if (!strcmp(s->backend_name, "local")) {
-		s->be = backend_local_adopt((pid_t)pid->valueint, status);
-	} else {
-		/* A container backend: the container's id is in the channel. */
-		char *idfile = channel_path(&s->ch, BACKEND_CONTAINER_FILE);
-
-		strbuf_reset(&buf);
-		if (strbuf_read_file(&buf, idfile, 256) < 0 || !buf.len) {
-			strbuf_addf(err, "'%s' names no container: the kernel in '%s' is not a %s kernel",
-				    idfile, dir, s->backend_name);
-			free(idfile);
-			goto out;
-		}
-		free(idfile);
-		s->be = backend_docker_adopt(s->backend_name, s->opts.sandbox.host, buf.buf, err);
-		if (!s->be)
-			goto out;
-	}
+	handle.channel_dir = dir;
+	handle.pid = (pid_t)pid->valueint;
+	handle.sandbox = &s->opts.sandbox;
+	s->be = backend_adopt(s->backend_name, &handle, err);
+	if (!s->be)
+		goto out;
 	exit_fd = s->be->ops->exit_fd(s->be);
 	if (exit_fd >= 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
@@ -328,7 +316,6 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 out:
 	strbuf_release(&buf);
 	free(ready);
-	free(status);
 	return rc;
 }
 
@@ -368,7 +355,7 @@ static int open_pooled(struct session *s, const struct session_opts *opts, struc
 	else if (adopt_kernel(s, s->lease.channel_dir, err) < 0)
 		rc = -1;
 	else
-		s->hand_back = strcmp(s->backend_name, "local") != 0;
+		s->hand_back = (s->be->ops->flags & BACKEND_SLOW_KILL) != 0;
 	strbuf_release(&why);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -504,4 +505,20 @@ int copy_file(const char *from, const char *to)
 out:
 	strbuf_release(&buf);
 	return rc;
+}
+
+int process_alive(pid_t pid)
+{
+	struct strbuf stat = STRBUF_INIT;
+	char *path, *paren;
+	int alive;
+
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
+		return 0;
+	path = xasprintf("/proc/%ld/stat", (long)pid);
+	alive = strbuf_read_file(&stat, path, 4096) < 0 || !(paren = strrchr(stat.buf, ')')) ||
+		paren[1] != ' ' || paren[2] != 'Z';
+	free(path);
+	strbuf_release(&stat);
+	return alive;
 }

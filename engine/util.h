@@ -99,4 +99,6 @@ int parse_seconds(const char *s, double *out);
 void base64_encode(const void *data, size_t len, struct strbuf *out);
 /* Copy a file; -1 with errno set on failure. */
 int copy_file(const char *from, const char *to);
+/* Whether process `pid` runs (a zombie that nobody reaped yet does not). */
+int process_alive(pid_t pid);
 #endif

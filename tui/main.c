@@ -469,7 +469,6 @@ static int cmd_version(int argc, char **argv, struct cellbox_config *cfg)
 static int cmd_gc(int argc, char **argv, struct cellbox_config *cfg)
 {
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-	const char *engine;
 	int n;
 
 	for (int i = 1; i < argc; i++) {
@@ -481,8 +480,7 @@ static int cmd_gc(int argc, char **argv, struct cellbox_config *cfg)
 			return EXIT_USAGE;
 		}
 	}
-	engine = strcmp(cfg->backend, "podman") ? "docker" : "podman";
-	n = backend_docker_gc(engine, cfg->docker_host, &out, &err);
+	n = backend_gc(cfg->backend, cfg->docker_host, &out, &err);
 	if (n < 0) {
 		cli_error("gc: %s", err.buf);
 		strbuf_release(&err);
