@@ -46,7 +46,7 @@
 #include <cjson/cJSON.h>
 #include "backend.h"
 #include "event.h"
-#include "pool.h"
+#include "pool_lease.h"
 #include "reason.h"
 #include "util.h"
 

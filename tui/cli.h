@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include "config.h"
-#include "pool.h"
 #include "reason.h"
 #include "session.h"
 

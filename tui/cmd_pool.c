@@ -10,7 +10,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "pool.h"
+#include "pool_daemon.h"
 
 /* The pool directory the configuration names (caller frees). */
 static char *configured_pool(const struct cellbox_config *cfg)

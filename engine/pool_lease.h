@@ -1,5 +1,5 @@
-#ifndef CELLBOX_POOL_H
-#define CELLBOX_POOL_H
+#ifndef CELLBOX_POOL_LEASE_H
+#define CELLBOX_POOL_LEASE_H
 
 /*
  * Pooled mode: warm kernels kept ready by `cellbox pool serve`, shared by every cellbox of the
@@ -19,13 +19,18 @@
  * ready/ to the minimum, keeps ready + leased at or under the maximum, reclaims the kernels of
  * clients that died, retires idle and old kernels, and pings ready kernels (a kernel that
  * stopped answering is replaced). Its kernels die with it (PR_SET_PDEATHSIG); a restarted
- * daemon removes whatever a crashed one left.
+ * daemon removes whatever a crashed one left. A client waiting for a kernel leaves want/<pid>.
+ *
+ * This module is the client's side, below the session: leasing a kernel, the strategies for
+ * when none is free, and whether the pool's daemon lives. The daemon is pool_daemon.h (above
+ * the session: it opens sessions to start kernels).
  */
 
-#include <stdio.h>
-#include <sys/types.h>
 #include <cjson/cJSON.h>
 #include "util.h"
+
+/* Where a waiting client leaves its pid (want/<pid>): the daemon grows the pool for it. */
+#define POOL_WANT_DIR "want"
 
 /* What a client does when no warm kernel is free (llm-sandbox's ExhaustionStrategy). */
 enum pool_strategy {
@@ -50,8 +55,12 @@ int pool_strategy_parse(const char *s, enum pool_strategy *out);
  */
 int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout,
 	       struct pool_lease *lease, struct strbuf *err);
+/* The pool's daemon.json (who serves it and how), NULL when there is none. Caller frees. */
+cJSON *pool_info(const char *pool_dir);
 /* The backend the pool's daemon runs its kernels on ("local", "docker"), NULL when unknown. */
 char *pool_backend(const char *pool_dir);
+/* Whether a live daemon holds the pool's lock. */
+int pool_daemon_alive(const char *pool_dir);
 /*
  * Whether the daemon that handed out `lease` still serves: then a released kernel is its to
  * end (it removes every released kernel, so a client may leave a container to it).
@@ -59,30 +68,5 @@ char *pool_backend(const char *pool_dir);
 int pool_lease_daemon_alive(const struct pool_lease *lease);
 /* Give the lease up: remove the entry (the kernel and channel are the caller's to end). */
 void pool_lease_release(struct pool_lease *lease);
-
-struct pool_config {
-	int min_size;			/* warm kernels kept ready */
-	int max_size;			/* ready + leased at most */
-	int prewarm;			/* start min_size kernels at once (else on first lease) */
-	double idle_timeout;		/* retire ready kernels above min idle this long; 0 = never */
-	double max_age;			/* replace ready kernels older than this; 0 = never */
-	double health_interval;		/* ping ready kernels this often; 0 = never */
-	const char *preimport;		/* "numpy, matplotlib.pyplot": imported before leasing */
-};
-
-/* Defaults as llm-sandbox's PoolConfig: min 1, max 4, prewarm, idle 300 s, age 3600 s, 30 s. */
-void pool_config_defaults(struct pool_config *pc);
-
-struct session_opts;
-/*
- * Serve the pool in the foreground until SIGTERM or SIGINT: make kernels with `kernel_opts`
- * (backend, python, limits) and keep the pool as described above. Progress and decisions go
- * to `log` (one line each). Returns 0 on a clean stop, -1 with `err` set when it cannot serve
- * (another daemon holds the pool).
- */
-int pool_serve(const char *pool_dir, const struct pool_config *pc,
-	       const struct session_opts *kernel_opts, FILE *log, struct strbuf *err);
-/* Describe the pool: daemon, kernels, leases, ages, health. NULL with `err` set on failure. */
-cJSON *pool_status(const char *pool_dir, struct strbuf *err);
 
 #endif
