@@ -9,7 +9,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "history.h"
 
 /* ---- JSON as Python's json.dumps(sort_keys=True, indent=1, ensure_ascii=False) ---- */
 
@@ -702,34 +701,28 @@ static int has_ext(const char *path, const char *ext)
 	return l >= e && !strcmp(path + l - e, ext);
 }
 
+int cellfile_read(const char *path, struct strbuf *text, struct strbuf *err)
+{
+	if (strbuf_read_file(text, path, CELLFILE_MAX) < 0) {
+		strbuf_addf(err, "cannot read '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	return text_check(text->buf, text->len, path, err);
+}
+
 cJSON *cellfile_load(const char *path, struct strbuf *err)
 {
 	struct strbuf text = STRBUF_INIT;
 	cJSON *nb = NULL;
-	size_t bad;
 	const char *first;
 
-	if (strbuf_read_file(&text, path, CELLFILE_MAX) < 0) {
-		strbuf_addf(err, "cannot read '%s': %s", path, strerror(errno));
-		goto out;
+	if (cellfile_read(path, &text, err) == 0) {
+		first = text.buf + strspn(text.buf, " \t\r\n");
+		if (has_ext(path, ".ipynb") || (*first == '{' && !has_ext(path, ".py")))
+			nb = cellfile_parse_ipynb(text.buf, text.len, path, err);
+		else
+			nb = cellfile_parse_percent(text.buf, text.len);
 	}
-	if (memchr(text.buf, '\0', text.len)) {
-		strbuf_addf(err, "'%s' is not a text file (it contains NUL bytes)", path);
-		goto out;
-	}
-	if (!utf8_valid(text.buf, text.len, &bad)) {
-		strbuf_addf(err, "'%s' is not valid UTF-8 (byte 0x%02x at offset %zu)", path,
-			    (unsigned char)text.buf[bad], bad);
-		goto out;
-	}
-	first = text.buf + strspn(text.buf, " \t\r\n");
-	if (has_ext(path, ".jsonl"))
-		nb = history_notebook_from_text(text.buf, path, err);
-	else if (has_ext(path, ".ipynb") || (*first == '{' && !has_ext(path, ".py")))
-		nb = cellfile_parse_ipynb(text.buf, text.len, path, err);
-	else
-		nb = cellfile_parse_percent(text.buf, text.len);
-out:
 	strbuf_release(&text);
 	return nb;
 }

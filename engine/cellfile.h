@@ -3,7 +3,7 @@
 
 /*
  * Cell files: percent-format scripts (`# %%` cells as jupytext, VS Code and Spyder write
- * them), nbformat 4.5 notebooks, and recorded sessions (history files, see history.h).
+ * them) and nbformat 4.5 notebooks; recorded sessions read into the same shape (history.h).
  *
  * Every reader returns the same thing: a notebook as an nbformat 4 cJSON tree
  *
@@ -37,10 +37,13 @@ cJSON *cellfile_parse_percent(const char *text, size_t len);
  */
 cJSON *cellfile_parse_ipynb(const char *text, size_t len, const char *name, struct strbuf *err);
 /*
- * Read a cell file: `.ipynb` (or text starting with '{') as a notebook, `.jsonl` as a recorded
- * session (history.h), anything else as percent format. Checks UTF-8. NULL with `err`.
+ * Read a cell file: `.ipynb` (or text starting with '{', unless it is a `.py`) as a notebook,
+ * anything else as percent format. Checks that it is UTF-8 text. NULL with `err`. (A recorded
+ * session is a cell file too: history_load() reads those and everything this reads.)
  */
 cJSON *cellfile_load(const char *path, struct strbuf *err);
+/* Read a whole cell file as text (at most CELLFILE_MAX, UTF-8, no NUL); -1 with `err`. */
+int cellfile_read(const char *path, struct strbuf *text, struct strbuf *err);
 
 /* Append the notebook as nbformat.write() prints it. */
 void cellfile_write_ipynb(const cJSON *nb, struct strbuf *out);

@@ -321,7 +321,8 @@ static int add_entry(const cJSON *entry, void *data)
 	return 0;
 }
 
-cJSON *history_notebook_from_text(const char *text, const char *name, struct strbuf *err)
+/* A recorded session's text as a notebook (every entry a code cell). NULL with `err`. */
+static cJSON *notebook_from_text(const char *text, const char *name, struct strbuf *err)
 {
 	cJSON *nb = cellfile_new_notebook();
 	struct strbuf warn = STRBUF_INIT;
@@ -336,6 +337,41 @@ cJSON *history_notebook_from_text(const char *text, const char *name, struct str
 		return NULL;
 	}
 	return nb;
+}
+
+/* A recorded session's file as a notebook. */
+static cJSON *load_recorded(const char *path, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	cJSON *nb = NULL;
+
+	if (cellfile_read(path, &text, err) == 0)
+		nb = notebook_from_text(text.buf, path, err);
+	strbuf_release(&text);
+	return nb;
+}
+
+cJSON *history_load(const char *path_or_id, struct strbuf *err)
+{
+	size_t l = strlen(path_or_id);
+
+	if (access(path_or_id, F_OK) < 0 && !strchr(path_or_id, '/') && *path_or_id &&
+	    *path_or_id != '.') {
+		char *base = history_sessions_dir();
+		char *path = xasprintf("%s/%s/history.jsonl", base, path_or_id);
+		cJSON *nb = NULL;
+		int found = access(path, F_OK) == 0;
+
+		if (found)
+			nb = load_recorded(path, err);
+		free(base);
+		free(path);
+		if (found)
+			return nb;
+	}
+	if (l >= 6 && !strcmp(path_or_id + l - 6, ".jsonl"))
+		return load_recorded(path_or_id, err);
+	return cellfile_load(path_or_id, err);
 }
 
 int history_export(const char *session, const char *path, struct strbuf *err)

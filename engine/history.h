@@ -94,7 +94,11 @@ cJSON *history_entry_cell(const cJSON *entry, int embed);
  * outputs and embedded plots for .ipynb, else a percent script. -1 with `err`.
  */
 int history_export(const char *session, const char *path, struct strbuf *err);
-/* A recorded session's text as a notebook (every entry a code cell). NULL with `err`. */
-cJSON *history_notebook_from_text(const char *text, const char *name, struct strbuf *err);
+/*
+ * Load a cell file as a notebook (cellfile.h), or a recorded session: its history.jsonl by
+ * path, or its id (as 'history list' shows it) when no file of that name is here. Every entry
+ * of a session is a code cell with its outputs. NULL with `err`.
+ */
+cJSON *history_load(const char *path_or_id, struct strbuf *err);
 
 #endif

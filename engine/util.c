@@ -333,6 +333,22 @@ invalid:
 	return 0;
 }
 
+int text_check(const char *s, size_t len, const char *name, struct strbuf *err)
+{
+	size_t bad;
+
+	if (memchr(s, '\0', len)) {
+		strbuf_addf(err, "'%s' is not a text file (it contains NUL bytes)", name);
+		return -1;
+	}
+	if (!utf8_valid(s, len, &bad)) {
+		strbuf_addf(err, "'%s' is not valid UTF-8 (byte 0x%02x at offset %zu)", name,
+			    (unsigned char)s[bad], bad);
+		return -1;
+	}
+	return 0;
+}
+
 double now_monotonic(void)
 {
 	struct timespec ts;

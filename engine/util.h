@@ -72,6 +72,12 @@ int kv_parse(const char *text, const char *name, const char *form, kv_fn fn, voi
  * first bad byte in *bad.
  */
 int utf8_valid(const char *s, size_t len, size_t *bad);
+/*
+ * Check that `s[0..len)`, read from `name`, is text: no NUL bytes, valid UTF-8. Returns 0, or
+ * -1 with `err` saying "'NAME' is not a text file (it contains NUL bytes)" or "'NAME' is not
+ * valid UTF-8 (byte 0xe9 at offset 10)".
+ */
+int text_check(const char *s, size_t len, const char *name, struct strbuf *err);
 
 /* Seconds on the monotonic clock. */
 double now_monotonic(void);

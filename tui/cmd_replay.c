@@ -272,23 +272,6 @@ static void report_failure(int rc, int index, const char *code, double timeout)
 		cli_error("cell %d (%.*s) raised an exception", index, (int)l, code);
 }
 
-/* Load FILE, or the recorded session of that id. */
-static cJSON *load(const char *file, struct strbuf *err)
-{
-	if (access(file, F_OK) < 0 && !strchr(file, '/')) {
-		char *base = history_sessions_dir();
-		char *path = xasprintf("%s/%s/history.jsonl", base, file);
-		cJSON *nb = NULL;
-		free(base);
-		if (access(path, F_OK) == 0)
-			nb = cellfile_load(path, err);
-		free(path);
-		if (nb)
-			return nb;
-	}
-	return cellfile_load(file, err);
-}
-
 int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 {
 	const char *file = NULL, *out_path = NULL, *plots_dir = NULL;
@@ -348,7 +331,7 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 		cli_error("replay: give a cell file (.py, .ipynb, or a recorded session)");
 		goto out;
 	}
-	nb = load(file, &err);
+	nb = history_load(file, &err);
 	if (!nb) {
 		cli_error("%s", err.buf);
 		goto out;

@@ -404,7 +404,8 @@ void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o)
 
 int cli_read_code(const char *path, struct strbuf *code)
 {
-	size_t bad, nonblank = 0;
+	struct strbuf err = STRBUF_INIT;
+	size_t nonblank = 0;
 	const char *shown = strcmp(path, "-") ? path : "standard input";
 	int rc;
 
@@ -416,13 +417,9 @@ int cli_read_code(const char *path, struct strbuf *code)
 		cli_error("cannot read '%s': %s", shown, strerror(errno));
 		return -1;
 	}
-	if (memchr(code->buf, '\0', code->len)) {
-		cli_error("'%s' is not a text file (it contains NUL bytes)", shown);
-		return -1;
-	}
-	if (!utf8_valid(code->buf, code->len, &bad)) {
-		cli_error("'%s' is not valid UTF-8 (byte 0x%02x at offset %zu)", shown,
-			  (unsigned char)code->buf[bad], bad);
+	if (text_check(code->buf, code->len, shown, &err) < 0) {
+		cli_error("%s", err.buf);
+		strbuf_release(&err);
 		return -1;
 	}
 	for (size_t k = 0; k < code->len; k++)

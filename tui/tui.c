@@ -1510,7 +1510,8 @@ static const struct tui_command tui_commands[] = {
 	{ .name = "save", .usage = "save FILE.py|FILE.ipynb", .fn = tc_save,
 	  .help = "save this session's cells as a percent-format .py or an .ipynb" },
 	{ .name = "load", .usage = "load FILE [run]", .fn = tc_load,
-	  .help = "load a .py (percent cells) or .ipynb into the editor, or run all its cells" },
+	  .help = "load a .py (percent cells), an .ipynb or a recorded session (its id) into "
+		  "the editor, or run all its cells" },
 	{ .name = "copy-in", .usage = "copy-in SRC [DST]", .fn = tc_copy_in,
 	  .help = "copy a host file into the sandbox (DST relative to the kernel's directory)" },
 	{ .name = "copy-out", .usage = "copy-out SRC [DST]", .fn = tc_copy_out,
@@ -1662,7 +1663,7 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		strbuf_addstr(msg, "usage: load FILE [run]");
 		return -1;
 	}
-	nb = cellfile_load(argv[1], msg);
+	nb = history_load(argv[1], msg);
 	if (!nb)
 		return -1;
 	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {

@@ -246,6 +246,21 @@ class CellTest(Base):
         ui.command('load %s run' % path)
         ui.wait_for('\n10\n')
 
+    def test_load_recorded_session(self):
+        ui = self.start()
+        ui.run('print("from" + " the past")')
+        ui.wait_for('from the past')
+        ui.keys('C-q')
+        self.assertEqual(ui.exit_status(), 'exit=0')
+        ui.close()
+        os.unlink(ui.status)
+        sessions = os.listdir(os.path.join(self.tmp, 'state', 'cellbox', 'sessions'))
+        self.assertEqual(len(sessions), 1)
+        ui = self.start()
+        ui.command('load %s run' % sessions[0])      # a recorded session, by its id
+        ui.wait_for("running 1 cells from '%s'" % sessions[0])
+        ui.wait_for('In [1]: print("from" + " the past")')
+
     def test_copy_in_and_out(self):
         ui = self.start()
         src = os.path.join(self.tmp, 'host.txt')
