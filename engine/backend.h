@@ -38,7 +38,7 @@
 
 /*
  * How a container backend confines the kernel. Zero / NULL members take the hardened
- * defaults (given in brackets); the empty string turns a list setting off.
+ * defaults (given in brackets); the empty string or "none" turns a list setting off.
  */
 struct sandbox_opts {
 	const char *image;		/* [cellbox-python:p<protocol>] */

@@ -126,14 +126,14 @@ static int docker_channel_owner(struct backend *be, const struct kernel_spec *sp
 	return *uid != getuid() || *gid != getgid();
 }
 
-/* Add a comma-separated list as a JSON array of strings. */
+/* Add a comma-separated list as a JSON array of strings ("none" is the empty list). */
 static void add_list(cJSON *obj, const char *name, const char *list)
 {
 	cJSON *arr = cJSON_AddArrayToObject(obj, name);
 	char *copy = xstrdup(list), *save = NULL;
 
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (*t)
+		if (*t && strcmp(t, "none"))
 			cJSON_AddItemToArray(arr, cJSON_CreateString(t));
 	free(copy);
 }

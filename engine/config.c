@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -11,115 +12,132 @@
 #define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
 #endif
 
-enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE, CFG_NUMBER, CFG_BOOL, CFG_CHOICE };
-
-struct config_key {
-	const char *name;
-	const char *env;
-	enum config_type type;
-	size_t offset;
-	const char *help;
-	const char *alias;	/* llm-sandbox's variable for the same thing, lower precedence */
-	const char *choices;	/* CFG_CHOICE: the values allowed, '|' between */
-};
-
-#define KEY(n, e, t, field, h) \
-	{ .name = n, .env = e, .type = t, .offset = offsetof(struct cellbox_config, field), .help = h }
-#define KEYA(n, e, t, field, h, a) \
-	{ .name = n, .env = e, .type = t, .offset = offsetof(struct cellbox_config, field), \
-	  .help = h, .alias = a }
+/* Offsets of the fields the rows set. */
+#define FIELD(f) offsetof(struct cellbox_config, f)
+#define SESSION(f) offsetof(struct cellbox_config, session.f)
+#define SANDBOX(f) offsetof(struct cellbox_config, session.sandbox.f)
 
 static const struct config_key keys[] = {
-	KEY("backend", "CELLBOX_BACKEND", CFG_STRING, backend,
-	    "where the kernel runs: local, docker, podman"),
-	KEY("python", "CELLBOX_PYTHON", CFG_STRING, python,
-	    "interpreter of the local backend (needs IPython)"),
-	KEY("timeout", "CELLBOX_TIMEOUT", CFG_SECONDS, timeout,
-	    "seconds a cell may run before it is interrupted (0 = no limit)"),
-	KEY("startup-timeout", "CELLBOX_STARTUP_TIMEOUT", CFG_SECONDS, startup_timeout,
-	    "seconds to wait for a kernel to become ready"),
-	KEY("interrupt-grace", "CELLBOX_INTERRUPT_GRACE", CFG_SECONDS, interrupt_grace,
-	    "seconds a cell may ignore an interrupt before the kernel is restarted"),
-	KEY("memory", "CELLBOX_MEMORY", CFG_SIZE, memory,
-	    "memory limit of the kernel, e.g. 512m or 1g (0 = none)"),
-	KEY("runtime-dir", "CELLBOX_RUNTIME_DIR", CFG_STRING, runtime_dir,
-	    "where session channels live"),
-	KEY("pool", "CELLBOX_POOL", CFG_BOOL, pool,
-	    "take warm kernels from the pool daemon (yes/no)"),
-	KEY("pool-name", "CELLBOX_POOL_NAME", CFG_STRING, pool_name,
-	    "which pool ('cellbox pool serve --name')"),
-	{ .name = "pool-strategy", .env = "CELLBOX_POOL_STRATEGY", .type = CFG_CHOICE,
-	  .offset = offsetof(struct cellbox_config, pool_strategy),
-	  .help = "when the pool is exhausted: wait, fail-fast or temporary",
-	  .choices = "wait|fail-fast|temporary" },
-	KEY("pool-timeout", "CELLBOX_POOL_TIMEOUT", CFG_SECONDS, pool_timeout,
-	    "seconds to wait for a free pooled kernel"),
-	KEYA("image", "CELLBOX_IMAGE", CFG_STRING, image,
-	     "container image of the kernel (default cellbox-python:p<protocol>)", NULL),
-	KEYA("network", "CELLBOX_NETWORK", CFG_STRING, network,
-	     "container network: none (default), bridge, host", "SANDBOX_NETWORK_MODE"),
-	KEYA("cpus", "CELLBOX_CPUS", CFG_NUMBER, cpus,
-	     "CPU limit of the container in CPUs (0 = 1)", "SANDBOX_CPU_COUNT"),
-	KEYA("pids", "CELLBOX_PIDS", CFG_SIZE, pids,
-	     "processes the container may have (0 = 256)", NULL),
-	KEYA("read-only", "CELLBOX_READ_ONLY", CFG_BOOL, read_only,
-	     "read-only container root file system (true/false)", "SANDBOX_READ_ONLY"),
-	KEYA("cap-drop", "CELLBOX_CAP_DROP", CFG_STRING, cap_drop,
-	     "capabilities to drop, comma-separated (ALL; none)", "SANDBOX_CAP_DROP"),
-	KEYA("security-opt", "CELLBOX_SECURITY_OPT", CFG_STRING, security_opt,
-	     "container security options (no-new-privileges; none)", "SANDBOX_SECURITY_OPT"),
-	KEYA("user", "CELLBOX_USER", CFG_STRING, user,
-	     "container user uid[:gid] (default: ours, 1000 for root)", NULL),
-	KEYA("docker-host", "CELLBOX_DOCKER_HOST", CFG_STRING, docker_host,
-	     "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)", NULL),
-	KEY("theme", "CELLBOX_THEME", CFG_STRING, theme,
-	    "colour theme of the full-screen UI: dark, light, high-contrast, monochrome"),
-	{ .name = "graphics", .env = "CELLBOX_GRAPHICS", .type = CFG_CHOICE,
-	  .offset = offsetof(struct cellbox_config, graphics),
-	  .help = "how plots are drawn: auto, sixel, blocks (half-blocks) or none",
-	  .choices = "auto|sixel|blocks|none" },
-	KEY("history-size", "CELLBOX_HISTORY_SIZE", CFG_SIZE, history_size,
-	    "cells kept in the history; older sessions are pruned (0 = record nothing)"),
-	KEY("history-days", "CELLBOX_HISTORY_DAYS", CFG_SECONDS, history_days,
-	    "days a recorded session is kept (0 = no age limit)"),
+	{ .name = "backend", .type = CFG_STRING, .offset = SESSION(backend),
+	  .scope = CONFIG_FOR_KERNEL | CONFIG_FOR_ENGINE, .arg = "NAME", .env = "CELLBOX_BACKEND",
+	  .dflt = BACKEND_DEFAULT, .help = "where the kernel runs: local, docker, podman" },
+	{ .name = "python", .type = CFG_STRING, .offset = SESSION(python),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "PATH", .env = "CELLBOX_PYTHON",
+	  .dflt = CELLBOX_DEFAULT_PYTHON, .help = "interpreter of the local backend (needs IPython)" },
+	{ .name = "timeout", .type = CFG_SECONDS, .offset = FIELD(timeout),
+	  .scope = CONFIG_FOR_CELLS, .arg = "S", .env = "CELLBOX_TIMEOUT", .dflt = "0",
+	  .help = "seconds a cell may run before it is interrupted (0 = no limit)" },
+	{ .name = "startup-timeout", .type = CFG_SECONDS, .offset = SESSION(startup_timeout),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "S", .env = "CELLBOX_STARTUP_TIMEOUT", .dflt = "30",
+	  .help = "seconds to wait for a kernel to become ready" },
+	{ .name = "interrupt-grace", .type = CFG_SECONDS, .offset = SESSION(interrupt_grace),
+	  .env = "CELLBOX_INTERRUPT_GRACE", .dflt = "2",
+	  .help = "seconds a cell may ignore an interrupt before the kernel is restarted" },
+	{ .name = "memory", .type = CFG_SIZE, .offset = SESSION(memory),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "SIZE", .env = "CELLBOX_MEMORY", .dflt = "0",
+	  .help = "memory limit of the kernel, e.g. 512m or 1g (0 = none; containers: 1g)" },
+	{ .name = "runtime-dir", .type = CFG_STRING, .offset = SESSION(runtime_dir),
+	  .scope = CONFIG_FOR_KERNEL | CONFIG_FOR_POOL, .arg = "DIR", .env = "CELLBOX_RUNTIME_DIR",
+	  .help = "where session channels live ($XDG_RUNTIME_DIR/cellbox)" },
+	{ .name = "pool", .type = CFG_BOOL, .offset = FIELD(pool),
+	  .scope = CONFIG_FOR_CELLS, .env = "CELLBOX_POOL", .dflt = "no",
+	  .help = "take a warm kernel from the pool daemon ('cellbox pool serve')" },
+	{ .name = "pool-name", .type = CFG_STRING, .offset = FIELD(pool_name),
+	  .scope = CONFIG_FOR_CELLS | CONFIG_FOR_POOL, .arg = "NAME", .env = "CELLBOX_POOL_NAME",
+	  .dflt = "default", .help = "which pool, for its clients and its daemon alike" },
+	{ .name = "pool-strategy", .type = CFG_ENUM, .offset = SESSION(pool_strategy),
+	  .scope = CONFIG_FOR_CELLS, .arg = "HOW", .env = "CELLBOX_POOL_STRATEGY", .dflt = "wait",
+	  .choices = "wait|fail-fast|temporary",	/* enum pool_strategy, in order */
+	  .help = "when the pool is exhausted: wait, fail-fast or temporary" },
+	{ .name = "pool-timeout", .type = CFG_SECONDS, .offset = SESSION(pool_timeout),
+	  .scope = CONFIG_FOR_CELLS, .arg = "S", .env = "CELLBOX_POOL_TIMEOUT", .dflt = "30",
+	  .help = "seconds to wait for a free pooled kernel" },
+	{ .name = "image", .type = CFG_STRING, .offset = SANDBOX(image),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "IMAGE", .env = "CELLBOX_IMAGE",
+	  .help = "container image of the kernel (default cellbox-python:p<protocol>)" },
+	{ .name = "network", .type = CFG_STRING, .offset = SANDBOX(network),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "MODE", .env = "CELLBOX_NETWORK",
+	  .alias = "SANDBOX_NETWORK_MODE", .help = "container network: none (default), bridge, host" },
+	{ .name = "cpus", .type = CFG_NUMBER, .offset = SANDBOX(cpus),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "N", .env = "CELLBOX_CPUS", .alias = "SANDBOX_CPU_COUNT",
+	  .help = "CPU limit of the container in CPUs (0 = 1)" },
+	{ .name = "pids", .type = CFG_SIZE, .offset = SANDBOX(pids),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "N", .env = "CELLBOX_PIDS",
+	  .help = "processes the container may have (0 = 256)" },
+	{ .name = "read-only", .type = CFG_NOT_BOOL, .offset = SANDBOX(writable_root),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "BOOL", .env = "CELLBOX_READ_ONLY",
+	  .alias = "SANDBOX_READ_ONLY", .dflt = "true",
+	  .help = "read-only container root file system (true/false)" },
+	{ .name = "cap-drop", .type = CFG_STRING, .offset = SANDBOX(cap_drop),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "LIST", .env = "CELLBOX_CAP_DROP",
+	  .alias = "SANDBOX_CAP_DROP", .help = "capabilities to drop, comma-separated (ALL; none)" },
+	{ .name = "security-opt", .type = CFG_STRING, .offset = SANDBOX(security_opt),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "LIST", .env = "CELLBOX_SECURITY_OPT",
+	  .alias = "SANDBOX_SECURITY_OPT",
+	  .help = "container security options (no-new-privileges; none)" },
+	{ .name = "user", .type = CFG_STRING, .offset = SANDBOX(user),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "UID[:GID]", .env = "CELLBOX_USER",
+	  .help = "container user uid[:gid] (default: ours, 1000 for root)" },
+	{ .name = "docker-host", .type = CFG_STRING, .offset = SANDBOX(host),
+	  .env = "CELLBOX_DOCKER_HOST",
+	  .help = "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)" },
+	{ .name = "theme", .type = CFG_STRING, .offset = FIELD(theme),
+	  .scope = CONFIG_FOR_TUI, .arg = "NAME", .env = "CELLBOX_THEME", .dflt = "dark",
+	  .help = "colour theme of the full-screen UI: dark, light, high-contrast, monochrome, "
+		  "or a NAME.theme in $XDG_CONFIG_HOME/cellbox/themes" },
+	{ .name = "graphics", .type = CFG_CHOICE, .offset = FIELD(graphics),
+	  .scope = CONFIG_FOR_PLOTS, .arg = "MODE", .env = "CELLBOX_GRAPHICS", .dflt = "auto",
+	  .choices = "auto|sixel|blocks|none",
+	  .help = "how plots are drawn: auto, sixel, blocks (half-blocks) or none" },
+	{ .name = "history-size", .type = CFG_SIZE, .offset = FIELD(history_size),
+	  .env = "CELLBOX_HISTORY_SIZE", .dflt = "1000",
+	  .help = "cells kept in the history; older sessions are pruned (0 = record nothing)" },
+	{ .name = "history-days", .type = CFG_SECONDS, .offset = FIELD(history_days),
+	  .env = "CELLBOX_HISTORY_DAYS", .dflt = "0",
+	  .help = "days a recorded session is kept (0 = no age limit)" },
+	{ .name = "copy-in", .type = CFG_LIST, .offset = FIELD(copy_in),
+	  .scope = CONFIG_FOR_CELLS, .arg = "SRC[:DST]",
+	  .help = "copy a host file into the sandbox when the session starts (repeatable)" },
+	{ .name = "copy-out", .type = CFG_LIST, .offset = FIELD(copy_out),
+	  .scope = CONFIG_FOR_CELLS, .arg = "SRC[:DST]",
+	  .help = "copy a sandbox file to the host when the session ends (repeatable)" },
 };
+
+_Static_assert(sizeof(enum pool_strategy) == sizeof(int), "CFG_ENUM writes an int");
+
+const struct config_key *config_keys(size_t *n)
+{
+	*n = ARRAY_SIZE(keys);
+	return keys;
+}
 
 void config_defaults(struct cellbox_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->backend = xstrdup("local");
-	cfg->python = xstrdup(CELLBOX_DEFAULT_PYTHON);
-	cfg->startup_timeout = 30;
-	cfg->interrupt_grace = 2;
-	cfg->pool_name = xstrdup("default");
-	cfg->pool_strategy = xstrdup("wait");
-	cfg->pool_timeout = 30;
-	cfg->read_only = 1;
-	cfg->graphics = xstrdup("auto");
-	cfg->history_size = 1000;
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		struct strbuf err = STRBUF_INIT;
+
+		if (keys[i].dflt && config_set(cfg, keys[i].name, keys[i].dflt, &err) < 0)
+			fprintf(stderr, "cellbox: bad built-in default: %s\n", err.buf);
+		strbuf_release(&err);
+	}
 }
 
 void config_release(struct cellbox_config *cfg)
 {
-	free(cfg->backend);
-	free(cfg->python);
-	free(cfg->runtime_dir);
-	free(cfg->pool_name);
-	free(cfg->pool_strategy);
-	free(cfg->image);
-	free(cfg->network);
-	free(cfg->cap_drop);
-	free(cfg->security_opt);
-	free(cfg->user);
-	free(cfg->docker_host);
-	free(cfg->theme);
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		char *field = (char *)cfg + keys[i].offset;
+
+		if (keys[i].type == CFG_STRING || keys[i].type == CFG_CHOICE)
+			free(*(char **)field);
+		else if (keys[i].type == CFG_LIST)
+			strlist_release((struct strlist *)field);
+	}
 	free(cfg->source);
-	free(cfg->graphics);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
-/* Find a key, treating '-' and '_' alike. */
-static const struct config_key *find_key(const char *name)
+const struct config_key *config_find(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		const char *a = keys[i].name, *b = name;
@@ -132,11 +150,38 @@ static const struct config_key *find_key(const char *name)
 	return NULL;
 }
 
+/* The index of `value` among a row's '|'-separated choices, or -1. */
+static int choice_index(const char *choices, const char *value)
+{
+	size_t n = strlen(value);
+	int i = 0;
+
+	for (const char *c = choices; n && c; i++) {
+		if (!strncmp(c, value, n) && (!c[n] || c[n] == '|'))
+			return i;
+		c = strchr(c, '|') ? strchr(c, '|') + 1 : NULL;
+	}
+	return -1;
+}
+
+/* Parse a boolean: 1, 0, or -1 when it is not one. */
+static int parse_bool(const char *value)
+{
+	if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1") ||
+	    !strcasecmp(value, "on"))
+		return 1;
+	if (!strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcmp(value, "0") ||
+	    !strcasecmp(value, "off"))
+		return 0;
+	return -1;
+}
+
 int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 	       struct strbuf *err)
 {
-	const struct config_key *k = find_key(key);
+	const struct config_key *k = config_find(key);
 	char *field;
+	int i;
 
 	if (!k) {
 		strbuf_addf(err, "unknown setting '%s'", key);
@@ -145,27 +190,32 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 	field = (char *)cfg + k->offset;
 	switch (k->type) {
 	case CFG_STRING:
+	case CFG_LIST:
 		if (!*value) {
 			strbuf_addf(err, "%s: empty value", k->name);
 			return -1;
 		}
-		free(*(char **)field);
-		*(char **)field = xstrdup(value);
+		if (k->type == CFG_LIST) {
+			strlist_append((struct strlist *)field, value);
+		} else {
+			free(*(char **)field);
+			*(char **)field = xstrdup(value);
+		}
 		break;
-	case CFG_CHOICE: {
-		size_t n = strlen(value);
-		const char *c = k->choices;
-
-		while (c && (strncmp(c, value, n) || (c[n] && c[n] != '|')))
-			c = strchr(c, '|') ? strchr(c, '|') + 1 : NULL;
-		if (!n || !c) {
+	case CFG_CHOICE:
+	case CFG_ENUM:
+		i = choice_index(k->choices, value);
+		if (i < 0) {
 			strbuf_addf(err, "%s: '%s' is not one of %s", k->name, value, k->choices);
 			return -1;
 		}
-		free(*(char **)field);
-		*(char **)field = xstrdup(value);
+		if (k->type == CFG_ENUM) {
+			*(int *)field = i;
+		} else {
+			free(*(char **)field);
+			*(char **)field = xstrdup(value);
+		}
 		break;
-	}
 	case CFG_SECONDS:
 		if (parse_seconds(value, (double *)field) < 0) {
 			strbuf_addf(err, "%s: '%s' is not a number of seconds", k->name, value);
@@ -185,16 +235,13 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 		}
 		break;
 	case CFG_BOOL:
-		if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1") ||
-		    !strcasecmp(value, "on")) {
-			*(int *)field = 1;
-		} else if (!strcasecmp(value, "false") || !strcasecmp(value, "no") ||
-			   !strcmp(value, "0") || !strcasecmp(value, "off")) {
-			*(int *)field = 0;
-		} else {
+	case CFG_NOT_BOOL:
+		i = parse_bool(value);
+		if (i < 0) {
 			strbuf_addf(err, "%s: '%s' is not true or false", k->name, value);
 			return -1;
 		}
+		*(int *)field = k->type == CFG_NOT_BOOL ? !i : i;
 		break;
 	}
 	return 0;
@@ -244,7 +291,7 @@ int config_load(struct cellbox_config *cfg, struct strbuf *err)
 	free(path);
 	strbuf_release(&text);
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(keys); i++) {
-		const char *v = getenv(keys[i].env), *env = keys[i].env;
+		const char *env = keys[i].env, *v = env ? getenv(env) : NULL;
 		struct strbuf why = STRBUF_INIT;
 
 		if ((!v || !*v) && keys[i].alias) {
@@ -260,6 +307,19 @@ int config_load(struct cellbox_config *cfg, struct strbuf *err)
 	return rc;
 }
 
+/* Append the `n`th of '|'-separated choices. */
+static void add_choice(struct strbuf *sb, const char *choices, int n)
+{
+	const char *c = choices;
+
+	while (n-- > 0 && c)
+		c = strchr(c, '|') ? strchr(c, '|') + 1 : NULL;
+	if (c)
+		strbuf_add(sb, c, strcspn(c, "|"));
+	else
+		strbuf_addstr(sb, "?");
+}
+
 void config_describe(const struct cellbox_config *cfg, struct strbuf *out)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
@@ -273,21 +333,33 @@ void config_describe(const struct cellbox_config *cfg, struct strbuf *out)
 			strbuf_addstr(&val, v ? v : "(default)");
 			break;
 		}
+		case CFG_ENUM:
+			add_choice(&val, keys[i].choices, *(const int *)field);
+			break;
 		case CFG_SECONDS:
+		case CFG_NUMBER:
 			strbuf_addf(&val, "%g", *(const double *)field);
 			break;
 		case CFG_SIZE:
 			strbuf_addf(&val, "%llu", *(const unsigned long long *)field);
 			break;
-		case CFG_NUMBER:
-			strbuf_addf(&val, "%g", *(const double *)field);
-			break;
 		case CFG_BOOL:
-			strbuf_addstr(&val, *(const int *)field ? "true" : "false");
+		case CFG_NOT_BOOL: {
+			int on = *(const int *)field;
+			strbuf_addstr(&val, (keys[i].type == CFG_NOT_BOOL ? !on : on) ? "true" : "false");
 			break;
 		}
-		strbuf_addf(out, "  %-16s %-20s %-24s %s\n", keys[i].name, val.buf, keys[i].env,
-			    keys[i].help);
+		case CFG_LIST: {
+			const struct strlist *l = (const struct strlist *)field;
+			for (size_t k = 0; k < l->n; k++)
+				strbuf_addf(&val, "%s%s", k ? " " : "", l->items[k]);
+			if (!l->n)
+				strbuf_addstr(&val, "(none)");
+			break;
+		}
+		}
+		strbuf_addf(out, "  %-16s %-20s %-24s %s\n", keys[i].name, val.buf,
+			    keys[i].env ? keys[i].env : "(flags only)", keys[i].help);
 		strbuf_release(&val);
 	}
 }

@@ -4,41 +4,84 @@
 /*
  * Settings, from the lowest precedence to the highest: built-in defaults, the config file
  * ($CELLBOX_CONFIG, else $XDG_CONFIG_HOME/cellbox/config, else ~/.config/cellbox/config),
- * CELLBOX_* environment variables, then command-line flags (the front end calls config_set).
+ * CELLBOX_* environment variables (then llm-sandbox's names for the same things), then
+ * command-line flags (the front end calls config_set).
  *
  * The file is `key = value` lines; `#` starts a comment; `-` and `_` in keys are the same.
+ *
+ * One table (config.c) is the single source of every setting: each row names the key, its
+ * type and field, its environment variables, its default, its help line and which commands
+ * take it as a flag (--KEY). The defaults, the environment, the flag parser, --help and
+ * `cellbox config` are all made from it: a new setting is one row plus its use. What opens
+ * a session lives in `session` (session.h), read by the engine as it is.
  */
 
+#include "session.h"
 #include "util.h"
 
 struct cellbox_config {
-	char *backend;			/* backend = local */
-	char *python;			/* python = /usr/bin/python3 */
+	/*
+	 * How sessions start their kernel: backend, python, runtime-dir, startup-timeout,
+	 * interrupt-grace, memory, pool-strategy, pool-timeout, and sandbox (image, network,
+	 * cpus, pids, read-only, cap-drop, security-opt, user, docker-host). Strings are owned.
+	 */
+	struct session_opts session;
 	double timeout;			/* timeout = 0 (seconds per cell, 0 = none) */
-	double startup_timeout;		/* startup-timeout = 30 */
-	double interrupt_grace;		/* interrupt-grace = 2 */
-	unsigned long long memory;	/* memory = 0 (none), e.g. 1g */
-	char *runtime_dir;		/* runtime-dir = $XDG_RUNTIME_DIR/cellbox */
 	int pool;			/* pool = no: take kernels from `cellbox pool serve` */
 	char *pool_name;		/* pool-name = default */
-	char *pool_strategy;		/* pool-strategy = wait | fail-fast | temporary */
-	double pool_timeout;		/* pool-timeout = 30 (seconds a wait may last) */
-	/* Container backends (docker, podman); NULL / 0 = the hardened default. */
-	char *image;			/* image = cellbox-python:p<protocol> */
-	char *network;			/* network = none */
-	double cpus;			/* cpus = 1 */
-	unsigned long long pids;	/* pids = 256 */
-	int read_only;			/* read-only = true (1), false (0) */
-	char *cap_drop;			/* cap-drop = ALL ("none" drops nothing) */
-	char *security_opt;		/* security-opt = no-new-privileges ("none") */
-	char *user;			/* user = uid[:gid] */
-	char *docker_host;		/* docker-host = $DOCKER_HOST */
 	char *graphics;			/* graphics = auto | sixel | blocks | none */
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	double history_days;			/* history-days = 0 (no age limit) */
 	char *theme;			/* theme = dark (the full-screen UI's colours) */
+	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */
+	struct strlist copy_out;	/* --copy-out SRC[:DST] */
 	char *source;			/* the config file that was read, or NULL */
 };
+
+/*
+ * Which commands take a setting as a flag (config_key.scope); a command says which of these
+ * it takes. A setting without any is set by the file and the environment only.
+ */
+enum {
+	CONFIG_FOR_KERNEL = 1 << 0,	/* starting a kernel: tui, repl, run, replay, pool serve */
+	CONFIG_FOR_CELLS = 1 << 1,	/* running cells of one's own: tui, repl, run, replay */
+	CONFIG_FOR_POOL = 1 << 2,	/* naming a pool: the above and pool status, pool stop */
+	CONFIG_FOR_ENGINE = 1 << 3,	/* talking to a container engine: gc */
+	CONFIG_FOR_PLOTS = 1 << 4,	/* drawing plots on the terminal: tui, repl, run */
+	CONFIG_FOR_TUI = 1 << 5,	/* the full-screen UI */
+	CONFIG_FOR_ALL = (1 << 6) - 1,
+};
+
+enum config_type {
+	CFG_STRING,
+	CFG_CHOICE,	/* a string, one of `choices` */
+	CFG_ENUM,	/* an int (an enum): the index of the value in `choices` */
+	CFG_SECONDS,	/* a double, seconds */
+	CFG_NUMBER,	/* a double */
+	CFG_SIZE,	/* an unsigned long long: "512m", "1g" */
+	CFG_BOOL,	/* an int: true/yes/on/1 or false/no/off/0 */
+	CFG_NOT_BOOL,	/* an int holding the opposite of the value (read-only -> writable_root) */
+	CFG_LIST,	/* a struct strlist: every value is appended */
+};
+
+/* One row of the table. */
+struct config_key {
+	const char *name;	/* in the file and `cellbox config`; the flag is --NAME */
+	enum config_type type;
+	size_t offset;		/* of the field in struct cellbox_config */
+	unsigned scope;		/* CONFIG_FOR_*: the commands that take --NAME; 0 = no flag */
+	const char *arg;	/* the flag's value in help ("NAME"); NULL: a switch (sets "yes") */
+	const char *env;	/* CELLBOX_...; NULL = none */
+	const char *alias;	/* llm-sandbox's variable for the same thing, lower precedence */
+	const char *dflt;	/* the default, as the file would say it; NULL = unset (0) */
+	const char *choices;	/* CFG_CHOICE, CFG_ENUM: the values, '|' between */
+	const char *help;	/* one line: what it does */
+};
+
+/* The table, in the order --help and `cellbox config` show it. */
+const struct config_key *config_keys(size_t *n);
+/* The row of `name` ('-' and '_' alike), or NULL. */
+const struct config_key *config_find(const char *name);
 
 /* Fill in defaults, then read the file and the environment. Returns 0 or -1 with `err`. */
 int config_load(struct cellbox_config *cfg, struct strbuf *err);

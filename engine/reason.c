@@ -50,7 +50,7 @@ int reason_kernel_gone(enum reason r)
 	return (unsigned)r < REASON_COUNT && reasons[r].kernel_gone;
 }
 
-void reason_describe_exit_codes(struct strbuf *out)
+void reason_describe_exit_codes(const char *sep, struct strbuf *out)
 {
 	int last = -1;
 
@@ -64,7 +64,7 @@ void reason_describe_exit_codes(struct strbuf *out)
 				next = &reasons[i];
 		if (!next)
 			break;
-		strbuf_addf(out, "%s%d %s", last < 0 ? "" : ", ", next->exit_code, next->meaning);
+		strbuf_addf(out, "%s%d %s", last < 0 ? "" : sep, next->exit_code, next->meaning);
 		last = next->exit_code;
 	}
 }

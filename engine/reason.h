@@ -51,9 +51,9 @@ int reason_exit_code(enum reason r);
 /* Whether the kernel is gone with the request (it died, or could not start). */
 int reason_kernel_gone(enum reason r);
 /*
- * Describe every exit code of the table once, in ascending order, as "0 ok, 1 the code
- * raised, ..." (for --help).
+ * Describe every exit code of the table once, in ascending order, as "0 ok", "1 the code
+ * raised", ... with `sep` between them (for --help).
  */
-void reason_describe_exit_codes(struct strbuf *out);
+void reason_describe_exit_codes(const char *sep, struct strbuf *out);
 
 #endif

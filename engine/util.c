@@ -538,3 +538,21 @@ int process_alive(pid_t pid)
 	strbuf_release(&stat);
 	return alive;
 }
+
+void strlist_append(struct strlist *l, const char *s)
+{
+	if (l->n == l->alloc) {
+		l->alloc = l->alloc ? 2 * l->alloc : 4;
+		l->items = xrealloc(l->items, l->alloc * sizeof(*l->items));
+	}
+	l->items[l->n++] = xstrdup(s);
+}
+
+void strlist_release(struct strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->n = l->alloc = 0;
+}

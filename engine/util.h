@@ -53,6 +53,18 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 /* Read a whole descriptor until EOF. */
 int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
 
+/* A growable list of strings the list owns. */
+struct strlist {
+	char **items;
+	size_t n, alloc;
+};
+
+#define STRLIST_INIT { NULL, 0, 0 }
+
+/* Append a copy of `s`. */
+void strlist_append(struct strlist *l, const char *s);
+void strlist_release(struct strlist *l);
+
 /* Trim white space at both ends of `s`, in place; returns the first kept character. */
 char *str_trim(char *s);
 

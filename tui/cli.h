@@ -1,7 +1,17 @@
 #ifndef CELLBOX_CLI_H
 #define CELLBOX_CLI_H
 
-/* What the front-end commands share: the command table, common options, signals. */
+/*
+ * What the front-end commands share (cli.c): the shape of a command and its argument spec,
+ * the parser and --help made from those and from the settings table (config.h), sessions
+ * opened with the configuration, signals.
+ *
+ * A command is a table entry in the style of tmux's cmd_entry: its own options and how many
+ * positional arguments it takes (`spec`), which settings flags apply to it (CONFIG_FOR_*),
+ * and its handler. main() finds the command (a unique prefix of its name will do), parses
+ * argv with cli_parse() into a struct cli_args and the configuration, and calls the handler,
+ * which reads what it was given with cli_has() and cli_value() and never walks argv.
+ */
 
 #include <signal.h>
 #include <stdio.h>
@@ -17,29 +27,97 @@ enum {
 	EXIT_CHECK_FAILED = 6,	/* replay --check: outputs differ from the stored ones */
 };
 
+/* How a command's own option takes its value (checked by the parser). */
+enum cli_value {
+	CLI_SWITCH,		/* no value */
+	CLI_TEXT,		/* any text */
+	CLI_SECONDS,		/* a non-negative number of seconds */
+	CLI_SIZE,		/* a size above 0: 512m, 1g */
+	CLI_COUNT,		/* a whole number from 0 to 1000 */
+};
+
+/* One option of a command's own (the settings flags come from config.h's table). */
+struct cli_option {
+	const char *name;	/* the long name, without "--" */
+	char short_name;	/* -X as well, or 0 */
+	enum cli_value value;
+	const char *arg;	/* the value's name in help ("DIR") */
+	const char *help;
+};
+
+#define CLI_MAX_OPTIONS 16
+
+/* What a command takes. */
+struct cli_spec {
+	const struct cli_option *options;	/* its own, ended by an entry without a name */
+	unsigned settings;			/* CONFIG_FOR_*: the settings flags it takes */
+	int min_args, max_args;			/* positional arguments; max -1 = any number */
+};
+
+/* What cli_parse() found for a command's own options and arguments. */
+struct cli_args {
+	const struct cli_spec *spec;
+	const char *values[CLI_MAX_OPTIONS];	/* per option: its value ("" for a switch) or NULL */
+	int argc;				/* the positional arguments, in order */
+	char **argv;
+};
+
 struct cli_command {
 	const char *name;
-	int (*run)(int argc, char **argv, struct cellbox_config *cfg);
-	const char *usage;
-	const char *summary;
-	const char *help;	/* the command's options */
+	int (*run)(const struct cli_args *args, struct cellbox_config *cfg);
+	struct cli_spec spec;
+	const char *usage;	/* "run [OPTIONS] FILE | -c CODE" */
+	const char *summary;	/* one line */
+	const char *help;	/* notes after the options, or NULL */
+	int exit_codes;		/* its help lists the exit codes of the reason table */
+	/* serve, status, stop of `pool`: ended by an entry without a name; NULL = none */
+	const struct cli_command *subcommands;
 };
+
+/* The commands in their own files (main.c lists them all). */
+extern const struct cli_command cmd_run_entry, cmd_repl_entry, cmd_replay_entry,
+	cmd_history_entry, cmd_pool_entry;
+int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg);
 
 extern const char *cli_progname;
 /* Set by the SIGINT handler; the command decides what an interrupt means. */
 extern volatile sig_atomic_t cli_sigint;
 
 /*
- * Try to take argv[*i] (and its value) as an option every command accepts: --backend,
- * --python, --timeout, --memory, --startup-timeout, --runtime-dir, the container settings
- * --graphics and --copy-in / --copy-out (repeatable; done by cli_open_session / cli_close_session).
- * Returns 1 when taken,
- * 0 when it is not a common option, -1 after printing an error.
+ * Find `word` in a table of `n` entries of `size` bytes each whose first member is the name
+ * (a const char *): the entry of that name, else the one whose name starts with `word`.
+ * Returns its index, or -1 with `err` saying "unknown WHAT 'x'" or "ambiguous WHAT 'x':
+ * a, b". A table may end early with an entry whose name is NULL.
  */
-int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg);
-/* Print the common options' help. */
-void cli_common_help(FILE *f);
-/* Session options from the configuration. */
+int cli_find(const char *word, const void *table, size_t n, size_t size, const char *what,
+	     struct strbuf *err);
+/* The number of entries of a table ended by a NULL name (commands, options). */
+size_t cli_count_entries(const void *table, size_t size);
+
+/*
+ * Parse the arguments of command `path` ("run", "pool serve") by `spec`: its own options
+ * into `args`, the settings flags it takes into `cfg` (config_set), the rest as positional
+ * arguments. Long options may be shortened to a unique prefix, `--name=value` and `-cVALUE`
+ * work, "--" ends the options. Returns 0, or -1 after printing what is wrong.
+ */
+int cli_parse(const struct cli_spec *spec, const char *path, int argc, char **argv,
+	      struct cellbox_config *cfg, struct cli_args *args);
+/* Whether own option `name` was given. */
+int cli_has(const struct cli_args *args, const char *name);
+/* The value of own option `name` (the last one given), or NULL. */
+const char *cli_value(const struct cli_args *args, const char *name);
+/* Typed values of options the parser checked; `dflt` when not given. */
+double cli_seconds(const struct cli_args *args, const char *name, double dflt);
+unsigned long long cli_size(const struct cli_args *args, const char *name,
+			    unsigned long long dflt);
+int cli_count(const struct cli_args *args, const char *name, int dflt);
+
+/* Print the help of command `path`: usage, its options, the settings it takes, notes. */
+void cli_help(const struct cli_command *cmd, const char *path, FILE *f);
+/* Print the settings flags of `scope` (CONFIG_FOR_*) with their help. */
+void cli_help_settings(unsigned scope, FILE *f);
+
+/* Session options from the configuration (the session settings, pool fields unset). */
 void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
 /*
  * Catch SIGINT into cli_sigint and keep it blocked except while the command waits (see
@@ -59,7 +137,7 @@ struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_st
  * Close a session from cli_open_session(), first copying out the --copy-out files.
  * Returns -1 when a copy failed (after printing why), else 0. NULL is fine.
  */
-int cli_close_session(struct session *s);
+int cli_close_session(struct session *s, const struct cellbox_config *cfg);
 /*
  * Wait for request `id`, turning Ctrl-C into an interrupt of the kernel. Returns 1 when the
  * user pressed Ctrl-C during the wait (the request has still ended), else 0.
@@ -79,12 +157,5 @@ struct graphics_line;
  */
 void cli_setup_graphics(const struct cellbox_config *cfg, struct printer *pr,
 			struct graphics_line *gl);
-
-int cmd_run(int argc, char **argv, struct cellbox_config *cfg);
-int cmd_repl(int argc, char **argv, struct cellbox_config *cfg);
-int cmd_pool(int argc, char **argv, struct cellbox_config *cfg);
-int cmd_replay(int argc, char **argv, struct cellbox_config *cfg);
-int cmd_history(int argc, char **argv, struct cellbox_config *cfg);
-int cmd_tui(int argc, char **argv, struct cellbox_config *cfg);
 
 #endif

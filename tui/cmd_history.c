@@ -131,86 +131,117 @@ static int on_show(const cJSON *e, void *data)
 	return 1;
 }
 
-int cmd_history(int argc, char **argv, struct cellbox_config *cfg)
+/* Print the store's warnings (torn or corrupt lines). */
+static void warn_done(struct strbuf *warn)
+{
+	if (warn->len)
+		fprintf(stderr, "cellbox: warning: %s", warn->buf);
+	strbuf_release(warn);
+}
+
+/* history list */
+static int history_list(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct walk w = { 0 };
-	struct strbuf warn = STRBUF_INIT, err = STRBUF_INIT;
-	const char *sub, *arg = NULL, *session = NULL;
-	int rc = EXIT_USAGE;
+	struct strbuf warn = STRBUF_INIT;
 
 	(void)cfg;
-	if (argc < 2) {
-		cli_error("history: say list, show N, search REGEX or export FILE");
+	history_iter(cli_value(args, "session"), on_list, &w, &warn);
+	if (!w.n)
+		fprintf(stderr, "history: no recorded cells\n");
+	warn_done(&warn);
+	return EXIT_OK;
+}
+
+/* history show N */
+static int history_show(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	struct walk w = { 0 };
+	struct strbuf warn = STRBUF_INIT;
+	char *end = NULL;
+
+	(void)cfg;
+	w.want = (int)strtol(args->argv[0], &end, 10);
+	if (*end || w.want <= 0) {
+		cli_error("history show: give the number of a cell (see 'history list')");
 		return EXIT_USAGE;
 	}
-	sub = argv[1];
-	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--session") && i + 1 < argc) {
-			session = argv[++i];
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error("history: unknown option '%s'", argv[i]);
-			return EXIT_USAGE;
-		} else if (!arg) {
-			arg = argv[i];
-		} else {
-			cli_error("history %s: too many arguments", sub);
-			return EXIT_USAGE;
-		}
+	history_iter(cli_value(args, "session"), on_show, &w, &warn);
+	if (!w.found)
+		cli_error("history show: no cell %d (there are %d)", w.want, w.n);
+	warn_done(&warn);
+	return w.found ? EXIT_OK : EXIT_USAGE;
+}
+
+/* history search REGEX */
+static int history_search(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	struct walk w = { 0 };
+	struct strbuf warn = STRBUF_INIT;
+	PCRE2_SIZE off;
+	int e;
+
+	(void)cfg;
+	w.re = pcre2_compile((PCRE2_SPTR)args->argv[0], PCRE2_ZERO_TERMINATED, PCRE2_UTF, &e,
+			     &off, NULL);
+	if (!w.re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(e, msg, sizeof(msg));
+		cli_error("history search: bad regular expression at %zu: %s", (size_t)off,
+			  (char *)msg);
+		return EXIT_USAGE;
 	}
-	if (!strcmp(sub, "list")) {
-		history_iter(session, on_list, &w, &warn);
-		if (!w.n)
-			fprintf(stderr, "history: no recorded cells\n");
-		rc = EXIT_OK;
-	} else if (!strcmp(sub, "show")) {
-		char *end = NULL;
-		w.want = arg ? (int)strtol(arg, &end, 10) : 0;
-		if (!arg || *end || w.want <= 0) {
-			cli_error("history show: give the number of a cell (see 'history list')");
-			goto out;
-		}
-		history_iter(session, on_show, &w, &warn);
-		if (!w.found)
-			cli_error("history show: no cell %d (there are %d)", w.want, w.n);
-		rc = w.found ? EXIT_OK : EXIT_USAGE;
-	} else if (!strcmp(sub, "search")) {
-		int e;
-		PCRE2_SIZE off;
-		if (!arg) {
-			cli_error("history search: give a regular expression");
-			goto out;
-		}
-		w.re = pcre2_compile((PCRE2_SPTR)arg, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &e, &off,
-				     NULL);
-		if (!w.re) {
-			PCRE2_UCHAR msg[256];
-			pcre2_get_error_message(e, msg, sizeof(msg));
-			cli_error("history search: bad regular expression at %zu: %s", (size_t)off,
-				  (char *)msg);
-			goto out;
-		}
-		w.md = pcre2_match_data_create_from_pattern(w.re, NULL);
-		history_iter(session, on_search, &w, &warn);
-		pcre2_match_data_free(w.md);
-		pcre2_code_free(w.re);
-		rc = w.found ? EXIT_OK : EXIT_CELL_ERROR;	/* as grep: 1 when nothing matched */
-	} else if (!strcmp(sub, "export")) {
-		if (!arg) {
-			cli_error("history export: give FILE.py or FILE.ipynb");
-			goto out;
-		}
-		if (history_export(session, arg, &err) < 0) {
-			cli_error("%s", err.buf);
-			goto out;
-		}
-		rc = EXIT_OK;
-	} else {
-		cli_error("history: unknown subcommand '%s' (list, show, search, export)", sub);
+	w.md = pcre2_match_data_create_from_pattern(w.re, NULL);
+	history_iter(cli_value(args, "session"), on_search, &w, &warn);
+	pcre2_match_data_free(w.md);
+	pcre2_code_free(w.re);
+	warn_done(&warn);
+	return w.found ? EXIT_OK : EXIT_CELL_ERROR;	/* as grep: 1 when nothing matched */
+}
+
+/* history export FILE */
+static int history_export_cmd(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	struct strbuf err = STRBUF_INIT;
+	int rc = EXIT_OK;
+
+	(void)cfg;
+	if (history_export(cli_value(args, "session"), args->argv[0], &err) < 0) {
+		cli_error("%s", err.buf);
+		rc = EXIT_USAGE;
 	}
-out:
-	if (warn.len)
-		fprintf(stderr, "cellbox: warning: %s", warn.buf);
-	strbuf_release(&warn);
 	strbuf_release(&err);
 	return rc;
 }
+
+static const struct cli_option session_option[] = {
+	{ .name = "session", .value = CLI_TEXT, .arg = "ID",
+	  .help = "only this recorded session (export: the newest by default)" },
+	{ NULL },
+};
+
+static const struct cli_command history_subcommands[] = {
+	{ .name = "list", .run = history_list, .usage = "history list [--session ID]",
+	  .summary = "Every recorded cell: number, session, count, status, duration, first line.",
+	  .spec = { .options = session_option, .max_args = 0 } },
+	{ .name = "show", .run = history_show, .usage = "history show N [--session ID]",
+	  .summary = "Cell N in full: its code and outputs.",
+	  .spec = { .options = session_option, .min_args = 1, .max_args = 1 } },
+	{ .name = "search", .run = history_search, .usage = "history search REGEX [--session ID]",
+	  .summary = "The cells whose code matches REGEX (PCRE2); exit 1 when none does.",
+	  .spec = { .options = session_option, .min_args = 1, .max_args = 1 } },
+	{ .name = "export", .run = history_export_cmd, .usage = "history export FILE [--session ID]",
+	  .summary = "A session as FILE.py or FILE.ipynb (outputs and plots kept).",
+	  .spec = { .options = session_option, .min_args = 1, .max_args = 1 } },
+	{ NULL },
+};
+
+const struct cli_command cmd_history_entry = {
+	.name = "history",
+	.usage = "history list | show N | search REGEX | export FILE [--session ID]",
+	.summary = "The recorded cells of every session: list, show, search, export.",
+	.help = "Every cell run by 'run', 'repl', 'replay' and the UI is recorded under\n"
+		"$XDG_STATE_HOME/cellbox/sessions/<id>/ (history-size cells are kept). In the REPL,\n"
+		"':export FILE' exports the session.\n",
+	.subcommands = history_subcommands,
+};

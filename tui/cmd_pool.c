@@ -15,35 +15,11 @@
 /* The pool directory the configuration names (caller frees). */
 static char *configured_pool(const struct cellbox_config *cfg)
 {
-	char *runtime = session_runtime_dir(cfg->runtime_dir);
+	char *runtime = session_runtime_dir(cfg->session.runtime_dir);
 	char *dir = pool_dir_path(runtime, cfg->pool_name);
 
 	free(runtime);
 	return dir;
-}
-
-/* Parse a whole number option value. */
-static int int_arg(const char *opt, const char *v, int *out)
-{
-	char *end;
-	long n = strtol(v, &end, 10);
-
-	if (!*v || *end || n < 0 || n > 1000) {
-		cli_error("%s: '%s' is not a number from 0 to 1000", opt, v);
-		return -1;
-	}
-	*out = (int)n;
-	return 0;
-}
-
-/* Seconds option value. */
-static int seconds_arg(const char *opt, const char *v, double *out)
-{
-	if (parse_seconds(v, out) < 0) {
-		cli_error("%s: '%s' is not a number of seconds", opt, v);
-		return -1;
-	}
-	return 0;
 }
 
 /* Wait until the detached daemon has written daemon.json (or died). */
@@ -66,52 +42,24 @@ static int wait_started(const char *dir, pid_t pid)
 	return rc;
 }
 
-static int pool_serve_cmd(int argc, char **argv, struct cellbox_config *cfg)
+/* pool serve */
+static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct pool_config pc;
 	struct session_opts so;
 	struct strbuf err = STRBUF_INIT;
 	char *dir = NULL;
-	int detach = 0, rc = EXIT_USAGE;
+	int detach = cli_has(args, "detach"), rc = EXIT_USAGE;
 
 	pool_config_defaults(&pc);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int taken = cli_common_option(argc, argv, &i, cfg);
-
-		if (taken < 0)
-			goto out;
-		if (taken)
-			continue;
-		if (!strcmp(a, "--detach")) {
-			detach = 1;
-		} else if (!strcmp(a, "--no-prewarm")) {
-			pc.prewarm = 0;
-		} else if (!v && a[0] == '-') {
-			cli_error("pool serve: '%s' needs a value or is unknown (see 'cellbox pool --help')", a);
-			goto out;
-		} else if (!strcmp(a, "--min")) {
-			if (int_arg(a, argv[++i], &pc.min_size) < 0)
-				goto out;
-		} else if (!strcmp(a, "--max")) {
-			if (int_arg(a, argv[++i], &pc.max_size) < 0)
-				goto out;
-		} else if (!strcmp(a, "--idle-timeout")) {
-			if (seconds_arg(a, argv[++i], &pc.idle_timeout) < 0)
-				goto out;
-		} else if (!strcmp(a, "--max-age")) {
-			if (seconds_arg(a, argv[++i], &pc.max_age) < 0)
-				goto out;
-		} else if (!strcmp(a, "--health-interval")) {
-			if (seconds_arg(a, argv[++i], &pc.health_interval) < 0)
-				goto out;
-		} else if (!strcmp(a, "--preimport")) {
-			pc.preimport = argv[++i];
-		} else {
-			cli_error("pool serve: unknown argument '%s' (see 'cellbox pool --help')", a);
-			goto out;
-		}
-	}
+	pc.min_size = cli_count(args, "min", pc.min_size);
+	pc.max_size = cli_count(args, "max", pc.max_size);
+	pc.prewarm = !cli_has(args, "no-prewarm");
+	pc.idle_timeout = cli_seconds(args, "idle-timeout", pc.idle_timeout);
+	pc.max_age = cli_seconds(args, "max-age", pc.max_age);
+	pc.health_interval = cli_seconds(args, "health-interval", pc.health_interval);
+	if (cli_has(args, "preimport"))
+		pc.preimport = cli_value(args, "preimport");
 	if (pc.max_size < 1 || pc.min_size > pc.max_size) {
 		cli_error("pool serve: need --max >= 1 and --min <= --max (got %d, %d)", pc.min_size,
 			  pc.max_size);
@@ -169,26 +117,14 @@ out:
 	return rc;
 }
 
-static int pool_status_cmd(int argc, char **argv, struct cellbox_config *cfg)
+/* pool status */
+static int pool_status_cmd(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf err = STRBUF_INIT;
 	char *dir;
 	cJSON *st, *k;
-	int json = 0;
+	int json = cli_has(args, "json");
 
-	for (int i = 1; i < argc; i++) {
-		int taken = cli_common_option(argc, argv, &i, cfg);
-		if (taken < 0)
-			return EXIT_USAGE;
-		if (taken)
-			continue;
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-			continue;
-		}
-		cli_error("pool status: unknown argument '%s'", argv[i]);
-		return EXIT_USAGE;
-	}
 	dir = configured_pool(cfg);
 	st = pool_status(dir, &err);
 	free(dir);
@@ -238,7 +174,8 @@ static int pool_status_cmd(int argc, char **argv, struct cellbox_config *cfg)
 	return EXIT_OK;
 }
 
-static int pool_stop_cmd(int argc, char **argv, struct cellbox_config *cfg)
+/* pool stop */
+static int pool_stop_cmd(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf err = STRBUF_INIT;
 	char *dir, *lock;
@@ -247,15 +184,7 @@ static int pool_stop_cmd(int argc, char **argv, struct cellbox_config *cfg)
 	int rc = EXIT_OK, fd;
 	double deadline;
 
-	for (int i = 1; i < argc; i++) {
-		int taken = cli_common_option(argc, argv, &i, cfg);
-		if (taken < 0)
-			return EXIT_USAGE;
-		if (!taken) {
-			cli_error("pool stop: unknown argument '%s'", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
+	(void)args;
 	dir = configured_pool(cfg);
 	st = pool_status(dir, &err);
 	pid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "daemon"), "pid");
@@ -282,24 +211,50 @@ out:
 	return rc;
 }
 
-int cmd_pool(int argc, char **argv, struct cellbox_config *cfg)
-{
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **, struct cellbox_config *);
-	} subs[] = {
-		{ "serve", pool_serve_cmd },
-		{ "status", pool_status_cmd },
-		{ "stop", pool_stop_cmd },
-	};
+static const struct cli_option serve_options[] = {
+	{ .name = "min", .value = CLI_COUNT, .arg = "N", .help = "kernels kept ready (default 1)" },
+	{ .name = "max", .value = CLI_COUNT, .arg = "N", .help = "ready + leased at most (default 4)" },
+	{ .name = "no-prewarm", .value = CLI_SWITCH,
+	  .help = "start the first kernel only when a client asks" },
+	{ .name = "idle-timeout", .value = CLI_SECONDS, .arg = "S",
+	  .help = "retire ready kernels above --min idle S s (default 300)" },
+	{ .name = "max-age", .value = CLI_SECONDS, .arg = "S",
+	  .help = "replace ready kernels older than S s (default 3600)" },
+	{ .name = "health-interval", .value = CLI_SECONDS, .arg = "S",
+	  .help = "ping ready kernels every S s (default 30)" },
+	{ .name = "preimport", .value = CLI_TEXT, .arg = "LIST",
+	  .help = "import these before a kernel is leased: numpy, pandas" },
+	{ .name = "detach", .value = CLI_SWITCH,
+	  .help = "run in the background, log to the pool's daemon.log" },
+	{ NULL },
+};
 
-	if (argc < 2) {
-		cli_error("pool: say serve, status or stop (see 'cellbox pool --help')");
-		return EXIT_USAGE;
-	}
-	for (size_t k = 0; k < ARRAY_SIZE(subs); k++)
-		if (!strcmp(argv[1], subs[k].name))
-			return subs[k].fn(argc - 1, argv + 1, cfg);
-	cli_error("pool: unknown subcommand '%s' (serve, status or stop)", argv[1]);
-	return EXIT_USAGE;
-}
+static const struct cli_option status_options[] = {
+	{ .name = "json", .value = CLI_SWITCH, .help = "the status as JSON" },
+	{ NULL },
+};
+
+static const struct cli_command pool_subcommands[] = {
+	{ .name = "serve", .run = pool_serve_cmd, .usage = "pool serve [OPTIONS]",
+	  .summary = "Keep kernels warm (foreground; --detach to background it).",
+	  .spec = { .options = serve_options, .max_args = 0,
+		    .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_POOL } },
+	{ .name = "status", .run = pool_status_cmd, .usage = "pool status [--json]",
+	  .summary = "Kernels, leases, ages and health.",
+	  .spec = { .options = status_options, .max_args = 0, .settings = CONFIG_FOR_POOL } },
+	{ .name = "stop", .run = pool_stop_cmd, .usage = "pool stop",
+	  .summary = "Stop the daemon (its ready kernels go with it).",
+	  .spec = { .max_args = 0, .settings = CONFIG_FOR_POOL } },
+	{ NULL },
+};
+
+const struct cli_command cmd_pool_entry = {
+	.name = "pool",
+	.usage = "pool serve [--min N] [--max N] [...] | pool status [--json] | pool stop",
+	.summary = "Keep warm kernels ready for --pool (pooled mode).",
+	.help = "Clients: --pool on tui, repl, run and replay (or pool = yes) lease a warm kernel;\n"
+		"--pool-strategy says what happens when none is free: wait (up to --pool-timeout),\n"
+		"fail-fast (exit 5), temporary (a fresh kernel of its own). --pool-name picks the\n"
+		"pool for clients and the daemon alike.\n",
+	.subcommands = pool_subcommands,
+};

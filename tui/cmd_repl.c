@@ -520,23 +520,15 @@ static int repl_tty(struct repl *r)
 	return EXIT_OK;
 }
 
-int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
+/* cellbox repl */
+static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct repl r = { 0 };
 	struct graphics_line gl;
 	unsigned flags = 0;
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		int taken = cli_common_option(argc, argv, &i, cfg);
-		if (taken < 0)
-			return EXIT_USAGE;
-		if (!taken) {
-			cli_error("repl: unknown argument '%s' (see '%s repl --help')", argv[i],
-				  cli_progname);
-			return EXIT_USAGE;
-		}
-	}
+	(void)args;
 	r.cfg = cfg;
 	r.tty = isatty(0) && isatty(1);
 	r.next_count = 1;
@@ -556,8 +548,22 @@ int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
 	the_repl = NULL;
 	record_close(&r.rec);
-	cli_close_session(r.s);
+	cli_close_session(r.s, cfg);
 	printer_release(&r.pr);
 	free(r.history_path);
 	return rc;
 }
+
+const struct cli_command cmd_repl_entry = {
+	.name = "repl",
+	.run = repl_exec,
+	.spec = { .max_args = 0, .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS |
+					     CONFIG_FOR_POOL | CONFIG_FOR_PLOTS },
+	.usage = "repl [OPTIONS]",
+	.summary = "A line REPL on one persistent session (readline; reads cells from a pipe).",
+	.help = "Prompts In [n]: / Out[n]:, multi-line cells decided by the kernel, Tab completion\n"
+		"from the kernel, Ctrl-C interrupts a cell or clears the line, Ctrl-D exits. History\n"
+		"is kept in $XDG_STATE_HOME/cellbox/history. With stdin not a terminal, cells are\n"
+		"read from it (a blank line or a complete statement ends a cell) and printed plainly;\n"
+		"the exit code is 1 when a cell failed.\n",
+};

@@ -272,65 +272,23 @@ static void report_failure(int rc, int index, const char *code, double timeout)
 		cli_error("cell %d (%.*s) raised an exception", index, (int)l, code);
 }
 
-int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
+/* cellbox replay */
+static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
-	const char *file = NULL, *out_path = NULL, *plots_dir = NULL;
-	int json = 0, check = 0, keep_going = 0, no_progress = 0, rc = EXIT_USAGE;
+	const char *file = args->argv[0], *out_path = cli_value(args, "output");
+	const char *plots_dir = cli_value(args, "plots");
+	int json = cli_has(args, "json"), check = cli_has(args, "check");
+	int keep_going = cli_has(args, "keep-going"), no_progress = cli_has(args, "no-progress");
+	int rc = EXIT_USAGE;
 	int index = 0, ran = 0, skipped = 0, failed = 0, differ = 0, next_count = 1;
 	struct strbuf err = STRBUF_INIT;
 	struct replay r;
 	cJSON *nb = NULL, *stored = NULL, *cell, *report = NULL, *cells_json = NULL;
 	double t_open = 0, cells_wall = 0, cells_kernel = 0;
-	unsigned long long max_output = OUTPUTS_LIMIT;
+	unsigned long long max_output = cli_size(args, "max-output", OUTPUTS_LIMIT);
 	int ready = 0;
 
 	memset(&r, 0, sizeof(r));
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int taken = cli_common_option(argc, argv, &i, cfg);
-
-		if (taken < 0)
-			goto out;
-		if (taken)
-			continue;
-		if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--check")) {
-			check = 1;
-		} else if (!strcmp(a, "--keep-going") || !strcmp(a, "-k")) {
-			keep_going = 1;
-		} else if (!strcmp(a, "--no-progress")) {
-			no_progress = 1;
-		} else if (!strcmp(a, "--max-output")) {
-			if (i + 1 >= argc || parse_size(argv[i + 1], &max_output) < 0 || !max_output) {
-				cli_error("--max-output needs a size such as 32m");
-				goto out;
-			}
-			i++;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--plots")) {
-			if (i + 1 >= argc) {
-				cli_error("%s needs a path", a);
-				goto out;
-			}
-			if (!strcmp(a, "--plots"))
-				plots_dir = argv[++i];
-			else
-				out_path = argv[++i];
-		} else if (a[0] == '-' && a[1]) {
-			cli_error("replay: unknown option '%s' (see '%s replay --help')", a,
-				  cli_progname);
-			goto out;
-		} else if (file) {
-			cli_error("replay: one cell file at a time");
-			goto out;
-		} else {
-			file = a;
-		}
-	}
-	if (!file) {
-		cli_error("replay: give a cell file (.py, .ipynb, or a recorded session)");
-		goto out;
-	}
 	nb = history_load(file, &err);
 	if (!nb) {
 		cli_error("%s", err.buf);
@@ -511,7 +469,7 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 	}
 out:
 	/* First: closing may still end requests through the printer; --copy-out runs here. */
-	if (cli_close_session(r.s) < 0 && rc == EXIT_OK)
+	if (cli_close_session(r.s, cfg) < 0 && rc == EXIT_OK)
 		rc = EXIT_CELL_ERROR;
 	if (ready) {
 		record_close(&r.rec);
@@ -525,3 +483,37 @@ out:
 	strbuf_release(&err);
 	return rc;
 }
+
+static const struct cli_option replay_options[] = {
+	{ .name = "output", .short_name = 'o', .value = CLI_TEXT, .arg = "OUT.ipynb",
+	  .help = "write the executed notebook with its outputs" },
+	{ .name = "json", .value = CLI_SWITCH,
+	  .help = "print a JSON report (per cell status, duration, outputs)" },
+	{ .name = "check", .value = CLI_SWITCH,
+	  .help = "compare the outputs with those stored in the notebook (addresses and timings "
+		  "normalised, images by size)" },
+	{ .name = "keep-going", .short_name = 'k', .value = CLI_SWITCH,
+	  .help = "go on after a failing cell" },
+	{ .name = "plots", .value = CLI_TEXT, .arg = "DIR",
+	  .help = "save captured plots as DIR/plot-N.png" },
+	{ .name = "max-output", .value = CLI_SIZE, .arg = "SIZE",
+	  .help = "output a cell keeps in the notebook (default 32m; the transcript shows the "
+		  "first 1 MiB of each cell)" },
+	{ .name = "no-progress", .value = CLI_SWITCH,
+	  .help = "no progress bar on stderr (drawn only on a terminal)" },
+	{ NULL },
+};
+
+const struct cli_command cmd_replay_entry = {
+	.name = "replay",
+	.run = replay_exec,
+	.spec = { .options = replay_options, .min_args = 1, .max_args = 1,
+		  .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS | CONFIG_FOR_POOL },
+	.usage = "replay [OPTIONS] FILE.py|FILE.ipynb|SESSION",
+	.summary = "Run the code cells of a cell file headless in a fresh session.",
+	.help = "FILE is a percent-format script (# %% cells), a notebook, or a recorded session\n"
+		"(its history.jsonl or its id from 'history list'). Cells tagged raises-exception\n"
+		"may fail; skip-execution cells are skipped. When --check finds a difference, the\n"
+		"exit code is 6.\n",
+	.exit_codes = 1,
+};

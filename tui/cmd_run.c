@@ -26,50 +26,20 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 	record_event(&ctx->rec, s, ev);
 }
 
-int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
+/* cellbox run */
+static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
-	const char *file = NULL, *code_arg = NULL, *plots_dir = NULL;
+	const char *file = args->argc ? args->argv[0] : NULL;
+	const char *code_arg = cli_value(args, "code"), *plots_dir = cli_value(args, "plots");
 	struct strbuf code = STRBUF_INIT, err = STRBUF_INIT;
 	struct session *s = NULL;
 	struct printer pr;
 	struct graphics_line gl;
 	struct run_ctx ctx = { &pr, { NULL } };
-	int json = 0, rc = EXIT_USAGE, printer_ready = 0;
+	int json = cli_has(args, "json"), rc = EXIT_USAGE, printer_ready = 0;
 	unsigned flags;
 	unsigned long id;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int taken = cli_common_option(argc, argv, &i, cfg);
-
-		if (taken < 0)
-			goto out;
-		if (taken)
-			continue;
-		if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "-c") || !strcmp(a, "--code")) {
-			if (i + 1 >= argc) {
-				cli_error("%s needs the code to run", a);
-				goto out;
-			}
-			code_arg = argv[++i];
-		} else if (!strcmp(a, "--plots")) {
-			if (i + 1 >= argc) {
-				cli_error("--plots needs a directory");
-				goto out;
-			}
-			plots_dir = argv[++i];
-		} else if (a[0] == '-' && a[1]) {
-			cli_error("run: unknown option '%s' (see '%s run --help')", a, cli_progname);
-			goto out;
-		} else if (file || code_arg) {
-			cli_error("run: one FILE or -c CODE, not both or more");
-			goto out;
-		} else {
-			file = a;
-		}
-	}
 	if (!file && !code_arg) {
 		cli_error("run: nothing to run: give a FILE, - for stdin, or -c CODE");
 		goto out;
@@ -135,7 +105,7 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 out:
 	record_close(&ctx.rec);
 	/* First: closing may still end requests through the printer. */
-	if (cli_close_session(s) < 0 && rc == EXIT_OK)
+	if (cli_close_session(s, cfg) < 0 && rc == EXIT_OK)
 		rc = EXIT_CELL_ERROR;
 	if (printer_ready)
 		printer_release(&pr);
@@ -143,3 +113,25 @@ out:
 	strbuf_release(&err);
 	return rc;
 }
+
+static const struct cli_option run_options[] = {
+	{ .name = "code", .short_name = 'c', .value = CLI_TEXT, .arg = "CODE",
+	  .help = "run CODE instead of a file" },
+	{ .name = "json", .value = CLI_SWITCH,
+	  .help = "print one JSON object (exit_code, stdout, stderr, plots with base64 content, "
+		  "status, error) instead of the output" },
+	{ .name = "plots", .value = CLI_TEXT, .arg = "DIR",
+	  .help = "save captured plots as DIR/plot-N.png" },
+	{ NULL },
+};
+
+const struct cli_command cmd_run_entry = {
+	.name = "run",
+	.run = run_exec,
+	.spec = { .options = run_options, .max_args = 1,
+		  .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS | CONFIG_FOR_POOL |
+			      CONFIG_FOR_PLOTS },
+	.usage = "run [OPTIONS] FILE | -c CODE",
+	.summary = "One-shot: a fresh kernel runs FILE (or CODE, or - for stdin), then goes.",
+	.exit_codes = 1,
+};

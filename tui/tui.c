@@ -1475,9 +1475,10 @@ static void on_state(struct session *s, enum session_state state, const char *ms
 /* ---- commands --------------------------------------------------------------------------- */
 
 struct tui_command {
-	const char *name;
+	const char *name;	/* first: cli_find() looks names up */
 	const char *usage;
 	const char *help;
+	int min, max;		/* the words it takes after its name (tmux's args counts) */
 	/* Run with argv[0] the name; 0, or -1 with `msg` saying why. PANE_* flags in *flags. */
 	int (*fn)(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 };
@@ -1507,25 +1508,25 @@ static const struct tui_command tui_commands[] = {
 	  .help = "clear the output pane (the kernel and history stay)" },
 	{ .name = "clear-plots", .usage = "clear-plots", .fn = tc_clear_plots,
 	  .help = "forget the kernel's captured plots" },
-	{ .name = "save", .usage = "save FILE.py|FILE.ipynb", .fn = tc_save,
+	{ .name = "save", .usage = "save FILE.py|FILE.ipynb", .fn = tc_save, .min = 1, .max = 1,
 	  .help = "save this session's cells as a percent-format .py or an .ipynb" },
-	{ .name = "load", .usage = "load FILE [run]", .fn = tc_load,
+	{ .name = "load", .usage = "load FILE [run]", .fn = tc_load, .min = 1, .max = 2,
 	  .help = "load a .py (percent cells), an .ipynb or a recorded session (its id) into "
 		  "the editor, or run all its cells" },
-	{ .name = "copy-in", .usage = "copy-in SRC [DST]", .fn = tc_copy_in,
+	{ .name = "copy-in", .usage = "copy-in SRC [DST]", .fn = tc_copy_in, .min = 1, .max = 2,
 	  .help = "copy a host file into the sandbox (DST relative to the kernel's directory)" },
-	{ .name = "copy-out", .usage = "copy-out SRC [DST]", .fn = tc_copy_out,
+	{ .name = "copy-out", .usage = "copy-out SRC [DST]", .fn = tc_copy_out, .min = 1, .max = 2,
 	  .help = "copy a file of the sandbox to the host" },
-	{ .name = "theme", .usage = "theme [NAME]", .fn = tc_theme,
+	{ .name = "theme", .usage = "theme [NAME]", .fn = tc_theme, .max = 1,
 	  .help = "switch theme (dark, light, high-contrast, monochrome); none: list them" },
 	{ .name = "side", .usage = "side", .fn = tc_side,
 	  .help = "show or hide the side pane (F3)" },
-	{ .name = "redraw", .usage = "redraw [N [scroll]]", .fn = tc_redraw,
+	{ .name = "redraw", .usage = "redraw [N [scroll]]", .fn = tc_redraw, .max = 2,
 	  .help = "repaint the whole screen (Ctrl-L); N times: report the time per frame; "
 		  "scroll: N frames scrolling the output one row each" },
-	{ .name = "plot", .usage = "plot [N]", .fn = tc_plot,
+	{ .name = "plot", .usage = "plot [N]", .fn = tc_plot, .max = 1,
 	  .help = "show plot N (else the newest) on the whole screen (F4)" },
-	{ .name = "save-plot", .usage = "save-plot N FILE", .fn = tc_save_plot,
+	{ .name = "save-plot", .usage = "save-plot N FILE", .fn = tc_save_plot, .min = 2, .max = 2,
 	  .help = "copy plot N's PNG to FILE (s in the plot view)" },
 	{ .name = "help", .usage = "help", .fn = tc_help,
 	  .help = "keys and commands (F1)" },
@@ -1597,10 +1598,7 @@ static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	size_t n = 0;
 	int rc;
 
-	if (argc != 2) {
-		strbuf_addstr(msg, "usage: save FILE.py|FILE.ipynb");
-		return -1;
-	}
+	(void)argc;
 	if (ui->rec.h) {
 		rc = history_export(history_session_id(ui->rec.h), argv[1], msg);
 		if (rc == 0)
@@ -1625,10 +1623,6 @@ static int copy_file_cmd(struct ui *ui, int in, int argc, char **argv, struct st
 	const char *dst = argc == 3 ? argv[2] : NULL;
 	int rc;
 
-	if (argc < 2 || argc > 3) {
-		strbuf_addf(msg, "usage: %s SRC [DST]", in ? "copy-in" : "copy-out");
-		return -1;
-	}
 	if (session_state(ui->s) != SESSION_IDLE) {
 		strbuf_addstr(msg, "the kernel is busy: copy when it is idle");
 		return -1;
@@ -1659,7 +1653,7 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	cJSON *nb;
 	size_t n = 0;
 
-	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "run"))) {
+	if (argc == 3 && strcmp(argv[2], "run")) {
 		strbuf_addstr(msg, "usage: load FILE [run]");
 		return -1;
 	}
@@ -1775,13 +1769,9 @@ static int tc_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 /* :save-plot N FILE: copy a plot's PNG. */
 static int tc_save_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
-	long i;
+	long i = plot_arg(ui, argv[1], msg);
 
-	if (argc != 3) {
-		strbuf_addstr(msg, "usage: save-plot N FILE");
-		return -1;
-	}
-	i = plot_arg(ui, argv[1], msg);
+	(void)argc;
 	if (i < 0)
 		return -1;
 	if (!ui->plots[i].path || copy_file(ui->plots[i].path, argv[2]) < 0) {
@@ -1893,7 +1883,7 @@ static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 static void run_command(struct ui *ui, const char *line)
 {
 	char *copy = xstrdup(line), *argv[8], *save = NULL;
-	int argc = 0;
+	int argc = 0, i;
 	struct strbuf msg = STRBUF_INIT;
 	const struct tui_command *cmd = NULL;
 
@@ -1901,14 +1891,16 @@ static void run_command(struct ui *ui, const char *line)
 		argv[argc++] = w;
 	if (!argc)
 		goto out;
-	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
-		if (!strcmp(argv[0], tui_commands[i].name))
-			cmd = &tui_commands[i];
-	if (!cmd) {
-		ui_message(ui, "unknown command '%s' (F1 lists them)", argv[0]);
+	i = cli_find(argv[0], tui_commands, ARRAY_SIZE(tui_commands), sizeof(tui_commands[0]),
+		     "command", &msg);
+	if (i < 0) {
+		ui_message(ui, "%s (F1 lists them)", msg.buf);
 		goto out;
 	}
-	if (cmd->fn(ui, argc, argv, &msg) < 0)
+	cmd = &tui_commands[i];
+	if (argc - 1 < cmd->min || argc - 1 > cmd->max)
+		ui_message(ui, "usage: %s", cmd->usage);
+	else if (cmd->fn(ui, argc, argv, &msg) < 0)
 		ui_message(ui, "%s: %s", cmd->name, msg.buf);
 	else if (msg.len)
 		ui_message(ui, "%s", msg.buf);
@@ -2411,36 +2403,14 @@ static void ui_loop(struct ui *ui)
 	}
 }
 
-/* Parse `tui` options; -1 after printing why. */
-static int tui_options(int argc, char **argv, struct cellbox_config *cfg, const char **theme)
-{
-	for (int i = 1; i < argc; i++) {
-		int rc = cli_common_option(argc, argv, &i, cfg);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
-			continue;
-		if (!strcmp(argv[i], "--theme") && i + 1 < argc) {
-			*theme = argv[++i];
-		} else if (!strncmp(argv[i], "--theme=", 8)) {
-			*theme = argv[i] + 8;
-		} else {
-			cli_error("tui: unknown argument '%s'", argv[i]);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
+int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct ui ui;
 	const char *theme = cfg->theme ? cfg->theme : "dark";
 	struct strbuf err = STRBUF_INIT;
 	int rc = EXIT_OK;
 
-	if (tui_options(argc, argv, cfg, &theme) < 0)
-		return EXIT_USAGE;
+	(void)args;
 	if (!isatty(0) || !isatty(1)) {
 		cli_error("tui: standard input and output must be a terminal (try 'cellbox repl')");
 		return EXIT_USAGE;
@@ -2484,7 +2454,7 @@ int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
 	ui_loop(&ui);
 	endwin();
 out:
-	cli_close_session(ui.s);
+	cli_close_session(ui.s, cfg);
 	record_close(&ui.rec);
 	strbuf_release(&err);
 	outmodel_release(&ui.out);

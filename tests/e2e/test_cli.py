@@ -315,6 +315,88 @@ class HelpTest(Base):
         self.assertEqual(p.returncode, 0)
         self.assertIn('CELLBOX_TIMEOUT', p.stdout)
 
+    def test_help_lists_what_applies(self):
+        # Each command's help lists only the flags it takes, from the settings table.
+        cases = {
+            ('history', '--help'): ([], ['--backend', '--image', '--timeout']),
+            ('gc', '--help'): (['--backend'], ['--image', '--timeout', '--pool']),
+            ('tui', '--help'): (['--theme', '--graphics', '--image'], []),
+            ('run', '--help'): (['--image', '--graphics', '--copy-in', '--json'], ['--theme']),
+            ('replay', '--help'): (['--check', '--pool'], ['--theme', '--graphics']),
+            ('pool', 'status', '--help'): (['--pool-name', '--json'], ['--image', '--timeout']),
+            ('pool', 'serve', '--help'): (['--min', '--image'], ['--timeout', '--copy-in']),
+        }
+        for args, (present, absent) in cases.items():
+            p = self.cellbox(*args)
+            self.assertEqual(p.returncode, 0, args)
+            for flag in present:
+                self.assertIn(flag + ' ', p.stdout, args)
+            for flag in absent:
+                self.assertNotIn(flag + ' ', p.stdout, args)
+        # The exit codes of --help are the reason table's, one a line.
+        p = self.cellbox('run', '--help')
+        self.assertIn('Exit codes:\n  0 ok\n  1 the code raised\n', p.stdout)
+        self.assertIn('  4 the kernel died\n  5 the kernel could not start\n  130 interrupted\n',
+                      p.stdout)
+
+    def test_refused_and_ambiguous(self):
+        p = self.cellbox('history', 'list', '--image', 'x')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("history list: unknown option '--image'", p.stderr)
+        p = self.cellbox('gc', '--timeout', '3')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown option '--timeout'", p.stderr)
+        p = self.cellbox('rep')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("ambiguous command 'rep': repl, replay", p.stderr)
+        p = self.cellbox('run', '--po', '-c', '1')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("ambiguous option '--po': --pool, --pool-name, --pool-strategy, "
+                      "--pool-timeout", p.stderr)
+        p = self.cellbox('run', '--json=yes', '-c', '1')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('--json takes no value', p.stderr)
+        p = self.cellbox('run', '-c')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('--code needs a value (CODE)', p.stderr)
+        p = self.cellbox('history', 'show')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('history show: too few arguments', p.stderr)
+        p = self.cellbox('pool', 'frob')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown subcommand 'frob'", p.stderr)
+
+    def test_prefixes_and_forms(self):
+        # A unique prefix names a command or an option; --flag=value and -cCODE work.
+        p = self.cellbox('vers')
+        self.assertRegex(p.stdout, r'^cellbox \d+\.\d+\.\d+\n$')
+        p = self.cellbox('ru', '--js', '--timeout=5', '-cprint(6*7)')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)['stdout'], '42\n')
+        p = self.cellbox('config', '--pool-strat', 'fail-fast', '--read-only=no', '--pool')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r'\n  pool-strategy +fail-fast ')
+        self.assertRegex(p.stdout, r'\n  read-only +false ')
+        self.assertRegex(p.stdout, r'\n  pool +true ')
+
+    def test_copy_in_from_the_config(self):
+        # --copy-in is a setting like any other: the config file may give it too.
+        src = os.path.join(self.tmp, 'host.txt')
+        with open(src, 'w') as f:
+            f.write('from the config\n')
+        os.makedirs(os.path.join(self.tmp, 'config', 'cellbox'))
+        with open(os.path.join(self.tmp, 'config', 'cellbox', 'config'), 'w') as f:
+            f.write('copy-in = %s:data.txt\n' % src)
+        out = os.path.join(self.tmp, 'back.txt')
+        # In the test's own directory: the kernel's working directory is ours.
+        p = subprocess.run([BIN, 'run', '--copy-out', 'data.txt:' + out, '-c',
+                            'print(open("data.txt").read(), end="")'], capture_output=True,
+                           text=True, env=self.env, cwd=self.tmp, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, 'from the config\n')
+        with open(out) as f:
+            self.assertEqual(f.read(), 'from the config\n')
+
     def test_unknown_backend(self):
         p = self.cellbox('run', '--backend', 'nope', '-c', '1')
         self.assertEqual(p.returncode, 5)

@@ -142,11 +142,12 @@ static void test_config(void)
 	struct strbuf err = STRBUF_INIT;
 
 	config_defaults(&cfg);
-	CHECK_STR(cfg.backend, "local");
-	CHECK(cfg.timeout == 0 && cfg.startup_timeout == 30);
+	CHECK_STR(cfg.session.backend, "local");
+	CHECK(cfg.timeout == 0 && cfg.session.startup_timeout == 30);
 	CHECK(config_parse(&cfg, "# comment\nbackend = local\ntimeout=2.5 # trailing\n"
 			   "memory = 256m\nstartup_timeout = 7\n\n", "cfg", &err) == 0);
-	CHECK(cfg.timeout == 2.5 && cfg.memory == 256ULL << 20 && cfg.startup_timeout == 7);
+	CHECK(cfg.timeout == 2.5 && cfg.session.memory == 256ULL << 20 &&
+	      cfg.session.startup_timeout == 7);
 	CHECK(config_parse(&cfg, "timeout = 1\nnonsense\n", "cfg", &err) < 0);
 	CHECK_STR(err.buf, "cfg:2: expected 'key = value'");
 	strbuf_reset(&err);
@@ -157,6 +158,91 @@ static void test_config(void)
 	CHECK(strstr(err.buf, "not a size") != NULL);
 	strbuf_release(&err);
 	config_release(&cfg);
+}
+
+/* The table is the one source: defaults, types, flags, environment and help come from it. */
+static void test_config_table(void)
+{
+	struct cellbox_config cfg;
+	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+	const struct config_key *keys;
+	size_t n;
+
+	keys = config_keys(&n);
+	CHECK(n >= 25);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(keys[i].help && *keys[i].help);
+		CHECK(config_find(keys[i].name) == &keys[i]);
+		for (size_t k = i + 1; k < n; k++) {
+			CHECK(strcmp(keys[i].name, keys[k].name));
+			CHECK(!keys[i].env || !keys[k].env || strcmp(keys[i].env, keys[k].env));
+		}
+	}
+	CHECK(config_find("pool_timeout") == config_find("pool-timeout"));
+	config_defaults(&cfg);
+	/* Defaults are the rows' text, parsed as a file would be. */
+	CHECK_STR(cfg.pool_name, "default");
+	CHECK(cfg.session.pool_strategy == POOL_WAIT && cfg.session.pool_timeout == 30);
+	CHECK(cfg.session.interrupt_grace == 2 && cfg.history_size == 1000);
+	CHECK(cfg.session.sandbox.writable_root == 0);		/* read-only = true */
+	CHECK_STR(cfg.theme, "dark");
+	CHECK_STR(cfg.graphics, "auto");
+	/* An enum, an inverted boolean and a list. */
+	CHECK(config_set(&cfg, "pool-strategy", "temporary", &err) == 0);
+	CHECK(cfg.session.pool_strategy == POOL_TEMPORARY);
+	CHECK(config_set(&cfg, "pool-strategy", "sometimes", &err) < 0);
+	CHECK_STR(err.buf, "pool-strategy: 'sometimes' is not one of wait|fail-fast|temporary");
+	strbuf_reset(&err);
+	CHECK(config_set(&cfg, "read-only", "no", &err) == 0 && cfg.session.sandbox.writable_root);
+	CHECK(config_set(&cfg, "copy-in", "a.txt", &err) == 0);
+	CHECK(config_set(&cfg, "copy-in", "b.txt:c.txt", &err) == 0);
+	CHECK(cfg.copy_in.n == 2);
+	CHECK_STR(cfg.copy_in.items[1], "b.txt:c.txt");
+	CHECK(config_set(&cfg, "image", "img:1", &err) == 0);
+	CHECK_STR(cfg.session.sandbox.image, "img:1");
+	config_describe(&cfg, &out);
+	CHECK(strstr(out.buf, "read-only        false") != NULL);
+	CHECK(strstr(out.buf, "pool-strategy    temporary") != NULL);
+	CHECK(strstr(out.buf, "copy-in          a.txt b.txt:c.txt") != NULL);
+	CHECK(strstr(out.buf, "CELLBOX_POOL_TIMEOUT") != NULL);
+	config_release(&cfg);	/* frees every string and list the rows own (ASan watches) */
+	CHECK(cfg.copy_in.n == 0 && !cfg.session.sandbox.image);
+	strbuf_release(&err);
+	strbuf_release(&out);
+}
+
+/* The environment beats the file, and a CELLBOX_* name beats llm-sandbox's. */
+static void test_config_env(void)
+{
+	struct cellbox_config cfg;
+	struct strbuf err = STRBUF_INIT;
+	char path[] = "/tmp/cellbox-config-XXXXXX";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0 && write(fd, "timeout = 4\nnetwork = host\n", 28) == 28);
+	close(fd);
+	setenv("CELLBOX_CONFIG", path, 1);
+	setenv("CELLBOX_TIMEOUT", "9", 1);
+	setenv("SANDBOX_NETWORK_MODE", "bridge", 1);
+	setenv("SANDBOX_CPU_COUNT", "3", 1);
+	setenv("CELLBOX_CPUS", "2", 1);
+	CHECK(config_load(&cfg, &err) == 0);
+	CHECK(cfg.timeout == 9);				/* env beats the file */
+	CHECK_STR(cfg.session.sandbox.network, "bridge");	/* an alias too */
+	CHECK(cfg.session.sandbox.cpus == 2);			/* CELLBOX_ beats the alias */
+	CHECK_STR(cfg.source, path);
+	config_release(&cfg);
+	setenv("CELLBOX_TIMEOUT", "soon", 1);
+	CHECK(config_load(&cfg, &err) < 0);
+	CHECK_STR(err.buf, "CELLBOX_TIMEOUT: timeout: 'soon' is not a number of seconds");
+	config_release(&cfg);
+	unsetenv("CELLBOX_CONFIG");
+	unsetenv("CELLBOX_TIMEOUT");
+	unsetenv("SANDBOX_NETWORK_MODE");
+	unsetenv("SANDBOX_CPU_COUNT");
+	unsetenv("CELLBOX_CPUS");
+	unlink(path);
+	strbuf_release(&err);
 }
 
 /* Collect "key=value;" for test_kv_parse; refuse the key "bad". */
@@ -277,6 +363,8 @@ static const struct tap_test tests[] = {
 	{ "base64", test_base64 },
 	{ "sanitize", test_sanitize },
 	{ "config", test_config },
+	{ "config_table", test_config_table },
+	{ "config_env", test_config_env },
 	{ "kv_parse", test_kv_parse },
 	{ "event_reader", test_event_reader },
 	{ "channel", test_channel },

@@ -184,7 +184,7 @@ static void test_reasons(void)
 	CHECK(reason_parse("nope", &r) < 0);
 	CHECK_STR(reason_name(REASON_OOM_KILLED), "oom_killed");
 	CHECK_STR(reason_name(REASON_COUNT), "unknown");
-	reason_describe_exit_codes(&sb);
+	reason_describe_exit_codes(", ", &sb);
 	CHECK_STR(sb.buf, "0 ok, 1 the code raised, 2 bad arguments or input (nothing ran), "
 		  "3 timeout, 4 the kernel died, 5 the kernel could not start, 130 interrupted");
 	strbuf_release(&sb);
