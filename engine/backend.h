@@ -45,6 +45,7 @@ struct sandbox_opts {
 	const char *network;		/* NetworkMode [none]; "bridge" lets %pip install work */
 	double cpus;			/* CPU limit in CPUs [1] */
 	unsigned long long pids;	/* pids limit [256] */
+	unsigned long long home_size;	/* bytes of the tmpfs /home/cellbox [512 MB] */
 	int writable_root;		/* 1: the root file system is writable [read-only] */
 	const char *cap_drop;		/* comma-separated capabilities to drop [ALL] */
 	const char *security_opt;	/* comma-separated [no-new-privileges] */

@@ -14,6 +14,7 @@
 #define DEFAULT_IMAGE "cellbox-python:p1"
 #define DEFAULT_MEMORY (1ull << 30)
 #define DEFAULT_PIDS 256
+#define DEFAULT_HOME_SIZE (512ull << 20)
 #define CONTAINER_UID 1000
 #define LABEL_PID "org.cellbox.pid"
 #define LABEL_START "org.cellbox.start"
@@ -188,6 +189,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	uid_t uid;
 	gid_t gid;
 	const char *net = sb->network && *sb->network ? sb->network : "none";
+	unsigned long long home_size = sb->home_size ? sb->home_size : DEFAULT_HOME_SIZE;
 
 	container_user(sb, &uid, &gid);
 	db->memory = spec->memory ? spec->memory : DEFAULT_MEMORY;
@@ -232,10 +234,10 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	tmpfs = cJSON_AddObjectToObject(hc, "Tmpfs");
 	/* Podman 4.3 refuses uid= for tmpfs and ignores mode=; its own U option chowns. */
 	if (strcmp(db->engine, "podman"))
-		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=512m,mode=0700,uid=%u,gid=%u",
-			 (unsigned)uid, (unsigned)gid);
+		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=%llu,mode=0700,uid=%u,gid=%u",
+			 home_size, (unsigned)uid, (unsigned)gid);
 	else
-		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=512m,U");
+		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=%llu,U", home_size);
 	cJSON_AddStringToObject(tmpfs, "/home/cellbox", buf);
 	cJSON_AddStringToObject(tmpfs, "/tmp", strcmp(db->engine, "podman") ?
 				"rw,exec,nosuid,nodev,size=256m,mode=1777" :

@@ -229,6 +229,27 @@ static void test_cli_out_of_memory(void)
 	strbuf_release(&err);
 }
 
+/* --home-size sizes the tmpfs working directory (a setting that is one table row). */
+static void test_home_size(void)
+{
+	const char *code = "import os; st = os.statvfs('/home/cellbox'); "
+			   "print(st.f_blocks * st.f_frsize)";
+	const char *small[] = { "run", "--backend", backend_name(), "--home-size", "64m", "-c",
+				code, NULL };
+	const char *dflt[] = { "run", "--backend", backend_name(), "-c", code, NULL };
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+
+	CHECK(run_cellbox(small, &out, &err) == 0);
+	CHECK_STR(out.buf, "67108864\n");
+	tap_note(err.buf);
+	strbuf_reset(&out);
+	strbuf_reset(&err);
+	CHECK(run_cellbox(dflt, &out, &err) == 0);
+	CHECK_STR(out.buf, "536870912\n");
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
 static void test_network_none(void)
 {
 	struct session *s = open_docker(NULL);
@@ -423,6 +444,7 @@ static const struct tap_test tests[] = {
 	{ "interrupt", test_interrupt },
 	{ "out_of_memory", test_out_of_memory },
 	{ "cli_out_of_memory", test_cli_out_of_memory },
+	{ "home_size", test_home_size },
 	{ "network_none", test_network_none },
 	{ "read_only", test_read_only },
 	{ "fork_bomb", test_fork_bomb },
