@@ -1,6 +1,7 @@
 /* The docker and podman backends: the runner as a container's command, over the Engine API. */
 #include "backend.h"
 #include "docker.h"
+#include "protocol.h"	/* generated from the runner: CELLBOX_KERNEL_IMAGE */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define DEFAULT_IMAGE "cellbox-python:p1"
+#define DEFAULT_IMAGE CELLBOX_KERNEL_IMAGE
 #define DEFAULT_MEMORY (1ull << 30)
 #define DEFAULT_PIDS 256
 #define DEFAULT_HOME_SIZE (512ull << 20)

@@ -1,4 +1,5 @@
 #include "config.h"
+#include "protocol.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -54,7 +55,7 @@ static const struct config_key keys[] = {
 	  .help = "seconds to wait for a free pooled kernel" },
 	{ .name = "image", .type = CFG_STRING, .offset = SANDBOX(image),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "IMAGE", .env = "CELLBOX_IMAGE",
-	  .help = "container image of the kernel (default cellbox-python:p<protocol>)" },
+	  .help = "container image of the kernel (default " CELLBOX_KERNEL_IMAGE ")" },
 	{ .name = "network", .type = CFG_STRING, .offset = SANDBOX(network),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "MODE", .env = "CELLBOX_NETWORK",
 	  .alias = "SANDBOX_NETWORK_MODE", .help = "container network: none (default), bridge, host" },

@@ -12,16 +12,12 @@
 
 #include "backend.h"
 #include "channel.h"
+#include "protocol.h"	/* generated from the runner: CELLBOX_PROTOCOL, CELLBOX_KERNEL_IMAGE */
 
-#define PROTOCOL_VERSION 1
 #define MAX_EVENT_LINE (32u << 20)	/* a longer event line is dropped and reported */
 #define POLL_INTERVAL 0.010		/* without inotify */
 #define REAP_INTERVAL 0.100		/* without an exit descriptor */
 #define LOG_TAIL 2048
-#define STR_(x) #x
-#define STR(x) STR_(x)
-/* The container image of this protocol (scripts/build-image makes it). */
-#define KERNEL_IMAGE "cellbox-python:p" STR(PROTOCOL_VERSION)
 
 extern const unsigned char runner_py[];
 extern const size_t runner_py_len;
@@ -166,10 +162,10 @@ static int start_kernel(struct session *s, struct strbuf *err)
 			cJSON_Delete(s->info);
 			s->info = cJSON_ParseWithLength(buf.buf, buf.len);
 			proto = cJSON_GetObjectItemCaseSensitive(s->info, "protocol");
-			if (!cJSON_IsNumber(proto) || proto->valueint != PROTOCOL_VERSION) {
+			if (!cJSON_IsNumber(proto) || proto->valueint != CELLBOX_PROTOCOL) {
 				if (cJSON_IsNumber(proto))
 					strbuf_addf(err, "the kernel speaks protocol %d, this cellbox %d",
-						    proto->valueint, PROTOCOL_VERSION);
+						    proto->valueint, CELLBOX_PROTOCOL);
 				else
 					strbuf_addf(err, "the kernel's ready file is unreadable: %.200s",
 						    buf.buf);
@@ -235,7 +231,7 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 
 	s->opts = *opts;
 	if (!s->opts.sandbox.image || !*s->opts.sandbox.image)
-		s->opts.sandbox.image = KERNEL_IMAGE;
+		s->opts.sandbox.image = CELLBOX_KERNEL_IMAGE;
 	s->backend_name = xstrdup(opts->backend ? opts->backend : BACKEND_DEFAULT);
 	s->python = xstrdup(opts->python ? opts->python : "/usr/bin/python3");
 	s->runtime_dir = session_runtime_dir(opts->runtime_dir);
@@ -811,7 +807,7 @@ int session_write_file(struct session *s, const char *rel, const void *data, siz
 
 const char *session_kernel_image(void)
 {
-	return KERNEL_IMAGE;
+	return CELLBOX_KERNEL_IMAGE;
 }
 
 const char *session_backend_name(const struct session *s)

@@ -1,12 +1,29 @@
 #!/usr/bin/env python3
-"""Turn a file into a C array: embed.py INPUT OUTPUT SYMBOL."""
+"""Turn a file into a C array: embed.py INPUT OUTPUT SYMBOL [PROTOCOL_HEADER].
+
+With PROTOCOL_HEADER, also write the runner protocol that INPUT (a runner) speaks, from its
+`PROTOCOL = N` line, as CELLBOX_PROTOCOL and the kernel image tag CELLBOX_KERNEL_IMAGE: the
+runner is the one source of the protocol version.
+"""
+import re
 import sys
 
 src, out, sym = sys.argv[1:4]
 data = open(src, 'rb').read()
+name = src.split('/')[-1]
 with open(out, 'w') as f:
-    f.write('/* Generated from %s by scripts/embed.py. */\n#include <stddef.h>\n' % src.split('/')[-1])
+    f.write('/* Generated from %s by scripts/embed.py. */\n#include <stddef.h>\n' % name)
     f.write('const unsigned char %s[] = {\n' % sym)
     for i in range(0, len(data), 16):
         f.write('  ' + ', '.join('0x%02x' % b for b in data[i:i + 16]) + ',\n')
     f.write('};\nconst size_t %s_len = %d;\n' % (sym, len(data)))
+if len(sys.argv) > 4:
+    m = re.search(rb'^PROTOCOL = (\d+)\s*$', data, re.M)
+    if not m:
+        sys.exit('embed.py: %s has no "PROTOCOL = N" line' % src)
+    n = int(m.group(1))
+    with open(sys.argv[4], 'w') as f:
+        f.write('/* Generated from %s by scripts/embed.py: the runner protocol of this build. */\n'
+                '#ifndef CELLBOX_PROTOCOL_H\n#define CELLBOX_PROTOCOL_H\n'
+                '#define CELLBOX_PROTOCOL %d\n'
+                '#define CELLBOX_KERNEL_IMAGE "cellbox-python:p%d"\n#endif\n' % (name, n, n))
