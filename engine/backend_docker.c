@@ -491,7 +491,7 @@ static int docker_reap(struct backend *be, enum reason *reason, struct strbuf *w
 			continue;
 		break;
 	}
-	if (!ended && !strstr(db->wait_reply.buf ? db->wait_reply.buf : "", "StatusCode"))
+	if (!ended && !strstr(db->wait_reply.buf, "StatusCode"))
 		return 0;
 	*reason = describe_exit(db, why);
 	remove_container(&db->d, db->id);

@@ -289,7 +289,8 @@ int event_reader_poll(struct event_reader *r, event_line_fn fn, void *data)
 	while (!stopped) {
 		ssize_t n;
 
-		strbuf_grow(&r->pending, 256 * 1024);
+		if (strbuf_grow(&r->pending, 256 * 1024) < 0)
+			return -1;
 		n = read(r->fd, r->pending.buf + r->pending.len,
 			 r->pending.alloc - r->pending.len - 1);
 		if (n < 0 && errno == EINTR)

@@ -87,7 +87,7 @@ int files_copy_in(struct session *s, const char *src, const char *dst, struct st
 		strbuf_addf(err, "cannot copy '%s' in: it is a directory (copy files)", src);
 		goto out;
 	}
-	if (strbuf_read_file(&data, src, STRBUF_MAX / 2) < 0) {
+	if (strbuf_read_file(&data, src, STRBUF_DEFAULT_MAX / 2) < 0) {
 		strbuf_addf(err, "cannot read '%s': %s", src, strerror(errno));
 		goto out;
 	}

@@ -138,6 +138,31 @@ static void watch_container(struct daemon *d, struct pkernel *k)
 		epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* What a warming cell said: its error, and whether it ended well. */
+struct warm_outcome {
+	struct strbuf error;
+	int done, ok;
+};
+
+/* Keep the outcome of a warming cell. */
+static void on_warm_event(struct session *s, const struct session_event *ev, void *data)
+{
+	struct warm_outcome *w = data;
+
+	(void)s;
+	if (ev->type == SESSION_EV_ERROR) {
+		strbuf_reset(&w->error);
+		strbuf_addf(&w->error, "%s: %s", ev->error.ename ? ev->error.ename : "Error",
+			    ev->error.evalue ? ev->error.evalue : "");
+	} else if (ev->type == SESSION_EV_DONE) {
+		w->done = 1;
+		w->ok = ev->done.reason == REASON_OK;
+		if (!w->ok && !w->error.len)
+			strbuf_addstr(&w->error, ev->done.detail ? ev->done.detail :
+					       reason_name(ev->done.reason));
+	}
+}
+
 /* Start one kernel, pre-import what is configured, and put it in ready/. */
 static int spawn(struct daemon *d)
 {
@@ -176,16 +201,18 @@ static int spawn(struct daemon *d)
 	}
 	if (d->pc->preimport && *d->pc->preimport) {
 		char *code = xasprintf("import %s", d->pc->preimport);
-		struct strbuf e2 = STRBUF_INIT;
-		unsigned long id = session_execute(s, code, SESSION_EXEC_SILENT, 120, NULL, NULL, &e2);
+		struct warm_outcome w = { STRBUF_INIT, 0, 0 };
+		unsigned long id = session_execute(s, code, SESSION_EXEC_SILENT, 120, on_warm_event,
+						   &w, &w.error);
 
 		if (id)
 			while (session_wait(s, id) < 0)
 				;
-		if (!id || session_state(s) != SESSION_IDLE)
-			dlog(d, "pre-import of '%s' failed: %s", d->pc->preimport, e2.buf);
+		/* The kernel is offered all the same; its users learn the module is missing. */
+		if (!id || !w.ok)
+			dlog(d, "pre-import of '%s' failed: %s", d->pc->preimport, w.error.buf);
 		free(code);
-		strbuf_release(&e2);
+		strbuf_release(&w.error);
 	}
 	pid = cJSON_GetObjectItemCaseSensitive(session_kernel_info(s), "pid");
 	dir = session_channel_dir(s);

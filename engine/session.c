@@ -723,12 +723,6 @@ int session_fd(const struct session *s)
 	return s->epfd;
 }
 
-int session_timeout_ms(const struct session *s)
-{
-	(void)s;
-	return -1;	/* every deadline is on the timer descriptor inside session_fd() */
-}
-
 int session_pending(const struct session *s, unsigned long id)
 {
 	for (const struct request *r = s->head; r; r = r->next)

@@ -7,9 +7,9 @@
  * The API is single-threaded and event-driven so that a front end can multiplex keys and
  * kernel events in one poll loop:
  *
- *	id = session_execute(s, code, 0, on_event, data);
+ *	id = session_execute(s, code, 0, 0, on_event, data, &err);
  *	while (session_pending(s, id)) {
- *		poll session_fd(s) (and the keyboard) for POLLIN, up to session_timeout_ms(s);
+ *		poll session_fd(s) (and the keyboard) for POLLIN, with no timeout;
  *		session_dispatch(s);		// calls on_event for every new event
  *	}
  *
@@ -132,10 +132,12 @@ unsigned long session_request(struct session *s, const char *kind, const cJSON *
 int session_input_reply(struct session *s, unsigned long id, const char *value,
 			struct strbuf *err);
 
-/* The descriptor to poll for POLLIN: readable when session_dispatch() has work. */
+/*
+ * The descriptor to poll for POLLIN: readable when session_dispatch() has work, including
+ * every deadline (a cell's timeout, an interrupt's grace, the polling fallbacks), which is on
+ * a timer inside it: a poll on it needs no timeout of its own.
+ */
 int session_fd(const struct session *s);
-/* Milliseconds a poll may sleep before session_dispatch() must run; -1 = no limit. */
-int session_timeout_ms(const struct session *s);
 /* Read whatever is new and call the callbacks; never blocks. Returns events delivered. */
 int session_dispatch(struct session *s);
 /* Whether request `id` has not yet had its done event. */

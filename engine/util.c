@@ -67,40 +67,51 @@ char *xasprintf(const char *fmt, ...)
 	return strbuf_detach(&sb, NULL);
 }
 
-static char strbuf_empty[1];
+char strbuf_empty[1];
 
 void strbuf_init(struct strbuf *sb, size_t hint)
 {
 	sb->buf = strbuf_empty;
-	sb->len = sb->alloc = 0;
+	sb->len = sb->alloc = sb->max = 0;
 	if (hint)
 		strbuf_grow(sb, hint);
 }
 
 void strbuf_release(struct strbuf *sb)
 {
+	size_t max = sb->max;
+
 	if (sb->alloc)
 		free(sb->buf);
 	strbuf_init(sb, 0);
+	sb->max = max;
 }
 
-void strbuf_grow(struct strbuf *sb, size_t extra)
+void strbuf_set_max(struct strbuf *sb, size_t max)
 {
-	size_t want;
+	sb->max = max;
+}
+
+int strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t want, cap;
 
 	if (!sb->buf)
 		strbuf_init(sb, 0);
-	if (extra > STRBUF_MAX || sb->len + extra + 1 > STRBUF_MAX) {
-		fprintf(stderr, "cellbox: buffer would grow past %zu bytes\n", STRBUF_MAX);
-		abort();
+	cap = sb->max ? sb->max : STRBUF_DEFAULT_MAX;
+	if (extra >= cap || sb->len + extra + 1 > cap) {
+		errno = EFBIG;
+		return -1;
 	}
 	want = sb->len + extra + 1;
 	if (want <= sb->alloc)
-		return;
+		return 0;
 	if (want < sb->alloc * 2)
 		want = sb->alloc * 2;
 	if (want < 64)
 		want = 64;
+	if (want > cap)
+		want = cap;
 	if (sb->alloc) {
 		sb->buf = xrealloc(sb->buf, want);
 	} else {
@@ -108,52 +119,64 @@ void strbuf_grow(struct strbuf *sb, size_t extra)
 		sb->buf[0] = '\0';
 	}
 	sb->alloc = want;
+	return 0;
 }
 
-void strbuf_add(struct strbuf *sb, const void *data, size_t len)
+int strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
-	strbuf_grow(sb, len);
+	if (strbuf_grow(sb, len) < 0)
+		return -1;
 	memcpy(sb->buf + sb->len, data, len);
 	sb->len += len;
 	sb->buf[sb->len] = '\0';
+	return 0;
 }
 
-void strbuf_addstr(struct strbuf *sb, const char *s)
+int strbuf_addstr(struct strbuf *sb, const char *s)
 {
-	strbuf_add(sb, s, strlen(s));
+	return strbuf_add(sb, s, strlen(s));
 }
 
-void strbuf_addch(struct strbuf *sb, int c)
+int strbuf_addch(struct strbuf *sb, int c)
 {
 	char ch = (char)c;
-	strbuf_add(sb, &ch, 1);
+	return strbuf_add(sb, &ch, 1);
 }
 
-void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list cp;
 	int n;
 
-	strbuf_grow(sb, 64);
+	if (strbuf_grow(sb, 64) < 0 && strbuf_grow(sb, 0) < 0)
+		return -1;
 	va_copy(cp, ap);
 	n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
 	va_end(cp);
-	if (n < 0)
-		return;
+	if (n < 0) {
+		sb->buf[sb->len] = '\0';
+		return -1;
+	}
 	if ((size_t)n >= sb->alloc - sb->len) {
-		strbuf_grow(sb, (size_t)n);
+		if (strbuf_grow(sb, (size_t)n) < 0) {
+			sb->buf[sb->len] = '\0';	/* what the first try wrote is not ours */
+			return -1;
+		}
 		vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
 	}
 	sb->len += (size_t)n;
+	return 0;
 }
 
-void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+int strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	strbuf_vaddf(sb, fmt, ap);
+	rc = strbuf_vaddf(sb, fmt, ap);
 	va_end(ap);
+	return rc;
 }
 
 void strbuf_reset(struct strbuf *sb)
@@ -176,14 +199,14 @@ void strbuf_remove_front(struct strbuf *sb, size_t n)
 
 char *strbuf_detach(struct strbuf *sb, size_t *len)
 {
+	size_t max = sb->max;
 	char *p;
 
-	if (!sb->alloc)
-		strbuf_grow(sb, 0);
-	p = sb->buf;
+	p = sb->alloc ? sb->buf : xstrdup("");
 	if (len)
 		*len = sb->len;
 	strbuf_init(sb, 0);
+	sb->max = max;
 	return p;
 }
 
@@ -196,7 +219,8 @@ int strbuf_read_fd(struct strbuf *sb, int fd, size_t max)
 			errno = EFBIG;
 			return -1;
 		}
-		strbuf_grow(sb, 65536);
+		if (strbuf_grow(sb, 65536) < 0 && strbuf_grow(sb, 1) < 0)
+			return -1;
 		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -509,7 +533,7 @@ int copy_file(const char *from, const char *to)
 	struct strbuf buf = STRBUF_INIT;
 	int fd, rc = -1, saved;
 
-	if (strbuf_read_file(&buf, from, STRBUF_MAX / 2) < 0)
+	if (strbuf_read_file(&buf, from, STRBUF_DEFAULT_MAX / 2) < 0)
 		goto out;
 	fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)

@@ -33,9 +33,8 @@ void edbuf_set(struct edbuf *e, const char *text)
 
 int edbuf_insert(struct edbuf *e, const char *s, size_t len)
 {
-	if (e->text.len + len > EDBUF_MAX)
+	if (e->text.len + len > EDBUF_MAX || strbuf_grow(&e->text, len) < 0)
 		return -1;
-	strbuf_grow(&e->text, len);
 	memmove(e->text.buf + e->cur + len, e->text.buf + e->cur, e->text.len - e->cur + 1);
 	memcpy(e->text.buf + e->cur, s, len);
 	e->text.len += len;

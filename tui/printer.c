@@ -18,6 +18,8 @@ void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
 	sanitizer_init(&p->san_err, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
 	strbuf_init(&p->stdout_text, 0);
 	strbuf_init(&p->stderr_text, 0);
+	strbuf_set_max(&p->stdout_text, PRINTER_COLLECT_MAX);
+	strbuf_set_max(&p->stderr_text, PRINTER_COLLECT_MAX);
 	strbuf_init(&p->clean, 0);
 }
 
@@ -25,6 +27,7 @@ void printer_reset(struct printer *p)
 {
 	strbuf_reset(&p->stdout_text);
 	strbuf_reset(&p->stderr_text);
+	p->collect_cut = 0;
 	for (size_t i = 0; i < p->nplots; i++)
 		free(p->plots[i].path);
 	p->nplots = 0;
@@ -54,8 +57,9 @@ static void emit(struct printer *p, int to_err, const char *text, size_t len)
 	struct strbuf *clean = &p->clean;
 	FILE *f = to_err ? p->err : p->out;
 
-	if (p->flags & PRINTER_COLLECT)
-		strbuf_add(to_err ? &p->stderr_text : &p->stdout_text, text, len);
+	if ((p->flags & PRINTER_COLLECT) &&
+	    strbuf_add(to_err ? &p->stderr_text : &p->stdout_text, text, len) < 0)
+		p->collect_cut = 1;
 	if (p->flags & PRINTER_QUIET)
 		return;
 	strbuf_reset(clean);
@@ -266,5 +270,7 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 		cJSON_AddNullToObject(o, "error");
 	if (d && d->detail)
 		cJSON_AddStringToObject(o, "reason", d->detail);
+	if (p->collect_cut)
+		cJSON_AddBoolToObject(o, "truncated", 1);
 	return o;
 }

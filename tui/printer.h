@@ -12,6 +12,9 @@
 #include "sanitize.h"
 #include "session.h"
 
+/* Bytes of stdout (and of stderr) a collecting printer keeps. */
+#define PRINTER_COLLECT_MAX ((size_t)1 << 30)
+
 enum {
 	PRINTER_COLOR = 1 << 0,		/* keep SGR colours (a terminal without NO_COLOR) */
 	PRINTER_PROMPTS = 1 << 1,	/* "Out[n]: " before results */
@@ -32,8 +35,9 @@ struct printer {
 	const char *plots_dir;		/* copy each plot here; NULL = leave it in the channel */
 	struct sanitizer san_out, san_err;
 	int out_at_bol;			/* stdout is at the beginning of a line */
-	/* What the cell produced (PRINTER_COLLECT). */
+	/* What the cell produced (PRINTER_COLLECT), each up to PRINTER_COLLECT_MAX. */
 	struct strbuf stdout_text, stderr_text;
+	int collect_cut;		/* some was not kept: the JSON says "truncated" */
 	struct strbuf clean;		/* scratch for sanitised text, reused per event */
 	struct printer_plot *plots;
 	size_t nplots, plots_alloc;

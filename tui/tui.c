@@ -2352,7 +2352,7 @@ static void ui_loop(struct ui *ui)
 			{ .fd = ui->wake[0], .events = POLLIN },
 			{ .fd = session_fd(ui->s), .events = POLLIN },
 		};
-		int timeout = session_timeout_ms(ui->s), busy = ui->npending > 0;
+		int timeout = -1, busy = ui->npending > 0;
 		size_t cells_before = ui->out.ncells;
 
 		if (dirty) {

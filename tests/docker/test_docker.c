@@ -377,14 +377,14 @@ static void test_gc_after_kill9(void)
 	CHECK(write(in[1], "print('up' + 'and' + 'running')\n\n", 34) == 34);
 	/* Wait until the kernel in the container answered. */
 	t0 = now_monotonic();
-	while (!strstr(seen.buf ? seen.buf : "", "upandrunning") && now_monotonic() - t0 < 60) {
+	while (!strstr(seen.buf, "upandrunning") && now_monotonic() - t0 < 60) {
 		char buf[256];
 		ssize_t n = read(out[0], buf, sizeof(buf));
 		if (n <= 0)
 			break;
 		strbuf_add(&seen, buf, (size_t)n);
 	}
-	CHECK(strstr(seen.buf ? seen.buf : "", "upandrunning") != NULL);
+	CHECK(strstr(seen.buf, "upandrunning") != NULL);
 	CHECK(containers_of(pid) == 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);

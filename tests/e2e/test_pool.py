@@ -223,6 +223,14 @@ class PoolTest(unittest.TestCase):
                          'time.sleep(30)', timeout=60)
         self.assertEqual(p.returncode, 3, p.stderr)
 
+    def test_failed_preimport_is_logged(self):
+        self.serve('--min', '1', '--max', '1', '--preimport', 'colorsys, no_such_module_here')
+        p = self.cellbox('run', '--pool', '-c', 'import sys; print("colorsys" in sys.modules)')
+        self.assertEqual((p.returncode, p.stdout), (0, 'True\n'), p.stderr)   # still offered
+        log = self.daemon_log()
+        self.assertIn("pre-import of 'colorsys, no_such_module_here' failed: "
+                      "ModuleNotFoundError: No module named 'no_such_module_here'", log)
+
     def test_bad_arguments(self):
         p = self.cellbox('pool', 'serve', '--min', '3', '--max', '2')
         self.assertEqual(p.returncode, 2)

@@ -1,4 +1,5 @@
 /* Unit tests of the engine's pure parts: buffers, UTF-8, sizes, sanitiser, config, reader. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -25,6 +26,35 @@ static void test_strbuf(void)
 	strbuf_reset(&sb);
 	CHECK(sb.len == 0);
 	strbuf_release(&sb);
+}
+
+/* An empty buffer is an empty string, and a buffer's own cap is an error, not an abort. */
+static void test_strbuf_cap(void)
+{
+	struct strbuf sb = STRBUF_INIT, other = STRBUF_INIT;
+	char big[200];
+
+	CHECK(sb.buf != NULL && sb.buf[0] == '\0' && sb.len == 0);
+	CHECK_STR(sb.buf, "");				/* usable as it is: printf, strstr */
+	strbuf_reset(&sb);
+	CHECK(sb.buf == other.buf);			/* nothing was allocated */
+	strbuf_set_max(&sb, 100);
+	memset(big, 'x', sizeof(big));
+	CHECK(strbuf_add(&sb, big, 50) == 0 && sb.len == 50);
+	errno = 0;
+	CHECK(strbuf_add(&sb, big, 60) < 0 && errno == EFBIG);
+	CHECK(sb.len == 50 && sb.buf[50] == '\0');	/* left as it was */
+	CHECK(strbuf_add(&sb, big, 49) == 0 && sb.len == 99);
+	CHECK(strbuf_addch(&sb, 'y') < 0 && sb.len == 99);
+	strbuf_reset(&sb);
+	CHECK(strbuf_addf(&sb, "%s", "short") == 0);
+	CHECK(strbuf_addf(&sb, "%.150s", big) < 0);
+	CHECK_STR(sb.buf, "short");			/* nothing of the failed format shows */
+	strbuf_release(&sb);
+	CHECK(sb.max == 100);				/* the cap stays with the buffer */
+	CHECK(strbuf_read_file(&sb, "/proc/self/exe", 1 << 30) < 0 && errno == EFBIG);
+	strbuf_release(&sb);
+	strbuf_release(&other);
 }
 
 static void test_utf8(void)
@@ -358,6 +388,7 @@ static void test_channel(void)
 
 static const struct tap_test tests[] = {
 	{ "strbuf", test_strbuf },
+	{ "strbuf_cap", test_strbuf_cap },
 	{ "utf8", test_utf8 },
 	{ "parse_size", test_parse_size },
 	{ "base64", test_base64 },
