@@ -4,7 +4,9 @@
 /*
  * A tiny TAP producer for the C tests: CHECK() records one assertion, the test functions
  * are listed in a table, and `prog NAME` runs only the test called NAME (meson registers
- * each test of the table separately). Output is TAP, read by `meson test`.
+ * each test of the table separately, reading the names from the table itself: write it as
+ * `static const struct tap_test tests[] = {`, one `{ "name", fn },` a line, then `};`).
+ * Output is TAP, read by `meson test`.
  */
 
 #include <stdio.h>

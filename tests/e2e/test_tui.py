@@ -339,7 +339,13 @@ class ThemeTest(Base):
         with open(os.path.join(d, 'mine.theme'), 'w') as f:
             f.write('normal = default\nstatus = black on green\n')
         ui = self.start('tui', env_extra={'CELLBOX_THEME': 'mine'})
-        ui.wait_for('mine')
+        # The status line names the theme in force (a theme that is not found shows a message
+        # about the built-in one there instead, which names 'mine' too) ...
+        s = ui.wait_for('\u2502 mine \u2502 F1 help')
+        self.assertNotIn('no theme called', s)
+        # ... and is drawn in its colours: black on green, as mine.theme says.
+        status = [l for l in ui.screen(escapes=True).split('\n') if 'F1 help' in l][-1]
+        self.assertRegex(status, r'\x1b\[30m\x1b\[42m|\x1b\[30;42m')
 
     def test_no_color(self):
         ui = self.start('tui', env_extra={'NO_COLOR': '1', 'TERM': 'xterm-256color'})

@@ -72,13 +72,18 @@ static void test_parse_noise(void)
 	CHECK(termcap_parse(&r, "", 0) == 0 && !r.da1);
 }
 
-/* Random and mutated input: must not crash (the sanitizer build watches) nor over-read. */
+/*
+ * Random and mutated input: no crash (the sanitizer build watches) nor over-read, the result
+ * agrees with the reply it filled in, and whatever came first, a string terminator and a
+ * DA1 with sixel after it are always found.
+ */
 static void test_parse_fuzz(void)
 {
+	static const char tail[] = "\x1b\\\x1b[?62;4c";	/* ST, then DA1 with sixel */
 	struct termcap_reply r;
 	char buf[256];
 	unsigned seed = 12345;
-	int ok = 1;
+	int ok = 1, agree = 1, found = 1, sentinels = 0;
 
 	for (int round = 0; round < 20000; round++) {
 		size_t n = (seed = seed * 1103515245 + 12345) % sizeof(buf);
@@ -90,14 +95,25 @@ static void test_parse_fuzz(void)
 				buf[k] = "\x1b[?;0123456789cSt\x9bP\\"[(seed >> 16) % 20];
 		}
 		char *copy = xmalloc(n ? n : 1);	/* exact size: ASan sees an over-read */
+		int rc;
+
 		memcpy(copy, buf, n);
-		if (termcap_parse(&r, copy, n) < 0)
+		rc = termcap_parse(&r, copy, n);
+		agree &= (rc == 0 || rc == 1) && rc == r.da1;
+		sentinels += rc;
+		if (r.color_registers < 0 || r.cell_w < 0 || r.cell_h < 0 || r.sixel_max_w < 0)
 			ok = 0;
-		if (r.color_registers < 0 || r.cell_w < 0)
-			ok = 0;
+		free(copy);
+		copy = xmalloc(n + sizeof(tail) - 1);
+		memcpy(copy, buf, n);
+		memcpy(copy + n, tail, sizeof(tail) - 1);
+		found &= termcap_parse(&r, copy, n + sizeof(tail) - 1) == 1 && r.da1 && r.sixel;
 		free(copy);
 	}
 	CHECK(ok);
+	CHECK(agree);		/* 1 exactly when the sentinel was seen */
+	CHECK(found);		/* noise never hides a terminated reply */
+	CHECK(sentinels > 0);	/* the mutated xterm answers reach the sentinel sometimes */
 }
 
 static void test_choose(void)
