@@ -68,6 +68,8 @@ static const char *const event_names[] = {
 	[SESSION_EV_INPUT_REQUEST] = "input_request",
 	[SESSION_EV_REPLY] = "reply",
 	[SESSION_EV_DONE] = "done",
+	[SESSION_EV_CLEAR_OUTPUT] = "clear_output",
+	[SESSION_EV_ARTIFACT] = "artifact",
 	[SESSION_EV_OTHER] = "other",
 };
 

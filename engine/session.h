@@ -44,6 +44,8 @@ enum session_event_type {
 	SESSION_EV_INPUT_REQUEST,
 	SESSION_EV_REPLY,
 	SESSION_EV_DONE,
+	SESSION_EV_CLEAR_OUTPUT,	/* clear_output(wait): the cell's outputs go */
+	SESSION_EV_ARTIFACT,	/* a file the cell made (savefig, a plotly figure's HTML) */
 	SESSION_EV_OTHER,	/* a type this host does not know: ignore */
 };
 
