@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outputs.h"
+
 void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
 		  const char *plots_dir)
 {
@@ -100,36 +102,96 @@ static void emit_line(struct printer *p, const char *text)
 		emit(p, 0, "\n", 1);
 }
 
+/* Keep a plot or artifact for printer_json(). */
+static void collect_plot(struct printer *p, struct printer_plot *pl)
+{
+	if (!(p->flags & PRINTER_COLLECT)) {
+		free(pl->path);
+		return;
+	}
+	if (p->nplots == p->plots_alloc) {
+		p->plots_alloc = p->plots_alloc ? 2 * p->plots_alloc : 4;
+		p->plots = xrealloc(p->plots, p->plots_alloc * sizeof(*p->plots));
+	}
+	p->plots[p->nplots++] = *pl;
+}
+
+/* Describe a plot or artifact file from an event and copy it to plots_dir when asked. */
+static int take_file(struct printer *p, const cJSON *desc, const char *what,
+		     struct printer_plot *pl)
+{
+	const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "path"));
+	const char *fmt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(desc, "format"));
+	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(desc, "index");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(desc, "width");
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(desc, "height");
+	const char *ext;
+	struct strbuf err = STRBUF_INIT;
+
+	if (!rel || strstr(rel, "..") || !(ext = strrchr(rel, '.')))
+		return -1;
+	memset(pl, 0, sizeof(*pl));
+	pl->index = cJSON_IsNumber(idx) ? idx->valueint : 0;
+	pl->width = cJSON_IsNumber(w) ? w->valueint : 0;
+	pl->height = cJSON_IsNumber(h) ? h->valueint : 0;
+	snprintf(pl->format, sizeof(pl->format), "%s", fmt && strlen(fmt) < 8 ? fmt : "png");
+	if (p->plots_dir) {
+		char *dst = xasprintf("%s/plot-%d%s", p->plots_dir, pl->index, ext);
+		strbuf_init(&err, 0);
+		if (outputs_copy_file(p->channel_dir, rel, dst, &err) < 0) {
+			fprintf(p->err, "cellbox: cannot save %s %d: %s\n", what, pl->index, err.buf);
+			free(dst);
+			pl->path = xasprintf("%s/%s", p->channel_dir, rel);
+		} else {
+			pl->path = dst;
+		}
+		strbuf_release(&err);
+	} else {
+		pl->path = xasprintf("%s/%s", p->channel_dir, rel);
+	}
+	return 0;
+}
+
+/* An artifact (a file the cell saved): its line, and kept for printer_json(). */
+static void on_artifact(struct printer *p, const cJSON *ev)
+{
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "name"));
+	struct printer_plot pl;
+	struct strbuf line = STRBUF_INIT, clean = STRBUF_INIT;
+	struct sanitizer san;
+
+	if (take_file(p, ev, "artifact", &pl) < 0)
+		return;
+	strbuf_init(&line, 0);
+	strbuf_init(&clean, 0);
+	strbuf_addf(&line, "[artifact %d: ", pl.index);
+	if (name)
+		strbuf_addf(&line, "%s, ", name);
+	for (const char *f = pl.format; *f; f++)
+		strbuf_addch(&line, *f >= 'a' && *f <= 'z' ? *f - 32 : *f);
+	if (pl.width && pl.height)
+		strbuf_addf(&line, " %dx%d", pl.width, pl.height);
+	strbuf_addf(&line, ", %s %s]\n", p->plots_dir ? "saved to" : "at", pl.path);
+	/* The name comes from the kernel: no escapes from it reach the terminal. */
+	sanitizer_init(&san, 0);
+	sanitizer_feed(&san, line.buf, line.len, &clean);
+	sanitizer_release(&san);
+	fresh_line(p);
+	emit_own(p, clean.buf);
+	fflush(p->out);
+	strbuf_release(&line);
+	strbuf_release(&clean);
+	collect_plot(p, &pl);
+}
+
 /* Record a plot, copy it to plots_dir when asked, and print its line. */
 static void on_plot(struct printer *p, const cJSON *plot)
 {
-	const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plot, "path"));
-	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(plot, "index");
-	const cJSON *w = cJSON_GetObjectItemCaseSensitive(plot, "width");
-	const cJSON *h = cJSON_GetObjectItemCaseSensitive(plot, "height");
-	struct printer_plot pl = { 0 };
-	char *src, *line;
+	struct printer_plot pl;
+	char *line;
 
-	if (!rel || strstr(rel, ".."))
+	if (take_file(p, plot, "plot", &pl) < 0)
 		return;
-	pl.index = cJSON_IsNumber(idx) ? idx->valueint : 0;
-	pl.width = cJSON_IsNumber(w) ? w->valueint : 0;
-	pl.height = cJSON_IsNumber(h) ? h->valueint : 0;
-	src = xasprintf("%s/%s", p->channel_dir, rel);
-	if (p->plots_dir) {
-		char *dst = xasprintf("%s/plot-%d.png", p->plots_dir, pl.index);
-		if (copy_file(src, dst) < 0) {
-			fprintf(p->err, "cellbox: cannot save plot %d to '%s': %s\n", pl.index, dst,
-				strerror(errno));
-			free(dst);
-			pl.path = src;
-		} else {
-			free(src);
-			pl.path = dst;
-		}
-	} else {
-		pl.path = src;
-	}
 	line = xasprintf("[plot %d: %dx%d PNG, %s %s]\n", pl.index, pl.width, pl.height,
 			 p->plots_dir ? "saved to" : "at", pl.path);
 	fresh_line(p);
@@ -142,15 +204,7 @@ static void on_plot(struct printer *p, const cJSON *plot)
 	emit_own(p, line);
 	fflush(p->out);
 	free(line);
-	if (p->flags & PRINTER_COLLECT) {
-		if (p->nplots == p->plots_alloc) {
-			p->plots_alloc = p->plots_alloc ? 2 * p->plots_alloc : 4;
-			p->plots = xrealloc(p->plots, p->plots_alloc * sizeof(*p->plots));
-		}
-		p->plots[p->nplots++] = pl;
-	} else {
-		free(pl.path);
-	}
+	collect_plot(p, &pl);
 }
 
 /* Print a traceback (or "ename: evalue" when it has none) to stderr. */
@@ -212,8 +266,13 @@ void printer_event(struct printer *p, const struct session_event *ev)
 			free(prompt);
 		}
 		emit_line(p, text);
+		if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "plot")))
+			on_plot(p, cJSON_GetObjectItemCaseSensitive(j, "plot"));
 		break;
 	}
+	case SESSION_EV_ARTIFACT:
+		on_artifact(p, j);
+		break;
 	case SESSION_EV_DISPLAY: {
 		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
 		const char *text = plain_text(j);
@@ -258,7 +317,7 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 		cJSON *item = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(item, "index", pl->index);
-		cJSON_AddStringToObject(item, "format", "png");
+		cJSON_AddStringToObject(item, "format", pl->format);
 		if (p->plots_dir)
 			cJSON_AddStringToObject(item, "path", pl->path);
 		else

@@ -1141,6 +1141,39 @@ static void plots_forget(struct ui *ui)
 	}
 }
 
+/* A plot of a display or result event: its line in the cell and the plot list. */
+static void cell_plot(struct ui *ui, struct out_cell *c, const cJSON *plot)
+{
+	int idx = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "index"));
+	int w = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "width"));
+	int h = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "height"));
+	const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plot, "path"));
+
+	out_cell_plot(&ui->out, c, idx, w, h);
+	if (ui->nplots == ui->plots_alloc) {
+		ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
+		ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
+	}
+	plot_add(ui, &ui->plots[ui->nplots++], idx, w, h, rel);
+}
+
+/* An artifact (a file the cell saved): a line naming it and where it is. */
+static void cell_artifact(struct ui *ui, struct out_cell *c, const cJSON *ev)
+{
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "name"));
+	const char *fmt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "format"));
+	const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "path"));
+	int idx = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "index"));
+	char *line;
+
+	if (!rel || strstr(rel, ".."))
+		return;
+	line = xasprintf("[artifact %d: %s%s%s, at %s/%s]\n", idx, name ? name : "",
+			 name ? ", " : "", fmt ? fmt : "file", session_channel_dir(ui->s), rel);
+	out_cell_append(&ui->out, c, OUT_INFO, line, strlen(line));	/* sanitised there */
+	free(line);
+}
+
 static void on_cell_event(struct session *s, const struct session_event *ev, void *data)
 {
 	struct ui *ui = data;
@@ -1164,16 +1197,7 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		const cJSON *plot = cJSON_GetObjectItemCaseSensitive(j, "plot");
 		const char *text = bundle_text(cJSON_GetObjectItemCaseSensitive(j, "data"));
 		if (plot) {
-			int idx = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "index"));
-			int w = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "width"));
-			int h = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(plot, "height"));
-			const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plot, "path"));
-			out_cell_plot(&ui->out, c, idx, w, h);
-			if (ui->nplots == ui->plots_alloc) {
-				ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
-				ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
-			}
-			plot_add(ui, &ui->plots[ui->nplots++], idx, w, h, rel);
+			cell_plot(ui, c, plot);
 		} else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pager")) && text) {
 			pager_open(ui, "help", text);
 		} else if (text) {
@@ -1193,8 +1217,13 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 			out_cell_append(&ui->out, c, OUT_RESULT, line, strlen(line));
 			free(line);
 		}
+		if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "plot")))
+			cell_plot(ui, c, cJSON_GetObjectItemCaseSensitive(j, "plot"));
 		break;
 	}
+	case SESSION_EV_ARTIFACT:
+		cell_artifact(ui, c, j);
+		break;
 	case SESSION_EV_ERROR: {
 		const cJSON *tb = cJSON_GetObjectItemCaseSensitive(j, "traceback"), *line;
 		struct strbuf sb = STRBUF_INIT;
@@ -1634,13 +1663,19 @@ static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		return -1;
 	}
 	if (ui->rec.h) {
-		rc = history_export(history_session_id(ui->rec.h), argv[1], msg);
+		nb = history_session_notebook(history_session_id(ui->rec.h), msg);
+		if (!nb)
+			return -1;
+		cellfile_set_kernel(nb, session_kernel_info(ui->s));
+		rc = cellfile_save(nb, argv[1], msg);
+		cJSON_Delete(nb);
 		if (rc == 0)
 			strbuf_addf(msg, "saved this session to '%s'", argv[1]);
 		return rc;
 	}
 	/* Not recording (history-size = 0): the code of the output pane's cells. */
 	nb = cellfile_new_notebook();
+	cellfile_set_kernel(nb, session_kernel_info(ui->s));
 	for (size_t i = 0; i < ui->out.ncells; i++)
 		if (ui->out.cells[i]->code && ++n)
 			cellfile_add_cell(nb, "code", ui->out.cells[i]->code);
