@@ -87,13 +87,21 @@ void history_free_list(char **list);
  */
 void history_prune(size_t max_entries, double max_age_days, const char *keep);
 
-/* A code cell for an entry: its code and outputs (plots embedded as base64 when `embed`). */
+/*
+ * A code cell for an entry: its code and outputs (plots embedded as base64 when `embed`),
+ * and when it ran as nbclient's metadata.execution.
+ */
 cJSON *history_entry_cell(const cJSON *entry, int embed);
 /*
  * Write the cells of stored session `session` (NULL = the newest) to `path`: a notebook with
  * outputs and embedded plots for .ipynb, else a percent script. -1 with `err`.
  */
 int history_export(const char *session, const char *path, struct strbuf *err);
+/*
+ * The cells of stored session `session` (NULL = the newest) as a notebook, plots embedded.
+ * NULL with `err` when there is none.
+ */
+cJSON *history_session_notebook(const char *session, struct strbuf *err);
 /* A recorded session's text as a notebook (every entry a code cell). NULL with `err`. */
 cJSON *history_notebook_from_text(const char *text, const char *name, struct strbuf *err);
 
