@@ -27,8 +27,10 @@ void printer_reset(struct printer *p)
 {
 	strbuf_reset(&p->stdout_text);
 	strbuf_reset(&p->stderr_text);
-	for (size_t i = 0; i < p->nplots; i++)
+	for (size_t i = 0; i < p->nplots; i++) {
 		free(p->plots[i].path);
+		free(p->plots[i].rel);
+	}
 	p->nplots = 0;
 	cJSON_Delete(p->error);
 	cJSON_Delete(p->done);
@@ -107,6 +109,7 @@ static void collect_plot(struct printer *p, struct printer_plot *pl)
 {
 	if (!(p->flags & PRINTER_COLLECT)) {
 		free(pl->path);
+		free(pl->rel);
 		return;
 	}
 	if (p->nplots == p->plots_alloc) {
@@ -116,7 +119,11 @@ static void collect_plot(struct printer *p, struct printer_plot *pl)
 	p->plots[p->nplots++] = *pl;
 }
 
-/* Describe a plot or artifact file from an event and copy it to plots_dir when asked. */
+/*
+ * Describe a plot or artifact file from an event and copy it to plots_dir when asked. The
+ * kernel names the file: one that is not a regular file of ours (a symlink, a FIFO, a hard
+ * link, too big) is refused with a note, and -1 is returned.
+ */
 static int take_file(struct printer *p, const cJSON *desc, const char *what,
 		     struct printer_plot *pl)
 {
@@ -126,7 +133,8 @@ static int take_file(struct printer *p, const cJSON *desc, const char *what,
 	const cJSON *w = cJSON_GetObjectItemCaseSensitive(desc, "width");
 	const cJSON *h = cJSON_GetObjectItemCaseSensitive(desc, "height");
 	const char *ext;
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT;
+	int rc = 0;
 
 	if (!rel || strstr(rel, "..") || !(ext = strrchr(rel, '.')))
 		return -1;
@@ -135,21 +143,27 @@ static int take_file(struct printer *p, const cJSON *desc, const char *what,
 	pl->width = cJSON_IsNumber(w) ? w->valueint : 0;
 	pl->height = cJSON_IsNumber(h) ? h->valueint : 0;
 	snprintf(pl->format, sizeof(pl->format), "%s", fmt && strlen(fmt) < 8 ? fmt : "png");
+	strbuf_init(&err, 0);
 	if (p->plots_dir) {
 		char *dst = xasprintf("%s/plot-%d%s", p->plots_dir, pl->index, ext);
-		strbuf_init(&err, 0);
 		if (outputs_copy_file(p->channel_dir, rel, dst, &err) < 0) {
-			fprintf(p->err, "cellbox: cannot save %s %d: %s\n", what, pl->index, err.buf);
 			free(dst);
-			pl->path = xasprintf("%s/%s", p->channel_dir, rel);
+			rc = -1;
 		} else {
 			pl->path = dst;
 		}
-		strbuf_release(&err);
+	} else if (outputs_read_file(p->channel_dir, rel, OUTPUTS_FILE_MAX, &data, &err) < 0) {
+		rc = -1;
 	} else {
 		pl->path = xasprintf("%s/%s", p->channel_dir, rel);
 	}
-	return 0;
+	if (rc < 0)
+		fprintf(p->err, "cellbox: %s %d not shown: %s\n", what, pl->index, err.buf);
+	else
+		pl->rel = xstrdup(rel);
+	strbuf_release(&err);
+	strbuf_release(&data);
+	return rc;
 }
 
 /* An artifact (a file the cell saved): its line, and kept for printer_json(). */
@@ -313,7 +327,7 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 	cJSON_AddStringToObject(o, "stderr", p->stderr_text.buf);
 	for (size_t i = 0; i < p->nplots; i++) {
 		const struct printer_plot *pl = &p->plots[i];
-		struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT;
+		struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT, err = STRBUF_INIT;
 		cJSON *item = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(item, "index", pl->index);
@@ -324,8 +338,12 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 			cJSON_AddNullToObject(item, "path");	/* the channel goes with the run */
 		cJSON_AddNumberToObject(item, "width", pl->width);
 		cJSON_AddNumberToObject(item, "height", pl->height);
-		if (strbuf_read_file(&png, pl->path, 256u << 20) == 0)
+		/* Our copy, or the channel's file read again with the same checks. */
+		if (p->plots_dir ? strbuf_read_file(&png, pl->path, OUTPUTS_FILE_MAX) == 0
+				 : outputs_read_file(p->channel_dir, pl->rel, OUTPUTS_FILE_MAX, &png,
+						     &err) == 0)
 			base64_encode(png.buf, png.len, &b64);
+		strbuf_release(&err);
 		cJSON_AddStringToObject(item, "content_base64", b64.buf);
 		cJSON_AddItemToArray(plots, item);
 		strbuf_release(&png);

@@ -23,6 +23,7 @@ struct printer_plot {
 	int index;
 	int width, height;
 	char *path;		/* where the file is now (the copy in plots_dir if one was made) */
+	char *rel;		/* its name in the channel ("plots/3.png") */
 	char format[8];		/* "png"; an artifact's format: "png", "jpeg", "svg", "html", ... */
 };
 
