@@ -205,18 +205,19 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 		} else if (!strcmp(a, "--no-timing")) {
 			timing = 0;
 		} else if (!strcmp(a, "--check-ignore") || !strcmp(a, "--check-images")) {
+			int images = !strcmp(a, "--check-images");
 			if (i + 1 >= argc) {
-				cli_error("%s needs %s", a, a[8] == 'g' ? "a size or pixels" : "a REGEX");
+				cli_error("%s needs %s", a, images ? "size or pixels" : "a REGEX");
 				goto out;
 			}
 			check = 1;
 			i++;
-			if (a[8] == 'g' && !strcmp(argv[i], "pixels")) {
+			if (images && !strcmp(argv[i], "pixels")) {
 				chk.pixels = 1;
-			} else if (a[8] == 'g' && strcmp(argv[i], "size")) {
+			} else if (images && strcmp(argv[i], "size")) {
 				cli_error("--check-images takes size or pixels, not '%s'", argv[i]);
 				goto out;
-			} else if (a[8] != 'g' && check_add_ignore(&chk, argv[i], &err) < 0) {
+			} else if (!images && check_add_ignore(&chk, argv[i], &err) < 0) {
 				cli_error("--check-ignore: %s", err.buf);
 				goto out;
 			}
