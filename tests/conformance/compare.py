@@ -12,7 +12,7 @@ What is compared, per code cell, after normalising both sides the same way:
 - errors by ename, evalue and the traceback's text without colours or cell names;
 - JSON mimes as values (a float that is integral, 0.0, may be written 0);
 - images (png, jpeg) by presence, format and pixel size within 2 px; svg and pdf by presence;
-- each output's metadata keys, and the notebook's language_info.
+- each output's metadata keys, and the notebook's language_info (when the reference has one).
 """
 import base64
 import json
@@ -128,7 +128,8 @@ def short(item):
 def compare(ref, other):
     """The differences between two notebooks, as lines of text."""
     diffs = []
-    if ref['metadata'].get('language_info') != other['metadata'].get('language_info'):
+    if ('language_info' in ref['metadata'] and
+            ref['metadata']['language_info'] != other['metadata'].get('language_info')):
         diffs.append('language_info: %r != %r' % (ref['metadata'].get('language_info'),
                                                   other['metadata'].get('language_info')))
     code = [(i, c) for i, c in enumerate(ref['cells']) if c['cell_type'] == 'code']
