@@ -10,6 +10,7 @@
 
 #include "cellfile.h"
 #include "graphics.h"
+#include "outputs.h"
 
 /* The placeholders: what always differs between two runs of the same cell. */
 static const struct {
@@ -289,7 +290,9 @@ static void outputs_items(const struct check *c, const cJSON *outputs, struct it
 			free(t);
 			continue;
 		}
-		/* The run of streams ends here. */
+		/* The run of streams ends here: compared as a front end shows it. */
+		outputs_collapse(&out);
+		outputs_collapse(&err);
 		if (out.len)
 			add_text(c, it, "[stdout]\n", out.buf);
 		if (err.len)

@@ -6,7 +6,8 @@
  * nbval does, without alarms for what always differs between two runs:
  *
  * - consecutive stream outputs are one stream (a kernel may split a stream, and stdout and
- *   stderr interleave by timing): their stdout and their stderr text are compared;
+ *   stderr interleave by timing): their stdout and their stderr text are compared, with
+ *   `\r` and backspace applied (nbclient stores them raw, cellbox and JupyterLab applied);
  * - in all text: ANSI colours dropped; addresses (0x7f...), timings (12.3 ms), %timeit's run
  *   and loop counts, uuids, and cell file names (/tmp/ipykernel_<pid>/<hash>.py,
  *   <ipython-input-N-hash>, "Cell In [n]" / "Input In [n]") replaced by placeholders, then

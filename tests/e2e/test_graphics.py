@@ -269,7 +269,7 @@ class TuiTest(Base):
             self.assertNotIn(b'\x1bPq', t.out[at:])
             t.send(b'\x0c')                   # Ctrl-L wipes the screen: drawn again
             m = t.expect(dcs)
-            self.assertEqual([int(g) for g in m.groups()], [5, 1, 320, 240])
+            self.assertEqual([int(g) for g in m.groups()], [6, 1, 320, 240])
             t.send(b'\x1bOP')                 # F1: the pager hides it
             t.expect(rb'q or Esc closes')
             self.settle(t)
