@@ -276,15 +276,15 @@ class TuiTest(Base):
             self.assertNotIn(b'\x1bPq', t.out[t.pos:])
             t.send(b'q')
             m = t.expect(dcs)
-            self.assertEqual([int(g) for g in m.groups()], [5, 1, 320, 240])
+            self.assertEqual([int(g) for g in m.groups()], [6, 1, 320, 240])
             # A resize: asked again, the plot fitted to the new size (30 rows: 15 rows high;
-            # the code still takes two rows at 100 columns).
+            # the code takes three rows at 100 columns too).
             # (The pty sends SIGWINCH to cellbox, its foreground job.)
             fcntl.ioctl(t.master, termios.TIOCSWINSZ, struct.pack('HHHH', 30, 100, 0, 0))
             t.expect(rb'\x1b\[c')
             t.send(ANSWERS['sixel'])
             m = t.expect(dcs)
-            self.assertEqual([int(g) for g in m.groups()], [5, 1, 400, 300])
+            self.assertEqual([int(g) for g in m.groups()], [6, 1, 400, 300])
             self.assertEqual(t.out.count(b'\x1b[c'), 2)
             t.send(b'\x11')
             self.assertEqual(t.finish(), 0)
