@@ -238,7 +238,7 @@ static void add_bundle(const struct check *c, struct items *it, const char *type
 	snprintf(head, sizeof(head), "[%s]\n", type);
 	add_text(c, it, head, "");
 	for (size_t i = 0; i < n; i++) {
-		const char *mime = v[i]->string;
+		const char *mime = v[i]->string ? v[i]->string : "";
 		char *text;
 
 		if (!strcmp(mime, "image/png") || !strcmp(mime, "image/jpeg")) {

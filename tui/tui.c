@@ -1164,14 +1164,35 @@ static void cell_artifact(struct ui *ui, struct out_cell *c, const cJSON *ev)
 	const char *fmt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "format"));
 	const char *rel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "path"));
 	int idx = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "index"));
-	char *line;
+	const char *ext = rel ? strrchr(rel, '.') : NULL;
+	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT;
+	char *line, *dst = NULL;
 
-	if (!rel || strstr(rel, ".."))
+	if (!rel || strstr(rel, "..") || !ext)
 		return;
-	line = xasprintf("[artifact %d: %s%s%s, at %s/%s]\n", idx, name ? name : "",
-			 name ? ", " : "", fmt ? fmt : "file", session_channel_dir(ui->s), rel);
+	strbuf_init(&err, 0);
+	/* The channel goes with the session: keep a copy next to the history when recording. */
+	if (ui->rec.h && mkdir_p(history_plots_dir(ui->rec.h)) == 0) {
+		dst = xasprintf("%s/%d%s", history_plots_dir(ui->rec.h), idx, ext);
+		if (outputs_copy_file(session_channel_dir(ui->s), rel, dst, &err) < 0) {
+			free(dst);
+			dst = NULL;
+		}
+	} else if (outputs_read_file(session_channel_dir(ui->s), rel, OUTPUTS_FILE_MAX, &data,
+				     &err) == 0) {
+		dst = xasprintf("%s/%s", session_channel_dir(ui->s), rel);
+	}
+	if (dst)
+		line = xasprintf("[artifact %d: %s%s%s, %s %s]\n", idx, name ? name : "",
+				 name ? ", " : "", fmt ? fmt : "file", ui->rec.h ? "saved to" : "at",
+				 dst);
+	else
+		line = xasprintf("[artifact %d not kept: %s]\n", idx, err.buf);
 	out_cell_append(&ui->out, c, OUT_INFO, line, strlen(line));	/* sanitised there */
 	free(line);
+	free(dst);
+	strbuf_release(&err);
+	strbuf_release(&data);
 }
 
 static void on_cell_event(struct session *s, const struct session_event *ev, void *data)
