@@ -597,7 +597,9 @@ void cellfile_write_percent(const cJSON *nb, struct strbuf *out)
 			strbuf_addstr(out, " [raw]");
 		cJSON_ArrayForEach(m, md) {
 			char *v;
-			if (!strcmp(m->string, "title"))
+			/* Run-time metadata stays out of a script, as jupytext leaves it out. */
+			if (!strcmp(m->string, "title") || !strcmp(m->string, "execution") ||
+			    !strcmp(m->string, "ExecuteTime"))
 				continue;
 			v = cJSON_PrintUnformatted(m);
 			strbuf_addf(out, " %s=%s", m->string, v);

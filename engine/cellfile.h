@@ -44,7 +44,7 @@ cJSON *cellfile_load(const char *path, struct strbuf *err);
 
 /* Append the notebook as nbformat.write() prints it. */
 void cellfile_write_ipynb(const cJSON *nb, struct strbuf *out);
-/* Append the notebook as a percent-format script (outputs are dropped). */
+/* Append the notebook as a percent-format script (outputs and run times are dropped). */
 void cellfile_write_percent(const cJSON *nb, struct strbuf *out);
 /* Write the notebook to `path` (.ipynb, else percent) as tmp + rename. -1 with `err`. */
 int cellfile_save(const cJSON *nb, const char *path, struct strbuf *err);
