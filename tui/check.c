@@ -22,6 +22,8 @@ static const struct {
 	{ "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<uuid>" },
 	{ "\\S*/ipykernel_\\d+/\\d+\\.py|<ipython-input-\\d+-[0-9a-f]+>", "<cell>" },
 	{ "(?:Cell|Input) In ?\\[\\d*\\]", "Cell In [n]" },
+	{ "The slowest run took [\\d.]+ times longer than the fastest\\. This could mean that an "
+	  "intermediate result is being cached\\.\\n", "" },
 	{ "\\b\\d[\\d,]*(?= (?:runs?|loops?)\\b)", "<n>" },
 	{ "\\b\\d+(?:\\.\\d+)?\\s*(?:ns|µs|us|ms|s|sec|seconds|min)\\b", "<time>" },
 };
@@ -55,6 +57,9 @@ static pcre2_code *compile(const char *re, struct strbuf *err)
 	}
 	return code;
 }
+
+_Static_assert(ARRAY_SIZE(builtin) <= ARRAY_SIZE(((struct check *)0)->builtin),
+	       "struct check has room for every placeholder pattern");
 
 void check_init(struct check *c)
 {

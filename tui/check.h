@@ -9,7 +9,7 @@
  *   stderr interleave by timing): their stdout and their stderr text are compared, with
  *   `\r` and backspace applied (nbclient stores them raw, cellbox and JupyterLab applied);
  * - in all text: ANSI colours dropped; addresses (0x7f...), timings (12.3 ms), %timeit's run
- *   and loop counts, uuids, and cell file names (/tmp/ipykernel_<pid>/<hash>.py,
+ *   and loop counts (and its "slowest run took ..." note), uuids, and cell file names (/tmp/ipykernel_<pid>/<hash>.py,
  *   <ipython-input-N-hash>, "Cell In [n]" / "Input In [n]") replaced by placeholders, then
  *   each --check-ignore REGEX match by "<ignored>";
  * - errors by ename and evalue; rich outputs by their mime types, text/plain, text/html,
@@ -48,7 +48,7 @@ struct check {
 	int tolerance;		/* pixels, CHECK_TOLERANCE by default */
 	void **ignore;		/* compiled --check-ignore patterns */
 	size_t nignore;
-	void *builtin[8];	/* the placeholders' patterns */
+	void *builtin[12];	/* the placeholders' patterns */
 };
 
 void check_init(struct check *c);

@@ -7,8 +7,9 @@ What is compared, per code cell, after normalising both sides the same way:
   (a kernel may split a stream in several outputs, and stdout and stderr interleave by
   timing): its stdout text and its stderr text, with `\r` and backspace applied;
 - stream text, text/plain and text/html with addresses (0x7f...), timings (1.2 ms), %timeit's
-  run and loop counts, uuids and cell file names (/tmp/ipykernel_<pid>/<hash>.py) replaced
-  by placeholders; other text mimes (markdown, latex, javascript) as they are;
+  run and loop counts (and its note that the slowest run took longer), uuids and cell file
+  names (/tmp/ipykernel_<pid>/<hash>.py) replaced by placeholders; other text mimes
+  (markdown, latex, javascript) as they are;
 - errors by ename, evalue and the traceback's text without colours or cell names;
 - JSON mimes as values (a float that is integral, 0.0, may be written 0);
 - images (png, jpeg) by presence, format and pixel size within 2 px; svg and pdf by presence;
@@ -28,6 +29,8 @@ _SUBS = [
     (re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'), '<uuid>'),
     (re.compile(r'\S*/ipykernel_\d+/\d+\.py|<ipython-input-\d+-[0-9a-f]+>'), '<cell>'),
     (re.compile(r'(?:Cell|Input) In ?\[\d*\]'), 'Cell In [n]'),
+    (re.compile(r'The slowest run took [\d.]+ times longer than the fastest\. This could mean '
+                r'that an intermediate result is being cached\.\n'), ''),
     (re.compile(r'\b\d[\d,]*(?= (?:runs?|loops?)\b)'), '<n>'),
     (re.compile(r'\b\d+(?:\.\d+)?\s*(?:ns|µs|us|ms|s|sec|seconds|min)\b'), '<time>'),
 ]

@@ -59,7 +59,9 @@ class CheckTest(unittest.TestCase):
                                          'execution_count': 2, 'metadata': {},
                                          'output_type': 'execute_result'}], None),
             ('%timeit -n 3 -r 2 pass',
-             [stream('9.87 ns ± 1.2 ns per loop (mean ± std. dev. of 7 runs, 100,000,000 loops each)\n')],
+             [stream('The slowest run took 4.78 times longer than the fastest. This could mean '
+                     'that an intermediate result is being cached.\n'
+                     '9.87 ns ± 1.2 ns per loop (mean ± std. dev. of 7 runs, 100,000,000 loops each)\n')],
              None),
             ('import warnings\nwarnings.warn("w")',
              [stream('/tmp/ipykernel_1234/99999.py:2: UserWarning: w\n  warnings.warn("w")\n',
