@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Replay of a 30-cell notebook, cold: nbclient (jupyter nbconvert --execute) and cellbox.
+"""Replay of a 30-cell notebook: nbclient cold, cellbox cold, and cellbox from a warm pool.
 
 Usage: bench/replay.py [--bin build/tui/cellbox] [--runs N] [--cells 30]
 
@@ -7,6 +7,8 @@ The notebook is generated: arithmetic cells and two matplotlib plots, written by
 Each side is a fresh process per run, as a user or CI would start it:
   nbclient: python3 -c 'read; NotebookClient(nb, kernel_name="python3").execute(); write'
   cellbox:  cellbox replay NB -o OUT --json
+  pooled:   cellbox replay --pool NB -o OUT --json, with `cellbox pool serve --preimport
+            matplotlib.pyplot` keeping kernels warm (the refill between runs is not timed)
 Printed: the median wall time of each, the ratio, nbclient's kernel start, and cellbox's
 per-cell overhead = a cell's wall time seen by cellbox - the kernel's own run time of it
 (replay --json: cells[].wall, cells[].duration), median over all cells of all runs; and
@@ -24,6 +26,10 @@ import time
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests',
+                                'conformance'))
+import compare  # noqa: E402  (the conformance suite's comparer)
 
 NBCLIENT = r'''
 import sys, time
@@ -51,7 +57,7 @@ def make_notebook(path, cells):
             nb.cells.append(new_code_cell('import math\ntotal = 0'))
         elif i in plots:
             nb.cells.append(new_code_cell(
-                'import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\n'
+                'import matplotlib.pyplot as plt\n'
                 'plt.plot([math.sin(x / 10) for x in range(100)])\nplt.title("plot %d")\n'
                 'plt.show()' % i))
         elif i % 3 == 0:
@@ -86,44 +92,72 @@ def main():
                    CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'),
                    PYDEVD_DISABLE_FILE_VALIDATION='1')
         nbc, nbc_start, cb, cb_start, overhead, mean_overhead = [], [], [], [], [], []
-        for run in range(args.runs):
-            # Alternate the order so neither side always runs on a warmer page cache.
-            for side in ((0, 1) if run % 2 == 0 else (1, 0)):
-                if side == 0:
-                    wall, out = timed([sys.executable, '-c', NBCLIENT, nb_path,
-                                       os.path.join(tmp, 'nbclient.ipynb')], env)
-                    nbc.append(wall)
-                    nbc_start.append(float(out.strip().splitlines()[-1]))
-                else:
-                    wall, out = timed([args.bin, 'replay', nb_path, '-o',
-                                       os.path.join(tmp, 'cellbox.ipynb'), '--json'], env)
-                    r = json.loads(out)
-                    cb.append(wall)
-                    cb_start.append(r['startup_seconds'])
-                    mean_overhead.append((r['cells_wall_seconds'] - r['cells_kernel_seconds'])
-                                         / r['cells_run'])
-                    overhead.extend(c['wall'] - c['duration'] for c in r['cells'])
-        m_nbc, m_cb = statistics.median(nbc), statistics.median(cb)
-        print('replay of a %d-cell notebook (2 plots), cold, median of %d runs'
+        pooled, pooled_start = [], []
+        pool_dir = os.path.join(tmp, 'run', 'pool', 'default', 'ready')
+        daemon = subprocess.Popen([args.bin, 'pool', 'serve', '--min', '2', '--max', '2',
+                                   '--preimport', 'matplotlib.pyplot'], env=env,
+                                  stderr=subprocess.DEVNULL)
+
+        def pool_ready():
+            while not (os.path.isdir(pool_dir) and len(os.listdir(pool_dir)) >= 1):
+                if daemon.poll() is not None:
+                    sys.exit('bench: the pool daemon exited (%d)' % daemon.returncode)
+                time.sleep(0.02)
+        try:
+            for run in range(args.runs):
+                # Alternate the order so neither side always runs on a warmer page cache.
+                for side in ((0, 1, 2) if run % 2 == 0 else (2, 1, 0)):
+                    if side == 0:
+                        wall, out = timed([sys.executable, '-c', NBCLIENT, nb_path,
+                                           os.path.join(tmp, 'nbclient.ipynb')], env)
+                        nbc.append(wall)
+                        nbc_start.append(float(out.strip().splitlines()[-1]))
+                    elif side == 1:
+                        wall, out = timed([args.bin, 'replay', nb_path, '-o',
+                                           os.path.join(tmp, 'cellbox.ipynb'), '--json'], env)
+                        r = json.loads(out)
+                        cb.append(wall)
+                        cb_start.append(r['startup_seconds'])
+                        mean_overhead.append((r['cells_wall_seconds'] - r['cells_kernel_seconds'])
+                                             / r['cells_run'])
+                        overhead.extend(c['wall'] - c['duration'] for c in r['cells'])
+                    else:
+                        pool_ready()
+                        wall, out = timed([args.bin, 'replay', '--pool', '--pool-strategy',
+                                           'fail-fast', nb_path, '-o',
+                                           os.path.join(tmp, 'pooled.ipynb'), '--json'], env)
+                        pooled.append(wall)
+                        pooled_start.append(json.loads(out)['startup_seconds'])
+        finally:
+            daemon.terminate()
+            daemon.wait()
+        m_nbc, m_cb, m_pool = (statistics.median(nbc), statistics.median(cb),
+                               statistics.median(pooled))
+        print('replay of a %d-cell notebook (2 plots), median of %d runs'
               % (args.cells, args.runs))
-        print('  %-30s %9s %12s' % ('', 'wall', 'kernel start'))
-        print('  %-30s %8.3fs %11.3fs' % ('nbclient %s' % __import__('nbclient').__version__,
+        print('  %-34s %9s %12s' % ('', 'wall', 'kernel start'))
+        print('  %-34s %8.3fs %11.3fs' % ('nbclient %s, cold' % __import__('nbclient').__version__,
                                           m_nbc, statistics.median(nbc_start)))
-        print('  %-30s %8.3fs %11.3fs' % ('cellbox replay', m_cb, statistics.median(cb_start)))
-        print('  ratio cellbox / nbclient: %.2f (target <= 0.50)' % (m_cb / m_nbc))
+        print('  %-34s %8.3fs %11.3fs' % ('cellbox replay, cold', m_cb,
+                                          statistics.median(cb_start)))
+        print('  %-34s %8.3fs %11.3fs' % ('cellbox replay, warm pool', m_pool,
+                                          statistics.median(pooled_start)))
+        print('  ratio cellbox cold / nbclient: %.2f (target <= 0.50)' % (m_cb / m_nbc))
+        print('  ratio cellbox pooled / nbclient: %.2f (target <= 0.20)' % (m_pool / m_nbc))
         print('  cellbox per-cell overhead (cell wall - kernel run time): %.3f ms median of'
               ' %d cells (target < 1 ms)' % (statistics.median(overhead) * 1e3, len(overhead)))
         print('    mean %.3f ms: includes saving the 2 plots as PNG after each of those cells,'
               ' which the kernel does not count in its run time'
               % (statistics.median(mean_overhead) * 1e3))
-        # Both wrote a notebook: the same cells ran with the same outputs.
-        a = nbformat.read(os.path.join(tmp, 'nbclient.ipynb'), as_version=4)
-        b = nbformat.read(os.path.join(tmp, 'cellbox.ipynb'), as_version=4)
-        same = all(
-            [o.get('text') for o in x.get('outputs', []) if o.output_type == 'stream'] ==
-            [o.get('text') for o in y.get('outputs', []) if o.output_type == 'stream']
-            for x, y in zip(a.cells, b.cells))
-        print('  stream outputs identical in both notebooks: %s' % ('yes' if same else 'NO'))
+        # All three wrote a notebook: the same outputs, as the conformance suite compares them.
+        ref = json.load(open(os.path.join(tmp, 'nbclient.ipynb'), encoding='utf-8'))
+        for name in ('cellbox.ipynb', 'pooled.ipynb'):
+            diffs = compare.compare(ref, json.load(open(os.path.join(tmp, name),
+                                                        encoding='utf-8')))
+            print('  outputs of %s against nbclient\'s: %s' % (name, 'the same' if not diffs
+                                                              else '%d differences:\n    %s'
+                                                              % (len(diffs),
+                                                                 '\n    '.join(diffs))))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

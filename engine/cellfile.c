@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -280,6 +281,78 @@ int cellfile_has_tag(const cJSON *cell, const char *tag)
 	return 0;
 }
 
+/* ---- notebook metadata ---- */
+
+/* Set obj[key] to a copy of v. */
+static void set_member(cJSON *obj, const char *key, const cJSON *v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	cJSON_AddItemToObject(obj, key, cJSON_Duplicate(v, 1));
+}
+
+/* The object member `key` of obj, made when missing or not an object. */
+static cJSON *object_member(cJSON *obj, const char *key)
+{
+	cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsObject(m)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+		m = cJSON_AddObjectToObject(obj, key);
+	}
+	return m;
+}
+
+void cellfile_set_kernel(cJSON *nb, const cJSON *kernel_info)
+{
+	const cJSON *li = cJSON_GetObjectItemCaseSensitive(kernel_info, "language_info");
+	const cJSON *ks = cJSON_GetObjectItemCaseSensitive(kernel_info, "kernelspec");
+	cJSON *md = object_member(nb, "metadata");
+	const cJSON *have = cJSON_GetObjectItemCaseSensitive(md, "kernelspec");
+	const char *lang = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(have, "language"));
+	const char *want = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ks, "language"));
+
+	if (cJSON_IsObject(li))
+		set_member(md, "language_info", li);
+	if (cJSON_IsObject(ks) && (!cJSON_IsObject(have) || !lang || !want || strcmp(lang, want)))
+		set_member(md, "kernelspec", ks);
+}
+
+void cellfile_iso_time(double t, struct strbuf *out)
+{
+	time_t sec = (time_t)t;
+	long usec = (long)((t - (double)sec) * 1e6 + 0.5);
+	struct tm tm;
+	char buf[32];
+
+	if (usec >= 1000000) {
+		sec++;
+		usec -= 1000000;
+	}
+	gmtime_r(&sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	strbuf_addf(out, "%s.%06ldZ", buf, usec);
+}
+
+void cellfile_set_timing(cJSON *cell, double started, double finished)
+{
+	static const char *const keys[] = {
+		"iopub.status.busy", "iopub.execute_input", "shell.execute_reply",
+		"iopub.status.idle",
+	};
+	cJSON *md = object_member(cell, "metadata"), *ex;
+	struct strbuf t = STRBUF_INIT;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(md, "execution");
+	ex = cJSON_AddObjectToObject(md, "execution");
+	strbuf_init(&t, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		strbuf_reset(&t);
+		cellfile_iso_time(i < 2 ? started : finished, &t);
+		cJSON_AddStringToObject(ex, keys[i], t.buf);
+	}
+	strbuf_release(&t);
+}
+
 /* ---- percent format ---- */
 
 /* Whether `line` is a `# %%` marker; *rest is what follows it. */
@@ -523,7 +596,9 @@ void cellfile_write_percent(const cJSON *nb, struct strbuf *out)
 			strbuf_addstr(out, " [raw]");
 		cJSON_ArrayForEach(m, md) {
 			char *v;
-			if (!strcmp(m->string, "title"))
+			/* Run-time metadata stays out of a script, as jupytext leaves it out. */
+			if (!strcmp(m->string, "title") || !strcmp(m->string, "execution") ||
+			    !strcmp(m->string, "ExecuteTime"))
 				continue;
 			v = cJSON_PrintUnformatted(m);
 			strbuf_addf(out, " %s=%s", m->string, v);

@@ -47,7 +47,7 @@ int cellfile_read(const char *path, struct strbuf *text, struct strbuf *err);
 
 /* Append the notebook as nbformat.write() prints it. */
 void cellfile_write_ipynb(const cJSON *nb, struct strbuf *out);
-/* Append the notebook as a percent-format script (outputs are dropped). */
+/* Append the notebook as a percent-format script (outputs and run times are dropped). */
 void cellfile_write_percent(const cJSON *nb, struct strbuf *out);
 /* Write the notebook to `path` (.ipynb, else percent) as tmp + rename. -1 with `err`. */
 int cellfile_save(const cJSON *nb, const char *path, struct strbuf *err);
@@ -66,5 +66,20 @@ char *cellfile_join(const cJSON *source);
 int cellfile_has_tag(const cJSON *cell, const char *tag);
 /* The cell's type ("code", ...), or "" when it has none. */
 const char *cellfile_cell_type(const cJSON *cell);
+
+/*
+ * Describe the running kernel in the notebook's metadata from its `ready` object
+ * (session_kernel_info): language_info replaced, as nbclient does; kernelspec written when
+ * the notebook has none or one of another language. NULL or fields missing: left as it is.
+ */
+void cellfile_set_kernel(cJSON *nb, const cJSON *kernel_info);
+/*
+ * Record when a cell ran (epoch seconds) in its metadata.execution, with the keys and
+ * ISO 8601 UTC timestamps nbclient writes (iopub.status.busy, iopub.execute_input,
+ * shell.execute_reply, iopub.status.idle).
+ */
+void cellfile_set_timing(cJSON *cell, double started, double finished);
+/* Append an epoch time as nbclient prints it: 2024-05-01T12:00:00.123456Z. */
+void cellfile_iso_time(double t, struct strbuf *out);
 
 #endif

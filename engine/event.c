@@ -11,6 +11,8 @@ static const char *const event_names[] = {
 	[SESSION_EV_INPUT_REQUEST] = "input_request",
 	[SESSION_EV_REPLY] = "reply",
 	[SESSION_EV_DONE] = "done",
+	[SESSION_EV_CLEAR_OUTPUT] = "clear_output",
+	[SESSION_EV_ARTIFACT] = "artifact",
 	[SESSION_EV_OTHER] = "other",
 };
 
@@ -94,21 +96,25 @@ static int safe_relative(const char *p)
 	return 1;
 }
 
-/* A display's plot member, decoded into the store; NULL when there is none. */
-static const struct session_plot *plot_of(struct event_store *st, const cJSON *o)
+/* A file's description (plot member, artifact event), decoded into the store. */
+static const struct session_plot *file_of(struct event_store *st, const cJSON *p)
 {
-	const cJSON *p = object_of(o, "plot");
-	const char *path;
+	const char *path = str_of(p, "path");
 
-	if (!p)
-		return NULL;
-	path = str_of(p, "path");
 	st->plot.index = int_of(p, "index", 0);
 	st->plot.path = safe_relative(path) ? path : NULL;
 	st->plot.format = str_of(p, "format");
 	st->plot.width = int_of(p, "width", 0);
 	st->plot.height = int_of(p, "height", 0);
 	return &st->plot;
+}
+
+/* A display's or result's plot member; NULL when there is none. */
+static const struct session_plot *plot_of(struct event_store *st, const cJSON *o)
+{
+	const cJSON *p = object_of(o, "plot");
+
+	return p ? file_of(st, p) : NULL;
 }
 
 /* Fill a display or result. */
@@ -118,7 +124,9 @@ static void rich_of(struct event_store *st, const cJSON *o, struct session_ev_ri
 	r->text = str_of(r->data, "text/plain");
 	r->metadata = object_of(o, "metadata");
 	r->execution_count = result ? int_of(o, "execution_count", -1) : -1;
-	r->plot = result ? NULL : plot_of(st, o);
+	r->plot = plot_of(st, o);
+	r->display_id = result ? NULL : str_of(o, "display_id");
+	r->update = !result && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "update"));
 	r->pager = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "pager"));
 }
 
@@ -198,6 +206,13 @@ int event_decode(struct event_store *st, const char *line, size_t len, unsigned 
 					    d->valuedouble : 0;
 		}
 		ev->done.reason = ev->done.status == SESSION_STATUS_OK ? REASON_OK : REASON_ERROR;
+		break;
+	case SESSION_EV_CLEAR_OUTPUT:
+		ev->clear.wait = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "wait"));
+		break;
+	case SESSION_EV_ARTIFACT:
+		ev->artifact.file = file_of(st, o);
+		ev->artifact.name = str_of(o, "name");
 		break;
 	default:
 		break;

@@ -30,6 +30,8 @@ enum session_event_type {
 	SESSION_EV_INPUT_REQUEST,
 	SESSION_EV_REPLY,
 	SESSION_EV_DONE,
+	SESSION_EV_CLEAR_OUTPUT,	/* clear_output(wait): the cell's outputs so far go */
+	SESSION_EV_ARTIFACT,	/* a file the cell made (savefig, a plotly figure's HTML) */
 	SESSION_EV_OTHER,	/* a type this host does not know: ignore */
 };
 
@@ -46,12 +48,17 @@ enum session_status {
 	SESSION_STATUS_ABORTED,	/* interrupted (KeyboardInterrupt), or ended by the session */
 };
 
-/* A captured image the kernel wrote into the channel (display.plot). */
+/*
+ * A file the kernel wrote into the channel: a captured image (display.plot, result.plot) or
+ * an artifact. Open it only with outputs_read_file() (outputs.h), which also wants the name
+ * to be plots/<n>.<ext> and the file a regular one.
+ */
 struct session_plot {
-	int index;		/* n of plots/<n>.png, from 1; 0 when the kernel gave none */
+	int index;		/* n of plots/<n>.<ext>, from 1; 0 when the kernel gave none */
 	const char *path;	/* relative to the channel directory; NULL when it is not a
 				   relative path without ".." (never follow it then) */
-	const char *format;	/* "png"; NULL when not said */
+	const char *format;	/* "png" (an artifact: "svg", "pdf", "html", ...); NULL when not
+				   said */
 	int width, height;	/* pixels; 0 when not said */
 };
 
@@ -69,8 +76,24 @@ struct session_ev_rich {
 	const char *text;	/* its text/plain, NULL when it has none */
 	const cJSON *metadata;	/* an object, NULL when none */
 	int execution_count;	/* result: Out[n]; -1 when not said (and for displays) */
-	const struct session_plot *plot;	/* display: a captured image, else NULL */
+	const struct session_plot *plot;	/* a captured image (a shown figure, a Figure as
+						   Out[n]), else NULL */
+	const char *display_id;	/* display: display(..., display_id=...); NULL when none */
+	int update;		/* display: update_display(): the outputs shown with display_id
+				   take this bundle, and nothing new is shown (nothing at all
+				   without an id) */
 	int pager;		/* display: `obj?` help meant for a pager */
+};
+
+/* clear_output: the cell's outputs so far go, at once or (wait) before the next output. */
+struct session_ev_clear {
+	int wait;
+};
+
+/* artifact: a file the cell saved (not an output: Jupyter shows nothing for it). */
+struct session_ev_artifact {
+	const struct session_plot *file;	/* never NULL; its path may be (see above) */
+	const char *name;	/* the name the cell gave it ("out.png"); NULL when none */
 };
 
 /* error: an exception. */
@@ -126,6 +149,8 @@ struct session_event {
 		struct session_ev_input input;
 		struct session_ev_reply reply;
 		struct session_ev_done done;
+		struct session_ev_clear clear;		/* SESSION_EV_CLEAR_OUTPUT */
+		struct session_ev_artifact artifact;
 	};
 };
 

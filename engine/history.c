@@ -289,6 +289,14 @@ cJSON *history_entry_cell(const cJSON *entry, int embed)
 	if (cJSON_IsNumber(n))
 		cJSON_ReplaceItemInObjectCaseSensitive(cell, "execution_count",
 						       cJSON_CreateNumber(n->valuedouble));
+	{
+		/* `time` is when the cell ended (history_append), `duration` how long it ran. */
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(entry, "time");
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(entry, "duration");
+		if (cJSON_IsNumber(t) && t->valuedouble > 0)
+			cellfile_set_timing(cell, t->valuedouble - (cJSON_IsNumber(d) ? d->valuedouble : 0),
+					    t->valuedouble);
+	}
 	list = cJSON_GetObjectItemCaseSensitive(cell, "outputs");
 	cJSON_ArrayForEach(o, outs) {
 		cJSON *copy = cJSON_Duplicate(o, 1);
@@ -374,12 +382,11 @@ cJSON *history_load(const char *path_or_id, struct strbuf *err)
 	return cellfile_load(path_or_id, err);
 }
 
-int history_export(const char *session, const char *path, struct strbuf *err)
+cJSON *history_session_notebook(const char *session, struct strbuf *err)
 {
 	char **list = NULL;
 	cJSON *nb = cellfile_new_notebook();
 	struct strbuf warn = STRBUF_INIT;
-	int rc = -1;
 
 	if (!session) {
 		size_t n = 0;
@@ -397,12 +404,28 @@ int history_export(const char *session, const char *path, struct strbuf *err)
 		strbuf_addf(err, "session '%s' has no recorded cells", session);
 		goto out;
 	}
-	rc = cellfile_save(nb, path, err);
+	history_free_list(list);
+	if (warn.len)
+		fputs(warn.buf, stderr);
+	strbuf_release(&warn);
+	return nb;
 out:
 	if (warn.len)
 		fputs(warn.buf, stderr);
 	strbuf_release(&warn);
 	history_free_list(list);
+	cJSON_Delete(nb);
+	return NULL;
+}
+
+int history_export(const char *session, const char *path, struct strbuf *err)
+{
+	cJSON *nb = history_session_notebook(session, err);
+	int rc;
+
+	if (!nb)
+		return -1;
+	rc = cellfile_save(nb, path, err);
 	cJSON_Delete(nb);
 	return rc;
 }

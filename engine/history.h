@@ -87,7 +87,10 @@ void history_free_list(char **list);
  */
 void history_prune(size_t max_entries, double max_age_days, const char *keep);
 
-/* A code cell for an entry: its code and outputs (plots embedded as base64 when `embed`). */
+/*
+ * A code cell for an entry: its code and outputs (plots embedded as base64 when `embed`),
+ * and when it ran as nbclient's metadata.execution.
+ */
 cJSON *history_entry_cell(const cJSON *entry, int embed);
 /*
  * Write the cells of stored session `session` (NULL = the newest) to `path`: a notebook with
@@ -100,5 +103,10 @@ int history_export(const char *session, const char *path, struct strbuf *err);
  * of a session is a code cell with its outputs. NULL with `err`.
  */
 cJSON *history_load(const char *path_or_id, struct strbuf *err);
+/*
+ * The cells of stored session `session` (NULL = the newest) as a notebook, plots embedded.
+ * NULL with `err` when there is none.
+ */
+cJSON *history_session_notebook(const char *session, struct strbuf *err);
 
 #endif

@@ -1,9 +1,12 @@
 #include "outputs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void outputs_init(struct outputs *o, const char *channel_dir, unsigned flags,
 		  const char *plots_dir, size_t limit)
@@ -18,8 +21,26 @@ void outputs_init(struct outputs *o, const char *channel_dir, unsigned flags,
 	strbuf_init(&o->stream, 0);
 }
 
+/* Forget the display ids of outputs in `list` (NULL: all). */
+static void forget_displays(struct outputs *o, const cJSON *list)
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < o->ndisplays; r++) {
+		if (!list || o->displays[r].list == list)
+			free(o->displays[r].id);
+		else
+			o->displays[w++] = o->displays[r];
+	}
+	o->ndisplays = w;
+}
+
 void outputs_release(struct outputs *o)
 {
+	forget_displays(o, NULL);
+	free(o->displays);
+	o->displays = NULL;
+	o->displays_alloc = 0;
 	cJSON_Delete(o->list);
 	strbuf_release(&o->stream);
 	free(o->detail);
@@ -57,6 +78,121 @@ void outputs_collapse(struct strbuf *t)
 	}
 	t->len = w;
 	t->buf[w] = '\0';
+}
+
+/* ---- channel files ---- */
+
+/* Whether `rel` is `plots/<digits>.<alnum>`; *name points at `<digits>.<alnum>`. */
+static int plot_name_ok(const char *rel, const char **name)
+{
+	const char *p;
+	size_t d, e;
+
+	if (!rel || strncmp(rel, "plots/", 6))
+		return 0;
+	p = rel + 6;
+	d = strspn(p, "0123456789");
+	if (!d || d > 12 || p[d] != '.')
+		return 0;
+	e = strspn(p + d + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+	if (!e || e > 8 || p[d + 1 + e])
+		return 0;
+	*name = p;
+	return 1;
+}
+
+int outputs_read_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *sb,
+		      struct strbuf *err)
+{
+	const char *name;
+	char *dir_path;
+	int dir = -1, fd = -1, rc = -1;
+	struct stat st;
+
+	if (!plot_name_ok(rel, &name)) {
+		strbuf_addf(err, "refused plot path '%s' (not plots/<n>.<ext>)", rel ? rel : "");
+		return -1;
+	}
+	dir_path = xasprintf("%s/plots", channel_dir);
+	dir = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0) {
+		strbuf_addf(err, "cannot open '%s': %s", dir_path, strerror(errno));
+		goto out;
+	}
+	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		strbuf_addf(err, "cannot open '%s/%s': %s", dir_path, name, strerror(errno));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		strbuf_addf(err, "refused '%s/%s': not a regular file with one link", dir_path,
+			    name);
+		goto out;
+	}
+	if ((unsigned long long)st.st_size > max) {
+		strbuf_addf(err, "refused '%s/%s': %lld bytes, more than %zu", dir_path, name,
+			    (long long)st.st_size, max);
+		goto out;
+	}
+	strbuf_reset(sb);
+	if (strbuf_read_fd(sb, fd, max) < 0) {
+		strbuf_addf(err, "cannot read '%s/%s': %s", dir_path, name, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0)
+		close(dir);
+	free(dir_path);
+	return rc;
+}
+
+int outputs_copy_file(const char *channel_dir, const char *rel, const char *dst,
+		      struct strbuf *err)
+{
+	struct strbuf data = STRBUF_INIT;
+	char *tmp = xasprintf("%s.tmp%ld", dst, (long)getpid());
+	int fd = -1, rc = -1;
+
+	strbuf_init(&data, 0);
+	if (outputs_read_file(channel_dir, rel, OUTPUTS_FILE_MAX, &data, err) < 0)
+		goto out;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write_all(fd, data.buf, data.len) < 0 || close(fd) < 0 ||
+	    rename(tmp, dst) < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
+		if (fd >= 0)
+			unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	strbuf_release(&data);
+	return rc;
+}
+
+/* ---- outputs ---- */
+
+/* Drop every output of the cell so far (clear_output), as nbclient does. */
+static void clear_now(struct outputs *o)
+{
+	strbuf_reset(&o->stream);
+	o->stream_name[0] = '\0';
+	forget_displays(o, o->list);
+	cJSON_Delete(o->list);
+	o->list = cJSON_CreateArray();
+	o->bytes = 0;
+	o->clear_pending = 0;
+}
+
+/* A new output is coming: run a clear_output(wait=True) that waits for it. */
+static void before_output(struct outputs *o)
+{
+	if (o->clear_pending)
+		clear_now(o);
 }
 
 /* Close the stream output being merged. */
@@ -98,6 +234,7 @@ static void on_stream(struct outputs *o, const struct session_ev_stream *ev)
 
 	if (ev->stream == SESSION_STREAM_OTHER)
 		return;
+	before_output(o);
 	if (strcmp(o->stream_name, name)) {
 		flush_stream(o);
 		snprintf(o->stream_name, sizeof(o->stream_name), "%s", name);
@@ -113,20 +250,21 @@ static void on_stream(struct outputs *o, const struct session_ev_stream *ev)
 }
 
 /* Add a plot to a display's data, embedded or as a copied file. */
-static void add_plot(struct outputs *o, const struct session_plot *plot, cJSON *data, cJSON *meta)
+static void add_plot(struct outputs *o, const struct session_plot *plot, cJSON *data,
+		     cJSON *meta)
 {
-	char *src;
+	const char *rel = plot->path;
+	struct strbuf err = STRBUF_INIT;
 
-	if (!plot->path)
-		return;
-	src = xasprintf("%s/%s", o->channel_dir, plot->path);
+	strbuf_init(&err, 0);
 	if (o->flags & OUTPUTS_EMBED_PNG) {
 		struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT;
-		if (strbuf_read_file(&png, src, o->limit) == 0) {
+		if (outputs_read_file(o->channel_dir, rel, o->limit, &png, &err) == 0) {
 			base64_encode(png.buf, png.len, &b64);
+			cJSON_DeleteItemFromObjectCaseSensitive(data, "image/png");
 			cJSON_AddStringToObject(data, "image/png", b64.buf);
 		} else if (!o->plot_note) {
-			o->plot_note = xasprintf("cannot read plot '%s': %s", src, strerror(errno));
+			o->plot_note = xstrdup(err.buf);
 		}
 		strbuf_release(&png);
 		strbuf_release(&b64);
@@ -134,54 +272,115 @@ static void add_plot(struct outputs *o, const struct session_plot *plot, cJSON *
 	if ((o->flags & OUTPUTS_COPY_PLOTS) && o->plots_dir) {
 		char *dst = xasprintf("%s/%d.png", o->plots_dir, plot->index);
 		cJSON *cb = cJSON_AddObjectToObject(meta, "cellbox");
-		if (mkdir_p(o->plots_dir) < 0 || copy_file(src, dst) < 0) {
+		strbuf_reset(&err);
+		if (mkdir_p(o->plots_dir) < 0) {
 			if (!o->plot_note)
-				o->plot_note = xasprintf("cannot copy plot to '%s': %s", dst,
+				o->plot_note = xasprintf("cannot create '%s': %s", o->plots_dir,
 							 strerror(errno));
+		} else if (outputs_copy_file(o->channel_dir, rel, dst, &err) < 0 && !o->plot_note) {
+			o->plot_note = xstrdup(err.buf);
 		}
 		cJSON_AddStringToObject(cb, "plot", dst);
 		cJSON_AddNumberToObject(cb, "width", plot->width);
 		cJSON_AddNumberToObject(cb, "height", plot->height);
 		free(dst);
 	}
-	free(src);
+	strbuf_release(&err);
 }
 
-/* A result or display event as execute_result / display_data. */
-static void on_rich(struct outputs *o, const struct session_ev_rich *ev, int result)
+/* The data and metadata of a display or result event, as an output's members. */
+static void fill_bundle(struct outputs *o, const struct session_ev_rich *ev, cJSON *out)
 {
-	cJSON *out = cJSON_CreateObject(), *d, *meta, *m;
+	const cJSON *m;
+	cJSON *d = cJSON_CreateObject(), *meta;
 
-	flush_stream(o);
-	d = cJSON_AddObjectToObject(out, "data");
 	cJSON_ArrayForEach(m, ev->data) {
-		if (cJSON_IsString(m) && take_bytes(o, strlen(m->valuestring)) < strlen(m->valuestring))
+		size_t len = cJSON_IsString(m) ? strlen(m->valuestring) : 0;
+		if (!m->string)
+			continue;
+		if (len && take_bytes(o, len) < len)
 			continue;
 		cJSON_AddItemToObject(d, m->string, cJSON_Duplicate(m, 1));
 	}
+	meta = ev->metadata ? cJSON_Duplicate(ev->metadata, 1) : cJSON_CreateObject();
+	if (ev->plot)
+		add_plot(o, ev->plot, d, meta);
+	cJSON_DeleteItemFromObjectCaseSensitive(out, "data");
+	cJSON_DeleteItemFromObjectCaseSensitive(out, "metadata");
+	cJSON_AddItemToObject(out, "data", d);
+	cJSON_AddItemToObject(out, "metadata", meta);
+}
+
+/* A display or update with an id: every output shown with that id gets its new bundle. */
+static void update_displays(struct outputs *o, const struct session_ev_rich *ev, const char *id)
+{
+	for (size_t i = 0; i < o->ndisplays; i++)
+		if (!strcmp(o->displays[i].id, id))
+			fill_bundle(o, ev, o->displays[i].output);
+}
+
+/* Remember that `out` was shown with display id `id`. */
+static void add_display(struct outputs *o, const char *id, cJSON *out)
+{
+	if (o->ndisplays == o->displays_alloc) {
+		o->displays_alloc = o->displays_alloc ? 2 * o->displays_alloc : 8;
+		o->displays = xrealloc(o->displays, o->displays_alloc * sizeof(*o->displays));
+	}
+	o->displays[o->ndisplays++] = (struct outputs_display){
+		.id = xstrdup(id), .output = out, .list = o->list,
+	};
+}
+
+/* A result or display event as execute_result / display_data (or an update of those). */
+static void on_rich(struct outputs *o, const struct session_ev_rich *ev, int result)
+{
+	const char *id = ev->display_id;
+	cJSON *out;
+
+	if (ev->pager)
+		return;		/* `obj?` help: a pager, not an output (as in Jupyter) */
+	if (id)
+		update_displays(o, ev, id);
+	if (ev->update)
+		return;
+	before_output(o);
+	flush_stream(o);
+	out = cJSON_CreateObject();
+	fill_bundle(o, ev, out);
 	if (result)
 		cJSON_AddNumberToObject(out, "execution_count",
 					ev->execution_count >= 0 ? ev->execution_count : 0);
-	meta = cJSON_AddObjectToObject(out, "metadata");
-	if (ev->plot)
-		add_plot(o, ev->plot, d, meta);
 	cJSON_AddStringToObject(out, "output_type", result ? "execute_result" : "display_data");
 	cJSON_AddItemToArray(o->list, out);
+	if (id)
+		add_display(o, id, out);
 }
 
 /* An error event as an error output. */
 static void on_error(struct outputs *o, const struct session_ev_error *ev)
 {
-	cJSON *out = cJSON_CreateObject(), *lines;
+	const char *ename = ev->ename, *evalue = ev->evalue;
+	cJSON *out, *lines;
 
+	before_output(o);
 	flush_stream(o);
-	cJSON_AddStringToObject(out, "ename", ev->ename ? ev->ename : "Error");
-	cJSON_AddStringToObject(out, "evalue", ev->evalue ? ev->evalue : "");
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "ename", ename ? ename : "Error");
+	cJSON_AddStringToObject(out, "evalue", evalue ? evalue : "");
 	cJSON_AddStringToObject(out, "output_type", "error");
 	lines = cJSON_AddArrayToObject(out, "traceback");
 	for (size_t i = 0; i < ev->ntraceback; i++)
 		cJSON_AddItemToArray(lines, cJSON_CreateString(ev->traceback[i]));
 	cJSON_AddItemToArray(o->list, out);
+}
+
+/* clear_output(wait): now, or before the next output. */
+static void on_clear(struct outputs *o, const struct session_ev_clear *ev)
+{
+	if (ev->wait)
+		o->clear_pending = 1;
+	else
+		clear_now(o);
 }
 
 /* The done event: status, count, duration, reason. */
@@ -211,6 +410,9 @@ void outputs_event(struct outputs *o, const struct session_event *ev)
 	case SESSION_EV_ERROR:
 		on_error(o, &ev->error);
 		break;
+	case SESSION_EV_CLEAR_OUTPUT:
+		on_clear(o, &ev->clear);
+		break;
 	case SESSION_EV_DONE:
 		on_done(o, &ev->done);
 		break;
@@ -224,6 +426,9 @@ cJSON *outputs_finish(struct outputs *o)
 	cJSON *list;
 
 	flush_stream(o);
+	if (!(o->flags & OUTPUTS_KEEP_DISPLAYS))
+		forget_displays(o, NULL);
+	o->clear_pending = 0;
 	list = o->list;
 	o->list = cJSON_CreateArray();
 	o->bytes = 0;

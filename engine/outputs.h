@@ -2,16 +2,20 @@
 #define CELLBOX_OUTPUTS_H
 
 /*
- * Collects one cell's session events as nbformat outputs, as nbclient and nbconvert make
- * them: consecutive streams of the same name merged and `\r` / backspace collapsed
- * (nbconvert's coalesce_streams), `execute_result`, `display_data` (a captured plot as
- * `image/png` base64, or referenced by path), `error` with ename / evalue / traceback.
+ * Collects one cell's session events as nbformat outputs, as nbclient makes them:
+ * consecutive streams of the same name merged and `\r` / backspace collapsed (nbconvert's
+ * coalesce_streams), `execute_result` and `display_data` with every mime type and their
+ * metadata (a captured plot as `image/png` base64, or referenced by path), `error` with
+ * ename / evalue / traceback. Like nbclient it honours clear_output (at once, or with
+ * wait=True before the next output) and display ids: a display or update with an id
+ * replaces the data and metadata of every output shown with that id.
  *
  *	outputs_init(&o, session_channel_dir(s), OUTPUTS_EMBED_PNG, NULL, 0);
  *	... for every event of the cell: outputs_event(&o, ev);
  *	cJSON *list = outputs_finish(&o);	// the cell's "outputs"; o.status etc. are set
  *	outputs_release(&o);
  *
+ * Artifacts (files a cell saved) are not outputs: they are left to the front end.
  * The text kept is capped (`limit` bytes, default OUTPUTS_LIMIT): past it the text is cut and
  * a note says so, and `truncated` is set.
  */
@@ -21,10 +25,25 @@
 #include "util.h"
 
 #define OUTPUTS_LIMIT ((size_t)32 << 20)
+/* Biggest plot or artifact file read from a channel. */
+#define OUTPUTS_FILE_MAX ((size_t)256 << 20)
 
 enum {
 	OUTPUTS_EMBED_PNG = 1 << 0,	/* plots as data["image/png"] base64 (a notebook) */
 	OUTPUTS_COPY_PLOTS = 1 << 1,	/* copy plots to plots_dir, metadata cellbox.plot = path */
+	/*
+	 * The lists outputs_finish() hands out stay alive until outputs_release() (a notebook
+	 * being replayed): display updates reach the outputs of earlier cells too, as in
+	 * nbclient. Without it an update reaches only the cell's own outputs.
+	 */
+	OUTPUTS_KEEP_DISPLAYS = 1 << 2,
+};
+
+/* An output shown with a display id. */
+struct outputs_display {
+	char *id;
+	cJSON *output;		/* the display_data / execute_result object */
+	const cJSON *list;	/* the outputs list it is in */
 };
 
 struct outputs {
@@ -36,6 +55,9 @@ struct outputs {
 	cJSON *list;
 	struct strbuf stream;		/* the stream output being merged */
 	char stream_name[8];		/* its name, "" when none is open */
+	int clear_pending;		/* clear_output(wait=True): clear before the next output */
+	struct outputs_display *displays;
+	size_t ndisplays, displays_alloc;
 	/* From the done event. */
 	char status[16];		/* "ok", "error", "aborted", "" before done */
 	int execution_count;		/* -1 when none */
@@ -54,5 +76,16 @@ void outputs_event(struct outputs *o, const struct session_event *ev);
 cJSON *outputs_finish(struct outputs *o);
 /* nbconvert's `\r` and backspace collapse of a stream text, in place. */
 void outputs_collapse(struct strbuf *text);
+
+/*
+ * Read a plot or artifact file the kernel wrote: `rel` must be `plots/<n>.<ext>`; the file
+ * is opened without following symlinks or blocking, and must be a regular file with one
+ * link of at most `max` bytes. 0, or -1 with `err` saying which file and why.
+ */
+int outputs_read_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *sb,
+		      struct strbuf *err);
+/* Copy such a file to `dst` (created 0644, replaced if there). 0 or -1 with `err`. */
+int outputs_copy_file(const char *channel_dir, const char *rel, const char *dst,
+		      struct strbuf *err);
 
 #endif

@@ -157,6 +157,14 @@ static int check_value(const struct cli_option *o, const char *v, struct strbuf 
 			return -1;
 		}
 		break;
+	case CLI_CHOICE: {
+		size_t len = strlen(v);
+		for (const char *c = o->choices; c && *c; c += strcspn(c, "|"), c += *c == '|')
+			if (len && strcspn(c, "|") == len && !strncmp(c, v, len))
+				return 0;
+		strbuf_addf(err, "--%s: '%s' is not one of %s", o->name, v, o->choices);
+		return -1;
+	}
 	default:
 		break;
 	}
@@ -218,6 +226,14 @@ static int take_option(const struct cli_spec *spec, int argc, char **argv, int *
 		if (check_value(&spec->options[f.own], value ? value : "", err) < 0)
 			return -1;
 		args->values[f.own] = value ? value : "";
+		if (spec->options[f.own].many) {
+			if (args->nmany >= CLI_MAX_MANY) {
+				strbuf_addf(err, "--%s: at most %d times", shown, CLI_MAX_MANY);
+				return -1;
+			}
+			args->many[args->nmany].option = f.own;
+			args->many[args->nmany++].value = args->values[f.own];
+		}
 		return 0;
 	}
 	if (config_set(cfg, f.key->name, value, err) < 0) {
@@ -287,6 +303,16 @@ const char *cli_value(const struct cli_args *args, const char *name)
 	int i = own_index(args, name);
 
 	return i >= 0 ? args->values[i] : NULL;
+}
+
+const char *cli_value_at(const struct cli_args *args, const char *name, size_t k)
+{
+	int i = own_index(args, name);
+
+	for (size_t m = 0; i >= 0 && m < args->nmany; m++)
+		if (args->many[m].option == i && !k--)
+			return args->many[m].value;
+	return NULL;
 }
 
 double cli_seconds(const struct cli_args *args, const char *name, double dflt)

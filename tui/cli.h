@@ -34,6 +34,7 @@ enum cli_value {
 	CLI_SECONDS,		/* a non-negative number of seconds */
 	CLI_SIZE,		/* a size above 0: 512m, 1g */
 	CLI_COUNT,		/* a whole number from 0 to 1000 */
+	CLI_CHOICE,		/* one of `choices` */
 };
 
 /* One option of a command's own (the settings flags come from config.h's table). */
@@ -43,9 +44,12 @@ struct cli_option {
 	enum cli_value value;
 	const char *arg;	/* the value's name in help ("DIR") */
 	const char *help;
+	const char *choices;	/* CLI_CHOICE: the values, '|' between ("size|pixels") */
+	int many;		/* may be given more than once: every value kept (cli_value_at) */
 };
 
 #define CLI_MAX_OPTIONS 16
+#define CLI_MAX_MANY 64		/* values kept of the options that may be repeated */
 
 /* What a command takes. */
 struct cli_spec {
@@ -58,6 +62,11 @@ struct cli_spec {
 struct cli_args {
 	const struct cli_spec *spec;
 	const char *values[CLI_MAX_OPTIONS];	/* per option: its value ("" for a switch) or NULL */
+	struct {
+		int option;			/* the index of a `many` option */
+		const char *value;
+	} many[CLI_MAX_MANY];			/* their values, in the order given */
+	size_t nmany;
 	int argc;				/* the positional arguments, in order */
 	char **argv;
 };
@@ -106,6 +115,8 @@ int cli_parse(const struct cli_spec *spec, const char *path, int argc, char **ar
 int cli_has(const struct cli_args *args, const char *name);
 /* The value of own option `name` (the last one given), or NULL. */
 const char *cli_value(const struct cli_args *args, const char *name);
+/* The `k`th value (from 0) of own option `name`, given more than once (`many`); NULL past it. */
+const char *cli_value_at(const struct cli_args *args, const char *name, size_t k);
 /* Typed values of options the parser checked; `dflt` when not given. */
 double cli_seconds(const struct cli_args *args, const char *name, double dflt);
 unsigned long long cli_size(const struct cli_args *args, const char *name,

@@ -7,10 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "cellfile.h"
+#include "check.h"
 #include "history.h"
 #include "outputs.h"
 #include "printer.h"
@@ -118,143 +116,6 @@ static void echo_code(FILE *f, int count, const char *code)
 	fflush(f);
 }
 
-/* ---- --check: compare with the outputs stored in the notebook ---- */
-
-/* Width and height from the IHDR of a base64 PNG; 0 when it is not one. */
-static void png_size(const char *b64, unsigned *w, unsigned *h)
-{
-	static const char alphabet[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	unsigned char raw[24];
-	size_t n = 0;
-	unsigned acc = 0;
-	int bits = 0;
-
-	*w = *h = 0;
-	for (const char *p = b64; *p && n < sizeof(raw); p++) {
-		const char *c = strchr(alphabet, *p);
-		if (!c || !*p)
-			continue;
-		acc = (acc << 6) | (unsigned)(c - alphabet);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			raw[n++] = (unsigned char)(acc >> bits);
-		}
-	}
-	if (n < 24 || memcmp(raw + 1, "PNG", 3) || memcmp(raw + 12, "IHDR", 4))
-		return;
-	*w = (unsigned)raw[16] << 24 | raw[17] << 16 | raw[18] << 8 | raw[19];
-	*h = (unsigned)raw[20] << 24 | raw[21] << 16 | raw[22] << 8 | raw[23];
-}
-
-/* Replace every match of `re` in `sb` by `with`. */
-static void substitute(pcre2_code *re, const char *with, struct strbuf *sb)
-{
-	PCRE2_SIZE outlen = sb->len * 2 + 64;
-	char *buf = xmalloc(outlen);
-	int rc = pcre2_substitute(re, (PCRE2_SPTR)sb->buf, sb->len, 0, PCRE2_SUBSTITUTE_GLOBAL,
-				  NULL, NULL, (PCRE2_SPTR)with, PCRE2_ZERO_TERMINATED,
-				  (PCRE2_UCHAR *)buf, &outlen);
-	if (rc >= 0) {
-		strbuf_reset(sb);
-		strbuf_add(sb, buf, outlen);
-	}
-	free(buf);
-}
-
-/* The outputs as comparable text: addresses and timings normalised, images by size. */
-static void check_text(const cJSON *outputs, pcre2_code *addr, pcre2_code *timing,
-		       struct strbuf *sb)
-{
-	const cJSON *o;
-
-	cJSON_ArrayForEach(o, outputs) {
-		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "output_type"));
-		const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
-		char *t;
-
-		if (!type)
-			continue;
-		if (!strcmp(type, "stream")) {
-			t = cellfile_join(cJSON_GetObjectItemCaseSensitive(o, "text"));
-			const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "name"));
-			strbuf_addf(sb, "[%s]\n%s", name ? name : "stream", t);
-			free(t);
-		} else if (!strcmp(type, "error")) {
-			const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ename"));
-			const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "evalue"));
-			strbuf_addf(sb, "[error]\n%s: %s", ename ? ename : "Error", evalue ? evalue : "");
-		} else {
-			const char *png = cJSON_GetStringValue(
-				cJSON_GetObjectItemCaseSensitive(data, "image/png"));
-			strbuf_addf(sb, "[%s]\n", type);
-			t = cellfile_join(cJSON_GetObjectItemCaseSensitive(data, "text/plain"));
-			strbuf_addstr(sb, t);
-			free(t);
-			if (png) {
-				unsigned w, h;
-				png_size(png, &w, &h);
-				strbuf_addf(sb, "\n[image/png %ux%u]", w, h);
-			}
-		}
-		if (sb->len && sb->buf[sb->len - 1] != '\n')
-			strbuf_addch(sb, '\n');
-	}
-	substitute(addr, "0x<addr>", sb);
-	substitute(timing, "<time>", sb);
-}
-
-/* Print a line diff of two texts (lines only in one side, in order). */
-static void print_diff(FILE *f, const char *want, const char *got)
-{
-	const char *a = want, *b = got;
-
-	while (*a || *b) {
-		size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
-		if (*a && *b && la == lb && !strncmp(a, b, la)) {
-			fprintf(f, "  %.*s\n", (int)la, a);
-		} else {
-			if (*a)
-				fprintf(f, "- %.*s\n", (int)la, a);
-			if (*b)
-				fprintf(f, "+ %.*s\n", (int)lb, b);
-		}
-		a += la + (a[la] == '\n');
-		b += lb + (b[lb] == '\n');
-	}
-}
-
-/* Compare the cell's new outputs with its stored ones; print a diff. 1 when they differ. */
-static int check_cell(const cJSON *stored, const cJSON *fresh, int index)
-{
-	static pcre2_code *addr, *timing;
-	struct strbuf want = STRBUF_INIT, got = STRBUF_INIT;
-	int differ;
-
-	if (!addr) {
-		int e;
-		PCRE2_SIZE off;
-		addr = pcre2_compile((PCRE2_SPTR) "0x[0-9a-fA-F]{6,16}", PCRE2_ZERO_TERMINATED, 0,
-				     &e, &off, NULL);
-		timing = pcre2_compile((PCRE2_SPTR)
-				       "\\b\\d+(\\.\\d+)?\\s*(ns|µs|us|ms|s|sec|seconds|min)\\b",
-				       PCRE2_ZERO_TERMINATED, PCRE2_UTF, &e, &off, NULL);
-	}
-	strbuf_init(&want, 0);
-	strbuf_init(&got, 0);
-	check_text(stored, addr, timing, &want);
-	check_text(fresh, addr, timing, &got);
-	differ = strcmp(want.buf, got.buf) != 0;
-	if (differ) {
-		printf("--- check: cell %d differs (- stored, + now)\n", index);
-		print_diff(stdout, want.buf, got.buf);
-	}
-	strbuf_release(&want);
-	strbuf_release(&got);
-	return differ;
-}
-
 /* ---- the command ---- */
 
 /* Where a cell starts in a percent file is not kept: name it by its index and first line. */
@@ -272,6 +133,33 @@ static void report_failure(int rc, int index, const char *code, double timeout)
 		cli_error("cell %d (%.*s) raised an exception", index, (int)l, code);
 }
 
+/*
+ * The --check family into `c`: --check-ignore, --check-images and --check-lax imply --check
+ * (*check set). -1 after printing what is wrong.
+ */
+static int check_options(const struct cli_args *args, struct check *c, int *check)
+{
+	struct strbuf err = STRBUF_INIT;
+	const char *re;
+	int rc = 0;
+
+	if (cli_has(args, "check-lax"))
+		*check = c->lax = 1;
+	if (cli_has(args, "check-images")) {
+		*check = 1;
+		c->pixels = !strcmp(cli_value(args, "check-images"), "pixels");
+	}
+	for (size_t k = 0; rc == 0 && (re = cli_value_at(args, "check-ignore", k)); k++) {
+		*check = 1;
+		if (check_add_ignore(c, re, &err) < 0) {
+			cli_error("replay: --check-ignore: %s", err.buf);
+			rc = -1;
+		}
+	}
+	strbuf_release(&err);
+	return rc;
+}
+
 /* cellbox replay */
 static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
@@ -279,7 +167,9 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	const char *plots_dir = cli_value(args, "plots");
 	int json = cli_has(args, "json"), check = cli_has(args, "check");
 	int keep_going = cli_has(args, "keep-going"), no_progress = cli_has(args, "no-progress");
-	int rc = EXIT_USAGE;
+	int rc = EXIT_USAGE, timing = !cli_has(args, "no-timing");
+	struct check chk;
+	int *ran_cells = NULL, *raised = NULL;	/* --check: the cells that ran, and how */
 	int index = 0, ran = 0, skipped = 0, failed = 0, differ = 0, next_count = 1;
 	struct strbuf err = STRBUF_INIT;
 	struct replay r;
@@ -289,6 +179,9 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	int ready = 0;
 
 	memset(&r, 0, sizeof(r));
+	check_init(&chk);
+	if (check_options(args, &chk, &check) < 0)
+		goto out;
 	nb = history_load(file, &err);
 	if (!nb) {
 		cli_error("%s", err.buf);
@@ -307,7 +200,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
 		char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
 		if (!strcmp(cellfile_cell_type(cell), "code") && src[strspn(src, " \t\r\n")] &&
-		    !cellfile_has_tag(cell, "skip-execution"))
+		    !cellfile_has_tag(cell, "skip-execution") && !(check_markers(cell) & CHECK_SKIP))
 			r.total_cells++;
 		free(src);
 	}
@@ -333,8 +226,14 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		printer_init(&r.pr, pflags, session_channel_dir(r.s), plots_dir);
 		r.pr.err = stdout;	/* tracebacks belong to the transcript, in order */
 	}
-	outputs_init(&r.out, session_channel_dir(r.s), OUTPUTS_EMBED_PNG, NULL,
-		     (size_t)max_output);
+	outputs_init(&r.out, session_channel_dir(r.s), OUTPUTS_EMBED_PNG | OUTPUTS_KEEP_DISPLAYS,
+		     NULL, (size_t)max_output);
+	cellfile_set_kernel(nb, session_kernel_info(r.s));
+	if (check) {
+		int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nb, "cells"));
+		ran_cells = xcalloc((size_t)n + 1, sizeof(*ran_cells));
+		raised = xcalloc((size_t)n + 1, sizeof(*raised));
+	}
 	ready = 1;
 	r.transcript_max = REPLAY_TRANSCRIPT_MAX < max_output ? REPLAY_TRANSCRIPT_MAX
 							       : (size_t)max_output;
@@ -348,20 +247,23 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		char *src;
 		unsigned long id;
 		int cell_rc, may_fail;
-		double t0;
+		unsigned marks;
+		double t0, started;
 		cJSON *outs;
 
 		index++;
 		if (strcmp(cellfile_cell_type(cell), "code"))
 			continue;
 		src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
-		if (!src[strspn(src, " \t\r\n")] || cellfile_has_tag(cell, "skip-execution")) {
+		marks = check_markers(cell);
+		if (!src[strspn(src, " \t\r\n")] || cellfile_has_tag(cell, "skip-execution") ||
+		    (marks & CHECK_SKIP)) {
 			if (src[strspn(src, " \t\r\n")])
 				skipped++;
 			free(src);
 			continue;
 		}
-		may_fail = cellfile_has_tag(cell, "raises-exception");
+		may_fail = (marks & CHECK_RAISES) != 0;
 		r.current = src;
 		if (!json)
 			echo_code(stdout, next_count, src);
@@ -370,6 +272,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		r.cut = 0;
 		printer_reset(&r.pr);
 		t0 = now_monotonic();
+		started = now_wall();
 		id = session_execute(r.s, src, 0, cfg->timeout, on_event, &r, &err);
 		if (!id) {
 			bar_clear(&r);
@@ -388,11 +291,11 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		ran++;
 		r.done_cells++;
 		if (check) {
-			const cJSON *old = cJSON_GetArrayItem(
-				cJSON_GetObjectItemCaseSensitive(stored, "cells"), index - 1);
-			differ += check_cell(cJSON_GetObjectItemCaseSensitive(old, "outputs"), outs,
-					     index);
+			ran_cells[index] = 1;
+			raised[index] = strcmp(r.out.status, "ok") != 0;
 		}
+		if (timing)
+			cellfile_set_timing(cell, started, now_wall());
 		if (r.out.execution_count >= 0) {
 			next_count = r.out.execution_count + 1;
 			cJSON_ReplaceItemInObjectCaseSensitive(cell, "execution_count",
@@ -429,6 +332,17 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 			}
 			next_count = 1;
 		}
+	}
+	/* After every cell ran: a display update may have changed an earlier cell's outputs. */
+	for (int k = 1; check && ran_cells && k <= index; k++) {
+		const cJSON *cells = cJSON_GetObjectItemCaseSensitive(nb, "cells");
+		const cJSON *old = cJSON_GetArrayItem(
+			cJSON_GetObjectItemCaseSensitive(stored, "cells"), k - 1);
+		if (ran_cells[k])
+			differ += check_cell(&chk, old, cJSON_GetObjectItemCaseSensitive(old, "outputs"),
+					     cJSON_GetObjectItemCaseSensitive(
+						     cJSON_GetArrayItem(cells, k - 1), "outputs"),
+					     raised[k], k, stdout);
 	}
 	if (r.out.truncated)
 		cli_error("outputs were cut at %zu bytes per cell; the notebook says so where",
@@ -476,6 +390,9 @@ out:
 		printer_release(&r.pr);
 		outputs_release(&r.out);
 	}
+	check_release(&chk);
+	free(ran_cells);
+	free(raised);
 	cJSON_Delete(nb);
 	cJSON_Delete(stored);
 	cJSON_Delete(report);
@@ -490,8 +407,19 @@ static const struct cli_option replay_options[] = {
 	{ .name = "json", .value = CLI_SWITCH,
 	  .help = "print a JSON report (per cell status, duration, outputs)" },
 	{ .name = "check", .value = CLI_SWITCH,
-	  .help = "compare the outputs with those stored in the notebook (addresses and timings "
-		  "normalised, images by size)" },
+	  .help = "compare the outputs with those stored in the notebook as nbval does "
+		  "(addresses, timings, %timeit counts and cell file names normalised, streams "
+		  "merged, images by size within 2 px; the NBVAL_SKIP, NBVAL_IGNORE_OUTPUT and "
+		  "NBVAL_RAISES_EXCEPTION comments and nbval-* tags honoured)" },
+	{ .name = "check-ignore", .value = CLI_TEXT, .arg = "REGEX", .many = 1,
+	  .help = "--check: ignore text matching REGEX (repeatable)" },
+	{ .name = "check-images", .value = CLI_CHOICE, .arg = "size|pixels",
+	  .choices = "size|pixels",
+	  .help = "--check: compare images by size (default) or by pixels too" },
+	{ .name = "check-lax", .value = CLI_SWITCH,
+	  .help = "--check: compare only cells marked # NBVAL_CHECK_OUTPUT" },
+	{ .name = "no-timing", .value = CLI_SWITCH,
+	  .help = "no metadata.execution timestamps in the notebook" },
 	{ .name = "keep-going", .short_name = 'k', .value = CLI_SWITCH,
 	  .help = "go on after a failing cell" },
 	{ .name = "plots", .value = CLI_TEXT, .arg = "DIR",

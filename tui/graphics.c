@@ -164,6 +164,11 @@ void graphics_image_size(const struct graphics_image *img, int *w, int *h)
 	*h = img->h;
 }
 
+const unsigned char *graphics_image_rgb(const struct graphics_image *img)
+{
+	return img->rgb;
+}
+
 void graphics_fit(const struct graphics_image *img, const struct graphics_request *rq,
 		  struct graphics_size *sz)
 {

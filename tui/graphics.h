@@ -79,6 +79,8 @@ struct graphics_image *graphics_load(const char *path, struct strbuf *err);
 void graphics_free(struct graphics_image *img);
 /* The image's size in pixels. */
 void graphics_image_size(const struct graphics_image *img, int *w, int *h);
+/* Its pixels: w * h * 3 bytes, RGB888, rows top to bottom. */
+const unsigned char *graphics_image_rgb(const struct graphics_image *img);
 /*
  * The size the image takes under `rq` (never enlarged, aspect kept, whole cells), without
  * rendering.

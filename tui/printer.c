@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outputs.h"
+
 void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
 		  const char *plots_dir)
 {
@@ -28,8 +30,10 @@ void printer_reset(struct printer *p)
 	strbuf_reset(&p->stdout_text);
 	strbuf_reset(&p->stderr_text);
 	p->collect_cut = 0;
-	for (size_t i = 0; i < p->nplots; i++)
+	for (size_t i = 0; i < p->nplots; i++) {
 		free(p->plots[i].path);
+		free(p->plots[i].rel);
+	}
 	p->nplots = 0;
 	cJSON_Delete(p->error);
 	p->error = NULL;
@@ -99,32 +103,104 @@ static void emit_line(struct printer *p, const char *text)
 		emit(p, 0, "\n", 1);
 }
 
+/* Keep a plot or artifact for printer_json(). */
+static void collect_plot(struct printer *p, struct printer_plot *pl)
+{
+	if (!(p->flags & PRINTER_COLLECT)) {
+		free(pl->path);
+		free(pl->rel);
+		return;
+	}
+	if (p->nplots == p->plots_alloc) {
+		p->plots_alloc = p->plots_alloc ? 2 * p->plots_alloc : 4;
+		p->plots = xrealloc(p->plots, p->plots_alloc * sizeof(*p->plots));
+	}
+	p->plots[p->nplots++] = *pl;
+}
+
+/*
+ * Describe a plot or artifact file from an event and copy it to plots_dir when asked. The
+ * kernel names the file: one that is not a regular file of ours (a symlink, a FIFO, a hard
+ * link, too big) is refused with a note, and -1 is returned.
+ */
+static int take_file(struct printer *p, const struct session_plot *desc, const char *what,
+		     struct printer_plot *pl)
+{
+	const char *rel = desc->path, *fmt = desc->format;
+	const char *ext;
+	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT;
+	int rc = 0;
+
+	if (!rel || strstr(rel, "..") || !(ext = strrchr(rel, '.')))
+		return -1;
+	memset(pl, 0, sizeof(*pl));
+	pl->index = desc->index;
+	pl->width = desc->width;
+	pl->height = desc->height;
+	snprintf(pl->format, sizeof(pl->format), "%s", fmt && strlen(fmt) < 8 ? fmt : "png");
+	strbuf_init(&err, 0);
+	if (p->plots_dir) {
+		char *dst = xasprintf("%s/plot-%d%s", p->plots_dir, pl->index, ext);
+		if (outputs_copy_file(p->channel_dir, rel, dst, &err) < 0) {
+			free(dst);
+			rc = -1;
+		} else {
+			pl->path = dst;
+		}
+	} else if (outputs_read_file(p->channel_dir, rel, OUTPUTS_FILE_MAX, &data, &err) < 0) {
+		rc = -1;
+	} else {
+		pl->path = xasprintf("%s/%s", p->channel_dir, rel);
+	}
+	if (rc < 0)
+		fprintf(p->err, "cellbox: %s %d not shown: %s\n", what, pl->index, err.buf);
+	else
+		pl->rel = xstrdup(rel);
+	strbuf_release(&err);
+	strbuf_release(&data);
+	return rc;
+}
+
+/* An artifact (a file the cell saved): its line, and kept for printer_json(). */
+static void on_artifact(struct printer *p, const struct session_ev_artifact *ev)
+{
+	const char *name = ev->name;
+	struct printer_plot pl;
+	struct strbuf line = STRBUF_INIT, clean = STRBUF_INIT;
+	struct sanitizer san;
+
+	if (take_file(p, ev->file, "artifact", &pl) < 0)
+		return;
+	strbuf_init(&line, 0);
+	strbuf_init(&clean, 0);
+	strbuf_addf(&line, "[artifact %d: ", pl.index);
+	if (name)
+		strbuf_addf(&line, "%s, ", name);
+	for (const char *f = pl.format; *f; f++)
+		strbuf_addch(&line, *f >= 'a' && *f <= 'z' ? *f - 32 : *f);
+	if (pl.width && pl.height)
+		strbuf_addf(&line, " %dx%d", pl.width, pl.height);
+	strbuf_addf(&line, ", %s %s]\n", p->plots_dir ? "saved to" : "at", pl.path);
+	/* The name comes from the kernel: no escapes from it reach the terminal. */
+	sanitizer_init(&san, 0);
+	sanitizer_feed(&san, line.buf, line.len, &clean);
+	sanitizer_release(&san);
+	fresh_line(p);
+	emit_own(p, clean.buf);
+	fflush(p->out);
+	strbuf_release(&line);
+	strbuf_release(&clean);
+	collect_plot(p, &pl);
+}
+
 /* Record a plot, copy it to plots_dir when asked, and print its line. */
 static void on_plot(struct printer *p, const struct session_plot *plot)
 {
-	struct printer_plot pl = { 0 };
-	char *src, *line;
+	struct printer_plot pl;
+	char *line;
 
-	if (!plot->path)
+	if (take_file(p, plot, "plot", &pl) < 0)
 		return;
-	pl.index = plot->index;
-	pl.width = plot->width;
-	pl.height = plot->height;
-	src = xasprintf("%s/%s", p->channel_dir, plot->path);
-	if (p->plots_dir) {
-		char *dst = xasprintf("%s/plot-%d.png", p->plots_dir, pl.index);
-		if (copy_file(src, dst) < 0) {
-			fprintf(p->err, "cellbox: cannot save plot %d to '%s': %s\n", pl.index, dst,
-				strerror(errno));
-			free(dst);
-			pl.path = src;
-		} else {
-			free(src);
-			pl.path = dst;
-		}
-	} else {
-		pl.path = src;
-	}
 	line = xasprintf("[plot %d: %dx%d PNG, %s %s]\n", pl.index, pl.width, pl.height,
 			 p->plots_dir ? "saved to" : "at", pl.path);
 	fresh_line(p);
@@ -137,15 +213,7 @@ static void on_plot(struct printer *p, const struct session_plot *plot)
 	emit_own(p, line);
 	fflush(p->out);
 	free(line);
-	if (p->flags & PRINTER_COLLECT) {
-		if (p->nplots == p->plots_alloc) {
-			p->plots_alloc = p->plots_alloc ? 2 * p->plots_alloc : 4;
-			p->plots = xrealloc(p->plots, p->plots_alloc * sizeof(*p->plots));
-		}
-		p->plots[p->nplots++] = pl;
-	} else {
-		free(pl.path);
-	}
+	collect_plot(p, &pl);
 }
 
 /* Print a traceback (or "ename: evalue" when it has none) to stderr. */
@@ -201,8 +269,13 @@ void printer_event(struct printer *p, const struct session_event *ev)
 			free(prompt);
 		}
 		emit_line(p, text);
+		if (ev->result.plot)
+			on_plot(p, ev->result.plot);
 		break;
 	}
+	case SESSION_EV_ARTIFACT:
+		on_artifact(p, &ev->artifact);
+		break;
 	case SESSION_EV_DISPLAY:
 		if (ev->display.plot) {
 			on_plot(p, ev->display.plot);
@@ -238,19 +311,23 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 	cJSON_AddStringToObject(o, "stderr", p->stderr_text.buf);
 	for (size_t i = 0; i < p->nplots; i++) {
 		const struct printer_plot *pl = &p->plots[i];
-		struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT;
+		struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT, err = STRBUF_INIT;
 		cJSON *item = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(item, "index", pl->index);
-		cJSON_AddStringToObject(item, "format", "png");
+		cJSON_AddStringToObject(item, "format", pl->format);
 		if (p->plots_dir)
 			cJSON_AddStringToObject(item, "path", pl->path);
 		else
 			cJSON_AddNullToObject(item, "path");	/* the channel goes with the run */
 		cJSON_AddNumberToObject(item, "width", pl->width);
 		cJSON_AddNumberToObject(item, "height", pl->height);
-		if (strbuf_read_file(&png, pl->path, 256u << 20) == 0)
+		/* Our copy, or the channel's file read again with the same checks. */
+		if (p->plots_dir ? strbuf_read_file(&png, pl->path, OUTPUTS_FILE_MAX) == 0
+				 : outputs_read_file(p->channel_dir, pl->rel, OUTPUTS_FILE_MAX, &png,
+						     &err) == 0)
 			base64_encode(png.buf, png.len, &b64);
+		strbuf_release(&err);
 		cJSON_AddStringToObject(item, "content_base64", b64.buf);
 		cJSON_AddItemToArray(plots, item);
 		strbuf_release(&png);

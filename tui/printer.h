@@ -25,7 +25,9 @@ enum {
 struct printer_plot {
 	int index;
 	int width, height;
-	char *path;		/* where the PNG is now (the copy in plots_dir if one was made) */
+	char *path;		/* where the file is now (the copy in plots_dir if one was made) */
+	char *rel;		/* its name in the channel ("plots/3.png") */
+	char format[8];		/* "png"; an artifact's format: "png", "jpeg", "svg", "html", ... */
 };
 
 struct printer {
@@ -62,7 +64,8 @@ void printer_event(struct printer *p, const struct session_event *ev);
 void printer_reset(struct printer *p);
 /*
  * The collected outcome shaped like llm-sandbox's ExecutionResult: exit_code, stdout, stderr,
- * plots [{format, path, width, height, content_base64}], status, execution_count, duration,
+ * plots [{format, path, width, height, content_base64}] (shown plots, then saved files and
+ * plotly HTML as llm-sandbox reports them), status, execution_count, duration,
  * error {ename, evalue, traceback}, reason.
  */
 cJSON *printer_json(const struct printer *p, int exit_code);

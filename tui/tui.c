@@ -1134,6 +1134,54 @@ static void plots_forget(struct ui *ui)
 	}
 }
 
+/* A plot of a display or result event: its line in the cell and the plot list. */
+static void cell_plot(struct ui *ui, struct out_cell *c, const struct session_plot *plot)
+{
+	out_cell_plot(&ui->out, c, plot->index, plot->width, plot->height);
+	if (ui->nplots == ui->plots_alloc) {
+		ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
+		ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
+	}
+	plot_add(ui, &ui->plots[ui->nplots++], plot->index, plot->width, plot->height,
+		 plot->path);
+}
+
+/* An artifact (a file the cell saved): a line naming it and where it is. */
+static void cell_artifact(struct ui *ui, struct out_cell *c, const struct session_ev_artifact *ev)
+{
+	const char *name = ev->name, *fmt = ev->file->format, *rel = ev->file->path;
+	int idx = ev->file->index;
+	const char *ext = rel ? strrchr(rel, '.') : NULL;
+	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT;
+	char *line, *dst = NULL;
+
+	if (!rel || strstr(rel, "..") || !ext)
+		return;
+	strbuf_init(&err, 0);
+	/* The channel goes with the session: keep a copy next to the history when recording. */
+	if (ui->rec.h && mkdir_p(history_plots_dir(ui->rec.h)) == 0) {
+		dst = xasprintf("%s/%d%s", history_plots_dir(ui->rec.h), idx, ext);
+		if (outputs_copy_file(session_channel_dir(ui->s), rel, dst, &err) < 0) {
+			free(dst);
+			dst = NULL;
+		}
+	} else if (outputs_read_file(session_channel_dir(ui->s), rel, OUTPUTS_FILE_MAX, &data,
+				     &err) == 0) {
+		dst = xasprintf("%s/%s", session_channel_dir(ui->s), rel);
+	}
+	if (dst)
+		line = xasprintf("[artifact %d: %s%s%s, %s %s]\n", idx, name ? name : "",
+				 name ? ", " : "", fmt ? fmt : "file", ui->rec.h ? "saved to" : "at",
+				 dst);
+	else
+		line = xasprintf("[artifact %d not kept: %s]\n", idx, err.buf);
+	out_cell_append(&ui->out, c, OUT_INFO, line, strlen(line));	/* sanitised there */
+	free(line);
+	free(dst);
+	strbuf_release(&err);
+	strbuf_release(&data);
+}
+
 static void on_cell_event(struct session *s, const struct session_event *ev, void *data)
 {
 	struct ui *ui = data;
@@ -1152,13 +1200,7 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		const struct session_plot *plot = ev->display.plot;
 		const char *text = ev->display.text;
 		if (plot) {
-			out_cell_plot(&ui->out, c, plot->index, plot->width, plot->height);
-			if (ui->nplots == ui->plots_alloc) {
-				ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
-				ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
-			}
-			plot_add(ui, &ui->plots[ui->nplots++], plot->index, plot->width,
-				 plot->height, plot->path);
+			cell_plot(ui, c, plot);
 		} else if (ev->display.pager && text) {
 			pager_open(ui, "help", text);
 		} else if (text) {
@@ -1177,8 +1219,13 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 			out_cell_append(&ui->out, c, OUT_RESULT, line, strlen(line));
 			free(line);
 		}
+		if (ev->result.plot)
+			cell_plot(ui, c, ev->result.plot);
 		break;
 	}
+	case SESSION_EV_ARTIFACT:
+		cell_artifact(ui, c, &ev->artifact);
+		break;
 	case SESSION_EV_ERROR: {
 		struct strbuf sb = STRBUF_INIT;
 		for (size_t i = 0; i < ev->error.ntraceback; i++)
@@ -1600,13 +1647,19 @@ static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 
 	(void)argc;
 	if (ui->rec.h) {
-		rc = history_export(history_session_id(ui->rec.h), argv[1], msg);
+		nb = history_session_notebook(history_session_id(ui->rec.h), msg);
+		if (!nb)
+			return -1;
+		cellfile_set_kernel(nb, session_kernel_info(ui->s));
+		rc = cellfile_save(nb, argv[1], msg);
+		cJSON_Delete(nb);
 		if (rc == 0)
 			strbuf_addf(msg, "saved this session to '%s'", argv[1]);
 		return rc;
 	}
 	/* Not recording (history-size = 0): the code of the output pane's cells. */
 	nb = cellfile_new_notebook();
+	cellfile_set_kernel(nb, session_kernel_info(ui->s));
 	for (size_t i = 0; i < ui->out.ncells; i++)
 		if (ui->out.cells[i]->code && ++n)
 			cellfile_add_cell(nb, "code", ui->out.cells[i]->code);

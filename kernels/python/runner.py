@@ -37,12 +37,15 @@ CHUNK = 65536                # max characters of text in one stream event
 FLUSH_DELAY = 0.02           # stream batching window (seconds)
 CHANNEL_CHECK = 1.0          # how often an idle runner checks that its channel still exists
 POLL_FALLBACK = 0.01         # command scan interval when inotify is not available
-BACKEND = "module://cellbox_mpl"
+INLINE = "module://matplotlib_inline.backend_inline"   # IPython's inline backend, as ipykernel
+BACKEND = "module://cellbox_mpl"                        # fallback when matplotlib_inline is missing
 NO_STDIN_MSG = ("input() was called but this session cannot answer input requests "
                 "(one-shot or batch run)")
-TEXT_MIMES = frozenset(("text/plain", "text/html", "image/svg+xml", "text/markdown",
-                        "text/latex", "application/json"))
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+ARTIFACT_MAX = 256 << 20     # a saved figure bigger than this is not copied to the channel
+# the kernelspec Jupyter writes for this kernel, and ipykernel's language_info
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 # inotify constants (linux/inotify.h)
 IN_CLOSE_WRITE = 0x00000008
@@ -79,6 +82,7 @@ class _S:
     critical = 0             # >0: the main thread is writing an event; defer KeyboardInterrupt
     pending_int = False
     plot_n = 0
+    inline = False           # matplotlib uses IPython's inline backend (else cellbox_mpl)
     shell = None
     libc = None
     ino_fd = -1
@@ -603,14 +607,26 @@ def _read_file(path):
 
 
 # --------------------------------------------------------------------------------------------
-# plots
+# plots and artifacts: files plots/<n>.<ext>, n counting up across both (until clear_plots).
+# A plot is an image shown as an output (a figure, any image/png); an artifact is a file the
+# cell made (plt.savefig, a plotly figure's HTML) and is reported, not shown.
+
+def _plot_index(name):
+    """n of a plots/ entry `<n>.<ext>` (or its `.tmp`), else None."""
+    if name.endswith(".tmp"):
+        name = name[:-4]
+    stem, dot, ext = name.partition(".")
+    if dot and stem.isdigit() and stem.isascii() and ext.isalnum() and ext.isascii():
+        return int(stem)
+    return None
+
 
 def _init_plot_counter():
     n = 0
     try:
         for name in os.listdir(_S.plot_dir):
-            if name.endswith(".png") and name[:-4].isdigit():
-                n = max(n, int(name[:-4]))
+            if not name.endswith(".tmp") and _plot_index(name) is not None:
+                n = max(n, _plot_index(name))
     except OSError:
         pass
     _S.plot_n = n
@@ -623,33 +639,67 @@ def _clear_plots():
     except OSError:
         names = []
     for name in names:
-        if name.endswith(".png") or name.endswith(".png.tmp"):
-            try:
-                os.unlink(os.path.join(_S.plot_dir, name))
-                if name.endswith(".png"):
-                    cleared += 1
-            except OSError:
-                pass
+        if _plot_index(name) is None:
+            continue
+        try:
+            os.unlink(os.path.join(_S.plot_dir, name))
+            if not name.endswith(".tmp"):
+                cleared += 1
+        except OSError:
+            pass
     _S.plot_n = 0
     return cleared
 
 
-def _store_png(png):
-    """Write png bytes to plots/<n>.png (tmp + rename) and return the plot description."""
-    w = h = 0
-    if png[:8] == PNG_SIG and png[12:16] == b"IHDR":
-        w, h = struct.unpack(">II", png[16:24])
+def _store_file(data, ext):
+    """Write bytes to plots/<n>.<ext> (tmp + rename); returns (n, "plots/<n>.<ext>")."""
     n = _S.plot_n + 1
-    path = os.path.join(_S.plot_dir, "%d.png" % n)
+    name = "%d.%s" % (n, ext)
+    path = os.path.join(_S.plot_dir, name)
     tmp = path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:
-        _write_all(fd, png)
+        _write_all(fd, data)
     finally:
         os.close(fd)
     os.replace(tmp, path)
     _S.plot_n = n
-    return {"index": n, "path": "plots/%d.png" % n, "format": "png", "width": w, "height": h}
+    return n, "plots/" + name
+
+
+def _image_size(data):
+    """(width, height) of PNG or JPEG bytes, (0, 0) for anything else."""
+    if data[:8] == PNG_SIG and data[12:16] == b"IHDR":
+        return struct.unpack(">II", data[16:24])
+    if data[:2] == b"\xff\xd8":
+        i = 2
+        while i + 9 < len(data) and data[i] == 0xFF:
+            marker = data[i + 1]
+            if marker == 0xFF:
+                i += 1
+                continue
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                h, w = struct.unpack(">HH", data[i + 5:i + 9])
+                return w, h
+            i += 2 + struct.unpack(">H", data[i + 2:i + 4])[0]
+    return 0, 0
+
+
+def _store_png(png):
+    """Write png bytes to a plot file and return the plot description."""
+    n, rel = _store_file(png, "png")
+    w, h = _image_size(png)
+    return {"index": n, "path": rel, "format": "png", "width": w, "height": h}
+
+
+def _artifact(data, fmt, ext, name=None):
+    """Store a file the cell made and report it with an artifact event."""
+    n, rel = _store_file(data, ext)
+    w, h = _image_size(data)
+    ev = {"type": "artifact", "index": n, "path": rel, "format": fmt, "width": w, "height": h}
+    if name is not None:
+        ev["name"] = name
+    _emit(ev)
 
 
 def _png_bytes(value):
@@ -665,6 +715,156 @@ def _png_bytes(value):
     return png if png[:8] == PNG_SIG else None
 
 
+def _saved_figure(fname, kwargs):
+    """After Figure.savefig(fname): copy the file it wrote into plots/ as an artifact."""
+    if _S.out_fd < 0 or not isinstance(fname, (str, os.PathLike)):
+        return                      # a file object (print_figure, BytesIO), or no request
+    path = os.fsdecode(os.fspath(fname))
+    fmt = kwargs.get("format")
+    ext = os.path.splitext(path)[1][1:]
+    if fmt is None:
+        if not ext:                 # matplotlib appends the default format's extension
+            import matplotlib
+            fmt = matplotlib.rcParams["savefig.format"]
+            path = path.rstrip(".") + "." + fmt
+        else:
+            fmt = ext
+    fmt = str(fmt).lower()
+    fmt = {"jpg": "jpeg", "tif": "tiff"}.get(fmt, fmt)
+    ext = ext.lower() if ext.isalnum() and ext.isascii() and len(ext) <= 8 else "bin"
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        size = os.fstat(fd).st_size
+        if size > ARTIFACT_MAX:
+            _log("cellbox runner: %s is %d bytes: not copied as an artifact" % (path, size))
+            return
+        data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+    finally:
+        os.close(fd)
+    _artifact(data, fmt, ext, os.fsdecode(os.fspath(fname)))
+
+
+def _patch_savefig(module):
+    """Report what Figure.savefig (and so plt.savefig) writes to a file."""
+    import functools
+    figure = getattr(module, "Figure", None)
+    orig = getattr(figure, "savefig", None)
+    if orig is None or getattr(orig, "_cellbox", False):
+        return
+
+    @functools.wraps(orig)
+    def savefig(self, fname, *args, **kwargs):
+        result = orig(self, fname, *args, **kwargs)
+        try:
+            _saved_figure(fname, kwargs)
+        except Exception:
+            _log_exc("reporting a saved figure")
+        return result
+
+    savefig._cellbox = True
+    figure.savefig = savefig
+
+
+def _plotly_artifacts(fig):
+    """A plotly figure was shown: its stand-alone HTML as an artifact, and a PNG where the
+    kaleido exporter is installed."""
+    try:
+        import plotly.io as pio
+        html = pio.to_html(fig, include_plotlyjs=True, full_html=True, validate=False)
+        _artifact(html.encode("utf-8"), "html", "html")
+    except Exception:
+        _log_exc("saving a plotly figure as HTML")
+        return
+    import importlib.util
+    if importlib.util.find_spec("kaleido") is None:
+        return
+    try:
+        png = pio.to_image(fig, format="png", engine="kaleido", validate=False)
+    except Exception:
+        _log_exc("exporting a plotly figure as PNG")
+        return
+    _artifact(png, "png", "png")
+
+
+class _HookedLoader:
+    """A module's loader that runs a hook after the module is executed."""
+
+    def __init__(self, loader, hook):
+        self._loader = loader
+        self._hook = hook
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        try:
+            self._hook(module)
+        except Exception:
+            _log_exc("import hook of %s" % module.__name__)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class _ImportHooks:
+    """sys.meta_path entry that patches modules as they are imported (matplotlib.figure)."""
+
+    hooks = {"matplotlib.figure": _patch_savefig}
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        hook = cls.hooks.get(fullname)
+        if hook is None:
+            return None
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _HookedLoader(spec.loader, hook)
+        return spec
+
+
+def _bundle(data):
+    """A mime bundle for an event: image/png goes to a plot file, every other mime is kept
+    (JSON mimes as JSON, bytes as base64, the rest as text). Returns (data, plot or None)."""
+    out = {}
+    plot = None
+    for mime, value in data.items():
+        mime = str(mime)
+        if mime == "image/png" and plot is None:
+            png = _png_bytes(value)
+            if png is not None:
+                plot = _store_png(png)
+                continue
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            import base64
+            value = base64.b64encode(bytes(value)).decode("ascii")
+        elif not isinstance(value, str) and not (mime == "application/json"
+                                                 or mime.endswith("+json")):
+            value = str(value)
+        out[mime] = value
+    return out, plot
+
+
+def _rich_event(kind, data, metadata, **extra):
+    """Emit a display or result event for a mime bundle (and the artifacts of a plotly one)."""
+    out, plot = _bundle(data)
+    ev = {"type": kind}
+    ev.update(extra)
+    ev["data"] = out
+    if metadata:
+        ev["metadata"] = metadata
+    if plot is not None:
+        ev["plot"] = plot
+    _emit(ev)
+    if PLOTLY_MIME in out and not extra.get("update"):
+        _plotly_artifacts(out[PLOTLY_MIME])
+
+
+# The fallback backend (no matplotlib_inline): figures saved as the inline backend would, on
+# plt.show() and for those still open at the end of a cell.
+
 def _save_figures(managers=None):
     """Save figures (default: every open pyplot figure) as plots and close them."""
     from matplotlib._pylab_helpers import Gcf
@@ -675,17 +875,21 @@ def _save_figures(managers=None):
         try:
             text = repr(fig)
             buf = io.BytesIO()
-            fig.savefig(buf, format="png")
+            if fig.axes or fig.lines:
+                fig.canvas.print_figure(buf, format="png", bbox_inches="tight")
         finally:
             Gcf.destroy(manager)
-        plot = _store_png(buf.getvalue())
-        _emit({"type": "display", "data": {"text/plain": text}, "plot": plot})
+        if buf.getvalue():
+            _emit({"type": "display", "data": {"text/plain": text},
+                   "plot": _store_png(buf.getvalue())})
+        else:
+            _emit({"type": "display", "data": {"text/plain": text}})
 
 
 def _capture_open_figures():
-    """End of a cell: figures left open are shown like plt.show() would."""
+    """End of a cell (fallback backend): figures left open are shown like plt.show() would."""
     plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
+    if plt is None or _S.inline:
         return
     try:
         from matplotlib._pylab_helpers import Gcf
@@ -700,7 +904,7 @@ def _capture_open_figures():
 
 
 class _MplFinder:
-    """sys.meta_path entry that creates the matplotlib backend module `cellbox_mpl`."""
+    """sys.meta_path entry that creates the fallback matplotlib backend module `cellbox_mpl`."""
 
     @classmethod
     def find_spec(cls, fullname, path=None, target=None):
@@ -727,6 +931,39 @@ class _MplFinder:
         module.FigureCanvas = FigureCanvasAgg
         module.FigureManager = FigureManagerBase
         module.show = show
+
+
+def _murmur2(text, seed=0xC70F6907):
+    """ipykernel's murmur2_x86 hash of a cell, which names the cell's file."""
+    m = 0x5BD1E995
+    b = text.encode("utf-8")
+    n = len(b)
+    h = seed ^ n
+    end = n & ~3
+    for (k,) in struct.iter_unpack("<I", b[:end]):
+        k = (k * m) & 0xFFFFFFFF
+        k ^= k >> 24
+        k = (k * m) & 0xFFFFFFFF
+        h = ((h * m) & 0xFFFFFFFF) ^ k
+    rest = n & 3
+    if rest:
+        k = b[end]
+        if rest > 1:
+            k |= b[end + 1] << 8
+        if rest > 2:
+            k |= b[end + 2] << 16
+        h = ((h ^ k) * m) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * m) & 0xFFFFFFFF
+    return h ^ (h >> 15)
+
+
+def _cell_file_name(raw_code, transformed_code, number):
+    """A cell's file name as ipykernel makes it (warnings and tracebacks print it)."""
+    import tempfile
+    return "%s%sipykernel_%d%s%d.py" % (tempfile.gettempdir(), os.sep, os.getpid(), os.sep,
+                                        _murmur2(raw_code if raw_code is not None
+                                                 else transformed_code))
 
 
 # --------------------------------------------------------------------------------------------
@@ -778,22 +1015,6 @@ def _import_ipython():
     return InteractiveShell
 
 
-def _filter_data(data):
-    """Keep text mimes; write image/png to a plot. Returns (data, plot or None)."""
-    out = {}
-    plot = None
-    for mime, value in data.items():
-        if mime == "image/png":
-            png = _png_bytes(value)
-            if png is not None:
-                plot = _store_png(png)
-        elif mime in TEXT_MIMES or mime.startswith("text/"):
-            if mime != "application/json" and not isinstance(value, str):
-                value = str(value)
-            out[mime] = value
-    return out, plot
-
-
 def _guard_pip():
     """In a container without a network, make %pip say so instead of retrying for minutes."""
     network = os.environ.get("CELLBOX_NETWORK")
@@ -827,10 +1048,7 @@ def _make_shell():
             pass
 
         def write_format_data(self, format_dict, md_dict=None):
-            data, plot = _filter_data(format_dict)
-            if plot is not None:
-                _emit({"type": "display", "data": dict(data), "plot": plot})
-            _emit({"type": "result", "execution_count": self.prompt_count, "data": data})
+            _rich_event("result", format_dict, md_dict, execution_count=self.prompt_count)
 
         def finish_displayhook(self):
             pass
@@ -838,14 +1056,16 @@ def _make_shell():
     class CellboxDisplayPublisher(DisplayPublisher):
         def publish(self, data, metadata=None, source=None, *, transient=None, update=False,
                     **kwargs):
-            out, plot = _filter_data(data)
-            if plot is not None:
-                _emit({"type": "display", "data": out, "plot": plot})
-            elif out:
-                _emit({"type": "display", "data": out})
+            extra = {}
+            display_id = transient.get("display_id") if isinstance(transient, dict) else None
+            if display_id is not None:
+                extra["display_id"] = str(display_id)
+            if update:
+                extra["update"] = True
+            _rich_event("display", data, metadata, **extra)
 
         def clear_output(self, wait=False):
-            pass
+            _emit({"type": "clear_output", "wait": bool(wait)})
 
     class CellboxShell(InteractiveShell):
         displayhook_class = Type(CellboxDisplayHook)
@@ -918,15 +1138,20 @@ def _make_shell():
                       "captured as PNG plots", file=sys.stderr)
 
         def enable_matplotlib(self, gui=None):
-            """`%matplotlib [gui]`: always keep the cellbox backend (Agg, captured plots)."""
+            """`%matplotlib [gui]`: IPython's inline backend (or a non-GUI one, as asked);
+            a GUI backend is not available and falls back to inline."""
             from IPython.core import pylabtools as pt
-            if gui not in (None, "inline", "agg", "auto"):
-                print("cellbox: GUI backend %r is not available; figures are captured as "
-                      "PNG plots" % gui, file=sys.stderr)
-            pt.activate_matplotlib(BACKEND)
-            self.magics_manager.registry["ExecutionMagics"].default_runner = \
-                pt.mpl_runner(self.safe_execfile)
-            return gui, BACKEND
+            if gui not in (None, "inline", "auto") and gui in pt.backend2gui.values():
+                print("cellbox: GUI backend %r is not available; figures are shown inline"
+                      % gui, file=sys.stderr)
+                gui = "inline"
+            if not _S.inline:
+                pt.activate_matplotlib(BACKEND)
+                self.magics_manager.registry["ExecutionMagics"].default_runner = \
+                    pt.mpl_runner(self.safe_execfile)
+                return gui, BACKEND
+            return InteractiveShell.enable_matplotlib(
+                self, "inline" if gui in (None, "auto") else gui)
 
     cfg = Config()
     cfg.HistoryManager.enabled = False      # no SQLite; In/Out/_i/%history still in memory
@@ -953,12 +1178,20 @@ def _make_shell():
         @functools.wraps(config_magic)
         def config(*args, **kwargs):
             shell.Completer
+            if _S.inline and "InlineBackend" in " ".join(map(str, args)):
+                # ipykernel has it from the start; importing it here costs matplotlib's import
+                from matplotlib_inline.config import InlineBackend
+                backend = InlineBackend.instance(parent=shell)
+                if backend not in shell.configurables:
+                    shell.configurables.append(backend)
             return config_magic(*args, **kwargs)
         line_magics["config"] = config
     # IPython leaves `exit` / `quit` cells out of In[] (a terminal session ends there); here the
     # session goes on, so keep In[n] in step with the execution counts.
     import re
     shell.history_manager._exit_re = re.compile(r"(?!)")
+    # cells are named as ipykernel names them (warnings print the name)
+    shell.compile.get_code_name = _cell_file_name
     return shell
 
 
@@ -1022,7 +1255,7 @@ def _do_execute(req):
         _clear_plots()
     _S.executing = True
     res = shell.run_cell(code, store_history=not silent, silent=silent)
-    plots_ok = _capture_open_figures()
+    plots_ok = None if _S.inline else _capture_open_figures()
     _S.executing = False
     hm = shell.history_manager
     if hm.db_input_cache and not hm.enabled:
@@ -1241,7 +1474,13 @@ def _write_ready():
     from IPython.core.release import version as ipy_version
     info = {"protocol": PROTOCOL, "pid": os.getpid(),
             "python": "%d.%d.%d" % sys.version_info[:3], "ipython": ipy_version,
-            "cwd": os.getcwd()}
+            "cwd": os.getcwd(), "kernelspec": KERNELSPEC,
+            "language_info": {"name": "python", "version": sys.version.split()[0],
+                              "mimetype": "text/x-python",
+                              "codemirror_mode": {"name": "ipython",
+                                                  "version": sys.version_info[0]},
+                              "pygments_lexer": "ipython3", "nbconvert_exporter": "python",
+                              "file_extension": ".py"}}
     path = os.path.join(_S.channel, "ready")
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -1268,11 +1507,17 @@ def main(argv):
     try:
         _setup_inotify()
         _init_plot_counter()
-        os.environ["MPLBACKEND"] = BACKEND
-        # Only this process has the cellbox_mpl module: do not hand the setting to children
-        # (a `!python script.py` using matplotlib would fail to import the backend).
-        os.unsetenv("MPLBACKEND")
-        sys.meta_path.append(_MplFinder)
+        import importlib.util
+        _S.inline = importlib.util.find_spec("matplotlib_inline") is not None
+        if _S.inline:
+            os.environ["MPLBACKEND"] = INLINE       # children too, as ipykernel does
+        else:
+            os.environ["MPLBACKEND"] = BACKEND
+            # Only this process has the cellbox_mpl module: do not hand the setting to
+            # children (a `!python script.py` using matplotlib could not import it).
+            os.unsetenv("MPLBACKEND")
+            sys.meta_path.append(_MplFinder)
+        sys.meta_path.insert(0, _ImportHooks)
         _S.shell = _make_shell()
         _guard_pip()
         import getpass

@@ -28,7 +28,11 @@ ANSWERS = {
     'blocks': b'\x1b[?1;3S\x1b[?2;3S\x1b[?64;1;2;6;9;15;16;17;18;21;22;28c',
     'silent': None,
 }
-PLOT = ('import matplotlib.pyplot as plt\nprint("before")\n'
+# Saved at the full figure size (not cropped as the inline backend crops by default), so
+# that the geometry below is that of a 640x480 image.
+PLOT = ('import matplotlib.pyplot as plt\n'
+        'from matplotlib_inline.backend_inline import set_matplotlib_formats\n'
+        'set_matplotlib_formats("png", bbox_inches=None)\nprint("before")\n'
         'plt.plot([1, 3, 2]); plt.show()\nprint("after")')
 
 
@@ -253,9 +257,9 @@ class TuiTest(Base):
             self.assertEqual(t.out.count(b'\x1b[c'), 1)
             t.send(PLOT.replace('\n', '; ').encode() + b'\r')
             m = t.expect(dcs)
-            # In [1] and its code (two rows at 80 columns), "before", the plot's line: the
-            # image from row 5, column 1; 24 rows, so at most 12 rows of 20 pixels: 320x240.
-            self.assertEqual([int(g) for g in m.groups()], [5, 1, 320, 240])
+            # In [1] and its code (three rows at 80 columns), "before", the plot's line: the
+            # image from row 6, column 1; 24 rows, so at most 12 rows of 20 pixels: 320x240.
+            self.assertEqual([int(g) for g in m.groups()], [6, 1, 320, 240])
             self.settle(t)
             self.assertIn(b'after', t.out)
             at = len(t.out)
@@ -265,22 +269,22 @@ class TuiTest(Base):
             self.assertNotIn(b'\x1bPq', t.out[at:])
             t.send(b'\x0c')                   # Ctrl-L wipes the screen: drawn again
             m = t.expect(dcs)
-            self.assertEqual([int(g) for g in m.groups()], [5, 1, 320, 240])
+            self.assertEqual([int(g) for g in m.groups()], [6, 1, 320, 240])
             t.send(b'\x1bOP')                 # F1: the pager hides it
             t.expect(rb'q or Esc closes')
             self.settle(t)
             self.assertNotIn(b'\x1bPq', t.out[t.pos:])
             t.send(b'q')
             m = t.expect(dcs)
-            self.assertEqual([int(g) for g in m.groups()], [5, 1, 320, 240])
+            self.assertEqual([int(g) for g in m.groups()], [6, 1, 320, 240])
             # A resize: asked again, the plot fitted to the new size (30 rows: 15 rows high;
-            # the code still takes two rows at 100 columns).
+            # the code takes three rows at 100 columns too).
             # (The pty sends SIGWINCH to cellbox, its foreground job.)
             fcntl.ioctl(t.master, termios.TIOCSWINSZ, struct.pack('HHHH', 30, 100, 0, 0))
             t.expect(rb'\x1b\[c')
             t.send(ANSWERS['sixel'])
             m = t.expect(dcs)
-            self.assertEqual([int(g) for g in m.groups()], [5, 1, 400, 300])
+            self.assertEqual([int(g) for g in m.groups()], [6, 1, 400, 300])
             self.assertEqual(t.out.count(b'\x1b[c'), 2)
             t.send(b'\x11')
             self.assertEqual(t.finish(), 0)

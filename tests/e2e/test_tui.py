@@ -400,7 +400,11 @@ class SafetyTest(Base):
 
 
 BLOCK = '\u2580'
-PLOT_CELL = ('import matplotlib.pyplot as plt; print("before"); plt.plot([1, 3, 2]); '
+# At the full figure size (the inline backend crops by default): a 640x480 image.
+PLOT_CELL = ('import matplotlib.pyplot as plt; '
+             'from matplotlib_inline.backend_inline import set_matplotlib_formats; '
+             'set_matplotlib_formats("png", bbox_inches=None); '
+             'print("before"); plt.plot([1, 3, 2]); '
              'plt.show(); print("after")')
 
 

@@ -33,8 +33,14 @@ def normalise_transcript(text, tmp):
 
 
 def normalise_notebook(nb):
+    info = nb['metadata'].get('language_info')
+    if info:
+        info['version'] = '<python version>'
     for i, cell in enumerate(nb['cells']):
         cell['id'] = 'cell-%d' % i
+        for key in cell['metadata'].get('execution', {}):
+            cell['metadata']['execution'][key] = '<time>'
+
         for out in cell.get('outputs', []):
             png = out.get('data', {}).get('image/png')
             if png is not None:

@@ -262,6 +262,129 @@ static void test_outputs(void)
 	strbuf_release(&sb);
 }
 
+/* The text/plain of output `i` of a list. */
+static const char *plain_of(const cJSON *list, int i)
+{
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(list, i), "data");
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "text/plain"));
+}
+
+/* clear_output and display ids as nbclient applies them. */
+static void test_outputs_displays(void)
+{
+	struct outputs o;
+	cJSON *first, *second, *md;
+
+	outputs_init(&o, "/nonexistent", OUTPUTS_EMBED_PNG | OUTPUTS_KEEP_DISPLAYS, NULL, 0);
+	/* Every mime type and its metadata are kept. */
+	feed(&o, SESSION_EV_DISPLAY, "{\"data\":{\"text/plain\":\"j\",\"image/jpeg\":\"/9j/\","
+	     "\"application/json\":{\"a\":[1]}},\"metadata\":{\"image/jpeg\":{\"width\":40}}}");
+	feed(&o, SESSION_EV_DISPLAY, "{\"display_id\":\"d\",\"data\":{\"text/plain\":\"one\"}}");
+	feed(&o, SESSION_EV_STREAM, "{\"name\":\"stdout\",\"text\":\"between\\n\"}");
+	feed(&o, SESSION_EV_DISPLAY, "{\"display_id\":\"d\",\"update\":true,"
+	     "\"data\":{\"text/plain\":\"two\"},\"metadata\":{\"m\":1}}");
+	feed(&o, SESSION_EV_DISPLAY, "{\"pager\":true,\"data\":{\"text/plain\":\"help\"}}");
+	first = outputs_finish(&o);
+	CHECK(cJSON_GetArraySize(first) == 3);
+	CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(first, 0), "data"),
+		"application/json")->child));
+	md = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(first, 0), "metadata");
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(md, "image/jpeg"), "width")) == 40);
+	CHECK_STR(plain_of(first, 1), "two");
+	md = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(first, 1), "metadata");
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(md, "m")) == 1);
+
+	/* The next cell: an update reaches the earlier cell's output; a new display with the
+	 * same id updates the old ones too, then is shown itself. */
+	feed(&o, SESSION_EV_DISPLAY, "{\"display_id\":\"d\",\"update\":true,"
+	     "\"data\":{\"text/plain\":\"three\"}}");
+	feed(&o, SESSION_EV_DISPLAY, "{\"display_id\":\"d\",\"data\":{\"text/plain\":\"four\"}}");
+	CHECK_STR(plain_of(first, 1), "four");
+	/* clear_output(wait=True): nothing goes until the next output comes. */
+	feed(&o, SESSION_EV_STREAM, "{\"name\":\"stdout\",\"text\":\"0\\n\"}");
+	feed(&o, SESSION_EV_CLEAR_OUTPUT, "{\"wait\":true}");
+	feed(&o, SESSION_EV_DISPLAY, "{\"display_id\":\"d\",\"update\":true,"
+	     "\"data\":{\"text/plain\":\"five\"}}");
+	feed(&o, SESSION_EV_STREAM, "{\"name\":\"stdout\",\"text\":\"1\\n\"}");
+	feed(&o, SESSION_EV_CLEAR_OUTPUT, "{\"wait\":true}");
+	feed(&o, SESSION_EV_STREAM, "{\"name\":\"stdout\",\"text\":\"2\\n\"}");
+	/* The cleared display of this cell is no longer updated; the earlier cell's is. */
+	feed(&o, SESSION_EV_DISPLAY, "{\"display_id\":\"d\",\"update\":true,"
+	     "\"data\":{\"text/plain\":\"six\"}}");
+	second = outputs_finish(&o);
+	CHECK(cJSON_GetArraySize(second) == 1);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetArrayItem(second, 0), "text")), "2\n");
+	CHECK_STR(plain_of(first, 1), "six");
+	/* clear_output() at once, and a wait that no output follows keeps what is there. */
+	feed(&o, SESSION_EV_STREAM, "{\"name\":\"stdout\",\"text\":\"a\\n\"}");
+	feed(&o, SESSION_EV_CLEAR_OUTPUT, "{\"wait\":false}");
+	feed(&o, SESSION_EV_STREAM, "{\"name\":\"stdout\",\"text\":\"b\\n\"}");
+	feed(&o, SESSION_EV_CLEAR_OUTPUT, "{\"wait\":true}");
+	cJSON_Delete(second);
+	second = outputs_finish(&o);
+	CHECK(cJSON_GetArraySize(second) == 1);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetArrayItem(second, 0), "text")), "b\n");
+	cJSON_Delete(second);
+	outputs_release(&o);
+	cJSON_Delete(first);
+
+	/* Without OUTPUTS_KEEP_DISPLAYS an update reaches only the cell's own outputs. */
+	outputs_init(&o, "/nonexistent", 0, NULL, 0);
+	feed(&o, SESSION_EV_DISPLAY, "{\"display_id\":\"d\",\"data\":{\"text/plain\":\"one\"}}");
+	first = outputs_finish(&o);
+	feed(&o, SESSION_EV_DISPLAY, "{\"display_id\":\"d\",\"update\":true,"
+	     "\"data\":{\"text/plain\":\"two\"}}");
+	cJSON_Delete(outputs_finish(&o));
+	CHECK_STR(plain_of(first, 0), "one");
+	cJSON_Delete(first);
+	outputs_release(&o);
+}
+
+/* nbclient's kernel metadata and timestamps. */
+static void test_notebook_metadata(void)
+{
+	cJSON *nb = cellfile_new_notebook(), *cell;
+	cJSON *info = cJSON_Parse("{\"kernelspec\":{\"name\":\"python3\",\"language\":\"python\","
+				  "\"display_name\":\"Python 3 (ipykernel)\"},"
+				  "\"language_info\":{\"name\":\"python\",\"version\":\"3.11.2\"}}");
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(nb, "metadata"), *ex;
+	struct strbuf t = STRBUF_INIT;
+
+	/* A stale language_info is replaced; a kernelspec of the same language is kept. */
+	cJSON_AddItemToObject((cJSON *)md, "language_info", cJSON_Parse("{\"version\":\"3.9.2\"}"));
+	cJSON_AddItemToObject((cJSON *)md, "kernelspec",
+			      cJSON_Parse("{\"name\":\"py\",\"language\":\"python\"}"));
+	cellfile_set_kernel(nb, info);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(md, "language_info"), "version")), "3.11.2");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(md, "kernelspec"), "name")), "py");
+	cJSON_ReplaceItemInObjectCaseSensitive((cJSON *)md, "kernelspec",
+					       cJSON_Parse("{\"name\":\"ir\",\"language\":\"R\"}"));
+	cellfile_set_kernel(nb, info);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(md, "kernelspec"), "name")), "python3");
+
+	cell = cellfile_add_cell(nb, "code", "1");
+	cellfile_set_timing(cell, 1714564800.5, 1714564801.25);
+	ex = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cell, "metadata"),
+					      "execution");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ex, "iopub.status.busy")),
+		  "2024-05-01T12:00:00.500000Z");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ex, "shell.execute_reply")),
+		  "2024-05-01T12:00:01.250000Z");
+	CHECK(cJSON_GetArraySize(ex) == 4);
+	cellfile_iso_time(1714564800.9999996, &t);
+	CHECK_STR(t.buf, "2024-05-01T12:00:01.000000Z");
+	strbuf_release(&t);
+	cJSON_Delete(info);
+	cJSON_Delete(nb);
+}
+
 static int count_entry(const cJSON *e, void *data)
 {
 	(void)e;
@@ -390,6 +513,8 @@ static const struct tap_test tests[] = {
 	{ "ipynb_roundtrip", test_ipynb_roundtrip },
 	{ "ipynb_bad", test_ipynb_bad },
 	{ "outputs", test_outputs },
+	{ "outputs_displays", test_outputs_displays },
+	{ "notebook_metadata", test_notebook_metadata },
 	{ "history_parse", test_history_parse },
 	{ "fuzz_parsers", test_fuzz_parsers },
 };

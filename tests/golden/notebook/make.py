@@ -7,7 +7,7 @@ nb = new_notebook(metadata={'kernelspec': {'name': 'python3', 'display_name': 'P
                                            'language': 'python'}})
 nb.cells = [
     new_markdown_cell('# Plots'),
-    new_code_cell('import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt'),
+    new_code_cell('import matplotlib.pyplot as plt'),
     new_code_cell('plt.plot([1, 2, 3])\nplt.title("line")\nplt.show()'),
     new_code_cell('print("between")\nfig = plt.figure(figsize=(2, 1))\nplt.bar([1], [2])'),
     new_code_cell(''),
