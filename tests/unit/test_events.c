@@ -70,6 +70,43 @@ static void test_decode(void)
 	event_store_release(&st);
 }
 
+/* Outputs as Jupyter makes them: display ids and updates, clear_output, artifacts. */
+static void test_decode_outputs(void)
+{
+	struct event_store st = EVENT_STORE_INIT;
+	struct session_event ev;
+
+	CHECK(decode(&st, "{\"type\":\"display\",\"data\":{\"text/plain\":\"two\"},"
+		      "\"metadata\":{\"isolated\":true},\"display_id\":\"d1\",\"update\":true}",
+		      &ev) == 0);
+	CHECK(ev.type == SESSION_EV_DISPLAY && ev.display.update && ev.display.metadata);
+	CHECK_STR(ev.display.display_id, "d1");
+	CHECK(decode(&st, "{\"type\":\"display\",\"data\":{}}", &ev) == 0);
+	CHECK(!ev.display.display_id && !ev.display.update);
+
+	CHECK(decode(&st, "{\"type\":\"result\",\"execution_count\":2,\"data\":{},"
+		      "\"plot\":{\"index\":4,\"path\":\"plots/4.png\",\"width\":5,\"height\":6}}",
+		      &ev) == 0);
+	CHECK(ev.type == SESSION_EV_RESULT && ev.result.plot && ev.result.plot->index == 4);
+	CHECK_STR(ev.result.plot->path, "plots/4.png");
+	CHECK(!ev.result.display_id && !ev.result.update);
+
+	CHECK(decode(&st, "{\"type\":\"clear_output\",\"wait\":true}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_CLEAR_OUTPUT && ev.clear.wait);
+	CHECK(decode(&st, "{\"type\":\"clear_output\"}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_CLEAR_OUTPUT && !ev.clear.wait);
+	CHECK_STR(session_event_name(SESSION_EV_CLEAR_OUTPUT), "clear_output");
+
+	CHECK(decode(&st, "{\"type\":\"artifact\",\"index\":7,\"path\":\"plots/7.svg\","
+		      "\"format\":\"svg\",\"width\":0,\"height\":0,\"name\":\"out.svg\"}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_ARTIFACT && ev.artifact.file && ev.artifact.file->index == 7);
+	CHECK_STR(ev.artifact.file->path, "plots/7.svg");
+	CHECK_STR(ev.artifact.file->format, "svg");
+	CHECK_STR(ev.artifact.name, "out.svg");
+	CHECK_STR(session_event_name(SESSION_EV_ARTIFACT), "artifact");
+	event_store_release(&st);
+}
+
 /* What a hostile kernel may send: wrong types, paths out of the channel, huge numbers. */
 static void test_decode_hostile(void)
 {
@@ -95,6 +132,21 @@ static void test_decode_hostile(void)
 		CHECK(decode(&st, line, &ev) == 0 && ev.display.plot && !ev.display.plot->path);
 		free(line);
 	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad_paths); i++) {
+		char *line = xasprintf("{\"type\":\"artifact\",\"path\":\"%s\",\"name\":\"x\"}",
+				       bad_paths[i]);
+		CHECK(decode(&st, line, &ev) == 0 && ev.artifact.file && !ev.artifact.file->path);
+		free(line);
+	}
+	CHECK(decode(&st, "{\"type\":\"artifact\",\"path\":7,\"index\":\"7\",\"name\":[],"
+		      "\"width\":1e300}", &ev) == 0);
+	CHECK(ev.artifact.file && !ev.artifact.file->path && !ev.artifact.name);
+	CHECK(ev.artifact.file->index == 0 && ev.artifact.file->width == 0);
+	CHECK(decode(&st, "{\"type\":\"display\",\"display_id\":5,\"update\":\"yes\","
+		      "\"metadata\":[]}", &ev) == 0);
+	CHECK(!ev.display.display_id && !ev.display.update && !ev.display.metadata);
+	CHECK(decode(&st, "{\"type\":\"clear_output\",\"wait\":\"true\"}", &ev) == 0);
+	CHECK(!ev.clear.wait);
 	CHECK(decode(&st, "{\"type\":\"display\",\"plot\":{\"path\":\"plots/a..b.png\"}}", &ev) == 0);
 	CHECK_STR(ev.display.plot->path, "plots/a..b.png");	/* a name, not a parent */
 	CHECK(decode(&st, "{\"type\":\"display\",\"plot\":\"plots/1.png\",\"data\":[\"x\"]}",
@@ -125,6 +177,9 @@ static void test_decode_fuzz(void)
 		"{\"type\":\"error\",\"ename\":\"E\",\"evalue\":\"v\",\"traceback\":[\"a\",\"b\"]}",
 		"{\"type\":\"reply\",\"matches\":[\"a\",\"b\"],\"cursor_start\":0,\"cursor_end\":1}",
 		"{\"type\":\"done\",\"status\":\"ok\",\"execution_count\":1,\"duration\":0.1}",
+		"{\"type\":\"artifact\",\"index\":2,\"path\":\"plots/2.html\",\"format\":\"html\","
+		"\"name\":\"f.html\"}",
+		"{\"type\":\"display\",\"data\":{},\"display_id\":\"d\",\"update\":true}",
 	};
 	struct event_store st = EVENT_STORE_INIT;
 	unsigned seed = 4242;
@@ -149,6 +204,11 @@ static void test_decode_fuzz(void)
 			if (ev.type == SESSION_EV_DISPLAY && ev.display.plot &&
 			    ev.display.plot->path && (ev.display.plot->path[0] == '/' ||
 						      strstr(ev.display.plot->path, "../")))
+				ok = 0;
+			if (ev.type == SESSION_EV_ARTIFACT &&
+			    (!ev.artifact.file || (ev.artifact.file->path &&
+						   (ev.artifact.file->path[0] == '/' ||
+						    strstr(ev.artifact.file->path, "../")))))
 				ok = 0;
 			if (ev.type == SESSION_EV_ERROR)
 				for (size_t i = 0; i < ev.error.ntraceback; i++)
@@ -192,6 +252,7 @@ static void test_reasons(void)
 
 static const struct tap_test tests[] = {
 	{ "decode", test_decode },
+	{ "decode_outputs", test_decode_outputs },
 	{ "decode_hostile", test_decode_hostile },
 	{ "decode_fuzz", test_decode_fuzz },
 	{ "reasons", test_reasons },
