@@ -9,9 +9,10 @@
  *
  * Everything in an event came from the kernel, which is hostile in a container backend:
  * every field has been type-checked (a string member that is not a string is NULL, a number
- * that is not a number is -1 or 0 as documented), a plot's path is NULL unless it is a safe
- * relative path inside the channel, and strings may hold anything (sanitise before
- * printing). Pointers are valid only during the callback.
+ * that is not a number is -1 or 0 as documented), a plot's or artifact's path is NULL unless
+ * it is a safe relative path inside the channel (open the file with outputs_read_file(),
+ * which checks more), and strings may hold anything (sanitise before printing). Pointers
+ * are valid only during the callback.
  *
  * Decoding is the one place where a future check applies to every consumer at once (a byte
  * cap per request, events only for a request in flight).
