@@ -107,11 +107,11 @@ class CheckTest(unittest.TestCase):
         p = self.check(cells, '--check-ignore', r'seed \d+')
         self.assertEqual(p.returncode, 0, p.stdout)
         # repeated: every pattern applies, not only the last one given
-        cells2 = [('import random\nprint("seed", random.randrange(10**9), "run", random.randrange(10**9))',
-                   [stream('seed 12345 run 678\n')], None)]
-        p = self.check(cells2, '--check-ignore', r'seed \d+', '--check-ignore', r'run \d+')
+        cells2 = [('import random\nprint("seed", random.randrange(10**9), "tag", random.randrange(10**9))',
+                   [stream('seed 12345 tag 678\n')], None)]
+        p = self.check(cells2, '--check-ignore', r'seed \d+', '--check-ignore', r'tag \d+')
         self.assertEqual(p.returncode, 0, p.stdout)
-        self.assertEqual(self.check(cells2, '--check-ignore', r'run \d+').returncode, 6)
+        self.assertEqual(self.check(cells2, '--check-ignore', r'tag \d+').returncode, 6)
         p = self.check(cells, '--check-ignore', '(')
         self.assertEqual(p.returncode, 2)
         self.assertIn('--check-ignore', p.stderr)
