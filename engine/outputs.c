@@ -101,12 +101,11 @@ static int plot_name_ok(const char *rel, const char **name)
 	return 1;
 }
 
-int outputs_read_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *sb,
-		      struct strbuf *err)
+int outputs_open_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *err)
 {
 	const char *name;
 	char *dir_path;
-	int dir = -1, fd = -1, rc = -1;
+	int dir = -1, fd = -1;
 	struct stat st;
 
 	if (!plot_name_ok(rel, &name)) {
@@ -127,25 +126,34 @@ int outputs_read_file(const char *channel_dir, const char *rel, size_t max, stru
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
 		strbuf_addf(err, "refused '%s/%s': not a regular file with one link", dir_path,
 			    name);
-		goto out;
-	}
-	if ((unsigned long long)st.st_size > max) {
+		close(fd);
+		fd = -1;
+	} else if ((unsigned long long)st.st_size > max) {
 		strbuf_addf(err, "refused '%s/%s': %lld bytes, more than %zu", dir_path, name,
 			    (long long)st.st_size, max);
-		goto out;
-	}
-	strbuf_reset(sb);
-	if (strbuf_read_fd(sb, fd, max) < 0) {
-		strbuf_addf(err, "cannot read '%s/%s': %s", dir_path, name, strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	if (fd >= 0)
 		close(fd);
+		fd = -1;
+	}
+out:
 	if (dir >= 0)
 		close(dir);
 	free(dir_path);
+	return fd;
+}
+
+int outputs_read_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *sb,
+		      struct strbuf *err)
+{
+	int fd = outputs_open_file(channel_dir, rel, max, err), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	strbuf_reset(sb);
+	if (strbuf_read_fd(sb, fd, max) < 0)
+		strbuf_addf(err, "cannot read '%s/%s': %s", channel_dir, rel, strerror(errno));
+	else
+		rc = 0;
+	close(fd);
 	return rc;
 }
 

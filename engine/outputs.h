@@ -78,6 +78,13 @@ cJSON *outputs_finish(struct outputs *o);
 void outputs_collapse(struct strbuf *text);
 
 /*
+ * Open a plot or artifact file the kernel wrote, checked as outputs_read_file() checks it:
+ * a descriptor (close-on-exec) or -1 with `err`. To hand it to code that wants a path (an
+ * image decoder), name it /proc/self/fd/<fd>: that opens the checked file, nothing the
+ * kernel put in its place since.
+ */
+int outputs_open_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *err);
+/*
  * Read a plot or artifact file the kernel wrote: `rel` must be `plots/<n>.<ext>`; the file
  * is opened without following symlinks or blocking, and must be a regular file with one
  * link of at most `max` bytes. 0, or -1 with `err` saying which file and why.

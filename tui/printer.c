@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "outputs.h"
 
@@ -204,11 +205,23 @@ static void on_plot(struct printer *p, const struct session_plot *plot)
 	line = xasprintf("[plot %d: %dx%d PNG, %s %s]\n", pl.index, pl.width, pl.height,
 			 p->plots_dir ? "saved to" : "at", pl.path);
 	fresh_line(p);
-	if (!(p->flags & PRINTER_QUIET) && p->plot_hook &&
-	    p->plot_hook(p->plot_data, pl.path, p->out) == 0) {
-		p->out_at_bol = 1;
-		if (!p->plots_dir)
-			*line = '\0';	/* the channel's copy goes with the session */
+	if (!(p->flags & PRINTER_QUIET) && p->plot_hook) {
+		/* Our copy, or the channel's file as checked (not what the kernel put there since). */
+		struct strbuf err = STRBUF_INIT;
+		int fd = p->plots_dir ? -1 : outputs_open_file(p->channel_dir, pl.rel,
+								OUTPUTS_FILE_MAX, &err);
+		char *src = fd >= 0 ? xasprintf("/proc/self/fd/%d", fd) : NULL;
+
+		if ((p->plots_dir || src) && p->plot_hook(p->plot_data, src ? src : pl.path,
+							  p->out) == 0) {
+			p->out_at_bol = 1;
+			if (!p->plots_dir)
+				*line = '\0';	/* the channel's copy goes with the session */
+		}
+		if (fd >= 0)
+			close(fd);
+		free(src);
+		strbuf_release(&err);
 	}
 	emit_own(p, line);
 	fflush(p->out);

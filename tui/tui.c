@@ -66,7 +66,8 @@ enum overlay { OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT, OV_PL
 /* A captured plot: its file and its decoded image (NULL when it could not be read). */
 struct ui_plot {
 	int index, w, h;
-	char *path;
+	char *path;		/* the file in the channel, for the eyes (open it by `rel`) */
+	char *rel;		/* its name there, as the kernel gave it: outputs_open_file() */
 	struct graphics_image *img;
 };
 
@@ -1102,10 +1103,18 @@ static void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h,
 	pl->h = h;
 	pl->path = rel && !strstr(rel, "..") ?
 		xasprintf("%s/%s", session_channel_dir(ui->s), rel) : NULL;
+	pl->rel = pl->path ? xstrdup(rel) : NULL;
 	pl->img = NULL;
 	if (pl->path && (ui->gmode == GRAPHICS_SIXEL || ui->gmode == GRAPHICS_BLOCKS)) {
 		struct strbuf err = STRBUF_INIT;
-		pl->img = graphics_load(pl->path, &err);
+		/* The kernel names the file: decode the one checked, not what is there later. */
+		int fd = outputs_open_file(session_channel_dir(ui->s), rel, OUTPUTS_FILE_MAX, &err);
+		if (fd >= 0) {
+			char *checked = xasprintf("/proc/self/fd/%d", fd);
+			pl->img = graphics_load(checked, &err);
+			free(checked);
+			close(fd);
+		}
 		if (!pl->img)
 			ui_message(ui, "plot %d: %s", index, err.buf);
 		strbuf_release(&err);
@@ -1119,6 +1128,7 @@ static void plots_forget(struct ui *ui)
 	for (size_t i = 0; i < ui->nplots; i++) {
 		graphics_free(ui->plots[i].img);
 		free(ui->plots[i].path);
+		free(ui->plots[i].rel);
 	}
 	ui->nplots = 0;
 	ui->plot_sel = 0;
@@ -1827,11 +1837,14 @@ static int tc_save_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg
 	(void)argc;
 	if (i < 0)
 		return -1;
-	if (!ui->plots[i].path || copy_file(ui->plots[i].path, argv[2]) < 0) {
-		strbuf_addf(msg, "cannot copy plot %s to '%s': %s", argv[1], argv[2],
-			    ui->plots[i].path ? strerror(errno) : "no file");
+	if (!ui->plots[i].rel) {
+		strbuf_addf(msg, "cannot copy plot %s to '%s': no file", argv[1], argv[2]);
 		return -1;
 	}
+	strbuf_addf(msg, "cannot copy plot %s to '%s': ", argv[1], argv[2]);
+	if (outputs_copy_file(session_channel_dir(ui->s), ui->plots[i].rel, argv[2], msg) < 0)
+		return -1;
+	strbuf_reset(msg);
 	strbuf_addf(msg, "plot %d saved to %s", ui->plots[i].index, argv[2]);
 	return 0;
 }
@@ -2523,6 +2536,7 @@ out:
 	for (size_t i = 0; i < ui.nplots; i++) {
 		graphics_free(ui.plots[i].img);
 		free(ui.plots[i].path);
+		free(ui.plots[i].rel);
 	}
 	free(ui.plots);
 	strbuf_release(&ui.gbuf);

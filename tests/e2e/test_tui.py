@@ -391,6 +391,35 @@ class SafetyTest(Base):
         run_dir = os.path.join(self.tmp, 'run')
         self.assertEqual(os.listdir(run_dir) if os.path.isdir(run_dir) else [], [])
 
+    def test_hostile_plot_files(self):
+        # The kernel names a plot file: a symlink out of the channel, a FIFO and a hard link
+        # are refused, and the UI neither hangs on the FIFO nor draws what the link points at.
+        secret = os.path.join(self.tmp, 'secret.png')
+        subprocess.run([PYTHON, '-c', 'import matplotlib; matplotlib.use("Agg"); '
+                        'import matplotlib.pyplot as plt; plt.plot([1, 3, 2]); '
+                        'plt.savefig(%r)' % secret], check=True, timeout=120)
+        copy = os.path.join(self.tmp, 'run', 'secret-copy.png')
+        os.makedirs(os.path.dirname(copy), exist_ok=True)
+        shutil.copy(secret, copy)
+        ui = self.start('--graphics', 'blocks')
+        ui.run('import json, os, _cellbox_runner as r; d = r._S.plot_dir; '
+               'os.symlink(%r, d + "/90.png"); os.mkfifo(d + "/91.png"); '
+               'os.link(%r, d + "/92.png"); '
+               '[os.write(r._S.out_fd, (json.dumps({"type": "display", "data": {}, '
+               '"plot": {"index": n, "path": "plots/%%d.png" %% n, "format": "png", '
+               '"width": 640, "height": 480}}) + "\\n").encode()) for n in (90, 91, 92)]; '
+               'print("planted")' % (secret, copy))
+        s = ui.wait_for('planted')
+        ui.run('1 + 1')
+        s = ui.wait_for('Out[2]: 2')
+        self.assertNotIn(BLOCK, s)      # nothing was drawn from the three files
+        for n in (90, 91, 92):          # :save-plot copies none of them either
+            ui.command('save-plot %d %s' % (n, os.path.join(self.tmp, 'saved.png')))
+            ui.wait_for('cannot copy plot %d' % n)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, 'saved.png')))
+        ui.run('2 + 2')
+        ui.wait_for('Out[3]: 4')
+
     def test_long_output_truncated(self):
         ui = self.start()
         ui.run('print("y" * 2_000_000)')
