@@ -73,11 +73,16 @@ static const struct config_key keys[] = {
 	KEYA("docker-host", "CELLBOX_DOCKER_HOST", CFG_STRING, docker_host,
 	     "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)", NULL),
 	KEY("theme", "CELLBOX_THEME", CFG_STRING, theme,
-	    "colour theme of the full-screen UI: dark, light, high-contrast, monochrome"),
+	    "colour theme of the full-screen UI: auto (light or dark by the terminal's "
+	    "background), dark, light, high-contrast, monochrome"),
 	{ .name = "graphics", .env = "CELLBOX_GRAPHICS", .type = CFG_CHOICE,
 	  .offset = offsetof(struct cellbox_config, graphics),
-	  .help = "how plots are drawn: auto, sixel, blocks (half-blocks) or none",
-	  .choices = "auto|sixel|blocks|none" },
+	  .help = "how plots are drawn: auto, kitty, kitty-unicode, iterm, sixel, blocks or none",
+	  .choices = "auto|kitty|kitty-unicode|iterm|sixel|blocks|none" },
+	{ .name = "blocks", .env = "CELLBOX_BLOCKS", .type = CFG_CHOICE,
+	  .offset = offsetof(struct cellbox_config, blocks),
+	  .help = "characters of block plots: auto, sextant, quadrant, half (the upper half block)",
+	  .choices = "auto|sextant|quadrant|half" },
 	KEY("history-size", "CELLBOX_HISTORY_SIZE", CFG_SIZE, history_size,
 	    "cells kept in the history; older sessions are pruned (0 = record nothing)"),
 	KEY("history-days", "CELLBOX_HISTORY_DAYS", CFG_SECONDS, history_days,
@@ -96,6 +101,7 @@ void config_defaults(struct cellbox_config *cfg)
 	cfg->pool_timeout = 30;
 	cfg->read_only = 1;
 	cfg->graphics = xstrdup("auto");
+	cfg->blocks = xstrdup("auto");
 	cfg->history_size = 1000;
 }
 
@@ -115,6 +121,7 @@ void config_release(struct cellbox_config *cfg)
 	free(cfg->theme);
 	free(cfg->source);
 	free(cfg->graphics);
+	free(cfg->blocks);
 	memset(cfg, 0, sizeof(*cfg));
 }
 

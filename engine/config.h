@@ -33,10 +33,12 @@ struct cellbox_config {
 	char *security_opt;		/* security-opt = no-new-privileges ("none") */
 	char *user;			/* user = uid[:gid] */
 	char *docker_host;		/* docker-host = $DOCKER_HOST */
-	char *graphics;			/* graphics = auto | sixel | blocks | none */
+	char *graphics;			/* graphics = auto | kitty | kitty-unicode | iterm | sixel |
+					   blocks | none */
+	char *blocks;			/* blocks = auto | sextant | quadrant | half */
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	double history_days;			/* history-days = 0 (no age limit) */
-	char *theme;			/* theme = dark (the full-screen UI's colours) */
+	char *theme;			/* theme = auto (the full-screen UI's colours) */
 	char *source;			/* the config file that was read, or NULL */
 };
 

@@ -283,11 +283,13 @@ void cli_setup_graphics(const struct cellbox_config *cfg, struct printer *pr,
 			struct graphics_line *gl)
 {
 	enum graphics_mode want = GRAPHICS_AUTO;
+	enum blocks_kind blocks = BLOCKS_AUTO;
 
 	graphics_mode_parse(cfg->graphics, &want);
+	blocks_kind_parse(cfg->blocks, &blocks);
 	if (want == GRAPHICS_NONE || (want == GRAPHICS_AUTO && !isatty(1)))
 		return;
-	graphics_line_init(gl, want, -1, cli_want_color(1));
+	graphics_line_init(gl, want, blocks, -1, cli_want_color(1));
 	pr->plot_hook = graphics_line_plot;
 	pr->plot_data = gl;
 }
@@ -316,7 +318,9 @@ static const struct {
 	{ "--cap-drop", "cap-drop", "LIST", "capabilities to drop (default ALL; none)" },
 	{ "--security-opt", "security-opt", "LIST", "default no-new-privileges; none" },
 	{ "--user", "user", "UID[:GID]", "container user (default ours, 1000 for root)" },
-	{ "--graphics", "graphics", "MODE", "plots: auto, sixel, blocks or none" },
+	{ "--graphics", "graphics", "MODE",
+	  "plots: auto, kitty, kitty-unicode, iterm, sixel, blocks, none" },
+	{ "--blocks", "blocks", "KIND", "block plots: auto, sextant, quadrant, half" },
 };
 
 int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
