@@ -542,7 +542,7 @@ int cmd_repl(int argc, char **argv, struct cellbox_config *cfg)
 			flags |= PRINTER_COLOR;
 	}
 	printer_init(&r.pr, flags, session_channel_dir(r.s), NULL);
-	cli_setup_graphics(cfg, &r.pr, &gl);
+	cli_setup_graphics(cfg, r.s, &r.pr, &gl);
 	record_open(&r.rec, cfg, r.s);
 	the_repl = &r;
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
