@@ -174,18 +174,6 @@ class Base(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def run_plot(self, persona, *flags, code=PLOT, status=0, **env):
-        t = FakeTerminal(['run', *flags, '-c', code], clean_env(self.tmp, **env), persona)
-        try:
-            self.assertEqual(t.finish(), status, t.out[-2000:])
-        finally:
-            t.kill()
-        return t
-
-    def saved_png(self):
-        with open(os.path.join(self.tmp, 'plots', 'plot-1.png'), 'rb') as f:
-            return f.read()
-
     def check_chunks(self, chunks):
         """A transmission as the protocol wants it: base64 chunks of at most 4096 bytes, a
         multiple of 4 but the last, m=1 on all but the last, only m and q after the first."""
@@ -199,6 +187,18 @@ class Base(unittest.TestCase):
             if i:
                 self.assertEqual(set(keys), {'m', 'q'})
         return base64.b64decode(b''.join(p for _, p in chunks), validate=True)
+
+    def run_plot(self, persona, *flags, code=PLOT, status=0, **env):
+        t = FakeTerminal(['run', *flags, '-c', code], clean_env(self.tmp, **env), persona)
+        try:
+            self.assertEqual(t.finish(), status, t.out[-2000:])
+        finally:
+            t.kill()
+        return t
+
+    def saved_png(self):
+        with open(os.path.join(self.tmp, 'plots', 'plot-1.png'), 'rb') as f:
+            return f.read()
 
 
 class RunTest(Base):
@@ -488,7 +488,7 @@ class TuiTest(Base):
             keys = sent[0][0][0]
             self.assertEqual((keys['a'], keys['f'], keys['q']), ('t', '100', '2'))
             image = keys['i']
-            self.assertEqual(RunTest.check_chunks(self, sent[0]), self.channel_png())
+            self.assertEqual(self.check_chunks(sent[0]), self.channel_png())
             puts = [k for k, _ in cmds if k.get('a') == 'p']
             # 24 rows: at most 12 of 17 pixels (204), so 272x204 pixels in 34 x 12 cells of
             # 8x17; the whole image as the source, the cursor left where it was.
