@@ -548,6 +548,32 @@ class TuiTest(Base):
         finally:
             t.kill()
 
+    def test_kitty_second_plot_leaves_the_first(self):
+        # 40 rows: two small plots (200x150 pixels, 9 rows) fit the pane one under the other.
+        small = ('import matplotlib.pyplot as plt; plt.figure(figsize=(2, 1.5)); '
+                 'plt.plot([1, 3, 2]); plt.show()')
+        t = FakeTerminal(['tui'], clean_env(self.tmp), 'kitty', rows=40)
+        try:
+            t.expect(rb'F1 help')
+            t.send(small.encode() + b'\r')
+            t.expect(rb'\x1b_Ga=p,')
+            self.settle(t)
+            first = transmissions(kitty_commands(t.out))[0][0][0]['i']
+            at = len(t.out)
+            t.send(small.encode() + b'\r')
+            t.expect(rb'\x1b_Ga=t,')
+            self.settle(t)
+            later = [k for k, _ in kitty_commands(t.out[at:])]
+            second = [k['i'] for k in later if k.get('a') == 't']
+            self.assertEqual(len(second), 1)
+            # The new plot is sent and placed; the first, which did not move, is left alone.
+            self.assertIn(second[0], [k['i'] for k in later if k.get('a') == 'p'])
+            self.assertNotIn(first, [k.get('i') for k in later], later)
+            t.send(b'\x11')
+            self.assertEqual(t.finish(), 0)
+        finally:
+            t.kill()
+
     def test_kitty_unicode_in_the_output_pane(self):
         t = FakeTerminal(['tui', '--graphics', 'kitty-unicode'], clean_env(self.tmp), 'kitty')
         try:

@@ -172,7 +172,7 @@ static int check_chunks(const char *s, size_t *payload_total, int *bad)
 			break;
 		}
 		len = (size_t)(end - semi - 1);
-		if (len > KITTY_CHUNK || (strstr(p, "m=1") && strstr(p, "m=1") < semi &&
+		if (len > 4096 || (strstr(p, "m=1") && strstr(p, "m=1") < semi &&
 					  len % 4))
 			(*bad)++;
 		if (n && strncmp(p, "\x1b_Gm=", 5))

@@ -496,6 +496,43 @@ static void test_ink_downscale(void)
 	free(ink);
 }
 
+static void test_blocks_keep_lines(void)
+{
+	/* 80 x 40 white with a 1-pixel black column at x = 41, drawn in 20 x 5 half-block
+	 * cells: four pixels a cell across, four a row. The column's cells stay dark. */
+	enum { IW = 80, IH = 40 };
+	unsigned char px[IW * IH * 3];
+	struct graphics_image *img;
+	struct graphics_request rq = { .mode = GRAPHICS_BLOCKS, .cols = 20, .truecolor = 1,
+				       .blocks = BLOCKS_HALF };
+	struct strbuf out = STRBUF_INIT;
+	struct graphics_size sz;
+	int dark = 0, pale = 0;
+
+	memset(px, 255, sizeof(px));
+	for (int y = 0; y < IH; y++)
+		memset(px + 3 * (y * IW + 41), 0, 3);
+	img = load_pixels(px, IW, IH);
+	CHECK(img != NULL);
+	if (!img)
+		return;
+	CHECK(graphics_render(img, &rq, &out, &sz, NULL) == 0);
+	CHECK(sz.cols == 20 && sz.rows == 5);
+	/* Cell 10 of each row: its colours; a box average would give (191, 191, 191). */
+	for (const char *p = out.buf; (p = strstr(p, "38;2;")); p++) {
+		int r, g, b;
+		if (sscanf(p, "38;2;%d;%d;%d", &r, &g, &b) == 3 && r == g && g == b && r < 255) {
+			if (r < 40)
+				dark++;
+			else
+				pale++;
+		}
+	}
+	CHECK(dark == 5 && pale == 0);
+	graphics_free(img);
+	strbuf_release(&out);
+}
+
 /* Decode sixel data (libsixel) into RGB; NULL when it fails. */
 static unsigned char *decode_sixel(const struct strbuf *six, int *w, int *h)
 {
@@ -697,6 +734,7 @@ static const struct tap_test tests[] = {
 	{ "quadrants", test_quadrants },
 	{ "sextants", test_sextants },
 	{ "ink_downscale", test_ink_downscale },
+	{ "blocks_keep_lines", test_blocks_keep_lines },
 	{ "sixel_bands", test_sixel_bands },
 	{ "sixel", test_sixel },
 	{ "fit", test_fit },
