@@ -27,7 +27,8 @@ static const struct cli_command commands[] = {
 		.run = cmd_tui,
 		.usage = "tui [OPTIONS] [--theme NAME]",
 		.summary = "the full-screen notebook/REPL (the default on a terminal)",
-		.help = "  --theme NAME      dark (default), light, high-contrast, monochrome, or a\n"
+		.help = "  --theme NAME      auto (default: light or dark by the terminal's background),\n"
+			"                    dark, light, high-contrast, monochrome, or a\n"
 			"                    NAME.theme in $XDG_CONFIG_HOME/cellbox/themes\n"
 			"  Enter runs a complete cell, Ctrl-J adds a line, Ctrl-C interrupts,\n"
 			"  F1 lists keys and commands, Ctrl-Q quits. NO_COLOR turns colours off.\n",
