@@ -86,13 +86,18 @@ static const struct config_key keys[] = {
 	  .env = "CELLBOX_DOCKER_HOST",
 	  .help = "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)" },
 	{ .name = "theme", .type = CFG_STRING, .offset = FIELD(theme),
-	  .scope = CONFIG_FOR_TUI, .arg = "NAME", .env = "CELLBOX_THEME", .dflt = "dark",
-	  .help = "colour theme of the full-screen UI: dark, light, high-contrast, monochrome, "
-		  "or a NAME.theme in $XDG_CONFIG_HOME/cellbox/themes" },
+	  .scope = CONFIG_FOR_TUI, .arg = "NAME", .env = "CELLBOX_THEME", .dflt = "auto",
+	  .help = "colour theme of the full-screen UI: auto (light or dark by the terminal's "
+		  "background), dark, light, high-contrast, monochrome, or a NAME.theme in "
+		  "$XDG_CONFIG_HOME/cellbox/themes" },
 	{ .name = "graphics", .type = CFG_CHOICE, .offset = FIELD(graphics),
 	  .scope = CONFIG_FOR_PLOTS, .arg = "MODE", .env = "CELLBOX_GRAPHICS", .dflt = "auto",
-	  .choices = "auto|sixel|blocks|none",
-	  .help = "how plots are drawn: auto, sixel, blocks (half-blocks) or none" },
+	  .choices = "auto|kitty|kitty-unicode|iterm|sixel|blocks|none",
+	  .help = "how plots are drawn: auto, kitty, kitty-unicode, iterm, sixel, blocks or none" },
+	{ .name = "blocks", .type = CFG_CHOICE, .offset = FIELD(blocks),
+	  .scope = CONFIG_FOR_PLOTS, .arg = "KIND", .env = "CELLBOX_BLOCKS", .dflt = "auto",
+	  .choices = "auto|sextant|quadrant|half",
+	  .help = "characters of block plots: auto, sextant, quadrant, half (the upper half block)" },
 	{ .name = "history-size", .type = CFG_SIZE, .offset = FIELD(history_size),
 	  .env = "CELLBOX_HISTORY_SIZE", .dflt = "1000",
 	  .help = "cells kept in the history; older sessions are pruned (0 = record nothing)" },

@@ -29,10 +29,12 @@ struct cellbox_config {
 	double timeout;			/* timeout = 0 (seconds per cell, 0 = none) */
 	int pool;			/* pool = no: take kernels from `cellbox pool serve` */
 	char *pool_name;		/* pool-name = default */
-	char *graphics;			/* graphics = auto | sixel | blocks | none */
+	char *graphics;			/* graphics = auto | kitty | kitty-unicode | iterm | sixel |
+					   blocks | none */
+	char *blocks;			/* blocks = auto | sextant | quadrant | half */
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	double history_days;			/* history-days = 0 (no age limit) */
-	char *theme;			/* theme = dark (the full-screen UI's colours) */
+	char *theme;			/* theme = auto (the full-screen UI's colours) */
 	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */
 	struct strlist copy_out;	/* --copy-out SRC[:DST] */
 	char *source;			/* the config file that was read, or NULL */

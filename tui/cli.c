@@ -10,6 +10,7 @@
 
 #include "files.h"
 #include "graphics.h"
+#include "ipycolors.h"
 #include "printer.h"
 
 const char *cli_progname = "cellbox";
@@ -602,17 +603,26 @@ int cli_want_color(int fd)
 	return isatty(fd) && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
 }
 
-void cli_setup_graphics(const struct cellbox_config *cfg, struct printer *pr,
-			struct graphics_line *gl)
+void cli_setup_graphics(const struct cellbox_config *cfg, struct session *s,
+			struct printer *pr, struct graphics_line *gl)
 {
 	enum graphics_mode want = GRAPHICS_AUTO;
+	enum blocks_kind blocks = BLOCKS_AUTO;
+	struct strbuf err = STRBUF_INIT;
 
 	graphics_mode_parse(cfg->graphics, &want);
-	if (want == GRAPHICS_NONE || (want == GRAPHICS_AUTO && !isatty(1)))
-		return;
-	graphics_line_init(gl, want, -1, cli_want_color(1));
-	pr->plot_hook = graphics_line_plot;
-	pr->plot_data = gl;
+	blocks_kind_parse(cfg->blocks, &blocks);
+	if (want == GRAPHICS_NONE || (want == GRAPHICS_AUTO && !isatty(1))) {
+		graphics_line_init(gl, GRAPHICS_NONE, blocks, 1, 0);	/* the environment's hints */
+	} else {
+		graphics_line_init(gl, want, blocks, -1, cli_want_color(1));
+		pr->plot_hook = graphics_line_plot;
+		pr->plot_data = gl;
+	}
+	if ((pr->flags & PRINTER_COLOR) && gl->tc.light == 1 &&
+	    ipycolors_apply(s, ipycolors_for_background(1), &err) < 0)
+		cli_error("cannot set IPython's colours: %s", err.buf);
+	strbuf_release(&err);
 }
 
 int cli_read_code(const char *path, struct strbuf *code)

@@ -164,9 +164,11 @@ struct printer;
 struct graphics_line;
 /*
  * Let `pr` draw plots inline on stdout by the graphics setting: auto asks the terminal
- * (only when stdout is one), sixel or blocks are used as told, none keeps text lines.
+ * (only when stdout is one), the other modes are used as told, none keeps text lines. When
+ * `pr` prints colours and the terminal's background is light (its answer to OSC 11, else
+ * COLORFGBG), the kernel of `s` gets IPython's LightBG colour scheme.
  */
-void cli_setup_graphics(const struct cellbox_config *cfg, struct printer *pr,
-			struct graphics_line *gl);
+void cli_setup_graphics(const struct cellbox_config *cfg, struct session *s,
+			struct printer *pr, struct graphics_line *gl);
 
 #endif

@@ -542,7 +542,7 @@ static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 			flags |= PRINTER_COLOR;
 	}
 	printer_init(&r.pr, flags, session_channel_dir(r.s), NULL);
-	cli_setup_graphics(cfg, &r.pr, &gl);
+	cli_setup_graphics(cfg, r.s, &r.pr, &gl);
 	record_open(&r.rec, cfg, r.s);
 	the_repl = &r;
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);

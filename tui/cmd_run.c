@@ -77,7 +77,7 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	printer_init(&pr, flags, session_channel_dir(s), plots_dir);
 	printer_ready = 1;
 	if (!json)
-		cli_setup_graphics(cfg, &pr, &gl);
+		cli_setup_graphics(cfg, s, &pr, &gl);
 	record_open(&ctx.rec, cfg, s);
 	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &ctx, &err);
 	if (!id) {

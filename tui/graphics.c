@@ -2,11 +2,20 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sixel.h>
 
-#define CACHE_SLOTS 4
+#include "iterm.h"
+#include "kitty.h"
+#include "pixels.h"
+#include "pngfile.h"
+#include "png.h"
+#include "sixelpack.h"
+
+#define CACHE_SLOTS 4			/* encoded bytes of recent requests (blocks, iTerm2) */
+#define SCALED_SLOTS 2			/* scaled pixels of recent sizes */
 #define QUERY_TIMEOUT_MS 500
-#define BLOCKS_MAX_COLS 120
+#define BLOCKS_MAX_COLS 160
+#define PNG_MAX (64u << 20)		/* bytes of one PNG file */
+#define IMAGE_MAX 8192			/* pixels across or down */
 
 struct cache_slot {
 	int used;
@@ -16,12 +25,31 @@ struct cache_slot {
 	struct strbuf bytes;
 };
 
+struct scaled {
+	int w, h, ink;
+	unsigned long stamp;
+	unsigned char *rgb;		/* NULL = free slot */
+};
+
 struct graphics_image {
 	int w, h;
 	unsigned char *rgb;		/* w * h * 3 bytes, RGB888 */
-	struct cache_slot cache[CACHE_SLOTS];
+	struct strbuf png;		/* the file, for kitty and iTerm2 */
+	unsigned char bg[3];		/* the most common colour (blocks' ink filter) */
 	unsigned long clock;
+	struct cache_slot cache[CACHE_SLOTS];
+	struct scaled scaled[SCALED_SLOTS];
+	struct sixelpack *six;		/* the sixel palette and bands of one size */
+	int six_w, six_h, six_colors;
+	unsigned kitty_id;		/* 0 until first drawn with kitty */
+	int kitty_sent;			/* the terminal has the PNG */
+	int kitty_cols, kitty_rows;	/* of the virtual placement (kitty-unicode) */
+	unsigned long used_at;		/* the budget's clock when last drawn */
+	struct graphics_image *prev, *next;	/* every live image, for the budget */
 };
+
+static struct graphics_image *all_images;
+static unsigned long budget_clock;
 
 static const struct {
 	const char *name;
@@ -31,6 +59,9 @@ static const struct {
 	{ "none", GRAPHICS_NONE },
 	{ "blocks", GRAPHICS_BLOCKS },
 	{ "sixel", GRAPHICS_SIXEL },
+	{ "kitty", GRAPHICS_KITTY },
+	{ "kitty-unicode", GRAPHICS_KITTY_UNICODE },
+	{ "iterm", GRAPHICS_ITERM },
 };
 
 int graphics_mode_parse(const char *s, enum graphics_mode *mode)
@@ -55,6 +86,10 @@ enum graphics_mode graphics_choose(enum graphics_mode want, const struct termcap
 {
 	if (want != GRAPHICS_AUTO)
 		return want;
+	if (tc->r.kitty)
+		return GRAPHICS_KITTY;
+	if (tc->iterm)
+		return GRAPHICS_ITERM;
 	if (tc->r.sixel)
 		return GRAPHICS_SIXEL;
 	if (tc->r.da1 && color)
@@ -62,82 +97,40 @@ enum graphics_mode graphics_choose(enum graphics_mode want, const struct termcap
 	return GRAPHICS_NONE;
 }
 
-struct load_ctx {
-	struct graphics_image *img;
-	struct strbuf *err;
-};
-
-/* Take the first frame libsixel decoded, as RGB888. */
-static SIXELSTATUS on_frame(sixel_frame_t *frame, void *data)
+enum blocks_kind graphics_blocks_choose(enum blocks_kind want, const struct termcap *tc)
 {
-	struct load_ctx *c = data;
-	int w = sixel_frame_get_width(frame), h = sixel_frame_get_height(frame);
-	int fmt = sixel_frame_get_pixelformat(frame);
-	unsigned char *px = sixel_frame_get_pixels(frame);
-	unsigned char *pal = sixel_frame_get_palette(frame);
-	size_t n;
+	if (want != BLOCKS_AUTO)
+		return want;
+	return tc->sextants ? BLOCKS_SEXTANT : BLOCKS_QUADRANT;
+}
 
-	if (c->img->rgb)
-		return SIXEL_OK;
-	if (w <= 0 || h <= 0 || w > 16384 || h > 16384) {
-		strbuf_addf(c->err, "image size %dx%d is out of range", w, h);
-		return SIXEL_BAD_INPUT;
-	}
-	n = (size_t)w * h;
-	c->img->rgb = xmalloc(n * 3);
-	if (fmt == SIXEL_PIXELFORMAT_PAL8 && pal) {
-		int ncolors = sixel_frame_get_ncolors(frame);
-		for (size_t i = 0; i < n; i++) {
-			int k = px[i] < ncolors ? px[i] : 0;
-			memcpy(c->img->rgb + 3 * i, pal + 3 * k, 3);
-		}
-	} else if (fmt == SIXEL_PIXELFORMAT_RGB888) {
-		memcpy(c->img->rgb, px, n * 3);
-	} else {
-		int out_fmt = 0;
-		if (SIXEL_FAILED(sixel_helper_normalize_pixelformat(c->img->rgb, &out_fmt, px, fmt,
-								     w, h)) ||
-		    out_fmt != SIXEL_PIXELFORMAT_RGB888) {
-			strbuf_addf(c->err, "unsupported pixel format 0x%x", fmt);
-			free(c->img->rgb);
-			c->img->rgb = NULL;
-			return SIXEL_BAD_INPUT;
-		}
-	}
-	c->img->w = w;
-	c->img->h = h;
-	return SIXEL_OK;
+int graphics_mode_in_cells(enum graphics_mode mode)
+{
+	return mode != GRAPHICS_KITTY;
 }
 
 struct graphics_image *graphics_load(const char *path, struct strbuf *err)
 {
 	struct graphics_image *img = xcalloc(1, sizeof(*img));
 	struct strbuf why = STRBUF_INIT;
-	struct load_ctx c = { img, &why };
-	unsigned char white[3] = { 255, 255, 255 };
-	sixel_allocator_t *alloc = NULL;
-	SIXELSTATUS st;
 
+	strbuf_init(&img->png, 0);
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		strbuf_init(&img->cache[i].bytes, 0);
-	/* libsixel reads stdin for "-" and fetches URLs: only plain file paths come here. */
-	if (!path || !*path || !strcmp(path, "-") || strstr(path, "://")) {
-		strbuf_addf(&why, "not a file path");
+	if (!path || !*path) {
+		strbuf_addstr(&why, "no path");
 		goto fail;
 	}
-	st = sixel_allocator_new(&alloc, NULL, NULL, NULL, NULL);
-	if (SIXEL_FAILED(st)) {
-		strbuf_addstr(&why, sixel_helper_format_error(st));
+	if (pngfile_read(path, PNG_MAX, IMAGE_MAX, &img->png, &why) < 0)
 		goto fail;
-	}
-	st = sixel_helper_load_image_file(path, 1, 0, 256, white, SIXEL_LOOP_DISABLE, on_frame, 0,
-					  NULL, &c, alloc);
-	sixel_allocator_unref(alloc);
-	if (SIXEL_FAILED(st) || !img->rgb) {
-		if (!why.len)
-			strbuf_addstr(&why, sixel_helper_format_error(st));
+	img->rgb = pngfile_decode(img->png.buf, img->png.len, IMAGE_MAX, &img->w, &img->h, &why);
+	if (!img->rgb)
 		goto fail;
-	}
+	pixels_background(img->rgb, img->w, img->h, img->bg);
+	img->next = all_images;
+	if (all_images)
+		all_images->prev = img;
+	all_images = img;
 	strbuf_release(&why);
 	return img;
 fail:
@@ -148,12 +141,80 @@ fail:
 	return NULL;
 }
 
+/* Drop everything the image keeps for drawing; returns the bytes freed. */
+static size_t drop_caches(struct graphics_image *img)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		n += img->cache[i].bytes.alloc;
+		strbuf_release(&img->cache[i].bytes);
+		img->cache[i].used = 0;
+	}
+	for (int i = 0; i < SCALED_SLOTS; i++) {
+		if (img->scaled[i].rgb)
+			n += (size_t)img->scaled[i].w * img->scaled[i].h * 3;
+		free(img->scaled[i].rgb);
+		img->scaled[i].rgb = NULL;
+	}
+	if (img->six)
+		n += sixelpack_bytes(img->six);
+	sixelpack_free(img->six);
+	img->six = NULL;
+	return n;
+}
+
+/* Bytes held by an image's caches. */
+static size_t cache_bytes(const struct graphics_image *img)
+{
+	size_t n = img->six ? sixelpack_bytes(img->six) : 0;
+
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		n += img->cache[i].bytes.alloc;
+	for (int i = 0; i < SCALED_SLOTS; i++)
+		if (img->scaled[i].rgb)
+			n += (size_t)img->scaled[i].w * img->scaled[i].h * 3;
+	return n;
+}
+
+size_t graphics_cache_bytes(void)
+{
+	size_t total = 0;
+
+	for (struct graphics_image *i = all_images; i; i = i->next)
+		total += cache_bytes(i);
+	return total;
+}
+
+/* Keep all caches under the budget: the images drawn longest ago give theirs up. */
+static void budget_trim(const struct graphics_image *keep)
+{
+	size_t total = graphics_cache_bytes();
+
+	while (total > GRAPHICS_CACHE_BUDGET) {
+		struct graphics_image *old = NULL;
+
+		for (struct graphics_image *i = all_images; i; i = i->next)
+			if (i != keep && cache_bytes(i) && (!old || i->used_at < old->used_at))
+				old = i;
+		if (!old)
+			break;
+		total -= drop_caches(old);
+	}
+}
+
 void graphics_free(struct graphics_image *img)
 {
 	if (!img)
 		return;
-	for (int i = 0; i < CACHE_SLOTS; i++)
-		strbuf_release(&img->cache[i].bytes);
+	if (img->prev)
+		img->prev->next = img->next;
+	else if (all_images == img)
+		all_images = img->next;
+	if (img->next)
+		img->next->prev = img->prev;
+	drop_caches(img);
+	strbuf_release(&img->png);
 	free(img->rgb);
 	free(img);
 }
@@ -169,19 +230,44 @@ const unsigned char *graphics_image_rgb(const struct graphics_image *img)
 	return img->rgb;
 }
 
+/* ---- fitting ---------------------------------------------------------------------------- */
+
 void graphics_fit(const struct graphics_image *img, const struct graphics_request *rq,
 		  struct graphics_size *sz)
 {
-	int sixel = rq->mode == GRAPHICS_SIXEL;
-	int cw = sixel ? (rq->cell_w > 0 ? rq->cell_w : 10) : 1;
-	int ch = sixel ? (rq->cell_h > 0 ? rq->cell_h : 20) : 2;
-	double box_w = (double)(rq->cols > 0 ? rq->cols : 80) * cw;
-	double box_h = rq->rows > 0 ? (double)rq->rows * ch : 1e9;
-	double scale = 1.0;
+	int cw = rq->cell_w > 0 ? rq->cell_w : 10, ch = rq->cell_h > 0 ? rq->cell_h : 20;
+	int cols = rq->cols > 0 ? rq->cols : 80, rows = rq->rows;
+	double box_w, box_h, scale = 1.0;
 
-	if (sixel && rq->max_w > 0 && rq->max_w < box_w)
+	if (rq->mode == GRAPHICS_KITTY_UNICODE) {
+		cols = cols < KITTY_MAX_CELLS ? cols : KITTY_MAX_CELLS;
+		rows = rows > 0 && rows < KITTY_MAX_CELLS ? rows : KITTY_MAX_CELLS;
+	}
+	box_w = (double)cols * cw;
+	box_h = rows > 0 ? (double)rows * ch : 1e9;
+	if (rq->mode == GRAPHICS_BLOCKS) {
+		int sx, sy;
+
+		/* Fill whole cells at the cell's aspect; no more sub-pixels than pixels. */
+		blocks_cell_pixels(rq->blocks, &sx, &sy);
+		scale = box_w / img->w;
+		if (box_h / img->h < scale)
+			scale = box_h / img->h;
+		if ((double)cw / sx < scale)
+			scale = (double)cw / sx;
+		if ((double)ch / sy < scale)
+			scale = (double)ch / sy;
+		sz->cols = (int)(img->w * scale / cw + 0.5);
+		sz->rows = (int)(img->h * scale / ch + 0.5);
+		sz->cols = sz->cols < 1 ? 1 : sz->cols > cols ? cols : sz->cols;
+		sz->rows = sz->rows < 1 ? 1 : rows > 0 && sz->rows > rows ? rows : sz->rows;
+		sz->px_w = sz->cols * sx;
+		sz->px_h = sz->rows * sy;
+		return;
+	}
+	if (rq->mode == GRAPHICS_SIXEL && rq->max_w > 0 && rq->max_w < box_w)
 		box_w = rq->max_w;
-	if (sixel && rq->max_h > 0 && rq->max_h < box_h)
+	if (rq->mode == GRAPHICS_SIXEL && rq->max_h > 0 && rq->max_h < box_h)
 		box_h = rq->max_h;
 	if (img->w > box_w)
 		scale = box_w / img->w;
@@ -197,218 +283,135 @@ void graphics_fit(const struct graphics_image *img, const struct graphics_reques
 	sz->rows = (sz->px_h + ch - 1) / ch;
 }
 
-/* Whether two requests ask for the same bytes. */
-static int request_equal(const struct graphics_request *a, const struct graphics_request *b)
+/* ---- rendering -------------------------------------------------------------------------- */
+
+/* The image's pixels at w x h (ink-keeping or box-filtered), from the cache when there. */
+static const unsigned char *scaled(struct graphics_image *img, int w, int h, int ink)
 {
-	return a->mode == b->mode && a->flags == b->flags && a->cols == b->cols &&
-	       a->rows == b->rows && a->cell_w == b->cell_w && a->cell_h == b->cell_h &&
-	       a->max_w == b->max_w && a->max_h == b->max_h && a->colors == b->colors &&
-	       a->truecolor == b->truecolor && a->crop_row == b->crop_row &&
-	       a->crop_rows == b->crop_rows;
+	struct scaled *slot = NULL;
+
+	for (int i = 0; i < SCALED_SLOTS; i++) {
+		struct scaled *s = &img->scaled[i];
+		if (s->rgb && s->w == w && s->h == h && s->ink == ink) {
+			s->stamp = img->clock;
+			return s->rgb;
+		}
+		if (!slot || !s->rgb || (slot->rgb && s->stamp < slot->stamp))
+			slot = s;
+	}
+	free(slot->rgb);
+	slot->rgb = ink ? pixels_scale_ink(img->rgb, img->w, img->h, w, h, img->bg)
+			: pixels_scale_box(img->rgb, img->w, img->h, w, h);
+	slot->w = w;
+	slot->h = h;
+	slot->ink = ink;
+	slot->stamp = img->clock;
+	return slot->rgb;
 }
 
-/*
- * The image's pixels at w x h, no larger than the image: each output pixel is the average
- * of the source pixels it covers (a box filter: thin plot lines fade rather than vanish,
- * and it reads every source pixel once). A fresh copy, as libsixel dithers in place.
- */
-static unsigned char *scaled_pixels(const struct graphics_image *img, int w, int h)
+/* Append the sixel DCS of pixel rows y0..y1-1 of the image fitted to w x h. */
+static int render_sixel(struct graphics_image *img, const struct graphics_request *rq,
+			int w, int h, int y0, int y1, struct strbuf *out, struct strbuf *err)
 {
-	unsigned char *dst = xmalloc((size_t)w * h * 3);
-	unsigned *acc, *cnt;
+	struct strbuf dcs = STRBUF_INIT, why = STRBUF_INIT;
 
-	if (w == img->w && h == img->h) {
-		memcpy(dst, img->rgb, (size_t)w * h * 3);
-		return dst;
-	}
-	acc = xcalloc((size_t)w * 3, sizeof(*acc));
-	cnt = xcalloc((size_t)w, sizeof(*cnt));
-	for (int y = 0, sy = 0; y < h; y++) {
-		int sy_end = (int)((long long)(y + 1) * img->h / h);
-
-		if (sy_end <= sy)
-			sy_end = sy + 1;
-		memset(acc, 0, (size_t)w * 3 * sizeof(*acc));
-		memset(cnt, 0, (size_t)w * sizeof(*cnt));
-		for (; sy < sy_end && sy < img->h; sy++) {
-			const unsigned char *row = img->rgb + (size_t)sy * img->w * 3;
-			for (int sx = 0; sx < img->w; sx++) {
-				int x = (int)((long long)sx * w / img->w);
-				acc[3 * x] += row[3 * sx];
-				acc[3 * x + 1] += row[3 * sx + 1];
-				acc[3 * x + 2] += row[3 * sx + 2];
-				cnt[x]++;
-			}
-		}
-		for (int x = 0; x < w; x++) {
-			unsigned n = cnt[x] ? cnt[x] : 1;
-			for (int k = 0; k < 3; k++)
-				dst[3 * ((size_t)y * w + x) + k] =
-					(unsigned char)((acc[3 * x + k] + n / 2) / n);
+	if (!img->six || img->six_w != w || img->six_h != h || img->six_colors != rq->colors) {
+		sixelpack_free(img->six);
+		img->six = sixelpack_new(scaled(img, w, h, 0), w, h, rq->colors, &why);
+		img->six_w = w, img->six_h = h, img->six_colors = rq->colors;
+		if (!img->six) {
+			if (err)
+				strbuf_addf(err, "sixel encoding failed: %s", why.buf);
+			strbuf_release(&why);
+			return -1;
 		}
 	}
-	free(acc);
-	free(cnt);
-	return dst;
-}
-
-/* libsixel's output callback: append to a strbuf. */
-static int sixel_write(char *data, int size, void *priv)
-{
-	strbuf_add(priv, data, (size_t)size);
-	return size;
-}
-
-/* Encode w x h RGB pixels (modified: dithered in place) as one sixel DCS. */
-static int encode_sixel(unsigned char *px, int w, int h, int colors, struct strbuf *out,
-			struct strbuf *err)
-{
-	sixel_dither_t *dither = NULL;
-	sixel_output_t *output = NULL;
-	SIXELSTATUS st;
-	int rc = -1;
-
-	if (colors <= 0 || colors > 256)
-		colors = 256;
-	if (colors < 2)
-		colors = 2;
-	st = sixel_dither_new(&dither, colors, NULL);
-	if (SIXEL_FAILED(st))
-		goto fail;
-	/*
-	 * Plots are mostly flat colours with anti-aliased edges: a histogram-exact palette
-	 * when it fits (no dithering noise on the white background), else error diffusion.
-	 */
-	st = sixel_dither_initialize(dither, px, w, h, SIXEL_PIXELFORMAT_RGB888,
-				     SIXEL_LARGE_NORM, SIXEL_REP_AVERAGE_PIXELS, SIXEL_QUALITY_HIGH);
-	if (SIXEL_FAILED(st))
-		goto fail;
-	/*
-	 * The palette comes out in 5 bits a channel (white as 248, a grey next to the
-	 * terminal's white): widen each entry back to 8 bits as 5-to-8 expansion does.
-	 */
-	{
-		unsigned char *pal = sixel_dither_get_palette(dither);
-		int n = sixel_dither_get_num_of_palette_colors(dither);
-
-		for (int i = 0; pal && i < 3 * n; i++)
-			if ((pal[i] & 7) == 0)
-				pal[i] |= pal[i] >> 5;
-	}
-	sixel_dither_set_diffusion_type(dither,
-					sixel_dither_get_num_of_histogram_colors(dither) <= colors
-					? SIXEL_DIFFUSE_NONE : SIXEL_DIFFUSE_ATKINSON);
-	st = sixel_output_new(&output, sixel_write, out, NULL);
-	if (SIXEL_FAILED(st))
-		goto fail;
-	sixel_output_set_8bit_availability(output, 0);
-	sixel_output_set_encode_policy(output, SIXEL_ENCODEPOLICY_FAST);
-	st = sixel_encode(px, w, h, 3, dither, output);
-	if (SIXEL_FAILED(st))
-		goto fail;
-	rc = 0;
-	goto out;
-fail:
-	if (err)
-		strbuf_addf(err, "sixel encoding failed: %s", sixel_helper_format_error(st));
-out:
-	if (output)
-		sixel_output_unref(output);
-	if (dither)
-		sixel_dither_unref(dither);
-	return rc;
-}
-
-/* Wrap a DCS sequence in tmux's passthrough: ESC Ptmux; with every ESC doubled, ESC \. */
-static void wrap_tmux(const char *s, size_t len, struct strbuf *out)
-{
-	strbuf_addstr(out, "\x1bPtmux;");
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == 0x1b)
-			strbuf_addch(out, 0x1b);
-		strbuf_addch(out, s[i]);
-	}
-	strbuf_addstr(out, "\x1b\\");
-}
-
-/* The nearest colour of the xterm 256-colour cube or grey ramp. */
-static int color256(const unsigned char *c)
-{
-	static const int level[6] = { 0, 95, 135, 175, 215, 255 };
-	int idx[3], best, best_d, grey, gi, d = 0;
-
-	for (int k = 0; k < 3; k++) {
-		int v = c[k], i = v < 48 ? 0 : v < 115 ? 1 : (v - 35) / 40;
-		idx[k] = i;
-		d += (v - level[i]) * (v - level[i]);
-	}
-	best = 16 + 36 * idx[0] + 6 * idx[1] + idx[2];
-	best_d = d;
-	grey = (c[0] + c[1] + c[2]) / 3;
-	gi = grey < 8 ? 0 : grey > 238 ? 23 : (grey - 3) / 10;
-	if (gi > 23)
-		gi = 23;
-	d = 0;
-	for (int k = 0; k < 3; k++)
-		d += (c[k] - (8 + 10 * gi)) * (c[k] - (8 + 10 * gi));
-	if (d < best_d)
-		best = 232 + gi;
-	return best;
-}
-
-/* Append one colour as SGR parameters (38 = foreground, 48 = background). */
-static void add_color(struct strbuf *out, int which, const unsigned char *c, int truecolor)
-{
-	if (truecolor)
-		strbuf_addf(out, "%d;2;%d;%d;%d", which, c[0], c[1], c[2]);
+	sixelpack_draw(img->six, y0, y1, &dcs);
+	if (rq->flags & GRAPHICS_TMUX_PASSTHROUGH)
+		graphics_wrap_tmux(dcs.buf, dcs.len, out);
 	else
-		strbuf_addf(out, "%d;5;%d", which, color256(c));
+		strbuf_add(out, dcs.buf, dcs.len);
+	strbuf_release(&dcs);
+	strbuf_release(&why);
+	return 0;
 }
 
-/* Half-blocks: each cell's top pixel as the foreground of U+2580, the bottom as background. */
-static void encode_blocks(const unsigned char *px, int w, int h, int row0, int nrows,
-			  const struct graphics_request *rq, struct strbuf *out)
+/* kitty: send the PNG once, then place the crop by a source rectangle. */
+static void render_kitty(struct graphics_image *img, const struct graphics_request *rq,
+			 const struct graphics_size *sz, int row0, int nrows, struct strbuf *out)
 {
-	static const unsigned char white[3] = { 255, 255, 255 };
+	int tmux = !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH);
+	int y0 = (int)((long long)img->h * row0 / sz->rows);
+	int y1 = (int)((long long)img->h * (row0 + nrows) / sz->rows);
+	char keys[96];
 
-	for (int r = row0; r < row0 + nrows; r++) {
-		const unsigned char *last_top = NULL, *last_bot = NULL;
+	if (rq->flags & GRAPHICS_NEWLINES) {	/* scrolling output: draw at the cursor */
+		snprintf(keys, sizeof(keys), "a=T,f=100,q=2,c=%d,r=%d", sz->cols, sz->rows);
+		kitty_transmit(out, tmux, img->png.buf, img->png.len, keys);
+		strbuf_addstr(out, "\r\n");
+		return;
+	}
+	if (!img->kitty_id)
+		img->kitty_id = kitty_image_id();
+	if (!img->kitty_sent) {
+		snprintf(keys, sizeof(keys), "a=t,f=100,i=%u,q=2", img->kitty_id);
+		kitty_transmit(out, tmux, img->png.buf, img->png.len, keys);
+		img->kitty_sent = 1;
+	}
+	kitty_command(out, tmux, "a=p,i=%u,p=1,x=0,y=%d,w=%d,h=%d,c=%d,r=%d,C=1,q=2",
+		      img->kitty_id, y0, img->w, y1 - y0, sz->cols, nrows);
+}
 
-		for (int x = 0; x < w; x++) {
-			const unsigned char *top = px + 3 * ((size_t)(2 * r) * w + x);
-			const unsigned char *bot = 2 * r + 1 < h ?
-				px + 3 * ((size_t)(2 * r + 1) * w + x) : white;
-			int same_top = last_top && !memcmp(top, last_top, 3);
-			int same_bot = last_bot && !memcmp(bot, last_bot, 3);
+/* kitty-unicode: the PNG and its virtual placement once, then placeholder text. */
+static void render_placeholders(struct graphics_image *img, const struct graphics_request *rq,
+				const struct graphics_size *sz, int row0, int nrows,
+				struct strbuf *out)
+{
+	int tmux = !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH);
 
-			if (!same_top || !same_bot) {
-				strbuf_addstr(out, "\x1b[");
-				if (!same_top)
-					add_color(out, 38, top, rq->truecolor);
-				if (!same_top && !same_bot)
-					strbuf_addch(out, ';');
-				if (!same_bot)
-					add_color(out, 48, bot, rq->truecolor);
-				strbuf_addch(out, 'm');
-			}
-			strbuf_addstr(out, "\xe2\x96\x80");	/* U+2580 UPPER HALF BLOCK */
-			last_top = top;
-			last_bot = bot;
-		}
-		strbuf_addstr(out, "\x1b[0m");
-		if (rq->flags & GRAPHICS_NEWLINES)
-			strbuf_addstr(out, "\r\n");
-		else if (r + 1 < row0 + nrows)
-			strbuf_addf(out, "\x1b[%dD\x1b[B", w);
+	if (!img->kitty_id)
+		img->kitty_id = kitty_image_id();
+	if (!img->kitty_sent) {
+		char keys[96];
+		snprintf(keys, sizeof(keys), "a=T,U=1,f=100,i=%u,c=%d,r=%d,q=2", img->kitty_id,
+			 sz->cols, sz->rows);
+		kitty_transmit(out, tmux, img->png.buf, img->png.len, keys);
+		img->kitty_sent = 1;
+	} else if (img->kitty_cols != sz->cols || img->kitty_rows != sz->rows) {
+		kitty_command(out, tmux, "a=p,U=1,i=%u,c=%d,r=%d,q=2", img->kitty_id, sz->cols,
+			      sz->rows);
+	}
+	img->kitty_cols = sz->cols;
+	img->kitty_rows = sz->rows;
+	kitty_placeholders(out, img->kitty_id, row0, nrows, sz->cols,
+			   !!(rq->flags & GRAPHICS_NEWLINES));
+}
+
+/* iTerm2: the file itself when whole, else a PNG of the visible rows. */
+static void render_iterm(struct graphics_image *img, const struct graphics_request *rq,
+			 const struct graphics_size *sz, int row0, int nrows, struct strbuf *out)
+{
+	int tmux = !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH);
+	int cw = rq->cell_w > 0 ? rq->cell_w : 10, ch = rq->cell_h > 0 ? rq->cell_h : 20;
+
+	if (row0 == 0 && nrows == sz->rows) {
+		iterm_image(out, tmux, img->png.buf, img->png.len, sz->cols, sz->rows);
+	} else {
+		int w = sz->cols * cw, h = sz->rows * ch;
+		const unsigned char *px = scaled(img, w, h, 0);
+		struct strbuf part = STRBUF_INIT;
+
+		png_encode_rgb(px + (size_t)row0 * ch * w * 3, w, nrows * ch, &part);
+		iterm_image(out, tmux, part.buf, part.len, sz->cols, nrows);
+		strbuf_release(&part);
 	}
 }
 
-/* Render without the cache. */
-static int render(const struct graphics_image *img, const struct graphics_request *rq,
+/* Render without the request cache. */
+static int render(struct graphics_image *img, const struct graphics_request *rq,
 		  struct strbuf *out, struct graphics_size *sz, struct strbuf *err)
 {
-	unsigned char *px;
-	int row0 = 0, nrows, rc = 0;
+	int row0 = 0, nrows, rc = 0, nl = !!(rq->flags & GRAPHICS_NEWLINES);
 
 	graphics_fit(img, rq, sz);
 	nrows = sz->rows;
@@ -418,31 +421,49 @@ static int render(const struct graphics_image *img, const struct graphics_reques
 			return 0;
 		nrows = rq->crop_rows < sz->rows - row0 ? rq->crop_rows : sz->rows - row0;
 	}
-	px = scaled_pixels(img, sz->px_w, sz->px_h);
-	if (rq->mode == GRAPHICS_BLOCKS) {
-		encode_blocks(px, sz->px_w, sz->px_h, row0, nrows, rq, out);
-	} else if (rq->mode == GRAPHICS_SIXEL) {
+	switch (rq->mode) {
+	case GRAPHICS_BLOCKS:
+		blocks_encode(scaled(img, sz->px_w, sz->px_h, 1), sz->cols, sz->rows,
+			      rq->blocks ? rq->blocks : BLOCKS_QUADRANT, row0, nrows,
+			      rq->truecolor, nl, out);
+		break;
+	case GRAPHICS_SIXEL: {
 		int ch = rq->cell_h > 0 ? rq->cell_h : 20;
-		int y0 = row0 * ch, y1 = (row0 + nrows) * ch;
-		struct strbuf dcs = STRBUF_INIT;
+		int y1 = (row0 + nrows) * ch < sz->px_h ? (row0 + nrows) * ch : sz->px_h;
 
-		if (y1 > sz->px_h)
-			y1 = sz->px_h;
-		rc = encode_sixel(px + (size_t)y0 * sz->px_w * 3, sz->px_w, y1 - y0, rq->colors,
-				  &dcs, err);
-		if (rc == 0 && (rq->flags & GRAPHICS_TMUX_PASSTHROUGH))
-			wrap_tmux(dcs.buf, dcs.len, out);
-		else if (rc == 0)
-			strbuf_add(out, dcs.buf, dcs.len);
-		strbuf_release(&dcs);
-	} else {
+		rc = render_sixel(img, rq, sz->px_w, sz->px_h, row0 * ch, y1, out, err);
+		if (rc == 0 && nl)
+			strbuf_addstr(out, "\r\n");	/* from the image's last text row */
+		break;
+	}
+	case GRAPHICS_KITTY:
+		render_kitty(img, rq, sz, row0, nrows, out);
+		break;
+	case GRAPHICS_KITTY_UNICODE:
+		render_placeholders(img, rq, sz, row0, nrows, out);
+		break;
+	case GRAPHICS_ITERM:
+		render_iterm(img, rq, sz, row0, nrows, out);
+		if (nl)
+			strbuf_addstr(out, "\r\n");
+		break;
+	default:
 		if (err)
 			strbuf_addf(err, "graphics mode '%s' draws nothing",
 				    graphics_mode_name(rq->mode));
 		rc = -1;
 	}
-	free(px);
 	return rc;
+}
+
+/* Whether two requests ask for the same bytes. */
+static int request_equal(const struct graphics_request *a, const struct graphics_request *b)
+{
+	return a->mode == b->mode && a->flags == b->flags && a->cols == b->cols &&
+	       a->rows == b->rows && a->cell_w == b->cell_w && a->cell_h == b->cell_h &&
+	       a->max_w == b->max_w && a->max_h == b->max_h && a->colors == b->colors &&
+	       a->truecolor == b->truecolor && a->blocks == b->blocks &&
+	       a->crop_row == b->crop_row && a->crop_rows == b->crop_rows;
 }
 
 int graphics_render(struct graphics_image *img, const struct graphics_request *rq,
@@ -450,10 +471,17 @@ int graphics_render(struct graphics_image *img, const struct graphics_request *r
 {
 	struct cache_slot *slot = NULL;
 	struct graphics_size local;
+	int rc;
 
 	if (!sz)
 		sz = &local;
 	img->clock++;
+	img->used_at = ++budget_clock;
+	if (rq->mode != GRAPHICS_BLOCKS && rq->mode != GRAPHICS_ITERM) {
+		/* kitty depends on what the terminal has; sixel is assembled from its bands. */
+		rc = render(img, rq, out, sz, err);
+		goto out;
+	}
 	for (int i = 0; i < CACHE_SLOTS; i++) {
 		struct cache_slot *c = &img->cache[i];
 		if (c->used && request_equal(&c->rq, rq)) {
@@ -467,17 +495,52 @@ int graphics_render(struct graphics_image *img, const struct graphics_request *r
 	}
 	strbuf_reset(&slot->bytes);
 	slot->used = 0;
-	if (render(img, rq, &slot->bytes, &slot->sz, err) < 0)
-		return -1;
-	slot->used = 1;
-	slot->stamp = img->clock;
-	slot->rq = *rq;
-	*sz = slot->sz;
-	strbuf_add(out, slot->bytes.buf, slot->bytes.len);
-	return 0;
+	rc = render(img, rq, &slot->bytes, &slot->sz, err);
+	if (rc == 0) {
+		slot->used = 1;
+		slot->stamp = img->clock;
+		slot->rq = *rq;
+		*sz = slot->sz;
+		strbuf_add(out, slot->bytes.buf, slot->bytes.len);
+	}
+out:
+	budget_trim(img);
+	return rc;
 }
 
-void graphics_line_init(struct graphics_line *g, enum graphics_mode want, int fd, int color)
+void graphics_unplace(struct graphics_image *img, const struct graphics_request *rq,
+		      struct strbuf *out)
+{
+	if (rq->mode == GRAPHICS_KITTY && img->kitty_sent)
+		kitty_command(out, !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH),
+			      "a=d,d=i,i=%u,p=1,q=2", img->kitty_id);
+}
+
+void graphics_forget(struct graphics_image *img, const struct graphics_request *rq,
+		     struct strbuf *out)
+{
+	if ((rq->mode == GRAPHICS_KITTY || rq->mode == GRAPHICS_KITTY_UNICODE) &&
+	    img->kitty_sent)
+		kitty_command(out, !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH),
+			      "a=d,d=I,i=%u,q=2", img->kitty_id);
+	img->kitty_sent = 0;
+}
+
+void graphics_wrap_tmux(const char *s, size_t len, struct strbuf *out)
+{
+	strbuf_addstr(out, "\x1bPtmux;");
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == 0x1b)
+			strbuf_addch(out, 0x1b);
+		strbuf_addch(out, s[i]);
+	}
+	strbuf_addstr(out, "\x1b\\");
+}
+
+/* ---- the line front ends ---------------------------------------------------------------- */
+
+void graphics_line_init(struct graphics_line *g, enum graphics_mode want,
+			enum blocks_kind blocks, int fd, int color)
 {
 	memset(g, 0, sizeof(*g));
 	if (want == GRAPHICS_NONE) {
@@ -487,6 +550,7 @@ void graphics_line_init(struct graphics_line *g, enum graphics_mode want, int fd
 	}
 	termcap_query(&g->tc, fd, QUERY_TIMEOUT_MS);
 	g->mode = graphics_choose(want, &g->tc, color);
+	g->blocks = graphics_blocks_choose(blocks, &g->tc);
 }
 
 int graphics_line_plot(void *data, const char *path, FILE *out)
@@ -498,32 +562,32 @@ int graphics_line_plot(void *data, const char *path, FILE *out)
 	struct graphics_size sz;
 	int rc = -1;
 
-	if (g->mode != GRAPHICS_SIXEL && g->mode != GRAPHICS_BLOCKS)
+	if (g->mode == GRAPHICS_NONE || g->mode == GRAPHICS_AUTO)
 		return 1;
 	img = graphics_load(path, &err);
 	if (!img)
 		goto out;
 	rq.mode = g->mode;
+	rq.flags = GRAPHICS_NEWLINES;
 	rq.cell_w = g->tc.cell_w;
 	rq.cell_h = g->tc.cell_h;
 	rq.rows = g->tc.rows > 4 ? g->tc.rows - 2 : g->tc.rows;	/* fits on one screen */
+	rq.cols = g->tc.cols;
 	rq.truecolor = g->tc.truecolor;
+	rq.blocks = g->blocks;
 	if (g->mode == GRAPHICS_SIXEL) {
-		rq.cols = g->tc.cols;
 		rq.max_w = g->tc.r.sixel_max_w;
 		rq.max_h = g->tc.r.sixel_max_h;
 		rq.colors = g->tc.r.color_registers;
 		if (g->tc.tmux && !g->tc.r.sixel)
 			rq.flags |= GRAPHICS_TMUX_PASSTHROUGH;
-	} else {
+	} else if (g->mode == GRAPHICS_BLOCKS) {
 		rq.cols = g->tc.cols < BLOCKS_MAX_COLS ? g->tc.cols : BLOCKS_MAX_COLS;
-		rq.flags |= GRAPHICS_NEWLINES;
+	} else if (g->tc.tmux) {
+		rq.flags |= GRAPHICS_TMUX_PASSTHROUGH;	/* kitty and iTerm2: tmux has neither */
 	}
 	if (graphics_render(img, &rq, &buf, &sz, &err) < 0)
 		goto out;
-	/* Sixel leaves the cursor on the image's last text row: go below it. */
-	if (g->mode == GRAPHICS_SIXEL)
-		strbuf_addstr(&buf, "\r\n");
 	fflush(out);
 	fwrite(buf.buf, 1, buf.len, out);
 	fflush(out);

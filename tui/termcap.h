@@ -11,15 +11,24 @@
  *   ESC[?2;1;0S   XTSMGRAPHICS: the sixel geometry (largest image in pixels)
  *   ESC[14t       the text area in pixels
  *   ESC[16t       one cell in pixels
+ *   ESC_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA ST
+ *                 the kitty graphics protocol's query: a terminal that speaks it answers
+ *                 ESC_Gi=31;OK ST (and stores nothing)
+ *   ESC[>q        XTVERSION: the terminal's name and version (DCS >|kitty(0.26.5) ST)
+ *   ESC]11;? ST   the background colour (OSC 11;rgb:RRRR/GGGG/BBBB ST)
  *   ESC[c         DA1: attribute 4 means sixel (the sentinel)
  *
  * The cell size comes from CSI 16t, else CSI 14t divided by the rows and columns, else the
- * pixel fields of TIOCGWINSZ, else a guess of 10x20 pixels (cell_source says which).
+ * pixel fields of TIOCGWINSZ, else a guess of 10x20 pixels (cell_source says which). With
+ * TERM=linux (the console, which prints strings it does not know) the APC and OSC queries
+ * are left out.
  *
  * Inside tmux (TMUX set) the queries go to tmux, which answers for itself: tmux 3.4+ built
- * with sixel lists attribute 4 and draws sixel natively. Passthrough to the outer terminal
- * (allow-passthrough on) cannot be detected from inside, so it is used only when asked for
- * (--graphics sixel in tmux without native sixel): see graphics.h.
+ * with sixel lists attribute 4 and draws sixel natively; the kitty query gets no answer.
+ * Passthrough to the outer terminal (allow-passthrough on) cannot be detected from inside,
+ * so it is used only when asked for (--graphics sixel, kitty-unicode, ... in tmux): see
+ * graphics.h. The environment's hints (TERM_PROGRAM, LC_TERMINAL) are not trusted inside
+ * tmux, which inherits them from whatever terminal first started its server.
  */
 
 #include <stddef.h>
@@ -31,6 +40,8 @@ enum termcap_cell_source {
 	TERMCAP_CELL_WINSZ,	/* TIOCGWINSZ's ws_xpixel / ws_ypixel */
 };
 
+#define TERMCAP_VERSION_MAX 64
+
 /* The answers, as the parser finds them: 0 where a terminal said nothing. */
 struct termcap_reply {
 	int da1;			/* the DA1 reply (the sentinel) came */
@@ -39,6 +50,23 @@ struct termcap_reply {
 	int sixel_max_w, sixel_max_h;	/* XTSMGRAPHICS Pi=2 */
 	int cell_w, cell_h;		/* CSI 16t -> CSI 6;h;w t */
 	int area_w, area_h;		/* CSI 14t -> CSI 4;h;w t */
+	int kitty;			/* the kitty graphics query was answered OK */
+	char version[TERMCAP_VERSION_MAX]; /* XTVERSION, printable ASCII only ("" = none) */
+	int bg;				/* OSC 11 answered: bg_rgb is the background */
+	unsigned char bg_rgb[3];
+};
+
+/* What the answers and the environment say about the terminal program. */
+enum termcap_term {
+	TERMCAP_TERM_OTHER = 0,
+	TERMCAP_TERM_KITTY,
+	TERMCAP_TERM_WEZTERM,
+	TERMCAP_TERM_ITERM2,
+	TERMCAP_TERM_GHOSTTY,
+	TERMCAP_TERM_FOOT,
+	TERMCAP_TERM_MINTTY,
+	TERMCAP_TERM_XTERM,
+	TERMCAP_TERM_TMUX,
 };
 
 struct termcap {
@@ -48,11 +76,17 @@ struct termcap {
 	enum termcap_cell_source cell_source;
 	int tmux;			/* TMUX is set */
 	int truecolor;			/* COLORTERM says truecolor or 24bit */
+	enum termcap_term term;		/* XTVERSION, else TERM_PROGRAM / LC_TERMINAL (not in tmux) */
+	int iterm;			/* iTerm2's inline images: iTerm2, WezTerm, mintty */
+	int sextants;			/* draws the Unicode 13 sextant characters itself */
+	int light;			/* background: 1 light, 0 dark, -1 unknown (OSC 11, else
+					   COLORFGBG) */
 	double waited;			/* seconds spent waiting for the answers */
 };
 
-/* The queries, in the order they are written. */
+/* The queries, in the order they are written (termcap_queries_short: for TERM=linux). */
 extern const char termcap_queries[];
+extern const char termcap_queries_short[];
 
 /*
  * Parse what the terminal sent back so far (`buf` is everything read, from the start) into
@@ -73,5 +107,12 @@ int termcap_query(struct termcap *tc, int fd, int timeout_ms);
 
 /* Fill `tc` from a parsed reply, the window size and the environment (used by query). */
 void termcap_fill(struct termcap *tc, const struct termcap_reply *r, int fd);
+/* Which terminal an XTVERSION answer names (TERMCAP_TERM_OTHER when none we know). */
+enum termcap_term termcap_term_of(const char *version);
+/*
+ * Whether a colour is light: 1 when its luma (Rec. 709 weights on the sRGB values) is above
+ * one half, else 0.
+ */
+int termcap_is_light(const unsigned char rgb[3]);
 
 #endif

@@ -43,7 +43,25 @@ const char theme_builtin_dark[] =
 	"syntax-number = color141\n"
 	"syntax-comment = color244 italic\n"
 	"syntax-decorator = color220\n"
-	"syntax-magic = color45\n";
+	"syntax-magic = color45\n"
+	"ipython = Linux\n";
+
+static const char *const ipython_schemes[] = { "NoColor", "Linux", "LightBG", "Neutral" };
+
+int theme_ipython_scheme_valid(const char *scheme)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ipython_schemes); i++)
+		if (!strcmp(scheme, ipython_schemes[i]))
+			return 1;
+	return 0;
+}
+
+const char *theme_resolve(const char *name, int light)
+{
+	if (strcmp(name, "auto"))
+		return name;
+	return light == 1 ? "light" : "dark";
+}
 
 const char *theme_element_name(enum theme_element el)
 {
@@ -53,6 +71,7 @@ const char *theme_element_name(enum theme_element el)
 void theme_init(struct theme *t)
 {
 	t->name = NULL;
+	strcpy(t->ipython, "Linux");
 	for (int i = 0; i < TH_NELEMENTS; i++) {
 		t->style[i].fg = t->style[i].bg = SGR_DEFAULT;
 		t->style[i].attrs = 0;
@@ -155,6 +174,7 @@ static int parse_style(char *text, struct theme_style *st, struct strbuf *err)
 struct theme_parse_ctx {
 	int set[TH_NELEMENTS];
 	struct theme_style parsed[TH_NELEMENTS];
+	char ipython[16];
 };
 
 /* One `element = style` line of a theme. */
@@ -164,6 +184,15 @@ static int theme_pair(char *key, char *value, struct strbuf *why, void *data)
 	struct strbuf style_err = STRBUF_INIT;
 	int el;
 
+	if (!strcmp(key, "ipython")) {
+		if (!theme_ipython_scheme_valid(value)) {
+			strbuf_addf(why, "ipython: '%s' is not one of NoColor, Linux, LightBG, "
+				    "Neutral", value);
+			return -1;
+		}
+		strcpy(ctx->ipython, value);
+		return 0;
+	}
 	for (el = 0; el < TH_NELEMENTS; el++)
 		if (!strcmp(key, element_names[el]))
 			break;
@@ -188,8 +217,10 @@ int theme_parse(struct theme *t, const char *text, const char *name, struct strb
 	struct theme_style *parsed = ctx.parsed;
 
 	memset(&ctx, 0, sizeof(ctx));
+	strcpy(ctx.ipython, "Linux");
 	if (kv_parse(text, name, "element = style", theme_pair, &ctx, err) < 0)
 		return -1;
+	strcpy(t->ipython, ctx.ipython);
 	if (!set[TH_NORMAL]) {
 		parsed[TH_NORMAL].fg = parsed[TH_NORMAL].bg = SGR_DEFAULT;
 		parsed[TH_NORMAL].attrs = 0;

@@ -14,6 +14,9 @@
  * italic, underline, reverse). Colours: `default`, the eight names (black red green yellow blue
  * magenta cyan white), `bright-NAME`, `colorN` (0..255) or `#rrggbb`. Elements a file leaves
  * out look like `normal`. No terminal code: the UI turns styles into colour pairs.
+ *
+ * One more key names IPython's colour scheme for the kernel's tracebacks and help under the
+ * theme: `ipython = LightBG` (NoColor, Linux, LightBG or Neutral; default Linux).
  */
 
 #include "sgr.h"
@@ -56,6 +59,7 @@ struct theme_style {
 struct theme {
 	char *name;
 	struct theme_style style[TH_NELEMENTS];
+	char ipython[16];	/* IPython's colour scheme under this theme */
 };
 
 void theme_init(struct theme *t);
@@ -75,5 +79,12 @@ int theme_load(struct theme *t, const char *name, const char *const *dirs, struc
 void theme_degrade(struct theme *t, int ncolors);
 /* The built-in dark theme's text (used when no theme file can be found). */
 extern const char theme_builtin_dark[];
+/* Whether `scheme` is one of IPython's colour schemes (NoColor, Linux, LightBG, Neutral). */
+int theme_ipython_scheme_valid(const char *scheme);
+/*
+ * The theme `auto` stands for: "light" on a light background (`light` 1), else "dark";
+ * any other name is itself.
+ */
+const char *theme_resolve(const char *name, int light);
 
 #endif

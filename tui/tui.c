@@ -12,6 +12,7 @@
 #include "edbuf.h"
 #include "graphics.h"
 #include "highlight.h"
+#include "ipycolors.h"
 #include "outmodel.h"
 #include "sgr.h"
 #include "theme.h"
@@ -85,6 +86,7 @@ struct ui {
 	struct edbuf ed;
 	struct pane panes[P_COUNT];
 	struct theme theme;
+	char kernel_scheme[16];		/* IPython's colour scheme the kernel has */
 	int ncolors;			/* 0 = no colour (NO_COLOR or a monochrome terminal) */
 	char *themes_dirs[5];
 	/* History of this session's cells. */
@@ -108,6 +110,7 @@ struct ui {
 	size_t plot_sel;		/* the gallery's plot (an index into plots) */
 	/* Inline plots: the terminal's capabilities and what the frames drew (graphics.h). */
 	enum graphics_mode gwant, gmode;
+	enum blocks_kind blocks;	/* block characters (resolved from the setting) */
 	struct termcap tc;
 	struct plot_place placed[PLACES_MAX], shown[PLACES_MAX];
 	int nplaced, nshown;		/* this frame's plots, the plots on the terminal now */
@@ -461,18 +464,34 @@ static void plot_request(const struct ui *ui, int cols, int rows, struct graphic
 	rq->cell_w = ui->tc.cell_w;
 	rq->cell_h = ui->tc.cell_h;
 	rq->truecolor = ui->tc.truecolor;
+	rq->blocks = ui->blocks;
 	if (ui->gmode == GRAPHICS_SIXEL) {
 		rq->max_w = ui->tc.r.sixel_max_w;
 		rq->max_h = ui->tc.r.sixel_max_h;
 		rq->colors = ui->tc.r.color_registers;
 		if (ui->tc.tmux && !ui->tc.r.sixel)
 			rq->flags |= GRAPHICS_TMUX_PASSTHROUGH;
+	} else if (ui->gmode != GRAPHICS_BLOCKS && ui->tc.tmux) {
+		rq->flags |= GRAPHICS_TMUX_PASSTHROUGH;	/* kitty, iTerm2: tmux has neither */
 	}
 }
 
-/* The most rows a plot takes in the output pane: half the screen. */
-static int plot_cap_rows(void)
+/* Whether plots are drawn at all. */
+static int plots_drawn(const struct ui *ui)
 {
+	return ui->gmode != GRAPHICS_NONE && ui->gmode != GRAPHICS_AUTO;
+}
+
+/*
+ * The most rows a plot takes in the output pane: half the screen for the pixel protocols;
+ * block characters, coarse as they are, get the pane (the screen but the status line and
+ * a two-row editor) less six rows, so the plot's line, the text around it and the cell's
+ * first row still show with it.
+ */
+static int plot_cap_rows(const struct ui *ui)
+{
+	if (ui->gmode == GRAPHICS_BLOCKS)
+		return LINES > 15 ? LINES - 9 : 6;
 	return LINES > 12 ? LINES / 2 : 6;
 }
 
@@ -483,12 +502,12 @@ static int plot_rows(struct ui *ui, const struct out_chunk *ch, int width)
 	struct graphics_request rq;
 	struct graphics_size sz;
 
-	if (ui->gmode != GRAPHICS_SIXEL && ui->gmode != GRAPHICS_BLOCKS)
+	if (!plots_drawn(ui))
 		return 0;
 	pl = plot_find(ui, ch->plot_index);
 	if (!pl || !pl->img || width < 4)
 		return 0;
-	plot_request(ui, width, plot_cap_rows(), &rq);
+	plot_request(ui, width, plot_cap_rows(ui), &rq);
 	graphics_fit(pl->img, &rq, &sz);
 	return sz.rows;
 }
@@ -550,7 +569,7 @@ static int lay_cell(struct lay *l, const struct out_cell *c)
 				/* The "more rows below" marker keeps the pane's last row. */
 				int bottom = l->bottom - (l->ui->scroll > 0);
 				plot_place(l->ui, plot_find(l->ui, ch->plot_index)->img,
-					   l->base_y + start, l->x, l->width, plot_cap_rows(), rows,
+					   l->base_y + start, l->x, l->width, plot_cap_rows(l->ui), rows,
 					   l->top, bottom);
 			}
 			while (l->row - start < rows)
@@ -938,42 +957,92 @@ static void plots_hide(struct ui *ui)
 /*
  * Before curses' update: when the plots on the terminal are not the ones this frame draws,
  * make curses forget the cells under them (wredrawln), so it rewrites those rows and the
- * old pixels go. Returns whether the plots must be written after the update.
+ * old pixels go (kitty placements are not in the cells: plots_write deletes them). Returns
+ * whether the plots must be written after the update; sets *cleared when the screen is
+ * wiped, which takes kitty's placements with it.
  */
-static int plots_prepare(struct ui *ui)
+static int plots_prepare(struct ui *ui, int *cleared)
 {
 	int same = ui->nplaced == ui->nshown;
 
+	*cleared = is_cleared(curscr) || is_cleared(stdscr);
 	for (int i = 0; same && i < ui->nplaced; i++)
 		same = place_equal(&ui->placed[i], &ui->shown[i]);
-	if (same && !is_cleared(curscr) && !is_cleared(stdscr))
+	if (same && !*cleared)
 		return 0;
-	for (int i = 0; i < ui->nshown; i++)
+	for (int i = 0; i < ui->nshown && graphics_mode_in_cells(ui->gmode); i++)
 		wredrawln(stdscr, ui->shown[i].y, ui->shown[i].crop_rows);
 	return 1;
 }
 
-/* After curses' update: write the frame's plots at once, the cursor saved around them. */
-static void plots_write(struct ui *ui)
+/* The plot this frame places where `old` was shown (the same image), or NULL. */
+static const struct plot_place *placed_again(const struct ui *ui, const struct plot_place *old)
 {
+	for (int i = 0; i < ui->nplaced; i++)
+		if (ui->placed[i].img == old->img)
+			return &ui->placed[i];
+	return NULL;
+}
+
+/*
+ * After curses' update: write the frame's plots at once, the cursor saved around them.
+ * Images in the cells are all drawn again (curses has just rewritten the old ones away);
+ * kitty placements that went are deleted, and only those that moved are placed again.
+ */
+static void plots_write(struct ui *ui, int cleared)
+{
+	int layer = !graphics_mode_in_cells(ui->gmode);
+
 	strbuf_reset(&ui->gbuf);
 	strbuf_addstr(&ui->gbuf, "\x1b" "7");	/* DECSC ... DECRC: curses' cursor and colours */
+	for (int i = 0; layer && !cleared && i < ui->nshown; i++) {
+		struct graphics_request rq;
+
+		if (!ui->shown[i].img || placed_again(ui, &ui->shown[i]))
+			continue;
+		plot_request(ui, ui->shown[i].cols, ui->shown[i].rows, &rq);
+		graphics_unplace(ui->shown[i].img, &rq, &ui->gbuf);
+	}
 	for (int i = 0; i < ui->nplaced; i++) {
 		struct plot_place *pp = &ui->placed[i];
 		struct graphics_request rq;
+
+		if (layer && !cleared) {
+			int k = 0;
+			while (k < ui->nshown && ui->shown[k].img != pp->img)
+				k++;
+			if (k < ui->nshown && place_equal(pp, &ui->shown[k]))
+				continue;	/* a placement that did not move stays */
+		}
 		plot_request(ui, pp->cols, pp->rows, &rq);
 		rq.crop_row = pp->crop_row;
 		rq.crop_rows = pp->crop_rows;
 		strbuf_addf(&ui->gbuf, "\x1b[%d;%dH", pp->y + 1, pp->x + 1);
 		graphics_render(pp->img, &rq, &ui->gbuf, NULL, NULL);
 	}
-	if (ui->nplaced) {
+	if (ui->gbuf.len > 2) {
 		strbuf_addstr(&ui->gbuf, "\x1b" "8");
 		write_all(1, ui->gbuf.buf, ui->gbuf.len);
 		ui->gbytes += ui->gbuf.len;
 	}
 	memcpy(ui->shown, ui->placed, (size_t)ui->nplaced * sizeof(*ui->placed));
 	ui->nshown = ui->nplaced;
+}
+
+/* Make the terminal drop every plot image it holds (kitty), written at once. */
+static void plots_drop(struct ui *ui)
+{
+	struct graphics_request rq;
+
+	plot_request(ui, 1, 1, &rq);
+	strbuf_reset(&ui->gbuf);
+	for (size_t i = 0; i < ui->nplots; i++)
+		if (ui->plots[i].img)
+			graphics_forget(ui->plots[i].img, &rq, &ui->gbuf);
+	if (ui->gbuf.len) {
+		write_all(1, ui->gbuf.buf, ui->gbuf.len);
+		ui->gbytes += ui->gbuf.len;
+	}
 }
 
 /* ---- layout and the frame --------------------------------------------------------------- */
@@ -997,7 +1066,7 @@ static void ui_layout(struct ui *ui)
 /* Draw one frame and write it to the terminal once, the plots right after. */
 static void ui_draw(struct ui *ui)
 {
-	int cy, cx, plots;
+	int cy, cx, plots, cleared;
 
 	ui_layout(ui);
 	erase();
@@ -1023,10 +1092,10 @@ static void ui_draw(struct ui *ui)
 	if (ui->ov == OV_NONE || ui->ov == OV_MENU)
 		move(cy, cx);
 	curs_set(ui->ov == OV_PAGER || ui->ov == OV_PLOT ? 0 : 1);
-	plots = plots_prepare(ui);
+	plots = plots_prepare(ui, &cleared);
 	refresh();
 	if (plots)
-		plots_write(ui);
+		plots_write(ui, cleared);
 }
 
 /* ---- history ---------------------------------------------------------------------------- */
@@ -1105,7 +1174,7 @@ static void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h,
 		xasprintf("%s/%s", session_channel_dir(ui->s), rel) : NULL;
 	pl->rel = pl->path ? xstrdup(rel) : NULL;
 	pl->img = NULL;
-	if (pl->path && (ui->gmode == GRAPHICS_SIXEL || ui->gmode == GRAPHICS_BLOCKS)) {
+	if (pl->path && plots_drawn(ui)) {
 		struct strbuf err = STRBUF_INIT;
 		/* The kernel names the file: decode the one checked, not what is there later. */
 		int fd = outputs_open_file(session_channel_dir(ui->s), rel, OUTPUTS_FILE_MAX, &err);
@@ -1125,6 +1194,7 @@ static void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h,
 /* Forget the captured plots; the output pane keeps their text lines. */
 static void plots_forget(struct ui *ui)
 {
+	plots_drop(ui);
 	for (size_t i = 0; i < ui->nplots; i++) {
 		graphics_free(ui->plots[i].img);
 		free(ui->plots[i].path);
@@ -1485,6 +1555,18 @@ static void tab_key(struct ui *ui)
 	strbuf_release(&err);
 }
 
+/* Give the kernel the theme's IPython colour scheme, unless it has it already. */
+static void ui_match_kernel_colors(struct ui *ui)
+{
+	struct strbuf err = STRBUF_INIT;
+
+	if (!ui->s || !strcmp(ui->kernel_scheme, ui->theme.ipython))
+		return;
+	if (ipycolors_apply(ui->s, ui->theme.ipython, &err) == 0)
+		snprintf(ui->kernel_scheme, sizeof(ui->kernel_scheme), "%s", ui->theme.ipython);
+	strbuf_release(&err);
+}
+
 /* Restart the kernel, showing "restarting" while it starts. */
 static void restart_kernel(struct ui *ui)
 {
@@ -1499,6 +1581,8 @@ static void restart_kernel(struct ui *ui)
 		out_cell_append(&ui->out, c, OUT_INFO, "[kernel restarted]\n", 19);
 		out_cell_finish(c, 0);
 		ui->exec_count = 0;
+		strcpy(ui->kernel_scheme, "Linux");	/* a fresh kernel has IPython's default */
+		ui_match_kernel_colors(ui);
 		ui_message(ui, "kernel restarted");
 		free(ui->dead_reason);
 		ui->dead_reason = NULL;
@@ -1751,13 +1835,17 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return 0;
 }
 
-/* Load theme `name` and fit it to the terminal; -1 with `msg`. */
+/*
+ * Load theme `name` (`auto`: light or dark by the terminal's background) and fit it to the
+ * terminal; -1 with `msg`.
+ */
 static int ui_set_theme(struct ui *ui, const char *name, struct strbuf *msg)
 {
 	struct theme t;
 
 	theme_init(&t);
-	if (theme_load(&t, name, (const char *const *)ui->themes_dirs, msg) < 0) {
+	if (theme_load(&t, theme_resolve(name, ui->tc.light),
+		       (const char *const *)ui->themes_dirs, msg) < 0) {
 		theme_release(&t);
 		return -1;
 	}
@@ -1765,6 +1853,7 @@ static int ui_set_theme(struct ui *ui, const char *name, struct strbuf *msg)
 	theme_release(&ui->theme);
 	ui->theme = t;
 	colors_reset(ui);
+	ui_match_kernel_colors(ui);
 	return 0;
 }
 
@@ -2327,8 +2416,11 @@ static int screen_start(struct ui *ui, const char *theme_name)
 		return -1;
 	}
 	wake_fd = ui->wake[1];
-	/* Ask the terminal before curses owns it: termcap sets and restores raw mode itself. */
-	if (ui->gwant != GRAPHICS_NONE)
+	/*
+	 * Ask the terminal before curses owns it: termcap sets and restores raw mode itself.
+	 * The background decides the theme `auto`, so that asks too.
+	 */
+	if (ui->gwant != GRAPHICS_NONE || !strcmp(theme_name, "auto"))
 		termcap_query(&ui->tc, -1, TUI_QUERY_MS);
 	else
 		termcap_fill(&ui->tc, NULL, 1);
@@ -2360,6 +2452,8 @@ static int screen_start(struct ui *ui, const char *theme_name)
 	ui->gmode = graphics_choose(ui->gwant, &ui->tc, ui->ncolors > 0);
 	if (ui->gmode == GRAPHICS_BLOCKS && !ui->ncolors)
 		ui->gmode = GRAPHICS_NONE;	/* half-blocks are colours or nothing */
+	blocks_kind_parse(ui->cfg->blocks, &ui->blocks);
+	ui->blocks = graphics_blocks_choose(ui->blocks, &ui->tc);
 	if (ui_set_theme(ui, theme_name, &err) < 0) {
 		/* A missing theme is not worth refusing to start: fall back to the built-in one. */
 		theme_release(&ui->theme);
@@ -2378,7 +2472,7 @@ static void graphics_requery(struct ui *ui)
 {
 	struct termcap tc;
 
-	if (ui->gmode != GRAPHICS_SIXEL && ui->gmode != GRAPHICS_BLOCKS)
+	if (!plots_drawn(ui))
 		return;
 	if (termcap_query(&tc, -1, TUI_QUERY_MS) == 0 && (tc.r.da1 || !ui->tc.r.da1))
 		ui->tc = tc;
@@ -2472,7 +2566,7 @@ static void ui_loop(struct ui *ui)
 int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct ui ui;
-	const char *theme = cfg->theme ? cfg->theme : "dark";
+	const char *theme = cfg->theme ? cfg->theme : "auto";
 	struct strbuf err = STRBUF_INIT;
 	int rc = EXIT_OK;
 
@@ -2493,6 +2587,7 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 	strbuf_init(&ui.pager, 0);
 	strbuf_init(&ui.line, 0);
 	theme_init(&ui.theme);
+	strcpy(ui.kernel_scheme, "Linux");
 	themes_dirs(&ui);
 	ui.panes[P_OUTPUT] = (struct pane){ .name = "output", .visible = 1, .draw = draw_output,
 					    .key = output_key };
@@ -2518,6 +2613,7 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 		goto out;
 	}
 	ui_loop(&ui);
+	plots_drop(&ui);	/* kitty keeps images until told */
 	endwin();
 out:
 	cli_close_session(ui.s, cfg);

@@ -438,7 +438,12 @@ PLOT_CELL = ('import matplotlib.pyplot as plt; '
 
 
 class PlotTest(Base):
-    """Inline plots in the output pane. tmux 3.3 has no sixel: the UI picks half-blocks."""
+    """Inline plots in the output pane. tmux 3.3 has no sixel: the UI picks block characters;
+    these tests ask for half-blocks (every cell of the image is a U+2580 then), but one."""
+
+    def start(self, *args, **kw):
+        kw.setdefault('env_extra', {}).setdefault('CELLBOX_BLOCKS', 'half')
+        return super().start(*args, **kw)
 
     def settled(self, ui):
         """The screen once two captures a little apart agree (a frame is written whole)."""
@@ -477,8 +482,11 @@ class PlotTest(Base):
 
     def test_blocks_in_reserved_rows(self):
         ui, n = self.plot_start()
-        # Width-bound by the height cap (half the screen): a 4:3 image 2 pixels a row.
-        self.assertLessEqual(n, 15)
+        # Height-bound by the cap for blocks (the screen but 9 rows: 21 of 30): a 4:3 image
+        # in cells of 1:2, 56 x 21.
+        self.assertEqual(n, 21)
+        rows = self.settled(ui)
+        self.assertEqual([len(r.strip()) for r in rows if BLOCK in r], [56] * 21)
         esc = ui.screen(escapes=True).split('\n')
         k = next(i for i, r in enumerate(esc) if BLOCK in r)
         colors = set()
@@ -566,6 +574,23 @@ class PlotTest(Base):
         blocks = [r for r in rows if BLOCK in r]
         self.assertGreaterEqual(len(blocks), n)         # both plots, parts of them
         self.assertTrue(all(r.strip().strip(BLOCK) == '' for r in blocks), rows)
+
+    def test_quadrants_by_default(self):
+        ui = self.start(env_extra={'CELLBOX_BLOCKS': 'auto'})
+        ui.run(PLOT_CELL)
+        ui.wait_for('\nafter', timeout=120)
+        rows = self.settled(ui)
+        k = next(i for i, r in enumerate(rows) if r.startswith('[plot 1: 640x480 PNG]'))
+        end = next(i for i, r in enumerate(rows) if r.strip() == 'after')
+        self.assertEqual(end - k - 1, 21, 'the reserved rows')
+        quads = set(c for r in rows[k + 1:end] for c in r
+                    if 0x2596 <= ord(c) <= 0x259f or c in '\u2580\u2584')
+        self.assertGreater(len(quads), 5, 'quadrant characters: %r' % quads)
+        self.assertNotIn(BLOCK * 10, '\n'.join(rows), 'not half-blocks')
+        # The white margin is painted too: spaces on white (the capture shows a colour
+        # where it changes, and keeps trailing spaces with -N).
+        esc = ui.tmux('capture-pane', '-p', '-e', '-N').split('\n')
+        self.assertRegex(esc[k + 1], r'^(\x1b\[[0-9;]*m)*\x1b\[48;5;231m {56}$')
 
     def test_graphics_none(self):
         ui = self.start('tui', '--graphics', 'none')

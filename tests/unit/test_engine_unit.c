@@ -215,7 +215,8 @@ static void test_config_table(void)
 	CHECK(cfg.session.pool_strategy == POOL_WAIT && cfg.session.pool_timeout == 30);
 	CHECK(cfg.session.interrupt_grace == 2 && cfg.history_size == 1000);
 	CHECK(cfg.session.sandbox.writable_root == 0);		/* read-only = true */
-	CHECK_STR(cfg.theme, "dark");
+	CHECK_STR(cfg.theme, "auto");			/* light or dark by the background */
+	CHECK_STR(cfg.blocks, "auto");
 	CHECK_STR(cfg.graphics, "auto");
 	/* An enum, an inverted boolean and a list. */
 	CHECK(config_set(&cfg, "pool-strategy", "temporary", &err) == 0);
