@@ -79,9 +79,10 @@ void outputs_collapse(struct strbuf *text);
 
 /*
  * Open a plot or artifact file the kernel wrote, checked as outputs_read_file() checks it:
- * a descriptor (close-on-exec) or -1 with `err`. To hand it to code that wants a path (an
- * image decoder), name it /proc/self/fd/<fd>: that opens the checked file, nothing the
- * kernel put in its place since.
+ * a descriptor (close-on-exec) or -1 with `err`. Read from the descriptor (an image
+ * decoder: graphics_load_fd()), never by the name again: a re-open by the name finds
+ * what the kernel put in its place since (and one of /proc/self/fd/<fd> with O_NOFOLLOW
+ * is refused as a link).
  */
 int outputs_open_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *err);
 /*

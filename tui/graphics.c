@@ -109,7 +109,8 @@ int graphics_mode_in_cells(enum graphics_mode mode)
 	return mode != GRAPHICS_KITTY;
 }
 
-struct graphics_image *graphics_load(const char *path, struct strbuf *err)
+/* Read and decode the PNG at `path`, or from `fd` when it is >= 0 (`path` then names it). */
+static struct graphics_image *load(const char *path, int fd, struct strbuf *err)
 {
 	struct graphics_image *img = xcalloc(1, sizeof(*img));
 	struct strbuf why = STRBUF_INIT;
@@ -117,12 +118,15 @@ struct graphics_image *graphics_load(const char *path, struct strbuf *err)
 	strbuf_init(&img->png, 0);
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		strbuf_init(&img->cache[i].bytes, 0);
-	if (!path || !*path) {
+	if (fd >= 0) {
+		if (pngfile_read_fd(fd, PNG_MAX, IMAGE_MAX, &img->png, &why) < 0)
+			goto fail;
+	} else if (!path || !*path) {
 		strbuf_addstr(&why, "no path");
 		goto fail;
-	}
-	if (pngfile_read(path, PNG_MAX, IMAGE_MAX, &img->png, &why) < 0)
+	} else if (pngfile_read(path, PNG_MAX, IMAGE_MAX, &img->png, &why) < 0) {
 		goto fail;
+	}
 	img->rgb = pngfile_decode(img->png.buf, img->png.len, IMAGE_MAX, &img->w, &img->h, &why);
 	if (!img->rgb)
 		goto fail;
@@ -139,6 +143,16 @@ fail:
 	strbuf_release(&why);
 	graphics_free(img);
 	return NULL;
+}
+
+struct graphics_image *graphics_load(const char *path, struct strbuf *err)
+{
+	return load(path, -1, err);
+}
+
+struct graphics_image *graphics_load_fd(int fd, const char *name, struct strbuf *err)
+{
+	return load(name, fd, err);
 }
 
 /* Drop everything the image keeps for drawing; returns the bytes freed. */
@@ -553,7 +567,7 @@ void graphics_line_init(struct graphics_line *g, enum graphics_mode want,
 	g->blocks = graphics_blocks_choose(blocks, &g->tc);
 }
 
-int graphics_line_plot(void *data, const char *path, FILE *out)
+int graphics_line_plot(void *data, int fd, const char *path, FILE *out)
 {
 	struct graphics_line *g = data;
 	struct strbuf err = STRBUF_INIT, buf = STRBUF_INIT;
@@ -564,7 +578,7 @@ int graphics_line_plot(void *data, const char *path, FILE *out)
 
 	if (g->mode == GRAPHICS_NONE || g->mode == GRAPHICS_AUTO)
 		return 1;
-	img = graphics_load(path, &err);
+	img = fd >= 0 ? graphics_load_fd(fd, path, &err) : graphics_load(path, &err);
 	if (!img)
 		goto out;
 	rq.mode = g->mode;

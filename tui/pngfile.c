@@ -69,16 +69,26 @@ static unsigned long be32(const unsigned char *p)
 int pngfile_read(const char *path, size_t max_bytes, int max_side, struct strbuf *png,
 		 struct strbuf *why)
 {
-	const unsigned char *p;
-	struct stat st;
-	size_t at = png->len;
-	unsigned long w, h;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), rc = -1;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), rc;
 
 	if (fd < 0) {
 		strbuf_addstr(why, errno == ELOOP ? "it is a symbolic link" : strerror(errno));
 		return -1;
 	}
+	rc = pngfile_read_fd(fd, max_bytes, max_side, png, why);
+	close(fd);
+	return rc;
+}
+
+int pngfile_read_fd(int fd, size_t max_bytes, int max_side, struct strbuf *png,
+		    struct strbuf *why)
+{
+	const unsigned char *p;
+	struct stat st;
+	size_t at = png->len;
+	unsigned long w, h;
+	int rc = -1;
+
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		strbuf_addstr(why, "not a regular file");
 		goto out;
@@ -100,7 +110,6 @@ int pngfile_read(const char *path, size_t max_bytes, int max_side, struct strbuf
 	}
 	rc = 0;
 out:
-	close(fd);
 	return rc;
 }
 

@@ -16,6 +16,10 @@
 /* Read the file at `path` into `png` (appended); 0, or -1 with `why`. */
 int pngfile_read(const char *path, size_t max_bytes, int max_side, struct strbuf *png,
 		 struct strbuf *why);
+/* The same from `fd`, a file already opened (as checked by outputs_open_file()); the caller
+ * closes it. Still only a regular file, at most `max_bytes`, a PNG of at most `max_side`. */
+int pngfile_read_fd(int fd, size_t max_bytes, int max_side, struct strbuf *png,
+		    struct strbuf *why);
 /* Decode `len` bytes to w x h RGB888 pixels (the caller frees); NULL with `why`. */
 unsigned char *pngfile_decode(const char *png, size_t len, int max_side, int *w, int *h,
 			      struct strbuf *why);

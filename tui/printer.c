@@ -210,17 +210,14 @@ static void on_plot(struct printer *p, const struct session_plot *plot)
 		struct strbuf err = STRBUF_INIT;
 		int fd = p->plots_dir ? -1 : outputs_open_file(p->channel_dir, pl.rel,
 								OUTPUTS_FILE_MAX, &err);
-		char *src = fd >= 0 ? xasprintf("/proc/self/fd/%d", fd) : NULL;
-
-		if ((p->plots_dir || src) && p->plot_hook(p->plot_data, src ? src : pl.path,
-							  p->out) == 0) {
+		if ((p->plots_dir || fd >= 0) && p->plot_hook(p->plot_data, fd, pl.path,
+							      p->out) == 0) {
 			p->out_at_bol = 1;
 			if (!p->plots_dir)
 				*line = '\0';	/* the channel's copy goes with the session */
 		}
 		if (fd >= 0)
 			close(fd);
-		free(src);
 		strbuf_release(&err);
 	}
 	emit_own(p, line);

@@ -49,9 +49,10 @@ struct printer {
 	struct session_ev_done done;
 	/*
 	 * Draws a plot inline after the output (graphics_line_plot): 0 when it drew it, else
-	 * the plot's text line is printed. NULL = text lines only.
+	 * the plot's text line is printed. NULL = text lines only. `fd` is the channel's file
+	 * as checked (-1 for our own copy at `path`).
 	 */
-	int (*plot_hook)(void *data, const char *path, FILE *out);
+	int (*plot_hook)(void *data, int fd, const char *path, FILE *out);
 	void *plot_data;
 };
 

@@ -1179,9 +1179,7 @@ static void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h,
 		/* The kernel names the file: decode the one checked, not what is there later. */
 		int fd = outputs_open_file(session_channel_dir(ui->s), rel, OUTPUTS_FILE_MAX, &err);
 		if (fd >= 0) {
-			char *checked = xasprintf("/proc/self/fd/%d", fd);
-			pl->img = graphics_load(checked, &err);
-			free(checked);
+			pl->img = graphics_load_fd(fd, rel, &err);
 			close(fd);
 		}
 		if (!pl->img)
