@@ -39,6 +39,7 @@ struct request {
 	struct event_reader rd;
 	session_event_fn fn;
 	void *data;
+	cJSON *blocked;		/* the policy's error event: never sent, ended by the host */
 };
 
 struct session {
@@ -58,6 +59,8 @@ struct session {
 	sigset_t wait_mask;	/* for epoll_pwait in session_wait() */
 	int has_wait_mask;
 	off_t log_start;	/* size of `log` when the current kernel started */
+	char *policy_error;	/* why the kernel did not take the policy's import hook */
+	int policy_waiting;	/* session_open waits for the hook: it reports, not on_state */
 };
 
 static const char *const event_names[] = {
@@ -101,6 +104,8 @@ static void arm_timer(struct session *s)
 
 	if (s->head && s->head->deadline && !s->head->stop_reason)
 		when = s->head->deadline;
+	if (s->head && s->head->blocked)
+		when = now;	/* a cell the policy blocked ends at the next dispatch */
 	if (s->kill_at && (!when || s->kill_at < when))
 		when = s->kill_at;
 	if (s->ch.notify_fd < 0)
@@ -366,6 +371,57 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 	return s;
 }
 
+/* Keep why the kernel refused the policy's import hook (after a restart: say so at once). */
+static void on_policy_event(struct session *s, const struct session_event *ev, void *data)
+{
+	const char *e;
+
+	(void)data;
+	if (ev->type != SESSION_EV_ERROR)
+		return;
+	e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->json, "evalue"));
+	free(s->policy_error);
+	s->policy_error = xasprintf("the kernel did not take the policy's import hook: %s",
+				    e ? e : "no reason given");
+	if (!s->policy_waiting)
+		set_state(s, s->state, s->policy_error);
+}
+
+static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
+			    session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err);
+
+/* Ask the kernel to refuse the policy's modules when imported; 0 when there are none. */
+static unsigned long send_policy(struct session *s, struct strbuf *err)
+{
+	cJSON *req = s->opts.policy ? policy_hook_request(s->opts.policy) : NULL;
+
+	if (!req)
+		return 0;
+	cJSON_AddStringToObject(req, "kind", "policy");
+	return submit(s, req, 0, 0, on_policy_event, NULL, NULL, err);
+}
+
+/* Put the policy's import hook in place and wait for it; -1 with `err` when it failed. */
+static int install_policy(struct session *s, struct strbuf *err)
+{
+	unsigned long id;
+
+	free(s->policy_error);
+	s->policy_error = NULL;
+	id = send_policy(s, err);
+	if (!id)
+		return err->len ? -1 : 0;
+	s->policy_waiting = 1;
+	while (session_wait(s, id) < 0)
+		;
+	s->policy_waiting = 0;
+	if (s->policy_error || s->state == SESSION_DEAD) {
+		strbuf_addstr(err, s->policy_error ? s->policy_error : "the kernel died");
+		return -1;
+	}
+	return 0;
+}
+
 /* Lease a pooled kernel: 1 when the session has one, 0 to start our own, -1 on error. */
 static int open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err)
 {
@@ -406,6 +462,8 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		pooled = open_pooled(s, opts, err);
 		if (pooled < 0)
 			goto fail;
+		if (pooled && install_policy(s, err) < 0)
+			goto fail;
 		if (pooled)
 			return s;
 	}
@@ -426,7 +484,7 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 	if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
 		goto fail;
 	watch_channel(s);
-	if (start_kernel(s, err) < 0)
+	if (start_kernel(s, err) < 0 || install_policy(s, err) < 0)
 		goto fail;
 	return s;
 fail:
@@ -450,6 +508,7 @@ static void request_free(struct request *r)
 {
 	if (r->reader_open)
 		event_reader_release(&r->rd);
+	cJSON_Delete(r->blocked);
 	free(r);
 }
 
@@ -478,7 +537,10 @@ static void abort_request(struct session *s, struct request *r, const char *enam
 {
 	cJSON *ev;
 
-	if (r->is_execute && ename) {
+	if (r->is_execute && ename && r->blocked) {
+		deliver_made(s, r, r->blocked);	/* it was blocked: say so, not why the kernel went */
+		r->blocked = NULL;
+	} else if (r->is_execute && ename) {
 		ev = cJSON_CreateObject();
 		cJSON_AddStringToObject(ev, "type", "error");
 		cJSON_AddStringToObject(ev, "ename", ename);
@@ -586,6 +648,25 @@ static int read_events(struct session *s)
 	while (s->head) {
 		struct request *r = s->head;
 
+		if (r->blocked) {
+			char *reason = xasprintf(SESSION_REASON_POLICY " '%s'", s->opts.policy->name);
+			cJSON *ev = r->blocked;
+
+			r->blocked = NULL;
+			deliver_made(s, r, ev);
+			ev = cJSON_CreateObject();
+			cJSON_AddStringToObject(ev, "type", "done");
+			cJSON_AddStringToObject(ev, "status", "error");
+			cJSON_AddNullToObject(ev, "execution_count");
+			cJSON_AddNumberToObject(ev, "duration", 0);
+			cJSON_AddStringToObject(ev, "reason", reason);
+			r->done = 1;
+			deliver_made(s, r, ev);
+			free(reason);
+			ctx.events += 2;
+			pop_head(s);
+			continue;
+		}
 		if (!r->reader_open) {
 			char *path = xasprintf("%s/results/%s.jsonl", s->ch.dir, r->name);
 			event_reader_init(&r->rd, path, MAX_EVENT_LINE);
@@ -637,6 +718,8 @@ static void kill_and_restart(struct session *s)
 		set_state(s, SESSION_DEAD, err.buf);
 	else
 		set_state(s, SESSION_IDLE, "kernel restarted");
+	if (s->state == SESSION_IDLE && !send_policy(s, &err) && err.len)
+		set_state(s, s->state, err.buf);	/* queued first: no cell runs before it */
 	strbuf_release(&msg);
 	strbuf_release(&err);
 }
@@ -673,9 +756,12 @@ out:
 	return events;
 }
 
-/* Write a command file and queue the request. */
+/*
+ * Write a command file and queue the request. With `blocked` (the policy's error event, taken
+ * over) nothing is written: the request is ended by the host at the next dispatch.
+ */
 static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
-			    session_event_fn fn, void *data, struct strbuf *err)
+			    session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err)
 {
 	struct request *r;
 	char *text, *rel;
@@ -684,6 +770,7 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 	if (s->state == SESSION_DEAD || s->state == SESSION_CLOSED) {
 		strbuf_addstr(err, "the kernel is not running (restart it)");
 		cJSON_Delete(cmd);
+		cJSON_Delete(blocked);
 		return 0;
 	}
 	r = xcalloc(1, sizeof(*r));
@@ -693,11 +780,12 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 	r->timeout = timeout;
 	r->fn = fn;
 	r->data = data;
+	r->blocked = blocked;
 	cJSON_AddStringToObject(cmd, "id", r->name);
 	text = cJSON_PrintUnformatted(cmd);
 	cJSON_Delete(cmd);
 	rel = xasprintf("commands/%s.json", r->name);
-	rc = channel_write(&s->ch, rel, text, strlen(text), err);
+	rc = blocked ? 0 : channel_write(&s->ch, rel, text, strlen(text), err);
 	free(rel);
 	cJSON_free(text);
 	if (rc < 0) {
@@ -721,14 +809,25 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 unsigned long session_execute(struct session *s, const char *code, unsigned flags,
 			      double timeout, session_event_fn fn, void *data, struct strbuf *err)
 {
-	cJSON *cmd = cJSON_CreateObject();
+	cJSON *cmd = cJSON_CreateObject(), *blocked = NULL;
 
+	/* The policy reads the cell before anything of it reaches the kernel. */
+	if (s->opts.policy && !(flags & SESSION_EXEC_TRUSTED)) {
+		struct policy_verdict v;
+
+		policy_check(s->opts.policy, code, strlen(code), &v);
+		if (v.blocked)
+			blocked = policy_error_event(s->opts.policy, &v);
+		policy_verdict_release(&v);
+	}
+	if (flags & SESSION_EXEC_TRUSTED)
+		cJSON_AddBoolToObject(cmd, "trusted", 1);
 	cJSON_AddStringToObject(cmd, "kind", "execute");
 	cJSON_AddStringToObject(cmd, "code", code);
 	cJSON_AddBoolToObject(cmd, "silent", !!(flags & SESSION_EXEC_SILENT));
 	cJSON_AddBoolToObject(cmd, "allow_stdin", !!(flags & SESSION_EXEC_ALLOW_STDIN));
 	cJSON_AddBoolToObject(cmd, "clear_plots", !!(flags & SESSION_EXEC_CLEAR_PLOTS));
-	return submit(s, cmd, 1, timeout, fn, data, err);
+	return submit(s, cmd, 1, timeout, fn, data, blocked, err);
 }
 
 unsigned long session_request(struct session *s, const char *kind, const cJSON *params,
@@ -739,7 +838,7 @@ unsigned long session_request(struct session *s, const char *kind, const cJSON *
 	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "kind");
 	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "id");
 	cJSON_AddStringToObject(cmd, "kind", kind);
-	return submit(s, cmd, 0, 0, fn, data, err);
+	return submit(s, cmd, 0, 0, fn, data, NULL, err);
 }
 
 int session_input_reply(struct session *s, unsigned long id, const char *value,
@@ -820,6 +919,8 @@ int session_restart(struct session *s, struct strbuf *err)
 	s->be->ops->kill(s->be);
 	abort_all(s, "KernelRestarted", "the kernel was restarted", "restart");
 	rc = start_kernel(s, err);
+	if (rc == 0)
+		rc = install_policy(s, err);
 	if (rc == 0)
 		set_state(s, SESSION_IDLE, "kernel restarted");
 	return rc;
@@ -908,6 +1009,7 @@ static void session_free(struct session *s, int remove_channel)
 	free(s->runtime_dir);
 	free(s->cwd);
 	free(s->pool_note);
+	free(s->policy_error);
 	free(s);
 }
 

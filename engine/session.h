@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 #include "pool.h"
 #include "backend.h"
+#include "policy.h"
 #include "util.h"
 
 enum session_state {
@@ -72,6 +73,13 @@ struct session_opts {
 	enum pool_strategy pool_strategy;	/* when the pool has none free */
 	double pool_timeout;		/* seconds POOL_WAIT waits; 0 = 30 */
 	struct sandbox_opts sandbox;	/* docker/podman: image and limits (strings borrowed) */
+	/*
+	 * The security policy (borrowed; NULL = none): a cell it blocks is not sent and ends
+	 * with a SecurityViolation error and reason "blocked by security policy 'NAME'"; the
+	 * kernel's import hook refuses the modules it blocks (session_open fails when the
+	 * kernel cannot take it).
+	 */
+	const struct policy *policy;
 	session_state_fn on_state;
 	void *state_data;
 };
@@ -81,7 +89,11 @@ enum {
 	SESSION_EXEC_SILENT = 1 << 0,		/* no Out[n], no execution count */
 	SESSION_EXEC_ALLOW_STDIN = 1 << 1,	/* input() asks the front end */
 	SESSION_EXEC_CLEAR_PLOTS = 1 << 2,	/* clear the plot list before running */
+	SESSION_EXEC_TRUSTED = 1 << 3,		/* cellbox's own code: no policy, no import hook */
 };
+
+/* The `reason` of a cell the security policy blocked starts with this. */
+#define SESSION_REASON_POLICY "blocked by security policy"
 
 /*
  * Start a kernel and wait until it is ready (or `startup_timeout` passes). On failure
