@@ -82,6 +82,12 @@ static const struct config_key keys[] = {
 	    "cells kept in the history; older sessions are pruned (0 = record nothing)"),
 	KEY("history-days", "CELLBOX_HISTORY_DAYS", CFG_SECONDS, history_days,
 	    "days a recorded session is kept (0 = no age limit)"),
+	KEY("policy", "CELLBOX_POLICY", CFG_STRING, policy,
+	    "security policy checked before each cell: none, a preset or FILE.policy"),
+	KEY("libraries", "CELLBOX_LIBRARIES", CFG_STRING, libraries,
+	    "packages pip installs before the first cell (cached), e.g. numpy,pandas"),
+	KEY("wheelhouse", "CELLBOX_WHEELHOUSE", CFG_STRING, wheelhouse,
+	    "directory of wheels the libraries install from, offline"),
 };
 
 void config_defaults(struct cellbox_config *cfg)
@@ -115,6 +121,9 @@ void config_release(struct cellbox_config *cfg)
 	free(cfg->theme);
 	free(cfg->source);
 	free(cfg->graphics);
+	free(cfg->policy);
+	free(cfg->libraries);
+	free(cfg->wheelhouse);
 	memset(cfg, 0, sizeof(*cfg));
 }
 

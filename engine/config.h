@@ -37,6 +37,9 @@ struct cellbox_config {
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	double history_days;			/* history-days = 0 (no age limit) */
 	char *theme;			/* theme = dark (the full-screen UI's colours) */
+	char *policy;			/* policy = none | NAME | FILE.policy (security policy) */
+	char *libraries;		/* libraries = numpy,pandas (installed before the first cell) */
+	char *wheelhouse;		/* wheelhouse = DIR of wheels: libraries install offline */
 	char *source;			/* the config file that was read, or NULL */
 };
 

@@ -18,6 +18,7 @@ enum {
 	EXIT_KERNEL_DIED = 4,	/* the kernel died during the run */
 	EXIT_NO_KERNEL = 5,	/* the kernel could not be started */
 	EXIT_CHECK_FAILED = 6,	/* replay --check: outputs differ from the stored ones */
+	EXIT_POLICY = 7,	/* the security policy blocked the code: none of it ran */
 	EXIT_INTERRUPTED = 130,	/* the user pressed Ctrl-C */
 };
 
@@ -69,6 +70,13 @@ int cli_close_session(struct session *s);
  * user pressed Ctrl-C during the wait (the request has still ended), else 0.
  */
 int cli_wait(struct session *s, unsigned long id);
+/*
+ * The security policy of the settings (--policy, policy, CELLBOX_POLICY), loaded once; NULL
+ * for none, or with `err` set when it cannot be read.
+ */
+const struct policy *cli_policy(const struct cellbox_config *cfg, struct strbuf *err);
+/* Load the policy of the settings now: -1 after printing why it cannot be. */
+int cli_check_policy(const struct cellbox_config *cfg);
 /* Print "cellbox: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Read a cell file (or "-" for stdin) as UTF-8 text; -1 after printing why. */
@@ -90,5 +98,6 @@ int cmd_pool(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_replay(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_history(int argc, char **argv, struct cellbox_config *cfg);
 int cmd_tui(int argc, char **argv, struct cellbox_config *cfg);
+int cmd_check(int argc, char **argv, struct cellbox_config *cfg);
 
 #endif

@@ -22,6 +22,7 @@ struct repl {
 	const struct cellbox_config *cfg;
 	int tty;
 	int failed;		/* a cell raised (the exit code of a piped session) */
+	int blocked;		/* the security policy blocked a cell (exit 7 then) */
 	int next_count;		/* the n of the next In [n] */
 	FILE *in;		/* cells in pipe mode */
 	char *history_path;
@@ -147,6 +148,8 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 			r->next_count = n->valueint + 1;
 		if (!status || strcmp(status, "ok"))
 			r->failed = 1;
+		if (reason && !strncmp(reason, SESSION_REASON_POLICY, strlen(SESSION_REASON_POLICY)))
+			r->blocked = 1;
 		if (reason && strcmp(reason, "interrupt"))
 			cli_error("%s", reason);
 	}
@@ -258,7 +261,7 @@ static int repl_pipe(struct repl *r)
 		run_cell(r, cell.buf);
 	free(line);
 	strbuf_release(&cell);
-	return r->failed ? EXIT_CELL_ERROR : EXIT_OK;
+	return r->blocked ? EXIT_POLICY : r->failed ? EXIT_CELL_ERROR : EXIT_OK;
 }
 
 /* Terminal mode: readline's callback interface, so Ctrl-C can clear the line. */

@@ -113,6 +113,8 @@ static int exit_code_of(const struct outputs *o)
 {
 	if (!strcmp(o->status, "ok"))
 		return EXIT_OK;
+	if (o->reason && !strncmp(o->reason, SESSION_REASON_POLICY, strlen(SESSION_REASON_POLICY)))
+		return EXIT_POLICY;
 	if (o->reason && !strncmp(o->reason, "timeout", 7))
 		return EXIT_TIMEOUT;
 	if (o->reason && !strncmp(o->reason, "kernel died", 11))
@@ -290,6 +292,8 @@ static void report_failure(int rc, int index, const char *code, double timeout)
 		cli_error("cell %d (%.*s): the kernel died", index, (int)l, code);
 	else if (rc == EXIT_INTERRUPTED)
 		cli_error("cell %d (%.*s) was interrupted", index, (int)l, code);
+	else if (rc == EXIT_POLICY)
+		cli_error("cell %d (%.*s) was blocked by the security policy", index, (int)l, code);
 	else
 		cli_error("cell %d (%.*s) raised an exception", index, (int)l, code);
 }

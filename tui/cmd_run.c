@@ -34,6 +34,8 @@ static int exit_code_of(const struct printer *p)
 
 	if (status && !strcmp(status, "ok"))
 		return EXIT_OK;
+	if (reason && !strncmp(reason, SESSION_REASON_POLICY, strlen(SESSION_REASON_POLICY)))
+		return EXIT_POLICY;
 	if (reason && !strncmp(reason, "timeout", 7))
 		return EXIT_TIMEOUT;
 	if (reason && !strncmp(reason, "kernel died", 11))

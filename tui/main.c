@@ -41,7 +41,7 @@ static const struct cli_command commands[] = {
 			"  Ctrl-D exits. History is kept in $XDG_STATE_HOME/cellbox/history.\n"
 			"  With stdin not a terminal, cells are read from it (a blank line or a\n"
 			"  complete statement ends a cell) and printed plainly; the exit code is 1\n"
-			"  when a cell failed.\n",
+			"  when a cell failed, 7 when the security policy blocked one.\n",
 	},
 	{
 		.name = "run",
@@ -54,7 +54,20 @@ static const struct cli_command commands[] = {
 			"  --plots DIR       save captured plots as DIR/plot-N.png\n"
 			"\n"
 			"Exit codes: 0 ok, 1 the code raised, 2 bad arguments or input, 3 timeout,\n"
-			"4 the kernel died, 5 the kernel could not start, 130 interrupted.\n",
+			"4 the kernel died, 5 the kernel could not start, 7 the security policy\n"
+			"blocked the code (nothing ran), 130 interrupted.\n",
+	},
+	{
+		.name = "check",
+		.run = cmd_check,
+		.usage = "check [--policy NAME|FILE] [--json] FILE | -c CODE",
+		.summary = "check code against the security policy without running it",
+		.help = "  -c, --code CODE   check CODE instead of a file (- reads stdin)\n"
+			"  --json            print {safe, policy, threshold, violations[]}\n"
+			"  --list            list the policies there are\n"
+			"  The policy is --policy, else the policy setting, else production.\n"
+			"  Each violation is LINE:COLUMN, severity, the module or pattern, what it\n"
+			"  is and the code. Exit codes: 0 safe, 7 blocked, 2 bad arguments.\n",
 	},
 	{
 		.name = "pool",
@@ -118,11 +131,13 @@ static const struct cli_command commands[] = {
 	{
 		.name = "gc",
 		.run = cmd_gc,
-		.usage = "gc [--backend docker|podman]",
+		.usage = "gc [--backend docker|podman] [--images]",
 		.summary = "remove the containers of cellbox sessions whose process died",
 		.help = "  Every container cellbox starts is labelled with the pid of its cellbox;\n"
 			"  gc removes those whose process is gone (and their channel directories).\n"
-			"  A docker or podman session does the same once when it starts.\n",
+			"  A docker or podman session does the same once when it starts.\n"
+			"  --images          also remove the images --libraries made that no\n"
+			"                    container uses\n",
 	},
 	{
 		.name = "version",
@@ -197,6 +212,8 @@ struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_st
 	cli_session_opts(cfg, &so);
 	so.on_state = on_state;
 	so.state_data = data;
+	so.policy = cli_policy(cfg, &err);	/* loaded (and checked) with the settings */
+	strbuf_reset(&err);
 	if (cfg->pool) {
 		runtime = session_runtime_dir(cfg->runtime_dir);
 		pool = pool_dir_path(runtime, cfg->pool_name);
@@ -317,6 +334,9 @@ static const struct {
 	{ "--security-opt", "security-opt", "LIST", "default no-new-privileges; none" },
 	{ "--user", "user", "UID[:GID]", "container user (default ours, 1000 for root)" },
 	{ "--graphics", "graphics", "MODE", "plots: auto, sixel, blocks or none" },
+	{ "--policy", "policy", "NAME|FILE", "security policy checked before each cell (none)" },
+	{ "--libraries", "libraries", "LIST", "pip install these before the first cell: numpy,pandas" },
+	{ "--wheelhouse", "wheelhouse", "DIR", "install the libraries offline from DIR's wheels" },
 };
 
 int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
@@ -361,6 +381,8 @@ int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
 		rc = config_set(cfg, common_options[k].key, value, &err);
 		if (rc < 0)
 			cli_error("%s: %s", common_options[k].flag, err.buf);
+		else if (!strcmp(common_options[k].key, "policy"))
+			rc = cli_check_policy(cfg);	/* a bad policy is a bad argument */
 		strbuf_release(&err);
 		return rc < 0 ? -1 : 1;
 	}
@@ -564,6 +586,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	strbuf_release(&err);
+	if (cli_check_policy(&cfg) < 0) {
+		config_release(&cfg);
+		return EXIT_USAGE;
+	}
 	/* Commands parse argv[1..]: shift so argv[0] is the command name. */
 	rc = cmd->run(argc - first + 1, argv + first - 1, &cfg);
 	config_release(&cfg);
