@@ -33,6 +33,7 @@ struct scan {
 	struct policy_verdict *v;
 	pcre2_match_data *md;
 	int nest;
+	struct strbuf what_buf;		/* add()'s scratch */
 };
 
 struct frag {
@@ -44,6 +45,8 @@ struct frag {
 	int depth;
 	char *code;			/* comments and string contents blanked */
 	char *lit;			/* comments blanked */
+	const char *origin;		/* made text: the code of the cell it stands for */
+	size_t origin_len;
 };
 
 /* Names that run code or import modules named at run time. */
@@ -100,17 +103,34 @@ static void add(struct scan *sc, const struct frag *f, size_t off, enum policy_k
 	unsigned line, col;
 
 	position(sc, root_offset(f, off), &line, &col);
+	if (!f->exact && f->origin) {
+		/* Made text: name the cell's code, and how it was read. */
+		struct strbuf sb = STRBUF_INIT;
+		size_t ml = f->len > MAX_WHAT ? MAX_WHAT : f->len;
+
+		strbuf_add(&sb, f->origin, f->origin_len > MAX_WHAT ? MAX_WHAT : f->origin_len);
+		strbuf_addstr(&sb, " (read as ");
+		strbuf_add(&sb, f->text, ml);
+		strbuf_addstr(&sb, ml < f->len ? "...)" : ")");
+		what = sb.buf;
+		n = sb.len;
+		sc->what_buf = sb;	/* freed below */
+	}
 	for (size_t i = 0; i < v->n; i++)
 		if (v->v[i].kind == kind && v->v[i].rule == rule && v->v[i].line == line &&
-		    v->v[i].column == col)
+		    v->v[i].column == col) {
+			strbuf_release(&sc->what_buf);
 			return;
-	if (v->n >= MAX_VIOLATIONS)
+		}
+	if (v->n >= MAX_VIOLATIONS) {
+		strbuf_release(&sc->what_buf);
 		return;
-	for (size_t i = 0; i < n && w.len < MAX_WHAT; i++) {
+	}
+	for (size_t i = 0; i < n && w.len < 3 * MAX_WHAT; i++) {
 		unsigned char c = (unsigned char)what[i];
 		strbuf_addch(&w, c < 0x20 || c == 0x7f ? ' ' : c);
 	}
-	if (n > MAX_WHAT) {
+	if (n > 3 * MAX_WHAT) {
 		while (w.len && ((unsigned char)w.buf[w.len - 1] & 0xc0) == 0x80)
 			w.buf[--w.len] = '\0';	/* never cut a character in two */
 		if (w.len)
@@ -131,6 +151,7 @@ static void add(struct scan *sc, const struct frag *f, size_t off, enum policy_k
 	x->description = xstrdup(description);
 	if (policy_blocks(sc->p, sev))
 		v->blocked = 1;
+	strbuf_release(&sc->what_buf);
 }
 
 /* Report dynamic code at fragment offset `off`. */
@@ -161,8 +182,17 @@ static void scan_frag(struct scan *sc, struct frag *f);
 static void scan_made(struct scan *sc, const struct frag *f, size_t off, const char *text,
 		      size_t len, int ipython)
 {
-	struct frag sub = { text, len, ipython, 0, root_offset(f, off), f->depth + 1, NULL, NULL };
+	struct frag sub = { text, len, ipython, 0, root_offset(f, off), f->depth + 1, NULL, NULL,
+			    f->origin, f->origin_len };
 
+	if (f->exact) {
+		/* What it stands for: the cell's code from `off` to the end of its line. */
+		size_t e = off;
+		while (e < f->len && f->text[e] != '\n')
+			e++;
+		sub.origin = f->text + off;
+		sub.origin_len = e - off;
+	}
 	scan_frag(sc, &sub);
 }
 
@@ -170,7 +200,7 @@ static void scan_made(struct scan *sc, const struct frag *f, size_t off, const c
 static void scan_slice(struct scan *sc, const struct frag *f, size_t a, size_t b, int ipython)
 {
 	struct frag sub = { f->text + a, b - a, ipython, f->exact, f->exact ? f->base + a : f->base,
-			    f->depth + 1, NULL, NULL };
+			    f->depth + 1, NULL, NULL, f->origin, f->origin_len };
 
 	scan_frag(sc, &sub);
 }
@@ -1138,7 +1168,7 @@ void policy_check(const struct policy *p, const char *code, size_t len,
 		  struct policy_verdict *v)
 {
 	struct scan sc = { .p = p, .root = code, .root_len = len, .v = v };
-	struct frag f = { code, len, 1, 1, 0, 0, NULL, NULL };
+	struct frag f = { code, len, 1, 1, 0, 0, NULL, NULL, NULL, 0 };
 
 	memset(v, 0, sizeof(*v));
 	if (len > MAX_CELL) {
