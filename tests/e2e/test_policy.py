@@ -136,8 +136,9 @@ class EnforceTest(Base):
         src = os.path.join(self.tmp, 'in.txt')
         with open(src, 'w') as f:
             f.write('data\n')
-        p = self.cellbox('run', '--policy', 'educational', '--copy-in', src + ':in.txt', '-c',
-                         'import json, shutil\nprint(json.dumps(open("in.txt").read()))')
+        dst = os.path.join(self.tmp, 'copied.txt')
+        p = self.cellbox('run', '--policy', 'educational', '--copy-in', src + ':' + dst, '-c',
+                         'import json, shutil\nprint(json.dumps(open(%r).read()))' % dst)
         self.assertEqual((p.returncode, p.stdout), (0, '"data\\n"\n'), p.stderr)
 
     def test_repl_pipe(self):
