@@ -118,6 +118,15 @@ int backend_docker_running(const char *engine, const char *host, const char *id)
 int backend_docker_gc(const char *engine, const char *host, struct strbuf *out,
 		      struct strbuf *err);
 
+struct docker;
+/* Connect to the engine ("docker" or "podman") at `host` (NULL: the engine's default). */
+int backend_docker_connect(struct docker *d, const char *engine, const char *host,
+			   struct strbuf *err);
+struct cJSON;
+/* Add the labels that tie a container to this process (pid, its start time, the host): gc
+ * removes the containers whose process is gone. */
+void backend_docker_owner_labels(struct cJSON *labels);
+
 /* Describe a wait(2) status the way the user reads it: "kernel died (exit code 3)". */
 void backend_describe_status(int status, struct strbuf *why);
 
