@@ -77,6 +77,15 @@ int cli_wait(struct session *s, unsigned long id);
 const struct policy *cli_policy(const struct cellbox_config *cfg, struct strbuf *err);
 /* Load the policy of the settings now: -1 after printing why it cannot be. */
 int cli_check_policy(const struct cellbox_config *cfg);
+/* Check the libraries setting (names as requirements): -1 after printing why. */
+int cli_check_libraries(const struct cellbox_config *cfg);
+/*
+ * Have the libraries of the settings installed (once; later sessions reuse them) and point
+ * `so` at them: the derived image, or the venv's interpreter. -1 after printing why.
+ */
+int cli_prepare_libraries(const struct cellbox_config *cfg, struct session_opts *so);
+/* A pooled kernel must have the libraries asked for: -1 after printing why it has not. */
+int cli_verify_libraries(const struct cellbox_config *cfg, struct session *s);
 /* Print "cellbox: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Read a cell file (or "-" for stdin) as UTF-8 text; -1 after printing why. */

@@ -119,6 +119,11 @@ static int pool_serve_cmd(int argc, char **argv, struct cellbox_config *cfg)
 	}
 	dir = configured_pool(cfg);
 	cli_session_opts(cfg, &so);
+	/* The pool's kernels have the libraries: installed (once) now, before any is started. */
+	if (cli_prepare_libraries(cfg, &so) < 0) {
+		rc = EXIT_NO_KERNEL;
+		goto out;
+	}
 	if (detach) {
 		pid_t pid = fork();
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "graphics.h"
+#include "libraries.h"
 #include "printer.h"
 
 const char *cli_progname = "cellbox";
@@ -214,6 +215,8 @@ struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_st
 	so.state_data = data;
 	so.policy = cli_policy(cfg, &err);	/* loaded (and checked) with the settings */
 	strbuf_reset(&err);
+	if (cli_prepare_libraries(cfg, &so) < 0)
+		return NULL;
 	if (cfg->pool) {
 		runtime = session_runtime_dir(cfg->runtime_dir);
 		pool = pool_dir_path(runtime, cfg->pool_name);
@@ -224,6 +227,9 @@ struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_st
 	s = session_open(&so, &err);
 	if (!s) {
 		cli_error("cannot start the kernel: %s", err.buf);
+	} else if (cli_verify_libraries(cfg, s) < 0) {
+		session_close(s);
+		s = NULL;
 	} else {
 		if (sigint_caught)
 			session_set_sigmask(s, &wait_mask);
@@ -381,8 +387,10 @@ int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
 		rc = config_set(cfg, common_options[k].key, value, &err);
 		if (rc < 0)
 			cli_error("%s: %s", common_options[k].flag, err.buf);
-		else if (!strcmp(common_options[k].key, "policy"))
-			rc = cli_check_policy(cfg);	/* a bad policy is a bad argument */
+		else if (!strcmp(common_options[k].key, "policy") ||
+			 !strcmp(common_options[k].key, "libraries"))
+			/* A bad policy or library (or one the policy restricts) is a bad argument. */
+			rc = cli_check_policy(cfg) < 0 || cli_check_libraries(cfg) < 0 ? -1 : 1;
 		strbuf_release(&err);
 		return rc < 0 ? -1 : 1;
 	}
@@ -492,13 +500,15 @@ static int cmd_gc(int argc, char **argv, struct cellbox_config *cfg)
 {
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	const char *engine;
-	int n;
+	int n, images = 0;
 
 	for (int i = 1; i < argc; i++) {
 		int rc = cli_common_option(argc, argv, &i, cfg);
 		if (rc < 0)
 			return EXIT_USAGE;
-		if (rc == 0) {
+		if (rc == 0 && !strcmp(argv[i], "--images")) {
+			images = 1;
+		} else if (rc == 0) {
 			cli_error("gc: unknown argument '%s'", argv[i]);
 			return EXIT_USAGE;
 		}
@@ -513,6 +523,19 @@ static int cmd_gc(int argc, char **argv, struct cellbox_config *cfg)
 	if (out.len)
 		fputs(out.buf, stdout);
 	printf("%d container%s removed\n", n, n == 1 ? "" : "s");
+	if (images) {
+		/* After the containers: an image a dead session's container held is free now. */
+		strbuf_reset(&out);
+		n = libraries_gc_images(engine, cfg->docker_host, &out, &err);
+		if (n < 0) {
+			cli_error("gc: %s", err.buf);
+			strbuf_release(&out);
+			strbuf_release(&err);
+			return EXIT_NO_KERNEL;
+		}
+		fputs(out.buf, stdout);
+		printf("%d image%s removed\n", n, n == 1 ? "" : "s");
+	}
 	strbuf_release(&out);
 	strbuf_release(&err);
 	return EXIT_OK;
@@ -586,7 +609,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	strbuf_release(&err);
-	if (cli_check_policy(&cfg) < 0) {
+	if (cli_check_policy(&cfg) < 0 || cli_check_libraries(&cfg) < 0) {
 		config_release(&cfg);
 		return EXIT_USAGE;
 	}
