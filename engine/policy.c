@@ -377,7 +377,8 @@ void policy_list(struct strbuf *out)
 		if (dir)
 			closedir(dir);
 	}
-	qsort(names, count, sizeof(*names), by_name);
+	if (count > 1)
+		qsort(names, count, sizeof(*names), by_name);
 	for (size_t i = 0; i < count; i++) {
 		strbuf_addf(out, "%s%s", i ? ", " : "", names[i]);
 		free(names[i]);

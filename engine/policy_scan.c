@@ -445,6 +445,7 @@ void policy_check(const struct policy *p, const char *code, size_t len,
 	scan_frag(&sc, &f);
 	pcre2_match_data_free(sc.md);
 	free(sc.lines);
-	qsort(v->v, v->n, sizeof(*v->v), by_place);
+	if (v->n > 1)
+		qsort(v->v, v->n, sizeof(*v->v), by_place);
 }
 

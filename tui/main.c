@@ -61,9 +61,10 @@ static const struct cli_command commands[] = {
 	{
 		.name = "check",
 		.run = cmd_check,
-		.usage = "check [--policy NAME|FILE] [--json] FILE | -c CODE",
+		.usage = "check [--policy NAME|FILE] [--json] FILE | -c CODE | --list",
 		.summary = "check code against the security policy without running it",
-		.help = "  -c, --code CODE   check CODE instead of a file (- reads stdin)\n"
+		.help = "  FILE (- for standard input) is read as one cell.\n"
+			"  -c, --code CODE   check CODE instead of a file\n"
 			"  --json            print {safe, policy, threshold, violations[]}\n"
 			"  --list            list the policies there are\n"
 			"  The policy is --policy, else the policy setting, else production.\n"
