@@ -191,6 +191,29 @@ class PoolTest(Base):
             daemon.wait(timeout=30)
 
 
+class DockerTest(Base):
+    """The same on the docker backend: the check on the host, the hook in the container."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists('/var/run/docker.sock'):
+            self.skipTest('no docker daemon at /var/run/docker.sock')
+        if subprocess.run(['docker', 'image', 'inspect', 'cellbox-python:p1'],
+                          capture_output=True).returncode if shutil.which('docker') else 1:
+            self.skipTest('no kernel image cellbox-python:p1 (scripts/build-image)')
+
+    def test_blocked_and_hooked(self):
+        p = self.cellbox('run', '--backend', 'docker', '--policy', 'production', '-c',
+                         'import socket')
+        self.assertEqual(p.returncode, 7, p.stderr)
+        self.assertIn('module socket: Network socket operations', p.stderr)
+        p = self.cellbox('run', '--backend', 'docker', '--policy', 'educational', '-c',
+                         "m = __import__('sub' + 'process')")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("SecurityViolation: import of 'subprocess' refused by the security policy "
+                      "'educational'", p.stderr)
+
+
 class TuiTest(unittest.TestCase):
     """The full-screen UI shows the verdict and keeps going."""
 
