@@ -52,6 +52,8 @@ static void position(struct scan *sc, size_t off, unsigned *line, unsigned *col)
 /* The cell offset of fragment offset `off`. */
 static size_t root_offset(const struct frag *f, size_t off)
 {
+	if (f->map)
+		return f->map[off <= f->len ? off : f->len];
 	return f->exact ? f->base + off : f->base;
 }
 
@@ -66,7 +68,23 @@ void scan_add(struct scan *sc, const struct frag *f, size_t off, enum policy_kin
 	unsigned line, col;
 
 	position(sc, root_offset(f, off), &line, &col);
-	if (!f->exact && f->origin) {
+	if (f->map && what >= f->text && what + n <= f->text + f->len) {
+		/* Names folded: show the cell's own code, and the names as Python reads them. */
+		size_t a = root_offset(f, (size_t)(what - f->text));
+		size_t b = root_offset(f, (size_t)(what - f->text) + n);
+
+		if (b > a && (b - a != n || memcmp(sc->root + a, what, n))) {
+			struct strbuf sb = STRBUF_INIT;
+
+			strbuf_add(&sb, sc->root + a, b - a > MAX_WHAT ? MAX_WHAT : b - a);
+			strbuf_addstr(&sb, " (read as ");
+			strbuf_add(&sb, what, n > MAX_WHAT ? MAX_WHAT : n);
+			strbuf_addch(&sb, ')');
+			sc->what_buf = sb;
+			what = sc->what_buf.buf;
+			n = sc->what_buf.len;
+		}
+	} else if (!f->exact && f->origin) {
 		/* Made text: name the cell's code, and how it was read. */
 		struct strbuf sb = STRBUF_INIT;
 		size_t ml = f->len > MAX_WHAT ? MAX_WHAT : f->len;
@@ -144,7 +162,7 @@ void scan_made(struct scan *sc, const struct frag *f, size_t off, const char *te
 		      size_t len, int ipython)
 {
 	struct frag sub = { text, len, ipython, 0, root_offset(f, off), f->depth + 1, NULL, NULL,
-			    f->origin, f->origin_len };
+			    f->origin, f->origin_len, NULL };
 
 	if (f->exact) {
 		/* What it stands for: the cell's code from `off` to the end of its line. */
@@ -161,7 +179,8 @@ void scan_made(struct scan *sc, const struct frag *f, size_t off, const char *te
 void scan_slice(struct scan *sc, const struct frag *f, size_t a, size_t b, int ipython)
 {
 	struct frag sub = { f->text + a, b - a, ipython, f->exact, f->exact ? f->base + a : f->base,
-			    f->depth + 1, NULL, NULL, f->origin, f->origin_len };
+			    f->depth + 1, NULL, NULL, f->origin, f->origin_len,
+			    f->map ? f->map + a : NULL };
 
 	scan_frag(sc, &sub);
 }
@@ -373,10 +392,103 @@ static void match_patterns(struct scan *sc, const struct frag *f)
 	}
 }
 
+struct fold {
+	struct strbuf text;		/* the fragment with its names in NFKC form */
+	size_t *map;			/* for each byte of it, the fragment's offset it stands for */
+	size_t alloc, done;		/* map's room; how much of the fragment is copied */
+	int changed;
+};
+
+/* Copy the fragment's text up to `upto` unchanged. */
+static void fold_copy(const struct frag *f, struct fold *fd, size_t upto)
+{
+	for (; fd->done < upto; fd->done++) {
+		if (fd->text.len + 1 > fd->alloc) {
+			fd->alloc = 2 * fd->alloc + 64;
+			fd->map = xrealloc(fd->map, fd->alloc * sizeof(*fd->map));
+		}
+		fd->map[fd->text.len] = fd->done;
+		strbuf_addch(&fd->text, f->text[fd->done]);
+	}
+}
+
+/* Fold the names of f->text[a..b) (and of the f-string fields in it) as Python reads them. */
+static void fold_range(const struct frag *f, struct fold *fd, size_t a, size_t b, int depth)
+{
+	struct pylex lx;
+	struct py_token t;
+
+	pylex_init(&lx, f->text + a, b - a);
+	while (pylex_next(&lx, &t) != PY_END) {
+		if (t.type == PY_NAME) {
+			for (size_t i = a + t.start; i < a + t.end;) {
+				size_t n, ol;
+				const char *ascii = pylex_fold(f->text, a + t.end, i, &n, &ol);
+
+				if (!ascii) {
+					i += n;
+					continue;
+				}
+				fold_copy(f, fd, i);
+				for (size_t k = 0; k < ol; k++) {
+					if (fd->text.len + 1 > fd->alloc) {
+						fd->alloc = 2 * fd->alloc + 64;
+						fd->map = xrealloc(fd->map, fd->alloc * sizeof(*fd->map));
+					}
+					fd->map[fd->text.len] = i;
+					strbuf_addch(&fd->text, ascii[k]);
+				}
+				fd->done = i += n;
+				fd->changed = 1;
+			}
+		} else if (t.type == PY_STRING && (t.flags & PY_STR_F) && depth < 64) {
+			size_t pos = t.body, fs, fe;
+
+			while (pylex_fstring_field(f->text + a, &t, &pos, &fs, &fe))
+				fold_range(f, fd, a + fs, a + fe, depth + 1);
+		}
+	}
+}
+
+/*
+ * Names written with characters Python folds to ASCII (`ｏｓ` is `os`): read the fragment with
+ * them folded, positions mapped back. Returns the folded text (and sets f's text and map), or
+ * NULL when there is nothing to fold.
+ */
+static char *fold_names(struct frag *f, size_t **map)
+{
+	struct fold fd = { STRBUF_INIT, NULL, 0, 0, 0 };
+	size_t i;
+
+	for (i = 0; i < f->len && (unsigned char)f->text[i] < 0x80; i++)
+		;
+	if (i == f->len)
+		return NULL;
+	fold_range(f, &fd, 0, f->len, 0);
+	if (!fd.changed) {
+		strbuf_release(&fd.text);
+		free(fd.map);
+		return NULL;
+	}
+	fold_copy(f, &fd, f->len);
+	fd.map = xrealloc(fd.map, (fd.text.len + 1) * sizeof(*fd.map));
+	fd.map[fd.text.len] = f->len;
+	/* The map holds offsets of f: make them offsets of the cell. */
+	for (i = 0; i <= fd.text.len; i++)
+		fd.map[i] = root_offset(f, fd.map[i]);
+	f->len = fd.text.len;
+	f->text = fd.text.buf;
+	*map = fd.map;
+	f->map = fd.map;
+	return strbuf_detach(&fd.text, NULL);
+}
+
 void scan_frag(struct scan *sc, struct frag *f)
 {
 	const char *given = f->text;
-	char *work = NULL;
+	const size_t *given_map = f->map;
+	size_t given_len = f->len, *map = NULL;
+	char *work = NULL, *folded;
 	struct ipython_magic_at at;
 
 	if (f->depth > MAX_DEPTH) {
@@ -390,6 +502,7 @@ void scan_frag(struct scan *sc, struct frag *f)
 		ipython_blank_prompts(work, f->len);
 		f->text = work;
 	}
+	folded = fold_names(f, &map);
 	f->code = xmalloc(f->len + 1);
 	f->lit = xmalloc(f->len + 1);
 	memcpy(f->code, f->text, f->len);
@@ -411,7 +524,11 @@ void scan_frag(struct scan *sc, struct frag *f)
 	free(f->lit);
 	f->code = f->lit = NULL;
 	f->text = given;
+	f->len = given_len;
+	f->map = given_map;
 	free(work);
+	free(folded);
+	free(map);
 }
 
 /* Order violations by place, then kind and rule. */
@@ -432,7 +549,7 @@ void policy_check(const struct policy *p, const char *code, size_t len,
 		  struct policy_verdict *v)
 {
 	struct scan sc = { .p = p, .root = code, .root_len = len, .v = v };
-	struct frag f = { code, len, 1, 1, 0, 0, NULL, NULL, NULL, 0 };
+	struct frag f = { code, len, 1, 1, 0, 0, NULL, NULL, NULL, 0, NULL };
 
 	memset(v, 0, sizeof(*v));
 	if (len > MAX_CELL) {

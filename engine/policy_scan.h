@@ -41,6 +41,7 @@ struct frag {
 	char *lit;			/* comments blanked */
 	const char *origin;		/* made text: the code of the cell it stands for */
 	size_t origin_len;
+	const size_t *map;		/* names folded: text[i] stands for root[map[i]] */
 };
 
 /* Names that run code or import modules named at run time. */

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "pylex_fold.h"
+
 static const char *const keywords[] = {
 	"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
 	"continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
@@ -17,6 +19,46 @@ static const char *const ops2[] = {
 	"|=", "^=", "@=", ":=",
 };
 static const char ops1[] = "+-*/%@&|^~<>()[]{},:;.=";
+
+const char *pylex_fold(const char *s, size_t len, size_t i, size_t *n, size_t *out_len)
+{
+	const unsigned char *u = (const unsigned char *)s + i;
+	size_t lo = 0, hi = sizeof(nfkc_folds) / sizeof(*nfkc_folds);
+	unsigned cp;
+
+	*n = 1;
+	if (u[0] < 0x80)
+		return NULL;
+	if ((u[0] & 0xe0) == 0xc0 && i + 1 < len) {
+		cp = (u[0] & 0x1fu) << 6 | (u[1] & 0x3fu);
+		*n = 2;
+	} else if ((u[0] & 0xf0) == 0xe0 && i + 2 < len) {
+		cp = (u[0] & 0x0fu) << 12 | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu);
+		*n = 3;
+	} else if ((u[0] & 0xf8) == 0xf0 && i + 3 < len) {
+		cp = (u[0] & 0x07u) << 18 | (u[1] & 0x3fu) << 12 | (u[2] & 0x3fu) << 6 | (u[3] & 0x3fu);
+		*n = 4;
+	} else {
+		return NULL;
+	}
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct nfkc_fold *f = &nfkc_folds[mid];
+
+		if (cp < f->first) {
+			hi = mid;
+		} else if (cp > f->last) {
+			lo = mid + 1;
+		} else if (f->one) {
+			*out_len = strlen(f->ascii);
+			return f->ascii;
+		} else {
+			*out_len = 1;
+			return f->ascii + (cp - f->first);
+		}
+	}
+	return NULL;
+}
 
 int pylex_is_keyword(const char *name, size_t n)
 {

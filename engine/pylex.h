@@ -83,6 +83,12 @@ size_t pylex_string_end(const char *s, size_t len, size_t i, char quote, unsigne
  */
 int pylex_fstring_field(const char *s, const struct py_token *t, size_t *pos, size_t *fs,
 			size_t *fe);
+/*
+ * Python reads identifiers in their NFKC form: `ｏｓ` (fullwidth) is `os`, `ſys` is `sys`. The
+ * ASCII that the character at s[i] (UTF-8, *n bytes long) becomes in an identifier, *out_len
+ * bytes of it; NULL when it does not become ASCII.
+ */
+const char *pylex_fold(const char *s, size_t len, size_t i, size_t *n, size_t *out_len);
 /* Whether `name[0..n)` is a Python keyword (soft keywords included). */
 int pylex_is_keyword(const char *name, size_t n);
 
