@@ -483,12 +483,15 @@ void scan_name(struct scan *sc, struct frag *f, struct pylex *lx, size_t base,
 		struct literal lit;
 		int rc = -3;
 
+		strbuf_init(&lit.value, 0);
 		scan_next_code(&at, &n, base);
 		if (scan_is_op(f, &n, "[")) {
+			strbuf_release(&lit.value);
 			rc = scan_first_literal(f, &at, base, NULL, &lit);
 		} else if (n.type == PY_OP && scan_is_op(f, &n, ".") && attribute(f, &look, base, &m) &&
 			   (scan_is_text(f, &m, "get") || scan_is_text(f, &m, "pop") ||
 			    scan_is_text(f, &m, "setdefault"))) {
+			strbuf_release(&lit.value);
 			rc = scan_call_literal(f, &look, base, NULL, &lit);
 			at = look;
 		}
@@ -498,8 +501,11 @@ void scan_name(struct scan *sc, struct frag *f, struct pylex *lx, size_t base,
 		else if (rc == 0)
 			scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &at, base, t->start),
 				    "a module taken from sys.modules by a name computed at run time");
-		if (rc != -3)
-			strbuf_release(&lit.value);
+		else
+			scan_dynamic(sc, f, t->start, f->text + t->start, m.end - t->start,
+				    "sys.modules taken as a whole: any module is reachable through it "
+				    "without an import");
+		strbuf_release(&lit.value);
 	}
 }
 
