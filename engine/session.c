@@ -661,6 +661,7 @@ static int read_events(struct session *s)
 			cJSON_AddNumberToObject(ev, "duration", 0);
 			cJSON_AddStringToObject(ev, "reason", reason);
 			r->done = 1;
+			s->kill_at = 0;
 			deliver_made(s, r, ev);
 			free(reason);
 			ctx.events += 2;
@@ -904,6 +905,8 @@ int session_interrupt(struct session *s)
 
 	if (!r || s->state == SESSION_DEAD)
 		return -1;
+	if (r->blocked)
+		return 0;	/* it never runs: it ends at the next dispatch */
 	if (!r->stop_reason)
 		r->stop_reason = "interrupt";
 	if (!s->kill_at)
