@@ -161,4 +161,26 @@ int backend_gc(const char *name, const char *host, struct strbuf *out, struct st
  */
 void backend_describe_status(int status, const char *note, struct strbuf *why);
 
+/*
+ * The name of the backend whose engine holds what backend `name` leaves behind: `name`
+ * itself for a family with containers, else the default engine's ("docker"), as
+ * backend_gc() collects. NULL with `err` set for an unknown name.
+ */
+const char *backend_engine_name(const char *name, struct strbuf *err);
+
+/*
+ * The docker family's helpers for other users of its engine (the libraries' derived images):
+ * the same connection and the same owner labels as the family's own containers.
+ */
+struct docker;
+/* Connect to the engine of backend `name` ("docker", "podman") at `host` (NULL: its default). */
+int backend_docker_connect(struct docker *d, const char *name, const char *host,
+			   struct strbuf *err);
+struct cJSON;
+/*
+ * Add the labels that tie a container to this process (pid, its start time, the host): gc
+ * removes the containers whose process is gone.
+ */
+void backend_docker_owner_labels(struct cJSON *labels);
+
 #endif

@@ -57,13 +57,19 @@ static const char *podman_host(void)
 	return "unix:///run/podman/podman.sock";
 }
 
-/* Connect to the engine the backend is for. */
-static int engine_connect(struct docker *d, const char *engine, const char *host,
-			  struct strbuf *err)
+int backend_docker_connect(struct docker *d, const char *engine, const char *host,
+			   struct strbuf *err)
 {
 	if (!host && !strcmp(engine, "podman"))
 		host = podman_host();
 	return docker_init(d, host, err);
+}
+
+/* Connect to the engine the backend is for. */
+static int engine_connect(struct docker *d, const char *engine, const char *host,
+			  struct strbuf *err)
+{
+	return backend_docker_connect(d, engine, host, err);
 }
 
 /* The start time of process `pid` in clock ticks since boot, 0 when unknown. */
@@ -181,12 +187,24 @@ static void add_podman_ulimits(cJSON *hc)
 	}
 }
 
+void backend_docker_owner_labels(cJSON *labels)
+{
+	char buf[64], host[256] = "";
+
+	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+	cJSON_AddStringToObject(labels, LABEL_PID, buf);
+	snprintf(buf, sizeof(buf), "%llu", process_start(getpid()));
+	cJSON_AddStringToObject(labels, LABEL_START, buf);
+	gethostname(host, sizeof(host) - 1);
+	cJSON_AddStringToObject(labels, LABEL_HOST, host);
+}
+
 /* The body of POST /containers/create. */
 static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *spec)
 {
 	const struct sandbox_opts none = { 0 }, *sb = spec->sandbox ? spec->sandbox : &none;
 	cJSON *body = cJSON_CreateObject(), *hc, *cmd, *env, *labels, *tmpfs;
-	char host[256] = "", buf[256];
+	char buf[256];
 	uid_t uid;
 	gid_t gid;
 	const char *net = sb->network && *sb->network ? sb->network : "none";
@@ -214,12 +232,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
 	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
 	labels = cJSON_AddObjectToObject(body, "Labels");
-	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
-	cJSON_AddStringToObject(labels, LABEL_PID, buf);
-	snprintf(buf, sizeof(buf), "%llu", process_start(getpid()));
-	cJSON_AddStringToObject(labels, LABEL_START, buf);
-	gethostname(host, sizeof(host) - 1);
-	cJSON_AddStringToObject(labels, LABEL_HOST, host);
+	backend_docker_owner_labels(labels);
 	cJSON_AddStringToObject(labels, LABEL_CHANNEL, spec->channel_dir);
 
 	hc = cJSON_AddObjectToObject(body, "HostConfig");
@@ -576,8 +589,8 @@ static int owner_alive(const cJSON *labels, const char *host)
 	const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, LABEL_HOST));
 	long pid;
 
-	if (!pid_s || !h || strcmp(h, host))
-		return 1;	/* another machine's: not ours to judge */
+	if (!pid_s || !*pid_s || !h || strcmp(h, host))
+		return 1;	/* another machine's, or labels an image left empty: not ours */
 	pid = strtol(pid_s, NULL, 10);
 	if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno == ESRCH))
 		return 0;
