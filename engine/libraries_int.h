@@ -1,9 +1,17 @@
 #ifndef CELLBOX_LIBRARIES_INT_H
 #define CELLBOX_LIBRARIES_INT_H
 
-/* What the two halves of libraries (local venvs, derived images) share. Internal. */
+/*
+ * What the two halves of libraries (libraries.c: requirements and local venvs;
+ * libraries_image.c: derived images) share. Internal. It names the types of libraries.h
+ * without needing their insides, so it sits below both halves.
+ */
 
-#include "libraries.h"
+#include <stddef.h>
+
+struct libraries;
+struct libraries_env;
+struct strbuf;
 
 /*
  * The Python run to install: make the venv (argv[1]) that sees the interpreter's packages,

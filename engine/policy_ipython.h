@@ -5,7 +5,7 @@
  * What the policy knows of IPython (8.x): which magics run shell commands, code, files or
  * imports, and the cleanup IPython does to a cell before it reads it (prompts stripped, the
  * first non-blank line tested for `%%`, one-line cells tried as automagic). Internal to the
- * policy (policy_scan.c).
+ * policy's reader (policy_scan.c, policy_magic.c); it knows nothing of the reader.
  */
 
 #include <stddef.h>

@@ -7,7 +7,8 @@
  * given to exec, the command of `!cmd` read as os.system("cmd"), the code of %time). A
  * fragment is a slice of the cell (its positions are exact) or made text (its findings are
  * placed at the construct it came from). Three rooms share this: policy_scan.c (fragments,
- * tokens, patterns), policy_code.c (imports and calls), policy_ipython.c (magics, escapes).
+ * tokens, patterns), policy_code.c (imports and calls), policy_magic.c (magics, escapes, by
+ * what policy_ipython.h knows of IPython).
  */
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -99,7 +100,7 @@ void scan_name(struct scan *sc, struct frag *f, struct pylex *lx, size_t base,
 	       const struct py_token *t, const struct py_token *prev,
 	       const struct py_token *prev2);
 /*
- * A magic as IPython runs it (policy_ipython.c): `name` with its `args` (args_off: where they
+ * A magic as IPython runs it (policy_magic.c): `name` with its `args` (args_off: where they
  * are in `f`, or NO_OFF) and, for a cell magic, its `body` (at body_off).
  */
 void scan_magic(struct scan *sc, const struct frag *f, size_t off, int cell, const char *name,
