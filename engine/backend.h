@@ -90,13 +90,19 @@ enum {
 	 * handed back to its live daemon, which ends it off the client's path.
 	 */
 	BACKEND_SLOW_KILL = 1 << 1,
+	/*
+	 * The kernel runs in a container made from an image (sandbox.image) on an engine that
+	 * backend_docker_connect() reaches: what it needs installed goes into a derived image.
+	 * Without the flag (and with BACKEND_CHILD_KERNELS) it is `python` run on this host.
+	 */
+	BACKEND_IMAGES = 1 << 2,
 };
 
 struct backend;
 
 struct backend_ops {
 	const char *name;	/* the family ("local", "docker": podman shares docker's table) */
-	unsigned flags;		/* BACKEND_CHILD_KERNELS, BACKEND_SLOW_KILL */
+	unsigned flags;		/* BACKEND_CHILD_KERNELS, BACKEND_SLOW_KILL, BACKEND_IMAGES */
 	/* Constructors; `name` is the registry's name ("podman" for podman). */
 	struct backend *(*create)(const char *name);
 	/* Take over the running kernel `k`; NULL with `err` set when there is none to take. */

@@ -65,13 +65,6 @@ int backend_docker_connect(struct docker *d, const char *engine, const char *hos
 	return docker_init(d, host, err);
 }
 
-/* Connect to the engine the backend is for. */
-static int engine_connect(struct docker *d, const char *engine, const char *host,
-			  struct strbuf *err)
-{
-	return backend_docker_connect(d, engine, host, err);
-}
-
 /* The start time of process `pid` in clock ticks since boot, 0 when unknown. */
 static unsigned long long process_start(long pid)
 {
@@ -374,7 +367,7 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		return -1;
 	}
 	if (!db->connected) {
-		if (engine_connect(&db->d, db->engine, sb ? sb->host : NULL, err) < 0)
+		if (backend_docker_connect(&db->d, db->engine, sb ? sb->host : NULL, err) < 0)
 			return -1;
 		db->connected = 1;
 	}
@@ -565,7 +558,7 @@ static int container_running(const char *engine, const char *host, const char *i
 	cJSON *reply = NULL;
 	int running = -1;
 
-	if (engine_connect(&d, engine, host, &err) == 0) {
+	if (backend_docker_connect(&d, engine, host, &err) == 0) {
 		long status = docker_call(&d, "GET", path, NULL, &reply, &err);
 		if (status == 200)
 			running = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
@@ -611,7 +604,7 @@ static int docker_gc(const char *engine, const char *host, struct strbuf *out,
 	int removed = 0;
 	long status;
 
-	if (engine_connect(&d, engine, host, err) < 0)
+	if (backend_docker_connect(&d, engine, host, err) < 0)
 		return -1;
 	gethostname(hostname, sizeof(hostname) - 1);
 	strbuf_addstr(&path, "/containers/json?all=1&filters=");
@@ -707,7 +700,7 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 		strbuf_addf(err, "'%.64s' is not a container id", id);
 		goto out;
 	}
-	if (engine_connect(&db->d, engine, host, err) < 0)
+	if (backend_docker_connect(&db->d, engine, host, err) < 0)
 		goto out;
 	db->connected = 1;
 	path = xasprintf("/containers/%s/json", id);
@@ -759,7 +752,7 @@ static int docker_running(const char *engine, const struct kernel_handle *k, str
 /* One table for both engines: what differs between docker and podman is in db->engine. */
 const struct backend_ops backend_docker_ops = {
 	.name = "docker",
-	.flags = BACKEND_SLOW_KILL,
+	.flags = BACKEND_SLOW_KILL | BACKEND_IMAGES,
 	.create = docker_create,
 	.adopt = docker_adopt,
 	.running = docker_running,

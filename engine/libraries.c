@@ -444,12 +444,17 @@ out:
 int libraries_prepare(const struct libraries *l, const struct libraries_env *e, char **image,
 		      char **python, int *installed, struct strbuf *err)
 {
+	const struct backend_ops *ops;
+
 	*installed = 0;
 	if (!l->n)
 		return 0;
-	if (!strcmp(e->backend, "docker") || !strcmp(e->backend, "podman"))
+	ops = backend_find(e->backend, err);
+	if (!ops)
+		return -1;
+	if (ops->flags & BACKEND_IMAGES)
 		return libraries_prepare_image(l, e, image, installed, err);
-	if (!strcmp(e->backend, "local"))
+	if (ops->flags & BACKEND_CHILD_KERNELS)
 		return prepare_local(l, e, python, installed, err);
 	strbuf_addf(err, "libraries: the %s backend cannot install libraries", e->backend);
 	return -1;
