@@ -179,6 +179,8 @@ static void test_reasons(void)
 	CHECK(reason_exit_code(REASON_CANNOT_START) == EXIT_NO_KERNEL);
 	CHECK(reason_exit_code(REASON_INTERRUPTED) == EXIT_INTERRUPTED);
 	CHECK(reason_exit_code(REASON_BAD_INPUT) == EXIT_USAGE);
+	CHECK(reason_exit_code(REASON_BLOCKED) == EXIT_POLICY);
+	CHECK(!reason_kernel_gone(REASON_BLOCKED));
 	for (int i = 0; i < REASON_COUNT; i++)
 		CHECK(reason_parse(reason_name((enum reason)i), &r) == 0 && r == (enum reason)i);
 	CHECK(reason_parse("nope", &r) < 0);
@@ -186,7 +188,8 @@ static void test_reasons(void)
 	CHECK_STR(reason_name(REASON_COUNT), "unknown");
 	reason_describe_exit_codes(", ", &sb);
 	CHECK_STR(sb.buf, "0 ok, 1 the code raised, 2 bad arguments or input (nothing ran), "
-		  "3 timeout, 4 the kernel died, 5 the kernel could not start, 130 interrupted");
+		  "3 timeout, 4 the kernel died, 5 the kernel could not start, "
+		  "7 the security policy blocked the code (nothing ran), 130 interrupted");
 	strbuf_release(&sb);
 }
 
