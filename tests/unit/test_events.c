@@ -115,6 +115,26 @@ static void test_decode_hostile(void)
 	event_store_release(&st);
 }
 
+/* A policy's verdict is the host's: the kernel's error events never carry one. */
+static void test_decode_violations(void)
+{
+	static const char line[] = "{\"type\":\"error\",\"ename\":\"SecurityViolation\","
+				   "\"evalue\":\"v\",\"violations\":[{\"rule\":\"os\"}]}";
+	struct event_store st = EVENT_STORE_INIT;
+	struct session_event ev;
+
+	CHECK(decode(&st, line, &ev) == 0);
+	CHECK(ev.type == SESSION_EV_ERROR && !ev.error.violations);
+	CHECK_STR(ev.error.ename, "SecurityViolation");
+	CHECK(event_decode_made(&st, cJSON_Parse(line), 9, &ev) == 0);
+	CHECK(ev.id == 9 && ev.error.violations && cJSON_GetArraySize(ev.error.violations) == 1);
+	CHECK_STR(ev.error.evalue, "v");
+	CHECK(event_decode_made(&st, cJSON_Parse("{\"type\":\"error\",\"violations\":{}}"), 9,
+				&ev) == 0 && !ev.error.violations);	/* not an array */
+	CHECK(event_decode_made(&st, cJSON_Parse("[1]"), 9, &ev) < 0);
+	event_store_release(&st);
+}
+
 /* Mutated event lines: never a crash, and every field keeps its contract. */
 static void test_decode_fuzz(void)
 {
@@ -196,6 +216,7 @@ static void test_reasons(void)
 static const struct tap_test tests[] = {
 	{ "decode", test_decode },
 	{ "decode_hostile", test_decode_hostile },
+	{ "decode_violations", test_decode_violations },
 	{ "decode_fuzz", test_decode_fuzz },
 	{ "reasons", test_reasons },
 };
