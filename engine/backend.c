@@ -52,14 +52,19 @@ int backend_running(const char *name, const struct kernel_handle *k, struct strb
 	return ops ? ops->running(name, k, id) : -1;
 }
 
-int backend_gc(const char *name, const char *host, struct strbuf *out, struct strbuf *err)
+const char *backend_engine_name(const char *name, struct strbuf *err)
 {
 	const struct backend_ops *ops = backend_find(name, err);
 
-	if (ops && !ops->gc) {
-		name = GC_DEFAULT;
-		ops = backend_find(name, err);
-	}
+	return !ops ? NULL : ops->gc ? name : GC_DEFAULT;
+}
+
+int backend_gc(const char *name, const char *host, struct strbuf *out, struct strbuf *err)
+{
+	const struct backend_ops *ops;
+
+	name = backend_engine_name(name, err);
+	ops = name ? backend_find(name, err) : NULL;
 	return ops ? ops->gc(name, host, out, err) : -1;
 }
 

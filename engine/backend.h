@@ -90,13 +90,19 @@ enum {
 	 * handed back to its live daemon, which ends it off the client's path.
 	 */
 	BACKEND_SLOW_KILL = 1 << 1,
+	/*
+	 * The kernel runs in a container made from an image (sandbox.image) on an engine that
+	 * backend_docker_connect() reaches: what it needs installed goes into a derived image.
+	 * Without the flag (and with BACKEND_CHILD_KERNELS) it is `python` run on this host.
+	 */
+	BACKEND_IMAGES = 1 << 2,
 };
 
 struct backend;
 
 struct backend_ops {
 	const char *name;	/* the family ("local", "docker": podman shares docker's table) */
-	unsigned flags;		/* BACKEND_CHILD_KERNELS, BACKEND_SLOW_KILL */
+	unsigned flags;		/* BACKEND_CHILD_KERNELS, BACKEND_SLOW_KILL, BACKEND_IMAGES */
 	/* Constructors; `name` is the registry's name ("podman" for podman). */
 	struct backend *(*create)(const char *name);
 	/* Take over the running kernel `k`; NULL with `err` set when there is none to take. */
@@ -160,5 +166,27 @@ int backend_gc(const char *name, const char *host, struct strbuf *out, struct st
  * after a "; ".
  */
 void backend_describe_status(int status, const char *note, struct strbuf *why);
+
+/*
+ * The name of the backend whose engine holds what backend `name` leaves behind: `name`
+ * itself for a family with containers, else the default engine's ("docker"), as
+ * backend_gc() collects. NULL with `err` set for an unknown name.
+ */
+const char *backend_engine_name(const char *name, struct strbuf *err);
+
+/*
+ * The docker family's helpers for other users of its engine (the libraries' derived images):
+ * the same connection and the same owner labels as the family's own containers.
+ */
+struct docker;
+/* Connect to the engine of backend `name` ("docker", "podman") at `host` (NULL: its default). */
+int backend_docker_connect(struct docker *d, const char *name, const char *host,
+			   struct strbuf *err);
+struct cJSON;
+/*
+ * Add the labels that tie a container to this process (pid, its start time, the host): gc
+ * removes the containers whose process is gone.
+ */
+void backend_docker_owner_labels(struct cJSON *labels);
 
 #endif

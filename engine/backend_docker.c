@@ -57,9 +57,8 @@ static const char *podman_host(void)
 	return "unix:///run/podman/podman.sock";
 }
 
-/* Connect to the engine the backend is for. */
-static int engine_connect(struct docker *d, const char *engine, const char *host,
-			  struct strbuf *err)
+int backend_docker_connect(struct docker *d, const char *engine, const char *host,
+			   struct strbuf *err)
 {
 	if (!host && !strcmp(engine, "podman"))
 		host = podman_host();
@@ -181,12 +180,24 @@ static void add_podman_ulimits(cJSON *hc)
 	}
 }
 
+void backend_docker_owner_labels(cJSON *labels)
+{
+	char buf[64], host[256] = "";
+
+	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+	cJSON_AddStringToObject(labels, LABEL_PID, buf);
+	snprintf(buf, sizeof(buf), "%llu", process_start(getpid()));
+	cJSON_AddStringToObject(labels, LABEL_START, buf);
+	gethostname(host, sizeof(host) - 1);
+	cJSON_AddStringToObject(labels, LABEL_HOST, host);
+}
+
 /* The body of POST /containers/create. */
 static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *spec)
 {
 	const struct sandbox_opts none = { 0 }, *sb = spec->sandbox ? spec->sandbox : &none;
 	cJSON *body = cJSON_CreateObject(), *hc, *cmd, *env, *labels, *tmpfs;
-	char host[256] = "", buf[256];
+	char buf[256];
 	uid_t uid;
 	gid_t gid;
 	const char *net = sb->network && *sb->network ? sb->network : "none";
@@ -214,12 +225,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
 	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
 	labels = cJSON_AddObjectToObject(body, "Labels");
-	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
-	cJSON_AddStringToObject(labels, LABEL_PID, buf);
-	snprintf(buf, sizeof(buf), "%llu", process_start(getpid()));
-	cJSON_AddStringToObject(labels, LABEL_START, buf);
-	gethostname(host, sizeof(host) - 1);
-	cJSON_AddStringToObject(labels, LABEL_HOST, host);
+	backend_docker_owner_labels(labels);
 	cJSON_AddStringToObject(labels, LABEL_CHANNEL, spec->channel_dir);
 
 	hc = cJSON_AddObjectToObject(body, "HostConfig");
@@ -361,7 +367,7 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		return -1;
 	}
 	if (!db->connected) {
-		if (engine_connect(&db->d, db->engine, sb ? sb->host : NULL, err) < 0)
+		if (backend_docker_connect(&db->d, db->engine, sb ? sb->host : NULL, err) < 0)
 			return -1;
 		db->connected = 1;
 	}
@@ -552,7 +558,7 @@ static int container_running(const char *engine, const char *host, const char *i
 	cJSON *reply = NULL;
 	int running = -1;
 
-	if (engine_connect(&d, engine, host, &err) == 0) {
+	if (backend_docker_connect(&d, engine, host, &err) == 0) {
 		long status = docker_call(&d, "GET", path, NULL, &reply, &err);
 		if (status == 200)
 			running = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
@@ -576,8 +582,8 @@ static int owner_alive(const cJSON *labels, const char *host)
 	const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, LABEL_HOST));
 	long pid;
 
-	if (!pid_s || !h || strcmp(h, host))
-		return 1;	/* another machine's: not ours to judge */
+	if (!pid_s || !*pid_s || !h || strcmp(h, host))
+		return 1;	/* another machine's, or labels an image left empty: not ours */
 	pid = strtol(pid_s, NULL, 10);
 	if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno == ESRCH))
 		return 0;
@@ -598,7 +604,7 @@ static int docker_gc(const char *engine, const char *host, struct strbuf *out,
 	int removed = 0;
 	long status;
 
-	if (engine_connect(&d, engine, host, err) < 0)
+	if (backend_docker_connect(&d, engine, host, err) < 0)
 		return -1;
 	gethostname(hostname, sizeof(hostname) - 1);
 	strbuf_addstr(&path, "/containers/json?all=1&filters=");
@@ -694,7 +700,7 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 		strbuf_addf(err, "'%.64s' is not a container id", id);
 		goto out;
 	}
-	if (engine_connect(&db->d, engine, host, err) < 0)
+	if (backend_docker_connect(&db->d, engine, host, err) < 0)
 		goto out;
 	db->connected = 1;
 	path = xasprintf("/containers/%s/json", id);
@@ -746,7 +752,7 @@ static int docker_running(const char *engine, const struct kernel_handle *k, str
 /* One table for both engines: what differs between docker and podman is in db->engine. */
 const struct backend_ops backend_docker_ops = {
 	.name = "docker",
-	.flags = BACKEND_SLOW_KILL,
+	.flags = BACKEND_SLOW_KILL | BACKEND_IMAGES,
 	.create = docker_create,
 	.adopt = docker_adopt,
 	.running = docker_running,

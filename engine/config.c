@@ -110,6 +110,16 @@ static const struct config_key keys[] = {
 	{ .name = "copy-out", .type = CFG_LIST, .offset = FIELD(copy_out),
 	  .scope = CONFIG_FOR_CELLS, .arg = "SRC[:DST]",
 	  .help = "copy a sandbox file to the host when the session ends (repeatable)" },
+	{ .name = "policy", .type = CFG_STRING, .offset = FIELD(policy),
+	  .scope = CONFIG_FOR_CELLS | CONFIG_FOR_CHECK, .arg = "NAME|FILE", .env = "CELLBOX_POLICY",
+	  .help = "security policy checked before each cell: none, a preset or FILE.policy "
+		  "('cellbox check --list' names them)" },
+	{ .name = "libraries", .type = CFG_STRING, .offset = FIELD(libraries),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "LIST", .env = "CELLBOX_LIBRARIES",
+	  .help = "packages pip installs before the first cell (once, cached), e.g. numpy,pandas" },
+	{ .name = "wheelhouse", .type = CFG_STRING, .offset = FIELD(wheelhouse),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "DIR", .env = "CELLBOX_WHEELHOUSE",
+	  .help = "directory of wheels the libraries install from, offline" },
 };
 
 _Static_assert(sizeof(enum pool_strategy) == sizeof(int), "CFG_ENUM writes an int");

@@ -37,6 +37,9 @@ struct cellbox_config {
 	char *theme;			/* theme = auto (the full-screen UI's colours) */
 	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */
 	struct strlist copy_out;	/* --copy-out SRC[:DST] */
+	char *policy;			/* policy = none | NAME | FILE.policy (security policy) */
+	char *libraries;		/* libraries = numpy,pandas (installed before the first cell) */
+	char *wheelhouse;		/* wheelhouse = DIR of wheels: libraries install offline */
 	char *source;			/* the config file that was read, or NULL */
 };
 
@@ -51,7 +54,8 @@ enum {
 	CONFIG_FOR_ENGINE = 1 << 3,	/* talking to a container engine: gc */
 	CONFIG_FOR_PLOTS = 1 << 4,	/* drawing plots on the terminal: tui, repl, run */
 	CONFIG_FOR_TUI = 1 << 5,	/* the full-screen UI */
-	CONFIG_FOR_ALL = (1 << 6) - 1,
+	CONFIG_FOR_CHECK = 1 << 6,	/* reading code against the security policy: check */
+	CONFIG_FOR_ALL = (1 << 7) - 1,
 };
 
 enum config_type {

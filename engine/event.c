@@ -137,15 +137,12 @@ void event_store_release(struct event_store *st)
 	memset(st, 0, sizeof(*st));
 }
 
-int event_decode(struct event_store *st, const char *line, size_t len, unsigned long id,
-		 struct session_event *ev)
+/* Decode the object in the store; `made`: the host made it (its own members count). */
+static int decode(struct event_store *st, unsigned long id, int made, struct session_event *ev)
 {
-	const cJSON *o;
+	const cJSON *o = st->json;
 	const char *s;
 
-	cJSON_Delete(st->json);
-	st->json = cJSON_ParseWithLength(line, len);
-	o = st->json;
 	memset(ev, 0, sizeof(*ev));
 	ev->id = id;
 	if (!cJSON_IsObject(o) || !(s = str_of(o, "type"))) {
@@ -176,6 +173,10 @@ int event_decode(struct event_store *st, const char *line, size_t len, unsigned 
 		ev->error.ename = str_of(o, "ename");
 		ev->error.evalue = str_of(o, "evalue");
 		ev->error.ntraceback = strings_of(st, o, "traceback", &ev->error.traceback);
+		if (made) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "violations");
+			ev->error.violations = cJSON_IsArray(v) ? v : NULL;
+		}
 		break;
 	case SESSION_EV_INPUT_REQUEST:
 		ev->input.prompt = str_of(o, "prompt");
@@ -218,4 +219,20 @@ int event_decode(struct event_store *st, const char *line, size_t len, unsigned 
 		break;
 	}
 	return 0;
+}
+
+int event_decode(struct event_store *st, const char *line, size_t len, unsigned long id,
+		 struct session_event *ev)
+{
+	cJSON_Delete(st->json);
+	st->json = cJSON_ParseWithLength(line, len);
+	return decode(st, id, 0, ev);
+}
+
+int event_decode_made(struct event_store *st, cJSON *json, unsigned long id,
+		      struct session_event *ev)
+{
+	cJSON_Delete(st->json);
+	st->json = json;
+	return decode(st, id, 1, ev);
 }

@@ -103,6 +103,12 @@ struct session_ev_error {
 	const char *evalue;	/* NULL when not said */
 	const char *const *traceback;	/* lines (may carry SGR colours) */
 	size_t ntraceback;
+	/*
+	 * A cell the security policy blocked (ename "SecurityViolation", made by the session):
+	 * the verdict's violations, an array of objects as policy_error_event() writes them.
+	 * NULL for every error of the kernel's: it cannot claim a verdict of the host's.
+	 */
+	const cJSON *violations;
 };
 
 /* input_request: the cell called input() (SESSION_EXEC_ALLOW_STDIN). */
@@ -174,6 +180,12 @@ struct event_store {
  */
 int event_decode(struct event_store *st, const char *line, size_t len, unsigned long id,
 		 struct session_event *ev);
+/*
+ * Decode an event the host made itself (`json`, which the store takes over) the same way,
+ * with the members only the host may give (an error's `violations`). -1 as above.
+ */
+int event_decode_made(struct event_store *st, cJSON *json, unsigned long id,
+		      struct session_event *ev);
 void event_store_release(struct event_store *st);
 
 /* Name of an event type as the protocol spells it ("stream", ...). */

@@ -21,6 +21,8 @@ static const struct reason_row {
 	[REASON_RESTARTED] = { "restarted", EXIT_KERNEL_DIED, "the kernel died" },
 	[REASON_CLOSED] = { "closed", EXIT_KERNEL_DIED, "the kernel died" },
 	[REASON_BAD_INPUT] = { "bad_input", EXIT_USAGE, "bad arguments or input (nothing ran)" },
+	[REASON_BLOCKED] = { "blocked", EXIT_POLICY,
+			     "the security policy blocked the code (nothing ran)" },
 };
 
 _Static_assert(ARRAY_SIZE(reasons) == REASON_COUNT, "a reason without a row");

@@ -5,8 +5,8 @@
  * Why a request ended, as one enum for every layer: a backend's reap() says why its kernel
  * ended (kernel_died, oom_killed, channel_lost), the session puts a reason in every done
  * event (session.h), and front ends turn it into an exit code and words. The table in
- * reason.c is the one place that knows names and exit codes: a new reason (a policy's
- * `blocked`) is one enum constant and one row.
+ * reason.c is the one place that knows names and exit codes: a new reason is one enum
+ * constant and one row.
  *
  * The words that go with a reason (a done event's `detail`, "kernel died (exit code 3)")
  * are the session's; the reason is what programs decide on.
@@ -22,6 +22,7 @@ enum {
 	EXIT_TIMEOUT = 3,	/* a cell ran past --timeout */
 	EXIT_KERNEL_DIED = 4,	/* the kernel died during the run */
 	EXIT_NO_KERNEL = 5,	/* the kernel could not be started */
+	EXIT_POLICY = 7,	/* the security policy blocked the code: none of it ran */
 	EXIT_INTERRUPTED = 130,	/* the user pressed Ctrl-C */
 };
 
@@ -39,6 +40,7 @@ enum reason {
 	REASON_RESTARTED,	/* the kernel was restarted before the request could finish */
 	REASON_CLOSED,		/* the session was closed (or detached) first */
 	REASON_BAD_INPUT,	/* the request was refused before it ran: bad arguments or input */
+	REASON_BLOCKED,		/* the security policy blocked the cell: it was never sent */
 	REASON_COUNT
 };
 

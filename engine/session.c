@@ -36,6 +36,7 @@ struct request {
 	struct event_reader rd;
 	session_event_fn fn;
 	void *data;
+	cJSON *blocked;		/* the policy's error event: never sent, ended by the host */
 };
 
 struct session {
@@ -55,6 +56,8 @@ struct session {
 	sigset_t wait_mask;	/* for epoll_pwait in session_wait() */
 	int has_wait_mask;
 	off_t log_start;	/* size of `log` when the current kernel started */
+	char *policy_error;	/* why the kernel did not take the policy's import hook */
+	int policy_waiting;	/* session_open waits for the hook: it reports, not on_state */
 };
 
 /* Tell the front end about a state change. */
@@ -73,6 +76,8 @@ static void arm_timer(struct session *s)
 
 	if (s->head && s->head->deadline && !s->head->stop)
 		when = s->head->deadline;
+	if (s->head && s->head->blocked)
+		when = now;	/* a cell the policy blocked ends at the next dispatch */
 	if (s->kill_at && (!when || s->kill_at < when))
 		when = s->kill_at;
 	if (s->ch.notify_fd < 0)
@@ -327,6 +332,57 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 	return s;
 }
 
+/* Keep why the kernel refused the policy's import hook (after a restart: say so at once). */
+static void on_policy_event(struct session *s, const struct session_event *ev, void *data)
+{
+	const char *e;
+
+	(void)data;
+	if (ev->type != SESSION_EV_ERROR)
+		return;
+	e = ev->error.evalue;
+	free(s->policy_error);
+	s->policy_error = xasprintf("the kernel did not take the policy's import hook: %s",
+				    e ? e : "no reason given");
+	if (!s->policy_waiting)
+		set_state(s, s->state, s->policy_error);
+}
+
+static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
+			    session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err);
+
+/* Ask the kernel to refuse the policy's modules when imported; 0 when there are none. */
+static unsigned long send_policy(struct session *s, struct strbuf *err)
+{
+	cJSON *req = s->opts.policy ? policy_hook_request(s->opts.policy) : NULL;
+
+	if (!req)
+		return 0;
+	cJSON_AddStringToObject(req, "kind", "policy");
+	return submit(s, req, 0, 0, on_policy_event, NULL, NULL, err);
+}
+
+/* Put the policy's import hook in place and wait for it; -1 with `err` when it failed. */
+static int install_policy(struct session *s, struct strbuf *err)
+{
+	unsigned long id;
+
+	free(s->policy_error);
+	s->policy_error = NULL;
+	id = send_policy(s, err);
+	if (!id)
+		return err->len ? -1 : 0;
+	s->policy_waiting = 1;
+	while (session_wait(s, id) < 0)
+		;
+	s->policy_waiting = 0;
+	if (s->policy_error || s->state == SESSION_DEAD) {
+		strbuf_addstr(err, s->policy_error ? s->policy_error : "the kernel died");
+		return -1;
+	}
+	return 0;
+}
+
 /* Lease a pooled kernel: 1 when the session has one, 0 to start our own, -1 on error. */
 static int open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err)
 {
@@ -367,6 +423,8 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		pooled = open_pooled(s, opts, err);
 		if (pooled < 0)
 			goto fail;
+		if (pooled && install_policy(s, err) < 0)
+			goto fail;
 		if (pooled)
 			return s;
 	}
@@ -387,7 +445,7 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 	if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
 		goto fail;
 	watch_channel(s);
-	if (start_kernel(s, err) < 0)
+	if (start_kernel(s, err) < 0 || install_policy(s, err) < 0)
 		goto fail;
 	return s;
 fail:
@@ -411,6 +469,7 @@ static void request_free(struct request *r)
 {
 	if (r->reader_open)
 		event_reader_release(&r->rd);
+	cJSON_Delete(r->blocked);
 	free(r);
 }
 
@@ -420,6 +479,18 @@ static void deliver(struct session *s, struct request *r, struct session_event *
 	ev->id = r->id;
 	if (r->fn)
 		r->fn(s, ev, r->data);
+}
+
+/* Deliver the policy's error event of a blocked request (the request gives it up). */
+static void deliver_blocked(struct session *s, struct request *r)
+{
+	struct event_store st = EVENT_STORE_INIT;
+	struct session_event ev;
+
+	if (event_decode_made(&st, r->blocked, r->id, &ev) == 0)
+		deliver(s, r, &ev);
+	r->blocked = NULL;
+	event_store_release(&st);
 }
 
 /* The words of a stop the session made: "timeout", "interrupt". */
@@ -435,7 +506,9 @@ static void abort_request(struct session *s, struct request *r, enum reason reas
 	static const char *const no_lines[] = { NULL };
 	struct session_event ev = { .type = SESSION_EV_ERROR };
 
-	if (r->is_execute && ename) {
+	if (r->is_execute && ename && r->blocked) {
+		deliver_blocked(s, r);	/* it was blocked: say so, not why the kernel went */
+	} else if (r->is_execute && ename) {
 		ev.error.ename = ename;
 		ev.error.evalue = evalue;
 		ev.error.traceback = no_lines;
@@ -543,6 +616,24 @@ static int read_events(struct session *s)
 	while (s->head) {
 		struct request *r = s->head;
 
+		if (r->blocked) {
+			char *detail = xasprintf("blocked by security policy '%s'",
+						 s->opts.policy->name);
+			struct session_event ev = { .type = SESSION_EV_DONE };
+
+			deliver_blocked(s, r);
+			ev.done.status = SESSION_STATUS_ERROR;
+			ev.done.execution_count = -1;
+			ev.done.reason = REASON_BLOCKED;
+			ev.done.detail = detail;
+			r->done = 1;
+			s->kill_at = 0;
+			deliver(s, r, &ev);
+			free(detail);
+			ctx.events += 2;
+			pop_head(s);
+			continue;
+		}
 		if (!r->reader_open) {
 			char *path = xasprintf("%s/results/%s.jsonl", s->ch.dir, r->name);
 			event_reader_init(&r->rd, path, MAX_EVENT_LINE);
@@ -595,6 +686,8 @@ static void kill_and_restart(struct session *s)
 		set_state(s, SESSION_DEAD, err.buf);
 	else
 		set_state(s, SESSION_IDLE, "kernel restarted");
+	if (s->state == SESSION_IDLE && !send_policy(s, &err) && err.len)
+		set_state(s, s->state, err.buf);	/* queued first: no cell runs before it */
 	strbuf_release(&msg);
 	strbuf_release(&err);
 }
@@ -632,9 +725,12 @@ out:
 	return events;
 }
 
-/* Write a command file and queue the request. */
+/*
+ * Write a command file and queue the request. With `blocked` (the policy's error event, taken
+ * over) nothing is written: the request is ended by the host at the next dispatch.
+ */
 static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
-			    session_event_fn fn, void *data, struct strbuf *err)
+			    session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err)
 {
 	struct request *r;
 	char *text, *rel;
@@ -643,6 +739,7 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 	if (s->state == SESSION_DEAD || s->state == SESSION_CLOSED) {
 		strbuf_addstr(err, "the kernel is not running (restart it)");
 		cJSON_Delete(cmd);
+		cJSON_Delete(blocked);
 		return 0;
 	}
 	r = xcalloc(1, sizeof(*r));
@@ -652,11 +749,12 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 	r->timeout = timeout;
 	r->fn = fn;
 	r->data = data;
+	r->blocked = blocked;
 	cJSON_AddStringToObject(cmd, "id", r->name);
 	text = cJSON_PrintUnformatted(cmd);
 	cJSON_Delete(cmd);
 	rel = xasprintf("commands/%s.json", r->name);
-	rc = channel_write(&s->ch, rel, text, strlen(text), err);
+	rc = blocked ? 0 : channel_write(&s->ch, rel, text, strlen(text), err);
 	free(rel);
 	cJSON_free(text);
 	if (rc < 0) {
@@ -680,14 +778,25 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 unsigned long session_execute(struct session *s, const char *code, unsigned flags,
 			      double timeout, session_event_fn fn, void *data, struct strbuf *err)
 {
-	cJSON *cmd = cJSON_CreateObject();
+	cJSON *cmd = cJSON_CreateObject(), *blocked = NULL;
 
+	/* The policy reads the cell before anything of it reaches the kernel. */
+	if (s->opts.policy && !(flags & SESSION_EXEC_TRUSTED)) {
+		struct policy_verdict v;
+
+		policy_check(s->opts.policy, code, strlen(code), &v);
+		if (v.blocked)
+			blocked = policy_error_event(s->opts.policy, &v);
+		policy_verdict_release(&v);
+	}
+	if (flags & SESSION_EXEC_TRUSTED)
+		cJSON_AddBoolToObject(cmd, "trusted", 1);
 	cJSON_AddStringToObject(cmd, "kind", "execute");
 	cJSON_AddStringToObject(cmd, "code", code);
 	cJSON_AddBoolToObject(cmd, "silent", !!(flags & SESSION_EXEC_SILENT));
 	cJSON_AddBoolToObject(cmd, "allow_stdin", !!(flags & SESSION_EXEC_ALLOW_STDIN));
 	cJSON_AddBoolToObject(cmd, "clear_plots", !!(flags & SESSION_EXEC_CLEAR_PLOTS));
-	return submit(s, cmd, 1, timeout, fn, data, err);
+	return submit(s, cmd, 1, timeout, fn, data, blocked, err);
 }
 
 unsigned long session_request(struct session *s, const char *kind, const cJSON *params,
@@ -698,7 +807,7 @@ unsigned long session_request(struct session *s, const char *kind, const cJSON *
 	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "kind");
 	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "id");
 	cJSON_AddStringToObject(cmd, "kind", kind);
-	return submit(s, cmd, 0, 0, fn, data, err);
+	return submit(s, cmd, 0, 0, fn, data, NULL, err);
 }
 
 int session_input_reply(struct session *s, unsigned long id, const char *value,
@@ -758,6 +867,8 @@ int session_interrupt(struct session *s)
 
 	if (!r || s->state == SESSION_DEAD)
 		return -1;
+	if (r->blocked)
+		return 0;	/* it never runs: it ends at the next dispatch */
 	if (!r->stop)
 		r->stop = REASON_INTERRUPTED;
 	if (!s->kill_at)
@@ -773,6 +884,8 @@ int session_restart(struct session *s, struct strbuf *err)
 	s->be->ops->kill(s->be);
 	abort_all(s, REASON_RESTARTED, "KernelRestarted", "the kernel was restarted", "restart");
 	rc = start_kernel(s, err);
+	if (rc == 0)
+		rc = install_policy(s, err);
 	if (rc == 0)
 		set_state(s, SESSION_IDLE, "kernel restarted");
 	return rc;
@@ -861,6 +974,7 @@ static void session_free(struct session *s, int remove_channel)
 	free(s->runtime_dir);
 	free(s->cwd);
 	free(s->pool_note);
+	free(s->policy_error);
 	free(s);
 }
 

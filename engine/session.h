@@ -36,6 +36,7 @@
  *	REASON_CHANNEL_LOST	"kernel lost (...)"
  *	REASON_RESTARTED	"restart"			queued behind a restart
  *	REASON_CLOSED		"session closed"		session_close() came first
+ *	REASON_BLOCKED		"blocked by security policy 'NAME'"	the policy blocked it
  *
  * A request the kernel finished despite a stop keeps its kernel's outcome (REASON_OK after a
  * late interrupt) with the stop's detail. (REASON_CANNOT_START and REASON_BAD_INPUT are for
@@ -46,6 +47,7 @@
 #include <cjson/cJSON.h>
 #include "backend.h"
 #include "event.h"
+#include "policy.h"
 #include "pool_lease.h"
 #include "reason.h"
 #include "util.h"
@@ -77,6 +79,13 @@ struct session_opts {
 	enum pool_strategy pool_strategy;	/* when the pool has none free */
 	double pool_timeout;		/* seconds POOL_WAIT waits; 0 = 30 */
 	struct sandbox_opts sandbox;	/* docker/podman: image and limits (strings borrowed) */
+	/*
+	 * The security policy (borrowed; NULL = none): a cell it blocks is not sent and ends
+	 * with a SecurityViolation error (its `violations` set) and reason REASON_BLOCKED; the
+	 * kernel's import hook refuses the modules it blocks (session_open fails when the
+	 * kernel cannot take it).
+	 */
+	const struct policy *policy;
 	session_state_fn on_state;
 	void *state_data;
 };
@@ -86,6 +95,7 @@ enum {
 	SESSION_EXEC_SILENT = 1 << 0,		/* no Out[n], no execution count */
 	SESSION_EXEC_ALLOW_STDIN = 1 << 1,	/* input() asks the front end */
 	SESSION_EXEC_CLEAR_PLOTS = 1 << 2,	/* clear the plot list before running */
+	SESSION_EXEC_TRUSTED = 1 << 3,		/* cellbox's own code: no policy, no import hook */
 };
 
 /*

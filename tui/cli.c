@@ -521,6 +521,12 @@ struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_st
 	cli_session_opts(cfg, &so);
 	so.on_state = on_state;
 	so.state_data = data;
+	so.policy = cli_policy(cfg, &err);	/* loaded (and checked) with the settings */
+	strbuf_reset(&err);
+	if (cli_prepare_libraries(cfg, &so) < 0) {
+		strbuf_release(&err);
+		return NULL;
+	}
 	if (cfg->pool) {
 		runtime = session_runtime_dir(so.runtime_dir);
 		pool = pool_dir_path(runtime, cfg->pool_name);
@@ -529,6 +535,9 @@ struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_st
 	s = session_open(&so, &err);
 	if (!s) {
 		cli_error("cannot start the kernel: %s", err.buf);
+	} else if (cli_verify_libraries(cfg, s) < 0) {
+		session_close(s);
+		s = NULL;
 	} else {
 		if (sigint_caught)
 			session_set_sigmask(s, &wait_mask);

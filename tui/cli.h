@@ -85,7 +85,7 @@ struct cli_command {
 
 /* The commands in their own files (main.c lists them all). */
 extern const struct cli_command cmd_run_entry, cmd_repl_entry, cmd_replay_entry,
-	cmd_history_entry, cmd_pool_entry;
+	cmd_history_entry, cmd_pool_entry, cmd_check_entry;
 int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg);
 
 extern const char *cli_progname;
@@ -154,6 +154,28 @@ int cli_close_session(struct session *s, const struct cellbox_config *cfg);
  * user pressed Ctrl-C during the wait (the request has still ended), else 0.
  */
 int cli_wait(struct session *s, unsigned long id);
+/*
+ * The security policy of the settings (--policy, policy, CELLBOX_POLICY), loaded once; NULL
+ * for none, or with `err` set when it cannot be read.
+ */
+const struct policy *cli_policy(const struct cellbox_config *cfg, struct strbuf *err);
+/* Load the policy of the settings now: -1 after printing why it cannot be. */
+int cli_check_policy(const struct cellbox_config *cfg);
+/* Check the libraries setting (names as requirements): -1 after printing why. */
+int cli_check_libraries(const struct cellbox_config *cfg);
+/*
+ * Have the libraries of the settings installed (once; later sessions reuse them) and point
+ * `so` at them: the derived image, or the venv's interpreter. -1 after printing why.
+ */
+int cli_prepare_libraries(const struct cellbox_config *cfg, struct session_opts *so);
+/* A pooled kernel must have the libraries asked for: -1 after printing why it has not. */
+int cli_verify_libraries(const struct cellbox_config *cfg, struct session *s);
+/*
+ * Check what the settings of a command (those `spec` takes) need beyond their type: that the
+ * policy loads, that the libraries are requirements and none is a module the policy blocks.
+ * -1 after printing why (a bad argument: nothing was started).
+ */
+int cli_check_settings(const struct cli_spec *spec, const struct cellbox_config *cfg);
 /* Print "cellbox: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Read a cell file (or "-" for stdin) as UTF-8 text; -1 after printing why. */

@@ -67,6 +67,11 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 	}
 	dir = configured_pool(cfg);
 	cli_session_opts(cfg, &so);
+	/* The pool's kernels have the libraries: installed (once) now, before any is started. */
+	if (cli_prepare_libraries(cfg, &so) < 0) {
+		rc = EXIT_NO_KERNEL;
+		goto out;
+	}
 	if (detach) {
 		pid_t pid = fork();
 

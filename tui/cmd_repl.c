@@ -22,6 +22,7 @@ struct repl {
 	const struct cellbox_config *cfg;
 	int tty;
 	int failed;		/* a cell raised (the exit code of a piped session) */
+	int blocked;		/* the security policy blocked a cell (exit 7 then) */
 	int next_count;		/* the n of the next In [n] */
 	FILE *in;		/* cells in pipe mode */
 	char *history_path;
@@ -160,6 +161,8 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 			r->next_count = ev->done.execution_count + 1;
 		if (ev->done.status != SESSION_STATUS_OK)
 			r->failed = 1;
+		if (ev->done.reason == REASON_BLOCKED)
+			r->blocked = 1;
 		if (ev->done.detail && ev->done.reason != REASON_INTERRUPTED)
 			cli_error("%s", ev->done.detail);
 	}
@@ -271,6 +274,8 @@ static int repl_pipe(struct repl *r)
 		run_cell(r, cell.buf);
 	free(line);
 	strbuf_release(&cell);
+	if (r->blocked)
+		return reason_exit_code(REASON_BLOCKED);
 	return r->failed ? EXIT_CELL_ERROR : EXIT_OK;
 }
 
@@ -565,5 +570,5 @@ const struct cli_command cmd_repl_entry = {
 		"from the kernel, Ctrl-C interrupts a cell or clears the line, Ctrl-D exits. History\n"
 		"is kept in $XDG_STATE_HOME/cellbox/history. With stdin not a terminal, cells are\n"
 		"read from it (a blank line or a complete statement ends a cell) and printed plainly;\n"
-		"the exit code is 1 when a cell failed.\n",
+		"the exit code is 1 when a cell failed, 7 when the security policy blocked one.\n",
 };

@@ -129,6 +129,8 @@ static void report_failure(int rc, int index, const char *code, double timeout)
 		cli_error("cell %d (%.*s): the kernel died", index, (int)l, code);
 	else if (rc == EXIT_INTERRUPTED)
 		cli_error("cell %d (%.*s) was interrupted", index, (int)l, code);
+	else if (rc == EXIT_POLICY)
+		cli_error("cell %d (%.*s) was blocked by the security policy", index, (int)l, code);
 	else
 		cli_error("cell %d (%.*s) raised an exception", index, (int)l, code);
 }

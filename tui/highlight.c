@@ -4,12 +4,7 @@
 #include <ctype.h>
 #include <string.h>
 
-static const char *const keywords[] = {
-	"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-	"continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-	"if", "import", "in", "is", "lambda", "match", "case", "nonlocal", "not", "or", "pass",
-	"raise", "return", "try", "while", "with", "yield",
-};
+#include "pylex.h"
 
 static const char *const builtins[] = {
 	"abs", "all", "any", "bool", "bytes", "callable", "chr", "dict", "dir", "divmod",
@@ -49,32 +44,16 @@ static void fill(unsigned char *cls, size_t a, size_t b, enum hl_class c)
 	memset(cls + a, c, b - a);
 }
 
-/*
- * Scan a string body from s[i] to its closing quote `q` (tripled when `triple`). Returns the
- * index after the closing quote, or len when the string runs on (*open set).
- */
-static size_t scan_string(const char *s, size_t len, size_t i, char q, int triple, int *open)
+/* The state a triple-quoted string left open at the end of the line stands for. */
+static int open_state(char quote)
 {
-	*open = 0;
-	while (i < len) {
-		if (s[i] == '\\') {
-			i += 2;
-			continue;
-		}
-		if (s[i] == q) {
-			if (!triple)
-				return i + 1;
-			if (i + 2 < len + 0 && s[i + 1] == q && s[i + 2] == q)
-				return i + 3;
-		}
-		i++;
-	}
-	*open = triple;	/* a single-quoted string ends with its line */
-	return len;
+	return quote == '\'' ? HL_STATE_TRIPLE_SINGLE : HL_STATE_TRIPLE_DOUBLE;
 }
 
 int hl_line(const char *s, size_t len, int state, unsigned char *cls)
 {
+	struct pylex lx;
+	struct py_token t;
 	size_t i = 0, first;
 	int open;
 
@@ -82,7 +61,7 @@ int hl_line(const char *s, size_t len, int state, unsigned char *cls)
 		fill(cls, 0, len, HL_TEXT);
 	if (state != HL_STATE_NORMAL) {
 		char q = state == HL_STATE_TRIPLE_SINGLE ? '\'' : '"';
-		size_t end = scan_string(s, len, 0, q, 1, &open);
+		size_t end = pylex_string_end(s, len, 0, q, PY_STR_TRIPLE, &open);
 		fill(cls, 0, end, HL_STRING);
 		if (open)
 			return state;
@@ -95,68 +74,42 @@ int hl_line(const char *s, size_t len, int state, unsigned char *cls)
 		fill(cls, first, len, HL_MAGIC);
 		return HL_STATE_NORMAL;
 	}
-	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
+	/* The tokenizer the policy reads cells with; offsets are relative to s + i. */
+	pylex_init(&lx, s + i, len - i);
+	while (pylex_next(&lx, &t) != PY_END) {
+		size_t a = i + t.start, b = i + t.end;
 
-		if (c == '#') {
-			fill(cls, i, len, HL_COMMENT);
-			return HL_STATE_NORMAL;
-		}
-		if (c == '\'' || c == '"') {
-			int triple = i + 2 < len && s[i + 1] == (char)c && s[i + 2] == (char)c;
-			size_t end = scan_string(s, len, i + (triple ? 3 : 1), (char)c, triple, &open);
-			fill(cls, i, end, HL_STRING);
-			if (open)
-				return c == '\'' ? HL_STATE_TRIPLE_SINGLE : HL_STATE_TRIPLE_DOUBLE;
-			i = end;
-			continue;
-		}
-		if (c == '@' && i == first) {
-			size_t j = i + 1;
-			while (j < len && (is_word((unsigned char)s[j]) || s[j] == '.'))
-				j++;
-			fill(cls, i, j, HL_DECORATOR);
-			i = j;
-			continue;
-		}
-		if (isdigit(c) || (c == '.' && i + 1 < len && isdigit((unsigned char)s[i + 1]))) {
-			size_t j = i;
-			while (j < len && (isalnum((unsigned char)s[j]) || s[j] == '.' || s[j] == '_'))
-				j++;
-			fill(cls, i, j, HL_NUMBER);
-			i = j;
-			continue;
-		}
-		if (is_word(c)) {
-			size_t j = i;
-			while (j < len && is_word((unsigned char)s[j]))
-				j++;
-			/* A string prefix such as f"..." or rb'...': let the quote colour it. */
-			if (j < len && (s[j] == '\'' || s[j] == '"') && j - i <= 2) {
-				size_t k;
-				for (k = i; k < j && strchr("rRbBfFuU", s[k]); k++)
-					;
-				if (k == j) {
-					int triple = j + 2 < len && s[j + 1] == s[j] && s[j + 2] == s[j];
-					size_t end = scan_string(s, len, j + (triple ? 3 : 1), s[j], triple,
-								 &open);
-					fill(cls, i, end, HL_STRING);
-					if (open)
-						return s[j] == '\'' ? HL_STATE_TRIPLE_SINGLE
-								    : HL_STATE_TRIPLE_DOUBLE;
-					i = end;
-					continue;
-				}
+		switch (t.type) {
+		case PY_COMMENT:
+			fill(cls, a, b, HL_COMMENT);
+			break;
+		case PY_STRING:
+			fill(cls, a, b, HL_STRING);
+			if ((t.flags & PY_STR_OPEN) && (t.flags & PY_STR_TRIPLE))
+				return open_state(t.quote);
+			break;
+		case PY_NUMBER:
+			fill(cls, a, b, HL_NUMBER);
+			break;
+		case PY_NAME:
+			if (pylex_is_keyword(s + a, b - a))
+				fill(cls, a, b, HL_KEYWORD);
+			else if ((a == 0 || s[a - 1] != '.') &&
+				 in_list(s + a, b - a, builtins, sizeof(builtins) / sizeof(*builtins)))
+				fill(cls, a, b, HL_BUILTIN);
+			break;
+		case PY_OP:
+			if (s[a] == '@' && a == first) {
+				size_t j = a + 1;
+				while (j < len && (is_word((unsigned char)s[j]) || s[j] == '.'))
+					j++;
+				fill(cls, a, j, HL_DECORATOR);
+				lx.pos = j - i;
 			}
-			if (in_list(s + i, j - i, keywords, sizeof(keywords) / sizeof(*keywords)))
-				fill(cls, i, j, HL_KEYWORD);
-			else if ((i == 0 || s[i - 1] != '.') &&
-				 in_list(s + i, j - i, builtins, sizeof(builtins) / sizeof(*builtins)))
-				fill(cls, i, j, HL_BUILTIN);
-			i = j;
-			continue;
+			break;
+		default:
+			break;
 		}
-		i++;
 	}
 	return HL_STATE_NORMAL;
 }

@@ -3,7 +3,8 @@
 
 /*
  * A Python syntax highlighter for the editor and the In [n] code in the output pane: it gives
- * each byte of a line a class. Lines are highlighted in order; the state carried from one line
+ * each byte of a line a class. The tokens come from the engine's Python tokenizer (pylex.h),
+ * the one the security policy reads cells with. Lines are highlighted in order; the state carried from one line
  * to the next says whether a triple-quoted string is still open. IPython's line magics (%...)
  * and shell escapes (!...) at the start of a line are a class of their own.
  */

@@ -1,6 +1,7 @@
 /* cellbox: the command table and main(): find the command, parse its arguments, run it. */
 #include "cli.h"
 #include "backend.h"
+#include "libraries.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,11 +32,17 @@ static const struct cli_command cmd_config_entry = {
 		   "set.",
 };
 
+static const struct cli_option gc_options[] = {
+	{ .name = "images", .value = CLI_SWITCH,
+	  .help = "also remove the images --libraries made that no container uses" },
+	{ 0 },
+};
+
 static const struct cli_command cmd_gc_entry = {
 	.name = "gc",
 	.run = cmd_gc,
-	.spec = { .settings = CONFIG_FOR_ENGINE, .max_args = 0 },
-	.usage = "gc [--backend docker|podman]",
+	.spec = { .options = gc_options, .settings = CONFIG_FOR_ENGINE, .max_args = 0 },
+	.usage = "gc [--backend docker|podman] [--images]",
 	.summary = "Remove the containers of cellbox sessions whose process died.",
 	.help = "Every container cellbox starts is labelled with the pid of its cellbox; gc removes\n"
 		"those whose process is gone (and their channel directories). A docker or podman\n"
@@ -52,8 +59,9 @@ static const struct cli_command cmd_version_entry = {
 
 /* Every command, in the order --help lists them. */
 static const struct cli_command *const commands[] = {
-	&cmd_tui_entry, &cmd_repl_entry, &cmd_run_entry, &cmd_pool_entry, &cmd_replay_entry,
-	&cmd_history_entry, &cmd_config_entry, &cmd_gc_entry, &cmd_version_entry,
+	&cmd_tui_entry, &cmd_repl_entry, &cmd_run_entry, &cmd_check_entry, &cmd_pool_entry,
+	&cmd_replay_entry, &cmd_history_entry, &cmd_config_entry, &cmd_gc_entry,
+	&cmd_version_entry,
 };
 
 /* The command called `word` (or a unique prefix of it); NULL after saying why not. */
@@ -99,21 +107,32 @@ static int cmd_version(const struct cli_args *args, struct cellbox_config *cfg)
 static int cmd_gc(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-	int n;
+	const char *host = cfg->session.sandbox.host, *engine;
+	int n, rc = EXIT_NO_KERNEL;
 
-	(void)args;
-	n = backend_gc(cfg->session.backend, cfg->session.sandbox.host, &out, &err);
-	if (n < 0) {
-		cli_error("gc: %s", err.buf);
-		strbuf_release(&err);
-		return EXIT_NO_KERNEL;
-	}
+	n = backend_gc(cfg->session.backend, host, &out, &err);
+	if (n < 0)
+		goto out;
 	if (out.len)
 		fputs(out.buf, stdout);
 	printf("%d container%s removed\n", n, n == 1 ? "" : "s");
+	if (cli_has(args, "images")) {
+		/* After the containers: an image a dead session's container held is free now. */
+		strbuf_reset(&out);
+		engine = backend_engine_name(cfg->session.backend, &err);
+		n = engine ? libraries_gc_images(engine, host, &out, &err) : -1;
+		if (n < 0)
+			goto out;
+		fputs(out.buf, stdout);
+		printf("%d image%s removed\n", n, n == 1 ? "" : "s");
+	}
+	rc = EXIT_OK;
+out:
+	if (rc != EXIT_OK)
+		cli_error("gc: %s", err.buf);
 	strbuf_release(&out);
 	strbuf_release(&err);
-	return EXIT_OK;
+	return rc;
 }
 
 static int cmd_config(const struct cli_args *args, struct cellbox_config *cfg)
@@ -202,7 +221,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	strbuf_release(&err);
-	if (cli_parse(&cmd->spec, path, argc - first, argv + first, &cfg, &args) < 0) {
+	if (cli_parse(&cmd->spec, path, argc - first, argv + first, &cfg, &args) < 0 ||
+	    cli_check_settings(&cmd->spec, &cfg) < 0) {
 		config_release(&cfg);
 		return EXIT_USAGE;
 	}

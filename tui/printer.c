@@ -255,6 +255,8 @@ static void on_error(struct printer *p, const struct session_ev_error *ev)
 	tb = cJSON_AddArrayToObject(p->error, "traceback");
 	for (size_t i = 0; i < ev->ntraceback; i++)
 		cJSON_AddItemToArray(tb, cJSON_CreateString(ev->traceback[i]));
+	if (ev->violations)	/* a cell the security policy blocked */
+		cJSON_AddItemToObject(p->error, "violations", cJSON_Duplicate(ev->violations, 1));
 }
 
 void printer_event(struct printer *p, const struct session_event *ev)

@@ -714,5 +714,73 @@ class LifecycleTest(unittest.TestCase):
             r.close()
 
 
+
+class PolicyHookTest(unittest.TestCase):
+    """The security policy's import hook (request `policy`), in a runner of its own."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.r = Runner()
+        evs = cls.r.request("policy", policy="t", modules=[
+            {"name": "os", "description": "Operating system interface", "severity": "HIGH"},
+            {"name": "subprocess", "description": "Subprocess", "severity": "HIGH"}])
+        assert done(evs)["status"] == "ok", evs
+        cls.reply = of_type(evs, "reply")[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        log = cls.r.read_log()
+        cls.r.close()
+        assert "Traceback" not in log, log
+
+    def refused(self, code, **kw):
+        evs = self.r.execute(code, **kw)
+        if not code.startswith("%"):        # %time shows the error and ends well itself
+            self.assertEqual(done(evs)["status"], "error", evs)
+        err = of_type(evs, "error")[0]
+        self.assertEqual(err["ename"], "SecurityViolation", evs)
+        return err["evalue"]
+
+    def test_reply(self):
+        self.assertEqual(self.reply["modules"], ["os", "subprocess"])
+
+    def test_names_built_at_run_time(self):
+        msg = self.refused("m = __import__('o' + 's')")
+        self.assertEqual(msg, "import of 'os' refused by the security policy 't' "
+                              "(module os: Operating system interface, HIGH)")
+        self.refused("import importlib\nimportlib.import_module('sub' + 'process')")
+        self.refused("import importlib\nimportlib.__import__('o' + 's')")
+        self.refused("exec('imp' + 'ort os')")
+
+    def test_every_import_form(self):
+        self.refused("import os.path")
+        self.refused("from os import path")
+        self.refused("import json, subprocess")
+        self.refused("def f():\n    import os\nf()")       # a function of the cell is the user's
+        self.refused("%time import os")
+
+    def test_libraries_import_freely(self):
+        # shutil and tempfile import os themselves: library code is not the user's.
+        evs = self.r.execute("import shutil, tempfile, json\nprint(json.dumps(shutil.which('sh') "
+                             "is not None))")
+        self.assertEqual(done(evs)["status"], "ok", evs)
+        self.assertEqual(text(evs), "true\n")
+
+    def test_refusal_is_an_import_error(self):
+        evs = self.r.execute("try:\n    import os\nexcept ImportError as e:\n    print('no', type(e).__name__)")
+        self.assertEqual(done(evs)["status"], "ok", evs)
+        self.assertEqual(text(evs), "no SecurityViolation\n")
+
+    def test_trusted_requests_are_not_checked(self):
+        evs = self.r.execute("print(__import__('os').sep)", trusted=True, silent=True)
+        self.assertEqual(done(evs)["status"], "ok", evs)
+        self.assertEqual(text(evs), "/\n")
+        self.refused("__import__('os')")      # and the hook is back for the next cell
+
+    def test_bad_request(self):
+        evs = self.r.request("policy", modules="os")
+        self.assertEqual(done(evs)["status"], "error")
+        self.assertEqual(of_type(evs, "error")[0]["ename"], "RequestError")
+
 if __name__ == "__main__":
     unittest.main()

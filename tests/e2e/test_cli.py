@@ -319,7 +319,8 @@ class HelpTest(Base):
         # Each command's help lists only the flags it takes, from the settings table.
         cases = {
             ('history', '--help'): ([], ['--backend', '--image', '--timeout']),
-            ('gc', '--help'): (['--backend'], ['--image', '--timeout', '--pool']),
+            ('gc', '--help'): (['--backend', '--images'], ['--image', '--timeout', '--pool']),
+            ('check', '--help'): (['--policy', '--json', '--list'], ['--backend', '--libraries']),
             ('tui', '--help'): (['--theme', '--graphics', '--image'], []),
             ('run', '--help'): (['--image', '--graphics', '--copy-in', '--json'], ['--theme']),
             ('replay', '--help'): (['--check', '--pool'], ['--theme', '--graphics']),
@@ -336,8 +337,9 @@ class HelpTest(Base):
         # The exit codes of --help are the reason table's, one a line.
         p = self.cellbox('run', '--help')
         self.assertIn('Exit codes:\n  0 ok\n  1 the code raised\n', p.stdout)
-        self.assertIn('  4 the kernel died\n  5 the kernel could not start\n  130 interrupted\n',
-                      p.stdout)
+        self.assertIn('  4 the kernel died\n  5 the kernel could not start\n'
+                      '  7 the security policy blocked the code (nothing ran)\n'
+                      '  130 interrupted\n', p.stdout)
 
     def test_refused_and_ambiguous(self):
         p = self.cellbox('history', 'list', '--image', 'x')

@@ -167,6 +167,26 @@ static void test_decode_hostile(void)
 	event_store_release(&st);
 }
 
+/* A policy's verdict is the host's: the kernel's error events never carry one. */
+static void test_decode_violations(void)
+{
+	static const char line[] = "{\"type\":\"error\",\"ename\":\"SecurityViolation\","
+				   "\"evalue\":\"v\",\"violations\":[{\"rule\":\"os\"}]}";
+	struct event_store st = EVENT_STORE_INIT;
+	struct session_event ev;
+
+	CHECK(decode(&st, line, &ev) == 0);
+	CHECK(ev.type == SESSION_EV_ERROR && !ev.error.violations);
+	CHECK_STR(ev.error.ename, "SecurityViolation");
+	CHECK(event_decode_made(&st, cJSON_Parse(line), 9, &ev) == 0);
+	CHECK(ev.id == 9 && ev.error.violations && cJSON_GetArraySize(ev.error.violations) == 1);
+	CHECK_STR(ev.error.evalue, "v");
+	CHECK(event_decode_made(&st, cJSON_Parse("{\"type\":\"error\",\"violations\":{}}"), 9,
+				&ev) == 0 && !ev.error.violations);	/* not an array */
+	CHECK(event_decode_made(&st, cJSON_Parse("[1]"), 9, &ev) < 0);
+	event_store_release(&st);
+}
+
 /* Mutated event lines: never a crash, and every field keeps its contract. */
 static void test_decode_fuzz(void)
 {
@@ -239,6 +259,8 @@ static void test_reasons(void)
 	CHECK(reason_exit_code(REASON_CANNOT_START) == EXIT_NO_KERNEL);
 	CHECK(reason_exit_code(REASON_INTERRUPTED) == EXIT_INTERRUPTED);
 	CHECK(reason_exit_code(REASON_BAD_INPUT) == EXIT_USAGE);
+	CHECK(reason_exit_code(REASON_BLOCKED) == EXIT_POLICY);
+	CHECK(!reason_kernel_gone(REASON_BLOCKED));
 	for (int i = 0; i < REASON_COUNT; i++)
 		CHECK(reason_parse(reason_name((enum reason)i), &r) == 0 && r == (enum reason)i);
 	CHECK(reason_parse("nope", &r) < 0);
@@ -246,7 +268,8 @@ static void test_reasons(void)
 	CHECK_STR(reason_name(REASON_COUNT), "unknown");
 	reason_describe_exit_codes(", ", &sb);
 	CHECK_STR(sb.buf, "0 ok, 1 the code raised, 2 bad arguments or input (nothing ran), "
-		  "3 timeout, 4 the kernel died, 5 the kernel could not start, 130 interrupted");
+		  "3 timeout, 4 the kernel died, 5 the kernel could not start, "
+		  "7 the security policy blocked the code (nothing ran), 130 interrupted");
 	strbuf_release(&sb);
 }
 
@@ -254,6 +277,7 @@ static const struct tap_test tests[] = {
 	{ "decode", test_decode },
 	{ "decode_outputs", test_decode_outputs },
 	{ "decode_hostile", test_decode_hostile },
+	{ "decode_violations", test_decode_violations },
 	{ "decode_fuzz", test_decode_fuzz },
 	{ "reasons", test_reasons },
 };

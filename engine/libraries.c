@@ -1,0 +1,462 @@
+/* Libraries installed into the sandbox once per (image, set), and reused (see libraries.h). */
+#include "libraries.h"
+#include "libraries_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_REQUIREMENT 200
+#define MAX_PIP_OUTPUT (4u << 20)
+
+/*
+ * What runs in the setup container (and for the local backend): make the venv that sees the
+ * interpreter's packages, pip-install into it, and leave the set's name in it. argv: the
+ * venv, the set's key, then pip's options and the requirements.
+ */
+const char libraries_setup_script[] =
+	"import os, subprocess, sys, venv\n"
+	"root, key = sys.argv[1], sys.argv[2]\n"
+	"venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(root)\n"
+	"r = subprocess.run([os.path.join(root, 'bin', 'python'), '-m', 'pip', 'install',\n"
+	"                    '--no-cache-dir', '--disable-pip-version-check', '--no-input',\n"
+	"                    '--no-warn-script-location', '--retries', '0', '--timeout', '30']\n"
+	"                   + sys.argv[3:])\n"
+	"if r.returncode == 0:\n"
+	"    with open(os.path.join(root, '" LIBRARIES_MARKER "'), 'w') as f:\n"
+	"        f.write(key)\n"
+	"sys.exit(r.returncode)\n";
+
+/* ---- requirements ---- */
+
+static int is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The length of a PEP 508 name at s (letters and digits at both ends, . _ - inside). */
+static size_t name_len(const char *s)
+{
+	size_t n = 0, last = 0;
+
+	if (!is_alnum(s[0]))
+		return 0;
+	while (is_alnum(s[n]) || s[n] == '.' || s[n] == '_' || s[n] == '-') {
+		if (is_alnum(s[n]))
+			last = n + 1;
+		n++;
+	}
+	return last;
+}
+
+/* Whether `req` is NAME[extra,...](OP VERSION)(,OP VERSION)*. */
+static int valid_requirement(const char *req)
+{
+	static const char *const ops[] = { "===", "==", "!=", "~=", ">=", "<=", ">", "<" };
+	const char *s = req;
+	size_t n = name_len(s);
+
+	if (!n || strlen(req) > MAX_REQUIREMENT)
+		return 0;
+	s += n;
+	if (*s == '[') {
+		do {
+			s++;
+			if (!(n = name_len(s)))
+				return 0;
+			s += n;
+		} while (*s == ',');
+		if (*s++ != ']')
+			return 0;
+	}
+	while (*s) {
+		size_t k, v = 0;
+
+		for (k = 0; k < ARRAY_SIZE(ops); k++)
+			if (!strncmp(s, ops[k], strlen(ops[k])))
+				break;
+		if (k == ARRAY_SIZE(ops))
+			return 0;
+		s += strlen(ops[k]);
+		while (is_alnum(s[v]) || (s[v] && strchr("._+!*-", s[v])))
+			v++;
+		if (!v || !(s[0] >= '0' && s[0] <= '9'))
+			return 0;
+		s += v;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return 0;
+	}
+	return 1;
+}
+
+/* The requirement's name as PEP 503 compares names: lower case, runs of -_. as one '-'. */
+static void normal_name(const char *req, struct strbuf *out)
+{
+	size_t n = name_len(req);
+
+	for (size_t i = 0; i < n; i++) {
+		char c = req[i];
+		if (c == '-' || c == '_' || c == '.') {
+			if (out->len && out->buf[out->len - 1] != '-')
+				strbuf_addch(out, '-');
+		} else {
+			strbuf_addch(out, c >= 'A' && c <= 'Z' ? c + 32 : c);
+		}
+	}
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void libraries_release(struct libraries *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+	free(l->key);
+	free(l->shown);
+	memset(l, 0, sizeof(*l));
+}
+
+int libraries_parse(struct libraries *l, const char *list, struct strbuf *err)
+{
+	const char *p = list ? list : "";
+	char **keys;
+
+	memset(l, 0, sizeof(*l));
+	while (*p) {
+		/* One piece: up to a comma outside brackets ("a[x,y]" is one). */
+		size_t n = 0;
+		int depth = 0;
+		char *piece, *t;
+
+		while (p[n] && (p[n] != ',' || depth)) {
+			depth += p[n] == '[' ? 1 : p[n] == ']' && depth ? -1 : 0;
+			n++;
+		}
+		t = xstrndup(p, n);
+		p += n + (p[n] == ',');
+		piece = str_trim(t);
+		if (!*piece) {
+			free(t);
+			continue;
+		}
+		if (strchr("<>=!~", *piece) && l->n) {
+			/* "requests>=2,<3": a specifier of the requirement before */
+			char *joined = xasprintf("%s,%s", l->names[l->n - 1], piece);
+			free(l->names[l->n - 1]);
+			l->names[l->n - 1] = joined;
+		} else {
+			l->names = xrealloc(l->names, (l->n + 1) * sizeof(*l->names));
+			l->names[l->n++] = xstrdup(piece);
+		}
+		free(t);
+	}
+	for (size_t i = 0; i < l->n; i++)
+		if (!valid_requirement(l->names[i])) {
+			strbuf_addf(err, "libraries: '%s' is not a package requirement (NAME, "
+				    "NAME[extra] or NAME>=VERSION; no URLs, paths, markers or spaces)",
+				    l->names[i]);
+			libraries_release(l);
+			return -1;
+		}
+	/* The key: each requirement with its name normalised, sorted. */
+	keys = xcalloc(l->n ? l->n : 1, sizeof(*keys));
+	for (size_t i = 0; i < l->n; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		normal_name(l->names[i], &sb);
+		strbuf_addstr(&sb, l->names[i] + name_len(l->names[i]));
+		keys[i] = strbuf_detach(&sb, NULL);
+	}
+	qsort(keys, l->n, sizeof(*keys), by_string);
+	{
+		struct strbuf key = STRBUF_INIT;
+		for (size_t i = 0; i < l->n; i++) {
+			strbuf_addf(&key, "%s%s", i ? "," : "", keys[i]);
+			free(keys[i]);
+		}
+		l->key = strbuf_detach(&key, NULL);
+		for (size_t i = 0; i < l->n; i++)
+			strbuf_addf(&key, "%s%s", i ? ", " : "", l->names[i]);
+		l->shown = strbuf_detach(&key, NULL);
+	}
+	free(keys);
+	return 0;
+}
+
+int libraries_check_policy(const struct libraries *l, const struct policy *p, struct strbuf *err)
+{
+	for (size_t i = 0; p && i < l->n; i++) {
+		struct strbuf name = STRBUF_INIT;
+
+		normal_name(l->names[i], &name);
+		for (size_t k = 0; k < p->nmodules; k++) {
+			struct strbuf mod = STRBUF_INIT;
+			int same;
+
+			normal_name(p->modules[k].name, &mod);
+			same = !strcmp(mod.buf, name.buf) && policy_blocks(p, p->modules[k].severity);
+			strbuf_release(&mod);
+			if (same) {
+				strbuf_addf(err, "libraries: '%s' is the module %s, which the policy '%s' "
+					    "restricts (%s, %s)", l->names[i], p->modules[k].name,
+					    p->name, p->modules[k].description,
+					    policy_severity_name(p->modules[k].severity));
+				strbuf_release(&name);
+				return -1;
+			}
+		}
+		strbuf_release(&name);
+	}
+	return 0;
+}
+
+/* ---- shared ---- */
+
+/* FNV-1a, 64 bits, as 16 hex digits: names a cache entry (its labels are checked too). */
+void libraries_hash(const char *s, char out[17])
+{
+	unsigned long long h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	snprintf(out, 17, "%016llx", h);
+}
+
+/* Wait for (and take) the install lock of one set; the descriptor, or -1 (go on unlocked). */
+int libraries_lock(const char *dir, const char *hash)
+{
+	char *path;
+	int fd;
+
+	if (!dir || mkdir_p(dir) < 0)
+		return -1;
+	path = xasprintf("%s/libraries-%s.lock", dir, hash);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	free(path);
+	if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* What of pip's output explains a failure: its ERROR lines, else its last lines. */
+void libraries_pip_reason(const char *out, struct strbuf *sb)
+{
+	const char *s = out, *tail;
+	size_t start = sb->len;
+	int lines = 0;
+
+	for (; *s; ) {
+		size_t n = strcspn(s, "\n");
+		if (!strncmp(s, "ERROR: ", 7))
+			strbuf_addf(sb, "\n  %.*s", (int)n, s);
+		s += n + (s[n] == '\n');
+	}
+	if (sb->len > start)
+		return;
+	tail = out + strlen(out);
+	while (tail > out && lines < 8)
+		if (*--tail == '\n' && tail[1])
+			lines++;
+	for (s = tail; *s;) {
+		size_t n = strcspn(s, "\n");
+		if (n)
+			strbuf_addf(sb, "\n  %.*s", (int)n, s);
+		s += n + (s[n] == '\n');
+	}
+}
+
+/* Name the package pip could not install, from its message; else the whole set. */
+void libraries_failed(const struct libraries *l, const char *out, struct strbuf *sb)
+{
+	static const char *const marks[] = { "No matching distribution found for ",
+					     "Could not find a version that satisfies the "
+					     "requirement " };
+
+	for (size_t k = 0; k < ARRAY_SIZE(marks); k++) {
+		const char *p = strstr(out, marks[k]);
+		if (p) {
+			p += strlen(marks[k]);
+			strbuf_add(sb, p, strcspn(p, " \n"));
+			return;
+		}
+	}
+	for (size_t i = 0; i < l->n; i++)
+		strbuf_addf(sb, "%s%s", i ? ", " : "", l->names[i]);
+}
+
+/* pip's options for the wheelhouse (at `where`), then the requirements, into argv. */
+size_t libraries_pip_args(const struct libraries *l, const char *where, const char **argv)
+{
+	size_t n = 0;
+
+	if (where) {
+		argv[n++] = "--no-index";
+		argv[n++] = "--find-links";
+		argv[n++] = where;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		argv[n++] = l->names[i];
+	return n;
+}
+
+/* ---- local: a venv of the interpreter ---- */
+
+/* Run argv, its output (both streams) into `out`; the exit status, -1 when it cannot run. */
+static int run_capture(const char *const *argv, struct strbuf *out)
+{
+	int fds[2], status = -1;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		signal(SIGINT, SIG_DFL);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	strbuf_read_fd(out, fds[0], MAX_PIP_OUTPUT);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+/* Whether the venv at `dir` holds exactly the set `key`. */
+static int venv_has(const char *dir, const char *key)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xasprintf("%s/" LIBRARIES_MARKER, dir);
+	int ok = strbuf_read_file(&sb, path, 1u << 16) == 0 && !strcmp(sb.buf, key);
+
+	strbuf_release(&sb);
+	free(path);
+	return ok;
+}
+
+static int prepare_local(const struct libraries *l, const struct libraries_env *e, char **python,
+			 int *installed, struct strbuf *err)
+{
+	char real[PATH_MAX], hash[17], wh[PATH_MAX];
+	const char *py = e->python ? e->python : "/usr/bin/python3";
+	struct strbuf id = STRBUF_INIT, out = STRBUF_INIT;
+	char *cache = NULL, *dir = NULL;
+	const char *argv[16 + 2 * 64];
+	struct stat st;
+	int lock = -1, rc = -1, status;
+	size_t n = 0;
+
+	if (!realpath(py, real) || stat(real, &st) < 0) {
+		strbuf_addf(err, "libraries: cannot find the interpreter '%s': %s", py, strerror(errno));
+		goto out;
+	}
+	if (e->wheelhouse && !realpath(e->wheelhouse, wh)) {
+		strbuf_addf(err, "libraries: cannot use the wheelhouse '%s': %s", e->wheelhouse,
+			    strerror(errno));
+		goto out;
+	}
+	if (l->n > 64) {
+		strbuf_addstr(err, "libraries: at most 64 requirements");
+		goto out;
+	}
+	if (e->cache_dir) {
+		cache = xstrdup(e->cache_dir);
+	} else if (getenv("XDG_CACHE_HOME") && *getenv("XDG_CACHE_HOME")) {
+		cache = xasprintf("%s/cellbox/venvs", getenv("XDG_CACHE_HOME"));
+	} else {
+		const char *home = getenv("HOME");
+		cache = xasprintf("%s/.cache/cellbox/venvs", home && *home ? home : "/tmp");
+	}
+	strbuf_addf(&id, "%s\n%lld\n%lld\n%s", real, (long long)st.st_size,
+		    (long long)st.st_mtime, l->key);
+	libraries_hash(id.buf, hash);
+	dir = xasprintf("%s/%s", cache, hash);
+	if (venv_has(dir, l->key))
+		goto reuse;
+	lock = libraries_lock(e->lock_dir ? e->lock_dir : cache, hash);
+	if (venv_has(dir, l->key))
+		goto reuse;
+	if (e->progress)
+		fprintf(e->progress, "cellbox: installing %s for %s (once: kept in %s)\n", l->shown,
+			py, dir);
+	remove_tree(dir);
+	if (mkdir_p(cache) < 0) {
+		strbuf_addf(err, "libraries: cannot create '%s': %s", cache, strerror(errno));
+		goto out;
+	}
+	argv[n++] = real;
+	argv[n++] = "-c";
+	argv[n++] = libraries_setup_script;
+	argv[n++] = dir;
+	argv[n++] = l->key;
+	n += libraries_pip_args(l, e->wheelhouse ? wh : NULL, argv + n);
+	argv[n] = NULL;
+	status = run_capture(argv, &out);
+	if (status != 0) {
+		strbuf_addstr(err, "libraries: cannot install ");
+		libraries_failed(l, out.buf, err);
+		strbuf_addf(err, " (pip exited with %d):", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		libraries_pip_reason(out.buf, err);
+		remove_tree(dir);
+		goto out;
+	}
+	*installed = 1;
+reuse:
+	*python = xasprintf("%s/bin/python", dir);
+	rc = 0;
+out:
+	if (lock >= 0)
+		close(lock);
+	strbuf_release(&id);
+	strbuf_release(&out);
+	free(cache);
+	free(dir);
+	return rc;
+}
+
+int libraries_prepare(const struct libraries *l, const struct libraries_env *e, char **image,
+		      char **python, int *installed, struct strbuf *err)
+{
+	const struct backend_ops *ops;
+
+	*installed = 0;
+	if (!l->n)
+		return 0;
+	ops = backend_find(e->backend, err);
+	if (!ops)
+		return -1;
+	if (ops->flags & BACKEND_IMAGES)
+		return libraries_prepare_image(l, e, image, installed, err);
+	if (ops->flags & BACKEND_CHILD_KERNELS)
+		return prepare_local(l, e, python, installed, err);
+	strbuf_addf(err, "libraries: the %s backend cannot install libraries", e->backend);
+	return -1;
+}
+

@@ -1,0 +1,76 @@
+#ifndef CELLBOX_LIBRARIES_H
+#define CELLBOX_LIBRARIES_H
+
+/*
+ * Libraries installed into the sandbox before the first cell (llm-sandbox's
+ * `libraries=["numpy", "pandas"]`), with pip, into a virtual environment that sees the
+ * image's (or the interpreter's) own packages, and kept so that only the first session with
+ * a set pays for it:
+ *
+ *  - docker, podman: a setup container of the kernel image creates /opt/cellbox/venv and
+ *    pip-installs the set there; the result is committed once as the image
+ *    cellbox-libs:<hash of the base image's id and the set>, labelled with both
+ *    (org.cellbox.libraries, org.cellbox.base), its PATH leading to the venv. Later sessions
+ *    and pools of the same set on the same image start from it; `cellbox gc --images`
+ *    removes those no container uses.
+ *  - local: a venv in $XDG_CACHE_HOME/cellbox/venvs/<hash of the interpreter and the set>,
+ *    whose python becomes the kernel's.
+ *
+ * With a wheelhouse (a directory of wheels) pip installs with --no-index --find-links from
+ * it alone, mounted read-only into the setup container: no network is needed. A failed
+ * install is an error naming the package and quoting pip; nothing is cached then.
+ * The venv holds a file `cellbox-libraries` with the set, so a kernel can be asked which
+ * set it has (a pooled one).
+ */
+
+#include <stdio.h>
+#include "backend.h"
+#include "policy.h"
+#include "util.h"
+
+struct libraries {
+	char **names;		/* the requirements as given: "numpy", "pandas>=2,<3" */
+	size_t n;
+	char *key;		/* normalised and sorted: "numpy,pandas>=2,<3" (labels, hashes) */
+	char *shown;		/* as given, for messages: "numpy, pandas>=2,<3" */
+};
+
+/*
+ * Parse a comma-separated list of requirements (a piece that starts with a version operator
+ * belongs to the one before: "requests>=2,<3"). Each must be NAME[extras][specifiers] as
+ * PEP 508 writes them, without markers, URLs, paths or spaces (the names reach pip; a shell
+ * never sees them). -1 with `err` naming the bad entry.
+ */
+int libraries_parse(struct libraries *l, const char *list, struct strbuf *err);
+void libraries_release(struct libraries *l);
+/* A library whose name is a module the policy blocks is refused: -1 with `err`. */
+int libraries_check_policy(const struct libraries *l, const struct policy *p,
+			   struct strbuf *err);
+
+struct libraries_env {
+	const char *backend;		/* local, docker, podman */
+	const char *python;		/* local: the interpreter the venv is made from */
+	const struct sandbox_opts *sandbox;	/* containers: the base image, host, network */
+	const char *wheelhouse;		/* NULL: from the package index (needs the network) */
+	const char *cache_dir;		/* local: NULL = $XDG_CACHE_HOME/cellbox/venvs */
+	const char *lock_dir;		/* where installs of one set wait for each other */
+	FILE *progress;			/* "installing ... (once)" lines; NULL = quiet */
+};
+
+/*
+ * Have the set installed, once: *image (containers: the derived image) or *python (local:
+ * the venv's interpreter) is set to what the session should use (the caller frees it);
+ * *installed is 1 when this call installed (0: reused). -1 with `err` set.
+ */
+int libraries_prepare(const struct libraries *l, const struct libraries_env *e, char **image,
+		      char **python, int *installed, struct strbuf *err);
+/*
+ * Remove the images libraries_prepare() made that no container (running or not) uses.
+ * Returns how many were removed, -1 with `err`; `out` gets a line for each image.
+ */
+int libraries_gc_images(const char *engine, const char *host, struct strbuf *out,
+			struct strbuf *err);
+/* The file in the venv that names its set (".../venv/cellbox-libraries"). */
+#define LIBRARIES_MARKER "cellbox-libraries"
+
+#endif

@@ -1,0 +1,35 @@
+#ifndef CELLBOX_LIBRARIES_INT_H
+#define CELLBOX_LIBRARIES_INT_H
+
+/*
+ * What the two halves of libraries (libraries.c: requirements and local venvs;
+ * libraries_image.c: derived images) share. Internal. It names the types of libraries.h
+ * without needing their insides, so it sits below both halves.
+ */
+
+#include <stddef.h>
+
+struct libraries;
+struct libraries_env;
+struct strbuf;
+
+/*
+ * The Python run to install: make the venv (argv[1]) that sees the interpreter's packages,
+ * pip-install argv[3:] into it, and leave the set's key (argv[2]) in LIBRARIES_MARKER.
+ */
+extern const char libraries_setup_script[];
+/* A cache name for `s`: FNV-1a, 64 bits, as 16 hex digits (labels are checked besides). */
+void libraries_hash(const char *s, char out[17]);
+/* Wait for (and take) the install lock of one set; the descriptor, or -1 (go on unlocked). */
+int libraries_lock(const char *dir, const char *hash);
+/* What of pip's output explains a failure: its ERROR lines, else its last lines. */
+void libraries_pip_reason(const char *out, struct strbuf *sb);
+/* The package pip could not install, from its message; else the whole set. */
+void libraries_failed(const struct libraries *l, const char *out, struct strbuf *sb);
+/* pip's options for a wheelhouse at `where` (NULL: none), then the requirements. */
+size_t libraries_pip_args(const struct libraries *l, const char *where, const char **argv);
+/* The container backends' half of libraries_prepare(). */
+int libraries_prepare_image(const struct libraries *l, const struct libraries_env *e,
+			    char **image, int *installed, struct strbuf *err);
+
+#endif
