@@ -503,7 +503,8 @@ class TuiTest(Base):
                                      'q': '2'}])
             # In the frame's graphics write: at the plot's top-left cell, after the
             # transmission (which does not care where the cursor is).
-            self.assertRegex(t.out, rb'\x1b7\x1b\[5;1H(\x1b_G[^\x1b]*\x1b\\)+'
+            # (Row 6: the cell's three rows, then 'before'.)
+            self.assertRegex(t.out, rb'\x1b7\x1b\[6;1H(\x1b_G[^\x1b]*\x1b\\)+'
                                     rb'\x1b_Ga=p,[^\x1b]*\x1b\\\x1b8')
             at = len(t.out)
             t.send(b'x')                      # nothing moved: nothing written
@@ -596,10 +597,10 @@ class TuiTest(Base):
             first = '\x1b[38;5;%dm%s%s%s' % (image & 255, PLACEHOLDER, DIACRITICS[0],
                                              DIACRITICS[0])
             self.assertEqual(text.count(first), 1, 'row 0 drawn once')
-            # The placeholder rows below each other (CUB + CUD), 34 cells each, from row 5.
+            # The placeholder rows below each other (CUB + CUD), 34 cells each, from row 6.
             self.assertRegex(text, re.escape(first) + '.' + PLACEHOLDER + '{33}'
                              r'\x1b\[39m\x1b\[34D\x1b\[B')
-            self.assertRegex(text, r'\x1b\[5;1H(\x1b_G[^\x1b]*\x1b\\)*' + re.escape(first))
+            self.assertRegex(text, r'\x1b\[6;1H(\x1b_G[^\x1b]*\x1b\\)*' + re.escape(first))
             at = len(t.out)
             t.send(b'x')
             self.settle(t)
@@ -634,8 +635,8 @@ class TuiTest(Base):
             t.expect(rb'F1 help')
             t.send(PLOT.replace('\n', '; ').encode() + b'\r')
             m = t.expect(osc)
-            # The file itself over 32 x 12 cells (320x240 pixels in cells of 10x20).
-            self.assertEqual([int(g) for g in m.groups()[:1] + m.groups()[2:4]], [5, 32, 12])
+            # The file itself over 32 x 12 cells (320x240 pixels in cells of 10x20), from row 6.
+            self.assertEqual([int(g) for g in m.groups()[:1] + m.groups()[2:4]], [6, 32, 12])
             self.assertEqual(base64.b64decode(m.group(5)), self.channel_png())
             self.settle(t)
             at = len(t.out)
