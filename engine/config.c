@@ -21,7 +21,9 @@
 static const struct config_key keys[] = {
 	{ .name = "backend", .type = CFG_STRING, .offset = SESSION(backend),
 	  .scope = CONFIG_FOR_KERNEL | CONFIG_FOR_ENGINE, .arg = "NAME", .env = "CELLBOX_BACKEND",
-	  .dflt = BACKEND_DEFAULT, .help = "where the kernel runs: local, docker, podman" },
+	  .dflt = BACKEND_DEFAULT,
+	  .help = "where the kernel runs: local (no sandbox: your own user on this machine), "
+		  "docker or podman (a hardened container)" },
 	{ .name = "python", .type = CFG_STRING, .offset = SESSION(python),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "PATH", .env = "CELLBOX_PYTHON",
 	  .dflt = CELLBOX_DEFAULT_PYTHON, .help = "interpreter of the local backend (needs IPython)" },
@@ -82,6 +84,18 @@ static const struct config_key keys[] = {
 	{ .name = "user", .type = CFG_STRING, .offset = SANDBOX(user),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "UID[:GID]", .env = "CELLBOX_USER",
 	  .help = "container user uid[:gid] (default: ours, 1000 for root)" },
+	{ .name = "runtime", .type = CFG_STRING, .offset = SANDBOX(runtime),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "NAME", .env = "CELLBOX_RUNTIME",
+	  .alias = "SANDBOX_RUNTIME",
+	  .help = "OCI runtime of the container: the engine's default (runc), or runsc for gVisor" },
+	{ .name = "channel-quota", .type = CFG_SIZE, .offset = SESSION(channel_quota),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "SIZE", .env = "CELLBOX_CHANNEL_QUOTA", .dflt = "1g",
+	  .help = "bytes a kernel may keep on the host through its channel; past it the kernel is "
+		  "stopped" },
+	{ .name = "output-limit", .type = CFG_SIZE, .offset = SESSION(output_limit),
+	  .scope = CONFIG_FOR_CELLS, .arg = "SIZE", .env = "CELLBOX_OUTPUT_LIMIT", .dflt = "2g",
+	  .help = "bytes of output one cell may send; past it the rest is dropped and the cell "
+		  "interrupted" },
 	{ .name = "docker-host", .type = CFG_STRING, .offset = SANDBOX(host),
 	  .env = "CELLBOX_DOCKER_HOST",
 	  .help = "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)" },

@@ -39,6 +39,8 @@ enum reason {
 	REASON_RESTARTED,	/* the kernel was restarted before the request could finish */
 	REASON_CLOSED,		/* the session was closed (or detached) first */
 	REASON_BAD_INPUT,	/* the request was refused before it ran: bad arguments or input */
+	REASON_OUTPUT_LIMIT,	/* its output passed the output limit: interrupted, the rest dropped */
+	REASON_QUOTA_EXCEEDED,	/* the kernel kept more on the host than its channel quota: stopped */
 	REASON_COUNT
 };
 

@@ -21,12 +21,12 @@ def history_files(tmp):
 
 
 def kill_runner(tmp):
-    """Stop the kernel a killed cellbox left behind (its pid is in the channel's ready file)."""
-    for ready in glob.glob(os.path.join(tmp, 'run', '*', 'ready')):
+    """Stop the kernel a killed cellbox left behind (its pid is in the channel's host note)."""
+    for note in glob.glob(os.path.join(tmp, 'run', '*', 'pid')):
         try:
-            with open(ready) as f:
-                os.killpg(json.load(f)['pid'], signal.SIGKILL)
-        except (OSError, ValueError, KeyError):
+            with open(note) as f:
+                os.killpg(int(f.read()), signal.SIGKILL)
+        except (OSError, ValueError):
             pass
 
 

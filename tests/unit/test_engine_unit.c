@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "channel.h"
@@ -328,29 +329,68 @@ static void test_event_reader(void)
 	char big[300];
 
 	CHECK(fd >= 0);
-	event_reader_init(&r, path, 256);
-	CHECK(event_reader_poll(&r, count_line, NULL) == 0);
+	event_reader_init(&r, open(path, O_RDWR | O_CLOEXEC), 256);
+	CHECK(event_reader_poll(&r, 1 << 20, count_line, NULL) == 0);
 	CHECK(write(fd, "{\"a\":1}\n{\"b\"", 12) == 12);
-	CHECK(event_reader_poll(&r, count_line, NULL) == 1);
+	CHECK(event_reader_poll(&r, 1 << 20, count_line, NULL) == 1);
 	CHECK_STR(last_line, "{\"a\":1}");
 	CHECK(write(fd, ":2}\n", 4) == 4);	/* the rest of a half-written line */
-	CHECK(event_reader_poll(&r, count_line, NULL) == 1);
+	CHECK(event_reader_poll(&r, 1 << 20, count_line, NULL) == 1);
 	CHECK_STR(last_line, "{\"b\":2}");
 	memset(big, 'x', sizeof(big));
 	CHECK(write(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
 	CHECK(write(fd, "\nok\n", 4) == 4);
 	lines_seen = 0;
-	event_reader_poll(&r, count_line, NULL);
+	event_reader_poll(&r, 1 << 20, count_line, NULL);
 	CHECK(lines_seen == 2 && dropped == sizeof(big));
 	CHECK_STR(last_line, "ok");
+	/* A budget: one poll reads at most that much, and says there is more. */
+	for (int i = 0; i < 100; i++)
+		CHECK(write(fd, "{\"c\":3}\n", 8) == 8);
+	lines_seen = 0;
+	event_reader_poll(&r, 64, count_line, NULL);
+	CHECK(r.more && lines_seen < 100);
+	while (r.more)
+		event_reader_poll(&r, 64, count_line, NULL);
+	CHECK(lines_seen == 100);
+	/* Truncated under us: noticed, and what is appended after that is read. */
+	CHECK(ftruncate(fd, 0) == 0);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	event_reader_poll(&r, 1 << 20, count_line, NULL);
+	CHECK(r.truncated);
+	CHECK(write(fd, "{\"d\":4}\n", 8) == 8);
+	event_reader_poll(&r, 1 << 20, count_line, NULL);
+	CHECK_STR(last_line, "{\"d\":4}");
 	event_reader_release(&r);
 	close(fd);
 	unlink(path);
+}
 
-	/* A file that does not exist yet is not an error. */
-	event_reader_init(&r, "/tmp/cellbox-unit-does-not-exist", 256);
-	CHECK(event_reader_poll(&r, count_line, NULL) == 0);
+static void test_event_reader_punch(void)
+{
+	char path[] = "/tmp/cellbox-unit-XXXXXX";
+	int fd = mkstemp(path);
+	struct event_reader r;
+	char line[1024];
+	struct stat st;
+
+	CHECK(fd >= 0);
+	memset(line, 'y', sizeof(line));
+	line[sizeof(line) - 1] = '\n';
+	for (int i = 0; i < 4096; i++)	/* 4 MB of lines */
+		CHECK(write(fd, line, sizeof(line)) == (ssize_t)sizeof(line));
+	event_reader_init(&r, open(path, O_RDWR | O_CLOEXEC), 4096);
+	lines_seen = 0;
+	while (event_reader_poll(&r, 1 << 20, count_line, NULL) > 0)
+		;
+	CHECK(lines_seen == 4096);
+	/* What was read no longer takes disk space (where punching works: ext4, tmpfs). */
+	CHECK(fstat(fd, &st) == 0);
+	CHECK(st.st_size == 4096 * 1024);
+	CHECK((long long)st.st_blocks * 512 < (1 << 20) + 65536);
 	event_reader_release(&r);
+	close(fd);
+	unlink(path);
 }
 
 static void test_channel(void)
@@ -358,25 +398,55 @@ static void test_channel(void)
 	struct channel ch;
 	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT;
 	char root[] = "/tmp/cellbox-unit-root-XXXXXX";
+	struct stat st;
 	char *p;
+	int fd;
 
 	CHECK(mkdtemp(root) != NULL);
 	CHECK(channel_create(&ch, root, &err) == 0);
+	tap_note(err.buf);
 	CHECK(ch.notify_fd >= 0);
+	CHECK(channel_reset_kernel(&ch, 0, &err) == 0);
+	tap_note(err.buf);
 	CHECK(channel_write(&ch, "commands/1.json", "{}", 2, &err) == 0);
-	p = channel_path(&ch, "commands/1.json");
+	p = channel_path(&ch, "host/commands/1.json");
 	CHECK(strbuf_read_file(&text, p, 1024) == 0);
 	CHECK_STR(text.buf, "{}");
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0644);
 	free(p);
-	p = channel_path(&ch, "commands/1.json.tmp");
-	CHECK(access(p, F_OK) < 0);	/* no temporary left behind */
+	/* No temporary left behind, and none of a guessable name was ever made. */
+	CHECK(channel_write(&ch, "../escape", "x", 1, &err) < 0);
+	CHECK(channel_write(&ch, "commands/a/b", "x", 1, &err) < 0);
+	fd = channel_results_create(&ch, "0000000001-ab", &err);
+	CHECK(fd >= 0);
+	CHECK(channel_results_create(&ch, "0000000001-ab", &err) < 0);	/* O_EXCL */
+	p = channel_path(&ch, "kernel/results/0000000001-ab.jsonl");
+	CHECK(access(p, F_OK) == 0);
 	free(p);
-	CHECK(channel_write(&ch, "results/1.jsonl", "x\n", 2, &err) == 0);
+	{
+		char *rp = channel_path(&ch, "kernel/results/0000000001-ab.jsonl");
+		int w = open(rp, O_WRONLY | O_APPEND);
+		CHECK(w >= 0 && write(w, "x\n", 2) == 2);
+		close(w);
+		free(rp);
+	}
 	CHECK(channel_drain(&ch) > 0);	/* inotify saw it */
+	CHECK(!ch.lost);
+	close(fd);
+	channel_results_remove(&ch, "0000000001-ab");
 	channel_clear_queue(&ch);
-	p = channel_path(&ch, "commands/1.json");
+	p = channel_path(&ch, "host/commands/1.json");
 	CHECK(access(p, F_OK) < 0);
 	free(p);
+	/* A kernel that removes part of its channel is noticed. */
+	p = channel_path(&ch, "kernel/results");
+	CHECK(rmdir(p) == 0);
+	free(p);
+	channel_drain(&ch);
+	CHECK(ch.lost);
+	CHECK(channel_recreate(&ch, &err) == 0);
+	CHECK(channel_reset_kernel(&ch, 0, &err) == 0);
+	CHECK(!ch.lost);
 	p = xstrdup(ch.dir);
 	channel_release(&ch, 1);
 	CHECK(access(p, F_OK) < 0);
@@ -398,6 +468,7 @@ static const struct tap_test tests[] = {
 	{ "config_env", test_config_env },
 	{ "kv_parse", test_kv_parse },
 	{ "event_reader", test_event_reader },
+	{ "event_reader_punch", test_event_reader_punch },
 	{ "channel", test_channel },
 };
 
