@@ -57,6 +57,12 @@ int channel_attach(struct channel *ch, const char *dir, struct strbuf *err);
 void channel_release(struct channel *ch, int remove);
 /* Remove a channel directory by its path, its tmpfs unmounted first (gc, the pool). */
 void channel_remove_dir(const char *dir);
+/*
+ * Remove the channels below runtime directory `root` whose cellbox process is gone (a kill -9
+ * leaves its channel; its local kernel died with it). Returns how many; `out` (may be NULL)
+ * gets a line each.
+ */
+int channel_gc(const char *root, struct strbuf *out);
 /* The absolute path of `rel` inside the channel (caller frees). */
 char *channel_path(const struct channel *ch, const char *rel);
 

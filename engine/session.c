@@ -266,6 +266,15 @@ out:
 	return rc;
 }
 
+int session_gc(const char *configured, struct strbuf *out)
+{
+	char *root = session_runtime_dir(configured);
+	int n = channel_gc(root, out);
+
+	free(root);
+	return n;
+}
+
 char *session_runtime_dir(const char *configured)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
@@ -378,6 +387,15 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 	return s;
 }
 
+/* Remove the channels dead processes left in `root`, once per process (as `cellbox gc`). */
+static void sweep_channels(const char *root)
+{
+	static int swept;
+
+	if (!swept++)
+		channel_gc(root, NULL);
+}
+
 /* Lease a pooled kernel: 1 when the session has one, 0 to start our own, -1 on error. */
 static int open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err)
 {
@@ -426,6 +444,7 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		goto fail;
 	if (channel_create(&s->ch, s->runtime_dir, err) < 0)
 		goto fail;
+	sweep_channels(s->runtime_dir);
 	s->ch.quota = s->opts.channel_quota;
 	if (s->be->ops->channel_owner) {
 		struct kernel_spec spec = { .channel_dir = s->ch.dir, .sandbox = &s->opts.sandbox };
@@ -735,11 +754,9 @@ static int over_quota(struct session *s)
 	used = channel_usage(&s->ch);
 	if (used <= s->ch.quota)
 		return 0;
-	strbuf_addstr(&why, "channel quota exceeded: the kernel kept ");
-	wall_describe_size(&why, used);
-	strbuf_addstr(&why, " on the host, over its quota of ");
+	strbuf_addstr(&why, "channel quota exceeded: the kernel kept more than its quota of ");
 	wall_describe_size(&why, s->ch.quota);
-	strbuf_addstr(&why, " (channel-quota); the kernel was stopped");
+	strbuf_addstr(&why, " on the host (channel-quota); it was stopped");
 	kernel_stopped(s, REASON_QUOTA_EXCEEDED, why.buf);
 	strbuf_release(&why);
 	return 1;

@@ -186,8 +186,13 @@ enum session_state session_state(const struct session *s);
 const char *session_channel_dir(const struct session *s);
 /* The `ready` object of the running kernel (protocol, pid, python, ipython). */
 const cJSON *session_kernel_info(const struct session *s);
-/* Where channels live: `configured`, else $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID. */
+/*
+ * Where channels live: `configured`, else $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID
+ * (used only when it is ours and 0700: channels are refused in anyone else's).
+ */
 char *session_runtime_dir(const char *configured);
+/* Remove the channels that dead cellbox processes left there; how many (`out`: a line each). */
+int session_gc(const char *configured, struct strbuf *out);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
 

@@ -85,7 +85,10 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
-	cli_wait(s, id);
+	if (cli_wait(s, id) == CLI_TERMINATED) {
+		rc = cli_exit_terminated();	/* closing below stops the kernel */
+		goto out;
+	}
 	record_cell(&ctx.rec, code.buf);
 	rc = reason_exit_code(pr.done_seen ? pr.done.reason : REASON_CLOSED);
 	if (json) {

@@ -36,9 +36,10 @@ static const struct cli_command cmd_gc_entry = {
 	.run = cmd_gc,
 	.spec = { .settings = CONFIG_FOR_ENGINE, .max_args = 0 },
 	.usage = "gc [--backend docker|podman]",
-	.summary = "Remove the containers of cellbox sessions whose process died.",
+	.summary = "Remove the containers and channels of cellbox sessions whose process died.",
 	.help = "Every container cellbox starts is labelled with the pid of its cellbox; gc removes\n"
-		"those whose process is gone (and their channel directories). A docker or podman\n"
+		"those whose process is gone (and their channel directories), then every channel\n"
+		"in the runtime directory whose process is gone (a local kernel died with it). A\n"
 		"session does the same once when it starts.\n",
 };
 
@@ -99,18 +100,22 @@ static int cmd_version(const struct cli_args *args, struct cellbox_config *cfg)
 static int cmd_gc(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-	int n;
+	int n, channels;
 
 	(void)args;
 	n = backend_gc(cfg->session.backend, cfg->session.sandbox.host, &out, &err);
+	/* Then the channels left by dead processes (the containers' went with them above). */
+	channels = session_gc(cfg->session.runtime_dir, &out);
+	if (out.len)
+		fputs(out.buf, stdout);
 	if (n < 0) {
 		cli_error("gc: %s", err.buf);
 		strbuf_release(&err);
+		strbuf_release(&out);
 		return EXIT_NO_KERNEL;
 	}
-	if (out.len)
-		fputs(out.buf, stdout);
-	printf("%d container%s removed\n", n, n == 1 ? "" : "s");
+	printf("%d container%s removed, %d channel%s\n", n, n == 1 ? "" : "s", channels,
+	       channels == 1 ? "" : "s");
 	strbuf_release(&out);
 	strbuf_release(&err);
 	return EXIT_OK;
