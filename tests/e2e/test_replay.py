@@ -192,6 +192,16 @@ class ReplayTest(Base):
             f.write(text)
         return path
 
+    def test_refuses_fifo_and_device(self):
+        # Not regular files: refused at once, never waited on (a FIFO blocked forever).
+        fifo = os.path.join(self.tmp, 'cells.py')
+        os.mkfifo(fifo)
+        for path, kind in ((fifo, 'a FIFO'), ('/dev/zero', 'a device')):
+            p = self.cellbox('replay', path, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("cannot read '%s': it is %s, not a regular file" % (path, kind),
+                          p.stderr)
+
     def test_output_then_check(self):
         src = self.write('c.py', '# %%\nprint("a")\n\n# %%\n[1, 2]\n\n# %%\n'
                          'import matplotlib.pyplot as plt\nplt.plot([1]); plt.show()\n')

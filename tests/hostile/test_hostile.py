@@ -499,6 +499,117 @@ print('raced')
             self.assertEqual(os.listdir(self.run_dir), [], 'a channel left after %s' % sig)
 
 
+class PrivateDockerd:
+    """A dockerd of the test's own (its own data, exec root and socket), so that restarting it
+    disturbs no one else's containers. Its data stays between runs: the image is imported once
+    (scripts/build-image, from the cached root file system)."""
+    top = '/run/cellbox-test-dockerd'
+    data = '/var/lib/cellbox-test-dockerd'
+
+    def __init__(self, log_dir):
+        self.sock = os.path.join(self.top, 'docker.sock')
+        self.host = 'unix://' + self.sock
+        self.log = os.path.join(log_dir, 'dockerd.log')
+        self.conf = os.path.join(log_dir, 'daemon.json')
+        with open(self.conf, 'w') as f:
+            json.dump({}, f)
+        self.proc = None
+
+    def start(self):
+        os.makedirs(self.top, exist_ok=True)
+        with open(self.log, 'ab') as log:
+            self.proc = subprocess.Popen(
+                ['dockerd', '--config-file', self.conf, '--data-root', self.data,
+                 '--exec-root', os.path.join(self.top, 'exec'), '--host', self.host,
+                 '--pidfile', os.path.join(self.top, 'dockerd.pid'), '--bridge=none',
+                 '--iptables=false', '--ip-masq=false', '--cgroup-parent', 'cellbox-test'],
+                stdout=log, stderr=log)
+        t0 = time.monotonic()
+        while not self.answers():
+            if self.proc.poll() is not None or time.monotonic() - t0 > 60:
+                with open(self.log, errors='replace') as f:
+                    raise unittest.SkipTest('a private dockerd does not start: ' + f.read()[-400:])
+            time.sleep(0.1)
+
+    def answers(self):
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(2)
+            s.connect(self.sock)
+            s.sendall(b'GET /_ping HTTP/1.0\r\n\r\n')
+            ok = b' 200 ' in s.recv(64)
+            s.close()
+            return ok
+        except OSError:
+            return False
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def image(self):
+        build = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts',
+                             'build-image')
+        p = subprocess.run([build], env=dict(os.environ, DOCKER_HOST=self.host),
+                           capture_output=True, text=True, timeout=900)
+        if p.returncode != 0:
+            raise unittest.SkipTest('no image in the private dockerd: ' + p.stderr[-400:])
+
+
+class Dockerd(Base):
+    """The engine itself goes away under a session."""
+
+    def test_dockerd_restart(self):
+        """dockerd restarts mid-session: the session says so, and the next cell runs on a
+        fresh kernel (before: 'the kernel is not running' for every cell after)."""
+        if os.geteuid() != 0:
+            raise unittest.SkipTest('runs a dockerd of its own: needs root')
+        d = PrivateDockerd(self.tmp)
+        d.start()
+        try:
+            d.image()
+            env = dict(self.env, DOCKER_HOST=d.host)
+            proc = subprocess.Popen([BIN, 'repl'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=env)
+            out = b''
+
+            def until(text, timeout=120):
+                nonlocal out
+                t0 = time.monotonic()
+                while text not in out and time.monotonic() - t0 < timeout:
+                    chunk = os.read(proc.stdout.fileno(), 4096)
+                    if not chunk:
+                        break
+                    out += chunk
+                return text in out
+            proc.stdin.write(b'x = 1\n\nprint("one", x)\n\nimport time; print("two"); time.sleep(60)\n\n')
+            proc.stdin.flush()
+            self.assertTrue(until(b'two'), out)
+            d.stop()                      # under a running cell
+            d.start()
+            proc.stdin.write(b'print("three")\n\nprint("four")\n\n')
+            proc.stdin.close()
+            self.assertTrue(until(b'four'), out)
+            err = proc.stderr.read().decode(errors='replace')
+            proc.wait(60)
+            self.assertIn(b'three', out, err)
+            # It said what happened (dockerd stops its containers with SIGTERM, or the wait
+            # connection is gone), and started a fresh kernel once dockerd was back.
+            self.assertRegex(err, r'kernel (died|lost)')
+            self.assertRegex(err, r'restarted it|restarting the kernel')
+            self.assertNotIn('the kernel is not running', err)
+        finally:
+            subprocess.run([BIN, 'gc', '--backend', 'docker'], env=dict(self.env,
+                           DOCKER_HOST=d.host), capture_output=True)
+            d.stop()
+
+
 def containers_of(pid):
     """The ids of containers labelled with cellbox pid `pid`."""
     host = os.environ.get('DOCKER_HOST', 'unix:///var/run/docker.sock')[len('unix://'):]
@@ -679,13 +790,13 @@ def sleepers(marker):
 
 
 def main(argv):
-    cases = {n[len('test_'):]: cls for cls in (Hostile, Local) for n in cls.__dict__
+    cases = {n[len('test_'):]: cls for cls in (Hostile, Local, Dockerd) for n in cls.__dict__
              if n.startswith('test_')}
     case = argv[1] if len(argv) > 1 else None
     if case and case not in cases:
         print('no case %r (cases: %s)' % (case, ', '.join(sorted(cases))))
         return 2
-    if any(cls is Hostile for n, cls in cases.items() if case in (None, n)):
+    if any(cls in (Hostile, Dockerd) for n, cls in cases.items() if case in (None, n)):
         why = docker_skip_reason()
         if why:
             print('SKIP: ' + why)
