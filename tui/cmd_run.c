@@ -90,6 +90,15 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	if (!json)
 		cli_setup_graphics(cfg, &pr, &gl);
 	record_open(&ctx.rec, cfg, s);
+	/* A kernel that died since it started (after --copy-in, say) is started again first. */
+	{
+		struct strbuf why = STRBUF_INIT;
+
+		if (session_revive(s, &why, &err) > 0)
+			cli_error("the kernel had ended (%s): restarted it", why.buf);
+		strbuf_release(&why);
+		strbuf_reset(&err);
+	}
 	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &ctx, &err);
 	if (!id) {
 		cli_error("%s", err.buf);
