@@ -303,6 +303,12 @@ int kv_parse(const char *text, const char *name, const char *form, kv_fn fn, voi
 			break;
 		}
 		*eq = '\0';
+		if (!*str_trim(line)) {
+			strbuf_addf(err, "%s:%d: expected '%s' (no key before the '=')", name, lineno,
+				    form);
+			rc = -1;
+			break;
+		}
 		strbuf_reset(&why);
 		if (fn(str_trim(line), str_trim(eq + 1), &why, data) < 0) {
 			strbuf_addf(err, "%s:%d: %s", name, lineno, why.buf);
@@ -513,6 +519,9 @@ int parse_size(const char *s, unsigned long long *out)
 		if (*end)
 			return -1;
 	}
+	/* More than an unsigned long long holds is no size (and converting it is undefined). */
+	if (!(v * (double)mult < 18446744073709551616.0))
+		return -1;
 	*out = (unsigned long long)(v * (double)mult);
 	return 0;
 }

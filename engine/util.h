@@ -54,7 +54,8 @@ int strbuf_add(struct strbuf *sb, const void *data, size_t len);
 int strbuf_addstr(struct strbuf *sb, const char *s);
 int strbuf_addch(struct strbuf *sb, int c);
 int strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 void strbuf_reset(struct strbuf *sb);
 /* Drop the first `n` bytes. */
 void strbuf_remove_front(struct strbuf *sb, size_t n);

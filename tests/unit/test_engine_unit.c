@@ -84,6 +84,9 @@ static void test_parse_size(void)
 	CHECK(parse_size("lots", &v) < 0);
 	CHECK(parse_size("12q", &v) < 0);
 	CHECK(parse_size("-1", &v) < 0);
+	CHECK(parse_size("5e81", &v) < 0);		/* past 2^64 (found by fuzz_kv) */
+	CHECK(parse_size("16777216t", &v) < 0);	/* 2^64 */
+	CHECK(parse_size("16777215t", &v) == 0 && v == 16777215ULL << 40);
 	CHECK(parse_seconds("0.5", &d) == 0 && d == 0.5);
 	CHECK(parse_seconds("x", &d) < 0);
 	CHECK(parse_seconds("-2", &d) < 0);
@@ -300,6 +303,9 @@ static void test_kv_parse(void)
 	strbuf_reset(&err);
 	CHECK(kv_parse("a = 1\n\nbad = 3\nc = 4\n", "f", "k = v", kv_collect, &got, &err) < 0);
 	CHECK_STR(err.buf, "f:3: no bad keys");
+	strbuf_reset(&err);
+	CHECK(kv_parse("a = 1\n = 2\n", "f", "k = v", kv_collect, &got, &err) < 0);
+	CHECK_STR(err.buf, "f:2: expected 'k = v' (no key before the '=')");
 	CHECK(strstr(got.buf, "c=") == NULL);	/* it stopped at the error */
 	strbuf_release(&got);
 	strbuf_release(&err);
