@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include "config.h"
 #include "sanitize.h"
 #include "util.h"
+#include "wall.h"
 #include "../tap.h"
 
 static void test_strbuf(void)
@@ -462,6 +464,169 @@ static void test_channel(void)
 	strbuf_release(&text);
 }
 
+/* Make a file `name` in `dir` with `text`. */
+static void make_file(const char *dir, const char *name, const char *text)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0 && write_all(fd, text, strlen(text)) == 0);
+	close(fd);
+	free(p);
+}
+
+static void test_wall_open(void)
+{
+	char dir[] = "/tmp/cellbox-unit-wall-XXXXXX";
+	struct strbuf why = STRBUF_INIT, got = STRBUF_INIT;
+	char *p, *q;
+	int at, fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	at = open(dir, O_RDONLY | O_DIRECTORY);
+	make_file(dir, "plain", "0123456789");
+	fd = wall_open(at, "plain", geteuid(), 100, &why);
+	CHECK(fd >= 0);
+	CHECK(wall_read(fd, 100, &got, &why) == 0);
+	CHECK_STR(got.buf, "0123456789");
+	close(fd);
+	/* Each rule, and the words that say which. */
+	CHECK(wall_open(at, "plain", geteuid(), 5, &why) < 0);
+	CHECK(strstr(why.buf, "over its cap") != NULL);
+	strbuf_reset(&why);
+	CHECK(wall_open(at, "plain", geteuid() + 1, 100, &why) < 0);
+	CHECK(strstr(why.buf, "belongs to uid") != NULL);
+	strbuf_reset(&why);
+	p = xasprintf("%s/plain", dir);
+	q = xasprintf("%s/link", dir);
+	CHECK(symlink(p, q) == 0);
+	CHECK(wall_open(at, "link", geteuid(), 100, &why) < 0);
+	CHECK(strstr(why.buf, "a symbolic link") != NULL);
+	strbuf_reset(&why);
+	free(q);
+	q = xasprintf("%s/hard", dir);
+	CHECK(link(p, q) == 0);
+	CHECK(wall_open(at, "hard", geteuid(), 100, &why) < 0);
+	CHECK(strstr(why.buf, "2 links") != NULL);
+	strbuf_reset(&why);
+	free(q);
+	q = xasprintf("%s/fifo", dir);
+	CHECK(mkfifo(q, 0600) == 0);
+	CHECK(wall_open(at, "fifo", geteuid(), 100, &why) < 0);	/* at once, no writer needed */
+	CHECK(strstr(why.buf, "a FIFO") != NULL);
+	strbuf_reset(&why);
+	CHECK(wall_open(at, "../plain", geteuid(), 100, &why) < 0);
+	CHECK(wall_open(at, "missing", geteuid(), 100, &why) < 0);
+	CHECK(strstr(why.buf, "does not exist") != NULL);
+	free(p);
+	free(q);
+	close(at);
+	remove_tree(dir);
+	CHECK(access(dir, F_OK) < 0);
+	strbuf_release(&why);
+	strbuf_release(&got);
+}
+
+static void test_remove_tree_no_follow(void)
+{
+	char outside[] = "/tmp/cellbox-unit-out-XXXXXX", dir[] = "/tmp/cellbox-unit-rm-XXXXXX";
+	char *sub, *link_path, *kept;
+
+	CHECK(mkdtemp(outside) != NULL && mkdtemp(dir) != NULL);
+	make_file(outside, "precious", "keep me");
+	sub = xasprintf("%s/sub", dir);
+	CHECK(mkdir(sub, 0700) == 0);
+	link_path = xasprintf("%s/sub/to-outside", dir);
+	CHECK(symlink(outside, link_path) == 0);	/* a link to a directory, inside the tree */
+	remove_tree(dir);
+	CHECK(access(dir, F_OK) < 0);
+	kept = xasprintf("%s/precious", outside);
+	CHECK(access(kept, F_OK) == 0);			/* not followed */
+	/* A tree that is itself a link (a channel a kernel swapped): the link goes, not its target. */
+	CHECK(mkdir(dir, 0700) == 0);
+	free(link_path);
+	link_path = xasprintf("%s/channel", dir);
+	CHECK(symlink(outside, link_path) == 0);
+	remove_tree(link_path);
+	CHECK(access(link_path, F_OK) < 0 && errno == ENOENT);
+	CHECK(access(kept, F_OK) == 0);
+	remove_tree(dir);
+	remove_tree(outside);
+	free(sub);
+	free(link_path);
+	free(kept);
+}
+
+static void test_wall_own_dir(void)
+{
+	char base[] = "/tmp/cellbox-unit-own-XXXXXX";
+	struct strbuf err = STRBUF_INIT;
+	char *p, *q;
+
+	CHECK(mkdtemp(base) != NULL);
+	p = xasprintf("%s/a/b/c", base);
+	CHECK(wall_own_dir(p, 1, &err) == 0);		/* made, with its parents */
+	tap_note(err.buf);
+	CHECK(wall_own_dir(p, 0, &err) == 0);		/* and accepted as it is */
+	CHECK(chmod(p, 0755) == 0);
+	CHECK(wall_own_dir(p, 1, &err) < 0);
+	CHECK(strstr(err.buf, "has mode 0755") != NULL);
+	strbuf_reset(&err);
+	CHECK(chmod(p, 0700) == 0);
+	q = xasprintf("%s/link", base);
+	CHECK(symlink(p, q) == 0);
+	CHECK(wall_own_dir(q, 1, &err) < 0);		/* the directory itself may not be a link */
+	CHECK(strstr(err.buf, "symbolic link") != NULL);
+	strbuf_reset(&err);
+	if (geteuid() == 0) {
+		/* Another user's: refused, not used (what /tmp/cellbox-UID made first looks like). */
+		CHECK(chown(p, 4242, 4242) == 0);
+		CHECK(wall_own_dir(p, 1, &err) < 0);
+		CHECK(strstr(err.buf, "belongs to uid 4242") != NULL);
+		strbuf_reset(&err);
+		CHECK(chown(p, 0, 0) == 0);
+		/* A parent others may write (and not sticky): refused. */
+		free(q);
+		q = xasprintf("%s/a", base);
+		CHECK(chmod(q, 0777) == 0);
+		CHECK(wall_own_dir(p, 1, &err) < 0);
+		CHECK(strstr(err.buf, "may be written by others") != NULL);
+		CHECK(chmod(q, 01777) == 0);			/* sticky, as /tmp: fine */
+		strbuf_reset(&err);
+		CHECK(wall_own_dir(p, 1, &err) == 0);
+	}
+	remove_tree(base);
+	free(p);
+	free(q);
+	strbuf_release(&err);
+}
+
+static void test_wall_png(void)
+{
+	static const unsigned char ok[33] = {
+		0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R',
+		0, 0, 2, 0x80, 0, 0, 1, 0xe0, 8, 2, 0, 0, 0,
+	};
+	unsigned char bad[33];
+	struct strbuf why = STRBUF_INIT;
+	int w, h;
+
+	CHECK(wall_png_check(ok, sizeof(ok), 16384, 100000000ull, &w, &h, &why) == 0);
+	CHECK(w == 640 && h == 480);
+	CHECK(wall_png_check("GIF89a", 6, 16384, 100000000ull, &w, &h, &why) < 0);
+	CHECK(strstr(why.buf, "no PNG signature") != NULL);
+	memcpy(bad, ok, sizeof(bad));
+	bad[18] = 0xff;		/* 65 million pixels wide */
+	strbuf_reset(&why);
+	CHECK(wall_png_check(bad, sizeof(bad), 16384, 100000000ull, &w, &h, &why) < 0);
+	CHECK(strstr(why.buf, "outside") != NULL);
+	memcpy(bad, ok, sizeof(bad));
+	bad[12] = 'X';
+	strbuf_reset(&why);
+	CHECK(wall_png_check(bad, sizeof(bad), 16384, 100000000ull, &w, &h, &why) < 0);
+	strbuf_release(&why);
+}
+
 static const struct tap_test tests[] = {
 	{ "strbuf", test_strbuf },
 	{ "strbuf_cap", test_strbuf_cap },
@@ -474,6 +639,10 @@ static const struct tap_test tests[] = {
 	{ "config_env", test_config_env },
 	{ "kv_parse", test_kv_parse },
 	{ "event_reader", test_event_reader },
+	{ "wall_open", test_wall_open },
+	{ "remove_tree_no_follow", test_remove_tree_no_follow },
+	{ "wall_own_dir", test_wall_own_dir },
+	{ "wall_png", test_wall_png },
 	{ "event_reader_punch", test_event_reader_punch },
 	{ "channel", test_channel },
 };
