@@ -3,6 +3,7 @@
 #include "channel.h"
 #include "docker.h"
 #include "protocol.h"	/* generated from the runner: CELLBOX_KERNEL_IMAGE */
+#include "wall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -377,21 +378,21 @@ static void docker_wake(struct backend *be)
 	}
 }
 
-/* Leave the container's id in the channel (`container`): who adopts the kernel needs it. */
+/*
+ * Leave the container's id in the channel (`container`): who adopts the kernel needs it. The
+ * note sits at the channel's top, which no container sees; written as every host file is.
+ */
 static void write_container_file(const char *channel_dir, const char *id)
 {
-	char *path = xasprintf("%s/" BACKEND_CONTAINER_FILE, channel_dir);
-	char *tmp = xasprintf("%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct strbuf err = STRBUF_INIT;
+	int fd = open(channel_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd >= 0) {
-		int bad = write_all(fd, id, strlen(id)) < 0;
-
-		if (close(fd) < 0 || bad || rename(tmp, path) < 0)
-			unlink(tmp);
+		wall_write_at(fd, BACKEND_CONTAINER_FILE, id, strlen(id), 0644,
+			      BACKEND_CONTAINER_FILE, &err);
+		close(fd);
 	}
-	free(tmp);
-	free(path);
+	strbuf_release(&err);
 }
 
 static int docker_start(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
