@@ -207,8 +207,9 @@ static void split_lines(cJSON *nb)
 		cJSON_ArrayForEach(out, cJSON_GetObjectItemCaseSensitive(cell, "outputs")) {
 			cJSON *data = cJSON_GetObjectItemCaseSensitive(out, "data");
 			split_member(out, "text");
-			/* Replacing a member frees it: step on before that. */
-			for (m = data ? data->child : NULL; m;) {
+			/* Only a mapping has mime names (a list from elsewhere is left as it
+			 * is). Replacing a member frees it: step on before that. */
+			for (m = cJSON_IsObject(data) ? data->child : NULL; m;) {
 				cJSON *next = m->next;
 				if (cJSON_IsString(m) && (!strncmp(m->string, "text/", 5) ||
 							  !strcmp(m->string, "application/javascript") ||
