@@ -713,7 +713,12 @@ int cellfile_read(const char *path, struct strbuf *text, struct strbuf *err)
 		strbuf_addf(err, "cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		strbuf_addf(err, "cannot read '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		strbuf_addf(err, "cannot read '%s': it is %s, not a regular file (a cell file)", path,
 			    S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" :
 			    S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
