@@ -1,6 +1,7 @@
 /* The backend registry: a name to its family's table, and what every family shares. */
 #include "backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -66,6 +67,22 @@ int backend_gc(const char *name, const char *host, struct strbuf *out, struct st
 	name = backend_engine_name(name, err);
 	ops = name ? backend_find(name, err) : NULL;
 	return ops ? ops->gc(name, host, out, err) : -1;
+}
+
+long backend_kernel_pid(const char *dir, const cJSON *ready)
+{
+	struct strbuf text = STRBUF_INIT;
+	char *path = xasprintf("%s/" BACKEND_PID_FILE, dir);
+	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(ready, "pid");
+	long n = 0;
+
+	if (strbuf_read_file(&text, path, 64) == 0)
+		n = strtol(text.buf, NULL, 10);
+	else if (cJSON_IsNumber(pid) && pid->valuedouble > 0 && pid->valuedouble < 1 << 30)
+		n = pid->valueint;
+	strbuf_release(&text);
+	free(path);
+	return n > 0 ? n : 0;
 }
 
 void backend_describe_status(int status, const char *note, struct strbuf *why)

@@ -19,6 +19,8 @@
  *   free()       release everything; kills first if still running.
  *   detach()     optional: let go of a running kernel without stopping it (the pool daemon
  *                hands its kernels to other processes); free() afterwards does not kill.
+ *   wake()       optional: tell the runner a command file is there, where inotify does not
+ *                reach it (gVisor: one byte on the container's stdin; PROTOCOL.md).
  *
  * Adoption (pooled mode): a backend made by its family's adopt constructor (backend_adopt)
  * starts with a running kernel that another process started and detached, found by its
@@ -33,6 +35,7 @@
  */
 
 #include <sys/types.h>
+#include <cjson/cJSON.h>
 #include "reason.h"
 #include "util.h"
 
@@ -51,6 +54,7 @@ struct sandbox_opts {
 	const char *security_opt;	/* comma-separated [no-new-privileges] */
 	const char *user;		/* uid[:gid] [the caller's uid, 1000 for root] */
 	const char *host;		/* engine socket [$DOCKER_HOST or the default] */
+	const char *runtime;		/* OCI runtime ("runsc": gVisor) [the engine's default] */
 };
 
 struct kernel_spec {
@@ -74,6 +78,12 @@ struct kernel_handle {
 #define BACKEND_CONTAINER_FILE "container"
 /* The file in a channel where the parent of a child kernel leaves its wait status. */
 #define BACKEND_EXIT_STATUS_FILE "exit_status"
+/*
+ * The file in a channel where the starter of a child kernel leaves its pid as this machine
+ * sees it (the ready file is the kernel's own word, and inside a pid namespace another pid).
+ * These notes sit in the channel's host-only top, out of every kernel's reach.
+ */
+#define BACKEND_PID_FILE "pid"
 /* The backend when none is configured. */
 #define BACKEND_DEFAULT "local"
 
@@ -96,13 +106,18 @@ enum {
 	 * Without the flag (and with BACKEND_CHILD_KERNELS) it is `python` run on this host.
 	 */
 	BACKEND_IMAGES = 1 << 2,
+	/*
+	 * The kernel is confined (a container): it is hostile, so its part of the channel is a
+	 * tmpfs the size of the channel quota where cellbox may mount one.
+	 */
+	BACKEND_SANDBOX = 1 << 3,
 };
 
 struct backend;
 
 struct backend_ops {
 	const char *name;	/* the family ("local", "docker": podman shares docker's table) */
-	unsigned flags;		/* BACKEND_CHILD_KERNELS, BACKEND_SLOW_KILL, BACKEND_IMAGES */
+	unsigned flags;		/* BACKEND_CHILD_KERNELS, _SLOW_KILL, _IMAGES, _SANDBOX */
 	/* Constructors; `name` is the registry's name ("podman" for podman). */
 	struct backend *(*create)(const char *name);
 	/* Take over the running kernel `k`; NULL with `err` set when there is none to take. */
@@ -126,6 +141,7 @@ struct backend_ops {
 	void (*kill)(struct backend *be);
 	void (*free)(struct backend *be);
 	void (*detach)(struct backend *be);
+	void (*wake)(struct backend *be);
 	/*
 	 * Optional (NULL = nothing to do): the uid/gid the channel's files must belong to for
 	 * the kernel to use them (a container user other than ours). Returns 1 and sets them,
@@ -159,6 +175,12 @@ int backend_running(const char *name, const struct kernel_handle *k, struct strb
  * NULL) gets a line each.
  */
 int backend_gc(const char *name, const char *host, struct strbuf *out, struct strbuf *err);
+
+/*
+ * The pid of the kernel in channel `dir` as this machine sees it: the starter's note
+ * (BACKEND_PID_FILE), else the "pid" of its ready object `ready` (may be NULL); 0 if none.
+ */
+long backend_kernel_pid(const char *dir, const cJSON *ready);
 
 /*
  * Describe a wait(2) status the way the user reads it: "kernel died (exit code 3)", "kernel

@@ -1,7 +1,9 @@
 /* The docker and podman backends: the runner as a container's command, over the Engine API. */
 #include "backend.h"
+#include "channel.h"
 #include "docker.h"
 #include "protocol.h"	/* generated from the runner: CELLBOX_KERNEL_IMAGE */
+#include "wall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +33,17 @@ struct backend_docker {
 	int wait_fd;		/* POST /containers/ID/wait; readable when it exits */
 	struct strbuf wait_reply;
 	unsigned long long memory;	/* the limit in force, for messages */
+	int stdin_fd;		/* the container's stdin (attached), or -1: the runner's wake-up */
 };
+
+/*
+ * Whether the runner is woken through its stdin: under another OCI runtime than runc (gVisor's
+ * runsc), inotify inside does not see the host's writes to a bind mount (PROTOCOL.md).
+ */
+static int wakes_by_stdin(const struct sandbox_opts *sb)
+{
+	return sb && sb->runtime && *sb->runtime && strcmp(sb->runtime, "runc");
+}
 
 static struct backend_docker *docker_of(struct backend *be)
 {
@@ -213,8 +225,9 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cmd = cJSON_AddArrayToObject(body, "Cmd");
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/sh"));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString(
-		"exec python3 \"$0\" \"$1\" </dev/null >>\"$1/log\" 2>&1"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(wakes_by_stdin(sb) ?
+		"exec python3 \"$0\" \"$1\" >>\"$1/kernel/log\" 2>&1" :
+		"exec python3 \"$0\" \"$1\" </dev/null >>\"$1/kernel/log\" 2>&1"));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->runner));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->channel_dir));
 	env = cJSON_AddArrayToObject(body, "Env");
@@ -224,6 +237,13 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddItemToArray(env, cJSON_CreateString("PYTHONDONTWRITEBYTECODE=1"));
 	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
 	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
+	if (wakes_by_stdin(sb)) {
+		/* A byte on stdin per command (PROTOCOL.md, "Waking the runner"). */
+		cJSON_AddItemToArray(env, cJSON_CreateString("CELLBOX_WAKE=stdin"));
+		cJSON_AddBoolToObject(body, "OpenStdin", 1);
+		cJSON_AddBoolToObject(body, "StdinOnce", 0);
+		cJSON_AddBoolToObject(body, "AttachStdin", 1);
+	}
 	labels = cJSON_AddObjectToObject(body, "Labels");
 	backend_docker_owner_labels(labels);
 	cJSON_AddStringToObject(labels, LABEL_CHANNEL, spec->channel_dir);
@@ -231,11 +251,17 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	hc = cJSON_AddObjectToObject(body, "HostConfig");
 	cJSON_AddBoolToObject(hc, "Init", 1);
 	{
+		/* The channel's two one-way parts, at the host's paths: the host's read-only. */
 		cJSON *binds = cJSON_AddArrayToObject(hc, "Binds");
-		char *bind = xasprintf("%s:%s:rw", spec->channel_dir, spec->channel_dir);
+		char *bind = xasprintf("%s/host:%s/host:ro", spec->channel_dir, spec->channel_dir);
+		cJSON_AddItemToArray(binds, cJSON_CreateString(bind));
+		free(bind);
+		bind = xasprintf("%s/kernel:%s/kernel:rw", spec->channel_dir, spec->channel_dir);
 		cJSON_AddItemToArray(binds, cJSON_CreateString(bind));
 		free(bind);
 	}
+	if (sb->runtime && *sb->runtime)
+		cJSON_AddStringToObject(hc, "Runtime", sb->runtime);
 	cJSON_AddStringToObject(hc, "NetworkMode", net);
 	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", !sb->writable_root);
 	tmpfs = cJSON_AddObjectToObject(hc, "Tmpfs");
@@ -334,21 +360,45 @@ static int open_wait(struct backend_docker *db, struct strbuf *err)
 	return 0;
 }
 
-/* Leave the container's id in the channel (`container`): who adopts the kernel needs it. */
+/* Attach to the container's stdin, the runner's wake-up (non-blocking writes). */
+static int attach_stdin(struct backend_docker *db, struct strbuf *err)
+{
+	db->stdin_fd = docker_attach_stdin(&db->d, db->id, err);
+	if (db->stdin_fd < 0)
+		return -1;
+	fcntl(db->stdin_fd, F_SETFL, fcntl(db->stdin_fd, F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
+static void docker_wake(struct backend *be)
+{
+	struct backend_docker *db = docker_of(be);
+
+	/*
+	 * A full socket means wake-ups are already waiting: one more is not needed. Other
+	 * errors are the engine's, and the wait connection says how the container ended.
+	 */
+	if (db->stdin_fd >= 0) {
+		ssize_t n = write(db->stdin_fd, "w", 1);
+		(void)n;
+	}
+}
+
+/*
+ * Leave the container's id in the channel (`container`): who adopts the kernel needs it. The
+ * note sits at the channel's top, which no container sees; written as every host file is.
+ */
 static void write_container_file(const char *channel_dir, const char *id)
 {
-	char *path = xasprintf("%s/" BACKEND_CONTAINER_FILE, channel_dir);
-	char *tmp = xasprintf("%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct strbuf err = STRBUF_INIT;
+	int fd = open(channel_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd >= 0) {
-		int bad = write_all(fd, id, strlen(id)) < 0;
-
-		if (close(fd) < 0 || bad || rename(tmp, path) < 0)
-			unlink(tmp);
+		wall_write_at(fd, BACKEND_CONTAINER_FILE, id, strlen(id), 0644,
+			      BACKEND_CONTAINER_FILE, &err);
+		close(fd);
 	}
-	free(tmp);
-	free(path);
+	strbuf_release(&err);
 }
 
 static int docker_start(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
@@ -388,6 +438,8 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		goto out;
 	}
 	db->id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id")));
+	if (wakes_by_stdin(sb) && attach_stdin(db, err) < 0)
+		goto out;
 	path = xasprintf("/containers/%s/start", db->id);
 	strbuf_reset(&msg);
 	status = docker_call(&db->d, "POST", path, NULL, NULL, &msg);
@@ -423,6 +475,9 @@ static void docker_forget(struct backend_docker *db)
 	if (db->wait_fd >= 0)
 		close(db->wait_fd);
 	db->wait_fd = -1;
+	if (db->stdin_fd >= 0)
+		close(db->stdin_fd);
+	db->stdin_fd = -1;
 	free(db->id);
 	db->id = NULL;
 }
@@ -634,7 +689,7 @@ static int docker_gc(const char *engine, const char *host, struct strbuf *out,
 			const char *base = strrchr(ch, '/') + 1;
 			size_t n = strlen(pid);
 			if (!strncmp(base, pid, n) && base[n] == '-' && access(ch, F_OK) == 0)
-				remove_tree(ch);
+				channel_remove_dir(ch);
 		}
 	}
 out:
@@ -652,6 +707,7 @@ static struct backend *docker_create(const char *engine)
 	db->base.ops = &backend_docker_ops;
 	db->engine = xstrdup(engine);
 	db->wait_fd = -1;
+	db->stdin_fd = -1;
 	strbuf_init(&db->wait_reply, 0);
 	return &db->base;
 }
@@ -714,6 +770,12 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 	if (!db->memory)
 		db->memory = DEFAULT_MEMORY;
 	db->id = xstrdup(id);
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply,
+			"Config"), "OpenStdin")) && attach_stdin(db, err) < 0) {
+		free(db->id);
+		db->id = NULL;
+		goto out;
+	}
 	/* An exited container answers the wait at once: reap() then says why it stopped. */
 	if (open_wait(db, err) < 0) {
 		free(db->id);
@@ -752,7 +814,7 @@ static int docker_running(const char *engine, const struct kernel_handle *k, str
 /* One table for both engines: what differs between docker and podman is in db->engine. */
 const struct backend_ops backend_docker_ops = {
 	.name = "docker",
-	.flags = BACKEND_SLOW_KILL | BACKEND_IMAGES,
+	.flags = BACKEND_SLOW_KILL | BACKEND_IMAGES | BACKEND_SANDBOX,
 	.create = docker_create,
 	.adopt = docker_adopt,
 	.running = docker_running,
@@ -764,5 +826,6 @@ const struct backend_ops backend_docker_ops = {
 	.kill = docker_kill,
 	.free = docker_free,
 	.detach = docker_detach,
+	.wake = docker_wake,
 	.channel_owner = docker_channel_owner,
 };

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,39 +21,45 @@ struct backend_local {
 	pid_t pid;		/* 0 when no kernel runs */
 	int pidfd;		/* readable when the child exits; -1 without pidfd_open */
 	int adopted;		/* pid is not our child: no waitpid, status from status_file */
+	int in_ns;		/* pid is the kernel's init in a pid namespace of its own */
 	char *status_file;
 };
+
+/* A status as the user reads it: the init of a pid namespace tells a signal as 128 + N. */
+static int runner_status(int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 65)
+		return WEXITSTATUS(status) - 128;	/* "killed by signal N" */
+	return status;
+}
 
 static struct backend_local *local_of(struct backend *be)
 {
 	return (struct backend_local *)be;
 }
 
-/* Set up the child and exec the runner; on failure report errno through `errfd`. */
-static void __attribute__((noreturn)) child_exec(const struct kernel_spec *spec, int errfd,
-						  pid_t parent)
+/* Set up the runner's process and exec it; on failure report errno through `errfd`. */
+static void __attribute__((noreturn)) exec_runner(const struct kernel_spec *spec, int errfd)
 {
 	sigset_t none;
 	char *log;
 	int fd, saved;
 
-	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
 
 	fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0 && fd != 0) {
 		dup2(fd, 0);
 		close(fd);
 	}
-	log = xasprintf("%s/log", spec->channel_dir);
-	fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	log = xasprintf("%s/kernel/log", spec->channel_dir);
+	fd = open(log, O_WRONLY | O_APPEND | O_NOFOLLOW);
 	if (fd >= 0) {
 		dup2(fd, 1);
 		dup2(fd, 2);
@@ -73,39 +81,175 @@ fail:
 	_exit(127);
 }
 
+static volatile sig_atomic_t init_pending[NSIG];
+
+/* The kernel's init catches what it passes on (pid 1 gets only signals it handles). */
+static void init_on_signal(int sig)
+{
+	init_pending[sig] = 1;
+}
+
+/*
+ * The kernel's init, pid 1 of its own pid namespace: it runs the runner, passes signals on
+ * to it and reaps what gets orphaned. When the runner ends, init ends, and with it every
+ * process still in the namespace (a child that made itself a session of its own included).
+ * A runner killed by signal N is told as exit code 128 + N, as a container's init does.
+ */
+static void __attribute__((noreturn)) kernel_init(const struct kernel_spec *spec, int errfd)
+{
+	static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sigaction sa;
+	sigset_t block, none;
+	pid_t runner;
+	int status = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = init_on_signal;
+	sigemptyset(&block);
+	for (size_t i = 0; i < ARRAY_SIZE(passed); i++) {
+		sigaction(passed[i], &sa, NULL);
+		sigaddset(&block, passed[i]);
+	}
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	/*
+	 * A /proc of the namespace, so that os.getpid() and /proc/self agree (psutil): in a mount
+	 * namespace of our own whose mounts do not go back out. Without it, the host's /proc.
+	 */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0)
+		mount("proc", "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV, NULL);
+	runner = fork();
+	if (runner < 0)
+		_exit(127);
+	if (runner == 0)
+		exec_runner(spec, errfd);
+	close(errfd);
+	sigemptyset(&none);
+	for (;;) {
+		pid_t pid;
+
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			if (pid == runner)
+				_exit(WIFEXITED(status) ? WEXITSTATUS(status) :
+				      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 127);
+		for (size_t i = 0; i < ARRAY_SIZE(passed); i++)
+			if (init_pending[passed[i]]) {
+				init_pending[passed[i]] = 0;
+				kill(runner, passed[i]);
+			}
+		sigsuspend(&none);
+	}
+}
+
+/* Give a new user namespace our own uid and gid (an unprivileged pid namespace needs one). */
+static int map_ids(pid_t pid, uid_t uid, gid_t gid)
+{
+	static const char *const files[] = { "setgroups", "uid_map", "gid_map" };
+	int rc = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char *path = xasprintf("/proc/%ld/%s", (long)pid, files[i]);
+		char *text = i == 0 ? xstrdup("deny") : i == 1 ?
+			     xasprintf("%u %u 1\n", (unsigned)uid, (unsigned)uid) :
+			     xasprintf("%u %u 1\n", (unsigned)gid, (unsigned)gid);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write_all(fd, text, strlen(text)) < 0)
+			rc = -1;
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		free(text);
+	}
+	return rc;
+}
+
+/*
+ * Fork the kernel into a pid namespace of its own (with a user namespace when we are not
+ * root); where that is not allowed, a plain fork. Returns the pid, 0 in the child, -1.
+ */
+static pid_t fork_kernel(int *in_ns)
+{
+	unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | (geteuid() ? CLONE_NEWUSER : 0);
+	pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+
+	*in_ns = pid >= 0;
+	if (pid < 0)
+		pid = fork();
+	return pid;
+}
+
+/* Leave the kernel's pid, as this machine sees it, in the channel (BACKEND_PID_FILE). */
+static void write_pid_file(const char *channel_dir, pid_t pid)
+{
+	char *path = xasprintf("%s/" BACKEND_PID_FILE, channel_dir);
+	char text[24];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	snprintf(text, sizeof(text), "%ld\n", (long)pid);
+	if (fd >= 0) {
+		if (write_all(fd, text, strlen(text)) < 0)
+			unlink(path);
+		close(fd);
+	}
+	free(path);
+}
+
 static int local_start(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
 {
 	struct backend_local *lb = local_of(be);
-	pid_t parent = getpid(), pid;
-	int pipefd[2], child_errno = 0;
+	pid_t pid;
+	int pipefd[2], syncfd[2], child_errno = 0, in_ns = 0;
 	ssize_t n;
 
 	if (lb->pid) {
 		strbuf_addstr(err, "the kernel is already running");
 		return -1;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+	if (pipe2(pipefd, O_CLOEXEC) < 0 || pipe2(syncfd, O_CLOEXEC) < 0) {
 		strbuf_addf(err, "cannot create a pipe: %s", strerror(errno));
 		return -1;
 	}
-	pid = fork();
+	pid = fork_kernel(&in_ns);
 	if (pid < 0) {
 		strbuf_addf(err, "cannot fork: %s", strerror(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
+		close(syncfd[0]);
+		close(syncfd[1]);
 		return -1;
 	}
 	if (pid == 0) {
+		char go;
+
 		close(pipefd[0]);
-		child_exec(spec, pipefd[1], parent);
+		close(syncfd[1]);
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* The parent's go (after it mapped our ids); EOF: it died before PDEATHSIG. */
+		if (read(syncfd[0], &go, 1) != 1)
+			_exit(127);
+		close(syncfd[0]);
+		if (in_ns)
+			kernel_init(spec, pipefd[1]);
+		exec_runner(spec, pipefd[1]);
 	}
 	close(pipefd[1]);
+	close(syncfd[0]);
+	if (in_ns && geteuid())
+		map_ids(pid, geteuid(), getegid());
+	setpgid(pid, pid);	/* also here, so the group exists before we signal it */
+	if (write(syncfd[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	close(syncfd[1]);
 	/* The pipe closes on a successful exec; otherwise it carries errno. */
 	do {
 		n = read(pipefd[0], &child_errno, sizeof(child_errno));
 	} while (n < 0 && errno == EINTR);
 	close(pipefd[0]);
 	if (n == sizeof(child_errno)) {
+		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		if (spec->cwd && access(spec->cwd, X_OK) < 0)
 			strbuf_addf(err, "cannot enter '%s': %s", spec->cwd, strerror(child_errno));
@@ -113,9 +257,10 @@ static int local_start(struct backend *be, const struct kernel_spec *spec, struc
 			strbuf_addf(err, "cannot run '%s': %s", spec->python, strerror(child_errno));
 		return -1;
 	}
-	setpgid(pid, pid);	/* also here, so the group exists before we signal it */
 	lb->pid = pid;
+	lb->in_ns = in_ns;
 	lb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	write_pid_file(spec->channel_dir, pid);
 	return 0;
 }
 
@@ -132,6 +277,7 @@ static void local_forget(struct backend_local *lb)
 	lb->pidfd = -1;
 	lb->pid = 0;
 	lb->adopted = 0;	/* a restart forks a kernel of our own */
+	lb->in_ns = 0;
 }
 
 /* Whether the adopted kernel has exited: its pidfd is readable, or it is gone. */
@@ -157,7 +303,7 @@ static void adopted_describe(struct backend_local *lb, struct strbuf *why)
 		usleep(2000);
 	}
 	if (text.len)
-		backend_describe_status(atoi(text.buf), NULL, why);
+		backend_describe_status(runner_status(atoi(text.buf)), NULL, why);
 	else
 		strbuf_addstr(why, "kernel died (exit status unknown)");
 	strbuf_release(&text);
@@ -189,7 +335,7 @@ static int local_reap(struct backend *be, enum reason *reason, struct strbuf *wh
 		*reason = REASON_CHANNEL_LOST;
 		strbuf_addf(why, "kernel lost (%s)", strerror(errno));
 	} else {
-		backend_describe_status(status, NULL, why);
+		backend_describe_status(lb->in_ns ? runner_status(status) : status, NULL, why);
 	}
 	/* Anything the kernel left behind in its group goes with it. */
 	kill(-lb->pid, SIGKILL);

@@ -1,6 +1,7 @@
 #include "cellfile.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -207,8 +208,9 @@ static void split_lines(cJSON *nb)
 		cJSON_ArrayForEach(out, cJSON_GetObjectItemCaseSensitive(cell, "outputs")) {
 			cJSON *data = cJSON_GetObjectItemCaseSensitive(out, "data");
 			split_member(out, "text");
-			/* Replacing a member frees it: step on before that. */
-			for (m = data ? data->child : NULL; m;) {
+			/* Only a mapping has mime names (a list from elsewhere is left as it
+			 * is). Replacing a member frees it: step on before that. */
+			for (m = cJSON_IsObject(data) ? data->child : NULL; m;) {
 				cJSON *next = m->next;
 				if (cJSON_IsString(m) && (!strncmp(m->string, "text/", 5) ||
 							  !strcmp(m->string, "application/javascript") ||
@@ -778,10 +780,34 @@ static int has_ext(const char *path, const char *ext)
 
 int cellfile_read(const char *path, struct strbuf *text, struct strbuf *err)
 {
-	if (strbuf_read_file(text, path, CELLFILE_MAX) < 0) {
+	/* Opened without blocking, so a FIFO or a device is refused, never waited on. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), rc;
+	struct stat st;
+
+	if (fd < 0) {
 		strbuf_addf(err, "cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
+	if (fstat(fd, &st) < 0) {
+		strbuf_addf(err, "cannot read '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		strbuf_addf(err, "cannot read '%s': it is %s, not a regular file (a cell file)", path,
+			    S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" :
+			    S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+			    S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
+		close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	rc = strbuf_read_fd(text, fd, CELLFILE_MAX);
+	if (rc < 0)
+		strbuf_addf(err, "cannot read '%s': %s", path, strerror(errno));
+	close(fd);
+	if (rc < 0)
+		return -1;
 	return text_check(text->buf, text->len, path, err);
 }
 

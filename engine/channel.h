@@ -2,13 +2,27 @@
 #define CELLBOX_CHANNEL_H
 
 /*
- * The file-based command/result queue between host and runner (kernels/python/PROTOCOL.md).
+ * The file-based command/result queue between host and runner (kernels/python/PROTOCOL.md),
+ * built as the sandbox's wall (wall.h): a directory in two one-way parts.
  *
- * A channel is a directory: commands/ (host -> runner), results/ (runner -> host), plots/,
- * plus `ready`, `log` and `runner.py`. Whole files are written as tmp + rename; the runner
- * appends result events a line at a time and the host reads them incrementally with an
- * event_reader. The host is woken by inotify on the channel and results directories; where
- * inotify is not available the channel says so (notify_fd == -1) and the session polls.
+ *	<channel>/            the host's (0700), never shown to a container as a whole
+ *	  host/               host -> kernel: runner.py, commands/, files/ (copy-in); a container
+ *	                      sees it read-only; only the host writes it
+ *	  kernel/             kernel -> host: ready, log, results/, plots/, out/ (copy-out); the
+ *	                      only part a kernel can write. Its top is the host's (the kernel
+ *	                      cannot add, remove or swap entries there); results/, plots/, out/
+ *	                      and the files ready and log are the kernel's. When cellbox may
+ *	                      mount (root), it is a tmpfs the size of the quota: what the kernel
+ *	                      writes can never take more of the host than that.
+ *	  plots/              the host's checked copies of the kernel's plots (what consumers read)
+ *	  container, pid, exit_status   the backends' own notes
+ *
+ * The host opens every directory of the kernel part once, as a descriptor, and touches entries
+ * there only through wall.h. It makes each request's results/<id>.jsonl itself (O_EXCL) and
+ * reads it through the descriptor it made, so no name the kernel could plant is ever opened
+ * for results. inotify wakes the host (the channel says notify_fd == -1 when it cannot, and
+ * the session polls); a kernel that removes or moves part of the channel is noticed in
+ * channel_drain().
  */
 
 #include <stddef.h>
@@ -16,63 +30,132 @@
 #include "util.h"
 
 struct channel {
-	char *dir;		/* absolute path of the channel directory */
+	char *dir;		/* absolute path of the channel directory; stable for its life */
+	int dir_fd, host_fd, commands_fd, files_fd, shown_fd;	/* the host's directories */
+	int kernel_fd, results_fd, plots_fd, out_fd;	/* the kernel part; -1 before a reset */
+	int ready_fd, log_fd;	/* kernel/ready and kernel/log, made by the host */
 	int notify_fd;		/* inotify descriptor (non-blocking), or -1: poll instead */
-	int chown;		/* files written get `uid`:`gid` (a container user) */
-	uid_t uid;
+	int wd[4];		/* our watches: the channel, host/, kernel/, results/ (-1: none) */
+	uid_t uid;		/* the kernel's user: owner of everything in the kernel part */
 	gid_t gid;
+	int other_user;		/* the kernel is another uid than ours: its part is given to it */
+	int mounted;		/* kernel/ is a tmpfs of ours, `quota` bytes big */
+	unsigned long long quota;	/* bytes the kernel may keep on the host; 0 = no limit */
+	unsigned long long shown_bytes;	/* bytes of the host's copies of the kernel's plots */
+	int lost;		/* part of the channel was removed or moved (by a local kernel) */
 };
 
-/*
- * Make a new, empty channel directory below `root` (created 0700 if missing) with
- * commands/, results/ and plots/, and start watching it. Returns 0 or -1 with `err` set.
- */
+/* Make a channel below the runtime directory `root` (checked: wall_own_dir). 0 or -1. */
 int channel_create(struct channel *ch, const char *root, struct strbuf *err);
 /*
- * Take over an existing channel directory (a pooled kernel's) and start watching it. When the
- * directory belongs to another user (a container's, channel_set_owner), files written get
- * that owner. Returns 0 or -1 with `err` set.
+ * Take over an existing channel (a pooled kernel's, made by another process of ours) with its
+ * kernel part as it is. 0 or -1 with `err` set.
  */
 int channel_attach(struct channel *ch, const char *dir, struct strbuf *err);
-/* Stop watching; with `remove` set, delete the directory and everything in it. */
+/* Close everything; with `remove`, delete the channel (its tmpfs unmounted first; without,
+   the kernel part stays as it is, mounted, for a kernel that lives on). */
 void channel_release(struct channel *ch, int remove);
+/* Remove a channel directory by its path, its tmpfs unmounted first (gc, the pool). */
+void channel_remove_dir(const char *dir);
+/*
+ * Remove the channels below runtime directory `root` whose cellbox process is gone (a kill -9
+ * leaves its channel; its local kernel died with it). Returns how many; `out` (may be NULL)
+ * gets a line each.
+ */
+int channel_gc(const char *root, struct strbuf *out);
 /* The absolute path of `rel` inside the channel (caller frees). */
 char *channel_path(const struct channel *ch, const char *rel);
-/* Write a whole file atomically (tmp + rename). Returns 0 or -1 with `err` set. */
+
+/* The kernel runs as `uid`:`gid` (a container user): its part is made theirs. */
+void channel_set_owner(struct channel *ch, uid_t uid, gid_t gid);
+/*
+ * (Re)make the kernel part, fresh and empty, before a kernel starts: what an earlier kernel
+ * left goes; with `mount` and a quota set, it is a tmpfs of the quota's size when cellbox may
+ * mount one (else the quota is kept by watching, channel_usage()). 0 or -1 with `err`.
+ */
+int channel_reset_kernel(struct channel *ch, int mount, struct strbuf *err);
+/* Remake a channel the kernel removed (a local kernel can): same path, empty. 0 or -1. */
+int channel_recreate(struct channel *ch, struct strbuf *err);
+
+/*
+ * Write a host file (`rel`: "runner.py", "commands/<id>.json", "files/<name>") atomically:
+ * an unguessable temporary name (O_EXCL | O_NOFOLLOW), then rename. 0 or -1 with `err`.
+ */
 int channel_write(const struct channel *ch, const char *rel, const void *data, size_t len,
 		  struct strbuf *err);
-/*
- * Give the channel to another user (the kernel's, in a container): the directories and
- * files so far, and every file channel_write() makes from now on. Returns 0 or -1 with `err`.
- */
-int channel_set_owner(struct channel *ch, uid_t uid, gid_t gid, struct strbuf *err);
-/* Read and discard pending inotify events; returns how many were read. */
-int channel_drain(const struct channel *ch);
-/* Remove every file in commands/ and results/ (before a restarted runner serves). */
+/* Remove a host file (`rel` as above); a missing one is fine. */
+void channel_unlink(const struct channel *ch, const char *rel);
+/* Remove every file in commands/ and files/ (before a restarted runner serves). */
 void channel_clear_queue(const struct channel *ch);
 
 /*
- * Incremental reader of one results/<id>.jsonl file. The file may not exist yet; each poll
- * reads what was appended since the last one and hands out complete lines. A line longer
- * than `max_line` is dropped whole and reported as a NULL line with its length.
+ * Make results/<name>.jsonl for a request (O_EXCL, given to the kernel's user) and return a
+ * descriptor on it for reading (and for punching what was read), or -1 with `err`.
+ */
+int channel_results_create(const struct channel *ch, const char *name, struct strbuf *err);
+/* Remove results/<name>.jsonl (whatever is there by that name now). */
+void channel_results_remove(const struct channel *ch, const char *name);
+
+/*
+ * The kernel's ready line: 1 with it in `out` when kernel/ready holds a complete line, 0 when
+ * not yet, -1 with `err` when it is over its cap.
+ */
+int channel_read_ready(const struct channel *ch, struct strbuf *out, struct strbuf *err);
+/* The size of kernel/log now (where a kernel's part of it starts). */
+off_t channel_log_size(const struct channel *ch);
+/* Append the last `max` bytes of kernel/log written since `from` to `out`. */
+void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct strbuf *out);
+
+/*
+ * Check the kernel's plot `rel` ("plots/<n>.png") and copy it into the host's plots/ as
+ * "<index>.png": a regular file with one link, the kernel's, a PNG within the caps. Sets
+ * *w, *h from the PNG. 0, or -1 with `why` saying why it was refused.
+ */
+int channel_take_plot(struct channel *ch, const char *rel, int index, int *w, int *h,
+		      struct strbuf *why);
+/*
+ * Copy the kernel's out/<name> (the copy-out staging file) to the host path `dst` by the same
+ * rules, then remove it. 0 or -1 with `err`.
+ */
+int channel_take_out(const struct channel *ch, const char *name, const char *dst,
+		     struct strbuf *err);
+
+/* Bytes the kernel holds on the host now: its part of the channel and the plots copied. */
+unsigned long long channel_usage(const struct channel *ch);
+
+/*
+ * Read and discard pending inotify events; returns how many were read. Sets ch->lost when a
+ * directory of the channel was removed or moved.
+ */
+int channel_drain(struct channel *ch);
+
+/*
+ * Incremental reader of one results file through the descriptor the host made for it
+ * (channel_results_create; the reader owns it). Each poll reads what was appended since the
+ * last one, at most `budget` bytes, and hands out complete lines. A line longer than
+ * `max_line` is dropped whole and reported as a NULL line with its length. What was read is
+ * punched out of the file, so a long output does not stay on the host's disk.
  */
 typedef int (*event_line_fn)(const char *line, size_t len, void *data);
 
 struct event_reader {
-	int fd;			/* -1 until the file could be opened */
-	char *path;
+	int fd;			/* -1 once released */
 	struct strbuf pending;	/* bytes after the last complete line */
 	size_t max_line;
 	size_t skipped;		/* > 0 while dropping an oversized line */
+	off_t pos, punched;	/* bytes read; bytes punched out of the file */
+	unsigned long long bytes;	/* bytes read in all */
+	int more;		/* the last poll stopped at its budget: poll again */
+	int truncated;		/* the file shrank under us (the kernel truncated it) */
 };
 
-void event_reader_init(struct event_reader *r, const char *path, size_t max_line);
+void event_reader_init(struct event_reader *r, int fd, size_t max_line);
 void event_reader_release(struct event_reader *r);
 /*
- * Read what is new and call `fn(line, len, data)` for each complete line, without its
- * newline. `fn` returns nonzero to stop reading (for example after the final event).
- * Returns the number of lines delivered, or -1 on a read error other than a missing file.
+ * Read what is new (at most `budget` bytes) and call `fn(line, len, data)` for each complete
+ * line, without its newline. `fn` returns nonzero to stop reading (after the final event).
+ * Returns the number of lines delivered, or -1 on a read error.
  */
-int event_reader_poll(struct event_reader *r, event_line_fn fn, void *data);
+int event_reader_poll(struct event_reader *r, size_t budget, event_line_fn fn, void *data);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <poll.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,6 +316,54 @@ int docker_send_raw(struct docker *d, const char *method, const char *path, stru
 	free(req);
 	if (rc < 0) {
 		strbuf_addf(err, "cannot write to %s: %s", d->host, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int docker_attach_stdin(struct docker *d, const char *id, struct strbuf *err)
+{
+	struct strbuf head = STRBUF_INIT;
+	char *req;
+	int fd = connect_daemon(d), rc = -1;
+	double deadline = now_monotonic() + 10;
+
+	if (fd < 0) {
+		strbuf_addf(err, "cannot connect to %s: %s", d->host, strerror(errno));
+		return -1;
+	}
+	req = xasprintf("POST /v%s/containers/%s/attach?stream=1&stdin=1 HTTP/1.1\r\n"
+			"Host: docker\r\nContent-Length: 0\r\nUpgrade: tcp\r\n"
+			"Connection: Upgrade\r\n\r\n", d->api, id);
+	if (write_all(fd, req, strlen(req)) < 0) {
+		strbuf_addf(err, "cannot write to %s: %s", d->host, strerror(errno));
+		goto out;
+	}
+	/* The answer's head, byte by byte: what follows it is the raw stream. */
+	while (!strstr(head.buf, "\r\n\r\n")) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		double left = deadline - now_monotonic();
+		char c;
+
+		if (left <= 0 || head.len > 4096 || poll(&pfd, 1, (int)(left * 1000) + 1) <= 0 ||
+		    read(fd, &c, 1) != 1) {
+			strbuf_addf(err, "no answer from %s to attach", d->host);
+			goto out;
+		}
+		strbuf_addch(&head, c);
+	}
+	if (strncmp(head.buf, "HTTP/1.1 101", 12) && strncmp(head.buf, "HTTP/1.1 200", 12) &&
+	    strncmp(head.buf, "HTTP/1.0 200", 12)) {
+		strbuf_addf(err, "cannot attach to the container's stdin: %.*s", (int)strcspn(head.buf, "\r"),
+			    head.buf);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(req);
+	strbuf_release(&head);
+	if (rc < 0) {
 		close(fd);
 		return -1;
 	}

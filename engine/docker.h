@@ -50,6 +50,13 @@ long docker_call(struct docker *d, const char *method, const char *path, const c
  */
 int docker_send_raw(struct docker *d, const char *method, const char *path, struct strbuf *err);
 
+/*
+ * Attach to container `id`'s stdin on a connection of its own (POST /containers/ID/attach,
+ * upgraded to the raw stream): what is written to the descriptor reaches the container's
+ * stdin (created with OpenStdin). -1 with `err` set.
+ */
+int docker_attach_stdin(struct docker *d, const char *id, struct strbuf *err);
+
 /* Percent-encode `s` for a query string. */
 void docker_urlencode(struct strbuf *sb, const char *s);
 

@@ -1,5 +1,6 @@
 /* Files into and out of the sandbox, through the channel. */
 #include "files.h"
+#include "wall.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -78,9 +79,8 @@ void files_parse_spec(const char *spec, char **src, char **dst)
 
 int files_copy_in(struct session *s, const char *src, const char *dst, struct strbuf *err)
 {
-	static unsigned counter;
 	struct strbuf data = STRBUF_INIT, code = STRBUF_INIT;
-	char *rel = NULL, *staged = NULL;
+	char *rel = NULL, *staged = NULL, rnd[17];
 	struct stat st;
 	int rc = -1;
 
@@ -92,22 +92,21 @@ int files_copy_in(struct session *s, const char *src, const char *dst, struct st
 		strbuf_addf(err, "cannot read '%s': %s", src, strerror(errno));
 		goto out;
 	}
-	rel = xasprintf("copy-in-%u", counter++);
+	/* Staged in the host part, which the kernel reads but cannot change; ours to remove. */
+	wall_random_hex(rnd, 8);
+	rel = xasprintf("files/copy-in-%s", rnd);
 	if (session_write_file(s, rel, data.buf, data.len, err) < 0)
 		goto out;
-	staged = xasprintf("%s/%s", session_channel_dir(s), rel);
+	staged = xasprintf("%s/host/%s", session_channel_dir(s), rel);
 	strbuf_addstr(&code, "(lambda os, sh, s, d: (os.makedirs(os.path.dirname(os.path.abspath(d)), "
-			     "exist_ok=True), sh.copy(s, d), os.unlink(s)))(__import__('os'), "
+			     "exist_ok=True), sh.copyfile(s, d)))(__import__('os'), "
 			     "__import__('shutil'), ");
 	add_literal(&code, staged);
 	strbuf_addstr(&code, ", ");
 	add_literal(&code, dst ? dst : base_name(src));
 	strbuf_addstr(&code, ")\n");
-	if (run_helper(s, code.buf, err) < 0) {
-		unlink(staged);
-		goto out;
-	}
-	rc = 0;
+	rc = run_helper(s, code.buf, err);
+	session_remove_file(s, rel);
 out:
 	if (rc < 0 && err->len && !strstr(err->buf, src)) {
 		struct strbuf msg = STRBUF_INIT;
@@ -125,13 +124,15 @@ out:
 
 int files_copy_out(struct session *s, const char *src, const char *dst, struct strbuf *err)
 {
-	static unsigned counter;
 	struct strbuf code = STRBUF_INIT;
-	char *staged = xasprintf("%s/copy-out-%u", session_channel_dir(s), counter++);
-	char *target = NULL;
+	char rnd[17], *name, *staged, *target = NULL;
 	struct stat st;
 	int rc = -1;
 
+	/* Staged in the kernel part; taken by the wall's rules (a regular file, one link). */
+	wall_random_hex(rnd, 8);
+	name = xasprintf("copy-out-%s", rnd);
+	staged = xasprintf("%s/kernel/out/%s", session_channel_dir(s), name);
 	strbuf_addstr(&code, "__import__('shutil').copyfile(");
 	add_literal(&code, src);
 	strbuf_addstr(&code, ", ");
@@ -151,14 +152,18 @@ int files_copy_out(struct session *s, const char *src, const char *dst, struct s
 		target = xasprintf("%s/%s", dst, base_name(src));
 	else
 		target = xstrdup(dst);
-	if (copy_file(staged, target) < 0) {
-		strbuf_addf(err, "cannot write '%s': %s", target, strerror(errno));
+	if (session_take_file(s, name, target, err) < 0) {
+		struct strbuf msg = STRBUF_INIT;
+		strbuf_addf(&msg, "cannot copy '%s' out of the sandbox: %s", src, err->buf);
+		strbuf_reset(err);
+		strbuf_addstr(err, msg.buf);
+		strbuf_release(&msg);
 		goto out;
 	}
 	rc = 0;
 out:
-	unlink(staged);
 	strbuf_release(&code);
+	free(name);
 	free(staged);
 	free(target);
 	return rc;

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "channel.h"
+#include "wall.h"
 
 void pool_config_defaults(struct pool_config *pc)
 {
@@ -108,7 +110,7 @@ static void destroy(struct daemon *d, struct pkernel *k, const char *why)
 	unlink(p);
 	free(p);
 	p = ppath(d, "kernels", k->name);
-	remove_tree(p);
+	channel_remove_dir(p);
 	free(p);
 	k->dying = 1;
 }
@@ -382,7 +384,7 @@ static void sync_leases(struct daemon *d)
 				destroy(d, k, "its client died");
 			} else if (!k) {
 				p = ppath(d, "kernels", name);
-				remove_tree(p);
+				channel_remove_dir(p);
 				free(p);
 			}
 		} else if (k) {
@@ -573,7 +575,7 @@ static void clean_leftovers(struct daemon *d)
 			if (leased)
 				continue;
 			p = xasprintf("%s/%s", path, de->d_name);
-			remove_tree(p);
+			channel_remove_dir(p);
 			free(p);
 		}
 		if (dir)
@@ -643,9 +645,8 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
 		char *p = ppath(&d, subdirs[i], NULL);
-		int bad = mkdir_p(p) < 0;
-		if (bad)
-			strbuf_addf(err, "cannot create '%s': %s", p, strerror(errno));
+		int bad = wall_own_dir(p, 1, err) < 0;	/* ours and 0700, or a clear error */
+
 		free(p);
 		if (bad)
 			return -1;
@@ -774,22 +775,22 @@ static double age_of(const char *path)
 	return now_wall() - ((double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
 }
 
-/* The runner pid in a kernel's ready file, or 0. */
+/* The pid of a pooled kernel as this machine sees it, or 0. */
 static long kernel_pid(const char *pool_dir, const char *name)
 {
 	struct strbuf text = STRBUF_INIT;
-	char *p = xasprintf("%s/kernels/%s/ready", pool_dir, name);
+	char *dir = xasprintf("%s/kernels/%s", pool_dir, name);
+	char *p = xasprintf("%s/kernel/ready", dir);
 	cJSON *ready = NULL;
-	long pid = 0;
+	long pid;
 
-	if (strbuf_read_file(&text, p, 4096) == 0) {
+	if (strbuf_read_file(&text, p, 4096) == 0)
 		ready = cJSON_Parse(text.buf);
-		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(ready, "pid")))
-			pid = cJSON_GetObjectItemCaseSensitive(ready, "pid")->valueint;
-	}
+	pid = backend_kernel_pid(dir, ready);
 	cJSON_Delete(ready);
 	strbuf_release(&text);
 	free(p);
+	free(dir);
 	return pid;
 }
 
@@ -847,7 +848,7 @@ cJSON *pool_status(const char *pool_dir, struct strbuf *err)
 			dot = i == 1 ? strrchr(de->d_name, '.') : NULL;
 			name = dot ? xstrndup(de->d_name, (size_t)(dot - de->d_name)) : xstrdup(de->d_name);
 			pid = kernel_pid(pool_dir, name);
-			rp = xasprintf("%s/kernels/%s/ready", pool_dir, name);
+			rp = xasprintf("%s/kernels/%s/kernel/ready", pool_dir, name);
 			k = cJSON_CreateObject();
 			cJSON_AddStringToObject(k, "name", name);
 			cJSON_AddNumberToObject(k, "pid", (double)pid);

@@ -1,5 +1,6 @@
 /* Pooled mode, the client's side: leasing a warm kernel by rename. */
 #include "pool_lease.h"
+#include "wall.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -82,6 +83,9 @@ int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout
 	int fd = -1, rc = -1;
 
 	memset(lease, 0, sizeof(*lease));
+	/* A pool that is not ours alone could hand us anyone's kernel: refuse it, loudly. */
+	if (access(pool_dir, F_OK) == 0 && wall_own_dir(pool_dir, 0, err) < 0)
+		return -1;
 	if (!pool_daemon_alive(pool_dir)) {
 		strbuf_addf(err, "no pool daemon serves '%s' (start one with 'cellbox pool serve')",
 			    pool_dir);

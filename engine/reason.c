@@ -23,6 +23,8 @@ static const struct reason_row {
 	[REASON_BAD_INPUT] = { "bad_input", EXIT_USAGE, "bad arguments or input (nothing ran)" },
 	[REASON_BLOCKED] = { "blocked", EXIT_POLICY,
 			     "the security policy blocked the code (nothing ran)" },
+	[REASON_OUTPUT_LIMIT] = { "output_limit", EXIT_CELL_ERROR, "the code raised" },
+	[REASON_QUOTA_EXCEEDED] = { "quota_exceeded", EXIT_KERNEL_DIED, "the kernel died", 1 },
 };
 
 _Static_assert(ARRAY_SIZE(reasons) == REASON_COUNT, "a reason without a row");

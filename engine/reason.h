@@ -41,6 +41,8 @@ enum reason {
 	REASON_CLOSED,		/* the session was closed (or detached) first */
 	REASON_BAD_INPUT,	/* the request was refused before it ran: bad arguments or input */
 	REASON_BLOCKED,		/* the security policy blocked the cell: it was never sent */
+	REASON_OUTPUT_LIMIT,	/* its output passed the output limit: interrupted, the rest dropped */
+	REASON_QUOTA_EXCEEDED,	/* the kernel kept more on the host than its channel quota: stopped */
 	REASON_COUNT
 };
 

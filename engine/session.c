@@ -1,6 +1,7 @@
 #include "session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +14,16 @@
 #include "backend.h"
 #include "channel.h"
 #include "protocol.h"	/* generated from the runner: CELLBOX_PROTOCOL, CELLBOX_KERNEL_IMAGE */
+#include "wall.h"
 
 #define MAX_EVENT_LINE (32u << 20)	/* a longer event line is dropped and reported */
 #define POLL_INTERVAL 0.010		/* without inotify */
 #define REAP_INTERVAL 0.100		/* without an exit descriptor */
 #define LOG_TAIL 2048
+#define READ_BUDGET (4u << 20)		/* bytes of events one dispatch reads; then it yields */
+#define USAGE_INTERVAL 0.05		/* seconds between counts of a channel without a tmpfs */
+#define DEFAULT_QUOTA (1ull << 30)
+#define DEFAULT_OUTPUT_LIMIT (2ull << 30)
 
 extern const unsigned char runner_py[];
 extern const size_t runner_py_len;
@@ -25,7 +31,7 @@ extern const size_t runner_py_len;
 struct request {
 	struct request *next;
 	unsigned long id;
-	char name[24];
+	char name[48];		/* <sequence>-<random>: ordered, and never guessed */
 	int is_execute;
 	double timeout;		/* seconds, 0 = none */
 	double deadline;	/* monotonic; set when the request reaches the head */
@@ -34,6 +40,10 @@ struct request {
 	int done;
 	int reader_open;
 	struct event_reader rd;
+	int inputs;		/* input requests so far: the answer to the k-th is <name>.<k>.input */
+	int capped;		/* its output passed the limit: only its done is read now */
+	unsigned malformed, dropped, refused;	/* lines not taken, told once at its end */
+	int truncated_told;
 	session_event_fn fn;
 	void *data;
 	cJSON *blocked;		/* the policy's error event: never sent, ended by the host */
@@ -58,11 +68,18 @@ struct session {
 	off_t log_start;	/* size of `log` when the current kernel started */
 	char *policy_error;	/* why the kernel did not take the policy's import hook */
 	int policy_waiting;	/* session_open waits for the hook: it reports, not on_state */
+	double usage_at;	/* when a channel without a tmpfs was last counted */
+	int more;		/* a results file has more to read than one dispatch takes */
+	char *death;		/* how the last kernel ended, for session_revive() */
 };
 
 /* Tell the front end about a state change. */
 static void set_state(struct session *s, enum session_state state, const char *msg)
 {
+	if (state == SESSION_DEAD && msg) {
+		free(s->death);
+		s->death = xstrdup(msg);
+	}
 	s->state = state;
 	if (s->opts.on_state && (msg || state == SESSION_DEAD))
 		s->opts.on_state(s, state, msg, s->opts.state_data);
@@ -80,6 +97,8 @@ static void arm_timer(struct session *s)
 		when = now;	/* a cell the policy blocked ends at the next dispatch */
 	if (s->kill_at && (!when || s->kill_at < when))
 		when = s->kill_at;
+	if (s->more)
+		when = now;	/* a results file has more: read on at once */
 	if (s->ch.notify_fd < 0)
 		interval = POLL_INTERVAL;
 	else if (s->be && s->be->ops->exit_fd(s->be) < 0)
@@ -102,44 +121,77 @@ static void arm_timer(struct session *s)
 static void add_log_tail(struct session *s, struct strbuf *err)
 {
 	struct strbuf log = STRBUF_INIT;
-	char *path = channel_path(&s->ch, "log");
 	const char *tail;
 
-	if (strbuf_read_file(&log, path, 16u << 20) == 0 && log.len > (size_t)s->log_start) {
-		tail = log.buf + s->log_start;
-		if (log.len - (size_t)s->log_start > LOG_TAIL) {
-			tail = log.buf + log.len - LOG_TAIL;
-			tail = strchr(tail, '\n') ? strchr(tail, '\n') + 1 : tail;
-		}
+	channel_log_tail(&s->ch, s->log_start, LOG_TAIL + 512, &log);
+	if (log.len) {
+		tail = log.buf;
+		if (log.len > LOG_TAIL && strchr(log.buf + log.len - LOG_TAIL, '\n'))
+			tail = strchr(log.buf + log.len - LOG_TAIL, '\n') + 1;
 		if (strstr(tail, "No module named 'IPython'"))
 			strbuf_addf(err, "\n'%s' has no IPython (on Debian: apt-get install python3-ipython)",
 				    s->python);
-		strbuf_addf(err, "\n--- kernel log (%s) ---\n%s", path, tail);
-		if (log.len && log.buf[log.len - 1] != '\n')
+		strbuf_addf(err, "\n--- kernel log (%s/kernel/log) ---\n%s", s->ch.dir, tail);
+		if (log.buf[log.len - 1] != '\n')
 			strbuf_addch(err, '\n');
 	}
 	strbuf_release(&log);
-	free(path);
+}
+
+/* Watch the channel's notification descriptor from the session's epoll set. */
+static void watch_channel(struct session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (s->ch.notify_fd >= 0) {
+		ev.data.fd = s->ch.notify_fd;
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->ch.notify_fd, &ev);
+	}
+}
+
+/*
+ * Make the channel ready for a kernel: remade when a kernel removed it, the runner in its
+ * host part, and a fresh kernel part (a tmpfs of the quota for a confined kernel).
+ */
+static int prepare_channel(struct session *s, struct strbuf *err)
+{
+	if (s->ch.lost) {
+		if (channel_recreate(&s->ch, err) < 0)
+			return -1;
+		watch_channel(s);
+	}
+	if (s->ch.lost || faccessat(s->ch.host_fd, "runner.py", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
+			return -1;
+	}
+	channel_clear_queue(&s->ch);
+	return channel_reset_kernel(&s->ch, (s->be->ops->flags & BACKEND_SANDBOX) != 0, err);
+}
+
+/* The kernel's pid in its info as this machine sees it (its starter's note, when it left one). */
+static void host_pid(struct session *s)
+{
+	long pid = backend_kernel_pid(s->ch.dir, NULL);
+
+	if (pid > 0 && cJSON_IsObject(s->info))
+		cJSON_ReplaceItemInObjectCaseSensitive(s->info, "pid", cJSON_CreateNumber((double)pid));
 }
 
 /* Start the runner and wait for its ready file. */
 static int start_kernel(struct session *s, struct strbuf *err)
 {
 	struct kernel_spec spec = { 0 };
-	char *runner = channel_path(&s->ch, "runner.py");
-	char *ready = channel_path(&s->ch, "ready");
-	char *logp = channel_path(&s->ch, "log");
+	char *runner = channel_path(&s->ch, "host/runner.py");
 	struct strbuf buf = STRBUF_INIT;
-	struct stat st;
 	enum reason reason;
 	double deadline;
-	int rc = -1, exit_fd;
+	int rc = -1, exit_fd, got;
 
 	set_state(s, SESSION_STARTING, NULL);
 	s->hand_back = 0;	/* a kernel of our own from now on: we end it */
-	unlink(ready);
-	channel_clear_queue(&s->ch);
-	s->log_start = stat(logp, &st) == 0 ? st.st_size : 0;
+	if (prepare_channel(s, err) < 0)
+		goto out;
+	s->log_start = channel_log_size(&s->ch);
 	spec.channel_dir = s->ch.dir;
 	spec.runner = runner;
 	spec.python = s->python;
@@ -160,8 +212,12 @@ static int start_kernel(struct session *s, struct strbuf *err)
 		double left;
 		int n;
 
-		strbuf_reset(&buf);
-		if (strbuf_read_file(&buf, ready, 1u << 20) == 0) {
+		got = channel_read_ready(&s->ch, &buf, err);
+		if (got < 0) {
+			s->be->ops->kill(s->be);
+			goto out;
+		}
+		if (got > 0) {
 			const cJSON *proto;
 
 			cJSON_Delete(s->info);
@@ -177,6 +233,7 @@ static int start_kernel(struct session *s, struct strbuf *err)
 				s->be->ops->kill(s->be);
 				goto out;
 			}
+			host_pid(s);
 			break;
 		}
 		strbuf_reset(&buf);
@@ -211,9 +268,16 @@ out:
 	arm_timer(s);
 	strbuf_release(&buf);
 	free(runner);
-	free(ready);
-	free(logp);
 	return rc;
+}
+
+int session_gc(const char *configured, struct strbuf *out)
+{
+	char *root = session_runtime_dir(configured);
+	int n = channel_gc(root, out);
+
+	free(root);
+	return n;
 }
 
 char *session_runtime_dir(const char *configured)
@@ -246,7 +310,12 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 		s->opts.startup_timeout = 30;
 	if (s->opts.interrupt_grace <= 0)
 		s->opts.interrupt_grace = 2;
+	if (!s->opts.channel_quota)
+		s->opts.channel_quota = DEFAULT_QUOTA;
+	if (!s->opts.output_limit)
+		s->opts.output_limit = DEFAULT_OUTPUT_LIMIT;
 	s->next_id = 1;
+	memset(&s->ch, 0, sizeof(s->ch));
 	s->ch.notify_fd = -1;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -261,43 +330,34 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 	return s;
 }
 
-/* Watch the channel's notification descriptor from the session's epoll set. */
-static void watch_channel(struct session *s)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	if (s->ch.notify_fd >= 0) {
-		ev.data.fd = s->ch.notify_fd;
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->ch.notify_fd, &ev);
-	}
-}
-
 /* Take over the kernel serving in `dir`: read its ready file, watch it, adopt its pid. */
 static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 {
 	struct strbuf buf = STRBUF_INIT;
 	struct kernel_handle handle;
-	const cJSON *pid;
 	enum reason reason;
-	char *ready;
 	int rc = -1, exit_fd;
+	long pid;
 
 	if (channel_attach(&s->ch, dir, err) < 0)
 		return -1;
+	s->ch.quota = s->opts.channel_quota;
 	watch_channel(s);
-	ready = channel_path(&s->ch, "ready");
-	if (strbuf_read_file(&buf, ready, 1u << 20) < 0) {
-		strbuf_addf(err, "no kernel serves '%s': %s", dir, strerror(errno));
+	if (channel_read_ready(&s->ch, &buf, err) <= 0) {
+		if (!err->len)
+			strbuf_addf(err, "no kernel serves '%s'", dir);
 		goto out;
 	}
 	s->info = cJSON_ParseWithLength(buf.buf, buf.len);
-	pid = cJSON_GetObjectItemCaseSensitive(s->info, "pid");
-	if (!cJSON_IsNumber(pid) || pid->valueint <= 0) {
-		strbuf_addf(err, "'%s' has no kernel pid", ready);
+	/* The pid as this machine sees it, from the host's note (the ready file is the kernel's). */
+	pid = backend_kernel_pid(dir, s->info);
+	host_pid(s);
+	if (pid <= 0) {
+		strbuf_addf(err, "'%s' has no kernel pid", dir);
 		goto out;
 	}
 	handle.channel_dir = dir;
-	handle.pid = (pid_t)pid->valueint;
+	handle.pid = (pid_t)pid;
 	handle.sandbox = &s->opts.sandbox;
 	s->be = backend_adopt(s->backend_name, &handle, err);
 	if (!s->be)
@@ -307,6 +367,7 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, exit_fd, &ev);
 	}
+	strbuf_reset(&buf);
 	if (s->be->ops->reap(s->be, &reason, &buf)) {
 		strbuf_addf(err, "the kernel in '%s' is gone", dir);
 		goto out;
@@ -316,7 +377,6 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 	rc = 0;
 out:
 	strbuf_release(&buf);
-	free(ready);
 	return rc;
 }
 
@@ -383,6 +443,15 @@ static int install_policy(struct session *s, struct strbuf *err)
 	return 0;
 }
 
+/* Remove the channels dead processes left in `root`, once per process (as `cellbox gc`). */
+static void sweep_channels(const char *root)
+{
+	static int swept;
+
+	if (!swept++)
+		channel_gc(root, NULL);
+}
+
 /* Lease a pooled kernel: 1 when the session has one, 0 to start our own, -1 on error. */
 static int open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err)
 {
@@ -433,14 +502,15 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		goto fail;
 	if (channel_create(&s->ch, s->runtime_dir, err) < 0)
 		goto fail;
+	sweep_channels(s->runtime_dir);
+	s->ch.quota = s->opts.channel_quota;
 	if (s->be->ops->channel_owner) {
 		struct kernel_spec spec = { .channel_dir = s->ch.dir, .sandbox = &s->opts.sandbox };
 		uid_t uid;
 		gid_t gid;
 
-		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid) &&
-		    channel_set_owner(&s->ch, uid, gid, err) < 0)
-			goto fail;
+		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid))
+			channel_set_owner(&s->ch, uid, gid);
 	}
 	if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
 		goto fail;
@@ -464,7 +534,7 @@ int session_pooled(const struct session *s)
 	return s->lease.entry != NULL;
 }
 
-/* Free one request. */
+/* Free one request (its reader closes its results file). */
 static void request_free(struct request *r)
 {
 	if (r->reader_open)
@@ -496,7 +566,8 @@ static void deliver_blocked(struct session *s, struct request *r)
 /* The words of a stop the session made: "timeout", "interrupt". */
 static const char *stop_detail(enum reason stop)
 {
-	return stop == REASON_TIMEOUT ? "timeout" : stop == REASON_INTERRUPTED ? "interrupt" : NULL;
+	return stop == REASON_TIMEOUT ? "timeout" : stop == REASON_INTERRUPTED ? "interrupt" :
+	       stop == REASON_OUTPUT_LIMIT ? "output limit" : NULL;
 }
 
 /* End a request that the kernel will not finish: an error (for cells) and done. */
@@ -528,20 +599,23 @@ static void abort_request(struct session *s, struct request *r, enum reason reas
 static void pop_head(struct session *s)
 {
 	struct request *r = s->head;
-	char *path;
+	char *rel;
 
 	s->head = r->next;
 	if (!s->head)
 		s->tail = NULL;
 	else if (s->head->timeout)
 		s->head->deadline = now_monotonic() + s->head->timeout;
-	if (r->reader_open) {
-		path = xstrdup(r->rd.path);
-		event_reader_release(&r->rd);
-		r->reader_open = 0;
-		unlink(path);
-		free(path);
+	/* Its files go: the command and answers (ours), the results (by name: unfollowed). */
+	rel = xasprintf("commands/%s.json", r->name);
+	channel_unlink(&s->ch, rel);
+	free(rel);
+	for (int k = 1; k <= r->inputs; k++) {
+		rel = xasprintf("commands/%s.%d.input", r->name, k);
+		channel_unlink(&s->ch, rel);
+		free(rel);
 	}
+	channel_results_remove(&s->ch, r->name);
 	request_free(r);
 	if (s->state == SESSION_BUSY && !s->head)
 		s->state = SESSION_IDLE;
@@ -558,11 +632,94 @@ static void abort_all(struct session *s, enum reason reason, const char *ename,
 	s->kill_at = 0;
 }
 
+/* Deliver a note of the session's own as stderr text of request `r`. */
+static void note(struct session *s, struct request *r, const char *text)
+{
+	struct session_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SESSION_EV_STREAM;
+	ev.stream.stream = SESSION_STDERR;
+	ev.stream.name = "stderr";
+	ev.stream.text = text;
+	ev.stream.len = strlen(text);
+	deliver(s, r, &ev);
+}
+
+/* Before a request's done: say once what of its lines was not taken, and why. */
+static void tell_skipped(struct session *s, struct request *r)
+{
+	struct strbuf msg = STRBUF_INIT;
+
+	if (r->malformed)
+		strbuf_addf(&msg, "cellbox: skipped %u malformed event line%s from the kernel\n",
+			    r->malformed, r->malformed == 1 ? "" : "s");
+	if (r->dropped)
+		strbuf_addf(&msg, "cellbox: dropped %u event line%s over %u MB from the kernel\n",
+			    r->dropped, r->dropped == 1 ? "" : "s", MAX_EVENT_LINE >> 20);
+	if (msg.len)
+		note(s, r, msg.buf);
+	r->malformed = r->dropped = 0;
+	strbuf_release(&msg);
+}
+
+/* The output passed its limit: say so, stop taking it, interrupt the cell. */
+static void cap_output(struct session *s, struct request *r)
+{
+	struct strbuf msg = STRBUF_INIT;
+
+	r->capped = 1;
+	strbuf_addstr(&msg, "\ncellbox: the cell's output passed its limit of ");
+	wall_describe_size(&msg, s->opts.output_limit);
+	strbuf_addstr(&msg, " (output-limit): the rest is dropped and the cell interrupted\n");
+	note(s, r, msg.buf);
+	strbuf_release(&msg);
+	if (!r->stop && r == s->head) {
+		r->stop = REASON_OUTPUT_LIMIT;
+		s->be->ops->signal(s->be, SIGINT);
+		if (!s->kill_at)
+			s->kill_at = now_monotonic() + s->opts.interrupt_grace;
+	}
+}
+
+/* A display's plot: checked and copied into the host's plots/, or refused with a note. */
+static void take_plot(struct session *s, struct request *r, struct session_event *ev,
+		      struct session_plot *copy, char *path, size_t size)
+{
+	struct strbuf why = STRBUF_INIT, msg = STRBUF_INIT;
+	const struct session_plot *p = ev->display.plot;
+	int w, h;
+
+	if (channel_take_plot(&s->ch, p->path, p->index, &w, &h, &why) == 0) {
+		*copy = *p;
+		copy->width = w;
+		copy->height = h;
+		copy->format = "png";
+		snprintf(path, size, "plots/%d.png", p->index);
+		copy->path = path;	/* the host's copy, relative to the channel */
+		ev->display.plot = copy;
+	} else {
+		strbuf_addf(&msg, "cellbox: refused plot '%.80s' from the kernel: it %s\n",
+			    p->path ? p->path : "(no path)", why.buf);
+		if (r->refused++ < 8)
+			note(s, r, msg.buf);
+		ev->display.plot = NULL;
+	}
+	strbuf_release(&why);
+	strbuf_release(&msg);
+}
+
 struct line_ctx {
 	struct session *s;
 	struct request *r;
 	int events;
 };
+
+/* Whether a line may be a done event (a capped request reads nothing else). */
+static int may_be_done(const char *line, size_t len)
+{
+	return len < 512 && memmem(line, len, "\"done\"", 6) != NULL;
+}
 
 /* Handle one line of a results file. */
 static int on_line(const char *line, size_t len, void *data)
@@ -570,34 +727,37 @@ static int on_line(const char *line, size_t len, void *data)
 	struct line_ctx *ctx = data;
 	struct request *r = ctx->r;
 	struct event_store st = EVENT_STORE_INIT;
+	struct session_plot copy;
 	struct session_event ev;
+	char path[32];
 
+	if (!r->capped && r->rd.bytes > ctx->s->opts.output_limit)
+		cap_output(ctx->s, r);
+	if (r->capped && (!line || !may_be_done(line, len)))
+		return 0;
 	ctx->events++;
-	if (!line || event_decode(&st, line, len, r->id, &ev) < 0) {
-		/* Say so in the output rather than lose the cell or stop reading. */
-		struct strbuf msg = STRBUF_INIT;
-
-		if (line)
-			strbuf_addf(&msg, "cellbox: skipped a malformed event from the kernel (%zu bytes)\n",
-				    len);
-		else
-			strbuf_addf(&msg, "cellbox: dropped an event of %zu bytes (limit %u)\n", len,
-				    MAX_EVENT_LINE);
-		memset(&ev, 0, sizeof(ev));
-		ev.type = SESSION_EV_STREAM;
-		ev.stream.stream = SESSION_STDERR;
-		ev.stream.name = "stderr";
-		ev.stream.text = msg.buf;
-		ev.stream.len = msg.len;
-		deliver(ctx->s, r, &ev);
-		strbuf_release(&msg);
+	if (!line) {
+		r->dropped++;
+		return 0;
+	}
+	if (event_decode(&st, line, len, r->id, &ev) < 0) {
+		r->malformed++;
 		event_store_release(&st);
 		return 0;
 	}
+	if (r->capped && ev.type != SESSION_EV_DONE) {
+		event_store_release(&st);
+		return 0;
+	}
+	if (ev.type == SESSION_EV_DISPLAY && ev.display.plot)
+		take_plot(ctx->s, r, &ev, &copy, path, sizeof(path));
+	if (ev.type == SESSION_EV_INPUT_REQUEST)
+		r->inputs++;
 	if (ev.type == SESSION_EV_DONE) {
 		/* The kernel finished it; a stop we made says why it did not end well. */
+		tell_skipped(ctx->s, r);
 		ev.done.detail = stop_detail(r->stop);
-		if (r->stop && ev.done.status != SESSION_STATUS_OK)
+		if (r->stop && (ev.done.status != SESSION_STATUS_OK || r->stop == REASON_OUTPUT_LIMIT))
 			ev.done.reason = r->stop;
 		r->done = 1;
 		if (r == ctx->s->head)
@@ -613,6 +773,7 @@ static int read_events(struct session *s)
 {
 	struct line_ctx ctx = { s, NULL, 0 };
 
+	s->more = 0;
 	while (s->head) {
 		struct request *r = s->head;
 
@@ -634,28 +795,62 @@ static int read_events(struct session *s)
 			pop_head(s);
 			continue;
 		}
-		if (!r->reader_open) {
-			char *path = xasprintf("%s/results/%s.jsonl", s->ch.dir, r->name);
-			event_reader_init(&r->rd, path, MAX_EVENT_LINE);
-			r->reader_open = 1;
-			free(path);
-		}
 		ctx.r = r;
-		event_reader_poll(&r->rd, on_line, &ctx);
-		if (!r->done)
+		if (event_reader_poll(&r->rd, READ_BUDGET, on_line, &ctx) >= 0 && r->rd.truncated &&
+		    !r->truncated_told) {
+			r->truncated_told = 1;
+			note(s, r, "cellbox: the kernel truncated this request's results file\n");
+		}
+		if (!r->done) {
+			s->more = r->rd.more;
 			break;
+		}
 		pop_head(s);
 	}
 	return ctx.events;
 }
 
-/* The kernel exited: finish what it left, say why, and mark the session dead. */
+/* The kernel is gone: finish what it left, say why, and mark the session dead. */
 static void kernel_died(struct session *s, enum reason reason, const char *why)
 {
 	read_events(s);		/* what it wrote before it went */
 	abort_all(s, reason, "KernelDied", why, why);
 	channel_clear_queue(&s->ch);
 	set_state(s, SESSION_DEAD, why);
+}
+
+/* Stop a kernel that broke the channel's rules (its quota, its channel) and end its cells. */
+static void kernel_stopped(struct session *s, enum reason reason, const char *why)
+{
+	s->be->ops->kill(s->be);
+	s->more = 0;
+	abort_all(s, reason, "KernelStopped", why, why);
+	channel_clear_queue(&s->ch);
+	set_state(s, SESSION_DEAD, why);
+}
+
+/* Whether the kernel keeps more on the host than its quota allows (then it is stopped). */
+static int over_quota(struct session *s)
+{
+	struct strbuf why = STRBUF_INIT;
+	unsigned long long used;
+	double now;
+
+	if (!s->ch.quota || s->state == SESSION_DEAD)
+		return 0;
+	now = now_monotonic();
+	if (!s->ch.mounted && now - s->usage_at < USAGE_INTERVAL && s->state != SESSION_IDLE)
+		return 0;
+	s->usage_at = now;
+	used = channel_usage(&s->ch);
+	if (used <= s->ch.quota)
+		return 0;
+	strbuf_addstr(&why, "channel quota exceeded: the kernel kept more than its quota of ");
+	wall_describe_size(&why, s->ch.quota);
+	strbuf_addstr(&why, " on the host (channel-quota); it was stopped");
+	kernel_stopped(s, REASON_QUOTA_EXCEEDED, why.buf);
+	strbuf_release(&why);
+	return 1;
 }
 
 /* Kill an unresponsive kernel, end its requests and start a fresh one. */
@@ -706,10 +901,18 @@ int session_dispatch(struct session *s)
 	if (read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		ticks = 0;
 	events = read_events(s);
+	if (s->state != SESSION_DEAD && s->ch.lost) {
+		kernel_stopped(s, REASON_CHANNEL_LOST,
+			       "channel removed by the kernel: the kernel was stopped (a restart "
+			       "makes the channel again)");
+		goto out;
+	}
 	if (s->state != SESSION_DEAD && s->be->ops->reap(s->be, &reason, &why)) {
 		kernel_died(s, reason, why.buf);
 		goto out;
 	}
+	if (over_quota(s))
+		goto out;
 	now = now_monotonic();
 	if (s->kill_at && now >= s->kill_at) {
 		kill_and_restart(s);
@@ -725,6 +928,13 @@ out:
 	return events;
 }
 
+/* Tell the runner there is a new command file (a backend that needs it: gVisor). */
+static void wake_kernel(struct session *s)
+{
+	if (s->be->ops->wake)
+		s->be->ops->wake(s->be);
+}
+
 /*
  * Write a command file and queue the request. With `blocked` (the policy's error event, taken
  * over) nothing is written: the request is ended by the host at the next dispatch.
@@ -733,9 +943,11 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 			    session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err)
 {
 	struct request *r;
-	char *text, *rel;
-	int rc;
+	char *text, *rel, rnd[33];
+	int rc, fd;
 
+	if (s->state != SESSION_DEAD && s->state != SESSION_CLOSED)
+		over_quota(s);		/* a kernel over its quota is stopped before it gets more */
 	if (s->state == SESSION_DEAD || s->state == SESSION_CLOSED) {
 		strbuf_addstr(err, "the kernel is not running (restart it)");
 		cJSON_Delete(cmd);
@@ -744,12 +956,24 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 	}
 	r = xcalloc(1, sizeof(*r));
 	r->id = s->next_id++;
-	snprintf(r->name, sizeof(r->name), "%010lu", r->id);
+	wall_random_hex(rnd, 16);
+	snprintf(r->name, sizeof(r->name), "%010lu-%s", r->id, rnd);
 	r->is_execute = is_execute;
 	r->timeout = timeout;
 	r->fn = fn;
 	r->data = data;
 	r->blocked = blocked;
+	/* Its results file is ours, made before the command: no name the kernel made is read. */
+	fd = blocked ? -1 : channel_results_create(&s->ch, r->name, err);
+	if (!blocked && fd < 0) {
+		cJSON_Delete(cmd);
+		free(r);
+		return 0;
+	}
+	if (fd >= 0) {
+		event_reader_init(&r->rd, fd, MAX_EVENT_LINE);
+		r->reader_open = 1;
+	}
 	cJSON_AddStringToObject(cmd, "id", r->name);
 	text = cJSON_PrintUnformatted(cmd);
 	cJSON_Delete(cmd);
@@ -758,7 +982,8 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 	free(rel);
 	cJSON_free(text);
 	if (rc < 0) {
-		free(r);
+		channel_results_remove(&s->ch, r->name);
+		request_free(r);
 		return 0;
 	}
 	if (!s->head) {
@@ -771,6 +996,8 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 	s->tail = r;
 	if (s->state == SESSION_IDLE)
 		s->state = SESSION_BUSY;
+	if (!blocked)
+		wake_kernel(s);
 	arm_timer(s);
 	return r->id;
 }
@@ -813,17 +1040,27 @@ unsigned long session_request(struct session *s, const char *kind, const cJSON *
 int session_input_reply(struct session *s, unsigned long id, const char *value,
 			struct strbuf *err)
 {
-	cJSON *obj = cJSON_CreateObject();
+	struct request *r = s->head;
+	cJSON *obj;
 	char *text, *rel;
 	int rc;
 
+	while (r && r->id != id)
+		r = r->next;
+	if (!r || !r->inputs) {
+		strbuf_addf(err, "request %lu asked for no input", id);
+		return -1;
+	}
+	obj = cJSON_CreateObject();
 	cJSON_AddStringToObject(obj, "value", value);
 	text = cJSON_PrintUnformatted(obj);
 	cJSON_Delete(obj);
-	rel = xasprintf("commands/%010lu.input", id);
+	rel = xasprintf("commands/%s.%d.input", r->name, r->inputs);
 	rc = channel_write(&s->ch, rel, text, strlen(text), err);
 	free(rel);
 	cJSON_free(text);
+	if (rc == 0)
+		wake_kernel(s);
 	return rc;
 }
 
@@ -912,6 +1149,30 @@ int session_write_file(struct session *s, const char *rel, const void *data, siz
 	return channel_write(&s->ch, rel, data, len, err);
 }
 
+void session_remove_file(struct session *s, const char *rel)
+{
+	channel_unlink(&s->ch, rel);
+}
+
+int session_take_file(struct session *s, const char *name, const char *dst, struct strbuf *err)
+{
+	return channel_take_out(&s->ch, name, dst, err);
+}
+
+int session_revive(struct session *s, struct strbuf *why, struct strbuf *err)
+{
+	if (s->state == SESSION_CLOSED)
+		return -1;
+	if (s->state != SESSION_DEAD)
+		session_dispatch(s);	/* a death since the last request is seen now */
+	if (s->state != SESSION_DEAD)
+		return 0;
+	strbuf_addstr(why, s->death ? s->death : "the kernel is not running");
+	if (session_restart(s, err) < 0)
+		return -1;
+	return 1;
+}
+
 const char *session_kernel_image(void)
 {
 	return CELLBOX_KERNEL_IMAGE;
@@ -975,6 +1236,7 @@ static void session_free(struct session *s, int remove_channel)
 	free(s->cwd);
 	free(s->pool_note);
 	free(s->policy_error);
+	free(s->death);
 	free(s);
 }
 

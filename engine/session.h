@@ -17,8 +17,18 @@
  *
  * Events are the runner's event lines (kernels/python/PROTOCOL.md) decoded once into typed
  * structs (event.h: stream, display with its mime bundle and plot, result, error, input
- * request, reply, done); they are valid only during the callback. A line that is not an
- * event becomes a stderr stream saying so.
+ * request, reply, done); they are valid only during the callback.
+ *
+ * The kernel is hostile in a container backend (README "Security"), and the session is the
+ * wall between it and the front ends: request ids cannot be guessed, and a request's events
+ * are read only from the results file the session made for it, only while it is in flight
+ * and only up to its done. Lines that are not events are counted and told once, in a stderr
+ * note before the done; past `output_limit` bytes the rest is dropped and the cell
+ * interrupted. A display's plot reaches the callback only after it was checked (a regular
+ * file of the kernel's, one link, a PNG within its caps) and copied into the host's part of
+ * the channel: `plot->path` then names that copy; a refused plot is dropped with a note.
+ * A kernel that keeps more than `channel_quota` bytes on the host, or that removes its
+ * channel, is stopped; session_restart() (or session_revive()) starts a fresh one.
  *
  * Every request ends with exactly one SESSION_EV_DONE event, also when the kernel dies,
  * times out or is restarted: the session then makes the error and done events itself. The
@@ -33,7 +43,9 @@
  *	REASON_TIMEOUT_KILLED	"timeout: kernel restarted"	... past the grace period
  *	REASON_KERNEL_DIED	"kernel died (exit code 3)"	the backend's words
  *	REASON_OOM_KILLED	"kernel killed: out of memory (limit 64 MB)"
- *	REASON_CHANNEL_LOST	"kernel lost (...)"
+ *	REASON_CHANNEL_LOST	"kernel lost (...)", "channel removed by the kernel: ..."
+ *	REASON_OUTPUT_LIMIT	"output limit"			its output passed output_limit
+ *	REASON_QUOTA_EXCEEDED	"channel quota exceeded: ..."	the kernel kept too much on the host
  *	REASON_RESTARTED	"restart"			queued behind a restart
  *	REASON_CLOSED		"session closed"		session_close() came first
  *	REASON_BLOCKED		"blocked by security policy 'NAME'"	the policy blocked it
@@ -86,6 +98,8 @@ struct session_opts {
 	 * kernel cannot take it).
 	 */
 	const struct policy *policy;
+	unsigned long long channel_quota;	/* bytes the kernel may keep on the host; 0 = 1 GB */
+	unsigned long long output_limit;	/* bytes of events one request may send; 0 = 2 GB */
 	session_state_fn on_state;
 	void *state_data;
 };
@@ -169,23 +183,42 @@ void session_set_sigmask(struct session *s, const sigset_t *mask);
 int session_interrupt(struct session *s);
 /* Kill the kernel and start a fresh one; pending requests end with reason "restart". */
 int session_restart(struct session *s, struct strbuf *err);
+/*
+ * Before a cell (Jupyter's restarter): see whether the kernel died since the last request
+ * (it exited, its container or engine went away, it was stopped) and if so start a fresh
+ * one. Returns 0 when the kernel runs, 1 after a restart (`why` says how the old one
+ * ended), -1 with `err` when no kernel could be started (the next call tries again).
+ */
+int session_revive(struct session *s, struct strbuf *why, struct strbuf *err);
 
 enum session_state session_state(const struct session *s);
 /* The channel directory (plots are under plots/). */
 const char *session_channel_dir(const struct session *s);
 /* The `ready` object of the running kernel (protocol, pid, python, ipython). */
 const cJSON *session_kernel_info(const struct session *s);
-/* Where channels live: `configured`, else $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID. */
+/*
+ * Where channels live: `configured`, else $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID
+ * (used only when it is ours and 0700: channels are refused in anyone else's).
+ */
 char *session_runtime_dir(const char *configured);
+/* Remove the channels that dead cellbox processes left there; how many (`out`: a line each). */
+int session_gc(const char *configured, struct strbuf *out);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
 
 /*
- * Write a file into the channel (`rel` relative to it) so that the kernel can read it: tmp +
- * rename, owned by the kernel's user. Returns 0 or -1 with `err` set.
+ * Write `files/NAME` into the channel's host part, where the kernel can read it (as
+ * `<channel>/host/files/NAME`) but not change it. Returns 0 or -1 with `err` set.
  */
 int session_write_file(struct session *s, const char *rel, const void *data, size_t len,
 		       struct strbuf *err);
+/* Remove `files/NAME` from the host part. */
+void session_remove_file(struct session *s, const char *rel);
+/*
+ * Copy the kernel's `<channel>/kernel/out/NAME` to the host path `dst` by the wall's rules (a
+ * regular file of the kernel's with one link, within the quota), then remove it. 0 or -1.
+ */
+int session_take_file(struct session *s, const char *name, const char *dst, struct strbuf *err);
 
 /* The container image this build's runner protocol needs ("cellbox-python:p1"). */
 const char *session_kernel_image(void);

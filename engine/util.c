@@ -303,6 +303,12 @@ int kv_parse(const char *text, const char *name, const char *form, kv_fn fn, voi
 			break;
 		}
 		*eq = '\0';
+		if (!*str_trim(line)) {
+			strbuf_addf(err, "%s:%d: expected '%s' (no key before the '=')", name, lineno,
+				    form);
+			rc = -1;
+			break;
+		}
 		strbuf_reset(&why);
 		if (fn(str_trim(line), str_trim(eq + 1), &why, data) < 0) {
 			strbuf_addf(err, "%s:%d: %s", name, lineno, why.buf);
@@ -427,29 +433,56 @@ int mkdir_p(const char *path)
 	return rc;
 }
 
+int remove_tree_at(int at, const char *name, int max_depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -1;
+	if (unlinkat(at, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if ((errno != EISDIR && errno != EPERM) || max_depth <= 0)
+		return -1;
+	/* A directory: open it without following a link, relative to the level above. */
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    remove_tree_at(dirfd(d), de->d_name, max_depth - 1) < 0)
+			rc = -1;
+	closedir(d);
+	if (unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		rc = -1;
+	return rc;
+}
+
 void remove_tree(const char *path)
 {
-	DIR *d = opendir(path);
-	struct dirent *de;
+	char *copy = xstrdup(path), *slash;
+	int at;
 
-	if (!d) {
-		unlink(path);
+	while (strlen(copy) > 1 && copy[strlen(copy) - 1] == '/')
+		copy[strlen(copy) - 1] = '\0';
+	slash = strrchr(copy, '/');
+	if (!slash || !slash[1]) {
+		free(copy);
 		return;
 	}
-	while ((de = readdir(d))) {
-		char *sub;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		sub = xasprintf("%s/%s", path, de->d_name);
-		if (de->d_type == DT_DIR)
-			remove_tree(sub);
-		else
-			unlink(sub);
-		free(sub);
+	*slash = '\0';
+	at = open(slash == copy ? "/" : copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (at >= 0) {
+		remove_tree_at(at, slash + 1, REMOVE_TREE_DEPTH);
+		close(at);
 	}
-	closedir(d);
-	rmdir(path);
+	free(copy);
 }
 
 int parse_size(const char *s, unsigned long long *out)
@@ -486,6 +519,9 @@ int parse_size(const char *s, unsigned long long *out)
 		if (*end)
 			return -1;
 	}
+	/* More than an unsigned long long holds is no size (and converting it is undefined). */
+	if (!(v * (double)mult < 18446744073709551616.0))
+		return -1;
 	*out = (unsigned long long)(v * (double)mult);
 	return 0;
 }

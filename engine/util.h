@@ -54,7 +54,8 @@ int strbuf_add(struct strbuf *sb, const void *data, size_t len);
 int strbuf_addstr(struct strbuf *sb, const char *s);
 int strbuf_addch(struct strbuf *sb, int c);
 int strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 void strbuf_reset(struct strbuf *sb);
 /* Drop the first `n` bytes. */
 void strbuf_remove_front(struct strbuf *sb, size_t n);
@@ -112,8 +113,16 @@ double now_wall(void);
 int write_all(int fd, const void *buf, size_t len);
 /* mkdir -p with mode 0700 for each made component. */
 int mkdir_p(const char *path);
-/* rm -rf below and including path; errors are ignored. */
+/*
+ * rm -rf below and including `path`, never following a symbolic link: each level is opened
+ * O_NOFOLLOW | O_DIRECTORY relative to the one above, so a link planted anywhere inside (or
+ * swapped in while it runs) is removed, never followed. Errors are ignored.
+ */
 void remove_tree(const char *path);
+/* The same for `name` in directory `dirfd`, at most `max_depth` levels; 0, or -1 when
+   something remains. */
+int remove_tree_at(int dirfd, const char *name, int max_depth);
+#define REMOVE_TREE_DEPTH 64
 
 /*
  * Parse a size such as "512m", "1g", "1GB", "64 MB" or "1048576" into bytes.

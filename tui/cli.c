@@ -15,6 +15,7 @@
 
 const char *cli_progname = "cellbox";
 volatile sig_atomic_t cli_sigint;
+volatile sig_atomic_t cli_sigterm;
 
 /* Help: the left column's width and the line width. */
 #define HELP_LEFT 28
@@ -462,11 +463,13 @@ void cli_help(const struct cli_command *cmd, const char *path, FILE *f)
 
 /* ---- signals --------------------------------------------------------------------------- */
 
-/* Record a Ctrl-C for the command to act on. */
+/* Record a Ctrl-C (or a SIGTERM, SIGHUP: leave) for the command to act on. */
 static void on_sigint(int sig)
 {
-	(void)sig;
-	cli_sigint = 1;
+	if (sig == SIGINT)
+		cli_sigint = 1;
+	else
+		cli_sigterm = sig;
 }
 
 static sigset_t wait_mask;
@@ -482,12 +485,19 @@ void cli_catch_sigint(void)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0;	/* no SA_RESTART: waits return EINTR */
 	sigaction(SIGINT, &sa, NULL);
+	/* SIGTERM and SIGHUP end the command the same way: the kernel stopped, nothing left. */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, &wait_mask);
 	sigint_caught = 1;
 	/* A parent may hand us SIGINT blocked (test runners do): let it in while we wait. */
 	sigdelset(&wait_mask, SIGINT);
+	sigdelset(&wait_mask, SIGTERM);
+	sigdelset(&wait_mask, SIGHUP);
 }
 
 const sigset_t *cli_wait_mask(void)
@@ -570,7 +580,8 @@ int cli_close_session(struct session *s, const struct cellbox_config *cfg)
 
 	if (!s)
 		return 0;
-	for (size_t i = 0; i < cfg->copy_out.n && session_state(s) != SESSION_DEAD; i++) {
+	for (size_t i = 0; i < cfg->copy_out.n && session_state(s) != SESSION_DEAD && !cli_sigterm;
+	     i++) {
 		char *src, *dst;
 
 		files_parse_spec(cfg->copy_out.items[i], &src, &dst);
@@ -592,6 +603,8 @@ int cli_wait(struct session *s, unsigned long id)
 	int interrupted = 0;
 
 	for (;;) {
+		if (cli_sigterm)
+			return CLI_TERMINATED;	/* the caller closes the session and leaves */
 		if (cli_sigint) {
 			cli_sigint = 0;
 			interrupted = 1;

@@ -91,6 +91,10 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg);
 extern const char *cli_progname;
 /* Set by the SIGINT handler; the command decides what an interrupt means. */
 extern volatile sig_atomic_t cli_sigint;
+/* The SIGTERM or SIGHUP that arrived (0: none): the command closes its session and exits
+   with 128 + it (cli_exit_terminated). */
+extern volatile sig_atomic_t cli_sigterm;
+#define cli_exit_terminated() (128 + cli_sigterm)
 
 /*
  * Find `word` in a table of `n` entries of `size` bytes each whose first member is the name
@@ -131,8 +135,9 @@ void cli_help_settings(unsigned scope, FILE *f);
 /* Session options from the configuration (the session settings, pool fields unset). */
 void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
 /*
- * Catch SIGINT into cli_sigint and keep it blocked except while the command waits (see
- * cli_wait_mask), so that a Ctrl-C can never arrive between checking the flag and sleeping.
+ * Catch SIGINT into cli_sigint (SIGTERM, SIGHUP into cli_sigterm) and keep them blocked except
+ * while the command waits (see cli_wait_mask), so that none can arrive between checking the
+ * flag and sleeping.
  */
 void cli_catch_sigint(void);
 /* The signal mask to sleep with: the one we started with, SIGINT let in. */
@@ -151,8 +156,10 @@ struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_st
 int cli_close_session(struct session *s, const struct cellbox_config *cfg);
 /*
  * Wait for request `id`, turning Ctrl-C into an interrupt of the kernel. Returns 1 when the
- * user pressed Ctrl-C during the wait (the request has still ended), else 0.
+ * user pressed Ctrl-C during the wait (the request has still ended), else 0; CLI_TERMINATED
+ * when a SIGTERM or SIGHUP came (the request may still run: close the session and leave).
  */
+enum { CLI_TERMINATED = 2 };
 int cli_wait(struct session *s, unsigned long id);
 /*
  * The security policy of the settings (--policy, policy, CELLBOX_POLICY), loaded once; NULL

@@ -81,14 +81,24 @@ static void ask(struct repl *r, const char *kind, const cJSON *params, struct re
 	strbuf_release(&err);
 }
 
-/* The kernel's verdict on a cell: "complete", "incomplete" or "invalid"; indent in *indent. */
+/*
+ * The kernel's verdict on a cell: "complete", "incomplete" or "invalid"; indent in *indent.
+ * It is asked about the cell as typed, without the newline of its last line: with one,
+ * IPython takes an indented block as ended, and `if x:` / `    a = 1` would run before
+ * its `else:` came.
+ */
 static char *is_complete(struct repl *r, const char *code, char **indent)
 {
 	cJSON *params = cJSON_CreateObject();
 	struct reply_ctx reply;
-	char *status;
+	size_t len = strlen(code);
+	char *status, *typed;
 
-	cJSON_AddStringToObject(params, "code", code);
+	while (len && code[len - 1] == '\n')
+		len--;
+	typed = xstrndup(code, len);
+	cJSON_AddStringToObject(params, "code", typed);
+	free(typed);
 	ask(r, "is_complete", params, &reply);
 	cJSON_Delete(params);
 	status = xstrdup(reply.status ? reply.status : "complete");
@@ -198,6 +208,28 @@ static int repl_command(struct repl *r, const char *code)
 	return 1;
 }
 
+/*
+ * Before a cell, as Jupyter's restarter does: a kernel that died since the last one (or that
+ * could not be restarted then: the engine was away) is started again, with a message.
+ * Returns 0 when a kernel runs.
+ */
+static int revive(struct repl *r)
+{
+	struct strbuf why = STRBUF_INIT, err = STRBUF_INIT;
+	int rc = session_revive(r->s, &why, &err);
+
+	if (rc > 0) {
+		cli_error("the kernel had ended (%s): restarted it", why.buf);
+		r->next_count = 1;
+	} else if (rc < 0) {
+		cli_error("cannot restart the kernel (%s): %s", why.len ? why.buf : "it ended",
+			  err.buf);
+	}
+	strbuf_release(&why);
+	strbuf_release(&err);
+	return rc < 0 ? -1 : 0;
+}
+
 static void run_cell(struct repl *r, const char *code)
 {
 	struct strbuf err = STRBUF_INIT;
@@ -205,6 +237,10 @@ static void run_cell(struct repl *r, const char *code)
 
 	if (repl_command(r, code))
 		return;
+	if (revive(r) < 0) {
+		r->failed = 1;
+		return;
+	}
 	id = session_execute(r->s, code, SESSION_EXEC_ALLOW_STDIN, r->cfg->timeout, on_cell_event,
 			     r, &err);
 	if (!id) {
@@ -213,7 +249,10 @@ static void run_cell(struct repl *r, const char *code)
 		strbuf_release(&err);
 		return;
 	}
-	cli_wait(r->s, id);
+	if (cli_wait(r->s, id) == CLI_TERMINATED) {
+		strbuf_release(&err);
+		return;		/* the session is closed on the way out */
+	}
 	record_cell(&r->rec, code);
 	printer_reset(&r->pr);
 	if (session_state(r->s) == SESSION_DEAD) {
@@ -239,7 +278,7 @@ static int repl_pipe(struct repl *r)
 		let_sigint_in(1);
 		n = getline(&line, &cap, r->in);
 		let_sigint_in(0);
-		if (n < 0)
+		if (n < 0 || cli_sigterm)
 			break;
 		int blank = strspn(line, " \t\r\n") == (size_t)n;
 		char *status;
@@ -249,6 +288,8 @@ static int repl_pipe(struct repl *r)
 				run_cell(r, cell.buf);
 				strbuf_reset(&cell);
 			}
+			if (cli_sigterm)
+				break;
 			continue;
 		}
 		strbuf_add(&cell, line, (size_t)n);
@@ -264,11 +305,14 @@ static int repl_pipe(struct repl *r)
 			strbuf_reset(&cell);
 		}
 		free(status);
+		if (cli_sigterm)
+			break;
 	}
-	if (cli_sigint) {
+	if (cli_sigint || cli_sigterm) {
 		free(line);
 		strbuf_release(&cell);
-		return EXIT_INTERRUPTED;	/* Ctrl-C while reading: stop, run nothing more */
+		/* Ctrl-C (or SIGTERM) while reading: stop, run nothing more */
+		return cli_sigterm ? cli_exit_terminated() : EXIT_INTERRUPTED;
 	}
 	if (cell.len)
 		run_cell(r, cell.buf);
@@ -314,6 +358,11 @@ static int read_line(const char *prompt, const char *indent, char **out)
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
 		int n = ppoll(&pfd, 1, NULL, cli_wait_mask());
 
+		if (n < 0 && errno == EINTR && cli_sigterm) {
+			rl_callback_handler_remove();
+			rl_startup_hook = NULL;
+			return READ_EOF;
+		}
 		if (n < 0 && errno == EINTR && cli_sigint) {
 			cli_sigint = 0;
 			rl_free_line_state();
@@ -551,6 +600,8 @@ static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	record_open(&r.rec, cfg, r.s);
 	the_repl = &r;
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
+	if (cli_sigterm)
+		rc = cli_exit_terminated();
 	the_repl = NULL;
 	record_close(&r.rec);
 	cli_close_session(r.s, cfg);

@@ -283,7 +283,12 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 			rc = EXIT_KERNEL_DIED;
 			break;
 		}
-		cli_wait(r.s, id);
+		if (cli_wait(r.s, id) == CLI_TERMINATED) {
+			bar_clear(&r);
+			free(src);
+			rc = cli_exit_terminated();
+			break;
+		}
 		record_cell(&r.rec, src);
 		outs = outputs_finish(&r.out);
 		t0 = now_monotonic() - t0;	/* the overhead counted includes recording */

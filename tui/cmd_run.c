@@ -31,6 +31,8 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	const char *file = args->argc ? args->argv[0] : NULL;
 	const char *code_arg = cli_value(args, "code"), *plots_dir = cli_value(args, "plots");
+	const char *copies[2] = { cli_value(args, "stdout"), cli_value(args, "stderr") };
+	FILE *copy[2] = { NULL, NULL };
 	struct strbuf code = STRBUF_INIT, err = STRBUF_INIT;
 	struct session *s = NULL;
 	struct printer pr;
@@ -61,6 +63,11 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		cli_error("cannot create '%s': %s", plots_dir, strerror(errno));
 		goto out;
 	}
+	for (int i = 0; i < 2; i++)
+		if (copies[i] && !(copy[i] = fopen(copies[i], "w"))) {
+			cli_error("cannot write '%s': %s", copies[i], strerror(errno));
+			goto out;
+		}
 
 	cli_catch_sigint();
 	s = cli_open_session(cfg);
@@ -76,16 +83,32 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		flags |= PRINTER_COLOR;
 	printer_init(&pr, flags, session_channel_dir(s), plots_dir);
 	printer_ready = 1;
+	/* --json keeps the first --max-output bytes of each stream; --stdout/--stderr all. */
+	pr.collect_max = (size_t)cli_size(args, "max-output", PRINTER_COLLECT_MAX);
+	pr.stdout_copy = copy[0];
+	pr.stderr_copy = copy[1];
 	if (!json)
 		cli_setup_graphics(cfg, s, &pr, &gl);
 	record_open(&ctx.rec, cfg, s);
+	/* A kernel that died since it started (after --copy-in, say) is started again first. */
+	{
+		struct strbuf why = STRBUF_INIT;
+
+		if (session_revive(s, &why, &err) > 0)
+			cli_error("the kernel had ended (%s): restarted it", why.buf);
+		strbuf_release(&why);
+		strbuf_reset(&err);
+	}
 	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &ctx, &err);
 	if (!id) {
 		cli_error("%s", err.buf);
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
-	cli_wait(s, id);
+	if (cli_wait(s, id) == CLI_TERMINATED) {
+		rc = cli_exit_terminated();	/* closing below stops the kernel */
+		goto out;
+	}
 	record_cell(&ctx.rec, code.buf);
 	rc = reason_exit_code(pr.done_seen ? pr.done.reason : REASON_CLOSED);
 	if (json) {
@@ -109,6 +132,11 @@ out:
 		rc = EXIT_CELL_ERROR;
 	if (printer_ready)
 		printer_release(&pr);
+	for (int i = 0; i < 2; i++)
+		if (copy[i] && fclose(copy[i]) != 0 && rc == EXIT_OK) {
+			cli_error("cannot write '%s': %s", copies[i], strerror(errno));
+			rc = EXIT_CELL_ERROR;
+		}
 	strbuf_release(&code);
 	strbuf_release(&err);
 	return rc;
@@ -122,6 +150,13 @@ static const struct cli_option run_options[] = {
 		  "status, error) instead of the output" },
 	{ .name = "plots", .value = CLI_TEXT, .arg = "DIR",
 	  .help = "save captured plots as DIR/plot-N.png" },
+	{ .name = "max-output", .value = CLI_SIZE, .arg = "SIZE",
+	  .help = "what --json keeps of stdout and of stderr each (default 32m); past it the JSON "
+		  "says truncated, with the sizes printed" },
+	{ .name = "stdout", .value = CLI_TEXT, .arg = "FILE",
+	  .help = "write all of the cell's stdout to FILE as it comes (bounded memory, any size)" },
+	{ .name = "stderr", .value = CLI_TEXT, .arg = "FILE",
+	  .help = "write all of the cell's stderr to FILE as it comes" },
 	{ NULL },
 };
 

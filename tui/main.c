@@ -43,9 +43,10 @@ static const struct cli_command cmd_gc_entry = {
 	.run = cmd_gc,
 	.spec = { .options = gc_options, .settings = CONFIG_FOR_ENGINE, .max_args = 0 },
 	.usage = "gc [--backend docker|podman] [--images]",
-	.summary = "Remove the containers of cellbox sessions whose process died.",
+	.summary = "Remove the containers and channels of cellbox sessions whose process died.",
 	.help = "Every container cellbox starts is labelled with the pid of its cellbox; gc removes\n"
-		"those whose process is gone (and their channel directories). A docker or podman\n"
+		"those whose process is gone (and their channel directories), then every channel\n"
+		"in the runtime directory whose process is gone (a local kernel died with it). A\n"
 		"session does the same once when it starts.\n",
 };
 
@@ -108,14 +109,17 @@ static int cmd_gc(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	const char *host = cfg->session.sandbox.host, *engine;
-	int n, rc = EXIT_NO_KERNEL;
+	int n, channels, rc = EXIT_NO_KERNEL;
 
 	n = backend_gc(cfg->session.backend, host, &out, &err);
-	if (n < 0)
-		goto out;
+	/* Then the channels left by dead processes (the containers' went with them above). */
+	channels = session_gc(cfg->session.runtime_dir, &out);
 	if (out.len)
 		fputs(out.buf, stdout);
-	printf("%d container%s removed\n", n, n == 1 ? "" : "s");
+	if (n < 0)
+		goto out;
+	printf("%d container%s removed, %d channel%s\n", n, n == 1 ? "" : "s", channels,
+	       channels == 1 ? "" : "s");
 	if (cli_has(args, "images")) {
 		/* After the containers: an image a dead session's container held is free now. */
 		strbuf_reset(&out);

@@ -21,8 +21,7 @@ void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
 	sanitizer_init(&p->san_err, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
 	strbuf_init(&p->stdout_text, 0);
 	strbuf_init(&p->stderr_text, 0);
-	strbuf_set_max(&p->stdout_text, PRINTER_COLLECT_MAX);
-	strbuf_set_max(&p->stderr_text, PRINTER_COLLECT_MAX);
+	p->collect_max = PRINTER_COLLECT_MAX;
 	strbuf_init(&p->clean, 0);
 }
 
@@ -31,6 +30,7 @@ void printer_reset(struct printer *p)
 	strbuf_reset(&p->stdout_text);
 	strbuf_reset(&p->stderr_text);
 	p->collect_cut = 0;
+	p->stdout_bytes = p->stderr_bytes = 0;
 	for (size_t i = 0; i < p->nplots; i++) {
 		free(p->plots[i].path);
 		free(p->plots[i].rel);
@@ -61,10 +61,23 @@ static void emit(struct printer *p, int to_err, const char *text, size_t len)
 {
 	struct strbuf *clean = &p->clean;
 	FILE *f = to_err ? p->err : p->out;
+	FILE *copy = to_err ? p->stderr_copy : p->stdout_copy;
 
-	if ((p->flags & PRINTER_COLLECT) &&
-	    strbuf_add(to_err ? &p->stderr_text : &p->stdout_text, text, len) < 0)
-		p->collect_cut = 1;
+	if (copy)
+		fwrite(text, 1, len, copy);
+	*(to_err ? &p->stderr_bytes : &p->stdout_bytes) += len;
+	if (p->flags & PRINTER_COLLECT) {
+		struct strbuf *kept = to_err ? &p->stderr_text : &p->stdout_text;
+		size_t room = kept->len < p->collect_max ? p->collect_max - kept->len : 0;
+
+		if (len > room) {
+			/* Cut at a character boundary: the JSON is text. */
+			while (room && ((unsigned char)text[room] & 0xc0) == 0x80)
+				room--;
+			p->collect_cut = 1;
+		}
+		strbuf_add(kept, text, len > room ? room : len);
+	}
 	if (p->flags & PRINTER_QUIET)
 		return;
 	strbuf_reset(clean);
@@ -359,7 +372,11 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 		cJSON_AddNullToObject(o, "error");
 	if (d && d->detail)
 		cJSON_AddStringToObject(o, "reason", d->detail);
-	if (p->collect_cut)
+	if (p->collect_cut) {
+		/* What was printed in all: the text above is its first collect_max bytes. */
 		cJSON_AddBoolToObject(o, "truncated", 1);
+		cJSON_AddNumberToObject(o, "stdout_bytes", (double)p->stdout_bytes);
+		cJSON_AddNumberToObject(o, "stderr_bytes", (double)p->stderr_bytes);
+	}
 	return o;
 }

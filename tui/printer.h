@@ -12,8 +12,8 @@
 #include "sanitize.h"
 #include "session.h"
 
-/* Bytes of stdout (and of stderr) a collecting printer keeps. */
-#define PRINTER_COLLECT_MAX ((size_t)1 << 30)
+/* Bytes of stdout (and of stderr) a collecting printer keeps unless told (collect_max). */
+#define PRINTER_COLLECT_MAX ((size_t)32 << 20)
 
 enum {
 	PRINTER_COLOR = 1 << 0,		/* keep SGR colours (a terminal without NO_COLOR) */
@@ -37,9 +37,12 @@ struct printer {
 	const char *plots_dir;		/* copy each plot here; NULL = leave it in the channel */
 	struct sanitizer san_out, san_err;
 	int out_at_bol;			/* stdout is at the beginning of a line */
-	/* What the cell produced (PRINTER_COLLECT), each up to PRINTER_COLLECT_MAX. */
+	/* What the cell produced (PRINTER_COLLECT), each up to collect_max bytes. */
 	struct strbuf stdout_text, stderr_text;
+	size_t collect_max;		/* PRINTER_COLLECT_MAX unless set before the first event */
 	int collect_cut;		/* some was not kept: the JSON says "truncated" */
+	unsigned long long stdout_bytes, stderr_bytes;	/* what the cell printed, all of it */
+	FILE *stdout_copy, *stderr_copy;	/* every byte of each stream as it came, or NULL */
 	struct strbuf clean;		/* scratch for sanitised text, reused per event */
 	struct printer_plot *plots;
 	size_t nplots, plots_alloc;

@@ -2,14 +2,16 @@
 
 Usage: python3 runner.py CHANNEL_DIR
 
-The host (cellbox) writes requests as CHANNEL_DIR/commands/<id>.json and reads the events of each
-request from CHANNEL_DIR/results/<id>.jsonl.  PROTOCOL.md (next to this file in the cellbox
-sources) is the contract; this file is embedded into the cellbox executable and must stay a single
+The host (cellbox) writes requests as CHANNEL_DIR/host/commands/<id>.json (the host's part of the
+channel: read-only here) and reads the events of each request from
+CHANNEL_DIR/kernel/results/<id>.jsonl (the kernel's part).  PROTOCOL.md (next to this file in the
+cellbox sources) is the contract; this file is embedded into the cellbox executable and must stay a single
 module using only the standard library and IPython (matplotlib is imported only by user code).
 
 How it works:
-- The main thread serves requests one at a time (inotify on commands/ through ctypes, polling
-  when that is not available) and runs cells with InteractiveShell.run_cell.
+- The main thread serves requests one at a time (inotify on commands/ through ctypes, or a byte on
+  stdin per command where inotify does not see the host's writes (gVisor), polling when neither
+  is available) and runs cells with InteractiveShell.run_cell.
 - sys.stdout / sys.stderr are replaced by writers that batch text into stream events.  Fds 1
   and 2 are pipes (the original stderr is kept as the log fd); a reader thread turns what child
   processes and C code write there into stream events too.  Both paths feed one ordered buffer,
@@ -32,11 +34,13 @@ import threading
 import time
 import traceback
 
-PROTOCOL = 1
+PROTOCOL = 2
 CHUNK = 65536                # max characters of text in one stream event
 FLUSH_DELAY = 0.02           # stream batching window (seconds)
 CHANNEL_CHECK = 1.0          # how often an idle runner checks that its channel still exists
 POLL_FALLBACK = 0.01         # command scan interval when inotify is not available
+LOG_MAX = 1 << 20            # bytes of diagnostics the runner writes to its log
+RESERVE = 8 << 20            # memory held back to get out of a MemoryError in the runner
 INLINE = "module://matplotlib_inline.backend_inline"   # IPython's inline backend, as ipykernel
 BACKEND = "module://cellbox_mpl"                        # fallback when matplotlib_inline is missing
 NO_STDIN_MSG = ("input() was called but this session cannot answer input requests "
@@ -87,19 +91,32 @@ class _S:
     libc = None
     ino_fd = -1
     ino_poll = None
+    wake_fd = -1             # stdin, when the host wakes us with a byte per command
     last_check = 0.0
     pending = set()          # command file names (<id>.json) waiting to be served
+    served = set()           # ... and those served (the host removes them; we cannot)
+    input_n = 0              # input requests of the request being served
+    log_bytes = 0
+    reserve = None           # RESERVE bytes, let go of when the runner itself runs out
 
 
 # --------------------------------------------------------------------------------------------
 # logging (the runner's own diagnostics go to the original stderr, i.e. <channel>/log)
 
 def _log(msg):
+    """Write to the log, at most LOG_MAX bytes in all (then one line saying so)."""
     try:
+        if _S.log_bytes >= LOG_MAX:
+            return
         if not msg.endswith("\n"):
             msg += "\n"
-        _write_all(_S.log_fd, msg.encode("utf-8", "replace"))
-    except Exception:
+        data = msg.encode("utf-8", "replace")
+        if _S.log_bytes + len(data) >= LOG_MAX:
+            data = data[:max(0, LOG_MAX - _S.log_bytes - 80)] + (
+                b"\ncellbox runner: log capped at %d bytes; later diagnostics dropped\n" % LOG_MAX)
+        _S.log_bytes += len(data)
+        _write_all(_S.log_fd, data)
+    except BaseException:
         pass
 
 
@@ -152,7 +169,7 @@ def _flush_locked(now):
         if not text:
             continue
         if fd < 0:
-            _write_all(_S.log_fd, text.encode("utf-8", "replace"))
+            _log(text)
             continue
         head = '{"type":"stream","name":"' + name + '","text":'
         if len(text) <= CHUNK:
@@ -427,7 +444,7 @@ def _drain_locked():
 
 
 def _setup_capture():
-    _S.log_fd = os.dup(2)           # the host points fds 1 and 2 at <channel>/log
+    _S.log_fd = os.dup(2)           # the host points fds 1 and 2 at <channel>/kernel/log
     try:
         if os.isatty(0):            # nobody may read the host's terminal: no stdin here
             null = os.open(os.devnull, os.O_RDONLY)
@@ -478,9 +495,24 @@ def _on_sigint(signum, frame):
 
 
 # --------------------------------------------------------------------------------------------
-# waiting for commands: inotify through ctypes, else polling
+# waiting for commands: inotify through ctypes, or a byte on stdin per command, else polling
 
-def _setup_inotify():
+_ino_buf = bytearray(65536)      # made once: reading events must not need memory (MemoryError)
+
+
+def _setup_wakeup():
+    _S.ino_poll = select.poll()
+    if os.environ.get("CELLBOX_WAKE") == "stdin":
+        # inotify here does not see the host's writes (gVisor's bind mounts): the host writes
+        # a byte to our stdin after each command file (PROTOCOL.md, "Waking the runner").
+        try:
+            os.set_blocking(0, False)
+            _S.wake_fd = 0
+            _S.ino_poll.register(0, select.POLLIN)
+        except OSError as e:
+            _log("cellbox runner: no stdin to be woken on (%s); polling every %d ms"
+                 % (e, POLL_FALLBACK * 1000))
+        return
     if os.environ.get("CELLBOX_RUNNER_NO_INOTIFY"):       # for tests of the fallback
         _log("cellbox runner: inotify disabled; polling every %d ms" % (POLL_FALLBACK * 1000))
         return
@@ -498,7 +530,6 @@ def _setup_inotify():
             os.close(fd)
             raise OSError(err, "inotify_add_watch")
         _S.ino_fd = fd
-        _S.ino_poll = select.poll()
         _S.ino_poll.register(fd, select.POLLIN)
     except Exception as e:
         _log("cellbox runner: inotify not available (%s); polling every %d ms"
@@ -506,20 +537,29 @@ def _setup_inotify():
         _S.ino_fd = -1
 
 
+def _woken():
+    """Whether the runner has a way to be woken (inotify or stdin) rather than polling."""
+    return _S.ino_fd >= 0 or _S.wake_fd >= 0
+
+
 def _scan():
     try:
         names = os.listdir(_S.cmd_dir)
     except OSError:
         return
+    present = set()
     for n in names:
         if n.endswith(".json"):
-            _S.pending.add(n)
+            present.add(n)
+            if n not in _S.served:
+                _S.pending.add(n)
+    _S.served &= present            # the host removed those: forget them
 
 
 def _check_channel():
     _S.last_check = _monotonic()
     try:
-        st = os.stat(_S.channel)
+        st = os.stat(_S.kernel_dir)
     except OSError:
         st = None
     if st is None or st.st_ino != _S.channel_ino:
@@ -539,18 +579,20 @@ def _exit_now(code):
 
 def _read_inotify():
     try:
-        buf = os.read(_S.ino_fd, 65536)
+        end = os.readv(_S.ino_fd, [_ino_buf])
     except (BlockingIOError, InterruptedError):
         return
+    buf = _ino_buf
     off = 0
-    end = len(buf)
     lost = False
     while off + 16 <= end:
         wd, mask, cookie, ln = _unpack_event(buf, off)
         if ln:
-            name = buf[off + 16:off + 16 + ln].split(b"\0", 1)[0]
+            name = bytes(buf[off + 16:off + 16 + ln]).split(b"\0", 1)[0]
             if name.endswith(b".json"):
-                _S.pending.add(name.decode("utf-8", "surrogateescape"))
+                n = name.decode("utf-8", "surrogateescape")
+                if n not in _S.served:
+                    _S.pending.add(n)
         if mask & IN_Q_OVERFLOW:
             _scan()
         if mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT):
@@ -560,21 +602,42 @@ def _read_inotify():
         # commands/ went away: the channel is being removed (or moved). Serve by polling
         # from now on; the channel check ends the runner once the channel is gone.
         try:
+            _S.ino_poll.unregister(_S.ino_fd)
             os.close(_S.ino_fd)
-        except OSError:
+        except (OSError, KeyError):
             pass
         _S.ino_fd = -1
         time.sleep(0.05)
         _check_channel()
 
 
+def _read_wake():
+    """Take the wake-up bytes on stdin, then look for the command files they announce."""
+    try:
+        data = os.readv(0, [_ino_buf])
+    except (BlockingIOError, InterruptedError):
+        return
+    if data == 0:                   # the host's end is gone: poll from now on
+        try:
+            _S.ino_poll.unregister(0)
+        except (OSError, KeyError):
+            pass
+        _S.wake_fd = -1
+    _scan()
+
+
 def _wait(timeout):
     """Block until something happens in commands/ (or timeout seconds). Main thread only."""
-    if _S.ino_fd >= 0:
-        if _S.ino_poll.poll(int(timeout * 1000)):
+    if _woken():
+        events = _S.ino_poll.poll(int(timeout * 1000))
+        if events:
             main = _enter()
             try:
-                _read_inotify()
+                for fd, _ev in events:
+                    if fd == _S.ino_fd:
+                        _read_inotify()
+                    elif fd == _S.wake_fd:
+                        _read_wake()
             finally:
                 if main:
                     _leave()
@@ -1214,17 +1277,16 @@ def _getpass(prompt="Password: ", stream=None):
 
 def _ask(prompt, password):
     _emit({"type": "input_request", "prompt": prompt, "password": password})
-    path = os.path.join(_S.cmd_dir, _S.req_id + ".input")
+    # The k-th answer of a request has a name of its own: the host removes the files (its part
+    # of the channel is read-only here), so an answer already read must never be read again.
+    _S.input_n += 1
+    path = os.path.join(_S.cmd_dir, "%s.%d.input" % (_S.req_id, _S.input_n))
     while True:
         try:
             data = _read_file(path)
         except FileNotFoundError:
             _wait(CHANNEL_CHECK)
             continue
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
         try:
             obj = json.loads(data)
             value = obj.get("value", "") if isinstance(obj, dict) else obj
@@ -1447,10 +1509,9 @@ def _serve(fname):
     except OSError:
         _log_exc("cannot read %s" % fname)
         data = None
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    # The host removes the command file once the request is done; a restarted runner gets an
+    # empty queue. Until then, this name is never served again.
+    _S.served.add(fname)
     req = None
     bad = None
     if data is not None:
@@ -1473,53 +1534,63 @@ def _serve(fname):
         _log("cellbox runner: dropped command file %r (%s)" % (fname, bad or "no usable id"))
         return
 
+    # The host made the results file (PROTOCOL.md); make it only when it did not.
     out = os.open(os.path.join(_S.res_dir, rid + ".jsonl"),
-                  os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+                  os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     with _lock:
         _S.out_fd = out
     _S.req_id = rid
+    _S.input_n = 0
     t0 = _monotonic()
     status = "error"
     kind = None
     try:
         try:
-            if req is None:
-                raise RequestError("malformed command file %s: %s" % (fname, bad))
-            kind = req.get("kind")
-            handler = _HANDLERS.get(kind)
-            if handler is None:
-                raise RequestError("unknown request kind %r" % (kind,))
-            status = handler(req)
-        finally:
+            try:
+                if req is None:
+                    raise RequestError("malformed command file %s: %s" % (fname, bad))
+                kind = req.get("kind")
+                handler = _HANDLERS.get(kind)
+                if handler is None:
+                    raise RequestError("unknown request kind %r" % (kind,))
+                status = handler(req)
+            finally:
+                _S.executing = False
+        except KeyboardInterrupt:
             _S.executing = False
-    except KeyboardInterrupt:
-        _S.executing = False
-        status = "aborted"
-    except RequestError as e:
-        _S.executing = False
-        status = "error"
-        _log("cellbox runner: bad request %s: %s" % (rid, e))
-        _emit({"type": "error", "ename": "RequestError", "evalue": str(e), "traceback": [str(e)]})
-    except Exception as e:
-        _S.executing = False
-        status = "error"
-        try:
-            _internal_error(e, "request %s (%s) failed" % (rid, kind))
-        except Exception:
-            _log_exc("reporting an internal error")
+            status = "aborted"
+        except RequestError as e:
+            _S.executing = False
+            status = "error"
+            _log("cellbox runner: bad request %s: %s" % (rid, e))
+            _emit({"type": "error", "ename": "RequestError", "evalue": str(e),
+                   "traceback": [str(e)]})
+        except MemoryError:
+            _S.executing = False
+            status = "error"
+            _out_of_memory("request %s (%s)" % (rid, kind))
+            _emit({"type": "error", "ename": "MemoryError",
+                   "evalue": "the kernel ran out of memory", "traceback": []})
+        except Exception as e:
+            _S.executing = False
+            status = "error"
+            try:
+                _internal_error(e, "request %s (%s) failed" % (rid, kind))
+            except Exception:
+                _log_exc("reporting an internal error")
+    except MemoryError:
+        status = "error"            # reporting it failed too (no memory): done must still go
     _finish(out, status, t0)
     if kind == "shutdown":
         _shutdown()
 
 
+_DONE_ERROR = b'{"type":"done","status":"error","execution_count":-1,"duration":0}\n'
+
+
 def _finish(out, status, t0):
     _S.executing = False
-    if _S.allow_stdin:
-        _S.allow_stdin = False
-        try:                        # an answer that came too late (the cell was interrupted)
-            os.unlink(os.path.join(_S.cmd_dir, _S.req_id + ".input"))
-        except OSError:
-            pass
+    _S.allow_stdin = False
     if signal.getsignal(signal.SIGINT) is not _on_sigint:
         # user code replaced the handler: between requests SIGINT must stay harmless
         signal.signal(signal.SIGINT, _on_sigint)
@@ -1527,10 +1598,13 @@ def _finish(out, status, t0):
         _drain_fds()
     except Exception:
         _log_exc("draining fds")
-    shell = _S.shell
-    count = shell.execution_count - 1 if shell is not None else 0
-    done = ('{"type":"done","status":"%s","execution_count":%d,"duration":%.6f}\n'
-            % (status, count, _monotonic() - t0)).encode()
+    try:
+        shell = _S.shell
+        count = shell.execution_count - 1 if shell is not None else 0
+        done = ('{"type":"done","status":"%s","execution_count":%d,"duration":%.6f}\n'
+                % (status, count, _monotonic() - t0)).encode()
+    except MemoryError:
+        done = _DONE_ERROR          # made at start-up: a done goes out without memory
     with _lock:
         try:
             if _segs:
@@ -1546,6 +1620,42 @@ def _finish(out, status, t0):
         try:
             os.close(out)
         except OSError:
+            pass
+
+
+def _out_of_memory(where):
+    """The runner itself ran out of memory: let go of the reserve, say so once, do not spin."""
+    had = _S.reserve is not None
+    try:
+        _S.reserve.close()
+    except BaseException:
+        pass
+    _S.reserve = None
+    try:
+        import gc
+        gc.collect()
+    except BaseException:
+        pass
+    _S.oom_count = getattr(_S, "oom_count", 0) + 1
+    if had or _S.oom_count in (1, 10, 100, 1000):
+        _log("cellbox runner: out of memory in %s (%d time(s)); the reserve was %s"
+             % (where, _S.oom_count, "let go" if had else "already gone"))
+    if not had:
+        time.sleep(min(1.0, 0.01 * _S.oom_count))     # nothing to free: wait, do not spin
+
+
+def _new_reserve():
+    """Address space held back, not touched (it costs no resident memory)."""
+    import mmap
+    return mmap.mmap(-1, RESERVE)
+
+
+def _refill_reserve():
+    """Idle and there is memory again: hold the reserve for the next time."""
+    if _S.reserve is None:
+        try:
+            _S.reserve = _new_reserve()
+        except (MemoryError, OSError):
             pass
 
 
@@ -1571,11 +1681,14 @@ def _write_ready():
                                                   "version": sys.version_info[0]},
                               "pygments_lexer": "ipython3", "nbconvert_exporter": "python",
                               "file_extension": ".py"}}
-    path = os.path.join(_S.channel, "ready")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps(info, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    # The host made kernel/ready (the top of the kernel part is not ours to write): one line
+    # in one write, which the host takes once it ends with a newline.
+    fd = os.open(os.path.join(_S.kernel_dir, "ready"),
+                 os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        _write_all(fd, (json.dumps(info, ensure_ascii=False) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
 
 
 def main(argv):
@@ -1583,19 +1696,21 @@ def main(argv):
         sys.stderr.write("usage: runner.py CHANNEL_DIR\n")
         return 2
     _S.channel = os.path.abspath(argv[1])
-    _S.cmd_dir = os.path.join(_S.channel, "commands")
-    _S.res_dir = os.path.join(_S.channel, "results")
-    _S.plot_dir = os.path.join(_S.channel, "plots")
-    for d in (_S.cmd_dir, _S.res_dir, _S.plot_dir):
+    _S.kernel_dir = os.path.join(_S.channel, "kernel")
+    _S.cmd_dir = os.path.join(_S.channel, "host", "commands")
+    _S.res_dir = os.path.join(_S.kernel_dir, "results")
+    _S.plot_dir = os.path.join(_S.kernel_dir, "plots")
+    for d in (_S.res_dir, _S.plot_dir):
         os.makedirs(d, exist_ok=True)
-    _S.channel_ino = os.stat(_S.channel).st_ino
+    _S.channel_ino = os.stat(_S.kernel_dir).st_ino
     _S.last_check = _monotonic()
     sys.modules.setdefault("_cellbox_runner", sys.modules[__name__])
 
     signal.signal(signal.SIGINT, _on_sigint)
     _setup_capture()
     try:
-        _setup_inotify()
+        _S.reserve = _new_reserve()
+        _setup_wakeup()
         _init_plot_counter()
         import importlib.util
         _S.inline = importlib.util.find_spec("matplotlib_inline") is not None
@@ -1627,15 +1742,23 @@ def main(argv):
             if pending:
                 name = min(pending)
                 pending.discard(name)
-                _serve(name)
+                try:
+                    _serve(name)
+                except MemoryError:
+                    if name not in _S.served:
+                        pending.add(name)   # not read yet: again, once memory is back
+                    raise
                 served = True
-            elif served and build_completer and not (_S.ino_fd >= 0 and _S.ino_poll.poll(0)):
+            elif served and build_completer and not (_woken() and _S.ino_poll.poll(0)):
                 build_completer = False
                 _S.shell.Completer          # idle after the first request: build it now
             else:
+                _refill_reserve()
                 _wait(CHANNEL_CHECK)
         except KeyboardInterrupt:
             pass
+        except MemoryError:
+            _out_of_memory("the main loop")
         except Exception:
             _log_exc("main loop")
 

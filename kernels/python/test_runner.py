@@ -1,7 +1,9 @@
 """Tests of runner.py against PROTOCOL.md.
 
-Each test talks to a real runner process the way the cellbox host does: command files written
-as tmp + rename into <channel>/commands, events read back from <channel>/results/<id>.jsonl.
+Each test talks to a real runner process the way the cellbox host does: the host part
+<channel>/host/commands gets command files (tmp + rename), the kernel part <channel>/kernel has the
+ready and log files and results/<id>.jsonl (made by the host before its command), where the
+events are read back.
 
     /usr/bin/python3 kernels/python/test_runner.py
     /usr/bin/python3 -m unittest kernels/python/test_runner.py
@@ -43,20 +45,33 @@ def tiny_png(w=3, h=2):
             + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
+def make_channel(channel):
+    """The layout the host makes (PROTOCOL.md): host/commands, kernel/{ready,log,results,plots}."""
+    for d in ("host/commands", "kernel/results", "kernel/plots", "kernel/out"):
+        os.makedirs(os.path.join(channel, d), exist_ok=True)
+    for f in ("ready", "log"):
+        open(os.path.join(channel, "kernel", f), "ab").close()
+
+
 class Runner:
     """A runner process in a temporary channel directory, driven like the host drives it."""
 
-    def __init__(self, channel=None, env=None):
+    def __init__(self, channel=None, env=None, stdin=subprocess.DEVNULL):
         self.own_channel = channel is None
         self.channel = channel or tempfile.mkdtemp(prefix="cellbox-test-")
+        make_channel(self.channel)
         self.cwd = tempfile.mkdtemp(prefix="cellbox-cwd-")
-        self.log = open(os.path.join(self.channel, "log"), "ab")
+        self.log = open(os.path.join(self.channel, "kernel", "log"), "ab")
         t0 = time.monotonic()
-        self.proc = subprocess.Popen([PYTHON, RUNNER, self.channel], stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen([PYTHON, RUNNER, self.channel], stdin=stdin,
                                      stdout=self.log, stderr=self.log, cwd=self.cwd,
                                      env=dict(os.environ, **(env or {})))
-        ready = os.path.join(self.channel, "ready")
-        while not os.path.exists(ready):
+        ready = os.path.join(self.channel, "kernel", "ready")
+        while True:
+            with open(ready, "rb") as f:
+                line = f.read()
+            if line.endswith(b"\n"):
+                break
             if self.proc.poll() is not None:
                 raise RuntimeError("runner exited with %s before ready:\n%s"
                                    % (self.proc.returncode, self.read_log()))
@@ -64,34 +79,39 @@ class Runner:
                 raise RuntimeError("runner not ready:\n" + self.read_log())
             time.sleep(0.002)
         self.startup = time.monotonic() - t0
-        with open(ready, encoding="utf-8") as f:
-            self.ready = json.load(f)
+        self.ready = json.loads(line)
         self.n = 0
+        self.wake = None            # a callable, for a runner woken through its stdin
 
     def read_log(self):
         try:
-            with open(os.path.join(self.channel, "log"), encoding="utf-8", errors="replace") as f:
+            with open(os.path.join(self.channel, "kernel", "log"), encoding="utf-8",
+                      errors="replace") as f:
                 return f.read()
         except OSError:
             return ""
 
     def write_file(self, name, obj):
-        path = os.path.join(self.channel, "commands", name)
+        path = os.path.join(self.channel, "host", "commands", name)
         data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
         with open(path + ".tmp", "wb") as f:
             f.write(data)
         os.rename(path + ".tmp", path)
+        if self.wake:
+            self.wake()
 
     def send(self, kind, **fields):
         self.n += 1
         rid = "%010d" % self.n
         fields.update(id=rid, kind=kind)
+        # the host makes the results file first, then the command
+        open(os.path.join(self.channel, "kernel", "results", rid + ".jsonl"), "ab").close()
         self.write_file(rid + ".json", fields)
         return rid
 
     def events(self, rid, until="done", timeout=TIMEOUT):
         """Events of request rid, once one of type `until` has arrived."""
-        path = os.path.join(self.channel, "results", rid + ".jsonl")
+        path = os.path.join(self.channel, "kernel", "results", rid + ".jsonl")
         t0 = time.monotonic()
         while True:
             try:
@@ -187,9 +207,10 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(ready["python"], version.strip())
         self.assertRegex(ready["ipython"], r"^\d+\.\d+")
         self.assertEqual(ready["cwd"], os.path.realpath(self.r.cwd))
-        self.assertFalse(os.path.exists(os.path.join(self.r.channel, "ready.tmp")))
-        for d in ("commands", "results", "plots"):
-            self.assertTrue(os.path.isdir(os.path.join(self.r.channel, d)))
+        # the runner made nothing of its own at the top of the kernel part, nor in the host's
+        self.assertEqual(sorted(os.listdir(os.path.join(self.r.channel, "kernel"))),
+                         ["log", "out", "plots", "ready", "results"])
+        self.assertEqual(os.listdir(os.path.join(self.r.channel, "host")), ["commands"])
 
     def test_state_and_result(self):
         self.run_ok("x_state = 41")
@@ -358,7 +379,7 @@ class RunnerTest(unittest.TestCase):
         r = self.r
         evs = r.request("clear_plots")
         self.assertIn("cleared", of_type(evs, "reply")[0])
-        plots = os.path.join(r.channel, "plots")
+        plots = os.path.join(r.channel, "kernel", "plots")
 
         def plot_of(evs, kind="display"):
             disp = [e for e in of_type(evs, kind) if "plot" in e]
@@ -366,7 +387,7 @@ class RunnerTest(unittest.TestCase):
             plot = disp[0]["plot"]
             self.assertEqual(plot["format"], "png")
             self.assertEqual(plot["path"], "plots/%d.png" % plot["index"])
-            with open(os.path.join(r.channel, plot["path"]), "rb") as f:
+            with open(os.path.join(r.channel, "kernel", plot["path"]), "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
             return disp[0], plot
 
@@ -570,16 +591,21 @@ class RunnerTest(unittest.TestCase):
         evs = r.events("0000099901")
         self.assertEqual(done(evs)["status"], "error")
         self.assertEqual([e["ename"] for e in of_type(evs, "error")], ["RequestError"])
-        self.assertFalse(os.path.exists(os.path.join(r.channel, "commands", "0000099901.json")))
+        # the command stays (the host removes it: its part is read-only to a container) and
+        # is not served again
+        self.assertTrue(os.path.exists(os.path.join(r.channel, "host", "commands",
+                                                    "0000099901.json")))
         r.write_file("0000099902.json", {"id": "0000099902", "kind": "frobnicate"})
         evs = r.events("0000099902")
         self.assertEqual(done(evs)["status"], "error")
         r.write_file("0000099903.json", {"id": "0000099903", "kind": "execute", "code": 5})
         evs = r.events("0000099903")
         self.assertEqual(done(evs)["status"], "error")
-        r.write_file("0000099904.input", {"value": "ignored"})   # not a request
-        os.unlink(os.path.join(r.channel, "commands", "0000099904.input"))
+        r.write_file("0000099904.1.input", {"value": "ignored"})   # not a request
+        os.unlink(os.path.join(r.channel, "host", "commands", "0000099904.1.input"))
         self.assertEqual(self.result(self.run_ok("1+1")), "2")
+        with open(os.path.join(r.channel, "kernel", "results", "0000099901.jsonl"), "rb") as f:
+            self.assertEqual(f.read().count(b'"type":"done"'), 1)
 
     # -- input()
 
@@ -590,17 +616,25 @@ class RunnerTest(unittest.TestCase):
         evs = r.events(rid, until="input_request")
         req = of_type(evs, "input_request")[0]
         self.assertEqual(req, {"type": "input_request", "prompt": "who? ", "password": False})
-        r.write_file(rid + ".input", {"value": "bob"})
+        r.write_file(rid + ".1.input", {"value": "bob"})
         evs = r.events(rid)
         self.assertEqual(done(evs)["status"], "ok")
         self.assertEqual(text(evs), "hello bob\n")
-        self.assertFalse(os.path.exists(os.path.join(r.channel, "commands", rid + ".input")))
+        # two input() calls in one cell: each answer has its own name
+        rid = r.send("execute", code="a = input('a? ')\nb = input('b? ')\nprint(a + b)",
+                     allow_stdin=True)
+        r.events(rid, until="input_request")
+        r.write_file(rid + ".1.input", {"value": "one"})
+        while len(of_type(r.events(rid, until="input_request"), "input_request")) < 2:
+            time.sleep(0.01)
+        r.write_file(rid + ".2.input", {"value": "two"})
+        self.assertEqual(text(r.events(rid)), "onetwo\n")
 
         rid = r.send("execute", code="import getpass\npw = getpass.getpass()\nlen(pw)",
                      allow_stdin=True)
         req = of_type(r.events(rid, until="input_request"), "input_request")[0]
         self.assertTrue(req["password"])
-        r.write_file(rid + ".input", {"value": "secret"})
+        r.write_file(rid + ".1.input", {"value": "secret"})
         self.assertEqual(self.result(r.events(rid)), "6")
 
         evs = r.execute("input('x')", allow_stdin=False)
@@ -653,13 +687,12 @@ class LifecycleTest(unittest.TestCase):
     def test_restart_and_shutdown(self):
         channel = tempfile.mkdtemp(prefix="cellbox-test-")
         try:
-            os.makedirs(os.path.join(channel, "plots"))
-            os.makedirs(os.path.join(channel, "commands"))
+            make_channel(channel)
             for n in (3, 7):
-                with open(os.path.join(channel, "plots", "%d.png" % n), "wb") as f:
+                with open(os.path.join(channel, "kernel", "plots", "%d.png" % n), "wb") as f:
                     f.write(tiny_png())
             # a request left before start-up is served
-            with open(os.path.join(channel, "commands", "0000000001.json"), "w") as f:
+            with open(os.path.join(channel, "host", "commands", "0000000001.json"), "w") as f:
                 json.dump({"id": "0000000001", "kind": "execute", "code": "40 + 2"}, f)
             r = Runner(channel)
             try:
@@ -710,6 +743,69 @@ class LifecycleTest(unittest.TestCase):
             self.assertEqual(r.execute("1")[-1]["status"], "ok")
             shutil.rmtree(r.channel)
             self.assertEqual(r.proc.wait(5), 0)
+        finally:
+            r.close()
+
+    def test_stdin_wakeup(self):
+        """CELLBOX_WAKE=stdin: no inotify; a byte on stdin per command wakes the runner."""
+        rfd, wfd = os.pipe()
+        r = Runner(env={"CELLBOX_WAKE": "stdin"}, stdin=rfd)
+        os.close(rfd)
+        r.wake = lambda: os.write(wfd, b"w")
+        try:
+            t0 = time.monotonic()
+            for i in range(20):
+                evs = r.execute("%d + 1" % i)
+                self.assertEqual(of_type(evs, "result")[0]["data"]["text/plain"], str(i + 1))
+            # woken, not polling: 20 cells well within the 1 s channel check each would cost
+            self.assertLess(time.monotonic() - t0, 10)
+            self.assertNotIn("polling", r.read_log())
+            # without the byte the command waits (inotify is not what wakes it)
+            r.wake = None
+            rid = r.send("execute", code="'late'")
+            time.sleep(0.3)
+            with open(os.path.join(r.channel, "kernel", "results", rid + ".jsonl"), "rb") as f:
+                self.assertEqual(f.read(), b"")
+            os.write(wfd, b"w")
+            self.assertEqual(done(r.events(rid))["status"], "ok")
+        finally:
+            os.close(wfd)
+            r.close()
+
+    def test_memory_error_in_the_runner(self):
+        """The runner's own loop out of memory: it answers, does not spin, its log stays small."""
+        r = Runner()
+        try:
+            evs = r.execute(
+                "import resource, re\n"
+                "vm = int(re.search(r'VmSize:\\s+(\\d+)', open('/proc/self/status').read())"
+                ".group(1)) * 1024\n"
+                "resource.setrlimit(resource.RLIMIT_AS, (vm + (64 << 20), resource.RLIM_INFINITY))\n"
+                "ballast = []\n"
+                "try:\n"
+                "    while True: ballast.append(bytearray(1 << 16))\n"
+                "except MemoryError:\n"
+                "    pass\n")
+            self.assertEqual(done(evs)["type"], "done")
+            # the next requests are served (the loop let go of its reserve), not spun on
+            cpu0 = os.times()
+            evs = r.execute("del ballast[:]\n'freed'", timeout=20)
+            self.assertEqual(done(evs)["status"], "ok", evs)
+            self.assertEqual(of_type(r.execute("1 + 1"), "result")[0]["data"]["text/plain"], "2")
+            self.assertLess(len(r.read_log()), 2 << 20)
+        finally:
+            r.close()
+
+    def test_log_is_capped(self):
+        r = Runner()
+        try:
+            # diagnostics of the runner itself (no request: stream text goes to the log)
+            evs = r.execute("import _cellbox_runner as cr\n"
+                            "for i in range(5000): cr._log('x' * 1000)")
+            self.assertEqual(done(evs)["status"], "ok")
+            log = r.read_log()
+            self.assertLess(len(log), (1 << 20) + 4096)
+            self.assertIn("log capped", log)
         finally:
             r.close()
 

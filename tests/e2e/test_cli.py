@@ -66,6 +66,44 @@ class RunTest(Base):
         p = self.cellbox('run', '-', stdin='print("from stdin")\n')
         self.assertEqual((p.returncode, p.stdout), (0, 'from stdin\n'))
 
+    def test_json_memory_is_bounded(self):
+        # 256 MB of output: --json keeps --max-output of it and says so; --stdout gets all of
+        # it; cellbox's memory does not grow with the output (it took 3 GB for 1 GB).
+        out = os.path.join(self.tmp, 'stdout.txt')
+        code = 'import sys\nfor i in range(256): sys.stdout.write("x" * (1 << 20))\n'
+        # (under AddressSanitizer, what is freed waits in a quarantine of 256 MB: keep it small)
+        env = dict(self.env, ASAN_OPTIONS=os.environ.get('ASAN_OPTIONS', '') +
+                   ':quarantine_size_mb=4:thread_local_quarantine_size_kb=64')
+        proc = subprocess.Popen([BIN, 'run', '--json', '--max-output', '1m', '--stdout', out,
+                                 '-c', code], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        peak_kb = [0]
+
+        def watch():        # cellbox's own peak (VmHWM), not its kernel's
+            while proc.poll() is None:
+                try:
+                    with open('/proc/%d/status' % proc.pid) as f:
+                        for line in f:
+                            if line.startswith('VmHWM:'):
+                                peak_kb[0] = max(peak_kb[0], int(line.split()[1]))
+                except OSError:
+                    pass
+                time.sleep(0.05)
+        import threading
+        t = threading.Thread(target=watch)
+        t.start()
+        text, err = proc.communicate(timeout=300)
+        t.join()
+        self.assertEqual(proc.returncode, 0, err)
+        o = json.loads(text)
+        self.assertEqual(len(o['stdout']), 1 << 20)
+        self.assertTrue(o['truncated'])
+        self.assertEqual(o['stdout_bytes'], 256 << 20)
+        self.assertEqual(os.path.getsize(out), 256 << 20)
+        self.assertGreater(peak_kb[0], 0)
+        # (unbounded it would be past the 256 MB printed: before, 3 GB for 1.1 GB)
+        self.assertLess(peak_kb[0], 64 << 10, 'cellbox took %d MB' % (peak_kb[0] >> 10))
+
     def test_bad_input(self):
         p = self.cellbox('run', os.path.join(self.tmp, 'missing.py'))
         self.assertEqual(p.returncode, 2)
@@ -179,6 +217,17 @@ class ReplPipeTest(Base):
         self.assertEqual(p.returncode, 1)     # a cell failed
         self.assertEqual(p.stdout, '42\n0\n1\n2\nafter\n')
         self.assertIn('ZeroDivisionError', p.stderr)
+
+    def test_blocks_wait_for_their_end(self):
+        # The kernel is asked about the cell as typed: an indented block waits for its else:
+        # (with the line's newline IPython took `if x:` / `    a = 1` as a whole cell).
+        cells = ('x = 0\nif x:\n    a = 1\nelse:\n    a = 2\nprint("a is", a)\n'
+                 'try:\n    1 / x\nexcept ZeroDivisionError:\n    print("caught")\n'
+                 'for i in range(2):\n    print("i", i)\nprint("end")\n')
+        p = self.cellbox('repl', stdin=cells)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, 'a is 2\ncaught\ni 0\ni 1\nend\n')
+        self.assertNotIn('SyntaxError', p.stderr)
 
     def test_input_from_pipe(self):
         p = self.cellbox('repl', stdin='name = input("who? ")\nAda\nname.upper()\n')

@@ -11,6 +11,10 @@ import unittest
 from test_cli import BIN, clean_env
 
 
+# A cell that prints the name of its kernel's channel (what `pool status` calls it).
+KERNEL_NAME = 'import os, sys; print(os.path.basename(sys.argv[1]))'
+
+
 def gone(pid):
     """Whether process pid has exited (a zombie counts as gone)."""
     try:
@@ -80,30 +84,32 @@ class PoolTest(unittest.TestCase):
         return p
 
     def run_pid(self, *extra):
-        p = self.cellbox('run', '--pool', *extra, '-c', 'import os; print(os.getpid())')
+        """Run a cell on a pooled kernel; its stdout names the kernel (its channel's name).
+        (Not its pid: a local kernel runs in a pid namespace of its own, so it is 2 inside.)"""
+        p = self.cellbox('run', '--pool', *extra, '-c', KERNEL_NAME)
         return p
 
     def test_lease_never_reused(self):
         self.serve('--min', '1', '--max', '2')
-        pids = set()
+        names = set()
         for _ in range(3):
             wait_for(lambda: self.status()['ready'], what='a ready kernel')
-            ready_pids = {k['pid'] for k in self.status()['ready']}
+            ready_names = {k['name'] for k in self.status()['ready']}
             p = self.run_pid()
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertNotIn('note:', p.stderr)       # it was a pooled kernel
-            pid = int(p.stdout)
-            self.assertIn(pid, ready_pids)
-            pids.add(pid)
-        self.assertEqual(len(pids), 3)                # a used kernel is never handed out again
+            name = p.stdout.strip()
+            self.assertIn(name, ready_names)
+            names.add(name)
+        self.assertEqual(len(names), 3)               # a used kernel is never handed out again
         st = self.status()
         self.assertTrue(st['daemon_alive'])
         for k in st['ready']:
-            self.assertNotIn(k['pid'], pids)
+            self.assertNotIn(k['name'], names)
 
     def test_contention_wait(self):
         self.serve('--min', '2', '--max', '2', ready=2)
-        code = 'import os, time; print(os.getpid()); time.sleep(0.3)'
+        code = KERNEL_NAME + '; import time; time.sleep(0.3)'
         procs = [subprocess.Popen([BIN, 'run', '--pool', '--pool-strategy', 'wait', '-c', code],
                                   env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True) for _ in range(6)]
@@ -119,8 +125,8 @@ class PoolTest(unittest.TestCase):
         for p, (out, err) in zip(procs, outs):
             self.assertEqual(p.returncode, 0, err)
             self.assertNotIn('note:', err)
-        pids = [int(out) for out, _ in outs]
-        self.assertEqual(len(set(pids)), 6)           # no kernel leased twice
+        names = [out.strip() for out, _ in outs]
+        self.assertEqual(len(set(names)), 6)          # no kernel leased twice
         self.assertLessEqual(peak, 2)                 # nothing past the maximum
 
     def test_exhaustion_strategies(self):
@@ -169,13 +175,13 @@ class PoolTest(unittest.TestCase):
     def test_unresponsive_kernel_is_replaced(self):
         self.serve('--min', '1', '--max', '2', '--health-interval', '0.5')
         old = self.status()['ready'][0]['pid']
-        os.kill(old, signal.SIGSTOP)                  # alive, but it no longer answers
+        os.killpg(old, signal.SIGSTOP)                # alive, but it no longer answers
         try:
             wait_for(lambda: [k for k in self.status()['ready'] if k['pid'] != old],
                      timeout=60, what='the health check to replace it')
         finally:
             try:
-                os.kill(old, signal.SIGCONT)
+                os.killpg(old, signal.SIGCONT)
             except ProcessLookupError:
                 pass
         self.assertIn('stopped answering', open(self.log_path()).read()

@@ -21,12 +21,12 @@ def history_files(tmp):
 
 
 def kill_runner(tmp):
-    """Stop the kernel a killed cellbox left behind (its pid is in the channel's ready file)."""
-    for ready in glob.glob(os.path.join(tmp, 'run', '*', 'ready')):
+    """Stop the kernel a killed cellbox left behind (its pid is in the channel's host note)."""
+    for note in glob.glob(os.path.join(tmp, 'run', '*', 'pid')):
         try:
-            with open(ready) as f:
-                os.killpg(json.load(f)['pid'], signal.SIGKILL)
-        except (OSError, ValueError, KeyError):
+            with open(note) as f:
+                os.killpg(int(f.read()), signal.SIGKILL)
+        except (OSError, ValueError):
             pass
 
 
@@ -191,6 +191,16 @@ class ReplayTest(Base):
         with open(path, 'w') as f:
             f.write(text)
         return path
+
+    def test_refuses_fifo_and_device(self):
+        # Not regular files: refused at once, never waited on (a FIFO blocked forever).
+        fifo = os.path.join(self.tmp, 'cells.py')
+        os.mkfifo(fifo)
+        for path, kind in ((fifo, 'a FIFO'), ('/dev/zero', 'a device')):
+            p = self.cellbox('replay', path, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("cannot read '%s': it is %s, not a regular file" % (path, kind),
+                          p.stderr)
 
     def test_output_then_check(self):
         src = self.write('c.py', '# %%\nprint("a")\n\n# %%\n[1, 2]\n\n# %%\n'

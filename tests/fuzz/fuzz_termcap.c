@@ -1,11 +1,7 @@
 /*
- * libFuzzer target for the terminal reply parser (termcap_parse). Not built by meson; run:
- *
- *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Itui -Iengine \
- *         tests/fuzz/fuzz_termcap.c tui/termcap.c engine/util.c -o fuzz_termcap
- *   ./fuzz_termcap -max_len=512
- *
- * The unit test graphics/parse_fuzz runs a fixed random sweep of the same function in CI.
+ * libFuzzer target: the terminal reply parser (termcap_parse): what a terminal (or anything
+ * on the other end of the tty) answers. Built with -Dfuzz=true; run by scripts/fuzz. The unit
+ * test graphics/parse_fuzz runs a fixed random sweep of the same function in every build.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -294,13 +294,17 @@ static void test_malformed_event(void)
 
 	if (!s)
 		return;
-	/* The cell appends garbage to its own result file: the host must skip it, not stop. */
+	/*
+	 * The cell appends garbage to its own result file: the host must skip it, not stop,
+	 * and say so once for the cell.
+	 */
 	run(s, "import glob\n"
 	       "channel = open('/proc/self/cmdline').read().split('\\0')[-2]\n"
-	       "for p in glob.glob(channel + '/results/*.jsonl'):\n"
+	       "for p in glob.glob(channel + '/kernel/results/*.jsonl'):\n"
 	       "    open(p, 'a').write('this is {not json\\n[1, 2]\\n')\n"
 	       "print('after')", 0, 0, &o);
-	CHECK(strstr(o.err.buf, "malformed event") != NULL);
+	CHECK(strstr(o.err.buf, "skipped 2 malformed event lines") != NULL);
+	CHECK(strstr(strstr(o.err.buf, "malformed") + 1, "malformed") == NULL);	/* once */
 	CHECK(strstr(o.out.buf, "after") != NULL);
 	CHECK_STR(o.status, "ok");
 	outcome_release(&o);
@@ -440,6 +444,63 @@ static void test_restart(void)
 	session_close(s);
 }
 
+/* A kernel that removes its channel is stopped at once and the session recovers. */
+static void test_channel_removed(void)
+{
+	struct session *s = open_session(0);
+	struct strbuf why = STRBUF_INIT, err = STRBUF_INIT;
+	struct outcome o;
+	char *dir;
+
+	if (!s)
+		return;
+	dir = xstrdup(session_channel_dir(s));
+	run(s, "import shutil, sys, time\nshutil.rmtree(sys.argv[1])\ntime.sleep(30)", 0, 0, &o);
+	CHECK(o.why == REASON_CHANNEL_LOST);
+	CHECK(strstr(o.reason, "channel removed by the kernel") != NULL);
+	tap_note(o.reason);
+	CHECK(session_state(s) == SESSION_DEAD);
+	outcome_release(&o);
+	/* Before the next cell: a fresh kernel, in the channel made again at the same path. */
+	CHECK(session_revive(s, &why, &err) == 1);
+	CHECK(strstr(why.buf, "channel removed") != NULL);
+	CHECK_STR(session_channel_dir(s), dir);
+	run(s, "40 + 2", 0, 0, &o);
+	CHECK_STR(o.result, "42");
+	outcome_release(&o);
+	free(dir);
+	strbuf_release(&why);
+	strbuf_release(&err);
+	session_close(s);
+}
+
+/* A kernel that died between two cells is started again before the next (Jupyter's way). */
+static void test_revive(void)
+{
+	struct session *s = open_session(0);
+	struct strbuf why = STRBUF_INIT, err = STRBUF_INIT;
+	struct outcome o;
+	const cJSON *pid;
+
+	if (!s)
+		return;
+	CHECK(session_revive(s, &why, &err) == 0);	/* alive: nothing to do */
+	run(s, "v = 1", 0, 0, &o);
+	outcome_release(&o);
+	pid = cJSON_GetObjectItemCaseSensitive(session_kernel_info(s), "pid");
+	CHECK(cJSON_IsNumber(pid) && kill((pid_t)pid->valueint, SIGKILL) == 0);
+	usleep(200000);
+	CHECK(session_revive(s, &why, &err) == 1);
+	CHECK(strstr(why.buf, "SIGKILL") != NULL);
+	tap_note(why.buf);
+	run(s, "'v' in dir()", 0, 0, &o);
+	CHECK_STR(o.result, "False");		/* a fresh kernel */
+	outcome_release(&o);
+	strbuf_release(&why);
+	strbuf_release(&err);
+	session_close(s);
+}
+
 static const struct tap_test tests[] = {
 	{ "state_persists", test_state_persists },
 	{ "magics", test_magics },
@@ -459,6 +520,8 @@ static const struct tap_test tests[] = {
 	{ "memory_limit", test_memory_limit },
 	{ "bad_start", test_bad_start },
 	{ "restart", test_restart },
+	{ "channel_removed", test_channel_removed },
+	{ "revive", test_revive },
 };
 
 int main(int argc, char **argv)

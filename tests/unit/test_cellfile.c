@@ -202,6 +202,24 @@ static void test_ipynb_bad(void)
 		cJSON_Delete(nb);
 		strbuf_release(&err);
 	}
+	{
+		/* An output whose data is a list, not a mapping (found by fuzz_ipynb): written
+		 * back as it came, its items have no names to look at. */
+		const char *odd = "{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, \"cells\": "
+				  "[{\"cell_type\": \"code\", \"metadata\": {}, \"source\": \"x\", "
+				  "\"execution_count\": 1, \"outputs\": [{\"output_type\": \"stream\", "
+				  "\"name\": \"stdout\", \"data\": [\"a\\nb\"]}]}]}";
+		struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+		cJSON *nb = cellfile_parse_ipynb(odd, strlen(odd), "odd.ipynb", &err);
+		CHECK(nb != NULL);
+		if (nb) {
+			cellfile_write_ipynb(nb, &out);
+			CHECK(strstr(out.buf, "\"a\\nb\"") != NULL);
+		}
+		cJSON_Delete(nb);
+		strbuf_release(&err);
+		strbuf_release(&out);
+	}
 	e = ipynb_error("[1, 2]");
 	CHECK(e && strstr(e, "not a notebook"));
 	e = ipynb_error("{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, \"cells\": "

@@ -1,0 +1,292 @@
+/* Reading the channel's kernel part: results files, plots, copy-out files, its size. */
+#include "channel.h"
+#include "wall.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#define PLOT_MAX (32 << 20)		/* bytes of one plot */
+#define PLOT_SIDE 16384			/* pixels on a side */
+#define PLOT_PIXELS 100000000ull	/* pixels in all */
+#define PLOT_INDEX_MAX 1000000
+#define SCAN_MAX 4096			/* entries counted in one directory of the kernel part */
+#define PUNCH_STEP (1 << 20)		/* punch what was read out of a results file in steps */
+
+/* The plot file a kernel names: "plots/<digits>.png" -> "<digits>.png"; NULL otherwise. */
+static const char *plot_name(const char *rel)
+{
+	const char *name;
+	size_t digits;
+
+	if (!rel || strncmp(rel, "plots/", 6))
+		return NULL;
+	name = rel + 6;
+	digits = strspn(name, "0123456789");
+	return digits && digits <= 7 && !strcmp(name + digits, ".png") ? name : NULL;
+}
+
+int channel_take_plot(struct channel *ch, const char *rel, int index, int *w, int *h,
+		      struct strbuf *why)
+{
+	const char *name = plot_name(rel);
+	struct strbuf png = STRBUF_INIT;
+	char shown_name[32];
+	struct stat old;
+	unsigned long long replaced = 0;
+	int fd = -1, rc = -1;
+
+	if (!name) {
+		strbuf_addstr(why, "is not a file of the kernel's plots/");
+		return -1;
+	}
+	if (index < 1 || index > PLOT_INDEX_MAX) {
+		strbuf_addf(why, "has index %d, outside 1..%d", index, PLOT_INDEX_MAX);
+		return -1;
+	}
+	fd = wall_open(ch->plots_fd, name, ch->uid, PLOT_MAX, why);
+	if (fd < 0 || wall_read(fd, PLOT_MAX, &png, why) < 0 ||
+	    wall_png_check(png.buf, png.len, PLOT_SIDE, PLOT_PIXELS, w, h, why) < 0)
+		goto out;
+	snprintf(shown_name, sizeof(shown_name), "%d.png", index);
+	if (fstatat(ch->shown_fd, shown_name, &old, AT_SYMLINK_NOFOLLOW) == 0)
+		replaced = (unsigned long long)old.st_size;
+	if (ch->quota && ch->shown_bytes - replaced + png.len > ch->quota) {
+		strbuf_addstr(why, "would take the session's plots past the channel quota of ");
+		wall_describe_size(why, ch->quota);
+		goto out;
+	}
+	if (wall_write_at(ch->shown_fd, shown_name, png.buf, png.len, 0644, shown_name, why) < 0)
+		goto out;
+	ch->shown_bytes = ch->shown_bytes - replaced + png.len;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	strbuf_release(&png);
+	return rc;
+}
+
+int channel_take_out(const struct channel *ch, const char *name, const char *dst,
+		     struct strbuf *err)
+{
+	struct strbuf why = STRBUF_INIT;
+	off_t cap = ch->quota ? (off_t)ch->quota : (off_t)1 << 40;
+	int in = -1, out = -1, rc = -1;
+	char buf[65536];
+
+	in = wall_open(ch->out_fd, name, ch->uid, cap, &why);
+	if (in < 0) {
+		strbuf_addf(err, "the sandbox's copy is refused: it %s", why.buf);
+		goto out;
+	}
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	if (out < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
+		goto out;
+	}
+	for (off_t total = 0;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			strbuf_addf(err, "cannot read the sandbox's copy: %s", strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		total += n;
+		if (total > cap) {
+			strbuf_addstr(err, "the sandbox's copy grew past the channel quota while it was read");
+			goto out;
+		}
+		if (write_all(out, buf, (size_t)n) < 0) {
+			strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
+			goto out;
+		}
+	}
+	if (close(out) < 0) {
+		out = -1;
+		strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
+		goto out;
+	}
+	out = -1;
+	rc = 0;
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	if (ch->out_fd >= 0)
+		remove_tree_at(ch->out_fd, name, REMOVE_TREE_DEPTH);
+	strbuf_release(&why);
+	return rc;
+}
+
+/* Bytes of the entries of one directory of the kernel part (one level, bounded). */
+static unsigned long long dir_usage(int fd, int *too_many)
+{
+	unsigned long long bytes = 0;
+	struct dirent *de;
+	int dup_fd = fd >= 0 ? dup(fd) : -1, n = 0;
+	DIR *d;
+
+	if (dup_fd < 0)
+		return 0;
+	d = fdopendir(dup_fd);
+	if (!d) {
+		close(dup_fd);
+		return 0;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (++n > SCAN_MAX) {
+			*too_many = 1;
+			break;
+		}
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			bytes += (unsigned long long)st.st_blocks * 512;
+	}
+	closedir(d);
+	return bytes;
+}
+
+unsigned long long channel_usage(const struct channel *ch)
+{
+	unsigned long long bytes = ch->shown_bytes;
+	int too_many = 0;
+	struct statfs sf;
+
+	if (ch->kernel_fd < 0)
+		return bytes;
+	if (ch->mounted && fstatfs(ch->kernel_fd, &sf) == 0)
+		return bytes + (unsigned long long)(sf.f_blocks - sf.f_bfree) * (unsigned long long)sf.f_bsize;
+	bytes += dir_usage(ch->kernel_fd, &too_many) + dir_usage(ch->results_fd, &too_many) +
+		 dir_usage(ch->plots_fd, &too_many) + dir_usage(ch->out_fd, &too_many);
+	/* More entries than we count is itself more than a kernel may keep. */
+	return too_many && ch->quota ? ch->quota + 1 : bytes;
+}
+
+void event_reader_init(struct event_reader *r, int fd, size_t max_line)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	strbuf_init(&r->pending, 0);
+	r->max_line = max_line;
+}
+
+void event_reader_release(struct event_reader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	strbuf_release(&r->pending);
+}
+
+/* Hand out the complete lines in `pending`; returns lines delivered. */
+static int deliver_lines(struct event_reader *r, event_line_fn fn, void *data, int *stopped)
+{
+	size_t start = 0;
+	int lines = 0;
+
+	while (start < r->pending.len) {
+		char *nl = memchr(r->pending.buf + start, '\n', r->pending.len - start);
+		size_t len;
+
+		if (!nl)
+			break;
+		len = (size_t)(nl - (r->pending.buf + start));
+		*nl = '\0';
+		lines++;
+		if (r->skipped || len > r->max_line) {
+			size_t dropped = r->skipped + len;
+			r->skipped = 0;
+			*stopped = fn(NULL, dropped, data);
+		} else {
+			*stopped = fn(r->pending.buf + start, len, data);
+		}
+		start += len + 1;
+		if (*stopped)
+			break;
+	}
+	strbuf_remove_front(&r->pending, start);
+	/* A partial line already over the limit: drop it and remember how much went. */
+	if (!*stopped && r->pending.len > r->max_line) {
+		r->skipped += r->pending.len;
+		strbuf_reset(&r->pending);
+	}
+	return lines;
+}
+
+/* Give back the disk space of what was read (a hole); a file we may not punch stays whole. */
+static void punch_read(struct event_reader *r)
+{
+	off_t consumed = r->pos - (off_t)r->pending.len, upto = consumed & ~(off_t)4095;
+
+	if (upto - r->punched < PUNCH_STEP)
+		return;
+	if (fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, r->punched,
+		      upto - r->punched) == 0)
+		r->punched = upto;
+	else
+		r->punched = (off_t)1 << 62;	/* not supported here: stop trying */
+}
+
+int event_reader_poll(struct event_reader *r, size_t budget, event_line_fn fn, void *data)
+{
+	size_t read_now = 0;
+	int total = 0, stopped = 0;
+
+	r->more = 0;
+	if (r->fd < 0)
+		return -1;
+	while (!stopped) {
+		size_t want;
+		ssize_t n;
+
+		if (read_now >= budget) {
+			r->more = 1;
+			break;
+		}
+		if (strbuf_grow(&r->pending, 256 * 1024) < 0)
+			return -1;
+		want = r->pending.alloc - r->pending.len - 1;
+		if (want > budget - read_now)
+			want = budget - read_now;
+		n = read(r->fd, r->pending.buf + r->pending.len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			struct stat st;
+
+			/* Shrunk under us: appends now land before our offset. Read from its end. */
+			if (fstat(r->fd, &st) == 0 && st.st_size < r->pos) {
+				r->truncated = 1;
+				r->pos = lseek(r->fd, st.st_size, SEEK_SET);
+				strbuf_reset(&r->pending);
+				r->punched = r->punched < r->pos ? r->punched : r->pos;
+			}
+			break;
+		}
+		r->pos += n;
+		r->bytes += (unsigned long long)n;
+		read_now += (size_t)n;
+		r->pending.len += (size_t)n;
+		r->pending.buf[r->pending.len] = '\0';
+		total += deliver_lines(r, fn, data, &stopped);
+	}
+	if (r->punched < ((off_t)1 << 62))
+		punch_read(r);
+	return total;
+}

@@ -1,0 +1,326 @@
+/* The wall: checked access to what a kernel can write, safe host writes and removal. */
+#include "wall.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+static const unsigned char png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+
+void wall_describe_size(struct strbuf *sb, unsigned long long n)
+{
+	if (n >= (1ull << 30) && n % (1ull << 30) == 0)
+		strbuf_addf(sb, "%llu GB", n >> 30);
+	else if (n >= (1ull << 20))
+		strbuf_addf(sb, "%llu MB", (n + (1ull << 19)) >> 20);
+	else if (n >= 1024)
+		strbuf_addf(sb, "%llu KB", (n + 512) >> 10);
+	else
+		strbuf_addf(sb, "%llu bytes", n);
+}
+
+const char *wall_kind(const struct stat *st)
+{
+	switch (st->st_mode & S_IFMT) {
+	case S_IFREG: return "a regular file";
+	case S_IFDIR: return "a directory";
+	case S_IFLNK: return "a symbolic link";
+	case S_IFIFO: return "a FIFO";
+	case S_IFSOCK: return "a socket";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	default: return "of an unknown kind";
+	}
+}
+
+int wall_name_ok(const char *name)
+{
+	return name && *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
+}
+
+int wall_check(int fd, uid_t uid, off_t max, struct strbuf *why)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		strbuf_addf(why, "cannot be checked: %s", strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		strbuf_addf(why, "is %s, not a regular file", wall_kind(&st));
+		return -1;
+	}
+	if (st.st_nlink != 1) {
+		strbuf_addf(why, "has %lu links (a hard link), not one", (unsigned long)st.st_nlink);
+		return -1;
+	}
+	if (st.st_uid != uid) {
+		strbuf_addf(why, "belongs to uid %u, not to the kernel's uid %u", (unsigned)st.st_uid,
+			    (unsigned)uid);
+		return -1;
+	}
+	if (st.st_size > max) {
+		strbuf_addstr(why, "is ");
+		wall_describe_size(why, (unsigned long long)st.st_size);
+		strbuf_addstr(why, ", over its cap of ");
+		wall_describe_size(why, (unsigned long long)max);
+		return -1;
+	}
+	return 0;
+}
+
+int wall_open(int dirfd, const char *name, uid_t uid, off_t max, struct strbuf *why)
+{
+	struct stat st;
+	int fd, flags;
+
+	if (!wall_name_ok(name)) {
+		strbuf_addstr(why, "is not a plain name");
+		return -1;
+	}
+	fd = openat(dirfd, name, WALL_OPEN_FLAGS);
+	if (fd < 0) {
+		int e = errno;
+
+		/* O_NOFOLLOW gives ELOOP for a link; say what it is rather than the errno. */
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+			strbuf_addf(why, "is %s, not a regular file", wall_kind(&st));
+		else if (e == ENOENT)
+			strbuf_addstr(why, "does not exist");
+		else
+			strbuf_addf(why, "cannot be opened: %s", strerror(e));
+		return -1;
+	}
+	if (wall_check(fd, uid, max, why) < 0) {
+		close(fd);
+		return -1;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
+int wall_read(int fd, size_t max, struct strbuf *out, struct strbuf *why)
+{
+	size_t start = out->len;
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (strbuf_grow(out, 65536) < 0) {
+			strbuf_addf(why, "cannot be read: %s", strerror(errno));
+			return -1;
+		}
+		n = pread(fd, out->buf + out->len, out->alloc - out->len - 1, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			strbuf_addf(why, "cannot be read: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			break;
+		out->len += (size_t)n;
+		out->buf[out->len] = '\0';
+		off += n;
+		if (out->len - start > max) {
+			out->len = start;
+			out->buf[start] = '\0';
+			strbuf_addstr(why, "grew past its cap of ");
+			wall_describe_size(why, max);
+			strbuf_addstr(why, " while it was read");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void wall_random_hex(char *hex, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned char buf[64];
+	size_t got = 0;
+
+	if (n > sizeof(buf))
+		n = sizeof(buf);
+	while (got < n) {
+		ssize_t r = getrandom(buf + got, n - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			/* No getrandom: the names must still differ; the clock and pid will do. */
+			unsigned long long x = (unsigned long long)(now_wall() * 1e9) ^
+					       ((unsigned long long)getpid() << 32);
+			for (; got < n; got++, x = x * 6364136223846793005ull + 1442695040888963407ull)
+				buf[got] = (unsigned char)(x >> 56);
+			break;
+		}
+		got += (size_t)r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		hex[2 * i] = digits[buf[i] >> 4];
+		hex[2 * i + 1] = digits[buf[i] & 15];
+	}
+	hex[2 * n] = '\0';
+}
+
+int wall_write_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+		  const char *shown, struct strbuf *err)
+{
+	char tmp[48];
+	int fd, rc = -1;
+
+	memcpy(tmp, ".tmp-", 5);
+	wall_random_hex(tmp + 5, 16);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", shown, strerror(errno));
+		return -1;
+	}
+	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", shown, strerror(errno));
+		goto out;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		strbuf_addf(err, "cannot write '%s': %s", shown, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		strbuf_addf(err, "cannot rename into '%s': %s", shown, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		unlinkat(dirfd, tmp, 0);
+	return rc;
+}
+
+/* Check one existing component of a runtime directory's path; 0 or -1 with `err`. */
+static int check_component(const char *p, int final, const char *whole, struct strbuf *err)
+{
+	struct stat st;
+
+	if (lstat(p, &st) < 0) {
+		strbuf_addf(err, "cannot use '%s': %s", p, strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		/* A link nobody else can change is as good as its target (/var/run). */
+		if (final || (st.st_uid != 0 && st.st_uid != geteuid())) {
+			strbuf_addf(err, "'%s' is a symbolic link%s: refusing to use it for '%s'", p,
+				    final ? "" : " of another user", whole);
+			return -1;
+		}
+		if (stat(p, &st) < 0) {
+			strbuf_addf(err, "cannot use '%s': %s", p, strerror(errno));
+			return -1;
+		}
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		strbuf_addf(err, "'%s' is %s, not a directory", p, wall_kind(&st));
+		return -1;
+	}
+	if (final) {
+		if (st.st_uid != geteuid()) {
+			strbuf_addf(err, "'%s' belongs to uid %u, not to us (uid %u): refusing to use "
+				    "it (remove it, or set runtime-dir to a directory of ours)", p,
+				    (unsigned)st.st_uid, (unsigned)geteuid());
+			return -1;
+		}
+		if (st.st_mode & 077) {
+			strbuf_addf(err, "'%s' has mode %04o: only its owner may use it (chmod 700 "
+				    "'%s')", p, (unsigned)(st.st_mode & 07777), p);
+			return -1;
+		}
+		return 0;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		strbuf_addf(err, "'%s' (above '%s') belongs to uid %u: refusing to use it", p, whole,
+			    (unsigned)st.st_uid);
+		return -1;
+	}
+	if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+		strbuf_addf(err, "'%s' (above '%s') may be written by others: refusing to use it", p,
+			    whole);
+		return -1;
+	}
+	return 0;
+}
+
+int wall_own_dir(const char *path, int make, struct strbuf *err)
+{
+	char *p = xstrdup(path);
+	size_t len = strlen(p);
+	int rc = -1;
+
+	while (len > 1 && p[len - 1] == '/')
+		p[--len] = '\0';
+	if (*p != '/') {
+		strbuf_addf(err, "'%s' is not an absolute path", path);
+		goto out;
+	}
+	for (char *s = p + 1;; s++) {
+		int final = *s == '\0';
+
+		if (*s != '/' && !final)
+			continue;
+		*s = '\0';
+		if (make && mkdir(p, 0700) < 0 && errno != EEXIST) {
+			strbuf_addf(err, "cannot create '%s': %s", p, strerror(errno));
+			goto out;
+		}
+		if (check_component(p, final, path, err) < 0)
+			goto out;
+		if (final)
+			break;
+		*s = '/';
+	}
+	rc = 0;
+out:
+	free(p);
+	return rc;
+}
+
+/* A big-endian 32-bit number. */
+static unsigned long be32(const unsigned char *p)
+{
+	return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 | p[3];
+}
+
+int wall_png_check(const void *data, size_t len, unsigned max_side, unsigned long long max_pixels,
+		   int *w, int *h, struct strbuf *why)
+{
+	const unsigned char *p = data;
+	unsigned long width, height;
+
+	if (len < 33 || memcmp(p, png_signature, 8)) {
+		strbuf_addstr(why, "is not a PNG (no PNG signature)");
+		return -1;
+	}
+	if (be32(p + 8) != 13 || memcmp(p + 12, "IHDR", 4)) {
+		strbuf_addstr(why, "is not a PNG (its first chunk is not IHDR)");
+		return -1;
+	}
+	width = be32(p + 16);
+	height = be32(p + 20);
+	if (!width || !height || width > max_side || height > max_side ||
+	    (unsigned long long)width * height > max_pixels) {
+		strbuf_addf(why, "is a PNG of %lux%lu pixels, outside 1..%u a side and %llu in all",
+			    width, height, max_side, max_pixels);
+		return -1;
+	}
+	*w = (int)width;
+	*h = (int)height;
+	return 0;
+}

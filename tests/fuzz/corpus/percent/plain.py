@@ -1,0 +1,2 @@
+no marker at all
+print(1)
