@@ -515,7 +515,9 @@ class RunnerTest(unittest.TestCase):
         arts = of_type(evs, "artifact")
         self.assertEqual([(a["name"], a["format"]) for a in arts],
                          [(out, "png"), (out + "2", "svg")])
-        with open(out, "rb") as f, open(os.path.join(self.r.channel, arts[0]["path"]), "rb") as g:
+        # The path is the kernel's own: relative to its part of the channel.
+        kept = os.path.join(self.r.channel, "kernel", arts[0]["path"])
+        with open(out, "rb") as f, open(kept, "rb") as g:
             self.assertEqual(f.read(), g.read())
         self.assertEqual((arts[0]["width"], arts[0]["height"]), (640, 480))
         self.assertTrue(arts[1]["path"].endswith(".png2"))  # the file's own extension
@@ -534,7 +536,7 @@ class RunnerTest(unittest.TestCase):
                          [{"type": "bar", "y": [1, 2]}])
         arts = of_type(evs, "artifact")
         self.assertEqual([a["format"] for a in arts], ["html"])
-        with open(os.path.join(self.r.channel, arts[0]["path"]), encoding="utf-8") as f:
+        with open(os.path.join(self.r.channel, "kernel", arts[0]["path"]), encoding="utf-8") as f:
             page = f.read()
         self.assertTrue(page.startswith("<html>"))
         self.assertIn('"y":[1,2]', page.replace(" ", ""))
