@@ -14,7 +14,8 @@
  *	                      and the files ready and log are the kernel's. When cellbox may
  *	                      mount (root), it is a tmpfs the size of the quota: what the kernel
  *	                      writes can never take more of the host than that.
- *	  plots/              the host's checked copies of the kernel's plots (what consumers read)
+ *	  plots/              the host's checked copies of the kernel's plots and artifacts (what
+ *	                      consumers read)
  *	  container, pid, exit_status   the backends' own notes
  *
  * The host opens every directory of the kernel part once, as a descriptor, and touches entries
@@ -107,11 +108,14 @@ off_t channel_log_size(const struct channel *ch);
 void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct strbuf *out);
 
 /*
- * Check the kernel's plot `rel` ("plots/<n>.png") and copy it into the host's plots/ as
- * "<index>.png": a regular file with one link, the kernel's, a PNG within the caps. Sets
- * *w, *h from the PNG. 0, or -1 with `why` saying why it was refused.
+ * Check the kernel's plot or artifact `rel` ("plots/<n>.<ext>") and copy it into the host's
+ * plots/ as "<index>.<ext>": a regular file with one link, the kernel's, within its cap (a
+ * plot 32 MB, an artifact 64 MB) and the quota; a PNG (".png") must also pass
+ * wall_png_check(), and sets *w, *h (left as they are for other formats). This is the one
+ * way a file the kernel names reaches a consumer (outputs_open_file() then opens the copy).
+ * 0, or -1 with `why` saying why it was refused.
  */
-int channel_take_plot(struct channel *ch, const char *rel, int index, int *w, int *h,
+int channel_take_file(struct channel *ch, const char *rel, int index, int *w, int *h,
 		      struct strbuf *why);
 /*
  * Copy the kernel's out/<name> (the copy-out staging file) to the host path `dst` by the same

@@ -13,34 +13,43 @@
 #include <unistd.h>
 
 #define PLOT_MAX (32 << 20)		/* bytes of one plot */
+#define FILE_MAX (64 << 20)		/* bytes of one artifact (savefig's, a plotly page) */
 #define PLOT_SIDE 16384			/* pixels on a side */
 #define PLOT_PIXELS 100000000ull	/* pixels in all */
 #define PLOT_INDEX_MAX 1000000
 #define SCAN_MAX 4096			/* entries counted in one directory of the kernel part */
 #define PUNCH_STEP (1 << 20)		/* punch what was read out of a results file in steps */
 
-/* The plot file a kernel names: "plots/<digits>.png" -> "<digits>.png"; NULL otherwise. */
-static const char *plot_name(const char *rel)
+/*
+ * The file a kernel names: "plots/<digits>.<ext>" (ext: 1 to 8 letters or digits) ->
+ * "<digits>.<ext>", with *ext at its extension; NULL otherwise.
+ */
+static const char *plot_name(const char *rel, const char **ext)
 {
 	const char *name;
-	size_t digits;
+	size_t digits, len;
 
 	if (!rel || strncmp(rel, "plots/", 6))
 		return NULL;
 	name = rel + 6;
 	digits = strspn(name, "0123456789");
-	return digits && digits <= 7 && !strcmp(name + digits, ".png") ? name : NULL;
+	if (!digits || digits > 7 || name[digits] != '.')
+		return NULL;
+	*ext = name + digits + 1;
+	len = strspn(*ext, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+	return len && len <= 8 && !(*ext)[len] ? name : NULL;
 }
 
-int channel_take_plot(struct channel *ch, const char *rel, int index, int *w, int *h,
+int channel_take_file(struct channel *ch, const char *rel, int index, int *w, int *h,
 		      struct strbuf *why)
 {
-	const char *name = plot_name(rel);
-	struct strbuf png = STRBUF_INIT;
+	const char *ext = NULL, *name = plot_name(rel, &ext);
+	struct strbuf data = STRBUF_INIT;
 	char shown_name[32];
 	struct stat old;
 	unsigned long long replaced = 0;
-	int fd = -1, rc = -1;
+	int fd = -1, rc = -1, png;
+	off_t max;
 
 	if (!name) {
 		strbuf_addstr(why, "is not a file of the kernel's plots/");
@@ -50,26 +59,29 @@ int channel_take_plot(struct channel *ch, const char *rel, int index, int *w, in
 		strbuf_addf(why, "has index %d, outside 1..%d", index, PLOT_INDEX_MAX);
 		return -1;
 	}
-	fd = wall_open(ch->plots_fd, name, ch->uid, PLOT_MAX, why);
-	if (fd < 0 || wall_read(fd, PLOT_MAX, &png, why) < 0 ||
-	    wall_png_check(png.buf, png.len, PLOT_SIDE, PLOT_PIXELS, w, h, why) < 0)
+	png = !strcmp(ext, "png");
+	max = png ? PLOT_MAX : FILE_MAX;
+	fd = wall_open(ch->plots_fd, name, ch->uid, max, why);
+	if (fd < 0 || wall_read(fd, (size_t)max, &data, why) < 0)
 		goto out;
-	snprintf(shown_name, sizeof(shown_name), "%d.png", index);
+	if (png && wall_png_check(data.buf, data.len, PLOT_SIDE, PLOT_PIXELS, w, h, why) < 0)
+		goto out;
+	snprintf(shown_name, sizeof(shown_name), "%d.%s", index, ext);
 	if (fstatat(ch->shown_fd, shown_name, &old, AT_SYMLINK_NOFOLLOW) == 0)
 		replaced = (unsigned long long)old.st_size;
-	if (ch->quota && ch->shown_bytes - replaced + png.len > ch->quota) {
+	if (ch->quota && ch->shown_bytes - replaced + data.len > ch->quota) {
 		strbuf_addstr(why, "would take the session's plots past the channel quota of ");
 		wall_describe_size(why, ch->quota);
 		goto out;
 	}
-	if (wall_write_at(ch->shown_fd, shown_name, png.buf, png.len, 0644, shown_name, why) < 0)
+	if (wall_write_at(ch->shown_fd, shown_name, data.buf, data.len, 0644, shown_name, why) < 0)
 		goto out;
-	ch->shown_bytes = ch->shown_bytes - replaced + png.len;
+	ch->shown_bytes = ch->shown_bytes - replaced + data.len;
 	rc = 0;
 out:
 	if (fd >= 0)
 		close(fd);
-	strbuf_release(&png);
+	strbuf_release(&data);
 	return rc;
 }
 

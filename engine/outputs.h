@@ -86,9 +86,10 @@ void outputs_collapse(struct strbuf *text);
  */
 int outputs_open_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *err);
 /*
- * Read a plot or artifact file the kernel wrote: `rel` must be `plots/<n>.<ext>`; the file
- * is opened without following symlinks or blocking, and must be a regular file with one
- * link of at most `max` bytes. 0, or -1 with `err` saying which file and why.
+ * Read a plot or artifact file the kernel wrote: `rel` must be `plots/<n>.<ext>`, which names
+ * the session's checked copy (channel_take_file()); it is opened by the wall's rules
+ * (wall_open(): no link followed, no blocking, a regular file of ours with one link, at most
+ * `max` bytes). 0, or -1 with `err` saying which file and why.
  */
 int outputs_read_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *sb,
 		      struct strbuf *err);

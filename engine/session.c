@@ -682,31 +682,39 @@ static void cap_output(struct session *s, struct request *r)
 	}
 }
 
-/* A display's plot: checked and copied into the host's plots/, or refused with a note. */
-static void take_plot(struct session *s, struct request *r, struct session_event *ev,
-		      struct session_plot *copy, char *path, size_t size)
+/*
+ * A file the kernel names (a display's or result's plot, an artifact): checked and copied
+ * into the host's plots/ (*slot then points at `copy`, naming the copy), or refused with a
+ * note (*slot NULL). 0 or -1.
+ */
+static int take_file(struct session *s, struct request *r, const char *what,
+		     const struct session_plot **slot, struct session_plot *copy, char *path,
+		     size_t size)
 {
 	struct strbuf why = STRBUF_INIT, msg = STRBUF_INIT;
-	const struct session_plot *p = ev->display.plot;
-	int w, h;
+	const struct session_plot *p = *slot;
+	int w = p->width, h = p->height, rc;
 
-	if (channel_take_plot(&s->ch, p->path, p->index, &w, &h, &why) == 0) {
+	rc = channel_take_file(&s->ch, p->path, p->index, &w, &h, &why);
+	if (rc == 0) {
 		*copy = *p;
 		copy->width = w;
 		copy->height = h;
-		copy->format = "png";
-		snprintf(path, size, "plots/%d.png", p->index);
+		if (!strcmp(strrchr(p->path, '.'), ".png"))
+			copy->format = "png";
+		snprintf(path, size, "plots/%d%s", p->index, strrchr(p->path, '.'));
 		copy->path = path;	/* the host's copy, relative to the channel */
-		ev->display.plot = copy;
+		*slot = copy;
 	} else {
-		strbuf_addf(&msg, "cellbox: refused plot '%.80s' from the kernel: it %s\n",
+		strbuf_addf(&msg, "cellbox: refused %s '%.80s' from the kernel: it %s\n", what,
 			    p->path ? p->path : "(no path)", why.buf);
 		if (r->refused++ < 8)
 			note(s, r, msg.buf);
-		ev->display.plot = NULL;
+		*slot = NULL;
 	}
 	strbuf_release(&why);
 	strbuf_release(&msg);
+	return rc;
 }
 
 struct line_ctx {
@@ -749,8 +757,16 @@ static int on_line(const char *line, size_t len, void *data)
 		event_store_release(&st);
 		return 0;
 	}
+	/* Every file an event names reaches the callback as the host's checked copy, or not. */
 	if (ev.type == SESSION_EV_DISPLAY && ev.display.plot)
-		take_plot(ctx->s, r, &ev, &copy, path, sizeof(path));
+		take_file(ctx->s, r, "plot", &ev.display.plot, &copy, path, sizeof(path));
+	if (ev.type == SESSION_EV_RESULT && ev.result.plot)
+		take_file(ctx->s, r, "plot", &ev.result.plot, &copy, path, sizeof(path));
+	if (ev.type == SESSION_EV_ARTIFACT &&
+	    take_file(ctx->s, r, "artifact", &ev.artifact.file, &copy, path, sizeof(path)) < 0) {
+		event_store_release(&st);	/* a refused artifact is not reported at all */
+		return 0;
+	}
 	if (ev.type == SESSION_EV_INPUT_REQUEST)
 		r->inputs++;
 	if (ev.type == SESSION_EV_DONE) {
