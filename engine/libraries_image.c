@@ -67,7 +67,8 @@ static int image_matches(struct docker *d, const char *ref, const char *base, co
 static void container_logs(struct docker *d, const char *id, struct strbuf *out)
 {
 	struct strbuf raw = STRBUF_INIT, err = STRBUF_INIT;
-	char *path = xasprintf("/containers/%s/logs?stdout=1&stderr=1", id);
+	/* pip's last lines say why; what the setup printed before is not the host's to keep. */
+	char *path = xasprintf("/containers/%s/logs?stdout=1&stderr=1&tail=400", id);
 	size_t i = 0;
 
 	docker_request(d, "GET", path, NULL, NULL, 0, &raw, &err);
@@ -148,6 +149,13 @@ static cJSON *setup_body(const struct libraries *l, const struct libraries_env *
 	labels = cJSON_AddObjectToObject(body, "Labels");
 	backend_docker_owner_labels(labels);	/* gc removes it if we die while it runs */
 	hc = cJSON_AddObjectToObject(body, "HostConfig");
+	/*
+	 * The wall's layout: no channel here (a setup container sees only the wheelhouse,
+	 * read-only), the same OCI runtime as the kernels (gVisor), and nothing of the host's
+	 * beyond it; the kernels of the derived image get the channel's two parts as any.
+	 */
+	if (sb->runtime && *sb->runtime)
+		cJSON_AddStringToObject(hc, "Runtime", sb->runtime);
 	cJSON_AddStringToObject(hc, "NetworkMode", sb->network && *sb->network ? sb->network : "none");
 	if (wheelhouse) {
 		cJSON *binds = cJSON_AddArrayToObject(hc, "Binds");
