@@ -8,6 +8,7 @@ Needs dockerd and the kernel image (scripts/build-image); skipped with the reaso
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -23,7 +24,10 @@ from test_cli import BIN, clean_env  # noqa: E402
 from wheel import make_wheel  # noqa: E402
 
 SOCKET = '/var/run/docker.sock'
-IMAGE = 'cellbox-python:p1'
+# The kernel image of this build's protocol (scripts/build-image reads the same line).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'kernels',
+                       'python', 'runner.py'), encoding='utf-8') as _f:
+    IMAGE = 'cellbox-python:p' + re.search(r'^PROTOCOL = (\d+)', _f.read(), re.M).group(1)
 
 
 class Unix(http.client.HTTPConnection):

@@ -3,6 +3,7 @@ repl through a pipe, replay, a pooled kernel, the full-screen UI in tmux) with t
 and its import hook."""
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -198,9 +199,12 @@ class DockerTest(Base):
         super().setUp()
         if not os.path.exists('/var/run/docker.sock'):
             self.skipTest('no docker daemon at /var/run/docker.sock')
-        if subprocess.run(['docker', 'image', 'inspect', 'cellbox-python:p1'],
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
+                               'kernels', 'python', 'runner.py'), encoding='utf-8') as f:
+            image = 'cellbox-python:p' + re.search(r'^PROTOCOL = (\d+)', f.read(), re.M).group(1)
+        if subprocess.run(['docker', 'image', 'inspect', image],
                           capture_output=True).returncode if shutil.which('docker') else 1:
-            self.skipTest('no kernel image cellbox-python:p1 (scripts/build-image)')
+            self.skipTest('no kernel image %s (scripts/build-image)' % image)
 
     def test_blocked_and_hooked(self):
         p = self.cellbox('run', '--backend', 'docker', '--policy', 'production', '-c',
