@@ -13,10 +13,10 @@
 
 #include "backend.h"
 #include "channel.h"
+#include "request.h"
 #include "protocol.h"	/* generated from the runner: CELLBOX_PROTOCOL, CELLBOX_KERNEL_IMAGE */
 #include "wall.h"
 
-#define MAX_EVENT_LINE (32u << 20)	/* a longer event line is dropped and reported */
 #define POLL_INTERVAL 0.010		/* without inotify */
 #define REAP_INTERVAL 0.100		/* without an exit descriptor */
 #define LOG_TAIL 2048
@@ -27,27 +27,6 @@
 
 extern const unsigned char runner_py[];
 extern const size_t runner_py_len;
-
-struct request {
-	struct request *next;
-	unsigned long id;
-	char name[48];		/* <sequence>-<random>: ordered, and never guessed */
-	int is_execute;
-	double timeout;		/* seconds, 0 = none */
-	double deadline;	/* monotonic; set when the request reaches the head */
-	enum reason stop;	/* REASON_TIMEOUT or REASON_INTERRUPTED once SIGINT was sent;
-				   REASON_OK (0) while not stopped */
-	int done;
-	int reader_open;
-	struct event_reader rd;
-	int inputs;		/* input requests so far: the answer to the k-th is <name>.<k>.input */
-	int capped;		/* its output passed the limit: only its done is read now */
-	unsigned malformed, dropped, refused;	/* lines not taken, told once at its end */
-	int truncated_told;
-	session_event_fn fn;
-	void *data;
-	cJSON *blocked;		/* the policy's error event: never sent, ended by the host */
-};
 
 struct session {
 	char *backend_name, *python, *runtime_dir, *cwd;
@@ -534,67 +513,6 @@ int session_pooled(const struct session *s)
 	return s->lease.entry != NULL;
 }
 
-/* Free one request (its reader closes its results file). */
-static void request_free(struct request *r)
-{
-	if (r->reader_open)
-		event_reader_release(&r->rd);
-	cJSON_Delete(r->blocked);
-	free(r);
-}
-
-/* Deliver one event to the request's callback. */
-static void deliver(struct session *s, struct request *r, struct session_event *ev)
-{
-	ev->id = r->id;
-	if (r->fn)
-		r->fn(s, ev, r->data);
-}
-
-/* Deliver the policy's error event of a blocked request (the request gives it up). */
-static void deliver_blocked(struct session *s, struct request *r)
-{
-	struct event_store st = EVENT_STORE_INIT;
-	struct session_event ev;
-
-	if (event_decode_made(&st, r->blocked, r->id, &ev) == 0)
-		deliver(s, r, &ev);
-	r->blocked = NULL;
-	event_store_release(&st);
-}
-
-/* The words of a stop the session made: "timeout", "interrupt". */
-static const char *stop_detail(enum reason stop)
-{
-	return stop == REASON_TIMEOUT ? "timeout" : stop == REASON_INTERRUPTED ? "interrupt" :
-	       stop == REASON_OUTPUT_LIMIT ? "output limit" : NULL;
-}
-
-/* End a request that the kernel will not finish: an error (for cells) and done. */
-static void abort_request(struct session *s, struct request *r, enum reason reason,
-			  const char *ename, const char *evalue, const char *detail)
-{
-	static const char *const no_lines[] = { NULL };
-	struct session_event ev = { .type = SESSION_EV_ERROR };
-
-	if (r->is_execute && ename && r->blocked) {
-		deliver_blocked(s, r);	/* it was blocked: say so, not why the kernel went */
-	} else if (r->is_execute && ename) {
-		ev.error.ename = ename;
-		ev.error.evalue = evalue;
-		ev.error.traceback = no_lines;
-		deliver(s, r, &ev);
-	}
-	memset(&ev, 0, sizeof(ev));
-	ev.type = SESSION_EV_DONE;
-	ev.done.status = SESSION_STATUS_ABORTED;
-	ev.done.execution_count = -1;
-	ev.done.reason = reason;
-	ev.done.detail = detail;
-	r->done = 1;
-	deliver(s, r, &ev);
-}
-
 /* Take the finished head off the queue; the next request starts its clock. */
 static void pop_head(struct session *s)
 {
@@ -626,204 +544,38 @@ static void abort_all(struct session *s, enum reason reason, const char *ename,
 		      const char *evalue, const char *detail)
 {
 	while (s->head) {
-		abort_request(s, s->head, reason, ename, evalue, detail);
+		request_abort(s, s->head, reason, ename, evalue, detail);
 		pop_head(s);
 	}
 	s->kill_at = 0;
 }
 
-/* Deliver a note of the session's own as stderr text of request `r`. */
-static void note(struct session *s, struct request *r, const char *text)
-{
-	struct session_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.type = SESSION_EV_STREAM;
-	ev.stream.stream = SESSION_STDERR;
-	ev.stream.name = "stderr";
-	ev.stream.text = text;
-	ev.stream.len = strlen(text);
-	deliver(s, r, &ev);
-}
-
-/* Before a request's done: say once what of its lines was not taken, and why. */
-static void tell_skipped(struct session *s, struct request *r)
-{
-	struct strbuf msg = STRBUF_INIT;
-
-	if (r->malformed)
-		strbuf_addf(&msg, "cellbox: skipped %u malformed event line%s from the kernel\n",
-			    r->malformed, r->malformed == 1 ? "" : "s");
-	if (r->dropped)
-		strbuf_addf(&msg, "cellbox: dropped %u event line%s over %u MB from the kernel\n",
-			    r->dropped, r->dropped == 1 ? "" : "s", MAX_EVENT_LINE >> 20);
-	if (msg.len)
-		note(s, r, msg.buf);
-	r->malformed = r->dropped = 0;
-	strbuf_release(&msg);
-}
-
-/* The output passed its limit: say so, stop taking it, interrupt the cell. */
-static void cap_output(struct session *s, struct request *r)
-{
-	struct strbuf msg = STRBUF_INIT;
-
-	r->capped = 1;
-	strbuf_addstr(&msg, "\ncellbox: the cell's output passed its limit of ");
-	wall_describe_size(&msg, s->opts.output_limit);
-	strbuf_addstr(&msg, " (output-limit): the rest is dropped and the cell interrupted\n");
-	note(s, r, msg.buf);
-	strbuf_release(&msg);
-	if (!r->stop && r == s->head) {
-		r->stop = REASON_OUTPUT_LIMIT;
-		s->be->ops->signal(s->be, SIGINT);
-		if (!s->kill_at)
-			s->kill_at = now_monotonic() + s->opts.interrupt_grace;
-	}
-}
-
-/*
- * A file the kernel names (a display's or result's plot, an artifact): checked and copied
- * into the host's plots/ (*slot then points at `copy`, naming the copy), or refused with a
- * note (*slot NULL). 0 or -1.
- */
-static int take_file(struct session *s, struct request *r, const char *what,
-		     const struct session_plot **slot, struct session_plot *copy, char *path,
-		     size_t size)
-{
-	struct strbuf why = STRBUF_INIT, msg = STRBUF_INIT;
-	const struct session_plot *p = *slot;
-	int w = p->width, h = p->height, rc;
-
-	rc = channel_take_file(&s->ch, p->path, p->index, &w, &h, &why);
-	if (rc == 0) {
-		*copy = *p;
-		copy->width = w;
-		copy->height = h;
-		if (!strcmp(strrchr(p->path, '.'), ".png"))
-			copy->format = "png";
-		snprintf(path, size, "plots/%d%s", p->index, strrchr(p->path, '.'));
-		copy->path = path;	/* the host's copy, relative to the channel */
-		*slot = copy;
-	} else {
-		strbuf_addf(&msg, "cellbox: refused %s '%.80s' from the kernel: it %s\n", what,
-			    p->path ? p->path : "(no path)", why.buf);
-		if (r->refused++ < 8)
-			note(s, r, msg.buf);
-		*slot = NULL;
-	}
-	strbuf_release(&why);
-	strbuf_release(&msg);
-	return rc;
-}
-
-struct line_ctx {
-	struct session *s;
-	struct request *r;
-	int events;
-};
-
-/* Whether a line may be a done event (a capped request reads nothing else). */
-static int may_be_done(const char *line, size_t len)
-{
-	return len < 512 && memmem(line, len, "\"done\"", 6) != NULL;
-}
-
-/* Handle one line of a results file. */
-static int on_line(const char *line, size_t len, void *data)
-{
-	struct line_ctx *ctx = data;
-	struct request *r = ctx->r;
-	struct event_store st = EVENT_STORE_INIT;
-	struct session_plot copy;
-	struct session_event ev;
-	char path[32];
-
-	if (!r->capped && r->rd.bytes > ctx->s->opts.output_limit)
-		cap_output(ctx->s, r);
-	if (r->capped && (!line || !may_be_done(line, len)))
-		return 0;
-	ctx->events++;
-	if (!line) {
-		r->dropped++;
-		return 0;
-	}
-	if (event_decode(&st, line, len, r->id, &ev) < 0) {
-		r->malformed++;
-		event_store_release(&st);
-		return 0;
-	}
-	if (r->capped && ev.type != SESSION_EV_DONE) {
-		event_store_release(&st);
-		return 0;
-	}
-	/* Every file an event names reaches the callback as the host's checked copy, or not. */
-	if (ev.type == SESSION_EV_DISPLAY && ev.display.plot)
-		take_file(ctx->s, r, "plot", &ev.display.plot, &copy, path, sizeof(path));
-	if (ev.type == SESSION_EV_RESULT && ev.result.plot)
-		take_file(ctx->s, r, "plot", &ev.result.plot, &copy, path, sizeof(path));
-	if (ev.type == SESSION_EV_ARTIFACT &&
-	    take_file(ctx->s, r, "artifact", &ev.artifact.file, &copy, path, sizeof(path)) < 0) {
-		event_store_release(&st);	/* a refused artifact is not reported at all */
-		return 0;
-	}
-	if (ev.type == SESSION_EV_INPUT_REQUEST)
-		r->inputs++;
-	if (ev.type == SESSION_EV_DONE) {
-		/* The kernel finished it; a stop we made says why it did not end well. */
-		tell_skipped(ctx->s, r);
-		ev.done.detail = stop_detail(r->stop);
-		if (r->stop && (ev.done.status != SESSION_STATUS_OK || r->stop == REASON_OUTPUT_LIMIT))
-			ev.done.reason = r->stop;
-		r->done = 1;
-		if (r == ctx->s->head)
-			ctx->s->kill_at = 0;
-	}
-	deliver(ctx->s, r, &ev);
-	event_store_release(&st);
-	return r->done;
-}
-
 /* Read new events of the head request (and of the ones after it once it is done). */
 static int read_events(struct session *s)
 {
-	struct line_ctx ctx = { s, NULL, 0 };
+	struct request_reader rd = {
+		.s = s, .ch = &s->ch, .be = s->be, .output_limit = s->opts.output_limit,
+		.interrupt_grace = s->opts.interrupt_grace, .kill_at = &s->kill_at,
+	};
 
 	s->more = 0;
 	while (s->head) {
 		struct request *r = s->head;
 
 		if (r->blocked) {
-			char *detail = xasprintf("blocked by security policy '%s'",
-						 s->opts.policy->name);
-			struct session_event ev = { .type = SESSION_EV_DONE };
-
-			deliver_blocked(s, r);
-			ev.done.status = SESSION_STATUS_ERROR;
-			ev.done.execution_count = -1;
-			ev.done.reason = REASON_BLOCKED;
-			ev.done.detail = detail;
-			r->done = 1;
 			s->kill_at = 0;
-			deliver(s, r, &ev);
-			free(detail);
-			ctx.events += 2;
+			request_end_blocked(s, r, s->opts.policy->name);
+			rd.events += 2;
 			pop_head(s);
 			continue;
 		}
-		ctx.r = r;
-		if (event_reader_poll(&r->rd, READ_BUDGET, on_line, &ctx) >= 0 && r->rd.truncated &&
-		    !r->truncated_told) {
-			r->truncated_told = 1;
-			note(s, r, "cellbox: the kernel truncated this request's results file\n");
-		}
-		if (!r->done) {
+		if (!request_read(&rd, r, READ_BUDGET)) {
 			s->more = r->rd.more;
 			break;
 		}
 		pop_head(s);
 	}
-	return ctx.events;
+	return rd.events;
 }
 
 /* The kernel is gone: finish what it left, say why, and mark the session dead. */
@@ -886,7 +638,7 @@ static void kill_and_restart(struct session *s)
 		else
 			strbuf_addf(&msg, "the cell ignored the interrupt for %g s: "
 				    "the kernel was killed and restarted", s->opts.interrupt_grace);
-		abort_request(s, r, timed_out ? REASON_TIMEOUT_KILLED : REASON_INTERRUPT_KILLED,
+		request_abort(s, r, timed_out ? REASON_TIMEOUT_KILLED : REASON_INTERRUPT_KILLED,
 			      timed_out ? "TimeoutError" : "KeyboardInterrupt", msg.buf,
 			      timed_out ? "timeout: kernel restarted" : "interrupt: kernel restarted");
 		pop_head(s);
@@ -959,8 +711,8 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 			    session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err)
 {
 	struct request *r;
-	char *text, *rel, rnd[33];
-	int rc, fd;
+	char *text, *rel;
+	int rc;
 
 	if (s->state != SESSION_DEAD && s->state != SESSION_CLOSED)
 		over_quota(s);		/* a kernel over its quota is stopped before it gets more */
@@ -970,25 +722,12 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 		cJSON_Delete(blocked);
 		return 0;
 	}
-	r = xcalloc(1, sizeof(*r));
-	r->id = s->next_id++;
-	wall_random_hex(rnd, 16);
-	snprintf(r->name, sizeof(r->name), "%010lu-%s", r->id, rnd);
-	r->is_execute = is_execute;
-	r->timeout = timeout;
-	r->fn = fn;
-	r->data = data;
+	r = request_new(s->next_id++, is_execute, timeout, fn, data);
 	r->blocked = blocked;
-	/* Its results file is ours, made before the command: no name the kernel made is read. */
-	fd = blocked ? -1 : channel_results_create(&s->ch, r->name, err);
-	if (!blocked && fd < 0) {
+	if (!blocked && request_open(r, &s->ch, err) < 0) {
 		cJSON_Delete(cmd);
-		free(r);
+		request_free(r);
 		return 0;
-	}
-	if (fd >= 0) {
-		event_reader_init(&r->rd, fd, MAX_EVENT_LINE);
-		r->reader_open = 1;
 	}
 	cJSON_AddStringToObject(cmd, "id", r->name);
 	text = cJSON_PrintUnformatted(cmd);

@@ -24,9 +24,12 @@
  * are read only from the results file the session made for it, only while it is in flight
  * and only up to its done. Lines that are not events are counted and told once, in a stderr
  * note before the done; past `output_limit` bytes the rest is dropped and the cell
- * interrupted. A display's plot reaches the callback only after it was checked (a regular
- * file of the kernel's, one link, a PNG within its caps) and copied into the host's part of
- * the channel: `plot->path` then names that copy; a refused plot is dropped with a note.
+ * interrupted. Every event type (clear_output and artifact too) is bound to its request
+ * that way (request.h). A file an event names (a display's or result's plot, an artifact)
+ * reaches the callback only after it was checked (a regular file of the kernel's, one link,
+ * within its cap; a PNG's header) and copied into the host's part of the channel: the path
+ * then names that copy; a refused plot is dropped with a note, a refused artifact with its
+ * event.
  * A kernel that keeps more than `channel_quota` bytes on the host, or that removes its
  * channel, is stopped; session_restart() (or session_revive()) starts a fresh one.
  *
