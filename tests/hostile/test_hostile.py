@@ -299,6 +299,50 @@ print('planted', made)
         self.assertEqual([c[:8] for c in contents], [b'\x89PNG\r\n\x1a\n'])
         self.assertVictimIntact()
 
+    def test_artifact_links_fifos_oversized(self):
+        """Artifacts (a file the cell saved) that are links to host files, FIFOs, hard links,
+        past their cap or not what they say: refused by the wall's checks before anything
+        copies them; a real savefig of the same cell comes through."""
+        out = os.path.join(self.tmp, 'plots')
+        cell = self.attack(r"""
+P = R._S.plot_dir
+made = {
+    90: plant(os.path.join(P, '90.png'), 'symlink', SECRET),
+    91: plant(os.path.join(P, '91.svg'), 'fifo'),
+    92: plant(os.path.join(P, '92.html'), 'symlink', HOSTFIFO),
+}
+open(os.path.join(P, 'x'), 'w').write('<html>')
+made[93] = plant(os.path.join(P, '93.pdf'), 'link', os.path.join(P, 'x'))
+with open(os.path.join(P, '94.html'), 'wb') as f:
+    f.truncate(100 << 20)                         # past an artifact's cap, and sparse
+open(os.path.join(P, '95.png'), 'wb').write(b'\x89PNG\r\n\x1a\n' + b'\0' * 100)
+exts = {90: 'png', 91: 'svg', 92: 'html', 93: 'pdf', 94: 'html', 95: 'png'}
+for n in sorted(exts):
+    R._emit({"type": "artifact", "index": n, "path": "plots/%d.%s" % (n, exts[n]),
+             "format": exts[n], "width": 1, "height": 1, "name": "evil-%d" % n})
+R._emit({"type": "artifact", "index": 96, "path": "../../" + os.path.basename(SECRET),
+         "format": "png", "name": "escape"})
+import matplotlib.pyplot as plt
+plt.plot([1, 2, 3]); plt.savefig('real.png'); plt.close()
+print('planted', made)
+""".replace('SECRET', repr(self.secret_path)).replace('HOSTFIFO', repr(self.host_fifo())))
+        p = self.cellbox('run', '--json', '--plots', out, '-c', cell, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        o = json.loads(p.stdout)
+        self.assertIn('planted', o['stdout'])
+        contents = [base64.b64decode(pl['content_base64']) for pl in o['plots']]
+        self.assertNoLeak(p.stdout, p.stderr, *contents, dirs=(out,))
+        told = o['stderr'] + p.stderr
+        self.assertEqual(told.count('refused artifact'), 7, told)
+        for why in ('symbolic link', 'FIFO', 'has 2 links', 'over its cap', "kernel's plots/"):
+            self.assertIn(why, told)
+        self.assertNotIn('evil', p.stdout)
+        # only the real savefig came through, as a PNG, and is the only file copied out
+        self.assertEqual([(pl['format'], pl['width']) for pl in o['plots']], [('png', 640)])
+        self.assertEqual([c[:8] for c in contents], [b'\x89PNG\r\n\x1a\n'])
+        self.assertEqual(len(os.listdir(out)), 1, os.listdir(out))
+        self.assertVictimIntact()
+
     def test_forged_events(self):
         """Events for requests not yet made, after done, malformed, oversized: never shown
         as another cell's output (before: 'PWNED' as the output of later cells, count 99)."""
