@@ -354,6 +354,10 @@ for i in next_ids():
             f.write(json.dumps({"type": "stream", "name": "stdout", "text": "PWNED\n"}) + "\n")
             f.write(json.dumps({"type": "result", "execution_count": 99,
                                 "data": {"text/plain": "'PWNED'"}}) + "\n")
+            # the event types that act on other outputs or name files: bound the same way
+            f.write(json.dumps({"type": "clear_output", "wait": False}) + "\n")
+            f.write(json.dumps({"type": "artifact", "index": 1, "path": "plots/1.png",
+                                "format": "png", "name": "PWNED.png"}) + "\n")
             f.write(json.dumps({"type": "done", "status": "ok", "execution_count": 99,
                                 "duration": 0}) + "\n")
         forged += 1
@@ -368,6 +372,7 @@ def after_done():
     try:
         with open(own, 'a') as f:
             f.write(json.dumps({"type": "stream", "name": "stdout", "text": "PWNED late\n"}) + "\n")
+            f.write(json.dumps({"type": "clear_output", "wait": False}) + "\n")
     except OSError:
         pass
 threading.Thread(target=after_done).start()
@@ -385,6 +390,10 @@ print('forged', forged)
         self.assertEqual(len(cells), 4, cells)
         self.assertEqual([c['execution_count'] for c in cells], [1, 2, 3, 4])
         self.assertNotIn('PWNED', json.dumps([c['outputs'] for c in cells]))
+        self.assertNotIn('[artifact', p.stdout)
+        # no forged or late clear_output took a later cell's output away
+        self.assertIn('second', json.dumps(cells[1]['outputs']))
+        self.assertIn('fourth', json.dumps(cells[3]['outputs']))
 
     def test_output_limit(self):
         """More output than a cell may send: a note, the cell interrupted, the next one runs."""
