@@ -400,7 +400,9 @@ class SafetyTest(Base):
                         'import matplotlib.pyplot as plt; plt.plot([1, 3, 2]); '
                         'plt.savefig(%r)' % secret], check=True, timeout=120)
         copy = os.path.join(self.tmp, 'run', 'secret-copy.png')
-        os.makedirs(os.path.dirname(copy), exist_ok=True)
+        # The runtime directory as the wall wants it (ours, 0700); the hard link's source
+        # must be on the channel's file system.
+        os.makedirs(os.path.dirname(copy), mode=0o700, exist_ok=True)
         shutil.copy(secret, copy)
         ui = self.start('--graphics', 'blocks')
         ui.run('import json, os, _cellbox_runner as r; d = r._S.plot_dir; '
@@ -410,13 +412,15 @@ class SafetyTest(Base):
                '"plot": {"index": n, "path": "plots/%%d.png" %% n, "format": "png", '
                '"width": 640, "height": 480}}) + "\\n").encode()) for n in (90, 91, 92)]; '
                'print("planted")' % (secret, copy))
-        s = ui.wait_for('planted')
+        s = ui.wait_for("refused plot 'plots/92.png'")
+        for n in (90, 91):              # the session refused each before the UI saw it
+            self.assertIn("refused plot 'plots/%d.png'" % n, s)
         ui.run('1 + 1')
         s = ui.wait_for('Out[2]: 2')
         self.assertNotIn(BLOCK, s)      # nothing was drawn from the three files
-        for n in (90, 91, 92):          # :save-plot copies none of them either
+        for n in (90, 91, 92):          # :save-plot copies none of them either: none is known
             ui.command('save-plot %d %s' % (n, os.path.join(self.tmp, 'saved.png')))
-            ui.wait_for('cannot copy plot %d' % n)
+            ui.wait_for('save-plot: no plots yet')
         self.assertFalse(os.path.exists(os.path.join(self.tmp, 'saved.png')))
         ui.run('2 + 2')
         ui.wait_for('Out[3]: 4')
