@@ -1,6 +1,7 @@
 /* The docker and podman backends: the runner as a container's command, over the Engine API. */
 #include "backend.h"
 #include "docker.h"
+#include "kernel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -183,6 +184,7 @@ static void add_podman_ulimits(cJSON *hc)
 static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *spec)
 {
 	const struct sandbox_opts none = { 0 }, *sb = spec->sandbox ? spec->sandbox : &none;
+	const struct kernel_def *k = spec->kernel ? spec->kernel : kernel_default();
 	cJSON *body = cJSON_CreateObject(), *hc, *cmd, *env, *labels, *tmpfs;
 	char host[256] = "", buf[256];
 	uid_t uid;
@@ -199,8 +201,9 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cmd = cJSON_AddArrayToObject(body, "Cmd");
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/sh"));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString(
-		"exec python3 \"$0\" \"$1\" </dev/null >>\"$1/log\" 2>&1"));
+	snprintf(buf, sizeof(buf), "exec %s \"$0\" \"$1\" </dev/null >>\"$1/log\" 2>&1",
+		 k->container_exec);
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(buf));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->runner));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->channel_dir));
 	env = cJSON_AddArrayToObject(body, "Env");
@@ -210,6 +213,9 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddItemToArray(env, cJSON_CreateString("PYTHONDONTWRITEBYTECODE=1"));
 	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
 	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
+	/* The engine's init (tini) forwards our SIGINT to the kernel's process group. */
+	if (db->base.signal_group)
+		cJSON_AddItemToArray(env, cJSON_CreateString("TINI_KILL_PROCESS_GROUP=1"));
 	labels = cJSON_AddObjectToObject(body, "Labels");
 	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
 	cJSON_AddStringToObject(labels, LABEL_PID, buf);

@@ -200,7 +200,8 @@ static int local_signal(struct backend *be, int sig)
 
 	if (!lb->pid)
 		return -1;
-	return kill(lb->pid, sig);
+	/* The kernel leads its process group (setpgid in the child). */
+	return kill(be->signal_group ? -lb->pid : lb->pid, sig);
 }
 
 static void local_kill(struct backend *be)

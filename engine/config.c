@@ -1,4 +1,5 @@
 #include "config.h"
+#include "kernel.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,8 +11,12 @@
 #ifndef CELLBOX_DEFAULT_PYTHON
 #define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
 #endif
+#ifndef CELLBOX_DEFAULT_RSCRIPT
+#define CELLBOX_DEFAULT_RSCRIPT "/usr/bin/Rscript"
+#endif
 
-enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE, CFG_NUMBER, CFG_BOOL, CFG_CHOICE };
+enum config_type { CFG_STRING, CFG_SECONDS, CFG_SIZE, CFG_NUMBER, CFG_BOOL, CFG_CHOICE,
+		   CFG_KERNEL };
 
 struct config_key {
 	const char *name;
@@ -32,8 +37,12 @@ struct config_key {
 static const struct config_key keys[] = {
 	KEY("backend", "CELLBOX_BACKEND", CFG_STRING, backend,
 	    "where the kernel runs: local, docker, podman"),
+	KEY("kernel", "CELLBOX_KERNEL", CFG_KERNEL, kernel,
+	    "the kernel's language: python, r (default: the cell file's, else python)"),
 	KEY("python", "CELLBOX_PYTHON", CFG_STRING, python,
 	    "interpreter of the local backend (needs IPython)"),
+	KEY("rscript", "CELLBOX_RSCRIPT", CFG_STRING, rscript,
+	    "Rscript of the R kernel on the local backend (needs jsonlite)"),
 	KEY("timeout", "CELLBOX_TIMEOUT", CFG_SECONDS, timeout,
 	    "seconds a cell may run before it is interrupted (0 = no limit)"),
 	KEY("startup-timeout", "CELLBOX_STARTUP_TIMEOUT", CFG_SECONDS, startup_timeout,
@@ -89,6 +98,7 @@ void config_defaults(struct cellbox_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->backend = xstrdup("local");
 	cfg->python = xstrdup(CELLBOX_DEFAULT_PYTHON);
+	cfg->rscript = xstrdup(CELLBOX_DEFAULT_RSCRIPT);
 	cfg->startup_timeout = 30;
 	cfg->interrupt_grace = 2;
 	cfg->pool_name = xstrdup("default");
@@ -103,6 +113,8 @@ void config_release(struct cellbox_config *cfg)
 {
 	free(cfg->backend);
 	free(cfg->python);
+	free(cfg->rscript);
+	free(cfg->kernel);
 	free(cfg->runtime_dir);
 	free(cfg->pool_name);
 	free(cfg->pool_strategy);
@@ -164,6 +176,19 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 		}
 		free(*(char **)field);
 		*(char **)field = xstrdup(value);
+		break;
+	}
+	case CFG_KERNEL: {
+		const struct kernel_def *kd = kernel_find(value);
+
+		if (!kd) {
+			strbuf_addf(err, "%s: there is no kernel '%s' (there are: ", k->name, value);
+			kernel_list(err);
+			strbuf_addch(err, ')');
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = xstrdup(kd->name);
 		break;
 	}
 	case CFG_SECONDS:
@@ -268,7 +293,8 @@ void config_describe(const struct cellbox_config *cfg, struct strbuf *out)
 
 		switch (keys[i].type) {
 		case CFG_STRING:
-		case CFG_CHOICE: {
+		case CFG_CHOICE:
+		case CFG_KERNEL: {
 			const char *v = *(char *const *)field;
 			strbuf_addstr(&val, v ? v : "(default)");
 			break;

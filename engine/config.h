@@ -13,7 +13,9 @@
 
 struct cellbox_config {
 	char *backend;			/* backend = local */
+	char *kernel;			/* kernel = python | r; NULL: the cell file's, else python */
 	char *python;			/* python = /usr/bin/python3 */
+	char *rscript;			/* rscript = /usr/bin/Rscript (the R kernel) */
 	double timeout;			/* timeout = 0 (seconds per cell, 0 = none) */
 	double startup_timeout;		/* startup-timeout = 30 */
 	double interrupt_grace;		/* interrupt-grace = 2 */

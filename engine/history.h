@@ -9,7 +9,8 @@
  * the session's captured plots). history.jsonl has one JSON object a line:
  *
  *	{"session": id, "execution_count": n, "code": "...", "status": "ok"|"error"|"aborted",
- *	 "duration": s, "time": epoch seconds, "reason": "timeout"?, "outputs": [nbformat outputs]}
+ *	 "duration": s, "time": epoch seconds, "reason": "timeout"?, "kernel": "r"?,
+ *	 "outputs": [nbformat outputs]}
  *
  * with plots referenced by path (outputs metadata.cellbox.plot), not inlined.
  *
@@ -45,6 +46,7 @@ struct history_cell {
 	double duration;	/* seconds the kernel took */
 	double time;		/* when it ran (epoch seconds); 0 = now */
 	const cJSON *outputs;	/* nbformat outputs; NULL = none */
+	const char *kernel;	/* the kernel's name (kernel.h); NULL = python */
 };
 
 /* The sessions directory ($XDG_STATE_HOME/cellbox/sessions); the caller frees it. */
@@ -94,7 +96,10 @@ cJSON *history_entry_cell(const cJSON *entry, int embed);
  * outputs and embedded plots for .ipynb, else a percent script. -1 with `err`.
  */
 int history_export(const char *session, const char *path, struct strbuf *err);
-/* A recorded session's text as a notebook (every entry a code cell). NULL with `err`. */
+/*
+ * A recorded session's text as a notebook (every entry a code cell, the kernelspec of the
+ * kernel it ran on). NULL with `err`.
+ */
 cJSON *history_notebook_from_text(const char *text, const char *name, struct strbuf *err);
 
 #endif

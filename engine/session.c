@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "channel.h"
+#include "kernel.h"
 
 #define PROTOCOL_VERSION 1
 #define MAX_EVENT_LINE (32u << 20)	/* a longer event line is dropped and reported */
@@ -22,9 +23,6 @@
 #define STR(x) STR_(x)
 /* The container image of this protocol (scripts/build-image makes it). */
 #define KERNEL_IMAGE "cellbox-python:p" STR(PROTOCOL_VERSION)
-
-extern const unsigned char runner_py[];
-extern const size_t runner_py_len;
 
 struct request {
 	struct request *next;
@@ -43,6 +41,9 @@ struct request {
 
 struct session {
 	char *backend_name, *python, *runtime_dir, *cwd;
+	const struct kernel_def *kernel;	/* which runner, started how */
+	char *image;		/* the container image when none is configured */
+	int wake;		/* the runner waits on the channel's `wake` FIFO */
 	struct session_opts opts;
 	struct channel ch;
 	struct backend *be;
@@ -137,6 +138,9 @@ static void add_log_tail(struct session *s, struct strbuf *err)
 		if (strstr(tail, "No module named 'IPython'"))
 			strbuf_addf(err, "\n'%s' has no IPython (on Debian: apt-get install python3-ipython)",
 				    s->python);
+		if (strstr(tail, "there is no package called") && strstr(tail, "jsonlite"))
+			strbuf_addf(err, "\n'%s' has no jsonlite (on Debian: apt-get install r-cran-jsonlite)",
+				    s->python);
 		strbuf_addf(err, "\n--- kernel log (%s) ---\n%s", path, tail);
 		if (log.len && log.buf[log.len - 1] != '\n')
 			strbuf_addch(err, '\n');
@@ -145,11 +149,19 @@ static void add_log_tail(struct session *s, struct strbuf *err)
 	free(path);
 }
 
+/* Whether the kernel's ready file asks to be woken through the `wake` FIFO. */
+static void read_wake(struct session *s)
+{
+	const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s->info, "wake"));
+
+	s->wake = w && !strcmp(w, "fifo");
+}
+
 /* Start the runner and wait for its ready file. */
 static int start_kernel(struct session *s, struct strbuf *err)
 {
 	struct kernel_spec spec = { 0 };
-	char *runner = channel_path(&s->ch, "runner.py");
+	char *runner = channel_path(&s->ch, s->kernel->runner);
 	char *ready = channel_path(&s->ch, "ready");
 	char *logp = channel_path(&s->ch, "log");
 	struct strbuf buf = STRBUF_INIT;
@@ -168,6 +180,8 @@ static int start_kernel(struct session *s, struct strbuf *err)
 	spec.memory = s->opts.memory;
 	spec.cwd = s->cwd;
 	spec.sandbox = &s->opts.sandbox;
+	spec.kernel = s->kernel;
+	s->be->signal_group = s->kernel->interrupt_group;
 	if (s->be->ops->start(s->be, &spec, err) < 0)
 		goto out;
 	exit_fd = s->be->ops->exit_fd(s->be);
@@ -188,6 +202,7 @@ static int start_kernel(struct session *s, struct strbuf *err)
 
 			cJSON_Delete(s->info);
 			s->info = cJSON_ParseWithLength(buf.buf, buf.len);
+			read_wake(s);
 			proto = cJSON_GetObjectItemCaseSensitive(s->info, "protocol");
 			if (!cJSON_IsNumber(proto) || proto->valueint != PROTOCOL_VERSION) {
 				if (cJSON_IsNumber(proto))
@@ -257,10 +272,19 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 	struct epoll_event ev = { .events = EPOLLIN };
 
 	s->opts = *opts;
+	s->kernel = opts->kernel ? kernel_find(opts->kernel) : kernel_default();
+	if (!s->kernel) {
+		strbuf_addf(err, "there is no kernel '%s' (there are: ", opts->kernel);
+		kernel_list(err);
+		strbuf_addch(err, ')');
+		free(s);
+		return NULL;
+	}
+	s->image = xasprintf("%s:p%d", s->kernel->image, PROTOCOL_VERSION);
 	if (!s->opts.sandbox.image || !*s->opts.sandbox.image)
-		s->opts.sandbox.image = KERNEL_IMAGE;
+		s->opts.sandbox.image = s->image;
 	s->backend_name = xstrdup(opts->backend ? opts->backend : "local");
-	s->python = xstrdup(opts->python ? opts->python : "/usr/bin/python3");
+	s->python = xstrdup(opts->python ? opts->python : s->kernel->interpreter);
 	s->runtime_dir = session_runtime_dir(opts->runtime_dir);
 	s->cwd = opts->cwd ? xstrdup(opts->cwd) : NULL;
 	s->opts.pool_dir = NULL;	/* not kept: the lease says where the kernel came from */
@@ -312,6 +336,7 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 		goto out;
 	}
 	s->info = cJSON_ParseWithLength(buf.buf, buf.len);
+	read_wake(s);
 	pid = cJSON_GetObjectItemCaseSensitive(s->info, "pid");
 	if (!cJSON_IsNumber(pid) || pid->valueint <= 0) {
 		strbuf_addf(err, "'%s' has no kernel pid", ready);
@@ -335,6 +360,7 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 		if (!s->be)
 			goto out;
 	}
+	s->be->signal_group = s->kernel->interrupt_group;
 	exit_fd = s->be->ops->exit_fd(s->be);
 	if (exit_fd >= 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
@@ -423,7 +449,8 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		    channel_set_owner(&s->ch, uid, gid, err) < 0)
 			goto fail;
 	}
-	if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
+	if (channel_write(&s->ch, s->kernel->runner, s->kernel->code, *s->kernel->code_len,
+			  err) < 0)
 		goto fail;
 	watch_channel(s);
 	if (start_kernel(s, err) < 0)
@@ -610,6 +637,16 @@ static void kernel_died(struct session *s, const char *why)
 	set_state(s, SESSION_DEAD, why);
 }
 
+/* SIGINT to the kernel, and a wake-up for a runner blocked on the `wake` FIFO. */
+static int interrupt_kernel(struct session *s)
+{
+	int rc = s->be->ops->signal(s->be, SIGINT);
+
+	if (s->wake)
+		channel_wake(&s->ch);
+	return rc;
+}
+
 /* Kill an unresponsive kernel, end its requests and start a fresh one. */
 static void kill_and_restart(struct session *s)
 {
@@ -664,7 +701,7 @@ int session_dispatch(struct session *s)
 	} else if (s->head && s->head->deadline && !s->head->stop_reason &&
 		   now >= s->head->deadline) {
 		s->head->stop_reason = "timeout";
-		s->be->ops->signal(s->be, SIGINT);
+		interrupt_kernel(s);
 		s->kill_at = now + s->opts.interrupt_grace;
 	}
 out:
@@ -704,6 +741,8 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 		free(r);
 		return 0;
 	}
+	if (s->wake)
+		channel_wake(&s->ch);
 	if (!s->head) {
 		s->head = r;
 		if (timeout)
@@ -754,6 +793,8 @@ int session_input_reply(struct session *s, unsigned long id, const char *value,
 	cJSON_Delete(obj);
 	rel = xasprintf("commands/%010lu.input", id);
 	rc = channel_write(&s->ch, rel, text, strlen(text), err);
+	if (rc == 0 && s->wake)
+		channel_wake(&s->ch);
 	free(rel);
 	cJSON_free(text);
 	return rc;
@@ -810,7 +851,7 @@ int session_interrupt(struct session *s)
 	if (!s->kill_at)
 		s->kill_at = now_monotonic() + s->opts.interrupt_grace;
 	arm_timer(s);
-	return s->be->ops->signal(s->be, SIGINT);
+	return interrupt_kernel(s);
 }
 
 int session_restart(struct session *s, struct strbuf *err)
@@ -854,6 +895,11 @@ const char *session_kernel_image(void)
 const char *session_backend_name(const struct session *s)
 {
 	return s->backend_name;
+}
+
+const struct kernel_def *session_kernel(const struct session *s)
+{
+	return s->kernel;
 }
 
 /* Ask the runner to exit and give it a moment before the backend kills it. */
@@ -904,6 +950,7 @@ static void session_free(struct session *s, int remove_channel)
 		close(s->timerfd);
 	cJSON_Delete(s->info);
 	free(s->backend_name);
+	free(s->image);
 	free(s->python);
 	free(s->runtime_dir);
 	free(s->cwd);

@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 #include "pool.h"
 #include "backend.h"
+#include "kernel.h"
 #include "util.h"
 
 enum session_state {
@@ -61,7 +62,8 @@ typedef void (*session_state_fn)(struct session *s, enum session_state state, co
 
 struct session_opts {
 	const char *backend;		/* "local" (default) */
-	const char *python;		/* interpreter for the local backend */
+	const char *kernel;		/* "python" (NULL, the default), "r": kernel.h */
+	const char *python;		/* interpreter for the local backend; NULL = the kernel's */
 	const char *runtime_dir;	/* where channels live; NULL = $XDG_RUNTIME_DIR/cellbox */
 	const char *cwd;		/* kernel's working directory; NULL = ours */
 	double startup_timeout;		/* seconds to wait for `ready`; 0 = 30 */
@@ -162,6 +164,8 @@ const cJSON *session_kernel_info(const struct session *s);
 char *session_runtime_dir(const char *configured);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
+/* The kernel the session runs (kernel.h). */
+const struct kernel_def *session_kernel(const struct session *s);
 
 /*
  * Write a file into the channel (`rel` relative to it) so that the kernel can read it: tmp +

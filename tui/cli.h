@@ -44,6 +44,12 @@ int cli_common_option(int argc, char **argv, int *i, struct cellbox_config *cfg)
 /* Print the common options' help. */
 void cli_common_help(FILE *f);
 /* Session options from the configuration. */
+/*
+ * When no kernel was asked for (flag, CELLBOX_KERNEL, config), take the one cell file `path`
+ * asks for: a notebook's kernelspec or language_info (`nb`, may be NULL), else the file's
+ * extension (".R"). Nothing when neither says.
+ */
+void cli_kernel_from_file(struct cellbox_config *cfg, const char *path, const cJSON *nb);
 void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
 /*
  * Catch SIGINT into cli_sigint and keep it blocked except while the command waits (see

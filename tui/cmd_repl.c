@@ -437,11 +437,17 @@ static int repl_tty(struct repl *r)
 	const cJSON *info = session_kernel_info(r->s);
 	char *indent = xstrdup("");
 
-	printf("cellbox %s: Python %s, IPython %s on the %s backend. Ctrl-D exits.\n",
-	       CELLBOX_VERSION,
-	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "python")),
-	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "ipython")),
-	       session_backend_name(r->s));
+	if (cJSON_GetObjectItemCaseSensitive(info, "ipython"))
+		printf("cellbox %s: Python %s, IPython %s on the %s backend. Ctrl-D exits.\n",
+		       CELLBOX_VERSION,
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "python")),
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "ipython")),
+		       session_backend_name(r->s));
+	else
+		printf("cellbox %s: %s %s on the %s backend. Ctrl-D exits.\n", CELLBOX_VERSION,
+		       session_kernel(r->s)->language,
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "version")),
+		       session_backend_name(r->s));
 	rl_readline_name = "cellbox";
 	rl_catch_signals = 0;
 	rl_attempted_completion_function = complete;

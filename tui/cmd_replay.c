@@ -375,6 +375,7 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 		cli_error("%s", err.buf);
 		goto out;
 	}
+	cli_kernel_from_file(cfg, file, nb);
 	if (check) {
 		stored = cJSON_Duplicate(nb, 1);
 		if (!strstr(file, ".ipynb"))
@@ -516,6 +517,8 @@ int cmd_replay(int argc, char **argv, struct cellbox_config *cfg)
 			  r.out.limit);
 	if (out_path) {
 		strbuf_reset(&err);
+		if (session_kernel(r.s) != kernel_default())
+			kernel_describe_notebook(session_kernel(r.s), nb);
 		if (cellfile_save(nb, out_path, &err) < 0) {
 			cli_error("%s", err.buf);
 			if (rc == EXIT_OK)

@@ -103,6 +103,8 @@ int cmd_run(int argc, char **argv, struct cellbox_config *cfg)
 		}
 	} else if (cli_read_code(file, &code) < 0) {
 		goto out;
+	} else {
+		cli_kernel_from_file(cfg, file, NULL);	/* run analysis.R: the R kernel */
 	}
 	if (plots_dir && mkdir_p(plots_dir) < 0) {
 		cli_error("cannot create '%s': %s", plots_dir, strerror(errno));

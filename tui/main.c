@@ -299,7 +299,10 @@ static const struct {
 	const char *help;
 } common_options[] = {
 	{ "--backend", "backend", "NAME", "where the kernel runs: local (default), docker, podman" },
+	{ "--kernel", "kernel", "NAME", "the kernel's language: python (default), r" },
+	{ "--lang", "kernel", "NAME", "the same (llm-sandbox's name)" },
 	{ "--python", "python", "PATH", "interpreter of the local backend" },
+	{ "--rscript", "rscript", "PATH", "Rscript of the R kernel on the local backend" },
 	{ "--timeout", "timeout", "S", "interrupt a cell after S seconds (0 = never)" },
 	{ "--memory", "memory", "SIZE", "memory limit of the kernel (512m, 1g; 0 = none)" },
 	{ "--startup-timeout", "startup-timeout", "S", "wait at most S seconds for the kernel" },
@@ -381,11 +384,26 @@ void cli_common_help(FILE *f)
 	fprintf(f, "  %-26s %s\n", "-h, --help", "show help");
 }
 
+void cli_kernel_from_file(struct cellbox_config *cfg, const char *path, const cJSON *nb)
+{
+	const struct kernel_def *k = nb ? kernel_for_notebook(nb) : NULL;
+
+	if (cfg->kernel)
+		return;
+	if (!k)
+		k = kernel_for_path(path);
+	if (k)
+		cfg->kernel = xstrdup(k->name);
+}
+
 void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o)
 {
+	const struct kernel_def *k = cfg->kernel ? kernel_find(cfg->kernel) : kernel_default();
+
 	memset(o, 0, sizeof(*o));
 	o->backend = cfg->backend;
-	o->python = cfg->python;
+	o->kernel = cfg->kernel;
+	o->python = k && !strcmp(k->name, "r") ? cfg->rscript : cfg->python;
 	o->runtime_dir = cfg->runtime_dir;
 	o->startup_timeout = cfg->startup_timeout;
 	o->interrupt_grace = cfg->interrupt_grace;

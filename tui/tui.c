@@ -1448,7 +1448,7 @@ static void tab_key(struct ui *ui)
 	for (i = start; i < ui->ed.cur && ui->ed.text.buf[i] == ' '; i++)
 		;
 	if (i == ui->ed.cur) {
-		edbuf_insert(&ui->ed, "    ", 4);
+		edbuf_insert(&ui->ed, ui->ed.indent, strlen(ui->ed.indent));
 		return;
 	}
 	params = cJSON_CreateObject();
@@ -1641,6 +1641,8 @@ static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	}
 	/* Not recording (history-size = 0): the code of the output pane's cells. */
 	nb = cellfile_new_notebook();
+	if (session_kernel(ui->s) != kernel_default())
+		kernel_describe_notebook(session_kernel(ui->s), nb);
 	for (size_t i = 0; i < ui->out.ncells; i++)
 		if (ui->out.cells[i]->code && ++n)
 			cellfile_add_cell(nb, "code", ui->out.cells[i]->code);
@@ -2503,6 +2505,11 @@ int cmd_tui(int argc, char **argv, struct cellbox_config *cfg)
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
+	/* The kernel's language: its highlighting and indentation in the editor. */
+	hl_set_language(session_kernel(ui.s)->language);
+	ui.ed.indent = session_kernel(ui.s)->indent;
+	if (session_kernel(ui.s) != kernel_default())
+		ui.ed.openers = "{([";
 	if (cfg->history_size) {
 		/* Up, Ctrl-R and the side pane reach the cells of earlier sessions too. */
 		history_iter(NULL, load_hist_entry, &ui, &err);
