@@ -206,6 +206,18 @@ char *pool_backend(const char *pool_dir)
 	return backend;
 }
 
+char *pool_kernel(const char *pool_dir)
+{
+	cJSON *info = read_info(pool_dir);
+	const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel"));
+	char *kernel = NULL;
+
+	if (info)	/* a daemon that did not say served python */
+		kernel = xstrdup(k ? k : kernel_default()->name);
+	cJSON_Delete(info);
+	return kernel;
+}
+
 int pool_lease_daemon_alive(const struct pool_lease *lease)
 {
 	const char *slash = lease->entry ? strrchr(lease->entry, '/') : NULL;
@@ -383,7 +395,7 @@ static int spawn(struct daemon *d)
 		strbuf_release(&e2);
 	}
 	if (d->pc->preimport && *d->pc->preimport) {
-		char *code = xasprintf("import %s", d->pc->preimport);
+		char *code = session_kernel(s)->preimport(d->pc->preimport);
 		struct strbuf e2 = STRBUF_INIT;
 		unsigned long id = session_execute(s, code, SESSION_EXEC_SILENT, 120, NULL, NULL, &e2);
 
@@ -778,6 +790,10 @@ static void write_info(struct daemon *d)
 	cJSON_AddNumberToObject(o, "health_interval", d->pc->health_interval);
 	cJSON_AddStringToObject(o, "preimport", d->pc->preimport ? d->pc->preimport : "");
 	cJSON_AddStringToObject(o, "backend", d->kopts.backend ? d->kopts.backend : "local");
+	{
+		const struct kernel_def *k = d->kopts.kernel ? kernel_find(d->kopts.kernel) : NULL;
+		cJSON_AddStringToObject(o, "kernel", (k ? k : kernel_default())->name);
+	}
 	if (d->kopts.sandbox.host)
 		cJSON_AddStringToObject(o, "host", d->kopts.sandbox.host);
 	text = cJSON_Print(o);

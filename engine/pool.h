@@ -52,6 +52,8 @@ int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout
 	       struct pool_lease *lease, struct strbuf *err);
 /* The backend the pool's daemon runs its kernels on ("local", "docker"), NULL when unknown. */
 char *pool_backend(const char *pool_dir);
+/* The kernel the pool's daemon runs ("python", "r"), NULL when unknown. */
+char *pool_kernel(const char *pool_dir);
 /*
  * Whether the daemon that handed out `lease` still serves: then a released kernel is its to
  * end (it removes every released kernel, so a client may leave a container to it).

@@ -399,10 +399,19 @@ static int open_pooled(struct session *s, const struct session_opts *opts, struc
 	char *serves = pool_backend(opts->pool_dir);
 	int rc;
 
-	/* Adopt only a kernel of the backend asked for: say so before taking one. */
+	/* Adopt only a kernel of the backend and language asked for: say so before taking one. */
 	if (serves && strcmp(serves, s->backend_name)) {
 		strbuf_addf(err, "the pool '%s' serves %s kernels, not %s (use --backend %s)",
 			    opts->pool_dir, serves, s->backend_name, serves);
+		free(serves);
+		return -1;
+	}
+	free(serves);
+	serves = pool_kernel(opts->pool_dir);
+	if (serves && strcmp(serves, s->kernel->name)) {
+		strbuf_addf(err, "the pool '%s' serves %s kernels, not %s (use --kernel %s, or "
+			    "another pool: --pool-name)", opts->pool_dir, serves, s->kernel->name,
+			    serves);
 		free(serves);
 		return -1;
 	}
