@@ -50,6 +50,7 @@ static const struct kernel_def kernels[] = {
 		.container_exec = "python3",
 		.image = "cellbox-python",
 		.indent = "    ",
+		.blank_line_ends_cell = 1,
 		.preimport = python_preimport,
 	},
 	{

@@ -31,6 +31,8 @@ struct kernel_def {
 	int interrupt_group;		/* SIGINT goes to the kernel's process group, as a
 					   terminal's Ctrl-C: its child processes stop too */
 	const char *indent;		/* one level of indentation in the editor */
+	int blank_line_ends_cell;	/* a line REPL runs an unfinished cell at a blank line
+					   (IPython's rule); else only a complete one runs */
 	/* Code that imports a comma-separated list of modules (the pool's --preimport). */
 	char *(*preimport)(const char *list);
 };

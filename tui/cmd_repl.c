@@ -228,6 +228,10 @@ static int repl_pipe(struct repl *r)
 		int blank = strspn(line, " \t\r\n") == (size_t)n;
 		char *status;
 
+		if (blank && cell.len && !session_kernel(r->s)->blank_line_ends_cell) {
+			strbuf_addch(&cell, '\n');	/* R: only a complete cell runs */
+			continue;
+		}
 		if (blank) {
 			if (cell.len) {
 				run_cell(r, cell.buf);
@@ -488,8 +492,8 @@ static int repl_tty(struct repl *r)
 		}
 		strbuf_addstr(&cell, line);
 		strbuf_addch(&cell, '\n');
-		/* A blank line ends a multi-line cell, as in IPython. */
-		if (!line[strspn(line, " \t")]) {
+		/* A blank line ends a multi-line cell, as in IPython (not in R). */
+		if (!line[strspn(line, " \t")] && session_kernel(r->s)->blank_line_ends_cell) {
 			free(line);
 			run_cell(r, cell.buf);
 			strbuf_reset(&cell);
