@@ -213,6 +213,10 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddItemToArray(env, cJSON_CreateString("PYTHONDONTWRITEBYTECODE=1"));
 	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
 	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
+	if (k->env[0]) {
+		snprintf(buf, sizeof(buf), "%s=%s", k->env[0], k->env[1]);
+		cJSON_AddItemToArray(env, cJSON_CreateString(buf));
+	}
 	/* The engine's init (tini) forwards our SIGINT to the kernel's process group. */
 	if (db->base.signal_group)
 		cJSON_AddItemToArray(env, cJSON_CreateString("TINI_KILL_PROCESS_GROUP=1"));
@@ -370,8 +374,12 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 	image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "Image"));
 	status = docker_call(&db->d, "POST", "/containers/create", body, &reply, &msg);
 	if (status == 404) {
+		const struct kernel_def *k = spec->kernel ? spec->kernel : kernel_default();
+
 		strbuf_addf(err, "the kernel image '%s' is not in %s: build it with "
-			    "scripts/build-image%s (%s)", image, db->engine,
+			    "scripts/build-image%s%s%s (%s)", image, db->engine,
+			    k != kernel_default() ? " --kernel " : "",
+			    k != kernel_default() ? k->name : "",
 			    strcmp(db->engine, "docker") ? " --engine podman" : "", msg.buf);
 		add_stale_images(&db->d, image, err);
 		goto out;

@@ -1,5 +1,6 @@
 /* The local backend: the runner as a child process of this cellbox. */
 #include "backend.h"
+#include "kernel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +66,8 @@ static void __attribute__((noreturn)) child_exec(const struct kernel_spec *spec,
 	if (spec->cwd && chdir(spec->cwd) < 0)
 		goto fail;
 	setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+	if (spec->kernel && spec->kernel->env[0])
+		setenv(spec->kernel->env[0], spec->kernel->env[1], 1);
 	execl(spec->python, spec->python, spec->runner, spec->channel_dir, (char *)NULL);
 fail:
 	saved = errno;

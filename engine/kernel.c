@@ -52,6 +52,10 @@ static const struct kernel_def kernels[] = {
 		.indent = "    ",
 		.blank_line_ends_cell = 1,
 		.preimport = python_preimport,
+		.copy_in = { "(lambda os, sh, s, d: (os.makedirs(os.path.dirname(os.path.abspath(d)), "
+			     "exist_ok=True), sh.copy(s, d), os.unlink(s)))(__import__('os'), "
+			     "__import__('shutil'), ", ", ", ")\n" },
+		.copy_out = { "__import__('shutil').copyfile(", ", ", ")\n" },
 	},
 	{
 		.name = "r",
@@ -67,8 +71,23 @@ static const struct kernel_def kernels[] = {
 		.container_exec = "Rscript",
 		.image = "cellbox-r",
 		.interrupt_group = 1,
+		/* no packages before the runner forks its helpers: they stay small (runner.R) */
+		.env = { "R_DEFAULT_PACKAGES", "NULL" },
 		.indent = "  ",
 		.preimport = r_preimport,
+		.copy_in = { "local({s <- ", "; d <- ", "\n"
+			     "dir.create(dirname(normalizePath(d, mustWork = FALSE)), recursive = TRUE, "
+			     "showWarnings = FALSE)\n"
+			     "ok <- withCallingHandlers(file.copy(s, d, overwrite = TRUE), warning = "
+			     "function(w) stop(conditionMessage(w), call. = FALSE))\n"
+			     "if (!ok) stop(\"cannot write '\", d, \"'\", call. = FALSE)\n"
+			     "unlink(s); invisible()})\n" },
+		.copy_out = { "local({s <- ", "; d <- ", "\n"
+			      "if (!file.exists(s) || dir.exists(s)) stop(\"no such file: '\", s, \"'\", "
+			      "call. = FALSE)\n"
+			      "if (!file.copy(s, d, overwrite = TRUE)) stop(\"cannot read '\", s, \"'\", "
+			      "call. = FALSE)\n"
+			      "invisible()})\n" },
 	},
 };
 

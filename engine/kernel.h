@@ -30,11 +30,18 @@ struct kernel_def {
 	const char *image;		/* the image's repository; the tag is p<protocol> */
 	int interrupt_group;		/* SIGINT goes to the kernel's process group, as a
 					   terminal's Ctrl-C: its child processes stop too */
+	const char *env[2];		/* a variable (name, value) the kernel starts with */
 	const char *indent;		/* one level of indentation in the editor */
 	int blank_line_ends_cell;	/* a line REPL runs an unfinished cell at a blank line
 					   (IPython's rule); else only a complete one runs */
 	/* Code that imports a comma-separated list of modules (the pool's --preimport). */
 	char *(*preimport)(const char *list);
+	/*
+	 * The silent cells of files.h, in three parts around two string literals (JSON's, which
+	 * both languages read): copy_in puts staged file A at path B, copy_out copies A to B.
+	 */
+	const char *copy_in[3];
+	const char *copy_out[3];
 };
 
 /* The kernel called `name` (or one of its aliases, any case); NULL when there is none. */

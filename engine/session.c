@@ -901,6 +901,13 @@ const char *session_kernel_image(void)
 	return KERNEL_IMAGE;
 }
 
+char *session_kernel_image_for(const char *name)
+{
+	const struct kernel_def *k = kernel_find(name);
+
+	return k ? xasprintf("%s:p%d", k->image, PROTOCOL_VERSION) : NULL;
+}
+
 const char *session_backend_name(const struct session *s)
 {
 	return s->backend_name;

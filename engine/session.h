@@ -176,6 +176,8 @@ int session_write_file(struct session *s, const char *rel, const void *data, siz
 
 /* The container image this build's runner protocol needs ("cellbox-python:p1"). */
 const char *session_kernel_image(void);
+/* The same for kernel `name` ("cellbox-r:p1"); NULL for a kernel there is not. Caller frees. */
+char *session_kernel_image_for(const char *name);
 
 /* Name of an event type as the protocol spells it ("stream", ...). */
 const char *session_event_name(enum session_event_type type);

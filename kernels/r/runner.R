@@ -42,15 +42,22 @@ S$helpers <- integer(0)
 # ------------------------------------------------------------------------------------------
 # small things
 
-esc <- local({
-  fast <- tryCatch(get("C_escape_chars", asNamespace("jsonlite")), error = function(e) NULL)
-  if (!is.null(fast)) {
-    function(x) .Call(fast, enc2utf8(x))
-  } else {
-    function(x) vapply(enc2utf8(x), function(s) as.character(jsonlite::toJSON(s,
-      auto_unbox = TRUE)), "", USE.NAMES = FALSE)
-  }
-})
+# One JSON string literal, in base R (the helpers fork before any package is loaded).
+esc1 <- function(s) {
+  s <- gsub("\\", "\\\\", s, fixed = TRUE)
+  s <- gsub("\"", "\\\"", s, fixed = TRUE)
+  cp <- utf8ToInt(s)
+  for (c in unique(cp[!is.na(cp) & cp < 32L]))
+    s <- gsub(intToUtf8(c), switch(as.character(c), `10` = "\\n", `9` = "\\t",
+                                   `13` = "\\r", sprintf("\\u%04x", c)), s, fixed = TRUE)
+  paste0("\"", s, "\"")
+}
+
+# JSON string literals of a character vector: jsonlite's C escaper once the kernel loaded it.
+esc <- function(x) {
+  x <- enc2utf8(x)
+  if (!is.null(S$fast_esc)) .Call(S$fast_esc, x) else vapply(x, esc1, "", USE.NAMES = FALSE)
+}
 
 # JSON text of a value: named lists are objects, unnamed lists arrays, length-1 atoms scalars.
 json <- function(x) {
@@ -178,35 +185,43 @@ reader <- function(input) {
       S = text("stderr", payload),
       log_msg("reader: unknown frame type ", type))
   }
+  since_gc <- 0
   repeat {
     chunk <- readBin(input, "raw", 65536L)
     if (!length(chunk)) break                   # every writer is gone: the kernel ended
+    # collect the buffers of bulk output early: R's heap (and RSS) stays small
+    since_gc <- since_gc + length(chunk)
+    if (since_gc > 1e6) {
+      gc(full = FALSE)
+      since_gc <- 0
+    }
     buf <- if (length(buf)) c(buf, chunk) else chunk
+    n <- length(buf)
+    pos <- 1L                                   # parse in place: no copy per frame
     repeat {
-      at <- grepRaw(mark, buf, fixed = TRUE)
+      at <- grepRaw(mark, buf, offset = pos, fixed = TRUE)
       if (!length(at)) {
-        keep <- mark_tail(buf, mark)
-        if (length(buf) > keep) text("stdout", buf[seq_len(length(buf) - keep)])
-        buf <- buf[seq_len(keep) + (length(buf) - keep)]
+        keep <- min(mark_tail(buf, mark), n - pos + 1L)
+        if (n - keep >= pos) text("stdout", buf[pos:(n - keep)])
+        pos <- n - keep + 1L
         break
       }
-      if (at > 1L) {
-        text("stdout", buf[seq_len(at - 1L)])
-        buf <- buf[at:length(buf)]
-      }
-      if (length(buf) < ml + 9L) break
-      len <- strtoi(rawToChar(buf[(ml + 2L):(ml + 9L)]), 16L)
+      if (at > pos) text("stdout", buf[pos:(at - 1L)])
+      pos <- at
+      if (n - at + 1L < ml + 9L) break
+      len <- strtoi(rawToChar(buf[(at + ml + 1L):(at + ml + 8L)]), 16L)
       if (is.na(len) || len < 0L) {             # not a frame after all: it is text
-        text("stdout", buf[seq_len(ml)])
-        buf <- buf[-seq_len(ml)]
+        text("stdout", buf[at:(at + ml - 1L)])
+        pos <- at + ml
         next
       }
-      if (length(buf) < ml + 9L + len) break
-      type <- rawToChar(buf[ml + 1L])
-      payload <- if (len) buf[(ml + 10L):(ml + 9L + len)] else raw(0)
-      buf <- buf[-seq_len(ml + 9L + len)]
+      if (n - at + 1L < ml + 9L + len) break
+      type <- rawToChar(buf[at + ml])
+      payload <- if (len) buf[(at + ml + 9L):(at + ml + 8L + len)] else raw(0)
+      pos <- at + ml + 9L + len
       handle(type, payload)
     }
+    buf <- if (pos <= n) buf[pos:n] else raw(0)
   }
 }
 
@@ -224,22 +239,23 @@ relay <- function(input, output, ack) {
     chunk <- readBin(input, "raw", 65536L)
     if (!length(chunk)) break
     buf <- if (length(buf)) c(buf, chunk) else chunk
+    n <- length(buf)
+    pos <- 1L
     repeat {
-      at <- grepRaw(mark, buf, fixed = TRUE)
+      at <- grepRaw(mark, buf, offset = pos, fixed = TRUE)
       if (!length(at)) {
-        keep <- mark_tail(buf, mark)
-        if (length(buf) > keep) send(buf[seq_len(length(buf) - keep)])
-        buf <- buf[seq_len(keep) + (length(buf) - keep)]
+        keep <- min(mark_tail(buf, mark), n - pos + 1L)
+        if (n - keep >= pos) send(buf[pos:(n - keep)])
+        pos <- n - keep + 1L
         break
       }
-      if (at > 1L) send(buf[seq_len(at - 1L)])
-      if (length(buf) < at + ml) {
-        buf <- buf[at:length(buf)]
-        break
-      }
-      buf <- buf[-seq_len(at + ml - 1L + 1L)]    # the marker and its 'Z'
+      if (at > pos) send(buf[pos:(at - 1L)])
+      pos <- at
+      if (n - at + 1L < ml + 1L) break
+      pos <- at + ml + 1L                       # the marker and its 'Z': a sync token
       writeBin(as.raw(1L), ack)
     }
+    buf <- if (pos <= n) buf[pos:n] else raw(0)
   }
 }
 
@@ -274,6 +290,12 @@ setup_capture <- function() {
     input <- fifo("/proc/self/fd/1", "rb", blocking = TRUE)
     parallel:::closeStdout(TRUE)               # no write end of our own: EOF when all are gone
     parallel:::closeStderr(TRUE)
+    # jsonlite's C escaper without its namespace (which would load methods: 20 MB)
+    S$fast_esc <- tryCatch({
+      dll <- dyn.load(file.path(system.file(package = "jsonlite"), "libs",
+                                paste0("jsonlite", .Platform$dynlib.ext)))
+      getNativeSymbolInfo("C_escape_chars", dll)
+    }, error = function(e) NULL)
     reader(input)
   }))
   S$helpers <- c(S$helpers, fork_helper(function() {
@@ -950,6 +972,16 @@ write_ready <- function() {
   file.rename(tmp, path)
 }
 
+# What Rscript attaches when nobody says otherwise, in its order on the search path.
+attach_default_packages <- function() {
+  if (!identical(Sys.getenv("R_DEFAULT_PACKAGES"), "NULL")) return(invisible())
+  Sys.unsetenv("R_DEFAULT_PACKAGES")         # R started from a cell gets the usual ones
+  pkgs <- c("datasets", "utils", "grDevices", "graphics", "stats", "methods")
+  for (p in c("methods", setdiff(pkgs, "methods")))    # each goes in front of the last
+    suppressPackageStartupMessages(library(p, character.only = TRUE))
+  options(defaultPackages = pkgs)
+}
+
 main <- function(argv) {
   if (length(argv) != 1L) {
     cat("usage: Rscript runner.R CHANNEL_DIR\n", file = stderr())
@@ -964,13 +996,18 @@ main <- function(argv) {
   S$last_check <- now()
   S$pending <- character(0)
   started <- tryCatch({
-    if (!requireNamespace("jsonlite", quietly = TRUE))
-      stop("the R kernel needs the jsonlite package (Debian: apt-get install r-cran-jsonlite)")
     if (!isTRUE(l10n_info()[["UTF-8"]]))
       suppressWarnings(Sys.setlocale("LC_CTYPE", "C.UTF-8"))
     # random, without touching the user's random number generator (.Random.seed)
     S$mark <- c(as.raw(0x1eL), readBin("/dev/urandom", "raw", 15L))
+    # The helpers first, while this R is small (the host starts it with
+    # R_DEFAULT_PACKAGES=NULL): they share its pages and stay small.
     setup_capture()
+    if (!requireNamespace("jsonlite", quietly = TRUE))
+      stop("the R kernel needs the jsonlite package (Debian: apt-get install r-cran-jsonlite)")
+    S$fast_esc <- tryCatch(get("C_escape_chars", asNamespace("jsonlite")),
+                           error = function(e) NULL)
+    attach_default_packages()
     S$wake <- open_wake()
     init_plot_counter()
     make_last_warning()

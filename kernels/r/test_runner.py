@@ -46,9 +46,11 @@ class Runner:
             self.wake_fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
         self.log = open(os.path.join(self.channel, "log"), "ab")
         t0 = time.monotonic()
+        # started as the host starts it: no default packages until the helpers are forked
         self.proc = subprocess.Popen([RSCRIPT, RUNNER, self.channel], stdin=subprocess.DEVNULL,
                                      stdout=self.log, stderr=self.log, cwd=self.cwd,
-                                     env=dict(os.environ, **(env or {})),
+                                     env=dict(os.environ, R_DEFAULT_PACKAGES="NULL",
+                                              **(env or {})),
                                      start_new_session=True)
         ready = os.path.join(self.channel, "ready")
         while not os.path.exists(ready):
@@ -576,6 +578,11 @@ class LifecycleTest(unittest.TestCase):
             self.assertEqual(shown(r.execute("ls(all.names = TRUE)")), ["character(0)"])
             self.assertEqual(shown(r.execute("interactive()")), ["[1] FALSE"])
             self.assertEqual(shown(r.execute("exists('.Random.seed')")), ["[1] FALSE"])
+            # the packages Rscript attaches, in its order, though it started with none
+            self.assertEqual(shown(r.execute("search()[2:7]")), [
+                '[1] "package:stats"     "package:graphics"  "package:grDevices"\n'
+                '[4] "package:utils"     "package:datasets"  "package:methods"  '])
+            self.assertEqual(shown(r.execute("Sys.getenv('R_DEFAULT_PACKAGES')")), ['[1] ""'])
         finally:
             r.close()
 
