@@ -4,8 +4,11 @@
  * `test_docker_r NAME` runs one; without a daemon or the image every test is skipped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -91,6 +94,174 @@ static void test_plots(void)
 		tap_note(o.err.buf), tap_note(o.evalue);
 	outcome_release(&o);
 	session_close(s);
+}
+
+/* Output while the cell runs, an error, a warning: as on the local backend. */
+static void test_streams_errors(void)
+{
+	struct session *s = open_r(NULL);
+	struct strbuf err = STRBUF_INIT;
+	struct outcome o;
+	unsigned long id;
+	double t0, first = -1;
+
+	if (!s)
+		return;
+	outcome_init(&o);
+	t0 = now_monotonic();
+	id = session_execute(s, "cat('first\\n'); Sys.sleep(2); cat('second\\n')", 0, 0, collect,
+			     &o, &err);
+	while (id && session_pending(s, id)) {
+		struct timespec ts = { 0, 2000000 };
+
+		nanosleep(&ts, NULL);
+		session_dispatch(s);
+		if (first < 0 && o.out.len)
+			first = now_monotonic() - t0;
+	}
+	printf("# first output after %.3f s of a cell that takes 2 s\n", first);
+	CHECK(first >= 0 && first < 1.5);
+	CHECK_STR(o.out.buf, "first\nsecond\n");
+	outcome_release(&o);
+	run(s, "f <- function() stop('boom')\nf()", 0, 0, &o);
+	CHECK_STR(o.ename, "simpleError");
+	CHECK_STR(o.status, "error");
+	outcome_release(&o);
+	run(s, "as.integer('x')", 0, 0, &o);
+	CHECK_STR(o.shown, "[1] NA");
+	CHECK(strstr(o.err.buf, "NAs introduced by coercion") != NULL);
+	outcome_release(&o);
+	strbuf_release(&err);
+	session_close(s);
+}
+
+/*
+ * Run the cellbox executable with `args` in a scratch home; its output in `out` (through a
+ * file: a detached pool daemon keeps what it inherited open).
+ */
+static int cellbox(const char *home, const char *const *args, struct strbuf *out)
+{
+	const char *bin = getenv("CELLBOX_BIN");
+	char *log = xasprintf("%s/cellbox.out", home);
+	int status = -1;
+	pid_t pid;
+
+	if (!bin) {
+		free(log);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char *argv[24];
+		size_t n = 0;
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		setenv("XDG_STATE_HOME", home, 1);
+		setenv("XDG_CONFIG_HOME", home, 1);
+		argv[n++] = (char *)bin;
+		for (; *args && n < ARRAY_SIZE(argv) - 1; args++)
+			argv[n++] = (char *)*args;
+		argv[n] = NULL;
+		execv(bin, argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	strbuf_read_file(out, log, 1 << 20);
+	free(log);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Replay an R percent file and the R notebook it makes, in containers. */
+static void test_replay(void)
+{
+	char home[] = "/tmp/cellbox-docker-r-XXXXXX";
+	struct strbuf out = STRBUF_INIT;
+	char *src, *nb;
+	FILE *f;
+
+	CHECK(mkdtemp(home) != NULL);
+	src = xasprintf("%s/cells.R", home);
+	nb = xasprintf("%s/cells.ipynb", home);
+	f = fopen(src, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("# %%\nv <- c(3, 1, 2)\nsort(v)\n# %%\nplot(v)\n", f);
+	fclose(f);
+	{
+		const char *args[] = { "replay", "--backend", backend_name(), src, "-o", nb, NULL };
+		CHECK(cellbox(home, args, &out) == 0);
+	}
+	CHECK(strstr(out.buf, "[1] 1 2 3") != NULL);
+	CHECK(strstr(out.buf, "[plot 1: 640x480 PNG") != NULL);
+	tap_note(out.buf);
+	strbuf_reset(&out);
+	{
+		const char *args[] = { "replay", "--backend", backend_name(), "--check", nb, NULL };
+		CHECK(cellbox(home, args, &out) == 0);	/* the notebook says R by itself */
+	}
+	CHECK(strstr(out.buf, "outputs match") != NULL);
+	tap_note(out.buf);
+	remove_tree(home);
+	free(src);
+	free(nb);
+	strbuf_release(&out);
+}
+
+/* A pool of R kernels in containers: each client gets a fresh one. */
+static void test_pool(void)
+{
+	char home[] = "/tmp/cellbox-docker-r-XXXXXX";
+	struct strbuf out = STRBUF_INIT, first = STRBUF_INIT;
+	char *run_dir;
+
+	CHECK(mkdtemp(home) != NULL);
+	run_dir = xasprintf("%s/run", home);
+	setenv("CELLBOX_RUNTIME_DIR", run_dir, 1);
+	{
+		const char *args[] = { "pool", "serve", "--detach", "--backend", backend_name(),
+				       "--kernel", "r", "--min", "2", "--max", "3", NULL };
+		CHECK(cellbox(home, args, &out) == 0);
+		tap_note(out.buf);
+	}
+	for (int i = 0; i < 40; i++) {			/* two warm kernels */
+		const char *args[] = { "pool", "status", NULL };
+		const char *p;
+		int ready = 0;
+
+		strbuf_reset(&out);
+		cellbox(home, args, &out);
+		for (p = out.buf; (p = strstr(p, "\nready ")); p++)
+			ready++;
+		if (ready >= 2)
+			break;
+		sleep(1);
+	}
+	CHECK(strstr(out.buf, "r kernels") != NULL);
+	for (int i = 0; i < 2; i++) {
+		const char *args[] = { "run", "--pool", "--backend", backend_name(), "--kernel", "r",
+				       "-c", "cat(Sys.info()[['nodename']], '\\n')", NULL };
+		strbuf_reset(&out);
+		CHECK(cellbox(home, args, &out) == 0);
+		CHECK(!strstr(out.buf, "note:"));	/* a pooled kernel, not a fresh one */
+		tap_note(out.buf);
+		if (!i)
+			strbuf_addstr(&first, out.buf);
+		else
+			CHECK(strcmp(first.buf, out.buf) != 0);	/* another container */
+	}
+	{
+		const char *args[] = { "pool", "stop", NULL };
+		strbuf_reset(&out);
+		CHECK(cellbox(home, args, &out) == 0);
+	}
+	unsetenv("CELLBOX_RUNTIME_DIR");
+	remove_tree(home);
+	free(run_dir);
+	strbuf_release(&out);
+	strbuf_release(&first);
 }
 
 static void test_timeout(void)
@@ -242,6 +413,9 @@ static void test_copy_files(void)
 static const struct tap_test tests[] = {
 	{ "state_persists", test_state_persists },
 	{ "plots", test_plots },
+	{ "streams_errors", test_streams_errors },
+	{ "replay", test_replay },
+	{ "pool", test_pool },
 	{ "timeout", test_timeout },
 	{ "interrupt", test_interrupt },
 	{ "out_of_memory", test_out_of_memory },
