@@ -38,6 +38,8 @@ S$devs <- integer(0)     # graphics devices this runner opened (numbers), in ord
 S$req_id <- NULL
 S$allow_stdin <- FALSE
 S$helpers <- integer(0)
+S$opened <- FALSE        # a device of ours was opened in this cell
+S$unacked <- FALSE       # a done is on its way through the relay
 
 # ------------------------------------------------------------------------------------------
 # small things
@@ -225,7 +227,9 @@ reader <- function(input) {
   }
 }
 
-# The relay (a forked process): fd 2's text -> stderr frames on fd 1; a sync token -> an ack.
+# The relay (a forked process): fd 2's text -> stderr frames on fd 1. A frame the kernel
+# wrote to fd 2 (its done event) goes on to fd 1 after the text before it, then the relay
+# acknowledges it.
 relay <- function(input, output, ack) {
   mark <- S$mark
   ml <- length(mark)
@@ -251,8 +255,16 @@ relay <- function(input, output, ack) {
       }
       if (at > pos) send(buf[pos:(at - 1L)])
       pos <- at
-      if (n - at + 1L < ml + 1L) break
-      pos <- at + ml + 1L                       # the marker and its 'Z': a sync token
+      if (n - at + 1L < ml + 9L) break
+      len <- strtoi(rawToChar(buf[(at + ml + 1L):(at + ml + 8L)]), 16L)
+      if (is.na(len) || len < 0L) {             # not a frame: text
+        send(buf[at:(at + ml - 1L)])
+        pos <- at + ml
+        next
+      }
+      if (n - at + 1L < ml + 9L + len) break
+      writeBin(buf[at:(at + ml + 8L + len)], output)
+      pos <- at + ml + 9L + len
       writeBin(as.raw(1L), ack)
     }
     buf <- if (pos <= n) buf[pos:n] else raw(0)
@@ -335,11 +347,20 @@ emit_stderr <- function(text) {
   if (nzchar(text)) send_line(paste0('{"type":"stream","name":"stderr","text":', esc(text), "}"))
 }
 
-# Everything written to fd 2 so far has reached the reader (the relay acknowledged a token).
-sync_stderr <- function() {
+# The done event goes through the relay, behind all stderr text written so far. The next
+# request waits for the relay's acknowledgement (usually there by then) before it begins, so
+# nothing of it overtakes that done.
+send_done <- function(line) {
   suspendInterrupts({
-    writeBin(c(S$mark, charToRaw("Z")), S$Y)
+    writeBin(frame("D", charToRaw(line)), S$Y)
+    S$unacked <- TRUE
+  })
+}
+
+await_relay <- function() {
+  if (isTRUE(S$unacked)) suspendInterrupts({
     readBin(S$Z, "raw", 1L)
+    S$unacked <- FALSE
   })
 }
 
@@ -415,6 +436,7 @@ open_device <- function(...) {
   grDevices::png(pattern, width = size[1], height = size[2], res = size[3],
                  type = if (capabilities("cairo")) "cairo" else getOption("bitmapType"))
   S$devs <- c(S$devs, grDevices::dev.cur())
+  S$opened <- TRUE
   names(S$devs)[length(S$devs)] <- S$dev_seq
   invisible()
 }
@@ -428,6 +450,8 @@ png_size <- function(path) {
 
 # Finished pages -> plots/<n>.png and display events. `final`: close our devices first.
 collect_plots <- function(final = FALSE) {
+  if (!length(S$devs) && !S$opened) return(invisible())
+  if (final) S$opened <- FALSE
   open <- grDevices::dev.list()
   live <- S$devs[S$devs %in% open]
   if (final) {
@@ -861,6 +885,7 @@ serve <- function(fname) {
     return(invisible())
   }
   S$req_id <- rid
+  await_relay()
   suspendInterrupts(writeBin(frame("B", charToRaw(rid)), S$X))
   t0 <- now()
   kind <- if (!is.null(req)) req$kind else NULL
@@ -891,20 +916,15 @@ finish <- function(status, t0) {
     unlink(file.path(S$cmd_dir, paste0(S$req_id, ".input")))    # an answer that came too late
   }
   tryCatch(flush(stdout()), error = function(e) NULL)           # C code's stdio buffer
-  sync_stderr()
-  send_line(sprintf('{"type":"done","status":"%s","execution_count":%d,"duration":%.6f}',
-                    status, S$count, now() - t0), "D")
+  send_done(sprintf('{"type":"done","status":"%s","execution_count":%d,"duration":%.6f}',
+                    status, S$count, now() - t0))
   S$req_id <- NULL
 }
 
+# Exit. The helpers go by themselves: their pipes' last writers are gone (EOF), after they
+# passed on what was written.
 exit_now <- function(code) {
-  if (length(S$helpers)) {
-    # let the reader write what it has (done of a shutdown), then end the helpers
-    sink()
-    tryCatch(sync_stderr(), error = function(e) NULL)
-    Sys.sleep(0.01)
-    tools::pskill(S$helpers, tools::SIGKILL)
-  }
+  sink()
   S$quit(save = "no", status = code, runLast = TRUE)
 }
 
@@ -999,7 +1019,9 @@ main <- function(argv) {
     if (!isTRUE(l10n_info()[["UTF-8"]]))
       suppressWarnings(Sys.setlocale("LC_CTYPE", "C.UTF-8"))
     # random, without touching the user's random number generator (.Random.seed)
-    S$mark <- c(as.raw(0x1eL), readBin("/dev/urandom", "raw", 15L))
+    rnd <- file("/dev/urandom", "rb", raw = TRUE)
+    S$mark <- c(as.raw(0x1eL), readBin(rnd, "raw", 15L))
+    close(rnd)
     # The helpers first, while this R is small (the host starts it with
     # R_DEFAULT_PACKAGES=NULL): they share its pages and stay small.
     setup_capture()
@@ -1024,7 +1046,7 @@ main <- function(argv) {
     quit(save = "no", status = 1L)
   }
   repeat {
-    tryCatch(suspendInterrupts({
+    tryCatch({
       if (length(S$pending)) {
         name <- sort(S$pending, method = "radix")[1L]
         S$pending <- S$pending[S$pending != name]
@@ -1032,10 +1054,12 @@ main <- function(argv) {
       } else {
         wait_commands()
       }
-    }), interrupt = function(e) NULL, error = function(e) log_msg("main loop: ",
-                                                                  conditionMessage(e)))
+    }, interrupt = function(e) NULL, error = function(e) log_msg("main loop: ",
+                                                                 conditionMessage(e)))
   }
 }
 
-main(commandArgs(trailingOnly = TRUE))
+# Interrupts are let in only where a cell runs (allowInterrupts in do_execute): everywhere else
+# a SIGINT stays pending, and the next cell drops it.
+suspendInterrupts(main(commandArgs(trailingOnly = TRUE)))
 }, envir = new.env(parent = baseenv()))
