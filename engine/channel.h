@@ -2,7 +2,7 @@
 #define CELLBOX_CHANNEL_H
 
 /*
- * The file-based command/result queue between host and runner (kernels/python/PROTOCOL.md).
+ * The file-based command/result queue between host and runner (kernels/PROTOCOL.md).
  *
  * A channel is a directory: commands/ (host -> runner), results/ (runner -> host), plots/,
  * plus `ready`, `log` and `runner.py`. Whole files are written as tmp + rename; the runner

@@ -18,7 +18,7 @@
  * Every request ends with exactly one SESSION_EV_DONE event, also when the kernel dies,
  * times out or is restarted: the session then writes the error and done events itself, with a
  * `reason` member in done ("timeout", "interrupt", "kernel died (...)", "restart").
- * Events are the runner's JSON objects (kernels/python/PROTOCOL.md) as cJSON trees; they are
+ * Events are the runner's JSON objects (kernels/PROTOCOL.md) as cJSON trees; they are
  * valid only during the callback.
  */
 

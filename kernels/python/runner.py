@@ -3,7 +3,7 @@
 Usage: python3 runner.py CHANNEL_DIR
 
 The host (cellbox) writes requests as CHANNEL_DIR/commands/<id>.json and reads the events of each
-request from CHANNEL_DIR/results/<id>.jsonl.  PROTOCOL.md (next to this file in the cellbox
+request from CHANNEL_DIR/results/<id>.jsonl.  kernels/PROTOCOL.md (in the cellbox
 sources) is the contract; this file is embedded into the cellbox executable and must stay a single
 module using only the standard library and IPython (matplotlib is imported only by user code).
 

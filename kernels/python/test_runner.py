@@ -1,4 +1,4 @@
-"""Tests of runner.py against PROTOCOL.md.
+"""Tests of runner.py against kernels/PROTOCOL.md.
 
 Each test talks to a real runner process the way the cellbox host does: command files written
 as tmp + rename into <channel>/commands, events read back from <channel>/results/<id>.jsonl.
