@@ -567,6 +567,43 @@ class LifecycleTest(unittest.TestCase):
             r.close()
         self.assertEqual(r.proc.returncode, 0)
 
+    def test_wake_fifo_without_inotify(self):
+        channel = tempfile.mkdtemp(prefix="cellbox-test-")
+        os.mkfifo(os.path.join(channel, "wake"), 0o600)
+        # held as the host holds it, from before the runner starts
+        wfd = os.open(os.path.join(channel, "wake"), os.O_RDWR | os.O_NONBLOCK)
+        r = Runner(channel, env={"CELLBOX_RUNNER_NO_INOTIFY": "1"})
+        try:
+            self.assertEqual(r.ready["wake"], "fifo")
+            self.assertNotIn("polling", r.read_log())
+            for i in range(3):
+                rid = r.send("execute", code="%d * 3" % i)
+                os.write(wfd, b"w")
+                t0 = time.monotonic()
+                evs = r.events(rid)
+                self.assertLess(time.monotonic() - t0, 0.9)     # not the 1 s channel check
+                self.assertEqual(of_type(evs, "result")[0]["data"]["text/plain"], str(i * 3))
+            time.sleep(0.3)
+            with open("/proc/%d/wchan" % r.proc.pid) as f:
+                self.assertIn("poll", f.read())                # asleep on the FIFO
+            # no host: the runner keeps waiting (no spinning), and serves the next one
+            os.close(wfd)
+            time.sleep(0.3)
+            with open("/proc/%d/stat" % r.proc.pid) as f:
+                t1 = sum(int(x) for x in f.read().split(") ")[1].split()[11:13])
+            time.sleep(1.0)
+            with open("/proc/%d/stat" % r.proc.pid) as f:
+                t2 = sum(int(x) for x in f.read().split(") ")[1].split()[11:13])
+            self.assertLessEqual(t2 - t1, 2)
+            wfd = os.open(os.path.join(channel, "wake"), os.O_RDWR | os.O_NONBLOCK)
+            rid = r.send("execute", code="'back'")
+            os.write(wfd, b"w")
+            self.assertEqual(of_type(r.events(rid), "result")[0]["data"]["text/plain"], "'back'")
+        finally:
+            r.close()
+            os.close(wfd)
+            shutil.rmtree(channel, ignore_errors=True)
+
     def test_channel_removed(self):
         r = Runner()
         try:
