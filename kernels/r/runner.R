@@ -21,7 +21,15 @@
 # - SIGINT is R's interrupt; it is let in only while user code runs, and one that arrived
 #   between requests is dropped.
 
+# R parses a script given by --file one expression at a time, again from the start of an
+# unfinished one at every line: one expression of this size takes seconds. So the first
+# expression parses the rest of this file at once and runs it in an environment of its own
+# (not the user's global one); the main loop never returns, so nothing is read after it.
 local({
+  me <- sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE)[1L])
+  eval(parse(me, keep.source = FALSE)[-1L], new.env(parent = baseenv()))
+})
+
 PROTOCOL <- 1L
 CHUNK <- 65536L          # max characters of text in one stream event
 FRAME <- 4000L           # max payload of one frame: a pipe write of PIPE_BUF or less is atomic
@@ -1062,4 +1070,3 @@ main <- function(argv) {
 # Interrupts are let in only where a cell runs (allowInterrupts in do_execute): everywhere else
 # a SIGINT stays pending, and the next cell drops it.
 suspendInterrupts(main(commandArgs(trailingOnly = TRUE)))
-}, envir = new.env(parent = baseenv()))
