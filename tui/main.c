@@ -81,10 +81,11 @@ static const struct cli_command commands[] = {
 	{
 		.name = "replay",
 		.run = cmd_replay,
-		.usage = "replay [OPTIONS] FILE.py|FILE.ipynb|SESSION",
+		.usage = "replay [OPTIONS] FILE.py|FILE.R|FILE.ipynb|SESSION",
 		.summary = "run the code cells of a cell file headless in a fresh session",
 		.help = "  FILE is a percent-format script (# %% cells), a notebook, or a recorded\n"
-			"  session (its history.jsonl or its id from 'history list').\n"
+			"  session (its history.jsonl or its id from 'history list'). A .R file, an\n"
+			"  R notebook (kernelspec ir) or an R session runs on the R kernel.\n"
 			"  -o, --output OUT.ipynb  write the executed notebook with its outputs\n"
 			"  --json            print a JSON report (per cell status, duration, outputs)\n"
 			"  --check           compare the outputs with those stored in the notebook\n"
@@ -457,7 +458,7 @@ int cli_read_code(const char *path, struct strbuf *code)
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: %s [COMMAND] [OPTIONS]\n\n"
-		"A terminal front end for persistent, sandboxed IPython sessions.\n"
+		"A terminal front end for persistent, sandboxed IPython and R sessions.\n"
 		"Without a command, %s starts the full-screen UI (the REPL when not on a terminal).\n\nCommands:\n", cli_progname, cli_progname);
 	for (size_t k = 0; k < ARRAY_SIZE(commands); k++)
 		fprintf(f, "  %-9s %s\n", commands[k].name, commands[k].summary);
