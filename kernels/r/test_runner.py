@@ -640,6 +640,23 @@ class LifecycleTest(unittest.TestCase):
         finally:
             r.close()
 
+    def test_helpers_stay_small(self):
+        r = Runner()
+        try:
+            def pss(pid):
+                with open("/proc/%d/smaps_rollup" % pid) as f:
+                    return [int(l.split()[1]) // 1024 for l in f if l.startswith("Pss:")][0]
+            helpers = r.helpers()
+            self.assertEqual(len(helpers), 2)
+            # forked before any package was loaded: little of their own
+            self.assertTrue(all(pss(p) < 30 for p in helpers), [pss(p) for p in helpers])
+            r.execute('for (i in 1:8) cat(strrep("x", 5e6), "\\n")\n'
+                      'for (i in 1:2000) { cat(i, "\\n"); message(i) }')
+            # the reader's heap is collected as bulk output goes through it
+            self.assertTrue(all(pss(p) < 60 for p in helpers), [pss(p) for p in helpers])
+        finally:
+            r.close()
+
     def test_blocked_on_the_fifo_costs_nothing(self):
         r = Runner()
         try:
