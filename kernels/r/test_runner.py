@@ -272,13 +272,15 @@ class RunnerTest(unittest.TestCase):
 
     def test_streaming_before_the_end(self):
         r = self.r
-        rid = r.send("execute", code='cat("first\\n"); message("err first"); Sys.sleep(3); '
-                                     'cat("second\\n")')
-        t0 = time.monotonic()
-        evs = r.events(rid, until="stream", timeout=2.5)
-        self.assertLess(time.monotonic() - t0, 2.5)
+        # the cell cannot end before the test has seen its first output and opened the gate
+        gate = os.path.join(r.cwd, "gate-streaming")
+        rid = r.send("execute", code='cat("first\\n"); message("err first"); '
+                                     'while (!file.exists("%s")) Sys.sleep(0.01); '
+                                     'cat("second\\n")' % gate)
+        evs = r.events(rid, until="stream", timeout=30)
         self.assertNotIn("done", [e["type"] for e in evs])
         self.assertEqual(text(evs), "first\n")
+        open(gate, "w").close()
         evs = r.events(rid)
         self.assertEqual(text(evs), "first\nsecond\n")
         self.assertEqual(text(evs, "stderr"), "err first\n")
@@ -429,11 +431,13 @@ class RunnerTest(unittest.TestCase):
 
     def test_plot_streams_while_running(self):
         r = self.r
-        rid = r.send("execute", code="plot(1); plot(2); Sys.sleep(3)")
-        t0 = time.monotonic()
-        evs = r.events(rid, until="display", timeout=2.5)
-        self.assertLess(time.monotonic() - t0, 2.5)
+        gate = os.path.join(r.cwd, "gate-plots")
+        rid = r.send("execute", code='plot(1); plot(2); while (!file.exists("%s")) '
+                                     'Sys.sleep(0.01)' % gate)
+        evs = r.events(rid, until="display", timeout=30)
+        self.assertNotIn("done", [e["type"] for e in evs])
         self.assertEqual(len(plots(evs)), 1)          # the first page, finished by the second
+        open(gate, "w").close()
         evs = r.events(rid)
         self.assertEqual(len(plots(evs)), 2)
 
@@ -544,14 +548,17 @@ class RunnerTest(unittest.TestCase):
         r.interrupt()
         self.assertEqual(done(r.events(rid, timeout=10))["status"], "aborted")
         # in a command run by system(): as Ctrl-C in a terminal, the command ends (R ignores
-        # SIGINT while it waits) and the cell goes on
+        # SIGINT while it waits) and the cell goes on. Sent once the command runs: one that
+        # lands while system() starts it is lost, as a Ctrl-C there would be
         rid = r.send("execute", code='cat("go\\n"); s <- system("sleep 30"); cat("after", s, "\\n")')
         r.events(rid, until="stream")
-        time.sleep(0.2)
         t0 = time.monotonic()
+        while "sleep" not in subprocess.run(["ps", "-o", "comm=", "-g", str(r.proc.pid)],
+                                            capture_output=True, text=True).stdout.split():
+            self.assertLess(time.monotonic() - t0, 10, "system()'s command not started")
+            time.sleep(0.01)
         r.interrupt()
-        evs = r.events(rid, timeout=10)
-        self.assertLess(time.monotonic() - t0, 10)
+        evs = r.events(rid, timeout=20)                 # not the 30 s of the sleep
         self.assertIn("after", text(evs))
         self.assertEqual(shown(self.run_ok("1 + 1")), ["[1] 2"])
 
