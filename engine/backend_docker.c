@@ -1,6 +1,7 @@
 /* The docker and podman backends: the runner as a container's command, over the Engine API. */
 #include "backend.h"
 #include "docker.h"
+#include "kernel.h"
 #include "protocol.h"	/* generated from the runner: CELLBOX_KERNEL_IMAGE */
 
 #include <errno.h>
@@ -196,6 +197,7 @@ void backend_docker_owner_labels(cJSON *labels)
 static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *spec)
 {
 	const struct sandbox_opts none = { 0 }, *sb = spec->sandbox ? spec->sandbox : &none;
+	const struct kernel_def *k = spec->kernel ? spec->kernel : kernel_default();
 	cJSON *body = cJSON_CreateObject(), *hc, *cmd, *env, *labels, *tmpfs;
 	char buf[256];
 	uid_t uid;
@@ -213,8 +215,9 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cmd = cJSON_AddArrayToObject(body, "Cmd");
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/sh"));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString(
-		"exec python3 \"$0\" \"$1\" </dev/null >>\"$1/log\" 2>&1"));
+	snprintf(buf, sizeof(buf), "exec %s \"$0\" \"$1\" </dev/null >>\"$1/log\" 2>&1",
+		 k->container_exec);
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(buf));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->runner));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->channel_dir));
 	env = cJSON_AddArrayToObject(body, "Env");
@@ -224,6 +227,13 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddItemToArray(env, cJSON_CreateString("PYTHONDONTWRITEBYTECODE=1"));
 	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
 	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
+	if (k->env[0]) {
+		snprintf(buf, sizeof(buf), "%s=%s", k->env[0], k->env[1]);
+		cJSON_AddItemToArray(env, cJSON_CreateString(buf));
+	}
+	/* The engine's init (tini) forwards our SIGINT to the kernel's process group. */
+	if (db->base.signal_group)
+		cJSON_AddItemToArray(env, cJSON_CreateString("TINI_KILL_PROCESS_GROUP=1"));
 	labels = cJSON_AddObjectToObject(body, "Labels");
 	backend_docker_owner_labels(labels);
 	cJSON_AddStringToObject(labels, LABEL_CHANNEL, spec->channel_dir);
@@ -376,8 +386,12 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 	image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "Image"));
 	status = docker_call(&db->d, "POST", "/containers/create", body, &reply, &msg);
 	if (status == 404) {
+		const struct kernel_def *k = spec->kernel ? spec->kernel : kernel_default();
+
 		strbuf_addf(err, "the kernel image '%s' is not in %s: build it with "
-			    "scripts/build-image%s (%s)", image, db->engine,
+			    "scripts/build-image%s%s%s (%s)", image, db->engine,
+			    k != kernel_default() ? " --kernel " : "",
+			    k != kernel_default() ? k->name : "",
 			    strcmp(db->engine, "docker") ? " --engine podman" : "", msg.buf);
 		add_stale_images(&db->d, image, err);
 		goto out;

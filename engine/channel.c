@@ -42,11 +42,40 @@ static void channel_watch(struct channel *ch)
 	free(results);
 }
 
+/*
+ * Hold the channel's `wake` FIFO open: read-write (it never blocks, never raises SIGPIPE) and
+ * not following a link. Whatever else is there (the kernel may replace it) is not used.
+ */
+static void open_wake(struct channel *ch)
+{
+	char *path = channel_path(ch, "wake");
+	struct stat st;
+
+	ch->wake_fd = open(path, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (ch->wake_fd >= 0 && (fstat(ch->wake_fd, &st) < 0 || !S_ISFIFO(st.st_mode))) {
+		close(ch->wake_fd);
+		ch->wake_fd = -1;
+	}
+	free(path);
+}
+
+int channel_wake(const struct channel *ch)
+{
+	static const char byte = 'w';
+
+	if (ch->wake_fd < 0)
+		return -1;
+	if (write(ch->wake_fd, &byte, 1) == 1 || errno == EAGAIN)
+		return 0;
+	return -1;
+}
+
 int channel_attach(struct channel *ch, const char *dir, struct strbuf *err)
 {
 	struct stat st;
 
 	ch->notify_fd = -1;
+	ch->wake_fd = -1;
 	ch->dir = NULL;
 	if (stat(dir, &st) < 0) {
 		strbuf_addf(err, "cannot use channel '%s': %s", dir, strerror(errno));
@@ -62,6 +91,7 @@ int channel_attach(struct channel *ch, const char *dir, struct strbuf *err)
 	ch->uid = st.st_uid;
 	ch->gid = st.st_gid;
 	channel_watch(ch);
+	open_wake(ch);
 	return 0;
 }
 
@@ -72,6 +102,7 @@ int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 
 	ch->dir = NULL;
 	ch->notify_fd = -1;
+	ch->wake_fd = -1;
 	ch->chown = 0;
 	if (mkdir_p(root) < 0) {
 		strbuf_addf(err, "cannot create '%s': %s", root, strerror(errno));
@@ -93,8 +124,18 @@ int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 		if (rc < 0)
 			goto fail;
 	}
+	{
+		char *p = channel_path(ch, "wake");
+		int rc = mkfifo(p, 0600);
+		if (rc < 0)
+			strbuf_addf(err, "cannot create '%s': %s", p, strerror(errno));
+		free(p);
+		if (rc < 0)
+			goto fail;
+	}
 
 	channel_watch(ch);
+	open_wake(ch);
 	return 0;
 fail:
 	remove_tree(ch->dir);
@@ -110,6 +151,10 @@ void channel_release(struct channel *ch, int remove)
 	ch->notify_fd = -1;
 	if (ch->dir && remove)
 		remove_tree(ch->dir);
+	/* After the directory went: a runner that sees the FIFO's last writer go looks for it. */
+	if (ch->wake_fd >= 0)
+		close(ch->wake_fd);
+	ch->wake_fd = -1;
 	free(ch->dir);
 	ch->dir = NULL;
 }
@@ -159,7 +204,8 @@ out:
 
 int channel_set_owner(struct channel *ch, uid_t uid, gid_t gid, struct strbuf *err)
 {
-	static const char *const names[] = { ".", "commands", "results", "plots", "runner.py", "log" };
+	static const char *const names[] = { ".", "commands", "results", "plots", "runner.py",
+					     "runner.R", "log", "wake" };
 
 	ch->chown = 1;
 	ch->uid = uid;

@@ -2,13 +2,18 @@
 #define CELLBOX_CHANNEL_H
 
 /*
- * The file-based command/result queue between host and runner (kernels/python/PROTOCOL.md).
+ * The file-based command/result queue between host and runner (kernels/PROTOCOL.md).
  *
  * A channel is a directory: commands/ (host -> runner), results/ (runner -> host), plots/,
  * plus `ready`, `log` and `runner.py`. Whole files are written as tmp + rename; the runner
  * appends result events a line at a time and the host reads them incrementally with an
  * event_reader. The host is woken by inotify on the channel and results directories; where
  * inotify is not available the channel says so (notify_fd == -1) and the session polls.
+ *
+ * The runner may be woken the same way: `wake` is a FIFO the host makes and holds open
+ * (read-write, so it never blocks and never gets SIGPIPE); channel_wake() writes one byte to it.
+ * A runner that cannot use inotify blocks in a read of it (kernels/PROTOCOL.md, "Waking the
+ * runner").
  */
 
 #include <stddef.h>
@@ -18,6 +23,7 @@
 struct channel {
 	char *dir;		/* absolute path of the channel directory */
 	int notify_fd;		/* inotify descriptor (non-blocking), or -1: poll instead */
+	int wake_fd;		/* the `wake` FIFO, read-write and non-blocking, or -1 */
 	int chown;		/* files written get `uid`:`gid` (a container user) */
 	uid_t uid;
 	gid_t gid;
@@ -46,6 +52,11 @@ int channel_write(const struct channel *ch, const char *rel, const void *data, s
  * files so far, and every file channel_write() makes from now on. Returns 0 or -1 with `err`.
  */
 int channel_set_owner(struct channel *ch, uid_t uid, gid_t gid, struct strbuf *err);
+/*
+ * Tell a runner that waits on the `wake` FIFO that there is something for it (a command, an
+ * input answer, an interrupt). Never blocks; a full FIFO already says so. Returns 0 or -1.
+ */
+int channel_wake(const struct channel *ch);
 /* Read and discard pending inotify events; returns how many were read. */
 int channel_drain(const struct channel *ch);
 /* Remove every file in commands/ and results/ (before a restarted runner serves). */

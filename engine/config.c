@@ -1,4 +1,5 @@
 #include "config.h"
+#include "kernel.h"
 #include "protocol.h"
 
 #include <ctype.h>
@@ -12,6 +13,9 @@
 #ifndef CELLBOX_DEFAULT_PYTHON
 #define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
 #endif
+#ifndef CELLBOX_DEFAULT_RSCRIPT
+#define CELLBOX_DEFAULT_RSCRIPT "/usr/bin/Rscript"
+#endif
 
 /* Offsets of the fields the rows set. */
 #define FIELD(f) offsetof(struct cellbox_config, f)
@@ -22,9 +26,16 @@ static const struct config_key keys[] = {
 	{ .name = "backend", .type = CFG_STRING, .offset = SESSION(backend),
 	  .scope = CONFIG_FOR_KERNEL | CONFIG_FOR_ENGINE, .arg = "NAME", .env = "CELLBOX_BACKEND",
 	  .dflt = BACKEND_DEFAULT, .help = "where the kernel runs: local, docker, podman" },
+	{ .name = "kernel", .type = CFG_KERNEL, .offset = SESSION(kernel),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "NAME", .flag_alias = "lang", .env = "CELLBOX_KERNEL",
+	  .help = "the kernel's language: python, r (default: the cell file's, else python)" },
 	{ .name = "python", .type = CFG_STRING, .offset = SESSION(python),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "PATH", .env = "CELLBOX_PYTHON",
 	  .dflt = CELLBOX_DEFAULT_PYTHON, .help = "interpreter of the local backend (needs IPython)" },
+	{ .name = "rscript", .type = CFG_STRING, .offset = SESSION(rscript),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "PATH", .env = "CELLBOX_RSCRIPT",
+	  .dflt = CELLBOX_DEFAULT_RSCRIPT,
+	  .help = "Rscript of the R kernel on the local backend (needs jsonlite)" },
 	{ .name = "timeout", .type = CFG_SECONDS, .offset = FIELD(timeout),
 	  .scope = CONFIG_FOR_CELLS, .arg = "S", .env = "CELLBOX_TIMEOUT", .dflt = "0",
 	  .help = "seconds a cell may run before it is interrupted (0 = no limit)" },
@@ -147,7 +158,8 @@ void config_release(struct cellbox_config *cfg)
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		char *field = (char *)cfg + keys[i].offset;
 
-		if (keys[i].type == CFG_STRING || keys[i].type == CFG_CHOICE)
+		if (keys[i].type == CFG_STRING || keys[i].type == CFG_CHOICE ||
+		    keys[i].type == CFG_KERNEL)
 			free(*(char **)field);
 		else if (keys[i].type == CFG_LIST)
 			strlist_release((struct strlist *)field);
@@ -163,7 +175,7 @@ const struct config_key *config_find(const char *name)
 
 		while (*a && (*a == *b || (*a == '-' && *b == '_')))
 			a++, b++;
-		if (!*a && !*b)
+		if ((!*a && !*b) || (keys[i].flag_alias && !strcmp(keys[i].flag_alias, name)))
 			return &keys[i];
 	}
 	return NULL;
@@ -235,6 +247,19 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 			*(char **)field = xstrdup(value);
 		}
 		break;
+	case CFG_KERNEL: {
+		const struct kernel_def *kd = kernel_find(value);
+
+		if (!kd) {
+			strbuf_addf(err, "%s: there is no kernel '%s' (there are: ", k->name, value);
+			kernel_list(err);
+			strbuf_addch(err, ')');
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = xstrdup(kd->name);
+		break;
+	}
 	case CFG_SECONDS:
 		if (parse_seconds(value, (double *)field) < 0) {
 			strbuf_addf(err, "%s: '%s' is not a number of seconds", k->name, value);
@@ -347,7 +372,8 @@ void config_describe(const struct cellbox_config *cfg, struct strbuf *out)
 
 		switch (keys[i].type) {
 		case CFG_STRING:
-		case CFG_CHOICE: {
+		case CFG_CHOICE:
+		case CFG_KERNEL: {
 			const char *v = *(char *const *)field;
 			strbuf_addstr(&val, v ? v : "(default)");
 			break;

@@ -21,7 +21,7 @@
 
 struct cellbox_config {
 	/*
-	 * How sessions start their kernel: backend, python, runtime-dir, startup-timeout,
+	 * How sessions start their kernel: backend, kernel, python, rscript, runtime-dir, startup-timeout,
 	 * interrupt-grace, memory, pool-strategy, pool-timeout, and sandbox (image, network,
 	 * cpus, pids, read-only, cap-drop, security-opt, user, docker-host). Strings are owned.
 	 */
@@ -68,6 +68,7 @@ enum config_type {
 	CFG_BOOL,	/* an int: true/yes/on/1 or false/no/off/0 */
 	CFG_NOT_BOOL,	/* an int holding the opposite of the value (read-only -> writable_root) */
 	CFG_LIST,	/* a struct strlist: every value is appended */
+	CFG_KERNEL,	/* a string: a kernel's name (kernel.h; its aliases are taken, the name kept) */
 };
 
 /* One row of the table. */
@@ -77,6 +78,7 @@ struct config_key {
 	size_t offset;		/* of the field in struct cellbox_config */
 	unsigned scope;		/* CONFIG_FOR_*: the commands that take --NAME; 0 = no flag */
 	const char *arg;	/* the flag's value in help ("NAME"); NULL: a switch (sets "yes") */
+	const char *flag_alias;	/* another name of the key and its flag (llm-sandbox's); NULL */
 	const char *env;	/* CELLBOX_...; NULL = none */
 	const char *alias;	/* llm-sandbox's variable for the same thing, lower precedence */
 	const char *dflt;	/* the default, as the file would say it; NULL = unset (0) */

@@ -2,7 +2,7 @@
 #define CELLBOX_EVENT_H
 
 /*
- * Events: what a request's results/<id>.jsonl says (kernels/python/PROTOCOL.md), decoded once
+ * Events: what a request's results/<id>.jsonl says (kernels/PROTOCOL.md), decoded once
  * into typed structs. The session reads each line, decodes it here and hands the struct to
  * the request's callback; front ends (printer, the TUI, the nbformat collector, the history)
  * read fields and never look at the JSON.

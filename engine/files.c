@@ -49,7 +49,7 @@ out:
 	return rc;
 }
 
-/* Append `s` as a Python string literal (JSON strings are Python literals). */
+/* Append `s` as a string literal (JSON strings are Python and R literals). */
 static void add_literal(struct strbuf *sb, const char *s)
 {
 	cJSON *str = cJSON_CreateString(s);
@@ -96,13 +96,11 @@ int files_copy_in(struct session *s, const char *src, const char *dst, struct st
 	if (session_write_file(s, rel, data.buf, data.len, err) < 0)
 		goto out;
 	staged = xasprintf("%s/%s", session_channel_dir(s), rel);
-	strbuf_addstr(&code, "(lambda os, sh, s, d: (os.makedirs(os.path.dirname(os.path.abspath(d)), "
-			     "exist_ok=True), sh.copy(s, d), os.unlink(s)))(__import__('os'), "
-			     "__import__('shutil'), ");
+	strbuf_addstr(&code, session_kernel(s)->copy_in[0]);
 	add_literal(&code, staged);
-	strbuf_addstr(&code, ", ");
+	strbuf_addstr(&code, session_kernel(s)->copy_in[1]);
 	add_literal(&code, dst ? dst : base_name(src));
-	strbuf_addstr(&code, ")\n");
+	strbuf_addstr(&code, session_kernel(s)->copy_in[2]);
 	if (run_helper(s, code.buf, err) < 0) {
 		unlink(staged);
 		goto out;
@@ -132,11 +130,11 @@ int files_copy_out(struct session *s, const char *src, const char *dst, struct s
 	struct stat st;
 	int rc = -1;
 
-	strbuf_addstr(&code, "__import__('shutil').copyfile(");
+	strbuf_addstr(&code, session_kernel(s)->copy_out[0]);
 	add_literal(&code, src);
-	strbuf_addstr(&code, ", ");
+	strbuf_addstr(&code, session_kernel(s)->copy_out[1]);
 	add_literal(&code, staged);
-	strbuf_addstr(&code, ")\n");
+	strbuf_addstr(&code, session_kernel(s)->copy_out[2]);
 	if (run_helper(s, code.buf, err) < 0) {
 		struct strbuf msg = STRBUF_INIT;
 		strbuf_addf(&msg, "cannot copy '%s' out of the sandbox: %s", src, err->buf);

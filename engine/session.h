@@ -15,7 +15,7 @@
  *
  * session_wait() is that loop for callers that only wait.
  *
- * Events are the runner's event lines (kernels/python/PROTOCOL.md) decoded once into typed
+ * Events are the runner's event lines (kernels/PROTOCOL.md) decoded once into typed
  * structs (event.h: stream, display with its mime bundle and plot, result, error, input
  * request, reply, done); they are valid only during the callback. A line that is not an
  * event becomes a stderr stream saying so.
@@ -47,6 +47,7 @@
 #include <cjson/cJSON.h>
 #include "backend.h"
 #include "event.h"
+#include "kernel.h"
 #include "policy.h"
 #include "pool_lease.h"
 #include "reason.h"
@@ -68,7 +69,9 @@ typedef void (*session_state_fn)(struct session *s, enum session_state state, co
 
 struct session_opts {
 	const char *backend;		/* "local" (default) */
-	const char *python;		/* interpreter for the local backend */
+	const char *kernel;		/* "python" (NULL, the default), "r": kernel.h */
+	const char *python;		/* the Python kernel's interpreter (local backend) */
+	const char *rscript;		/* the R kernel's Rscript (local backend) */
 	const char *runtime_dir;	/* where channels live; NULL = $XDG_RUNTIME_DIR/cellbox */
 	const char *cwd;		/* kernel's working directory; NULL = ours */
 	double startup_timeout;		/* seconds to wait for `ready`; 0 = 30 */
@@ -179,6 +182,8 @@ const cJSON *session_kernel_info(const struct session *s);
 char *session_runtime_dir(const char *configured);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
+/* The kernel the session runs (kernel.h). */
+const struct kernel_def *session_kernel(const struct session *s);
 
 /*
  * Write a file into the channel (`rel` relative to it) so that the kernel can read it: tmp +
@@ -189,5 +194,7 @@ int session_write_file(struct session *s, const char *rel, const void *data, siz
 
 /* The container image this build's runner protocol needs ("cellbox-python:p1"). */
 const char *session_kernel_image(void);
+/* The same for kernel `name` ("cellbox-r:p1"); NULL for a kernel there is not. Caller frees. */
+char *session_kernel_image_for(const char *name);
 
 #endif

@@ -128,6 +128,12 @@ void cli_help(const struct cli_command *cmd, const char *path, FILE *f);
 /* Print the settings flags of `scope` (CONFIG_FOR_*) with their help. */
 void cli_help_settings(unsigned scope, FILE *f);
 
+/*
+ * When no kernel was asked for (flag, CELLBOX_KERNEL, config), take the one cell file `path`
+ * asks for: a notebook's kernelspec or language_info (`nb`, may be NULL), else the file's
+ * extension (".R"). Nothing when neither says.
+ */
+void cli_kernel_from_file(struct cellbox_config *cfg, const char *path, const cJSON *nb);
 /* Session options from the configuration (the session settings, pool fields unset). */
 void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
 /*

@@ -33,8 +33,15 @@ int cli_prepare_libraries(const struct cellbox_config *cfg, struct session_opts 
 	int installed = 0, rc = -1;
 	double t0 = now_monotonic();
 
+	const struct kernel_def *k = so->kernel ? kernel_find(so->kernel) : kernel_default();
+
 	if (!cfg->libraries || !*cfg->libraries)
 		return 0;
+	if (k && !k->pip) {
+		cli_error("libraries: '%s' are pip packages: the %s kernel cannot take them (put "
+			  "them in its image)", cfg->libraries, k->name);
+		return -1;
+	}
 	if (libraries_parse(&l, cfg->libraries, &err) < 0) {
 		cli_error("%s", err.buf);
 		strbuf_release(&err);

@@ -244,6 +244,10 @@ static int repl_pipe(struct repl *r)
 		int blank = strspn(line, " \t\r\n") == (size_t)n;
 		char *status;
 
+		if (blank && cell.len && !session_kernel(r->s)->blank_line_ends_cell) {
+			strbuf_addch(&cell, '\n');	/* R: only a complete cell runs */
+			continue;
+		}
 		if (blank) {
 			if (cell.len) {
 				run_cell(r, cell.buf);
@@ -450,11 +454,17 @@ static int repl_tty(struct repl *r)
 	const cJSON *info = session_kernel_info(r->s);
 	char *indent = xstrdup("");
 
-	printf("cellbox %s: Python %s, IPython %s on the %s backend. Ctrl-D exits.\n",
-	       CELLBOX_VERSION,
-	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "python")),
-	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "ipython")),
-	       session_backend_name(r->s));
+	if (cJSON_GetObjectItemCaseSensitive(info, "ipython"))
+		printf("cellbox %s: Python %s, IPython %s on the %s backend. Ctrl-D exits.\n",
+		       CELLBOX_VERSION,
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "python")),
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "ipython")),
+		       session_backend_name(r->s));
+	else
+		printf("cellbox %s: %s %s on the %s backend. Ctrl-D exits.\n", CELLBOX_VERSION,
+		       session_kernel(r->s)->language,
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "version")),
+		       session_backend_name(r->s));
 	rl_readline_name = "cellbox";
 	rl_catch_signals = 0;
 	rl_attempted_completion_function = complete;
@@ -495,8 +505,8 @@ static int repl_tty(struct repl *r)
 		}
 		strbuf_addstr(&cell, line);
 		strbuf_addch(&cell, '\n');
-		/* A blank line ends a multi-line cell, as in IPython. */
-		if (!line[strspn(line, " \t")]) {
+		/* A blank line ends a multi-line cell, as in IPython (not in R). */
+		if (!line[strspn(line, " \t")] && session_kernel(r->s)->blank_line_ends_cell) {
 			free(line);
 			run_cell(r, cell.buf);
 			strbuf_reset(&cell);

@@ -189,6 +189,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		cli_error("%s", err.buf);
 		goto out;
 	}
+	cli_kernel_from_file(cfg, file, nb);
 	if (check) {
 		stored = cJSON_Duplicate(nb, 1);
 		if (!strstr(file, ".ipynb"))
@@ -439,10 +440,11 @@ const struct cli_command cmd_replay_entry = {
 	.run = replay_exec,
 	.spec = { .options = replay_options, .min_args = 1, .max_args = 1,
 		  .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS | CONFIG_FOR_POOL },
-	.usage = "replay [OPTIONS] FILE.py|FILE.ipynb|SESSION",
+	.usage = "replay [OPTIONS] FILE.py|FILE.R|FILE.ipynb|SESSION",
 	.summary = "Run the code cells of a cell file headless in a fresh session.",
 	.help = "FILE is a percent-format script (# %% cells), a notebook, or a recorded session\n"
-		"(its history.jsonl or its id from 'history list'). Cells tagged raises-exception\n"
+		"(its history.jsonl or its id from 'history list'). A .R file, an R notebook\n"
+		"(kernelspec ir) or an R session runs on the R kernel. Cells tagged raises-exception\n"
 		"may fail; skip-execution cells are skipped. When --check finds a difference, the\n"
 		"exit code is 6.\n",
 	.exit_codes = 1,

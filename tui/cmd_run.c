@@ -56,6 +56,8 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		}
 	} else if (cli_read_code(file, &code) < 0) {
 		goto out;
+	} else {
+		cli_kernel_from_file(cfg, file, NULL);	/* run analysis.R: the R kernel */
 	}
 	if (plots_dir && mkdir_p(plots_dir) < 0) {
 		cli_error("cannot create '%s': %s", plots_dir, strerror(errno));

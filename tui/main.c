@@ -84,7 +84,7 @@ static const struct cli_command *find_command(const char *word)
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: %s [COMMAND] [OPTIONS]\n\n"
-		"A terminal front end for persistent, sandboxed IPython sessions.\n"
+		"A terminal front end for persistent, sandboxed IPython and R sessions.\n"
 		"Without a command, %s starts the full-screen UI (the REPL when not on a terminal).\n"
 		"\nCommands (a unique prefix will do):\n", cli_progname, cli_progname);
 	for (size_t k = 0; k < ARRAY_SIZE(commands); k++)

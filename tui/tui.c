@@ -1540,7 +1540,7 @@ static void tab_key(struct ui *ui)
 	for (i = start; i < ui->ed.cur && ui->ed.text.buf[i] == ' '; i++)
 		;
 	if (i == ui->ed.cur) {
-		edbuf_insert(&ui->ed, "    ", 4);
+		edbuf_insert(&ui->ed, ui->ed.indent, strlen(ui->ed.indent));
 		return;
 	}
 	params = cJSON_CreateObject();
@@ -2600,6 +2600,11 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
+	/* The kernel's language: its highlighting and indentation in the editor. */
+	hl_set_language(session_kernel(ui.s)->language);
+	ui.ed.indent = session_kernel(ui.s)->indent;
+	if (session_kernel(ui.s) != kernel_default())
+		ui.ed.openers = "{([";
 	if (cfg->history_size) {
 		/* Up, Ctrl-R and the side pane reach the cells of earlier sessions too. */
 		history_iter(NULL, load_hist_entry, &ui, &err);

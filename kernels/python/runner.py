@@ -3,7 +3,7 @@
 Usage: python3 runner.py CHANNEL_DIR
 
 The host (cellbox) writes requests as CHANNEL_DIR/commands/<id>.json and reads the events of each
-request from CHANNEL_DIR/results/<id>.jsonl.  PROTOCOL.md (next to this file in the cellbox
+request from CHANNEL_DIR/results/<id>.jsonl.  kernels/PROTOCOL.md (in the cellbox
 sources) is the contract; this file is embedded into the cellbox executable and must stay a single
 module using only the standard library and IPython (matplotlib is imported only by user code).
 
@@ -87,6 +87,8 @@ class _S:
     libc = None
     ino_fd = -1
     ino_poll = None
+    wake_fd = -1             # the channel's wake FIFO, where inotify is not available
+    wake_poll = None
     last_check = 0.0
     pending = set()          # command file names (<id>.json) waiting to be served
 
@@ -482,7 +484,8 @@ def _on_sigint(signum, frame):
 
 def _setup_inotify():
     if os.environ.get("CELLBOX_RUNNER_NO_INOTIFY"):       # for tests of the fallback
-        _log("cellbox runner: inotify disabled; polling every %d ms" % (POLL_FALLBACK * 1000))
+        if not _setup_wake():
+            _log("cellbox runner: inotify disabled; polling every %d ms" % (POLL_FALLBACK * 1000))
         return
     try:
         import ctypes
@@ -501,9 +504,44 @@ def _setup_inotify():
         _S.ino_poll = select.poll()
         _S.ino_poll.register(fd, select.POLLIN)
     except Exception as e:
-        _log("cellbox runner: inotify not available (%s); polling every %d ms"
-             % (e, POLL_FALLBACK * 1000))
         _S.ino_fd = -1
+        if _setup_wake():
+            _log("cellbox runner: inotify not available (%s); woken by the wake FIFO" % e)
+        else:
+            _log("cellbox runner: inotify not available (%s); polling every %d ms"
+                 % (e, POLL_FALLBACK * 1000))
+
+
+def _setup_wake():
+    """Block on the channel's `wake` FIFO, which the host writes a byte to after each command
+    (PROTOCOL.md, "Waking the runner"). False when there is none."""
+    import stat
+    try:
+        fd = os.open(os.path.join(_S.channel, "wake"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.close(fd)
+        return False
+    _S.wake_fd = fd
+    _S.wake_poll = select.poll()
+    _S.wake_poll.register(fd, select.POLLIN)
+    return True
+
+
+def _read_wake():
+    """Take the wake-up bytes. When no host holds the FIFO (POLLHUP), open it again: a fresh
+    reader is not woken until a host writes (no spinning while a pool keeps the kernel)."""
+    try:
+        if os.read(_S.wake_fd, 4096):
+            return
+    except BlockingIOError:
+        return
+    _S.wake_poll.unregister(_S.wake_fd)
+    os.close(_S.wake_fd)
+    _S.wake_fd = -1
+    _check_channel()
+    _setup_wake()
 
 
 def _scan():
@@ -582,6 +620,15 @@ def _wait(timeout):
             _check_channel()
             _scan()                 # safety net: never miss a command
             return
+    elif _S.wake_fd >= 0:
+        if _S.wake_poll.poll(int(timeout * 1000)):
+            main = _enter()
+            try:
+                _read_wake()
+            finally:
+                if main:
+                    _leave()
+        _scan()
     else:
         time.sleep(min(timeout, POLL_FALLBACK))
         _scan()
@@ -1571,6 +1618,8 @@ def _write_ready():
                                                   "version": sys.version_info[0]},
                               "pygments_lexer": "ipython3", "nbconvert_exporter": "python",
                               "file_extension": ".py"}}
+    if _S.wake_fd >= 0:
+        info["wake"] = "fifo"
     path = os.path.join(_S.channel, "ready")
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:

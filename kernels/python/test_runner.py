@@ -1,4 +1,4 @@
-"""Tests of runner.py against PROTOCOL.md.
+"""Tests of runner.py against kernels/PROTOCOL.md.
 
 Each test talks to a real runner process the way the cellbox host does: command files written
 as tmp + rename into <channel>/commands, events read back from <channel>/results/<id>.jsonl.
@@ -8,6 +8,7 @@ as tmp + rename into <channel>/commands, events read back from <channel>/results
 """
 
 import base64
+import fcntl
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 import unittest
 import zlib
@@ -703,6 +705,55 @@ class LifecycleTest(unittest.TestCase):
         finally:
             r.close()
         self.assertEqual(r.proc.returncode, 0)
+
+    def test_wake_fifo_without_inotify(self):
+        channel = tempfile.mkdtemp(prefix="cellbox-test-")
+        os.mkfifo(os.path.join(channel, "wake"), 0o600)
+        # held as the host holds it, from before the runner starts
+        wfd = os.open(os.path.join(channel, "wake"), os.O_RDWR | os.O_NONBLOCK)
+        r = Runner(channel, env={"CELLBOX_RUNNER_NO_INOTIFY": "1"})
+        try:
+            self.assertEqual(r.ready["wake"], "fifo")
+            self.assertNotIn("polling", r.read_log())
+
+            def until(what, cond):
+                t0 = time.monotonic()
+                while not cond():
+                    self.assertLess(time.monotonic() - t0, 10, what)
+                    time.sleep(0.01)
+
+            def asleep():
+                with open("/proc/%d/wchan" % r.proc.pid) as f:
+                    return "poll" in f.read()
+
+            def unread():
+                return struct.unpack("i", fcntl.ioctl(wfd, termios.FIONREAD, b"\0" * 4))[0]
+
+            for i in range(3):
+                until("asleep on the FIFO", asleep)
+                rid = r.send("execute", code="%d * 3" % i)
+                os.write(wfd, b"w")
+                evs = r.events(rid)
+                self.assertEqual(of_type(evs, "result")[0]["data"]["text/plain"], str(i * 3))
+                until("the wake-up byte taken", lambda: unread() == 0)
+            until("asleep on the FIFO", asleep)
+            # no host: the runner keeps waiting (no spinning), and serves the next one
+            os.close(wfd)
+            time.sleep(0.3)
+            with open("/proc/%d/stat" % r.proc.pid) as f:
+                t1 = sum(int(x) for x in f.read().split(") ")[1].split()[11:13])
+            time.sleep(1.0)
+            with open("/proc/%d/stat" % r.proc.pid) as f:
+                t2 = sum(int(x) for x in f.read().split(") ")[1].split()[11:13])
+            self.assertLessEqual(t2 - t1, 2)
+            wfd = os.open(os.path.join(channel, "wake"), os.O_RDWR | os.O_NONBLOCK)
+            rid = r.send("execute", code="'back'")
+            os.write(wfd, b"w")
+            self.assertEqual(of_type(r.events(rid), "result")[0]["data"]["text/plain"], "'back'")
+        finally:
+            r.close()
+            os.close(wfd)
+            shutil.rmtree(channel, ignore_errors=True)
 
     def test_channel_removed(self):
         r = Runner()
