@@ -53,6 +53,7 @@ static const struct kernel_def kernels[] = {
 		.container_exec = "python3",
 		.image = "cellbox-python",
 		.indent = "    ",
+		.openers = ":",
 		.blank_line_ends_cell = 1,
 		.preimport = python_preimport,
 		.copy_in = { "(lambda os, sh, s, d: (os.makedirs(os.path.dirname(os.path.abspath(d)), "
@@ -78,6 +79,7 @@ static const struct kernel_def kernels[] = {
 		/* no packages before the runner forks its helpers: they stay small (runner.R) */
 		.env = { "R_DEFAULT_PACKAGES", "NULL" },
 		.indent = "  ",
+		.openers = "{([",
 		.preimport = r_preimport,
 		.copy_in = { "local({s <- ", "; d <- ", "\n"
 			     "dir.create(dirname(normalizePath(d, mustWork = FALSE)), recursive = TRUE, "

@@ -2603,8 +2603,7 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 	/* The kernel's language: its highlighting and indentation in the editor. */
 	hl_set_language(session_kernel(ui.s)->language);
 	ui.ed.indent = session_kernel(ui.s)->indent;
-	if (session_kernel(ui.s) != kernel_default())
-		ui.ed.openers = "{([";
+	ui.ed.openers = session_kernel(ui.s)->openers;
 	if (cfg->history_size) {
 		/* Up, Ctrl-R and the side pane reach the cells of earlier sessions too. */
 		history_iter(NULL, load_hist_entry, &ui, &err);
