@@ -87,6 +87,27 @@ class RunTest(RBase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("there is no kernel 'cobol' (there are: python, r)", p.stderr)
 
+    def test_policy_and_libraries_refused(self):
+        # The policy reads Python: an R session under one does not start (exit 5, no kernel)
+        # instead of running cells it cannot check; the same policy runs a Python cell.
+        p = self.cellbox('run', '--kernel', 'r', '--policy', 'production', '-c', '1')
+        self.assertEqual(p.returncode, 5, p.stderr)
+        self.assertIn("the security policy 'production' reads Python code: it cannot check "
+                      "the r kernel's cells (use --policy none with --kernel r)", p.stderr)
+        p = self.cellbox('run', '--kernel', 'r', '--policy', 'none', '-c', '1')
+        self.assertEqual((p.returncode, p.stdout), (0, '[1] 1\n'), p.stderr)
+        p = self.cellbox('run', '--kernel', 'python', '--policy', 'production', '-c', '1')
+        self.assertEqual((p.returncode, p.stdout), (0, '1\n'), p.stderr)
+        path = self.write('p.R', 'cat(1)\n')
+        p = self.cellbox('run', '--policy', 'production', path)      # .R picks R: refused too
+        self.assertEqual(p.returncode, 5, p.stderr)
+        # --libraries are pip packages: an error before any kernel starts
+        p = self.cellbox('run', '--kernel', 'r', '--libraries', 'numpy', '-c', '1')
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("libraries: 'numpy' are pip packages: the r kernel cannot take them",
+                      p.stderr)
+        self.assertNoChannelsLeft()
+
     def test_file_extension_picks_r(self):
         path = self.write('script.R', 'invisible(cat("from R", R.version$major, "\\n"))\n')
         p = self.cellbox('run', path)

@@ -410,6 +410,43 @@ static void test_bad_start(void)
 	strbuf_release(&err);
 }
 
+/*
+ * The security policy reads Python: an R session under a policy is refused, with a message
+ * that says why, rather than run unchecked cells. A Python session takes the same policy.
+ */
+static void test_policy_refused(void)
+{
+	struct session_opts so = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct policy *p = policy_parse("threshold = LOW\nmodule os HIGH Operating system\n",
+					"tight", &err);
+	struct session *s;
+
+	CHECK(p != NULL);
+	if (!p) {
+		tap_note(err.buf);
+		strbuf_release(&err);
+		return;
+	}
+	p->name = xstrdup("tight");	/* policy_load() names it after its file */
+	so.kernel = "r";
+	so.policy = p;
+	s = session_open(&so, &err);
+	CHECK(s == NULL);
+	CHECK_STR(err.buf, "the security policy 'tight' reads Python code: it cannot check the r "
+		  "kernel's cells (use --policy none with --kernel r)");
+	session_close(s);
+	strbuf_reset(&err);
+	so.kernel = "python";
+	s = session_open(&so, &err);
+	CHECK(s != NULL);
+	if (!s)
+		tap_note(err.buf);
+	session_close(s);
+	policy_free(p);
+	strbuf_release(&err);
+}
+
 static const struct tap_test tests[] = {
 	{ "seed_plots", test_seed_plots },
 	{ "state_persists", test_state_persists },
@@ -423,6 +460,7 @@ static const struct tap_test tests[] = {
 	{ "wake_no_polling", test_wake_no_polling },
 	{ "death", test_death },
 	{ "bad_start", test_bad_start },
+	{ "policy_refused", test_policy_refused },
 };
 
 int main(int argc, char **argv)
