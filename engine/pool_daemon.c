@@ -585,6 +585,7 @@ static void clean_leftovers(struct daemon *d)
 /* Write daemon.json: who serves the pool and how. */
 static void write_info(struct daemon *d)
 {
+	const struct kernel_def *k;
 	cJSON *o = cJSON_CreateObject();
 	char *text, *path = ppath(d, "daemon.json", NULL), *tmp = xasprintf("%s.tmp", path);
 	int fd;
@@ -599,7 +600,8 @@ static void write_info(struct daemon *d)
 	cJSON_AddNumberToObject(o, "health_interval", d->pc->health_interval);
 	cJSON_AddStringToObject(o, "preimport", d->pc->preimport ? d->pc->preimport : "");
 	cJSON_AddStringToObject(o, "backend", d->backend);
-	cJSON_AddStringToObject(o, "kernel", (d->kopts.kernel ? kernel_find(d->kopts.kernel) : kernel_default())->name);
+	k = d->kopts.kernel ? kernel_find(d->kopts.kernel) : NULL;
+	cJSON_AddStringToObject(o, "kernel", (k ? k : kernel_default())->name);
 	if (d->kopts.sandbox.host)
 		cJSON_AddStringToObject(o, "host", d->kopts.sandbox.host);
 	text = cJSON_Print(o);

@@ -154,7 +154,8 @@ static int pool_status_cmd(const struct cli_args *args, struct cellbox_config *c
 			printf(" (pid %d, min %d, max %d, %s kernels)", pid->valueint,
 			       cJSON_IsNumber(min) ? min->valueint : 0, cJSON_IsNumber(max) ? max->valueint : 0,
 			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel")) ?
-			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel")) : "python");
+			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel")) :
+			       kernel_default()->name);
 		printf("\n%-8s %-28s %8s %8s  %s\n", "STATE", "KERNEL", "PID", "AGE", "HEALTH / CLIENT");
 		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "ready")) {
 			const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "container"));
