@@ -36,6 +36,13 @@ struct cellbox_config {
 	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */
 	struct strlist copy_out;	/* --copy-out SRC[:DST] */
 	char *source;			/* the config file that was read, or NULL */
+	struct {			/* `cellbox mcp` */
+		unsigned long long max_message;	/* mcp-max-message = 64m, either way */
+		unsigned long long output_max;	/* mcp-output-max = 1m of stdout (stderr) kept */
+		unsigned long long file_max;	/* mcp-file-max = 16m: a file, a plot */
+		unsigned long long max_sessions;	/* mcp-max-sessions = 8 */
+		char *backends;			/* mcp-backends: others a client may ask for */
+	} mcp;
 };
 
 /*
@@ -49,7 +56,8 @@ enum {
 	CONFIG_FOR_ENGINE = 1 << 3,	/* talking to a container engine: gc */
 	CONFIG_FOR_PLOTS = 1 << 4,	/* drawing plots on the terminal: tui, repl, run */
 	CONFIG_FOR_TUI = 1 << 5,	/* the full-screen UI */
-	CONFIG_FOR_ALL = (1 << 6) - 1,
+	CONFIG_FOR_MCP = 1 << 6,	/* the MCP server */
+	CONFIG_FOR_ALL = (1 << 7) - 1,
 };
 
 enum config_type {
