@@ -67,7 +67,7 @@ def sdk(env, which, mode, n, pool_dir=None):
     args = ['node', os.path.join(HERE, 'mcp_client.mjs'), which, mode, str(n)]
     if pool_dir:
         args.append(pool_dir)
-    out = subprocess.run(args, env=env, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(args, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
     return json.loads(out.splitlines()[-1])['ms']
 
 
@@ -107,7 +107,7 @@ def main():
             rows.append(('session_run pass, %s, raw JSON-RPC' % be, raw_session(cellbox, e, args.n)))
         if 'docker' in backends:
             out = subprocess.run([os.path.join(args.build, 'bench', 'bench_docker'), '--anchor',
-                                  str(args.n)], check=True, capture_output=True, text=True).stdout
+                                  str(args.n)], check=True, stdout=subprocess.PIPE, text=True).stdout
             anchor = json.loads(out)['anchor_median_ms']
         execs = []
         for be in backends:
