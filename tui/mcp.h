@@ -6,12 +6,14 @@
  * door people have: persistent, sandboxed IPython sessions behind handles, one-shot runs, files
  * and plots. The server lives in rooms that share this header:
  *
- *   mcp_rpc.c      framing (one JSON-RPC 2.0 message a line, every message size-bounded), the
- *                  two protocol revisions, the method table, answers and notifications
- *   mcp_tools.c    the tools table (each with its input and output schema), arguments checked
- *                  against the input schema, the handlers of the tools
- *   mcp_session.c  sessions behind handles, the calls queued per session, a cell's events
- *                  collected into its ExecutionResult, progress and cancellation
+ *   mcp_frame.c    framing: one message a line, every message size-bounded (an oversized one
+ *                  scanned for its id in constant memory); base64
+ *   mcp_rpc.c      JSON-RPC 2.0, the two protocol revisions, the method table, answers and
+ *                  notifications
+ *   mcp_tools.c    the tools table (each with its input and output schema) and their handlers
+ *   mcp_schema.c   arguments checked against a tool's input schema
+ *   mcp_session.c  sessions behind handles, the calls queued per session, cancellation
+ *   mcp_cell.c     a cell's events collected into its ExecutionResult, progress on the way
  *   mcp_files.c    file_put, file_get, plots as resources, reading what the kernel wrote
  *   cmd_mcp.c      the command entry and the poll loop (stdin and every session), shutdown
  *
@@ -165,7 +167,7 @@ void mcp_notify_progress(struct mcp_server *srv, const cJSON *token, double prog
 void mcp_reply_error(struct mcp_reply *rep, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* ---- mcp_tools.c -------------------------------------------------------------------- */
+/* ---- mcp_tools.c, mcp_schema.c ------------------------------------------------------ */
 
 /* One tool: its schemas are JSON text, parsed once. */
 struct mcp_tool {
@@ -208,7 +210,7 @@ int mcp_schema_check(const cJSON *schema, const cJSON *value, const char *name,
 /* tools/call. */
 void mcp_tools_call(struct mcp_server *srv, const struct mcp_req *req, struct mcp_reply *rep);
 
-/* ---- mcp_session.c ------------------------------------------------------------------ */
+/* ---- mcp_session.c, mcp_cell.c ------------------------------------------------------ */
 
 /* A plot a session made, as its kernel described it. */
 struct mcp_plot {
@@ -334,6 +336,15 @@ void mcp_call_cancel(struct mcp_server *srv, const cJSON *id);
 void mcp_calls_settle(struct mcp_server *srv);
 /* The client went: close every session and free every call, answering nothing. */
 void mcp_shutdown(struct mcp_server *srv);
+/* Keep a plot a session made (for resources), and a cell it ran (for session_history). */
+void mcp_session_add_plot(struct mcp_session *ms, const struct mcp_plot *pl);
+void mcp_session_add_cell(struct mcp_session *ms, const struct mcp_call *call);
+/* A CallToolResult of `content` (consumed) and `structured` (consumed, may be NULL). */
+cJSON *mcp_tool_result(cJSON *content, cJSON *structured, int is_error);
+/* A text content item. */
+cJSON *mcp_text_item(const char *text);
+/* The session callback of a call's requests (`data` is the call). */
+void mcp_cell_event(struct session *s, const struct session_event *ev, void *data);
 /* The ExecutionResult of a finished cell call, and its text. */
 cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 				 struct strbuf *text, cJSON *content);
