@@ -54,7 +54,7 @@ async function connect(which, extraEnv = {}) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cellbox-mcp-'));
   const env = {
     ...process.env, CELLBOX_RUNTIME_DIR: path.join(tmp, 'run'), XDG_STATE_HOME: tmp,
-    XDG_CONFIG_HOME: tmp, CELLBOX_BACKEND: backend, ...extraEnv,
+    XDG_CONFIG_HOME: tmp, CELLBOX_BACKEND: backend, CELLBOX_INTERRUPT_GRACE: '15', ...extraEnv,
   };
   if (process.env.CELLBOX_TEST_PYTHON) env.CELLBOX_PYTHON = process.env.CELLBOX_TEST_PYTHON;
   const transport = new sdk.StdioClientTransport({ command: bin, args: ['mcp'], env, stderr: 'pipe',
@@ -245,11 +245,12 @@ for (const which of ['v1', 'v2']) {
     try {
       const h = (await c.call('session_open', {})).structuredContent.handle;
       await c.call('session_run', { handle: h, code: 'x = 5' });
+      // Cancel once the cell says it runs (a SIGINT before it starts is the kernel's to ignore).
       const ac = new AbortController();
       const t0 = Date.now();
-      const long = c.call('session_run', { handle: h, code: 'import time\ntime.sleep(60)' },
-        { signal: ac.signal, timeout: 120000 });
-      setTimeout(() => ac.abort('enough'), 1000);
+      const long = c.call('session_run', { handle: h, code:
+        'import time\nprint("started", flush=True)\ntime.sleep(60)' },
+      { signal: ac.signal, timeout: 120000, onprogress: () => ac.abort('enough') });
       let rejected = false;
       try { await long; } catch { rejected = true; }
       check(rejected, 'the cancelled call rejects');
