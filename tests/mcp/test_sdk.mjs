@@ -320,6 +320,9 @@ for (const which of ['v1', 'v2']) {
         const bad = await c.call('session_open', args);
         check(bad.isError === true && text(bad).includes(want), `session_open ${JSON.stringify(args)} is refused`);
       }
+      const pip = await c.call('execute_code', { code: 'print("after")', libraries: ['six'] });
+      check(pip.structuredContent.stderr.includes('needs the network') &&
+        pip.structuredContent.stdout === 'after\n', 'libraries: pip is asked first, and says there is no network');
       const small = await c.call('session_open', { memory: '256m', network: 'none' });
       const h2 = small.structuredContent.handle;
       const got2 = JSON.parse((await c.call('session_run', { handle: h2, code: probe })).structuredContent.stdout);
