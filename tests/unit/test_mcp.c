@@ -327,6 +327,13 @@ static void test_dispatch_fuzz(void)
 		"\"cellbox://sessions/s-0123/plots/1.png\"}}",
 		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":3}}",
 		"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}",
+		/* tools that reach the argument check (no kernel can start: the backend is none) */
+		"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"execute_code\",\"arguments\":{\"code\":\"1\",\"timeout\":2,\"libraries\":[\"a\"]}}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"file_put\",\"arguments\":{\"handle\":\"s-1\",\"path\":\"a\",\"base64\":\"YWJj\"}}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"session_open\",\"arguments\":{\"memory\":\"1g\",\"network\":\"none\"}}}",
 	};
 	struct rig g;
 	unsigned seed = 1616;
