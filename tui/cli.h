@@ -85,7 +85,7 @@ struct cli_command {
 
 /* The commands in their own files (main.c lists them all). */
 extern const struct cli_command cmd_run_entry, cmd_repl_entry, cmd_replay_entry,
-	cmd_history_entry, cmd_pool_entry, cmd_check_entry;
+	cmd_history_entry, cmd_pool_entry, cmd_check_entry, cmd_mcp_entry;
 int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg);
 
 extern const char *cli_progname;
