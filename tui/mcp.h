@@ -14,7 +14,8 @@
  *   mcp_schema.c   arguments checked against a tool's input schema
  *   mcp_session.c  sessions behind handles, the calls queued per session, cancellation
  *   mcp_cell.c     a cell's events collected into its ExecutionResult, progress on the way
- *   mcp_files.c    file_put, file_get, plots as resources, reading what the kernel wrote
+ *   mcp_files.c    file_put, file_get, plots as resources (the kernel's files read through
+ *                  outputs_read_file())
  *   cmd_mcp.c      the command entry and the poll loop (stdin and every session), shutdown
  *
  * Protocol revisions: 2025-11-25 (and older ones a client offers in `initialize`) with
@@ -351,13 +352,6 @@ cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 
 /* ---- mcp_files.c -------------------------------------------------------------------- */
 
-/*
- * Read `rel` inside `channel_dir`, a file the kernel wrote: no component may be a symlink,
- * the file must be a regular file with one link, owned by the channel's owner (or us), at
- * most `max` bytes, opened without blocking. Returns 0, or -1 with `err` saying why.
- */
-int mcp_read_kernel_file(const char *channel_dir, const char *rel, size_t max,
-			 struct strbuf *out, struct strbuf *err);
 /* Start file_put: stage the bytes, queue the helper cell. -1 with `err` when refused. */
 int mcp_file_put(struct mcp_server *srv, struct mcp_call *call, const char *path,
 		 const char *base64, struct strbuf *err);

@@ -1,5 +1,6 @@
 /* cellbox mcp: a cell's events collected into its ExecutionResult, with progress on the way. */
 #include "mcp.h"
+#include "outputs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,10 +179,12 @@ void mcp_cell_event(struct session *s, const struct session_event *ev, void *dat
 	}
 	case SESSION_EV_RESULT:
 	case SESSION_EV_DISPLAY: {
-		const char *text = ev->type == SESSION_EV_RESULT ? ev->result.text : ev->display.text;
+		const struct session_ev_rich *r = ev->type == SESSION_EV_RESULT ? &ev->result :
+						  &ev->display;
+		const char *text = r->text;
 
-		if (ev->type == SESSION_EV_DISPLAY && ev->display.plot) {
-			call_add_plot(call, ev->display.plot);
+		if (r->plot) {
+			call_add_plot(call, r->plot);	/* a shown figure, or one as Out[n] */
 		} else if (text) {
 			keep_text(call, &call->out, &call->san_out, text, strlen(text), &clean);
 			if (*text && text[strlen(text) - 1] != '\n')
@@ -250,8 +253,8 @@ cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 		}
 		cJSON_AddItemToArray(plots, e);
 		snprintf(rel, sizeof(rel), "plots/%d.png", pl->index);
-		if (!call->ms || mcp_read_kernel_file(session_channel_dir(call->ms->s), rel,
-						       srv->file_max, &png, &why_not) < 0) {
+		if (!call->ms || outputs_read_file(session_channel_dir(call->ms->s), rel,
+						    srv->file_max, &png, &why_not) < 0) {
 			strbuf_addf(&notes, "[plot %d could not be read: %s]\n", pl->index,
 				    why_not.len ? why_not.buf : "the session is gone");
 		} else if ((png.len + 2) / 3 * 4 > room) {

@@ -1,5 +1,6 @@
 /* cellbox mcp: files in and out of a session's sandbox, plots as resources. */
 #include "mcp.h"
+#include "outputs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,90 +14,6 @@
 #define FILE_MIME "text/x-cellbox-file"		/* a chunk of a file_get, base64 */
 #define FILE_END_MIME "text/x-cellbox-file-end"	/* its size, after the last chunk */
 #define FILE_TIMEOUT 60				/* seconds a helper cell may take */
-
-/* ---- reading what the kernel wrote ----------------------------------------------------- */
-
-int mcp_read_kernel_file(const char *channel_dir, const char *rel, size_t max,
-			 struct strbuf *out, struct strbuf *err)
-{
-	char *copy = xstrdup(rel), *part, *next;
-	struct stat dir_st, before, st;
-	int dir = open(channel_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1, rc = -1;
-	ssize_t n;
-
-	if (dir < 0 || fstat(dir, &dir_st) < 0) {
-		strbuf_addf(err, "cannot open '%s': %s", channel_dir, strerror(errno));
-		goto out;
-	}
-	/* Every directory on the way is opened without following a symlink. */
-	for (part = copy; (next = strchr(part, '/')); part = next + 1) {
-		int sub;
-
-		*next = '\0';
-		if (!*part || !strcmp(part, ".") || !strcmp(part, "..")) {
-			strbuf_addf(err, "'%s' is not a plain relative path", rel);
-			goto out;
-		}
-		sub = openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0) {
-			strbuf_addf(err, "cannot open '%s': %s", rel, strerror(errno));
-			goto out;
-		}
-		close(dir);
-		dir = sub;
-	}
-	if (!*part || !strcmp(part, "..") || fstatat(dir, part, &before, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !S_ISREG(before.st_mode)) {
-		strbuf_addf(err, "'%s' is not a regular file", rel);
-		goto out;
-	}
-	fd = openat(dir, part, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		strbuf_addf(err, "cannot open '%s': %s", rel, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_ino != before.st_ino || st.st_dev != before.st_dev) {
-		strbuf_addf(err, "'%s' changed while it was opened", rel);
-		goto out;
-	}
-	if (st.st_nlink != 1 || (st.st_uid != dir_st.st_uid && st.st_uid != geteuid())) {
-		strbuf_addf(err, "'%s' is not the kernel's own file (links %lu, owner %lu)", rel,
-			    (unsigned long)st.st_nlink, (unsigned long)st.st_uid);
-		goto out;
-	}
-	if ((unsigned long long)st.st_size > max) {
-		strbuf_addf(err, "'%s' is %lld bytes, above the limit of %zu", rel,
-			    (long long)st.st_size, max);
-		goto out;
-	}
-	strbuf_reset(out);
-	if (strbuf_grow(out, (size_t)st.st_size + 1) < 0) {
-		strbuf_addf(err, "'%s' is too large", rel);
-		goto out;
-	}
-	/* Read what fstat said and no more: a file that grows is cut there, never followed. */
-	while (out->len < (size_t)st.st_size) {
-		n = read(fd, out->buf + out->len, (size_t)st.st_size - out->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		out->len += (size_t)n;
-		out->buf[out->len] = '\0';
-	}
-	if (out->len != (size_t)st.st_size) {
-		strbuf_addf(err, "'%s' shrank while it was read", rel);
-		goto out;
-	}
-	rc = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (dir >= 0)
-		close(dir);
-	free(copy);
-	return rc;
-}
 
 /* ---- file_put and file_get ------------------------------------------------------------- */
 
@@ -405,8 +322,8 @@ void mcp_resources_read(struct mcp_server *srv, const struct mcp_req *req,
 	for (size_t i = 0; ms && i < ms->nplots; i++)
 		known |= ms->plots[i].index == n;
 	snprintf(rel, sizeof(rel), "plots/%d.png", n);
-	if (!known || mcp_read_kernel_file(session_channel_dir(ms->s), rel, srv->file_max, &png,
-					   &err) < 0) {
+	if (!known || outputs_read_file(session_channel_dir(ms->s), rel, srv->file_max, &png,
+					&err) < 0) {
 		mcp_reply_error(rep, MCP_INVALID_PARAMS, "resource not found: '%.300s'%s%s", uri,
 				err.len ? ": " : "", err.buf);
 		rep->data = cJSON_CreateObject();
