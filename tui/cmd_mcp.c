@@ -139,6 +139,8 @@ static int mcp_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	}
 	catch_signals(&wait);
 	mcp_server_init(&srv, cfg, out);
+	srv.policy = cli_policy(cfg, &err);	/* loaded (and checked) with the settings */
+	strbuf_release(&err);
 	serve(&srv, &wait);
 	mcp_shutdown(&srv);
 	mcp_server_release(&srv);

@@ -14,6 +14,8 @@
  *   mcp_schema.c   arguments checked against a tool's input schema
  *   mcp_session.c  sessions behind handles, the calls queued per session, cancellation
  *   mcp_cell.c     a cell's events collected into its ExecutionResult, progress on the way
+ *   mcp_sandbox.c  the security policy and the libraries a session gets (as --policy and
+ *                  --libraries give them)
  *   mcp_files.c    file_put, file_get, plots as resources (the kernel's files read through
  *                  outputs_read_file())
  *   cmd_mcp.c      the command entry and the poll loop (stdin and every session), shutdown
@@ -32,7 +34,8 @@
  *
  * Tool arguments come from a model: they may tighten the operator's settings (less memory, no
  * network, a shorter timeout), never loosen them (another backend only when mcp-backends lists
- * it; the network only as configured; memory up to the memory setting, or 1 GB).
+ * it; the network only as configured; memory up to the memory setting, or 1 GB; a security
+ * policy only when the server has none, or the server's own).
  */
 
 #include <cjson/cJSON.h>
@@ -111,6 +114,7 @@ void mcp_reader_finish(struct mcp_reader *r, mcp_line_fn fn, void *data);
 int mcp_base64_decode(const char *text, size_t len, struct strbuf *out);
 
 struct mcp_session;
+struct mcp_policy;
 struct mcp_call;
 
 /* The server. */
@@ -126,6 +130,9 @@ struct mcp_server {
 	struct mcp_session *sessions;	/* open, in the order they were opened */
 	struct mcp_call *calls;		/* tool calls not yet answered, oldest first */
 	int client_gone;		/* stdout is closed: answer nothing more */
+	const struct policy *policy;	/* the policy setting's (borrowed), or NULL: every
+					   session's unless a client names one when it is NULL */
+	struct mcp_policy *policies;	/* those clients named, loaded once */
 };
 
 /* One request as it came in. */
@@ -235,6 +242,8 @@ struct mcp_session {
 	double timeout;			/* per cell by default (0 = none) */
 	unsigned long long memory;	/* what was asked (0 = the server's) */
 	char *network;			/* what was asked (NULL = the server's) */
+	const struct policy *policy;	/* what its cells are checked against, or NULL */
+	char *image, *python;		/* where its libraries are (libraries_prepare) */
 	double created, used;		/* wall clock */
 	struct mcp_call *running;	/* the call whose request the kernel has */
 	struct mcp_plot *plots;		/* every plot since the last clear, for resources */
@@ -276,7 +285,6 @@ struct mcp_call {
 	enum mcp_call_kind kind;
 	enum mcp_call_state state;
 	int cancelled;			/* notifications/cancelled came: answer nothing */
-	char *pre_code;			/* run first (execute_code's libraries), or NULL */
 	char *code;			/* the cell, or the helper cell of a file call */
 	unsigned flags;			/* SESSION_EXEC_* */
 	double timeout;
@@ -302,9 +310,12 @@ struct mcp_call {
 	cJSON *result;			/* a CallToolResult */
 };
 
-/* Open a session for a tool: `args` are session_open's (NULL for the server's settings). */
-struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args, int oneshot,
-				     struct strbuf *err);
+/*
+ * Open a session for a tool: `args` are session_open's (NULL for the server's settings),
+ * `libraries` a comma-separated list of requirements beyond the server's (or NULL).
+ */
+struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
+				     const char *libraries, int oneshot, struct strbuf *err);
 /* Close a session: its queued calls are answered with an error, a running one ends. */
 void mcp_session_close(struct mcp_server *srv, struct mcp_session *ms);
 /* The session of `handle`, or NULL with `err` saying so. */
@@ -349,6 +360,28 @@ void mcp_cell_event(struct session *s, const struct session_event *ev, void *dat
 /* The ExecutionResult of a finished cell call, and its text. */
 cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 				 struct strbuf *text, cJSON *content);
+
+/* ---- mcp_sandbox.c ------------------------------------------------------------------ */
+
+/*
+ * The policy of a new session: the server's (`asked` NULL), or the one a client names: a
+ * preset or a NAME.policy of the policies directories, loaded once; "none" for none. When the
+ * server has a policy a client may name only that one; a path is refused (the server would
+ * read any file). 0 with *out set (NULL: none), or -1 with `err`.
+ */
+int mcp_policy_for(struct mcp_server *srv, const char *asked, const struct policy **out,
+		   struct strbuf *err);
+void mcp_policies_release(struct mcp_server *srv);
+/*
+ * Have the server's libraries and those `asked` (comma-separated, or NULL) installed as
+ * --libraries installs them (libraries.h: once, in a setup container or a venv, checked
+ * against so->policy) and point `so` at them; `ms` keeps the image and interpreter names.
+ * 0 (also when there are none), or -1 with `err`.
+ */
+int mcp_libraries_prepare(struct mcp_server *srv, struct mcp_session *ms,
+			  struct session_opts *so, const char *asked, struct strbuf *err);
+/* A pooled kernel must have the server's libraries: -1 with `err` when it has others. */
+int mcp_libraries_verify(struct mcp_server *srv, struct session *s, struct strbuf *err);
 
 /* ---- mcp_files.c -------------------------------------------------------------------- */
 

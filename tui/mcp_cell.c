@@ -110,6 +110,9 @@ static void call_add_error(struct mcp_call *call, const struct session_ev_error 
 		kept += strlen(line->valuestring) + 1;
 		cJSON_AddItemToArray(tb, line);
 	}
+	/* The host's verdict (a kernel cannot claim one: event.h) for the client to read. */
+	if (e->violations)
+		cJSON_AddItemToObject(call->error, "violations", cJSON_Duplicate(e->violations, 1));
 }
 
 /* A request of the call ended: the next step, or the answer. */
@@ -128,15 +131,8 @@ static void call_step_done(struct mcp_call *call, const struct session_ev_done *
 	free(call->detail);
 	call->detail = d->detail ? xstrdup(d->detail) : NULL;
 	call->done.detail = call->detail;
-	if (call->kind == MCP_CALL_CELL && call->pre_code && d->reason == REASON_OK &&
-	    !call->cancelled) {
-		free(call->pre_code);	/* pip went well: now the code */
-		call->pre_code = NULL;
-		call->state = MCP_CALL_QUEUED;
-		return;
-	}
 	call->state = MCP_CALL_DONE;
-	if (call->kind == MCP_CALL_CELL && ms && !call->pre_code)
+	if (call->kind == MCP_CALL_CELL && ms)
 		mcp_session_add_cell(ms, call);	/* a cancelled one too: it ran */
 	if (call->cancelled)
 		return;
@@ -146,7 +142,8 @@ static void call_step_done(struct mcp_call *call, const struct session_ev_done *
 
 		er = mcp_call_execution_result(srv, call, &text, content);
 		cJSON_InsertItemInArray(content, 0, mcp_text_item(text.buf));
-		call->result = mcp_tool_result(content, er, 0);
+		/* A cell the policy refused did not run: a tool error, its violations in it. */
+		call->result = mcp_tool_result(content, er, d->reason == REASON_BLOCKED);
 		strbuf_release(&text);
 	} else {
 		mcp_file_finish(srv, call);

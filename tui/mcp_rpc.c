@@ -45,6 +45,7 @@ void mcp_server_init(struct mcp_server *srv, const struct cellbox_config *cfg, i
 void mcp_server_release(struct mcp_server *srv)
 {
 	mcp_reader_release(&srv->rd);
+	mcp_policies_release(srv);
 	free(srv->legacy_version);
 }
 

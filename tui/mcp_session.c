@@ -33,19 +33,6 @@ static void new_handle(char *out, size_t size)
 		 r[5], r[6], r[7]);
 }
 
-/*
- * The security policy a client asks for by name. This build has none yet, so a name is
- * refused rather than silently ignored: no client should believe it got a policy. When the
- * session options carry a policy, this hands the name over and the session enforces it.
- */
-static int apply_policy(struct session_opts *so, const char *name, struct strbuf *err)
-{
-	(void)so;
-	strbuf_addf(err, "policy '%.100s': this cellbox has no security policies yet (the "
-		    "hardened sandbox defaults apply)", name);
-	return -1;
-}
-
 /* Whether `name` is one of the comma-separated `list`. */
 static int listed(const char *list, const char *name)
 {
@@ -109,8 +96,8 @@ unsigned long mcp_session_count(const struct mcp_server *srv)
 	return n;
 }
 
-struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args, int oneshot,
-				     struct strbuf *err)
+struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
+				     const char *libraries, int oneshot, struct strbuf *err)
 {
 	const struct cellbox_config *cfg = srv->cfg;
 	const char *backend = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "backend"));
@@ -150,10 +137,11 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args, 
 	}
 	if (network)
 		so.sandbox.network = network;
-	if (policy && apply_policy(&so, policy, err) < 0)
+	if (mcp_policy_for(srv, policy, &so.policy, err) < 0)
 		goto fail;
 	ms = xcalloc(1, sizeof(*ms));
 	ms->oneshot = oneshot;
+	ms->policy = so.policy;
 	ms->memory = memory;
 	ms->network = network ? xstrdup(network) : NULL;
 	if (cJSON_IsNumber(timeout) && timeout->valuedouble > 0) {
@@ -168,16 +156,19 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args, 
 	}
 	if (!oneshot)
 		new_handle(ms->handle, sizeof(ms->handle));
+	/* Installed (once) as --libraries installs them, before the sandbox starts. */
+	if (mcp_libraries_prepare(srv, ms, &so, libraries, err) < 0)
+		goto fail;
 	so.on_state = on_state;
 	so.state_data = ms;
 	/*
 	 * A warm kernel when a pool of this backend runs (or `pool` says so), unless the client
-	 * asked for limits of its own: a pooled kernel has the daemon's.
+	 * asked for limits or libraries of its own: a pooled kernel has the daemon's.
 	 */
 	runtime = session_runtime_dir(so.runtime_dir);
 	pool = pool_dir_path(runtime, cfg->pool_name ? cfg->pool_name : "default");
 	serves = pool_backend(pool);
-	if (!backend && !memory && !network &&
+	if (!backend && !memory && !network && !(libraries && *libraries) &&
 	    (cfg->pool || (serves && !strcmp(serves, so.backend) && pool_daemon_alive(pool))))
 		so.pool_dir = pool;
 	ms->s = session_open(&so, err);
@@ -192,6 +183,16 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args, 
 	}
 	if (session_pool_note(ms->s))
 		fprintf(stderr, "cellbox mcp: note: %s\n", session_pool_note(ms->s));
+	if (mcp_libraries_verify(srv, ms->s, err) < 0) {
+		/* The pool serves another set: a kernel of its own has the right one. */
+		fprintf(stderr, "cellbox mcp: note: %s; starting a fresh kernel\n", err->buf);
+		strbuf_reset(err);
+		session_close(ms->s);
+		so.pool_dir = NULL;
+		ms->s = session_open(&so, err);
+		if (!ms->s)
+			goto fail;
+	}
 	for (size_t i = 0; i < cfg->copy_in.n; i++) {
 		char *src, *dst;
 		int rc;
@@ -218,6 +219,8 @@ fail:
 	if (ms) {
 		session_close(ms->s);
 		free(ms->network);
+		free(ms->image);
+		free(ms->python);
 		free(ms);
 	}
 	free(runtime);
@@ -260,6 +263,8 @@ void mcp_session_close(struct mcp_server *srv, struct mcp_session *ms)
 	free(ms->cells);
 	free(ms->plots);
 	free(ms->network);
+	free(ms->image);
+	free(ms->python);
 	free(ms);
 }
 
@@ -343,7 +348,6 @@ void mcp_call_free(struct mcp_call *call)
 	cJSON_Delete(call->progress_token);
 	cJSON_Delete(call->error);
 	cJSON_Delete(call->result);
-	free(call->pre_code);
 	free(call->code);
 	free(call->detail);
 	free(call->plots);
@@ -421,14 +425,12 @@ static void call_start(struct mcp_server *srv, struct mcp_call *call)
 {
 	struct mcp_session *ms = call->ms;
 	struct strbuf err = STRBUF_INIT;
-	const char *code = call->pre_code ? call->pre_code : call->code;
+	const char *code = call->code;
 	unsigned flags = call->flags;
 
 	(void)srv;
-	if (call->kind != MCP_CALL_CELL || call->pre_code)
+	if (call->kind != MCP_CALL_CELL)
 		flags |= SESSION_EXEC_SILENT;
-	if (call->pre_code)
-		flags &= ~(unsigned)SESSION_EXEC_CLEAR_PLOTS;
 	if (flags & SESSION_EXEC_CLEAR_PLOTS)
 		ms->nplots = 0;
 	call->req = session_execute(ms->s, code, flags, call->timeout, mcp_cell_event, call, &err);

@@ -16,7 +16,8 @@
 /* llm-sandbox's ExecutionResult, as structured content. */
 #define EXECUTION_RESULT_PROPS \
 	"\"exit_code\":{\"type\":\"integer\",\"description\":\"0 ok, 1 the code raised, 3 " \
-	"timeout, 4 the kernel died (out of memory included), 130 interrupted\"}," \
+	"timeout, 4 the kernel died (out of memory included), 7 the security policy blocked " \
+	"it (none of it ran), 130 interrupted\"}," \
 	"\"stdout\":{\"type\":\"string\",\"description\":\"what the code printed, Out[n] " \
 	"included, escape sequences removed\"}," \
 	"\"stderr\":{\"type\":\"string\",\"description\":\"its error stream, tracebacks " \
@@ -33,9 +34,12 @@
 	"\"duration\":{\"type\":\"number\",\"description\":\"seconds the kernel took\"}," \
 	"\"error\":{\"type\":[\"object\",\"null\"],\"properties\":{\"ename\":{\"type\":\"string\"}," \
 	"\"evalue\":{\"type\":\"string\"},\"traceback\":{\"type\":\"array\",\"items\":{" \
-	"\"type\":\"string\"}}}}," \
+	"\"type\":\"string\"}},\"violations\":{\"type\":\"array\",\"description\":\"a " \
+	"cell the security policy blocked: each violation (line, column, kind, rule, severity, " \
+	"description, code, blocking)\",\"items\":{\"type\":\"object\"}}}}," \
 	"\"outcome\":{\"type\":\"string\",\"description\":\"why it ended: ok, error, " \
-	"interrupted, timeout, timeout_killed, kernel_died, oom_killed, restarted, closed, ...\"}," \
+	"interrupted, timeout, timeout_killed, kernel_died, oom_killed, restarted, closed, " \
+	"blocked, ...\"}," \
 	"\"reason\":{\"type\":[\"string\",\"null\"],\"description\":\"the outcome in words when " \
 	"the session stopped it\"}," \
 	"\"truncated\":{\"type\":\"boolean\",\"description\":\"output past mcp-output-max was " \
@@ -56,7 +60,9 @@ static const char execute_code_in[] =
 	"\"code\":{\"type\":\"string\",\"description\":\"the code, run as one cell\"},"
 	"\"language\":{\"type\":\"string\",\"description\":\"python (the only one so far)\"},"
 	"\"libraries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50,"
-	"\"description\":\"packages to pip install first (the sandbox needs the network)\"},"
+	"\"description\":\"requirements (numpy, pandas>=2) installed before the code runs, as "
+	"the server's --libraries installs them: once, then kept (offline from its wheelhouse, "
+	"or through its network setting)\"},"
 	S_TIMEOUT("the code")
 	"},\"required\":[\"code\"],\"additionalProperties\":false}";
 
@@ -68,7 +74,9 @@ static const char session_open_in[] =
 	"{\"type\":\"object\",\"properties\":{"
 	"\"backend\":{\"type\":\"string\",\"description\":\"local, docker or podman: the "
 	"server's backend, or one its mcp-backends setting allows\"},"
-	"\"policy\":{\"type\":\"string\",\"description\":\"a security policy by name\"},"
+	"\"policy\":{\"type\":\"string\",\"description\":\"a security policy by name "
+	"(a preset such as production or strict, or none) every cell is checked against; when "
+	"the server has a policy, only that one\"},"
 	"\"memory\":{\"type\":[\"string\",\"integer\"],\"description\":\"a memory limit such as "
 	"512m (bytes when a number); at most the server's\"},"
 	S_TIMEOUT("each cell") ","
@@ -80,7 +88,9 @@ static const char session_open_out[] =
 	"\"backend\":{\"type\":\"string\"},\"pooled\":{\"type\":\"boolean\"},"
 	"\"python\":{\"type\":\"string\"},\"ipython\":{\"type\":\"string\"},"
 	"\"timeout\":{\"type\":\"number\"},\"memory\":{\"type\":\"integer\",\"description\":"
-	"\"bytes; 0: the backend's default\"},\"network\":{\"type\":[\"string\",\"null\"]}},"
+	"\"bytes; 0: the backend's default\"},\"network\":{\"type\":[\"string\",\"null\"]},"
+	"\"policy\":{\"type\":[\"string\",\"null\"],\"description\":\"the security policy "
+	"its cells are checked against\"}},"
 	"\"required\":[\"handle\",\"backend\",\"pooled\"]}";
 
 static const char session_run_in[] =
@@ -199,13 +209,13 @@ static int library_ok(const char *name)
 			    "._-[],<>=!~") == n;
 }
 
-/* execute_code: a fresh sandbox runs the code (after pip for its libraries), then goes. */
+/* execute_code: a fresh sandbox (its libraries installed first) runs the code, then goes. */
 static int t_execute_code(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			  struct strbuf *err)
 {
 	const char *language = arg_str(args, "language");
 	const cJSON *libs = cJSON_GetObjectItemCaseSensitive(args, "libraries"), *lib;
-	struct strbuf pip = STRBUF_INIT;
+	struct strbuf set = STRBUF_INIT;
 	double timeout;
 
 	if (language && strcasecmp(language, "python")) {
@@ -217,19 +227,17 @@ static int t_execute_code(struct mcp_server *srv, struct mcp_call *call, const c
 	cJSON_ArrayForEach(lib, libs) {
 		if (!library_ok(lib->valuestring)) {
 			strbuf_addf(err, "libraries: '%.200s' is not a package name", lib->valuestring);
-			strbuf_release(&pip);
+			strbuf_release(&set);
 			return -1;
 		}
-		strbuf_addf(&pip, "%s %s", pip.len ? "" : "%pip install --quiet", lib->valuestring);
+		strbuf_addf(&set, "%s%s", set.len ? "," : "", lib->valuestring);
 	}
-	call->ms = mcp_session_open(srv, NULL, 1, err);
-	if (!call->ms) {
-		strbuf_release(&pip);
+	call->ms = mcp_session_open(srv, NULL, set.len ? set.buf : NULL, 1, err);
+	strbuf_release(&set);
+	if (!call->ms)
 		return -1;
-	}
 	call->kind = MCP_CALL_CELL;
 	call->code = xstrdup(arg_str(args, "code"));
-	call->pre_code = pip.len ? strbuf_detach(&pip, NULL) : NULL;
 	call->timeout = timeout;
 	mcp_call_queue(srv, call);
 	return 1;
@@ -255,6 +263,10 @@ static cJSON *session_description(const struct mcp_session *ms)
 		cJSON_AddStringToObject(o, "network", ms->network);
 	else
 		cJSON_AddNullToObject(o, "network");
+	if (ms->policy)
+		cJSON_AddStringToObject(o, "policy", ms->policy->name);
+	else
+		cJSON_AddNullToObject(o, "policy");
 	return o;
 }
 
@@ -262,7 +274,7 @@ static cJSON *session_description(const struct mcp_session *ms)
 static int t_session_open(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			  struct strbuf *err)
 {
-	struct mcp_session *ms = mcp_session_open(srv, args, 0, err);
+	struct mcp_session *ms = mcp_session_open(srv, args, NULL, 0, err);
 	cJSON *o;
 	char *text;
 

@@ -493,7 +493,8 @@ class ToolsTest(Base):
                            ({'memory': '4g'}, 'above the server'),
                            ({'memory': 'lots'}, 'not a size'),
                            ({'timeout': 10}, 'above the server'),
-                           ({'policy': 'strict'}, 'no security policies')]:
+                           ({'policy': 'nosuch'}, "no policy 'nosuch'"),
+                           ({'policy': '/etc/passwd'}, 'a client names a policy')]:
             r = s.call('session_open', args)
             self.assertTrue(r.get('isError'), args)
             self.assertIn(want, text(r), args)
@@ -613,6 +614,141 @@ class HostileTest(Base):
             self.assertIn('was not a file of at most 1024 bytes', text(r), name)
         self.run_cell(s, h, 'import IPython.display as d\nd.display = d._orig')
         self.assertEqual(text(s.call('file_get', {'handle': h, 'path': 'f'})), 'ok')
+
+
+class SandboxTest(Base):
+    """The security policy and the libraries a session gets, as --policy and --libraries
+    give them to the other commands."""
+
+    def blocked(self, r, module):
+        """`r` is the tool error of a cell the policy refused, naming `module`."""
+        self.assertTrue(r.get('isError'), text(r))
+        sc = r['structuredContent']
+        self.assertEqual((sc['outcome'], sc['exit_code'], sc['status']), ('blocked', 7, 'error'))
+        self.assertEqual(sc['error']['ename'], 'SecurityViolation')
+        self.assertIn('the cell was not run', sc['error']['traceback'][0])
+        hits = [v for v in sc['error']['violations'] if v['blocking'] and module in v['code']]
+        self.assertTrue(hits, sc['error']['violations'])
+        self.assertEqual(hits[0]['kind'], 'module')
+        self.assertIn("blocked by security policy", text(r))
+        self.assertIn('[exit code 7', text(r))
+        return sc
+
+    def test_policy_a_client_names(self):
+        s = self.server()
+        h = self.open(s, policy='production')
+        self.assertEqual(s.call('session_list')['structuredContent']['sessions'][0]['handle'], h)
+        self.run_cell(s, h, 'x = 1')
+        r = self.run_cell(s, h, 'x = 2\nimport subprocess\nsubprocess.run(["id"])')
+        sc = self.blocked(r, 'subprocess')
+        self.assertEqual(sc['stdout'], '')
+        self.assertIn('subprocess', sc['stderr'])           # the verdict's lines, as printed
+        self.assertEqual(self.run_cell(s, h, 'x')['structuredContent']['stdout'], '1\n')
+        # An import of a name computed at run time is dynamic code, which production blocks.
+        r = self.run_cell(s, h, 'm = "subpro" + "cess"\nimportlib = __import__("importlib")\n'
+                          'importlib.import_module(m)')
+        self.assertTrue(r.get('isError'), text(r))
+        self.assertEqual([v['kind'] for v in r['structuredContent']['error']['violations']],
+                         ['dynamic'])
+        # A session without one is not checked; "none" says so.
+        h2 = self.open(s, policy='none')
+        r = self.run_cell(s, h2, 'import subprocess; print(subprocess.__name__)')
+        self.assertEqual(r['structuredContent']['stdout'], 'subprocess\n', text(r))
+        # The operator's own NAME.policy in the policies directory is a name too.
+        d = os.path.join(self.env['XDG_CONFIG_HOME'], 'cellbox', 'policies')
+        os.makedirs(d)
+        with open(os.path.join(d, 'nosock.policy'), 'w') as f:
+            f.write('description = no sockets\nthreshold = MEDIUM\nmodule socket HIGH Network\n')
+        r = s.call('session_open', {'policy': 'nosock'})
+        self.assertEqual(r['structuredContent']['policy'], 'nosock', text(r))
+        h3 = r['structuredContent']['handle']
+        self.blocked(self.run_cell(s, h3, 'import socket'), 'socket')
+        # Dynamic code below its threshold runs, and the kernel's import hook refuses the
+        # module: the kernel's own error, which cannot carry a verdict of the host's.
+        r = self.run_cell(s, h3, 'm = "soc" + "ket"\n__import__(m)')
+        sc = r['structuredContent']
+        self.assertFalse(r.get('isError'), text(r))
+        self.assertEqual((sc['outcome'], sc['exit_code'], sc['error']['ename']),
+                         ('error', 1, 'SecurityViolation'))
+        self.assertIn("import of 'socket' refused by the security policy 'nosock'",
+                      sc['error']['evalue'])
+        self.assertNotIn('violations', sc['error'])
+        # Paths are the operator's: a client cannot have the server read a file.
+        fifo = os.path.join(self.tmp, 'f.policy')
+        os.mkfifo(fifo)
+        for bad in (fifo, '../../etc/passwd', 'x.policy', os.path.join(d, 'nosock.policy')):
+            t0 = time.monotonic()
+            r = s.call('session_open', {'policy': bad})
+            self.assertLess(time.monotonic() - t0, 10)      # a FIFO is never opened
+            self.assertTrue(r.get('isError'), bad)
+            self.assertIn('a client names a policy', text(r), bad)
+        r = s.call('session_open', {'policy': 'no such'})
+        self.assertIn('is not a policy name', text(r))
+
+    def test_the_servers_policy(self):
+        s = self.server('--policy', 'production')
+        r = s.call('execute_code', {'code': 'import os\nos.system("id")'})
+        sc = self.blocked(r, 'os')
+        self.assertEqual(sc['stdout'], '')
+        r = s.call('execute_code', {'code': 'print(6 * 7)'})
+        self.assertFalse(r.get('isError'), text(r))
+        self.assertEqual(r['structuredContent']['stdout'], '42\n')
+        h = self.open(s)
+        self.blocked(self.run_cell(s, h, 'import subprocess'), 'subprocess')
+        self.assertEqual(s.call('session_open', {'policy': 'production'})['structuredContent']
+                         ['policy'], 'production')
+        for other in ('none', 'strict', 'development'):
+            r = s.call('session_open', {'policy': other})
+            self.assertTrue(r.get('isError'), other)
+            self.assertIn("checks every cell against its policy 'production'", text(r), other)
+        # A library the policy restricts is refused before anything is installed.
+        r = s.call('execute_code', {'code': 'pass', 'libraries': ['subprocess']})
+        self.assertTrue(r.get('isError'))
+        self.assertIn("'subprocess' is the module subprocess, which the policy 'production' "
+                      "restricts", text(r))
+
+    def test_libraries(self):
+        from test_cli import PYTHON
+        from wheel import make_wheel
+        if BACKEND != 'local':
+            self.skipTest('the docker libraries are tested by the SDK client (hardened)')
+        if subprocess.run([PYTHON, '-m', 'pip', '--version'], capture_output=True).returncode:
+            self.skipTest(PYTHON + ' has no pip (scripts/bootstrap --tests)')
+        wheels = os.path.join(self.tmp, 'wheels')
+        make_wheel(wheels, 'cbtestmcp', '1.0', 7)
+        make_wheel(wheels, 'cbtestmcptwo', '1.0', 8)
+        self.env['XDG_CACHE_HOME'] = os.path.join(self.tmp, 'cache')
+        s = self.server('--wheelhouse', wheels)
+        code = 'import cbtestmcp, sys\nprint(cbtestmcp.VALUE, sys.prefix != sys.base_prefix)'
+        r = s.call('execute_code', {'code': code, 'libraries': ['cbtestmcp']})
+        self.assertFalse(r.get('isError'), text(r) + s.stderr())
+        self.assertEqual(r['structuredContent']['stdout'], '7 True\n')
+        self.assertIn('installing cbtestmcp', s.stderr())    # logs go to stderr
+        venvs = os.listdir(os.path.join(self.tmp, 'cache', 'cellbox', 'venvs'))
+        r = s.call('execute_code', {'code': code, 'libraries': ['cbtestmcp']})
+        self.assertEqual(r['structuredContent']['stdout'], '7 True\n')
+        self.assertEqual(os.listdir(os.path.join(self.tmp, 'cache', 'cellbox', 'venvs')), venvs)
+        # Without them, the package is not there: each call gets what it asked for.
+        r = s.call('execute_code', {'code': 'import cbtestmcp'})
+        self.assertIn('ModuleNotFoundError', text(r))
+        # An install that fails is the call's error, and the code does not run.
+        ran = os.path.join(self.tmp, 'ran')
+        r = s.call('execute_code', {'code': 'open(%r, "w")' % ran, 'libraries': ['nosuchmcp']})
+        self.assertTrue(r.get('isError'))
+        self.assertIn('cannot install nosuchmcp (pip exited with 1)', text(r))
+        self.assertFalse(os.path.exists(ran))
+        r = s.call('execute_code', {'code': 'pass', 'libraries': ['cbtestmcp[']})
+        self.assertTrue(r.get('isError'))
+        self.assertIn("'cbtestmcp[' is not a package requirement", text(r))
+        # The server's libraries setting is every session's; a call's come on top.
+        s2 = self.server('--libraries', 'cbtestmcp', '--wheelhouse', wheels)
+        h = self.open(s2)
+        r = self.run_cell(s2, h, 'import cbtestmcp; print(cbtestmcp.VALUE)')
+        self.assertEqual(r['structuredContent']['stdout'], '7\n', text(r))
+        r = s2.call('execute_code', {'code': 'import cbtestmcp, cbtestmcptwo\n'
+                                     'print(cbtestmcp.VALUE + cbtestmcptwo.VALUE)',
+                                     'libraries': ['cbtestmcptwo']})
+        self.assertEqual(r['structuredContent']['stdout'], '15\n', text(r))
 
 
 class HelpTest(Base):

@@ -219,6 +219,47 @@ for (const which of ['v1', 'v2']) {
     } finally { await c.close(); }
   };
 
+  // The security policy: one a client names for its session, the server's for execute_code;
+  // a refused cell is a tool error carrying the violations, and none of it ran.
+  cases[`${which}-policy`] = async () => {
+    const blocked = (r, module, what) => {
+      const sc = r.structuredContent;
+      check(r.isError === true && sc.outcome === 'blocked' && sc.exit_code === 7 &&
+        sc.error.ename === 'SecurityViolation', `${what}: a tool error, outcome blocked, exit code 7`);
+      check(sc.error.violations.some((v) => v.blocking && v.kind === 'module' && v.code.includes(module)),
+        `${what}: the violations name ${module} (${JSON.stringify(sc.error.violations)})`);
+      check(text(r).includes('blocked by security policy') && sc.stdout === '',
+        `${what}: the text says why, nothing was printed`);
+    };
+    let c = await connect(which);
+    try {
+      const open = await c.call('session_open', { policy: 'production' });
+      check(open.structuredContent.policy === 'production', 'session_open with policy production');
+      const h = open.structuredContent.handle;
+      await c.call('session_run', { handle: h, code: 'x = 1' });
+      blocked(await c.call('session_run', { handle: h, code: 'x = 2\nimport subprocess' }), 'subprocess',
+        'session_run');
+      check((await c.call('session_run', { handle: h, code: 'x' })).structuredContent.stdout === '1\n',
+        'the refused cell did not run');
+      const path = await c.call('session_open', { policy: '/etc/passwd' });
+      check(path.isError === true && text(path).includes('a client names a policy'), 'a path is refused');
+      const none = await c.call('session_run', {
+        handle: (await c.call('session_open', { policy: 'none' })).structuredContent.handle,
+        code: 'import subprocess; print("free")' });
+      check(none.structuredContent.stdout === 'free\n', 'policy none checks nothing');
+    } finally { await c.close(); }
+    c = await connect(which, { CELLBOX_POLICY: 'production' });
+    try {
+      blocked(await c.call('execute_code', { code: 'import os\nos.system("id")' }), 'os',
+        "execute_code under the server's policy");
+      const ok = await c.call('execute_code', { code: 'print(6 * 7)' });
+      check(!ok.isError && ok.structuredContent.stdout === '42\n', 'safe code runs');
+      const other = await c.call('session_open', { policy: 'none' });
+      check(other.isError === true && text(other).includes("its policy 'production'"),
+        "a client may not drop the server's policy");
+    } finally { await c.close(); }
+  };
+
   cases[`${which}-progress`] = async () => {
     const c = await connect(which);
     try {
@@ -321,8 +362,8 @@ for (const which of ['v1', 'v2']) {
         check(bad.isError === true && text(bad).includes(want), `session_open ${JSON.stringify(args)} is refused`);
       }
       const pip = await c.call('execute_code', { code: 'print("after")', libraries: ['six'] });
-      check(pip.structuredContent.stderr.includes('needs the network') &&
-        pip.structuredContent.stdout === 'after\n', 'libraries: pip is asked first, and says there is no network');
+      check(pip.isError === true && text(pip).includes('installing six needs the network or a wheelhouse') &&
+        !text(pip).includes('after'), 'libraries: installed as --libraries installs them; without a network or a wheelhouse, an error and the code does not run');
       const small = await c.call('session_open', { memory: '256m', network: 'none' });
       const h2 = small.structuredContent.handle;
       const got2 = JSON.parse((await c.call('session_run', { handle: h2, code: probe })).structuredContent.stdout);
