@@ -1,0 +1,276 @@
+#ifndef CELLBOX_UI_H
+#define CELLBOX_UI_H
+
+/*
+ * The full-screen UI's private header: what its rooms share. Not an API: only tui/ui_*.c and
+ * tui/tui.c include it.
+ *
+ *	tui.c		the poll loop and key routing (focused pane, then the others), cmd_tui()
+ *	ui_screen.c	curses start, terminal query and theme choice at start, resize, signals
+ *	ui_draw.c	colours, drawing primitives, the layout and the frame
+ *	ui_output.c	the output pane: laying out cells (In/Out, streams, plots), scrolling
+ *	ui_editor.c	the editor pane: text, Enter (is_complete), Tab (completion), history
+ *	ui_side.c	the side pane (history, plots) and the status line
+ *	ui_overlay.c	overlays as a stack of records: pager, menu, one-line prompts, plot viewer
+ *	ui_plots.c	plot placement: reserved rows, one write of graphics a frame, hiding
+ *	ui_kernel.c	kernel events -> the output model; running a cell, restart, death
+ *	ui_commands.c	the command table (Ctrl-O) and its handlers, the help text
+ *
+ * Panes are rectangles of the screen with a draw function and a key handler that returns
+ * PANE_* flags, as htop's Panel does; keys go to the open overlay first, then to the keys
+ * that work everywhere, then to the focused pane and the other panes for what it leaves.
+ */
+
+#include <curses.h>
+#include <wchar.h>
+
+#include "cli.h"
+#include "edbuf.h"
+#include "graphics.h"
+#include "outmodel.h"
+#include "record.h"
+#include "sgr.h"
+#include "theme.h"
+
+#ifndef CELLBOX_THEMES_DIR
+#define CELLBOX_THEMES_DIR "/usr/local/share/cellbox/themes"
+#endif
+
+#define OUT_CELL_MAX (256u << 10)	/* output bytes kept per cell on screen */
+#define OUT_TOTAL_MAX (8u << 20)	/* output bytes kept on screen in all */
+#define HIST_MAX 10000			/* cells kept for Up/Down and Ctrl-R */
+#define SIDE_WIDTH 28
+#define PLACES_MAX 64			/* plots drawn in one frame */
+#define TUI_QUERY_MS 500		/* the wait for the terminal's answers */
+#define OVERLAYS_MAX 8			/* overlays open on top of each other */
+
+#undef CTRL
+#define CTRL(c) ((c) & 0x1f)
+
+/* What a key handler (or a command) did. */
+enum {
+	PANE_HANDLED = 1 << 0,	/* the key was taken */
+	PANE_REDRAW = 1 << 1,	/* the screen must be drawn again */
+	PANE_QUIT = 1 << 2,	/* leave the UI */
+};
+
+struct ui;
+
+struct pane {
+	const char *name;
+	int x, y, w, h;
+	int visible;
+	void (*draw)(struct ui *ui, struct pane *p);
+	int (*key)(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+};
+
+enum { P_OUTPUT, P_EDITOR, P_SIDE, P_STATUS, P_COUNT };
+
+/* The kinds of overlay (ui_overlay.c has a record of each: draw, keys, cursor). */
+enum overlay { OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT, OV_PLOT, OV_COUNT };
+
+/* A captured plot: its file and its decoded image (NULL when it could not be read). */
+struct ui_plot {
+	int index, w, h;
+	char *path;
+	struct graphics_image *img;
+};
+
+/* Where a frame draws a plot: screen rows y.. of the image fitted to cols x rows, cropped. */
+struct plot_place {
+	struct graphics_image *img;
+	int y, x, cols, rows, crop_row, crop_rows;
+};
+
+struct ui {
+	struct cellbox_config *cfg;
+	struct session *s;
+	struct record rec;		/* this session's cells into the history store */
+	struct outmodel out;
+	struct edbuf ed;
+	struct pane panes[P_COUNT];
+	int focus;			/* the pane keys go to first (P_EDITOR) */
+	struct theme theme;
+	int ncolors;			/* 0 = no colour (NO_COLOR or a monochrome terminal) */
+	char *themes_dirs[5];
+	/* History of this session's cells. */
+	char **hist;
+	size_t nhist, hist_alloc;
+	size_t hist_pos;		/* == nhist: the cell being written */
+	char *hist_saved;		/* the cell being written while walking history */
+	/* Kernel and cells. */
+	size_t npending;		/* cells submitted and not done */
+	int exec_count;
+	double last_duration;
+	int spinner;
+	double spin_at;
+	char *dead_reason;
+	int restarting;
+	unsigned long is_complete_id, complete_id;
+	char *is_complete_text;		/* the text is_complete was asked about */
+	/* Plots, for the side pane. */
+	struct ui_plot *plots;
+	size_t nplots, plots_alloc;
+	size_t plot_sel;		/* the gallery's plot (an index into plots) */
+	/* Inline plots: the terminal's capabilities and what the frames drew (graphics.h). */
+	enum graphics_mode gwant, gmode;
+	struct termcap tc;
+	struct plot_place placed[PLACES_MAX], shown[PLACES_MAX];
+	int nplaced, nshown;		/* this frame's plots, the plots on the terminal now */
+	struct strbuf gbuf;		/* the frame's graphics bytes */
+	size_t gbytes;			/* graphics bytes written so far */
+	/* Output pane. */
+	int scroll;			/* rows scrolled back from the bottom */
+	int follow;
+	/* Overlays: a stack, the top one on screen last and first to get keys. */
+	enum overlay ovs[OVERLAYS_MAX];
+	int nov;
+	enum overlay ov;		/* the top one's kind (OV_NONE when none is open) */
+	struct strbuf pager;
+	char *pager_title;
+	int pager_top;
+	char **menu;
+	size_t nmenu, menu_sel, comp_from, comp_to;
+	struct strbuf line;		/* the search or command being typed */
+	long search_hit;
+	unsigned long input_id;		/* the cell whose input() is being answered */
+	char *input_prompt;
+	char *message;			/* one line shown in the status bar until the next key */
+	int esc;			/* the previous key was a lone ESC (Alt- prefix) */
+	int wake[2];			/* SIGWINCH self-pipe */
+	/* Colour pairs handed out so far. */
+	struct { short fg, bg; } pairs[1024];
+	int npairs;
+};
+
+/* What a theme element looks like on this terminal. */
+struct look {
+	attr_t attr;
+	short pair;
+};
+
+/* Lays out wrapped text, drawing the rows that fall inside the pane. */
+struct lay {
+	struct ui *ui;
+	int x, width;
+	int row, col;		/* position in the cell's own rows */
+	int base_y;		/* screen row of the cell's row 0 */
+	int top, bottom;	/* screen rows that may be drawn */
+	int draw;
+};
+
+/* ---- ui_draw.c: colours, primitives, layout and the frame ---- */
+
+/* Show a message in the status line until the next key (printf-style). */
+void ui_message(struct ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The look of theme element `el`, with SGR attributes `sgr` (may be NULL) on top. */
+struct look look_of(struct ui *ui, int el, const struct sgr_attr *sgr);
+/* Forget the colour pairs (after a theme change). */
+void colors_reset(struct ui *ui);
+/* Decode one UTF-8 character of s[0..len): its code point in *wc, its length returned. */
+size_t decode(const char *s, size_t len, wchar_t *wc);
+/* Columns a character takes; control characters become '?'. */
+int char_width(wchar_t *wc);
+void put_wc(int y, int x, wchar_t wc, struct look l);
+/* Write UTF-8 text at y, x, at most `maxw` columns; returns the columns used. */
+int put_text(int y, int x, int maxw, const char *s, struct look l);
+void fill_row(int y, int x, int w, struct look l);
+/* A box with a title over its top border. */
+void draw_box(struct ui *ui, int y, int x, int h, int w, const char *title);
+/* Place the panes for the current screen size. */
+void ui_layout(struct ui *ui);
+/* Draw one frame and write it to the terminal once, the plots right after. */
+void ui_draw(struct ui *ui);
+
+/* ---- ui_output.c: the output pane ---- */
+
+int lay_visible(const struct lay *l);
+void lay_newline(struct lay *l);
+void lay_put(struct lay *l, wchar_t wc, struct look lk);
+void lay_text(struct lay *l, const char *s, struct look lk);
+void lay_sgr_text(struct lay *l, const char *s, size_t len, int el);
+void lay_code(struct lay *l, const char *code, const char *first, const char *cont);
+/* Lay out one cell: In [n] and its code, then its output. Returns its rows. */
+int lay_cell(struct lay *l, const struct out_cell *c);
+void draw_output(struct ui *ui, struct pane *p);
+int output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+/* Mark every cell's layout stale (a resize, a redraw benchmark). */
+void output_relayout(struct ui *ui);
+
+/* ---- ui_editor.c: the editor pane and the history ---- */
+
+int editor_rows(const struct ui *ui, int screen_h);
+void draw_editor(struct ui *ui, struct pane *p);
+int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+void hist_add(struct ui *ui, const char *code);
+long hist_search(struct ui *ui, long from);
+void menu_free(struct ui *ui);
+void menu_accept(struct ui *ui, const char *m);
+
+/* ---- ui_side.c: side pane, status line ---- */
+
+void draw_side(struct ui *ui, struct pane *p);
+void draw_status(struct ui *ui, struct pane *p);
+
+/* ---- ui_overlay.c: the overlay stack ---- */
+
+/* Open an overlay on top of the others. */
+void overlay_push(struct ui *ui, enum overlay kind);
+/* Close the top overlay. */
+void overlay_pop(struct ui *ui);
+/* Close the top overlay and open `kind` in its place. */
+void overlay_replace(struct ui *ui, enum overlay kind);
+/* Close the overlay of `kind` wherever it is in the stack (nothing when it is not open). */
+void overlay_close(struct ui *ui, enum overlay kind);
+/* Draw the open overlays (bottom first); the plot viewer after the panes' plots are hidden. */
+void overlays_draw(struct ui *ui, int cy, int cx);
+/* Keys of the top overlay; 0 when none is open or it does not take the key. */
+int overlay_key(struct ui *ui, int is_key, wint_t ch);
+/* Open the pager overlay on `text`. */
+void pager_open(struct ui *ui, const char *title, const char *text);
+
+/* ---- ui_plots.c: plot placement ---- */
+
+struct ui_plot *plot_find(struct ui *ui, int index);
+void plot_request(const struct ui *ui, int cols, int rows, struct graphics_request *rq);
+int plot_cap_rows(void);
+int plot_rows(struct ui *ui, const struct out_chunk *ch, int width);
+void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int cols, int rows,
+		int height, int top, int bottom);
+void draw_plot_view(struct ui *ui);
+void plots_hide(struct ui *ui);
+int plots_prepare(struct ui *ui);
+void plots_write(struct ui *ui);
+void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h, const char *rel);
+void plots_forget(struct ui *ui);
+
+/* ---- ui_kernel.c: kernel events and running cells ---- */
+
+int load_hist_entry(const cJSON *entry, void *data);
+void on_cell_event(struct session *s, const struct session_event *ev, void *data);
+/* Submit the editor's text as a cell. */
+void run_cell(struct ui *ui);
+void restart_kernel(struct ui *ui);
+void on_state(struct session *s, enum session_state state, const char *msg, void *data);
+/* Events nobody waits for. */
+void on_ignore(struct session *s, const struct session_event *ev, void *data);
+
+/* ---- ui_commands.c: the command table ---- */
+
+/* Split a command line into words and run it; PANE_* flags. */
+int run_command(struct ui *ui, const char *line);
+/* The help pager (F1). */
+void ui_help(struct ui *ui);
+/* Show or hide the side pane (F3). */
+void ui_toggle_side(struct ui *ui);
+
+/* ---- ui_screen.c: curses, the terminal, signals ---- */
+
+void themes_dirs(struct ui *ui);
+int screen_start(struct ui *ui, const char *theme_name);
+void graphics_requery(struct ui *ui);
+void screen_resize(void);
+/* Load theme `name` and fit it to the terminal; -1 with `msg`. */
+int ui_set_theme(struct ui *ui, const char *name, struct strbuf *msg);
+
+#endif
