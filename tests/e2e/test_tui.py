@@ -256,7 +256,8 @@ class CellTest(Base):
         os.unlink(ui.status)
         sessions = os.listdir(os.path.join(self.tmp, 'state', 'cellbox', 'sessions'))
         self.assertEqual(len(sessions), 1)
-        ui = self.start()
+        # A tmux server of its own: the old one may still be going away.
+        ui = self.ui = Tui(self.tmp, 'second-session', ())
         ui.command('load %s run' % sessions[0])      # a recorded session, by its id
         ui.wait_for("running 1 cells from '%s'" % sessions[0])
         ui.wait_for('In [1]: print("from" + " the past")')
