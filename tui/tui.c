@@ -114,18 +114,49 @@ static int ui_key(struct ui *ui, int is_key, wint_t ch)
 	return PANE_REDRAW;
 }
 
-/* Read every key that is waiting; returns the OR of the handlers' flags. */
-static int read_keys(struct ui *ui)
+/* Hand the decoded keys to the handlers; the OR of their flags. */
+static int handle_keys(struct ui *ui)
 {
-	int flags = 0, r;
-	wint_t ch;
+	struct key_event ev;
+	int flags = 0;
 
-	while ((r = get_wch(&ch)) != ERR) {
-		flags |= ui_key(ui, r == KEY_CODE_YES, ch);
-		if (flags & PANE_QUIT)
-			break;
+	while (!(flags & PANE_QUIT) && keys_next(&ui->keys, &ev)) {
+		ui->key_mods = ev.mods;
+		ui->paste = ev.text;
+		flags |= ui_key(ui, ev.is_key, ev.ch);
+		ui->paste = NULL;
+		ui->key_mods = 0;
+		free(ev.text);
 	}
 	return flags;
+}
+
+/*
+ * Read every key that is waiting; returns the OR of the handlers' flags. A lone ESC or a cut
+ * sequence waits a little for the rest (a paste longer), then counts as what it was.
+ */
+static int read_keys(struct ui *ui)
+{
+	int flags = 0, r, pending;
+	wint_t ch;
+
+	for (;;) {
+		while (!(flags & PANE_QUIT) && (r = get_wch(&ch)) != ERR) {
+			keys_feed(&ui->keys, r == KEY_CODE_YES, ch);
+			flags |= handle_keys(ui);
+		}
+		pending = keys_pending(&ui->keys);
+		if (!pending || (flags & PANE_QUIT))
+			break;
+		{
+			struct pollfd pfd = { .fd = 0, .events = POLLIN };
+			if (poll(&pfd, 1, pending == 2 ? 2000 : 30) <= 0) {
+				keys_flush(&ui->keys);
+				break;
+			}
+		}
+	}
+	return flags | handle_keys(ui);
 }
 
 /* The poll loop: keys, window size changes and kernel events. */
@@ -133,7 +164,7 @@ static void ui_loop(struct ui *ui)
 {
 	int dirty = 1, quit = 0;
 
-	while (!quit) {
+	while (!quit && !ui->quit) {
 		struct pollfd fds[3] = {
 			{ .fd = 0, .events = POLLIN },
 			{ .fd = ui->wake[0], .events = POLLIN },
@@ -212,6 +243,7 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 	strbuf_init(&ui.gbuf, 0);
 	outmodel_init(&ui.out, OUT_CELL_MAX);
 	edbuf_init(&ui.ed);
+	keys_init(&ui.keys);
 	strbuf_init(&ui.pager, 0);
 	strbuf_init(&ui.line, 0);
 	theme_init(&ui.theme);
@@ -240,7 +272,10 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	/* Pastes bracketed, Shift- and Ctrl-Enter told apart where the terminal can. */
+	write_all(1, keys_enable, strlen(keys_enable));
 	ui_loop(&ui);
+	write_all(1, keys_disable, strlen(keys_disable));
 	endwin();
 out:
 	cli_close_session(ui.s, cfg);
@@ -252,6 +287,7 @@ out:
 	strbuf_release(&ui.line);
 	theme_release(&ui.theme);
 	menu_free(&ui);
+	keys_release(&ui.keys);
 	for (size_t i = 0; i < ui.nhist; i++)
 		free(ui.hist[i]);
 	free(ui.hist);

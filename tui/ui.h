@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "edbuf.h"
 #include "graphics.h"
+#include "keys.h"
 #include "outmodel.h"
 #include "record.h"
 #include "sgr.h"
@@ -136,7 +137,10 @@ struct ui {
 	unsigned long input_id;		/* the cell whose input() is being answered */
 	char *input_prompt;
 	char *message;			/* one line shown in the status bar until the next key */
-	int esc;			/* the previous key was a lone ESC (Alt- prefix) */
+	struct keys keys;		/* escape sequences and pastes being decoded */
+	unsigned key_mods;		/* KEYMOD_* of the key being handled */
+	char *paste;			/* the text of a KEYS_PASTE key being handled */
+	int quit;			/* leave at the next turn (set where PANE_QUIT cannot be returned) */
 	int wake[2];			/* SIGWINCH self-pipe */
 	/* Colour pairs handed out so far. */
 	struct { short fg, bg; } pairs[1024];

@@ -322,10 +322,13 @@ static void tab_key(struct ui *ui)
 /* The editor pane's keys. */
 int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
-	int esc = ui->esc;
-
 	(void)p;
-	ui->esc = 0;
+	if (is_key && ch == KEYS_PASTE) {
+		/* Pasted text goes in as it is: no auto-indent, and Enter inside it does not run. */
+		if (edbuf_insert(&ui->ed, ui->paste, strlen(ui->paste)) < 0)
+			ui_message(ui, "the paste is too big for a cell");
+		return PANE_HANDLED | PANE_REDRAW;
+	}
 	if (is_key) {
 		switch (ch) {
 		case KEY_LEFT: edbuf_left(&ui->ed); break;
@@ -350,11 +353,10 @@ int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 	}
 	switch (ch) {
 	case 27:
-		ui->esc = 1;
-		return PANE_HANDLED;
+		return PANE_HANDLED;	/* a lone Esc: nothing to leave here */
 	case '\r':
-		if (esc)
-			run_cell(ui);	/* Alt-Enter */
+		if (ui->key_mods & (KEYMOD_ALT | KEYMOD_SHIFT | KEYMOD_CTRL))
+			run_cell(ui);	/* Alt-Enter (Shift- or Ctrl-Enter where the terminal says) */
 		else
 			enter_key(ui);
 		break;

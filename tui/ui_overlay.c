@@ -300,7 +300,11 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 		}
 		return PANE_HANDLED | PANE_REDRAW;
 	}
-	if ((is_key && ch == KEY_BACKSPACE) || (!is_key && (ch == 127 || ch == CTRL('h')))) {
+	if (is_key && ch == KEYS_PASTE) {	/* the first line of it */
+		size_t n = strcspn(ui->paste, "\n");
+		if (ui->line.len + n <= 1024)
+			strbuf_add(&ui->line, ui->paste, n);
+	} else if ((is_key && ch == KEY_BACKSPACE) || (!is_key && (ch == 127 || ch == CTRL('h')))) {
 		while (ui->line.len && (ui->line.buf[ui->line.len - 1] & 0xc0) == 0x80)
 			ui->line.len--;
 		if (ui->line.len)
