@@ -428,7 +428,8 @@ static void percent_cell(cJSON *nb, const char *type, cJSON *md, char **lines, s
 	strbuf_release(&src);
 }
 
-cJSON *cellfile_parse_percent(const char *text, size_t len)
+/* Parse percent text; with `map`, also where its header and each cell are in the text. */
+static cJSON *parse_percent(const char *text, size_t len, struct cellfile_percent_map *map)
 {
 	cJSON *nb = cellfile_new_notebook(), *md = NULL;
 	char *copy = xstrndup(text, len), *p = copy;
@@ -464,14 +465,30 @@ cJSON *cellfile_parse_percent(const char *text, size_t len)
 	while (i < n && !lines[i][strspn(lines[i], " \t")])
 		i++;
 	start = i;
+	if (map) {
+		memset(map, 0, sizeof(*map));
+		map->header = i < n ? (size_t)(lines[i] - copy) : len;
+	}
 	for (; i <= n; i++) {
 		const char *rest = "";
 
 		if (i < n && !percent_marker(lines[i], &rest))
 			continue;
 		/* Text before the first marker is a cell when it is not blank. */
-		if (seen_marker || i > start)
+		if (seen_marker || i > start) {
 			percent_cell(nb, type, md, lines + start, i - start);
+			if (map) {
+				size_t from = seen_marker ? (size_t)(lines[start - 1] - copy) :
+					      (size_t)(lines[start] - copy);
+				size_t to = i < n ? (size_t)(lines[i] - copy) : len;
+				map->cells = xrealloc(map->cells,
+						      (map->ncells + 1) * sizeof(*map->cells));
+				map->cells[map->ncells].off = from;
+				map->cells[map->ncells].len = to - from;
+				map->cells[map->ncells].marker = seen_marker;
+				map->ncells++;
+			}
+		}
 		md = NULL;
 		if (i == n)
 			break;
@@ -484,6 +501,22 @@ cJSON *cellfile_parse_percent(const char *text, size_t len)
 	free(lines);
 	free(copy);
 	return nb;
+}
+
+cJSON *cellfile_parse_percent(const char *text, size_t len)
+{
+	return parse_percent(text, len, NULL);
+}
+
+cJSON *cellfile_parse_percent_map(const char *text, size_t len, struct cellfile_percent_map *map)
+{
+	return parse_percent(text, len, map);
+}
+
+void cellfile_percent_map_release(struct cellfile_percent_map *map)
+{
+	free(map->cells);
+	memset(map, 0, sizeof(*map));
 }
 
 /* Append a source as comment lines. */
@@ -500,54 +533,59 @@ static void write_commented(const char *src, struct strbuf *out)
 	}
 }
 
+void cellfile_write_percent_cell(const cJSON *cell, struct strbuf *out)
+{
+	const char *type = cellfile_cell_type(cell);
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(cell, "metadata"), *m;
+	char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
+	const char *title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "title"));
+
+	strbuf_addstr(out, "# %%");
+	if (title)
+		strbuf_addf(out, " %s", title);
+	if (!strcmp(type, "markdown"))
+		strbuf_addstr(out, " [markdown]");
+	else if (!strcmp(type, "raw"))
+		strbuf_addstr(out, " [raw]");
+	cJSON_ArrayForEach(m, md) {
+		char *v;
+		if (!strcmp(m->string, "title"))
+			continue;
+		v = cJSON_PrintUnformatted(m);
+		strbuf_addf(out, " %s=%s", m->string, v);
+		cJSON_free(v);
+	}
+	strbuf_addch(out, '\n');
+	if (strcmp(type, "code")) {
+		write_commented(src, out);
+	} else {
+		const char *p = src;
+		while (*p) {
+			size_t l = strcspn(p, "\n"), ws = strspn(p, " \t");
+			if (ws < l && (p[ws] == '%' || p[ws] == '!')) {
+				strbuf_add(out, p, ws);
+				strbuf_addstr(out, "# ");
+				strbuf_add(out, p + ws, l - ws);
+			} else {
+				strbuf_add(out, p, l);
+			}
+			strbuf_addch(out, '\n');
+			p += l + (p[l] == '\n');
+		}
+	}
+	free(src);
+}
+
 void cellfile_write_percent(const cJSON *nb, struct strbuf *out)
 {
 	const cJSON *cell;
 	int first = 1;
 
 	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
-		const char *type = cellfile_cell_type(cell);
-		const cJSON *md = cJSON_GetObjectItemCaseSensitive(cell, "metadata"), *m;
-		char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
-		const char *title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "title"));
-
 		if (!first)
 			strbuf_addch(out, '\n');
 		first = 0;
-		strbuf_addstr(out, "# %%");
-		if (title)
-			strbuf_addf(out, " %s", title);
-		if (!strcmp(type, "markdown"))
-			strbuf_addstr(out, " [markdown]");
-		else if (!strcmp(type, "raw"))
-			strbuf_addstr(out, " [raw]");
-		cJSON_ArrayForEach(m, md) {
-			char *v;
-			if (!strcmp(m->string, "title"))
-				continue;
-			v = cJSON_PrintUnformatted(m);
-			strbuf_addf(out, " %s=%s", m->string, v);
-			cJSON_free(v);
-		}
-		strbuf_addch(out, '\n');
-		if (strcmp(type, "code")) {
-			write_commented(src, out);
-		} else {
-			const char *p = src;
-			while (*p) {
-				size_t l = strcspn(p, "\n"), ws = strspn(p, " \t");
-				if (ws < l && (p[ws] == '%' || p[ws] == '!')) {
-					strbuf_add(out, p, ws);
-					strbuf_addstr(out, "# ");
-					strbuf_add(out, p + ws, l - ws);
-				} else {
-					strbuf_add(out, p, l);
-				}
-				strbuf_addch(out, '\n');
-				p += l + (p[l] == '\n');
-			}
-		}
-		free(src);
+		cellfile_write_percent_cell(cell, out);
 	}
 }
 

@@ -49,6 +49,27 @@ int cellfile_read(const char *path, struct strbuf *text, struct strbuf *err);
 void cellfile_write_ipynb(const cJSON *nb, struct strbuf *out);
 /* Append the notebook as a percent-format script (outputs are dropped). */
 void cellfile_write_percent(const cJSON *nb, struct strbuf *out);
+/* Append one cell as cellfile_write_percent() writes it: its marker line, then its lines. */
+void cellfile_write_percent_cell(const cJSON *cell, struct strbuf *out);
+
+/*
+ * Where the parts of percent text are, so that an editor can write the cells it did not
+ * change back byte for byte: the header (the YAML block and the blank lines after it) is
+ * text[0..header); cell i is text[cells[i].off, +len): its marker line first (when `marker`;
+ * text before the first marker has none), its lines, the blank lines before the next marker.
+ */
+struct cellfile_percent_map {
+	size_t header;
+	struct cellfile_percent_span {
+		size_t off, len;
+		int marker;
+	} *cells;
+	size_t ncells;		/* as many as the notebook's cells */
+};
+
+/* cellfile_parse_percent(), filling `map` too (release it with the function below). */
+cJSON *cellfile_parse_percent_map(const char *text, size_t len, struct cellfile_percent_map *map);
+void cellfile_percent_map_release(struct cellfile_percent_map *map);
 /* Write the notebook to `path` (.ipynb, else percent) as tmp + rename. -1 with `err`. */
 int cellfile_save(const cJSON *nb, const char *path, struct strbuf *err);
 /* Append any JSON value as Python's json.dumps(v, sort_keys=True, indent=1) prints it. */
