@@ -11,6 +11,7 @@ static const char *const event_names[] = {
 	[SESSION_EV_INPUT_REQUEST] = "input_request",
 	[SESSION_EV_REPLY] = "reply",
 	[SESSION_EV_DONE] = "done",
+	[SESSION_EV_NEXT_INPUT] = "set_next_input",
 	[SESSION_EV_OTHER] = "other",
 };
 
@@ -198,6 +199,12 @@ int event_decode(struct event_store *st, const char *line, size_t len, unsigned 
 					    d->valuedouble : 0;
 		}
 		ev->done.reason = ev->done.status == SESSION_STATUS_OK ? REASON_OK : REASON_ERROR;
+		break;
+	case SESSION_EV_NEXT_INPUT:
+		ev->next_input.text = str_of(o, "text");
+		if (!ev->next_input.text)
+			ev->next_input.text = "";
+		ev->next_input.replace = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "replace"));
 		break;
 	default:
 		break;

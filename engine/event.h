@@ -30,6 +30,7 @@ enum session_event_type {
 	SESSION_EV_INPUT_REQUEST,
 	SESSION_EV_REPLY,
 	SESSION_EV_DONE,
+	SESSION_EV_NEXT_INPUT,	/* set_next_input: text for the next cell (`%load`) */
 	SESSION_EV_OTHER,	/* a type this host does not know: ignore */
 };
 
@@ -115,6 +116,12 @@ struct session_ev_done {
 	const char *detail;
 };
 
+/* set_next_input: what the kernel asks to be the next cell's text (IPython's %load). */
+struct session_ev_next_input {
+	const char *text;	/* never NULL; anything (front ends strip controls) */
+	int replace;		/* replace the cell that ran rather than add one after it */
+};
+
 struct session_event {
 	enum session_event_type type;
 	unsigned long id;	/* the request this event belongs to */
@@ -126,6 +133,7 @@ struct session_event {
 		struct session_ev_input input;
 		struct session_ev_reply reply;
 		struct session_ev_done done;
+		struct session_ev_next_input next_input;
 	};
 };
 

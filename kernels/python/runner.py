@@ -85,6 +85,7 @@ class _S:
     ino_poll = None
     last_check = 0.0
     pending = set()          # command file names (<id>.json) waiting to be served
+    pandas_width = None      # the display.width the runner gave pandas (from COLUMNS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -729,6 +730,42 @@ class _MplFinder:
         module.show = show
 
 
+class _Delegate:
+    """A loader that runs `after()` once its module is executed; everything else as `real`."""
+
+    def __init__(self, real, after):
+        self._real, self._after = real, after
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def create_module(self, spec):
+        return self._real.create_module(spec)
+
+    def exec_module(self, module):
+        self._real.exec_module(module)
+        self._after()
+
+
+class _PandasWidth:
+    """sys.meta_path entry: pandas, when imported, draws at the front end's width (COLUMNS)."""
+    busy = False
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname != "pandas" or cls.busy:
+            return None
+        import importlib.util
+        cls.busy = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            cls.busy = False
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Delegate(spec.loader, _apply_width)
+        return spec
+
+
 # --------------------------------------------------------------------------------------------
 # IPython
 
@@ -907,6 +944,10 @@ def _make_shell():
             _emit({"type": "error", "ename": "UsageError", "evalue": str(exc),
                    "traceback": ["\x1b[0;31mUsageError\x1b[0m: %s" % exc]})
 
+        def set_next_input(self, s, replace=False):
+            # `%load FILE` and the like: the front end puts the text in its editor
+            _emit({"type": "set_next_input", "text": str(s), "replace": bool(replace)})
+
         def ask_exit(self):
             # `exit` / `quit`: the host owns the session's life time (PROTOCOL.md)
             print("cellbox: exit() and quit() do not end this session; the session ends "
@@ -1021,7 +1062,9 @@ def _do_execute(req):
     if req.get("clear_plots"):
         _clear_plots()
     _S.executing = True
+    _apply_width()
     res = shell.run_cell(code, store_history=not silent, silent=silent)
+    _apply_width()
     plots_ok = _capture_open_figures()
     _S.executing = False
     hm = shell.history_manager
@@ -1032,6 +1075,21 @@ def _do_execute(req):
     if not res.success or plots_ok is False:
         return "error"
     return "ok"
+
+
+def _apply_width():
+    """pandas draws at the width the front end said (COLUMNS), unless the user set another."""
+    pd = sys.modules.get("pandas")
+    cols = os.environ.get("COLUMNS", "")
+    if pd is None or not cols.isdigit():
+        return
+    try:
+        width = pd.get_option("display.width")
+        if width in (80, _S.pandas_width) and width != int(cols):
+            pd.set_option("display.width", int(cols))
+            _S.pandas_width = int(cols)
+    except Exception:
+        pass
 
 
 def _do_complete(req):
@@ -1273,6 +1331,7 @@ def main(argv):
         # (a `!python script.py` using matplotlib would fail to import the backend).
         os.unsetenv("MPLBACKEND")
         sys.meta_path.append(_MplFinder)
+        sys.meta_path.insert(0, _PandasWidth)
         _S.shell = _make_shell()
         _guard_pip()
         import getpass
