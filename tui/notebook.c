@@ -299,10 +299,9 @@ size_t notebook_move(struct notebook *nb, size_t at, int dir)
 	return to;
 }
 
-/* The cell no longer matches its text in the file as read. */
+/* The cell changed: the notebook has something to save, the view to draw again. */
 static void changed(struct notebook *nb, struct nb_cell *c)
 {
-	c->orig = -1;
 	c->rows_width = 0;
 	touched(nb);
 }
@@ -328,6 +327,7 @@ void notebook_set_type(struct notebook *nb, size_t at, const char *type)
 		out_cell_free(c->view);
 		c->view = NULL;
 	}
+	c->orig = -1;		/* its marker line says another type: written anew */
 	changed(nb, c);
 }
 
@@ -341,6 +341,7 @@ void notebook_set_source(struct notebook *nb, size_t at, const char *source)
 	cJSON_ReplaceItemInObjectCaseSensitive(c->json, "source", cellfile_lines(source));
 	free(c->source);
 	c->source = xstrdup(source);
+	c->edited = 1;
 	changed(nb, c);
 }
 
@@ -467,9 +468,27 @@ static void write_percent(const struct notebook *nb, struct strbuf *out)
 		const struct cellfile_percent_span *sp =
 			o >= 0 && (size_t)o < nb->map.ncells ? &nb->map.cells[o] : NULL;
 
-		if (sp && !sp->marker && i > 0)
+		if (sp && !sp->marker && (i > 0 || c->edited))
 			sp = NULL;
-		if (sp && sp->off + sp->len <= nb->text.len) {
+		if (sp && c->edited && sp->off + sp->len <= nb->text.len) {
+			/* Only its source changed: its marker line and blank lines as they were. */
+			const char *t = nb->text.buf + sp->off, *nl = memchr(t, '\n', sp->len);
+			size_t marker = nl ? (size_t)(nl - t) + 1 : sp->len, end = sp->len, body;
+			struct strbuf cell = STRBUF_INIT;
+
+			while (end > marker && t[end - 1] == '\n' && end >= 2 && t[end - 2] == '\n')
+				end--;		/* the blank lines after its last line */
+			if (!((prev >= 0 && prev == o - 1) || (prev == -2 && o == 0)))
+				blank_line(out);
+			strbuf_add(out, t, marker);
+			cellfile_write_percent_cell(c->json, &cell);
+			body = strcspn(cell.buf, "\n");
+			if (cell.buf[body])
+				strbuf_addstr(out, cell.buf + body + 1);
+			strbuf_add(out, t + end, sp->len - end);
+			strbuf_release(&cell);
+			prev = o;
+		} else if (sp && sp->off + sp->len <= nb->text.len) {
 			/* Next to the cell it followed in the file, it carries its own blank lines. */
 			if (!((prev >= 0 && prev == o - 1) || (prev == -2 && o == 0)))
 				blank_line(out);
@@ -551,8 +570,10 @@ static void percent_rebase(struct notebook *nb, struct strbuf *written)
 	strbuf_init(written, 0);
 	again = cellfile_parse_percent_map(nb->text.buf, nb->text.len, &nb->map);
 	cJSON_Delete(again);
-	for (size_t i = 0; i < nb->ncells; i++)
+	for (size_t i = 0; i < nb->ncells; i++) {
 		nb->cells[i]->orig = nb->map.ncells == nb->ncells ? (int)i : -1;
+		nb->cells[i]->edited = 0;
+	}
 }
 
 int notebook_save(struct notebook *nb, const char *path, int force, struct strbuf *err)

@@ -46,7 +46,8 @@ struct nb_cell {
 	cJSON *json;		/* the nbformat cell (owned): cell_type, id, metadata, source, ... */
 	char *source;		/* its source, joined */
 	char *ran;		/* the source its outputs came from (NULL: it has not run) */
-	int orig;		/* percent: the index of its text in the file as read; -1 changed */
+	int orig;		/* percent: the index of its text in the file as read; -1 none */
+	int edited;		/* its source is not the one in that text (the rest is) */
 	int collapsed;		/* outputs hidden */
 	/* For the view. */
 	struct out_cell *view;	/* its outputs as the output pane draws them; NULL = to make */

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* Keys that work wherever the focus is. */
@@ -41,16 +42,21 @@ static int global_key(struct ui *ui, int is_key, wint_t ch)
 			restart_kernel(ui);
 			break;
 		case KEY_F(10):
-			rc |= PANE_QUIT;
+			if (nbview_may_quit(ui))
+				rc |= PANE_QUIT;
 			break;
 		default:
 			rc = 0;
 		}
 		goto out;
 	}
+	/* In a notebook these are the notebook's (run and go on, interrupt, delete a character). */
+	if (ui->nbv && (ch == CTRL('r') || ch == CTRL('c') || ch == CTRL('d')))
+		return 0;
 	switch (ch) {
 	case CTRL('q'):
-		rc |= PANE_QUIT;
+		if (nbview_may_quit(ui))
+			rc |= PANE_QUIT;
 		break;
 	case CTRL('l'):
 		clearok(curscr, TRUE);
@@ -159,10 +165,10 @@ static int read_keys(struct ui *ui)
 	return flags | handle_keys(ui);
 }
 
-/* The poll loop: keys, window size changes and kernel events. */
-static void ui_loop(struct ui *ui)
+/* The poll loop: keys, window size changes and kernel events. Returns 1 after a signal. */
+static int ui_loop(struct ui *ui)
 {
-	int dirty = 1, quit = 0;
+	int dirty = 1, quit = 0, signalled = 0;
 
 	while (!quit && !ui->quit) {
 		struct pollfd fds[3] = {
@@ -170,11 +176,12 @@ static void ui_loop(struct ui *ui)
 			{ .fd = ui->wake[0], .events = POLLIN },
 			{ .fd = session_fd(ui->s), .events = POLLIN },
 		};
-		int timeout = -1, busy = ui->npending > 0;
+		int timeout = nbview_autosave(ui), busy = ui->npending > 0;
 		size_t cells_before = ui->out.ncells;
 
 		if (dirty) {
 			ui_draw(ui);
+			kernel_set_width(ui);	/* the pane's width may have changed */
 			dirty = 0;
 		}
 		if (busy && (timeout < 0 || timeout > 100))
@@ -189,7 +196,7 @@ static void ui_loop(struct ui *ui)
 				for (ssize_t k = 0; k < n; k++) {
 					resized |= buf[k] == 'w';
 					if (buf[k] == 'q')
-						quit = 1;
+						quit = signalled = 1;
 					else if (buf[k] == 'i' && ui->npending)
 						session_interrupt(ui->s);
 				}
@@ -202,8 +209,10 @@ static void ui_loop(struct ui *ui)
 			dirty = 1;
 		}
 		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (fds[0].revents & (POLLHUP | POLLERR) && !(fds[0].revents & POLLIN))
+			if (fds[0].revents & (POLLHUP | POLLERR) && !(fds[0].revents & POLLIN)) {
+				signalled = 1;
 				break;	/* the terminal went away */
+			}
 			int flags = read_keys(ui);
 			dirty |= flags & PANE_REDRAW;
 			quit |= (flags & PANE_QUIT) != 0;
@@ -220,22 +229,53 @@ static void ui_loop(struct ui *ui)
 		if (busy != (ui->npending > 0))
 			dirty = 1;
 	}
+	return signalled;
+}
+
+/*
+ * Start the kernel while the screen shows: what the opening prints (why it failed, a note
+ * about the pool) is caught instead of written over the screen. NULL with `err`.
+ */
+static struct session *open_session(struct ui *ui, struct strbuf *err)
+{
+	int fd = memfd_create("cellbox-open", MFD_CLOEXEC), saved = -1;
+	struct session *s;
+
+	fflush(stderr);
+	if (fd >= 0 && (saved = dup(2)) >= 0)
+		dup2(fd, 2);
+	s = cli_open_session_cb(ui->cfg, on_state, ui);
+	fflush(stderr);
+	if (saved >= 0) {
+		dup2(saved, 2);
+		close(saved);
+	}
+	if (fd >= 0) {
+		lseek(fd, 0, SEEK_SET);
+		strbuf_read_fd(err, fd, 1 << 16);
+		close(fd);
+	}
+	while (err->len && err->buf[err->len - 1] == '\n')
+		err->buf[--err->len] = '\0';
+	return s;
 }
 
 int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct ui ui;
 	const char *theme = cfg->theme ? cfg->theme : "dark";
+	const char *file = args && args->argc ? args->argv[0] : NULL;
 	struct strbuf err = STRBUF_INIT;
-	int rc = EXIT_OK;
+	int rc = EXIT_OK, screen = 0, signalled = 0;
 
-	(void)args;
 	if (!isatty(0) || !isatty(1)) {
-		cli_error("tui: standard input and output must be a terminal (try 'cellbox repl')");
+		cli_error("tui: standard input and output must be a terminal (try 'cellbox repl'%s)",
+			  file ? ", or 'cellbox replay FILE'" : "");
 		return EXIT_USAGE;
 	}
 	setlocale(LC_ALL, "");
 	memset(&ui, 0, sizeof(ui));
+	ui.t_start = now_monotonic();
 	ui.cfg = cfg;
 	ui.follow = 1;
 	ui.search_hit = -1;
@@ -254,30 +294,51 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 					    .key = editor_key };
 	ui.panes[P_SIDE] = (struct pane){ .name = "side", .visible = 0, .draw = draw_side };
 	ui.panes[P_STATUS] = (struct pane){ .name = "status", .visible = 1, .draw = draw_status };
+	ui.panes[P_NOTEBOOK] = (struct pane){ .name = "notebook", .draw = nbview_draw,
+					      .key = nbview_key };
 	ui.focus = P_EDITOR;
-
-	fprintf(stderr, "cellbox: starting the kernel...\r");
-	ui.s = cli_open_session_cb(cfg, on_state, &ui);
+	if (file && nbview_open(&ui, file, &err) < 0) {
+		cli_error("%s", err.buf);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (screen_start(&ui, theme) < 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	screen = 1;
+	/* Pastes bracketed, Shift- and Ctrl-Enter told apart where the terminal can. */
+	write_all(1, keys_enable, strlen(keys_enable));
+	/* The first frame before the kernel: a notebook shows while its kernel starts. */
+	ui_draw(&ui);
+	ui.t_first_frame = now_monotonic();
+	ui.s = open_session(&ui, &err);
 	if (!ui.s) {
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
+	if (err.len)
+		ui_message(&ui, "%s", err.buf);	/* a note (about the pool) */
+	strbuf_reset(&err);
 	if (cfg->history_size) {
 		/* Up, Ctrl-R and the side pane reach the cells of earlier sessions too. */
 		history_iter(NULL, load_hist_entry, &ui, &err);
 		strbuf_reset(&err);
 	}
 	record_open(&ui.rec, cfg, ui.s);
-	if (screen_start(&ui, theme) < 0) {
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	/* Pastes bracketed, Shift- and Ctrl-Enter told apart where the terminal can. */
-	write_all(1, keys_enable, strlen(keys_enable));
-	ui_loop(&ui);
-	write_all(1, keys_disable, strlen(keys_disable));
-	endwin();
+	signalled = ui_loop(&ui);
+	if (ui.nbv && signalled)	/* not a quit of the user's: keep what is unsaved */
+		nbview_autosave_now(&ui);
+	else if (ui.nbv)
+		notebook_discard_recovery(&ui.nbv->nb);
 out:
+	if (screen) {
+		write_all(1, keys_disable, strlen(keys_disable));
+		endwin();
+	}
+	if (!ui.s && err.len)
+		fprintf(stderr, "%s\n", err.buf);	/* why the kernel did not start */
+	nbview_close(&ui);
 	cli_close_session(ui.s, cfg);
 	record_close(&ui.rec);
 	strbuf_release(&err);

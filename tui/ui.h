@@ -15,6 +15,9 @@
  *	ui_plots.c	plot placement: reserved rows, one write of graphics a frame, hiding
  *	ui_kernel.c	kernel events -> the output model; running a cell, restart, death
  *	ui_commands.c	the command table (Ctrl-O) and its handlers, the help text
+ *	ui_notebook.c	notebook mode: the view of a notebook's cells, opening, saving, recovery
+ *	ui_nbkeys.c	notebook mode's keys: command mode and edit mode, find
+ *	ui_nbrun.c	notebook mode's runs: a queue of cells, their events, run all/above/below
  *
  * Panes are rectangles of the screen with a draw function and a key handler that returns
  * PANE_* flags, as htop's Panel does; keys go to the open overlay first, then to the keys
@@ -28,7 +31,9 @@
 #include "edbuf.h"
 #include "graphics.h"
 #include "keys.h"
+#include "notebook.h"
 #include "outmodel.h"
+#include "outputs.h"
 #include "record.h"
 #include "sgr.h"
 #include "theme.h"
@@ -65,10 +70,34 @@ struct pane {
 	int (*key)(struct ui *ui, struct pane *p, int is_key, wint_t ch);
 };
 
-enum { P_OUTPUT, P_EDITOR, P_SIDE, P_STATUS, P_COUNT };
+enum { P_OUTPUT, P_EDITOR, P_SIDE, P_STATUS, P_NOTEBOOK, P_COUNT };
 
 /* The kinds of overlay (ui_overlay.c has a record of each: draw, keys, cursor). */
-enum overlay { OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT, OV_PLOT, OV_COUNT };
+enum overlay {
+	OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT, OV_PLOT,
+	OV_FIND,		/* notebook: `/` looks for text in the cells */
+	OV_RECOVER,		/* notebook: a recovery file is there, what to do with it */
+	OV_COUNT
+};
+
+/* Notebook mode (ui_notebook.c, ui_nbkeys.c, ui_nbrun.c): the open notebook, how it shows. */
+struct nbview {
+	struct notebook nb;
+	size_t sel;		/* the selected cell */
+	size_t top;		/* the first cell drawn ... */
+	int top_row;		/* ... of which this many rows are above the pane */
+	int editing;		/* edit mode: the selected cell's source is in ui->ed */
+	wint_t prefix;		/* the first key of a two-key command (d d, 0 0, i i) */
+	char *find;		/* what `/` looked for last */
+	struct outmodel views;	/* only its cell_max: each cell keeps its own view */
+	struct outputs out;	/* the running cell's outputs as nbformat has them */
+	int outputs_open;
+	char *running_code;	/* what the running cell sent (its "ran" mark, the history) */
+	unsigned long queue_seq;	/* the order cells were queued in */
+	int next_image;		/* the plot index of the next image read from the file (< 0) */
+	int quit_armed;		/* Ctrl-Q with unsaved changes: a second one quits */
+	int cursor_y, cursor_x;	/* where edit mode's cursor was drawn */
+};
 
 /* A captured plot: its file and its decoded image (NULL when it could not be read). */
 struct ui_plot {
@@ -141,6 +170,10 @@ struct ui {
 	unsigned key_mods;		/* KEYMOD_* of the key being handled */
 	char *paste;			/* the text of a KEYS_PASTE key being handled */
 	int quit;			/* leave at the next turn (set where PANE_QUIT cannot be returned) */
+	int bang;			/* the command being run was given with '!' (':w!', ':q!') */
+	struct nbview *nbv;		/* notebook mode; NULL: the console */
+	int kernel_cols;		/* the width the kernel was told (COLUMNS); 0: not yet */
+	double t_start, t_first_frame;	/* when the UI started and drew its first frame */
 	int wake[2];			/* SIGWINCH self-pipe */
 	/* Colour pairs handed out so far. */
 	struct { short fg, bg; } pairs[1024];
@@ -196,6 +229,8 @@ void lay_sgr_text(struct lay *l, const char *s, size_t len, int el);
 void lay_code(struct lay *l, const char *code, const char *first, const char *cont);
 /* Lay out one cell: In [n] and its code, then its output. Returns its rows. */
 int lay_cell(struct lay *l, const struct out_cell *c);
+/* Lay out a cell's output (streams, Out[n], tracebacks, plots in their reserved rows). */
+void lay_chunks(struct lay *l, const struct out_cell *c);
 void draw_output(struct ui *ui, struct pane *p);
 int output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
 /* Mark every cell's layout stale (a resize, a redraw benchmark). */
@@ -258,6 +293,19 @@ void restart_kernel(struct ui *ui);
 void on_state(struct session *s, enum session_state state, const char *msg, void *data);
 /* Events nobody waits for. */
 void on_ignore(struct session *s, const struct session_event *ev, void *data);
+/* Put one event of a running cell into its view `c` (streams, results, errors, plots). */
+void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
+		const struct session_event *ev);
+/* The view of request `id`: a cell of the output pane or of the notebook; NULL when gone. */
+struct out_cell *view_of_request(struct ui *ui, unsigned long id);
+/* Tell the kernel the width output is drawn at (COLUMNS, pandas), when it changed. */
+void kernel_set_width(struct ui *ui);
+/* Whether `code` is `exit` or `quit` (called or not), as IPython ends a terminal there. */
+int code_is_exit(const char *code);
+/* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
+char *next_input_text(const char *text);
+/* Whether the kernel can take cells (not dead, not closed). */
+int session_state_usable(const struct ui *ui);
 
 /* ---- ui_commands.c: the command table ---- */
 
@@ -267,6 +315,58 @@ int run_command(struct ui *ui, const char *line);
 void ui_help(struct ui *ui);
 /* Show or hide the side pane (F3). */
 void ui_toggle_side(struct ui *ui);
+
+/* ---- ui_notebook.c, ui_nbkeys.c, ui_nbrun.c: notebook mode ---- */
+
+/* Open `path` in notebook mode (a missing file is made by the first save). -1 with `err`. */
+int nbview_open(struct ui *ui, const char *path, struct strbuf *err);
+/* Leave notebook mode (back to the console). */
+void nbview_close(struct ui *ui);
+void nbview_draw(struct ui *ui, struct pane *p);
+int nbview_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+/* The status line's part about the notebook ("name.ipynb [+] | cell 3/12 | command"). */
+void nbview_status(struct ui *ui, struct strbuf *sb);
+/* Save (to `path`, NULL: its file); `force` writes over a file changed on disk. */
+int nbview_save(struct ui *ui, const char *path, int force, struct strbuf *msg);
+/* Whether the UI may quit now (no unsaved changes, or the user said so twice). */
+int nbview_may_quit(struct ui *ui);
+/* Write the recovery file when it is due; ms until it is due next (-1: nothing to do). */
+int nbview_autosave(struct ui *ui);
+/* Write it now (the UI is leaving on a signal). */
+void nbview_autosave_now(struct ui *ui);
+/* The overlay over a recovery file (drawn and keyed by ui_overlay.c's table). */
+void nbview_draw_recover(struct ui *ui);
+int nbview_recover_key(struct ui *ui, int is_key, wint_t ch);
+/* Select cell `i` (and show it). */
+void nbview_select(struct ui *ui, size_t i);
+/* Scroll the view by `rows` (up when negative). */
+void nbview_scroll(struct ui *ui, int rows);
+/* Make the selected cell (in edit mode: the cursor) show. */
+void nbview_show_sel(struct ui *ui);
+/* Leave edit mode, keeping the text in the cell. */
+void nbview_leave_edit(struct ui *ui);
+/* Look for the find text from the selected cell on (`dir` 1 down, -1 up). */
+void nbview_find_next(struct ui *ui, int dir);
+/* Run cell `i` (queued behind others); `how`: what to select after. */
+enum nb_run { NB_RUN_STAY, NB_RUN_NEXT, NB_RUN_INSERT };
+void nbview_run(struct ui *ui, enum nb_run how);
+/* Queue cells [from, to) to run in order. */
+void nbview_run_range(struct ui *ui, size_t from, size_t to);
+/* The queue is dropped (an error, an interrupt, a restart). */
+void nbview_drop_queue(struct ui *ui);
+/* Whether a cell runs or waits to. */
+int nbview_busy(const struct ui *ui);
+/* The kernel was restarted: counts start again, nothing runs. */
+void nbview_restarted(struct ui *ui);
+/* Commands of notebook mode (rows of ui_commands.c's table). */
+int tc_open(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_write(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_run_above(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_run_below(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_restart_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_clear_outputs(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_stats(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 
 /* ---- ui_screen.c: curses, the terminal, signals ---- */
 

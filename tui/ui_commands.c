@@ -48,8 +48,25 @@ static const struct tui_command tui_commands[] = {
 	  .help = "clear the output pane (the kernel and history stay)" },
 	{ .name = "clear-plots", .usage = "clear-plots", .fn = tc_clear_plots,
 	  .help = "forget the kernel's captured plots" },
-	{ .name = "save", .usage = "save FILE.py|FILE.ipynb", .fn = tc_save, .min = 1, .max = 1,
-	  .help = "save this session's cells as a percent-format .py or an .ipynb" },
+	{ .name = "save", .usage = "save [FILE.py|FILE.ipynb]", .fn = tc_save, .max = 1,
+	  .help = "save this session's cells as a percent-format .py or an .ipynb (in a "
+		  "notebook: the notebook, as 'write')" },
+	{ .name = "write", .usage = "write [FILE] (:w, :w!)", .fn = tc_write, .max = 1,
+	  .help = "save the notebook (Ctrl-S) in its format; FILE: save as; '!': over a file "
+		  "changed on disk" },
+	{ .name = "open", .usage = "open FILE (:open!)", .fn = tc_open, .min = 1, .max = 1,
+	  .help = "open FILE.ipynb or a percent FILE.py as a notebook (a new file is made when "
+		  "saved); '!': drop unsaved changes" },
+	{ .name = "run-all", .usage = "run-all", .fn = tc_run_all,
+	  .help = "notebook: run every code cell, in order" },
+	{ .name = "run-above", .usage = "run-above", .fn = tc_run_above,
+	  .help = "notebook: run the cells above the selected one" },
+	{ .name = "run-below", .usage = "run-below", .fn = tc_run_below,
+	  .help = "notebook: run the selected cell and those below it" },
+	{ .name = "restart-run-all", .usage = "restart-run-all", .fn = tc_restart_run_all,
+	  .help = "notebook: restart the kernel, then run every cell" },
+	{ .name = "clear-outputs", .usage = "clear-outputs", .fn = tc_clear_outputs,
+	  .help = "notebook: clear every cell's outputs and counts" },
 	{ .name = "load", .usage = "load FILE [run]", .fn = tc_load, .min = 1, .max = 2,
 	  .help = "load a .py (percent cells), an .ipynb or a recorded session (its id) into "
 		  "the editor, or run all its cells" },
@@ -70,8 +87,10 @@ static const struct tui_command tui_commands[] = {
 	  .help = "copy plot N's PNG to FILE (s in the plot view)" },
 	{ .name = "help", .usage = "help", .fn = tc_help,
 	  .help = "keys and commands (F1)" },
-	{ .name = "quit", .usage = "quit", .fn = tc_quit,
-	  .help = "leave cellbox (Ctrl-Q; Ctrl-D on an empty cell)" },
+	{ .name = "stats", .usage = "stats", .fn = tc_stats,
+	  .help = "how long the first frame took, the cells, the memory in use" },
+	{ .name = "quit", .usage = "quit (:q, :q!)", .fn = tc_quit,
+	  .help = "leave cellbox (Ctrl-Q; Ctrl-D on an empty cell); '!': without saving" },
 };
 
 /* :restart */
@@ -97,7 +116,8 @@ static int tc_interrupt(struct ui *ui, int argc, char **argv, struct strbuf *msg
 /* :clear: drop the finished cells from the output pane. */
 static int tc_clear(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
-	(void)argc, (void)argv, (void)msg;
+	if (ui->nbv)		/* a notebook has no output pane: its outputs */
+		return tc_clear_outputs(ui, argc, argv, msg);
 	/* Running cells stay, so their events still have somewhere to go. */
 	for (size_t i = 0; i < ui->out.ncells;) {
 		struct out_cell *c = ui->out.cells[i];
@@ -132,7 +152,12 @@ static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	size_t n = 0;
 	int rc;
 
-	(void)argc;
+	if (ui->nbv)
+		return nbview_save(ui, argc > 1 ? argv[1] : NULL, ui->bang, msg);
+	if (argc < 2) {
+		strbuf_addstr(msg, "save FILE.py or FILE.ipynb (the console has no file of its own)");
+		return -1;
+	}
 	if (ui->rec.h) {
 		rc = history_export(history_session_id(ui->rec.h), argv[1], msg);
 		if (rc == 0)
@@ -157,8 +182,10 @@ static int copy_file_cmd(struct ui *ui, int in, int argc, char **argv, struct st
 	const char *dst = argc == 3 ? argv[2] : NULL;
 	int rc;
 
-	if (session_state(ui->s) != SESSION_IDLE) {
-		strbuf_addstr(msg, "the kernel is busy: copy when it is idle");
+	/* Waiting behind a cell of the user's would hang the screen (cellbox's own are quick). */
+	if (ui->npending || !session_state_usable(ui)) {
+		strbuf_addstr(msg, ui->npending ? "the kernel is busy: copy when it is idle"
+						: "the kernel is not running: F6 starts a new one");
 		return -1;
 	}
 	rc = in ? files_copy_in(ui->s, argv[1], dst, msg) : files_copy_out(ui->s, argv[1], dst, msg);
@@ -189,6 +216,11 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 
 	if (argc == 3 && strcmp(argv[2], "run")) {
 		strbuf_addstr(msg, "usage: load FILE [run]");
+		return -1;
+	}
+	if (ui->nbv) {
+		strbuf_addstr(msg, "this loads into the console's editor: in a notebook, ':open FILE' "
+			      "opens another");
 		return -1;
 	}
 	nb = history_load(argv[1], msg);
@@ -300,6 +332,47 @@ static int tc_save_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg
 	return 0;
 }
 
+/* :redraw in a notebook: N frames of its cells laid out again, or scrolling one row each. */
+static int nb_redraw(struct ui *ui, int n, int scroll, struct strbuf *msg)
+{
+	struct nbview *v = ui->nbv;
+	size_t top = v->top, sel = v->sel, rows = 0;
+	int top_row = v->top_row;
+	double *t = xmalloc((size_t)n * sizeof(*t));
+
+	if (scroll)
+		v->top = 0, v->top_row = 0;
+	for (int i = 0; i < n; i++) {
+		double t0 = now_monotonic();
+		if (scroll) {	/* one row down (back to the top at the end) */
+			size_t was = v->top;
+			int was_row = v->top_row;
+			nbview_scroll(ui, 1);
+			if (v->top == was && v->top_row == was_row)
+				v->top = 0, v->top_row = 0;
+			else
+				rows++;
+			v->sel = v->top;	/* the selection goes along, as a user's would */
+		} else {
+			clearok(curscr, TRUE);
+			for (size_t k = 0; k < v->nb.ncells; k++)
+				v->nb.cells[k]->rows_width = 0;	/* the cells that show, again */
+		}
+		ui_draw(ui);
+		t[i] = now_monotonic() - t0;
+	}
+	qsort(t, (size_t)n, sizeof(*t), cmp_double);
+	strbuf_addf(msg, "redraw: %d %s frames%s, median %.3f ms, p90 %.3f ms", n,
+		    scroll ? "scrolling" : "full", scroll ? " of the notebook" : "",
+		    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3);
+	if (scroll)
+		strbuf_addf(msg, ", %zu rows", rows);
+	free(t);
+	v->top = top, v->top_row = top_row, v->sel = sel;
+	clearok(curscr, TRUE);
+	return 0;
+}
+
 /* :redraw [N [scroll]]: repaint everything, N times with the time per frame. */
 static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
@@ -312,6 +385,8 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		strbuf_addstr(msg, "usage: redraw [N [scroll]] (N from 1 to 100000)");
 		return -1;
 	}
+	if (ui->nbv)
+		return nb_redraw(ui, n, scroll, msg);
 	if (scroll) {	/* from the top of the output down, one row a frame, again and again */
 		ui->follow = 0;
 		ui->scroll = INT_MAX / 2;
@@ -351,7 +426,7 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 
 static const struct { const char *keys, *what; } key_help[] = {
 	{ "Enter", "run the cell when it is complete, else a new line" },
-	{ "Alt-Enter, F5", "run the cell as it is" },
+	{ "Alt-Enter, F5", "run the cell as it is (Shift-/Ctrl-Enter too, where they differ)" },
 	{ "Ctrl-J", "a new line, always" },
 	{ "Up / Down", "move; on the first / last line: walk the history" },
 	{ "Ctrl-R", "search the history (Ctrl-R again: older; Enter takes it)" },
@@ -365,8 +440,34 @@ static const struct { const char *keys, *what; } key_help[] = {
 	{ "F3", "show or hide the side pane (history, plots)" },
 	{ "F4", "the plot viewer: Left/Right other plots, s save as" },
 	{ "F6", "restart the kernel" },
-	{ "Ctrl-O, F2", "a cellbox command (below)" },
+	{ "Ctrl-O, F2", "a cellbox command (below); a cell of one line starting with ':' too" },
 	{ "Ctrl-Q, Ctrl-D", "quit (Ctrl-D on an empty cell)" },
+};
+
+static const struct { const char *keys, *what; } nb_key_help[] = {
+	{ "", "Command mode (the bar beside the selected cell; Esc comes here)" },
+	{ "Up/Down, k/j", "select the cell above / below (Home, End, PgUp, PgDn)" },
+	{ "Enter", "edit the selected cell" },
+	{ "Shift-Enter, F5, Ctrl-R", "run the cell and select the next (a new one at the end)" },
+	{ "Ctrl-Enter, F7", "run the cell, stay on it" },
+	{ "Alt-Enter", "run the cell and insert a new one below, in edit mode" },
+	{ "a / b", "insert a cell above / below" },
+	{ "d d", "delete the cell (z brings it back)" },
+	{ "m / y / r", "make it markdown / code / raw" },
+	{ "c / x / v / V", "copy / cut / paste below / paste above" },
+	{ "Shift-Up/Down, K/J", "move the cell up / down" },
+	{ "o", "hide or show the cell's outputs" },
+	{ "/ n N", "find text in the cells (n next, N back; Esc clears)" },
+	{ "0 0 / i i", "restart the kernel / interrupt the running cell" },
+	{ "Ctrl-S, s", "save the notebook (its format: .ipynb, or percent .py)" },
+	{ ": or Ctrl-O", "a command (below): run-all, run-above, run-below, write..." },
+	{ "", "Edit mode (the bar changes colour; the cell's text has the cursor)" },
+	{ "Esc", "back to command mode (the text stays in the cell)" },
+	{ "Enter", "a new line (indented); Tab completes; Up/Down past the edge: next cell" },
+	{ "Shift-Enter ...", "run, as in command mode; Ctrl-C interrupts" },
+	{ "", "Everywhere" },
+	{ "F1 / F3 / F4 / F6", "this help / side pane / plot viewer / restart the kernel" },
+	{ "Ctrl-Q, :q", "quit (asks again when there are unsaved changes; :q! does not)" },
 };
 
 /* :help: keys and commands in the pager. */
@@ -375,7 +476,23 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	struct strbuf sb = STRBUF_INIT;
 
 	(void)argc, (void)argv, (void)msg;
-	strbuf_addstr(&sb, "Keys\n\n");
+	if (ui->nbv) {
+		strbuf_addf(&sb, "Notebook %s\n\nSelect a cell with Up/Down, press Enter to edit "
+			    "it, Esc when done, then Shift-Enter\n(or F5, or Ctrl-R: terminals often "
+			    "send Shift-Enter as Enter) to run it. Ctrl-S saves.\n"
+			    "A dot beside a cell: its source changed since it ran. [+]: unsaved "
+			    "changes.\n", ui->nbv->nb.path);
+		for (size_t i = 0; i < ARRAY_SIZE(nb_key_help); i++)
+			if (*nb_key_help[i].keys)
+				strbuf_addf(&sb, "  %-24s %s\n", nb_key_help[i].keys,
+					    nb_key_help[i].what);
+			else
+				strbuf_addf(&sb, "\n%s\n\n", nb_key_help[i].what);
+		strbuf_addstr(&sb, "\nThe console (without a notebook: ':open FILE' opens one)\n\n");
+	} else {
+		strbuf_addstr(&sb, "Keys (':open FILE.ipynb' edits a notebook; F1 there lists its "
+			      "keys)\n\n");
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(key_help); i++)
 		strbuf_addf(&sb, "  %-20s %s\n", key_help[i].keys, key_help[i].what);
 	strbuf_addstr(&sb, "\nCommands (Ctrl-O, then the command and Enter)\n\n");
@@ -392,8 +509,9 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv, (void)msg;
-	(void)ui;
-	return PANE_QUIT;
+	if (ui->nbv && ui->bang)
+		ui->nbv->quit_armed = 1;
+	return nbview_may_quit(ui) ? PANE_QUIT : 0;
 }
 
 /* Split a command line into words and run it; the command's PANE_* flags. */
@@ -408,6 +526,10 @@ int run_command(struct ui *ui, const char *line)
 		argv[argc++] = w;
 	if (!argc)
 		goto out;
+	/* ':w!', ':q!': the command, with a '!' for it to see */
+	ui->bang = strlen(argv[0]) > 1 && argv[0][strlen(argv[0]) - 1] == '!';
+	if (ui->bang)
+		argv[0][strlen(argv[0]) - 1] = '\0';
 	i = cli_find(argv[0], tui_commands, ARRAY_SIZE(tui_commands), sizeof(tui_commands[0]),
 		     "command", &msg);
 	if (i < 0) {
@@ -422,6 +544,7 @@ int run_command(struct ui *ui, const char *line)
 	else if (msg.len)
 		ui_message(ui, "%s", msg.buf);
 out:
+	ui->bang = 0;
 	strbuf_release(&msg);
 	free(copy);
 	return flags < 0 ? 0 : flags;

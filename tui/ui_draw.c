@@ -194,12 +194,16 @@ void ui_layout(struct ui *ui)
 	struct pane *o = &ui->panes[P_OUTPUT], *e = &ui->panes[P_EDITOR];
 	struct pane *sd = &ui->panes[P_SIDE], *st = &ui->panes[P_STATUS];
 
+	struct pane *nb = &ui->panes[P_NOTEBOOK];
+
 	o->x = 0, o->y = 0, o->w = COLS - side, o->h = LINES - 1 - ed_h;
 	e->x = 0, e->y = o->h, e->w = COLS - side, e->h = ed_h;
 	sd->x = COLS - side, sd->y = 0, sd->w = side, sd->h = LINES - 1;
 	st->x = 0, st->y = LINES - 1, st->w = COLS, st->h = 1;
 	if (o->h < 0)
 		o->h = 0;
+	/* Notebook mode: one pane where the output and the editor are */
+	nb->x = 0, nb->y = 0, nb->w = COLS - side, nb->h = LINES - 1;
 }
 
 /* Draw one frame and write it to the terminal once, the plots right after. */

@@ -19,18 +19,13 @@ int load_hist_entry(const cJSON *entry, void *data)
 	return 0;
 }
 
-/* Put one event of a running cell into the output model. */
-void on_cell_event(struct session *s, const struct session_event *ev, void *data)
+/* Put one event of a running cell into its view `c` (of model `m`). */
+void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
+		const struct session_event *ev)
 {
-	struct ui *ui = data;
-	struct out_cell *c = outmodel_find(&ui->out, ev->id);
-
-	if (!c)
-		return;
-	record_event(&ui->rec, s, ev);	/* the full output goes to the history store */
 	switch (ev->type) {
 	case SESSION_EV_STREAM:
-		out_cell_append(&ui->out, c, ev->stream.stream == SESSION_STDERR ? OUT_STDERR
+		out_cell_append(m, c, ev->stream.stream == SESSION_STDERR ? OUT_STDERR
 										 : OUT_STDOUT,
 				ev->stream.text, ev->stream.len);
 		break;
@@ -38,7 +33,7 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 		const struct session_plot *plot = ev->display.plot;
 		const char *text = ev->display.text;
 		if (plot) {
-			out_cell_plot(&ui->out, c, plot->index, plot->width, plot->height);
+			out_cell_plot(m, c, plot->index, plot->width, plot->height);
 			if (ui->nplots == ui->plots_alloc) {
 				ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
 				ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
@@ -49,7 +44,7 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 			pager_open(ui, "help", text);
 		} else if (text) {
 			char *line = xasprintf("%s\n", text);
-			out_cell_append(&ui->out, c, OUT_STDOUT, line, strlen(line));
+			out_cell_append(m, c, OUT_STDOUT, line, strlen(line));
 			free(line);
 		}
 		break;
@@ -60,7 +55,7 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 			c->count = ev->result.execution_count;
 		if (text) {
 			char *line = xasprintf("%s\n", text);
-			out_cell_append(&ui->out, c, OUT_RESULT, line, strlen(line));
+			out_cell_append(m, c, OUT_RESULT, line, strlen(line));
 			free(line);
 		}
 		break;
@@ -72,7 +67,7 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 		if (!sb.len)
 			strbuf_addf(&sb, "%s: %s\n", ev->error.ename ? ev->error.ename : "Error",
 				    ev->error.evalue ? ev->error.evalue : "");
-		out_cell_append(&ui->out, c, OUT_ERROR, sb.buf, sb.len);
+		out_cell_append(m, c, OUT_ERROR, sb.buf, sb.len);
 		strbuf_release(&sb);
 		break;
 	}
@@ -102,17 +97,13 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 		if (d->detail) {
 			char *msg = xasprintf("[%s]\n", d->reason == REASON_INTERRUPTED ? "interrupted"
 										   : d->detail);
-			out_cell_append(&ui->out, c, OUT_INFO, msg, strlen(msg));
+			out_cell_append(m, c, OUT_INFO, msg, strlen(msg));
 			free(msg);
 		} else if (d->status == SESSION_STATUS_ABORTED) {
-			out_cell_append(&ui->out, c, OUT_INFO, "[interrupted]\n", 14);
+			out_cell_append(m, c, OUT_INFO, "[interrupted]\n", 14);
 		}
 		ui->last_duration = d->duration;
-		record_cell(&ui->rec, c->code);
 		out_cell_finish(c, ui->last_duration);
-		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
-		if (ui->npending)
-			ui->npending--;
 		if (ui->input_id == ev->id)
 			overlay_close(ui, OV_INPUT);	/* interrupted while asking */
 		break;
@@ -120,6 +111,51 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 	default:
 		break;
 	}
+}
+
+/* `%load` and the like: the text the kernel asks to be the next cell, as the editor's. */
+static void console_next_input(struct ui *ui, const char *text)
+{
+	char *clean = next_input_text(text);
+
+	if (ui->ed.text.len) {	/* typed meanwhile: keep it, the text goes after it */
+		ui->ed.cur = ui->ed.text.len;
+		edbuf_insert(&ui->ed, "\n", 1);
+	}
+	if (edbuf_insert(&ui->ed, clean, strlen(clean)) < 0)
+		ui_message(ui, "the text for the editor is too big");
+	free(clean);
+}
+
+/* Put one event of a running cell of the output pane into its cell. */
+void on_cell_event(struct session *s, const struct session_event *ev, void *data)
+{
+	struct ui *ui = data;
+	struct out_cell *c = outmodel_find(&ui->out, ev->id);
+
+	if (!c)
+		return;
+	record_event(&ui->rec, s, ev);	/* the full output goes to the history store */
+	if (ev->type == SESSION_EV_NEXT_INPUT)
+		console_next_input(ui, ev->next_input.text);
+	view_event(ui, &ui->out, c, ev);
+	if (ev->type == SESSION_EV_DONE) {
+		record_cell(&ui->rec, c->code);
+		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
+		if (ui->npending)
+			ui->npending--;
+	}
+}
+
+/* The view of request `id`: a cell of the output pane or of the notebook; NULL when gone. */
+struct out_cell *view_of_request(struct ui *ui, unsigned long id)
+{
+	struct out_cell *c = outmodel_find(&ui->out, id);
+
+	for (size_t i = 0; !c && ui->nbv && i < ui->nbv->nb.ncells; i++)
+		if (ui->nbv->nb.cells[i]->req == id)
+			c = ui->nbv->nb.cells[i]->view;
+	return c;
 }
 
 /* Submit the editor's text as a cell. */
@@ -133,6 +169,20 @@ void run_cell(struct ui *ui)
 	while (len && (code[len - 1] == '\n' || code[len - 1] == ' '))
 		code[--len] = '\0';
 	if (!len) {
+		free(code);
+		return;
+	}
+	if (code[0] == ':' && !strchr(code, '\n')) {
+		/* A line starting with ':' is not Python: one of cellbox's commands. */
+		hist_add(ui, code);
+		edbuf_set(&ui->ed, "");
+		if (run_command(ui, code + 1) & PANE_QUIT)
+			ui->quit = 1;
+		free(code);
+		return;
+	}
+	if (code_is_exit(code)) {	/* as IPython's terminal: exit and quit end it */
+		ui->quit = 1;
 		free(code);
 		return;
 	}
@@ -168,6 +218,9 @@ void restart_kernel(struct ui *ui)
 		out_cell_append(&ui->out, c, OUT_INFO, "[kernel restarted]\n", 19);
 		out_cell_finish(c, 0);
 		ui->exec_count = 0;
+		ui->kernel_cols = 0;	/* a new kernel: tell it the width again */
+		if (ui->nbv)
+			nbview_restarted(ui);
 		ui_message(ui, "kernel restarted");
 		free(ui->dead_reason);
 		ui->dead_reason = NULL;
@@ -194,8 +247,61 @@ void on_state(struct session *s, enum session_state state, const char *msg, void
 	c = outmodel_add(&ui->out, 0, NULL);
 	out_cell_append(&ui->out, c, OUT_ERROR, text, strlen(text));
 	out_cell_finish(c, 0);
+	if (ui->nbv)	/* the notebook shows no output pane: say it in the status line */
+		ui_message(ui, "%s: F6 starts a new kernel", ui->dead_reason);
 	free(text);
 	ui->follow = 1;
+}
+
+/* Whether the kernel can take cells (not dead, not closed). */
+int session_state_usable(const struct ui *ui)
+{
+	enum session_state st = ui->s ? session_state(ui->s) : SESSION_CLOSED;
+	return st != SESSION_DEAD && st != SESSION_CLOSED;
+}
+
+/* Whether `code` is `exit` or `quit` (called or not), as IPython ends a terminal there. */
+int code_is_exit(const char *code)
+{
+	const char *p = code + strspn(code, " \t\n");
+	size_t n = strlen(p);
+
+	while (n && strchr(" \t\n", p[n - 1]))
+		n--;
+	if (n != 4 && n != 6)
+		return 0;
+	return (!strncmp(p, "exit", 4) || !strncmp(p, "quit", 4)) &&
+	       (n == 4 || !strncmp(p + 4, "()", 2));
+}
+
+/* Text the kernel sent for an editor: controls but tabs and newlines dropped, size capped. */
+char *next_input_text(const char *text)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (const char *p = text; *p && sb.len < EDBUF_MAX / 2; p++)
+		if ((unsigned char)*p >= 0x20 || *p == '\n' || *p == '\t')
+			if (*p != 0x7f)
+				strbuf_addch(&sb, *p);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Tell the kernel the width output is drawn at (COLUMNS; pandas follows), when it changed. */
+void kernel_set_width(struct ui *ui)
+{
+	struct strbuf err = STRBUF_INIT;
+	int cols = ui->nbv ? ui->panes[P_NOTEBOOK].w - 2 : ui->panes[P_OUTPUT].w;
+	char *code;
+
+	if (!ui->s || cols < 20 || cols == ui->kernel_cols || !session_state_usable(ui))
+		return;
+	code = xasprintf("import os as __cellbox_os\n__cellbox_os.environ['COLUMNS'] = '%d'\n"
+			 "__cellbox_os.environ['LINES'] = '%d'\ndel __cellbox_os\n", cols,
+			 LINES > 2 ? LINES - 2 : 24);
+	if (session_execute(ui->s, code, SESSION_EXEC_SILENT, 0, on_ignore, NULL, &err))
+		ui->kernel_cols = cols;
+	free(code);
+	strbuf_release(&err);
 }
 
 /* Events nobody waits for. */

@@ -133,6 +133,14 @@ int lay_cell(struct lay *l, const struct out_cell *c)
 			snprintf(first, sizeof(first), "In [%s]: ", c->done ? " " : "*");
 		lay_code(l, c->code, first, "   ...: ");
 	}
+	lay_chunks(l, c);
+	lay_newline(l);		/* a blank row between cells */
+	return l->row;
+}
+
+/* Lay out a cell's output: streams, Out[n], tracebacks, plots in their reserved rows. */
+void lay_chunks(struct lay *l, const struct out_cell *c)
+{
 	for (size_t i = 0; i < c->nchunks; i++) {
 		const struct out_chunk *ch = &c->chunks[i];
 		static const int el_of[] = {
@@ -144,8 +152,11 @@ int lay_cell(struct lay *l, const struct out_cell *c)
 
 		if (ch->kind == OUT_RESULT) {
 			char out[32];
+			const char *nl = memchr(ch->text.buf, '\n', len);
 			snprintf(out, sizeof(out), "Out[%d]: ", c->count);
 			lay_text(l, out, look_of(l->ui, TH_PROMPT_OUT, NULL));
+			if (nl && nl + 1 < ch->text.buf + len)	/* more than one line: as IPython */
+				lay_newline(l);
 		}
 		if (ch->kind == OUT_PLOT) {
 			int start, rows = plot_rows(l->ui, ch, l->width);
@@ -166,8 +177,6 @@ int lay_cell(struct lay *l, const struct out_cell *c)
 		if (len && ch->text.buf[len - 1] != '\n')
 			lay_newline(l);
 	}
-	lay_newline(l);		/* a blank row between cells */
-	return l->row;
 }
 
 /* Rows of cell `c` at `width` (cached). */

@@ -47,6 +47,10 @@ static const struct overlay_type overlay_types[OV_COUNT] = {
 		       .cursor = CURSOR_OWN },
 	[OV_PLOT] = { .name = "plot", .draw = draw_plot_view, .key = plot_view_key,
 		      .cursor = CURSOR_HIDDEN, .own_plots = 1 },
+	[OV_FIND] = { .name = "find", .draw = draw_line_overlay, .key = line_overlay_key,
+		      .cursor = CURSOR_OWN },
+	[OV_RECOVER] = { .name = "recover", .draw = nbview_draw_recover,
+			 .key = nbview_recover_key, .cursor = CURSOR_HIDDEN },
 };
 
 /* Keep ui->ov, the top overlay's kind, in step with the stack. */
@@ -246,7 +250,7 @@ static void draw_line_overlay(struct ui *ui)
 		strbuf_addstr(&sb, ui->line.buf);
 		x = (int)sb.len;
 	} else {
-		strbuf_addf(&sb, ":%s", ui->line.buf);
+		strbuf_addf(&sb, "%s%s", ui->ov == OV_FIND ? "/" : ":", ui->line.buf);
 		x = (int)sb.len;
 	}
 	fill_row(y, 0, COLS, lk);
@@ -260,7 +264,7 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 {
 	if (ui->ov == OV_INPUT && !is_key && (ch == CTRL('c') || ch == '\r' || ch == '\n')) {
 		struct strbuf err = STRBUF_INIT;
-		struct out_cell *c = outmodel_find(&ui->out, ui->input_id);
+		struct out_cell *c = view_of_request(ui, ui->input_id);
 		overlay_pop(ui);
 		if (ch == CTRL('c')) {
 			session_interrupt(ui->s);
@@ -285,10 +289,17 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 		enum overlay was = ui->ov;
 		int flags = 0;
 		overlay_pop(ui);
-		if (was == OV_SEARCH && ui->search_hit >= 0)
+		if (was == OV_SEARCH && ui->search_hit >= 0) {
 			edbuf_set(&ui->ed, ui->hist[ui->search_hit]);
-		else if (was == OV_PROMPT)
+		} else if (was == OV_PROMPT) {
 			flags = run_command(ui, line);
+		} else if (was == OV_FIND && ui->nbv) {
+			if (*line) {
+				free(ui->nbv->find);
+				ui->nbv->find = xstrdup(line);
+			}
+			nbview_find_next(ui, +1);
+		}
 		free(line);
 		return flags | PANE_HANDLED | PANE_REDRAW;
 	}

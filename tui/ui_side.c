@@ -31,8 +31,8 @@ void draw_side(struct ui *ui, struct pane *p)
 		put_text(y++, p->x + 2, p->w - 2, "Plots", title);
 		for (size_t i = ui->nplots; i-- > 0 && y < p->y + p->h;) {
 			char buf[64];
-			snprintf(buf, sizeof(buf), "plot %d  %dx%d", ui->plots[i].index,
-				 ui->plots[i].w, ui->plots[i].h);
+			snprintf(buf, sizeof(buf), "%s %d  %dx%d", ui->plots[i].index < 0 ? "image" :
+				 "plot", abs(ui->plots[i].index), ui->plots[i].w, ui->plots[i].h);
 			put_text(y++, p->x + 2, p->w - 2, buf, i == ui->plot_sel ?
 				 look_of(ui, TH_MENU_SELECTED, NULL) : text);
 		}
@@ -43,7 +43,7 @@ void draw_side(struct ui *ui, struct pane *p)
 void draw_status(struct ui *ui, struct pane *p)
 {
 	static const char spin[] = "|/-\\";
-	enum session_state st = session_state(ui->s);
+	enum session_state st = ui->s ? session_state(ui->s) : SESSION_STARTING;
 	const char *state = "idle";
 	int el = TH_STATUS;
 	char buf[256];
@@ -62,12 +62,24 @@ void draw_status(struct ui *ui, struct pane *p)
 		 state);
 	{
 		int x = put_text(p->y, p->x, p->w, buf, look_of(ui, el, NULL));
+		struct strbuf nb = STRBUF_INIT;
+		if (ui->nbv) {
+			nbview_status(ui, &nb);
+			strbuf_addstr(&nb, " \u2502 ");
+		}
 		if (ui->message)
 			snprintf(buf, sizeof(buf), " %s", ui->message);
+		else if (!ui->s)
+			snprintf(buf, sizeof(buf), " %sstarting the kernel...", nb.buf);
+		else if (ui->nbv)	/* less room: the notebook's part comes first */
+			snprintf(buf, sizeof(buf), " %s%s \u2502 [%d] \u2502 %.3f s \u2502 "
+				 "F1 help  Ctrl-Q quit", nb.buf, session_backend_name(ui->s),
+				 ui->exec_count, ui->last_duration);
 		else
 			snprintf(buf, sizeof(buf), " %s \u2502 [%d] \u2502 %.3f s \u2502 %s \u2502 "
 				 "F1 help  Ctrl-O command  Ctrl-Q quit", session_backend_name(ui->s),
 				 ui->exec_count, ui->last_duration, ui->theme.name ? ui->theme.name : "");
+		strbuf_release(&nb);
 		put_text(p->y, p->x + x, p->w - x, buf, look_of(ui, TH_STATUS, NULL));
 	}
 }

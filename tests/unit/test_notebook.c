@@ -324,7 +324,13 @@ static void test_notebook_percent(void)
 	strbuf_reset(&out);
 	notebook_serialize(&nb, &out);
 	CHECK(strstr(out.buf, "# %% Load the data [markdown] tags=[\"intro\"]\n# # Heading\n") != NULL);
-	CHECK(strstr(out.buf, "#%%\n%time x = 1\n!ls\n\n# %% k=1\nprint(x + 1)\n") != NULL);
+	/* the changed one keeps its marker line as it was; its lines are written anew */
+	CHECK(strstr(out.buf, "#%%\n%time x = 1\n!ls\n# %% {\"k\": 1}\nprint(x + 1)\n") != NULL);
+	notebook_set_type(&nb, 3, "markdown");	/* another type: another marker line */
+	strbuf_reset(&out);
+	notebook_serialize(&nb, &out);
+	CHECK(strstr(out.buf, "!ls\n\n# %% [markdown] k=1\n# print(x + 1)\n") != NULL);
+	notebook_set_type(&nb, 3, "code");
 	CHECK(!strncmp(out.buf, text, 60));
 	/* Move the text before the first marker down: it gets a marker of its own. */
 	notebook_move(&nb, 0, +1);
