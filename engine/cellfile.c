@@ -622,8 +622,7 @@ static int is_text(const cJSON *v)
 	return 1;
 }
 
-/* Check one cell; -1 with `err` naming what is wrong, 1 when it got an id, else 0. */
-static int check_cell(cJSON *cell, int index, const char *name, struct strbuf *err)
+int cellfile_check_cell(cJSON *cell, int index, const char *name, struct strbuf *err)
 {
 	const char *type = cellfile_cell_type(cell);
 	const cJSON *outs, *o;
@@ -708,7 +707,7 @@ cJSON *cellfile_parse_ipynb(const char *text, size_t len, const char *name, stru
 		goto bad;
 	}
 	cJSON_ArrayForEach(cell, cells) {
-		int rc = check_cell(cell, ++k, name, err);
+		int rc = cellfile_check_cell(cell, ++k, name, err);
 		if (rc < 0)
 			goto bad;
 		added_ids |= rc;
@@ -799,4 +798,127 @@ out:
 	free(tmp);
 	strbuf_release(&text);
 	return rc;
+}
+
+/* ---- where a notebook's cells are, without parsing them ---- */
+
+/* Skip white space. */
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* Skip the JSON string starting at p ('"'); the position after it, or NULL. */
+static const char *skip_string(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p + 1;
+	}
+	return NULL;
+}
+
+/* Skip one JSON value (not checked: its parser does that); the position after it, or NULL. */
+static const char *skip_value(const char *p, const char *end)
+{
+	int depth = 0;
+
+	if (p >= end)
+		return NULL;
+	if (*p == '"')
+		return skip_string(p, end);
+	if (*p != '{' && *p != '[') {
+		while (p < end && !strchr(",}] \t\r\n", *p))
+			p++;
+		return p;
+	}
+	while (p < end) {
+		if (*p == '"') {
+			p = skip_string(p, end);
+			if (!p)
+				return NULL;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return NULL;
+}
+
+int cellfile_ipynb_cells(const char *text, size_t len, struct cellfile_cells *out)
+{
+	const char *p = text, *end = text + len;
+
+	memset(out, 0, sizeof(*out));
+	p = skip_ws(p, end);
+	if (p == end || *p++ != '{')
+		return -1;
+	for (;;) {
+		const char *key, *kend;
+
+		p = skip_ws(p, end);
+		if (p == end || *p != '"')
+			goto bad;
+		key = p + 1;
+		kend = skip_string(p, end);
+		if (!kend)
+			goto bad;
+		p = skip_ws(kend, end);
+		if (p == end || *p++ != ':')
+			goto bad;
+		p = skip_ws(p, end);
+		if (kend - key - 1 == 5 && !memcmp(key, "cells", 5)) {
+			if (p == end || *p != '[')
+				goto bad;
+			out->open = (size_t)(p - text);
+			for (p++;;) {
+				const char *v;
+				p = skip_ws(p, end);
+				if (p < end && *p == ']' && !out->n)
+					break;
+				v = skip_value(p, end);
+				if (!v)
+					goto bad;
+				out->cells = xrealloc(out->cells, (out->n + 1) * sizeof(*out->cells));
+				out->cells[out->n].off = (size_t)(p - text);
+				out->cells[out->n].len = (size_t)(v - p);
+				out->n++;
+				p = skip_ws(v, end);
+				if (p < end && *p == ',') {
+					p++;
+					continue;
+				}
+				if (p < end && *p == ']')
+					break;
+				goto bad;
+			}
+			out->close = (size_t)(p - text);	/* at the ']' */
+			return 0;
+		}
+		p = skip_value(p, end);
+		if (!p)
+			goto bad;
+		p = skip_ws(p, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		goto bad;	/* the end of the object, or junk: no cells */
+	}
+bad:
+	cellfile_cells_release(out);
+	return -1;
+}
+
+void cellfile_cells_release(struct cellfile_cells *c)
+{
+	free(c->cells);
+	memset(c, 0, sizeof(*c));
 }

@@ -67,6 +67,24 @@ struct cellfile_percent_map {
 	size_t ncells;		/* as many as the notebook's cells */
 };
 
+/*
+ * Where a notebook's cells are in its text, without parsing them (a notebook opens with the
+ * cells it shows first, the rest after): the `cells` array from text[open] ('[') to
+ * text[close] (']'), each element's bytes. Nothing is checked but the structure: parse each
+ * cell (and the rest) to know it is a notebook. -1 when no cells array is found.
+ */
+struct cellfile_cells {
+	size_t open, close;
+	struct cellfile_range {
+		size_t off, len;
+	} *cells;
+	size_t n;
+};
+int cellfile_ipynb_cells(const char *text, size_t len, struct cellfile_cells *out);
+void cellfile_cells_release(struct cellfile_cells *c);
+/* Check one cell as cellfile_parse_ipynb() does (a missing id is added: 1); 0, or -1 with `err`. */
+int cellfile_check_cell(cJSON *cell, int index, const char *name, struct strbuf *err);
+
 /* cellfile_parse_percent(), filling `map` too (release it with the function below). */
 cJSON *cellfile_parse_percent_map(const char *text, size_t len, struct cellfile_percent_map *map);
 void cellfile_percent_map_release(struct cellfile_percent_map *map);

@@ -2,6 +2,7 @@
 #include "notebook.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -53,6 +54,10 @@ static void cells_clear(struct notebook *nb)
 	nb->root = NULL;
 	strbuf_release(&nb->text);
 	cellfile_percent_map_release(&nb->map);
+	strbuf_release(&nb->raw);
+	cellfile_cells_release(&nb->spans);
+	nb->parsed = 0;
+	nb->added_ids = 0;
 }
 
 void notebook_release(struct notebook *nb)
@@ -145,13 +150,103 @@ static void note_stat(struct notebook *nb)
 	}
 }
 
-/* Parse `text` (taken over when percent) as the notebook's format. 0 or -1 with `err`. */
+/* Parse the cells that wait, up to the `upto`th; -1 with `err` at the first bad one. */
+static int parse_cells(struct notebook *nb, size_t upto, const char *name, struct strbuf *err)
+{
+	for (; nb->parsed < upto && nb->parsed < nb->spans.n; nb->parsed++) {
+		const struct cellfile_range *r = &nb->spans.cells[nb->parsed];
+		cJSON *cell = cJSON_ParseWithLength(nb->raw.buf + r->off, r->len);
+		int rc = cell ? cellfile_check_cell(cell, (int)nb->parsed + 1, name, err) : -1;
+
+		if (rc < 0) {
+			cJSON_Delete(cell);
+			return -1;
+		}
+		nb->added_ids |= rc;
+		cell_put(nb, nb->ncells, cell, -1);
+	}
+	return 0;
+}
+
+/*
+ * A notebook's text: the top level without its cells parsed at once, the first `first` cells
+ * too; the others wait in nb->raw. -1 (nothing kept) when that does not work out: the whole
+ * parse then says what is wrong.
+ */
+static int parse_first(struct notebook *nb, const struct strbuf *text, const char *name,
+		       size_t first, struct strbuf *err)
+{
+	struct strbuf rest = STRBUF_INIT, quiet = STRBUF_INIT;
+	cJSON *root;
+
+	if (cellfile_ipynb_cells(text->buf, text->len, &nb->spans) < 0)
+		return -1;
+	strbuf_add(&rest, text->buf, nb->spans.open + 1);
+	strbuf_add(&rest, text->buf + nb->spans.close, text->len - nb->spans.close);
+	root = cellfile_parse_ipynb(rest.buf, rest.len, name, &quiet);
+	strbuf_release(&rest);
+	strbuf_release(&quiet);
+	if (!root) {
+		cellfile_cells_release(&nb->spans);
+		return -1;
+	}
+	cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(root, "cells"));
+	nb->root = root;
+	strbuf_add(&nb->raw, text->buf, text->len);
+	if (parse_cells(nb, first, name, err) < 0) {
+		cells_clear(nb);
+		strbuf_reset(err);
+		return -1;
+	}
+	return 0;
+}
+
+int notebook_open_rest(struct notebook *nb, struct strbuf *err)
+{
+	const cJSON *minor;
+
+	if (!nb->raw.len)
+		return 0;
+	if (parse_cells(nb, nb->spans.n, nb->path, err) < 0) {
+		cJSON *whole;
+		strbuf_reset(err);
+		whole = cellfile_parse_ipynb(nb->raw.buf, nb->raw.len, nb->path, err);
+		if (!whole)
+			return -1;
+		/* The parts did not parse but the whole does: take the whole. */
+		cells_clear(nb);
+		take_tree(nb, whole, 0);
+		return 0;
+	}
+	minor = cJSON_GetObjectItemCaseSensitive(nb->root, "nbformat_minor");
+	if (nb->added_ids && cJSON_IsNumber(minor) && minor->valuedouble < 5)
+		cJSON_ReplaceItemInObjectCaseSensitive(nb->root, "nbformat_minor",
+						       cJSON_CreateNumber(5));
+	if (!nb->ncells)
+		cell_put(nb, 0, cellfile_add_cell(NULL, "code", ""), -1);
+	strbuf_release(&nb->raw);
+	cellfile_cells_release(&nb->spans);
+	nb->parsed = 0;
+	return 0;
+}
+
+size_t notebook_total(const struct notebook *nb)
+{
+	return nb->raw.len ? nb->ncells + (nb->spans.n - nb->parsed) : nb->ncells;
+}
+
+/* Parse `text` (taken over when percent) as the notebook's format, the first `first` cells
+   of a notebook now (all: SIZE_MAX). 0 or -1 with `err`. */
 static int parse_text(struct notebook *nb, struct strbuf *text, const char *name,
-		      struct strbuf *err)
+		      size_t first, struct strbuf *err)
 {
 	cJSON *root;
 
 	if (nb->format == NB_IPYNB) {
+		if (parse_first(nb, text, name, first, err) == 0) {
+			strbuf_release(text);
+			return first == SIZE_MAX ? notebook_open_rest(nb, err) : 0;
+		}
 		root = cellfile_parse_ipynb(text->buf, text->len, name, err);
 		if (!root)
 			return -1;
@@ -171,8 +266,15 @@ static int parse_text(struct notebook *nb, struct strbuf *text, const char *name
 
 int notebook_open(struct notebook *nb, const char *path, struct strbuf *err)
 {
+	int rc = notebook_open_first(nb, path, SIZE_MAX, err);
+
+	return rc < 0 ? rc : notebook_open_rest(nb, err) < 0 ? -1 : rc;
+}
+
+int notebook_open_first(struct notebook *nb, const char *path, size_t first, struct strbuf *err)
+{
 	struct strbuf text = STRBUF_INIT;
-	const char *first;
+	const char *start;
 	struct stat st;
 
 	cells_clear(nb);
@@ -191,10 +293,10 @@ int notebook_open(struct notebook *nb, const char *path, struct strbuf *err)
 		return -1;
 	}
 	/* As cellfile_load decides: JSON is a notebook unless the name says .py. */
-	first = text.buf + strspn(text.buf, " \t\r\n");
-	if (*first == '{' && !has_ext(path, ".py"))
+	start = text.buf + strspn(text.buf, " \t\r\n");
+	if (*start == '{' && !has_ext(path, ".py"))
 		nb->format = NB_IPYNB;
-	if (parse_text(nb, &text, path, err) < 0) {
+	if (parse_text(nb, &text, path, first, err) < 0) {
 		strbuf_release(&text);
 		return -1;
 	}
@@ -674,7 +776,7 @@ int notebook_recover(struct notebook *nb, struct strbuf *err)
 	fresh.path = keep;
 	fresh.format = format;
 	keep = NULL;
-	if (parse_text(&fresh, &text, path, err) < 0) {
+	if (parse_text(&fresh, &text, path, SIZE_MAX, err) < 0) {
 		notebook_release(&fresh);
 		goto out;
 	}

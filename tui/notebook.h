@@ -67,6 +67,11 @@ struct notebook {
 	/* Percent: the text as read and where its parts are, to write unchanged ones back. */
 	struct strbuf text;
 	struct cellfile_percent_map map;
+	/* A notebook opened in two steps: its text and the cells not parsed yet. */
+	struct strbuf raw;
+	struct cellfile_cells spans;
+	size_t parsed;
+	int added_ids;
 	/* The file on disk as last read or written. */
 	int have_stat;
 	dev_t dev;
@@ -89,6 +94,16 @@ void notebook_release(struct notebook *nb);
  * empty notebook of one code cell, made on the first save); -1 with `err`.
  */
 int notebook_open(struct notebook *nb, const char *path, struct strbuf *err);
+
+/*
+ * The same in two steps, so that the cells that show first are there at once: the first
+ * `first` cells (of a notebook; a percent file is read whole), then the others with
+ * notebook_open_rest(), which says what is wrong with the file when something is.
+ */
+int notebook_open_first(struct notebook *nb, const char *path, size_t first, struct strbuf *err);
+int notebook_open_rest(struct notebook *nb, struct strbuf *err);
+/* How many cells the notebook has (some may be waiting for notebook_open_rest). */
+size_t notebook_total(const struct notebook *nb);
 
 /* The cell's type: "code", "markdown" or "raw". */
 const char *notebook_cell_type(const struct nb_cell *c);

@@ -10,6 +10,7 @@
 #include "ui.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <locale.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -260,6 +261,8 @@ static struct session *open_session(struct ui *ui, struct strbuf *err)
 	return s;
 }
 
+#define NB_FIRST_CELLS 120	/* cells read before the first frame: more than a screen shows */
+
 int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct ui ui;
@@ -297,7 +300,8 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 	ui.panes[P_NOTEBOOK] = (struct pane){ .name = "notebook", .draw = nbview_draw,
 					      .key = nbview_key };
 	ui.focus = P_EDITOR;
-	if (file && nbview_open(&ui, file, &err) < 0) {
+	/* The cells of a first screen at once; the others after the first frame. */
+	if (file && nbview_open(&ui, file, NB_FIRST_CELLS, &err) < 0) {
 		cli_error("%s", err.buf);
 		rc = EXIT_USAGE;
 		goto out;
@@ -312,6 +316,10 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 	/* The first frame before the kernel: a notebook shows while its kernel starts. */
 	ui_draw(&ui);
 	ui.t_first_frame = now_monotonic();
+	if (ui.nbv && notebook_open_rest(&ui.nbv->nb, &err) < 0) {
+		rc = EXIT_USAGE;	/* a cell further down is not a cell: say so, as at once */
+		goto out;
+	}
 	ui.s = open_session(&ui, &err);
 	if (!ui.s) {
 		rc = EXIT_NO_KERNEL;
@@ -336,8 +344,9 @@ out:
 		write_all(1, keys_disable, strlen(keys_disable));
 		endwin();
 	}
-	if (!ui.s && err.len)
-		fprintf(stderr, "%s\n", err.buf);	/* why the kernel did not start */
+	if (screen && rc != EXIT_OK && err.len)	/* why it could not go on */
+		fprintf(stderr, "%s%s\n", strncmp(err.buf, "cellbox: ", 9) ? "cellbox: " : "",
+			err.buf);
 	nbview_close(&ui);
 	cli_close_session(ui.s, cfg);
 	record_close(&ui.rec);

@@ -318,8 +318,11 @@ void ui_toggle_side(struct ui *ui);
 
 /* ---- ui_notebook.c, ui_nbkeys.c, ui_nbrun.c: notebook mode ---- */
 
-/* Open `path` in notebook mode (a missing file is made by the first save). -1 with `err`. */
-int nbview_open(struct ui *ui, const char *path, struct strbuf *err);
+/*
+ * Open `path` in notebook mode (a missing file is made by the first save): its first `first`
+ * cells now (SIZE_MAX: all), the rest with notebook_open_rest(). -1 with `err`.
+ */
+int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *err);
 /* Leave notebook mode (back to the console). */
 void nbview_close(struct ui *ui);
 void nbview_draw(struct ui *ui, struct pane *p);

@@ -7,6 +7,7 @@
  */
 #include "ui.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,7 +324,7 @@ int tc_open(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	}
 	if (ui->nbv && ui->bang)
 		notebook_discard_recovery(&ui->nbv->nb);
-	rc = nbview_open(ui, argv[1], msg);
+	rc = nbview_open(ui, argv[1], SIZE_MAX, msg);
 	if (rc < 0)
 		return -1;
 	if (rc == 1)

@@ -12,6 +12,7 @@
 #include "ui.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +27,15 @@
 
 /* ---- opening and closing ---- */
 
-int nbview_open(struct ui *ui, const char *path, struct strbuf *err)
+int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *err)
 {
 	struct nbview *v = xcalloc(1, sizeof(*v));
 	int rc;
 
 	notebook_init(&v->nb);
-	rc = notebook_open(&v->nb, path, err);
+	rc = notebook_open_first(&v->nb, path, first, err);
+	if (rc >= 0 && first == SIZE_MAX && notebook_open_rest(&v->nb, err) < 0)
+		rc = -1;
 	if (rc < 0) {
 		notebook_release(&v->nb);
 		free(v);
@@ -593,7 +596,7 @@ void nbview_status(struct ui *ui, struct strbuf *sb)
 	const char *name = strrchr(v->nb.path, '/') ? strrchr(v->nb.path, '/') + 1 : v->nb.path;
 
 	strbuf_addf(sb, "%s%s \u2502 cell %zu/%zu \u2502 %s", name, v->nb.dirty ? " [+]" : "",
-		    v->sel + 1, v->nb.ncells, v->editing ? "edit" : "command");
+		    v->sel + 1, notebook_total(&v->nb), v->editing ? "edit" : "command");
 }
 
 /* ---- saving, quitting, recovery ---- */
