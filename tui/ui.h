@@ -15,7 +15,9 @@
  *	ui_plots.c	plot placement: reserved rows, one write of graphics a frame, hiding
  *	ui_kernel.c	kernel events -> the output model; running a cell, restart, death
  *	ui_commands.c	the command table (Ctrl-O) and its handlers, the help text
- *	ui_notebook.c	notebook mode: the view of a notebook's cells, opening, saving, recovery
+ *	ui_notebook.c	notebook mode: the view of a notebook's cells, laid out where they show
+ *	ui_nbout.c	a cell's nbformat outputs as the output pane draws them, images decoded
+ *	ui_nbfile.c	saving, quitting with unsaved changes, autosave, the recovery question
  *	ui_nbkeys.c	notebook mode's keys: command mode and edit mode, find
  *	ui_nbrun.c	notebook mode's runs: a queue of cells, their events, run all/above/below
  *
@@ -325,6 +327,12 @@ void ui_toggle_side(struct ui *ui);
 int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *err);
 /* Leave notebook mode (back to the console). */
 void nbview_close(struct ui *ui);
+/* ui_nbout.c: the cell's outputs (nbformat) as the output pane shows them. */
+void nbview_view_build(struct ui *ui, struct nb_cell *c);
+/* Decode again the images of a cell that shows, when they were let go. */
+void nbview_view_images(struct ui *ui, struct nb_cell *c);
+/* Forget the images read from the notebook's file. */
+void nbview_images_forget(struct ui *ui);
 void nbview_draw(struct ui *ui, struct pane *p);
 int nbview_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
 /* The status line's part about the notebook ("name.ipynb [+] | cell 3/12 | command"). */

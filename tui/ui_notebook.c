@@ -11,19 +11,16 @@
  */
 #include "ui.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "highlight.h"
 #include "markdown.h"
 
 #define NB_GUTTER 2		/* the selection bar and the "changed since it ran" dot */
-#define NB_IMAGES_MAX 12	/* images of the file kept decoded at once */
 
 /* ---- opening and closing ---- */
 
@@ -56,26 +53,6 @@ int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *er
 	return rc;
 }
 
-/* Forget the images read from the notebook's file (their plot entries go too). */
-static void images_forget(struct ui *ui)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < ui->nplots; i++) {
-		if (ui->plots[i].index < 0) {
-			graphics_free(ui->plots[i].img);
-			free(ui->plots[i].path);
-			continue;
-		}
-		ui->plots[k++] = ui->plots[i];
-	}
-	ui->nplots = k;
-	ui->plot_sel = k ? k - 1 : 0;
-	ui->nplaced = 0;
-	for (int i = 0; i < ui->nshown; i++)
-		ui->shown[i].img = NULL;	/* freed: the next frame differs */
-}
-
 void nbview_close(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
@@ -86,7 +63,7 @@ void nbview_close(struct ui *ui)
 		nbview_leave_edit(ui);
 	if (v->outputs_open)
 		outputs_release(&v->out);
-	images_forget(ui);
+	nbview_images_forget(ui);
 	notebook_release(&v->nb);
 	outmodel_release(&v->views);
 	free(v->find);
@@ -96,189 +73,6 @@ void nbview_close(struct ui *ui)
 	ui->panes[P_NOTEBOOK].visible = 0;
 	ui->focus = P_EDITOR;
 	ui->kernel_cols = 0;
-}
-
-/* ---- a cell's view of its outputs ---- */
-
-/* A PNG's size from its header; 0 when it is not one. */
-static int png_size(const unsigned char *p, size_t n, int *w, int *h)
-{
-	if (n < 24 || memcmp(p, "\x89PNG\r\n\x1a\n", 8))
-		return 0;
-	*w = (int)((unsigned)p[16] << 24 | (unsigned)p[17] << 16 | (unsigned)p[18] << 8 | p[19]);
-	*h = (int)((unsigned)p[20] << 24 | (unsigned)p[21] << 16 | (unsigned)p[22] << 8 | p[23]);
-	return *w > 0 && *h > 0;
-}
-
-/* The text of an nbformat string or list of lines, joined (the caller frees it). */
-static char *joined(const cJSON *v)
-{
-	return cellfile_join(v);
-}
-
-/* Decode base64 (whitespace allowed); -1 on a bad character. */
-static int unbase64(const char *s, struct strbuf *out)
-{
-	unsigned acc = 0;
-	int bits = 0;
-
-	for (; *s; s++) {
-		const char *digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-		const char *d;
-
-		if (*s == '=' || *s == '\n' || *s == '\r' || *s == ' ')
-			continue;
-		d = strchr(digits, *s);
-		if (!d)
-			return -1;
-		acc = acc << 6 | (unsigned)(d - digits);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (strbuf_addch(out, (int)((acc >> bits) & 0xff)) < 0)
-				return -1;
-		}
-	}
-	return 0;
-}
-
-/* Decode a PNG held in memory (libsixel reads files: a memfd stands in for one). */
-static struct graphics_image *image_of_png(const struct strbuf *png, struct strbuf *err)
-{
-	struct graphics_image *img = NULL;
-	char path[64];
-	int fd = memfd_create("cellbox-png", MFD_CLOEXEC);
-
-	if (fd < 0 || write_all(fd, png->buf, png->len) < 0) {
-		strbuf_addf(err, "cannot hold an image: %s", strerror(errno));
-		goto out;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	img = graphics_load(path, err);
-out:
-	if (fd >= 0)
-		close(fd);
-	return img;
-}
-
-/* Keep at most NB_IMAGES_MAX images of the file decoded: the oldest others go. */
-static void images_trim(struct ui *ui)
-{
-	int n = 0;
-
-	for (size_t i = ui->nplots; i-- > 0;)
-		if (ui->plots[i].index < 0 && ui->plots[i].img && ++n > NB_IMAGES_MAX) {
-			for (int k = 0; k < ui->nshown; k++)
-				if (ui->shown[k].img == ui->plots[i].img)
-					ui->shown[k].img = NULL;
-			graphics_free(ui->plots[i].img);
-			ui->plots[i].img = NULL;
-		}
-}
-
-/* A plot entry for an image of the file (decoded when inline graphics draw it). */
-static int image_add(struct ui *ui, const char *b64, int *w, int *h)
-{
-	struct strbuf png = STRBUF_INIT, err = STRBUF_INIT;
-	struct ui_plot *pl;
-	int index = 0;
-
-	strbuf_set_max(&png, 64u << 20);
-	if (unbase64(b64, &png) < 0 || !png_size((const unsigned char *)png.buf, png.len, w, h))
-		goto out;
-	if (ui->nplots == ui->plots_alloc) {
-		ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
-		ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
-	}
-	pl = &ui->plots[ui->nplots++];
-	memset(pl, 0, sizeof(*pl));
-	index = pl->index = ui->nbv->next_image--;
-	pl->w = *w;
-	pl->h = *h;
-	if (ui->gmode == GRAPHICS_SIXEL || ui->gmode == GRAPHICS_BLOCKS) {
-		pl->img = image_of_png(&png, &err);
-		if (!pl->img)
-			ui_message(ui, "image: %s", err.buf);
-		images_trim(ui);
-	}
-out:
-	strbuf_release(&png);
-	strbuf_release(&err);
-	return index;
-}
-
-/* The cell's outputs (nbformat) as the output pane shows them. */
-static void view_build(struct ui *ui, struct nb_cell *c)
-{
-	struct outmodel *m = &ui->nbv->views;
-	const cJSON *o;
-	struct out_cell *v = out_cell_new(0, NULL);
-
-	v->count = notebook_cell_count(c);
-	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(c->json, "outputs")) {
-		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
-									"output_type"));
-		const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
-		const char *png = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data,
-									"image/png"));
-		char *text = NULL;
-
-		if (!type)
-			continue;
-		if (!strcmp(type, "stream")) {
-			const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-								       o, "name"));
-			text = joined(cJSON_GetObjectItemCaseSensitive(o, "text"));
-			out_cell_append(m, v, name && !strcmp(name, "stderr") ? OUT_STDERR : OUT_STDOUT,
-					text, strlen(text));
-		} else if (!strcmp(type, "error")) {
-			struct strbuf sb = STRBUF_INIT;
-			const cJSON *l;
-			cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(o, "traceback"))
-				if (cJSON_IsString(l))
-					strbuf_addf(&sb, "%s\n", l->valuestring);
-			out_cell_append(m, v, OUT_ERROR, sb.buf, sb.len);
-			strbuf_release(&sb);
-		} else if (png) {
-			int w = 0, h = 0, index = image_add(ui, png, &w, &h);
-			if (index)
-				out_cell_plot(m, v, index, w, h);
-		} else {
-			text = joined(cJSON_GetObjectItemCaseSensitive(data, "text/plain"));
-			if (*text) {
-				char *line = xasprintf("%s\n", text);
-				out_cell_append(m, v, strcmp(type, "execute_result") ? OUT_STDOUT
-										: OUT_RESULT,
-						line, strlen(line));
-				free(line);
-			}
-		}
-		free(text);
-	}
-	out_cell_finish(v, 0);
-	c->view = v;
-}
-
-/* Decode again the images of a cell that shows whose decoded image was let go. */
-static void view_images(struct ui *ui, struct nb_cell *c)
-{
-	int missing = 0;
-
-	for (size_t i = 0; c->view && i < c->view->nchunks; i++) {
-		const struct out_chunk *ch = &c->view->chunks[i];
-		const struct ui_plot *pl;
-		if (ch->kind != OUT_PLOT || ch->plot_index >= 0)
-			continue;
-		pl = plot_find(ui, ch->plot_index);
-		missing |= !pl || (!pl->img && (ui->gmode == GRAPHICS_SIXEL ||
-						 ui->gmode == GRAPHICS_BLOCKS));
-	}
-	if (missing && !c->req) {
-		out_cell_free(c->view);
-		c->view = NULL;
-		view_build(ui, c);
-		c->rows_width = 0;
-	}
 }
 
 /* ---- laying out a cell ---- */
@@ -405,9 +199,9 @@ static int lay_nbcell(struct ui *ui, struct lay *l, size_t i)
 			snprintf(first, sizeof(first), "In [ ]: ");
 		lay_source(l, text, 1, first, "   ...: ", cursor, &cy, &cx, hit);
 		if (!c->view && !c->req)
-			view_build(ui, c);
+			nbview_view_build(ui, c);
 		else if (l->draw)
-			view_images(ui, c);
+			nbview_view_images(ui, c);
 		if (c->collapsed && c->view && c->view->nchunks)
 			lay_text(l, "[outputs hidden: o shows them]\n", look_of(ui, TH_INFO, NULL));
 		else if (c->view)
@@ -599,133 +393,3 @@ void nbview_status(struct ui *ui, struct strbuf *sb)
 		    v->sel + 1, notebook_total(&v->nb), v->editing ? "edit" : "command");
 }
 
-/* ---- saving, quitting, recovery ---- */
-
-int nbview_save(struct ui *ui, const char *path, int force, struct strbuf *msg)
-{
-	struct nbview *v = ui->nbv;
-	int rc;
-
-	if (v->editing)
-		notebook_set_source(&v->nb, v->sel, ui->ed.text.buf);
-	rc = notebook_save(&v->nb, path, force, msg);
-	if (rc < 0)
-		return -1;
-	strbuf_addf(msg, "saved %zu cells to '%s'", v->nb.ncells, v->nb.path);
-	v->quit_armed = 0;
-	return 0;
-}
-
-int nbview_may_quit(struct ui *ui)
-{
-	struct nbview *v = ui->nbv;
-
-	if (!v || !v->nb.dirty || v->quit_armed)
-		return 1;
-	v->quit_armed = 1;
-	ui_message(ui, "unsaved changes: Ctrl-S saves them; Ctrl-Q again (or :q!) quits without");
-	return 0;
-}
-
-int nbview_autosave(struct ui *ui)
-{
-	struct nbview *v = ui->nbv;
-	struct strbuf err = STRBUF_INIT;
-	double now = now_monotonic(), due;
-
-	if (!v || !v->nb.dirty || v->nb.autosaved_at > v->nb.changed_at)
-		return -1;
-	/* 2 s after the last change, or 10 s after the last autosave while changes go on */
-	due = v->nb.changed_at + 2;
-	if (v->nb.autosaved_at && v->nb.autosaved_at + 10 < due)
-		due = v->nb.autosaved_at + 10;
-	if (now < due)
-		return (int)((due - now) * 1000) + 1;
-	if (v->editing)
-		notebook_set_source(&v->nb, v->sel, ui->ed.text.buf);
-	if (notebook_autosave(&v->nb, &err) < 0) {
-		ui_message(ui, "autosave: %s", err.buf);
-		v->nb.autosaved_at = now;	/* not again at once */
-	}
-	strbuf_release(&err);
-	return -1;
-}
-
-/* Write the recovery file now (leaving after a signal: what is unsaved stays beside it). */
-void nbview_autosave_now(struct ui *ui)
-{
-	struct nbview *v = ui->nbv;
-	struct strbuf err = STRBUF_INIT;
-
-	if (!v || !v->nb.dirty)
-		return;
-	if (v->editing)
-		notebook_set_source(&v->nb, v->sel, ui->ed.text.buf);
-	notebook_autosave(&v->nb, &err);
-	strbuf_release(&err);
-}
-
-/* Draw the question about a recovery file. */
-void nbview_draw_recover(struct ui *ui)
-{
-	int h = 7, w = COLS > 72 ? 72 : COLS - 2, y = (LINES - h) / 2, x = (COLS - w) / 2;
-	struct look lk = look_of(ui, TH_OVERLAY, NULL);
-	char *rec = ui->nbv ? notebook_recovery_path(&ui->nbv->nb) : NULL;
-
-	if (!rec || w < 20 || LINES < h + 1)
-		goto out;
-	draw_box(ui, y, x, h, w, " unsaved changes were found ");
-	put_text(y + 2, x + 2, w - 4, "cellbox did not close this notebook cleanly; its last", lk);
-	put_text(y + 3, x + 2, w - 4, "unsaved state is kept beside it.", lk);
-	put_text(y + 5, x + 2, w - 4, "r: recover it   d: discard it   Esc: decide later", lk);
-out:
-	free(rec);
-}
-
-/* The recovery question's keys. */
-int nbview_recover_key(struct ui *ui, int is_key, wint_t ch)
-{
-	struct strbuf err = STRBUF_INIT;
-	struct nbview *v = ui->nbv;
-
-	if (is_key || !v)
-		return PANE_HANDLED;
-	if (ch == 'r') {
-		if (notebook_recover(&v->nb, &err) < 0) {
-			ui_message(ui, "cannot recover: %s", err.buf);
-		} else {
-			images_forget(ui);
-			v->sel = v->top = 0;
-			v->top_row = 0;
-			ui_message(ui, "recovered %zu cells (not saved yet: Ctrl-S saves them)",
-				   v->nb.ncells);
-		}
-		overlay_pop(ui);
-	} else if (ch == 'd') {
-		notebook_discard_recovery(&v->nb);
-		ui_message(ui, "the recovery file is gone");
-		overlay_pop(ui);
-	} else if (ch == 27 || ch == 'q') {
-		overlay_pop(ui);
-	}
-	strbuf_release(&err);
-	return PANE_HANDLED | PANE_REDRAW;
-}
-
-/* :stats: how fast the first frame came, the notebook's size, memory. */
-int tc_stats(struct ui *ui, int argc, char **argv, struct strbuf *msg)
-{
-	struct strbuf status = STRBUF_INIT;
-	const char *rss = NULL;
-
-	(void)argc, (void)argv;
-	if (strbuf_read_file(&status, "/proc/self/status", 1 << 16) == 0)
-		rss = strstr(status.buf, "VmRSS:");
-	strbuf_addf(msg, "first frame %.1f ms after start", (ui->t_first_frame - ui->t_start) * 1e3);
-	if (ui->nbv)
-		strbuf_addf(msg, "; %zu cells", ui->nbv->nb.ncells);
-	if (rss)
-		strbuf_addf(msg, "; resident %ld kB", strtol(rss + 6, NULL, 10));
-	strbuf_release(&status);
-	return 0;
-}
