@@ -174,7 +174,8 @@ static int looks_incomplete(const struct edbuf *e)
 			end--;
 		rc = depth > 0 || state != HL_STATE_NORMAL ||
 		     (end > last && (s[end - 1] == ':' || s[end - 1] == '\\')) ||
-		     (nlines > 1 && end > last && (s[last] == ' ' || s[last] == '\t'));
+		     (nlines > 1 && end > last && (s[last] == ' ' || s[last] == '\t')) ||
+		     (!strncmp(s, "%%", 2) && end > last);	/* a cell magic ends at a blank line */
 	}
 	free(cls);
 	return rc;
@@ -218,6 +219,10 @@ static void enter_key(struct ui *ui)
 		edbuf_newline(&ui->ed, 1);
 		return;
 	}
+	if (ui->ed.text.buf[0] == ':' && !strchr(ui->ed.text.buf, '\n')) {
+		run_cell(ui);		/* one of cellbox's commands, not Python */
+		return;
+	}
 	if (session_state(ui->s) != SESSION_IDLE || ui->npending || ui->is_complete_id) {
 		if (looks_incomplete(&ui->ed))
 			edbuf_newline(&ui->ed, 1);
@@ -226,7 +231,17 @@ static void enter_key(struct ui *ui)
 		return;
 	}
 	params = cJSON_CreateObject();
-	cJSON_AddStringToObject(params, "code", ui->ed.text.buf);
+	{
+		/*
+		 * On a blank last line the user has typed a blank line: the kernel hears of it
+		 * (IPython ends a cell magic there, and would not see it in "...\n").
+		 */
+		const char *t = ui->ed.text.buf, *nl = strrchr(t, '\n');
+		int blank_last = nl && !nl[1 + strspn(nl + 1, " \t")];
+		char *code = xasprintf("%s%s", t, blank_last ? "\n" : "");
+		cJSON_AddStringToObject(params, "code", code);
+		free(code);
+	}
 	ui->is_complete_id = session_request(ui->s, "is_complete", params, on_is_complete, ui,
 					     &err);
 	cJSON_Delete(params);
