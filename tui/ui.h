@@ -302,8 +302,6 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 struct out_cell *view_of_request(struct ui *ui, unsigned long id);
 /* Tell the kernel the width output is drawn at (COLUMNS, pandas), when it changed. */
 void kernel_set_width(struct ui *ui);
-/* Whether `code` is `exit` or `quit` (called or not), as IPython ends a terminal there. */
-int code_is_exit(const char *code);
 /* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
 char *next_input_text(const char *text);
 /* Whether the kernel can take cells (not dead, not closed). */

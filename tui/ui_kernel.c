@@ -181,7 +181,7 @@ void run_cell(struct ui *ui)
 		free(code);
 		return;
 	}
-	if (code_is_exit(code)) {	/* as IPython's terminal: exit and quit end it */
+	if (cli_code_is_exit(code)) {	/* as IPython's terminal: exit and quit end it */
 		ui->quit = 1;
 		free(code);
 		return;
@@ -258,20 +258,6 @@ int session_state_usable(const struct ui *ui)
 {
 	enum session_state st = ui->s ? session_state(ui->s) : SESSION_CLOSED;
 	return st != SESSION_DEAD && st != SESSION_CLOSED;
-}
-
-/* Whether `code` is `exit` or `quit` (called or not), as IPython ends a terminal there. */
-int code_is_exit(const char *code)
-{
-	const char *p = code + strspn(code, " \t\n");
-	size_t n = strlen(p);
-
-	while (n && strchr(" \t\n", p[n - 1]))
-		n--;
-	if (n != 4 && n != 6)
-		return 0;
-	return (!strncmp(p, "exit", 4) || !strncmp(p, "quit", 4)) &&
-	       (n == 4 || !strncmp(p + 4, "()", 2));
 }
 
 /* Text the kernel sent for an editor: controls but tabs and newlines dropped, size capped. */
