@@ -134,10 +134,27 @@ void pager_open(struct ui *ui, const char *title, const char *text)
 	overlay_push(ui, OV_PAGER);
 }
 
-/* Draw the pager overlay (help, obj?). */
+/*
+ * Where a long line of the pager goes on after it wraps: under the column after the last run
+ * of two spaces in its first 40 (the text of a "key   what it does" table), else its indent.
+ */
+static int hang_of(const char *line, size_t len)
+{
+	int hang = (int)strspn(line, " ");
+
+	for (size_t i = (size_t)hang; i + 1 < len && i < 40; i++)
+		if (line[i] == ' ' && line[i + 1] == ' ') {
+			while (i < len && line[i] == ' ')
+				i++;
+			hang = (int)i;
+		}
+	return hang;
+}
+
+/* Draw the pager overlay (help, obj?): the whole screen but the status line, lines wrapped. */
 static void draw_pager(struct ui *ui)
 {
-	int h = LINES - 2, w = COLS - 4, y = 1, x = 2, row = 0;
+	int h = LINES - 1, w = COLS, y = 0, x = 0, row = 0, inner = COLS - 2;
 	struct look lk = look_of(ui, TH_OVERLAY, NULL);
 	const char *p = ui->pager.buf;
 	char title[128];
@@ -149,12 +166,46 @@ static void draw_pager(struct ui *ui)
 	draw_box(ui, y, x, h, w, title);
 	while (*p) {
 		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		char *line = xstrndup(p, len);
+		size_t len = nl ? (size_t)(nl - p) : strlen(p), i = 0;
+		int hang = hang_of(p, len), col = 0;
 
-		if (row >= ui->pager_top && row - ui->pager_top < h - 2)
-			put_text(y + 1 + row - ui->pager_top, x + 1, w - 2, line, lk);
-		free(line);
+		if (hang > inner / 2)
+			hang = 0;
+		while (i < len) {	/* one screen row: as many words as fit, then wrap */
+			size_t end = i, brk = 0;
+			int c = col;
+			while (end < len) {
+				wchar_t wc;
+				size_t n = decode(p + end, len - end, &wc);
+				int cw = wc == L'\t' ? 1 : char_width(&wc);
+				if (c + cw > inner)
+					break;
+				if (wc == L' ')
+					brk = end + n;
+				c += cw;
+				end += n;
+			}
+			if (end < len && brk > i && p[end] != ' ')
+				end = brk;	/* at the last space, not in a word */
+			if (end == i)	/* not even one character fits */
+				end += decode(p + i, len - i, &(wchar_t){ 0 });
+			for (; i < end;) {
+				wchar_t wc;
+				size_t n = decode(p + i, len - i, &wc);
+				if (wc == L'\t')
+					wc = L' ';
+				if (row >= ui->pager_top && row - ui->pager_top < h - 2 && col < inner)
+					put_wc(y + 1 + row - ui->pager_top, x + 1 + col, wc, lk);
+				col += char_width(&wc);
+				i += n;
+			}
+			if (i < len) {
+				row++;
+				col = hang;
+				while (i < len && p[i] == ' ')
+					i++;
+			}
+		}
 		row++;
 		p += len + (nl ? 1 : 0);
 	}
@@ -170,9 +221,9 @@ static int pager_key(struct ui *ui, int is_key, wint_t ch)
 	else if (is_key && ch == KEY_DOWN)
 		ui->pager_top++;
 	else if (is_key && ch == KEY_PPAGE)
-		ui->pager_top = ui->pager_top > LINES - 4 ? ui->pager_top - (LINES - 4) : 0;
+		ui->pager_top = ui->pager_top > LINES - 3 ? ui->pager_top - (LINES - 3) : 0;
 	else if ((is_key && ch == KEY_NPAGE) || (!is_key && ch == ' '))
-		ui->pager_top += LINES - 4;
+		ui->pager_top += LINES - 3;
 	else if ((!is_key && (ch == 'q' || ch == 27 || ch == '\r' || ch == CTRL('c'))) ||
 		 (is_key && ch == KEY_F(1)))
 		overlay_pop(ui);
