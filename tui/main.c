@@ -1,6 +1,7 @@
 /* cellbox: the command table and main(): find the command, parse its arguments, run it. */
 #include "cli.h"
 #include "backend.h"
+#include "man.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,8 +88,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-9s %s\n", commands[k]->name, commands[k]->summary);
 	fprintf(f, "\nSettings flags (each command takes those that apply to it):\n");
 	cli_help_settings(CONFIG_FOR_ALL, f);
-	fprintf(f, "  %-25s %s\n  %-25s %s\n\n", "-h, --help", "show help", "--version",
-		"print the version");
+	fprintf(f, "  %-25s %s\n  %-25s %s\n  %-25s %s\n\n", "-h, --help", "show help",
+		"--version", "print the version", "--man", "print the manual page (roff; man 1 cellbox)");
 	fprintf(f, "Settings also come from CELLBOX_* variables and $XDG_CONFIG_HOME/cellbox/config\n"
 		"(see '%s config'). '%s COMMAND --help' tells more.\n", cli_progname, cli_progname);
 }
@@ -162,6 +163,10 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "--version"))
 		return cmd_version(NULL, NULL);
+	if (argc > 1 && !strcmp(argv[1], "--man")) {	/* cellbox.1, from these tables */
+		man_write(commands, ARRAY_SIZE(commands), stdout);
+		return EXIT_OK;
+	}
 	if (argc > 1 && argv[1][0] != '-' && (strchr(argv[1], '.') || strchr(argv[1], '/'))) {
 		/* `cellbox notes.ipynb`: no command has a dot or a slash, a file does */
 		cmd = find_command("tui");

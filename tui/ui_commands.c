@@ -13,6 +13,7 @@
 
 #include "cellfile.h"
 #include "files.h"
+#include "man.h"
 
 struct tui_command {
 	const char *name;	/* first: cli_find() looks names up */
@@ -474,6 +475,7 @@ static const struct { const char *keys, *what; } nb_key_help[] = {
 static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	struct strbuf sb = STRBUF_INIT;
+	int wide = 0;
 
 	(void)argc, (void)argv, (void)msg;
 	if (ui->nbv) {
@@ -497,12 +499,29 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		strbuf_addf(&sb, "  %-20s %s\n", key_help[i].keys, key_help[i].what);
 	strbuf_addstr(&sb, "\nCommands (Ctrl-O, then the command and Enter)\n\n");
 	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
-		strbuf_addf(&sb, "  %-24s %s\n", tui_commands[i].usage, tui_commands[i].help);
+		if ((int)strlen(tui_commands[i].usage) > wide)
+			wide = (int)strlen(tui_commands[i].usage);
+	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
+		strbuf_addf(&sb, "  %-*s  %s\n", wide, tui_commands[i].usage, tui_commands[i].help);
 	strbuf_addstr(&sb, "\nIPython magics (%timeit, %%bash ...) and !shell lines go to the "
 			   "kernel as they are.\n");
 	pager_open(ui, "cellbox help", sb.buf);
 	strbuf_release(&sb);
 	return 0;
+}
+
+/* The help's rows, for the manual page: the console's keys, notebook mode's, the commands. */
+void tui_help_rows(void (*row)(void *data, const char *left, const char *right), void *data)
+{
+	row(data, "", "The console: an output pane, an editor for the next cell");
+	for (size_t i = 0; i < ARRAY_SIZE(key_help); i++)
+		row(data, key_help[i].keys, key_help[i].what);
+	row(data, "", "Notebook mode (cellbox FILE.ipynb, cellbox FILE.py, :open FILE)");
+	for (size_t i = 0; i < ARRAY_SIZE(nb_key_help); i++)
+		row(data, nb_key_help[i].keys, nb_key_help[i].what);
+	row(data, "", "Commands (Ctrl-O, F2, or ':' in notebook command mode)");
+	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
+		row(data, tui_commands[i].usage, tui_commands[i].help);
 }
 
 /* :quit */
