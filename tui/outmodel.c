@@ -150,7 +150,10 @@ void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int
 	ch->plot_index = index;
 	ch->plot_w = w;
 	ch->plot_h = h;
-	strbuf_addf(&ch->text, "[plot %d: %dx%d PNG]\n", index, w, h);
+	if (index < 0)		/* an image a notebook file held, not one of the kernel's */
+		strbuf_addf(&ch->text, "[image %d: %dx%d PNG]\n", -index, w, h);
+	else
+		strbuf_addf(&ch->text, "[plot %d: %dx%d PNG]\n", index, w, h);
 	c->rows_width = 0;
 }
 
