@@ -331,6 +331,8 @@ void nbview_view_build(struct ui *ui, struct nb_cell *c);
 void nbview_view_images(struct ui *ui, struct nb_cell *c);
 /* Forget the images read from the notebook's file. */
 void nbview_images_forget(struct ui *ui);
+/* Drop the images a cell's view shows (before the view goes: a run, a delete). */
+void nbview_images_drop(struct ui *ui, const struct out_cell *view);
 void nbview_draw(struct ui *ui, struct pane *p);
 int nbview_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
 /* The status line's part about the notebook ("name.ipynb [+] | cell 3/12 | command"). */

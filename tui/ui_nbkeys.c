@@ -76,6 +76,7 @@ static int second_key(struct ui *ui, wint_t ch)
 
 	v->prefix = 0;
 	if (first == ch && ch == 'd') {
+		nbview_images_drop(ui, v->nb.cells[v->sel]->view);
 		notebook_delete(&v->nb, v->sel);
 		ui_message(ui, "cell deleted (z brings it back)");
 		nbview_select(ui, v->sel);
@@ -155,6 +156,7 @@ static int command_key(struct ui *ui, int is_key, wint_t ch)
 		ui_message(ui, "cell copied (v pastes it below, V above)");
 		break;
 	case 'x':
+		nbview_images_drop(ui, c->view);
 		notebook_copy(&v->nb, v->sel, 1);
 		nbview_select(ui, v->sel);
 		break;

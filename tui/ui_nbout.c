@@ -195,6 +195,32 @@ void nbview_view_build(struct ui *ui, struct nb_cell *c)
 	c->view = v;
 }
 
+/* Drop the plot entries of the images a cell's view shows (the view is going). */
+void nbview_images_drop(struct ui *ui, const struct out_cell *view)
+{
+	for (size_t i = 0; view && i < view->nchunks; i++) {
+		int index = view->chunks[i].plot_index;
+		size_t k = 0;
+
+		if (view->chunks[i].kind != OUT_PLOT || index >= 0)
+			continue;
+		for (size_t j = 0; j < ui->nplots; j++) {
+			if (ui->plots[j].index != index) {
+				ui->plots[k++] = ui->plots[j];
+				continue;
+			}
+			for (int n = 0; n < ui->nshown; n++)
+				if (ui->shown[n].img == ui->plots[j].img)
+					ui->shown[n].img = NULL;	/* the next frame differs */
+			graphics_free(ui->plots[j].img);
+			free(ui->plots[j].path);
+		}
+		ui->nplots = k;
+	}
+	if (ui->plot_sel >= ui->nplots)
+		ui->plot_sel = ui->nplots ? ui->nplots - 1 : 0;
+}
+
 /* Decode again the images of a cell that shows whose decoded image was let go. */
 void nbview_view_images(struct ui *ui, struct nb_cell *c)
 {
@@ -210,6 +236,7 @@ void nbview_view_images(struct ui *ui, struct nb_cell *c)
 						 ui->gmode == GRAPHICS_BLOCKS));
 	}
 	if (missing && !c->req) {
+		nbview_images_drop(ui, c->view);
 		out_cell_free(c->view);
 		c->view = NULL;
 		nbview_view_build(ui, c);

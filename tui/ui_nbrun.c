@@ -167,6 +167,7 @@ static void run_next(struct ui *ui)
 	free(v->running_code);
 	v->running_code = xstrdup(next->source);
 	next->req = id;
+	nbview_images_drop(ui, next->view);
 	out_cell_free(next->view);
 	next->view = out_cell_new(id, NULL);
 	outputs_init(&v->out, session_channel_dir(ui->s), OUTPUTS_EMBED_PNG, NULL, 0);

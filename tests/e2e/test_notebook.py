@@ -342,6 +342,46 @@ class NotebookTest(Base):
         self.assertIn('1000 cells', s)
 
 
+class ImageTest(Base):
+    def png(self):
+        import base64
+        import io
+        from PIL import Image
+        img = Image.new('RGB', (320, 240), (255, 255, 255))
+        for x in range(320):
+            img.putpixel((x, 120 + (x % 40) - 20), (255, 0, 0))
+        buf = io.BytesIO()
+        img.save(buf, format='PNG')
+        return base64.b64encode(buf.getvalue()).decode()
+
+    def test_images_in_the_file_are_drawn(self):
+        path = self.path('img.ipynb')
+        make_notebook(path, [
+            new_code_cell('plot()', execution_count=1, outputs=[
+                new_output('display_data', data={'image/png': self.png(),
+                                                 'text/plain': '<Figure>'})]),
+            new_code_cell('print("after")', execution_count=2, outputs=[
+                new_output('stream', name='stdout', text='after\n')])])
+        ui = self.ready(self.start(path))
+        s = ui.wait_for('[image 1: 320x240 PNG]')
+        rows = s.split('\n')
+        k = next(i for i, r in enumerate(rows) if '[image 1: 320x240 PNG]' in r)
+        blocks = [r for r in rows[k + 1:] if '\u2580' in r]
+        self.assertGreaterEqual(len(blocks), 5, s)          # half-blocks under its line
+        self.assertIn('after', '\n'.join(rows[k + len(blocks):]))
+        # Opened from the console too, and saved back with the image as it was.
+        ui.keys('C-q')
+        self.assertEqual(ui.exit_status(), 'exit=0')
+        ui = self.ready(self.start(name='console'))
+        ui.command('open ' + path)
+        ui.wait_for('opened 2 cells')
+        ui.wait_for('[image 1: 320x240 PNG]')
+        before = self.read(path)
+        ui.keys('C-s')
+        ui.wait_for('saved 2 cells')
+        self.assertEqual(self.read(path), before)
+
+
 class PasteTest(Base):
     BLOCK = ('class Point:\n'
              '    def __init__(self, x, y):\n'

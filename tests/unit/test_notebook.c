@@ -460,6 +460,135 @@ static void test_notebook_recovery(void)
 	scratch_done();
 }
 
+static void test_notebook_two_steps(void)
+{
+	const char *dir = scratch();
+	char *path = nbformat_notebook(dir), *before = slurp(path);
+	char *bad = xasprintf("%s/bad.ipynb", dir), *old = xasprintf("%s/old.ipynb", dir);
+	struct notebook nb;
+	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+
+	notebook_init(&nb);
+	CHECK(notebook_open_first(&nb, path, 2, &err) == 0);
+	CHECK(nb.ncells == 2 && notebook_total(&nb) == 4);
+	CHECK(notebook_open_rest(&nb, &err) == 0);
+	CHECK(nb.ncells == 4 && notebook_total(&nb) == 4);
+	notebook_serialize(&nb, &out);
+	CHECK_STR(out.buf, before);
+	notebook_release(&nb);
+	/* A bad cell further down: the first cells open, the rest says what is wrong. */
+	spit(bad, "{\"cells\": [{\"cell_type\": \"code\", \"execution_count\": null, \"id\": "
+		  "\"a\", \"metadata\": {}, \"outputs\": [], \"source\": \"x = 1\"}, "
+		  "{\"metadata\": {}, \"source\": \"y\"}], \"metadata\": {}, \"nbformat\": 4, "
+		  "\"nbformat_minor\": 5}");
+	notebook_init(&nb);
+	CHECK(notebook_open_first(&nb, bad, 1, &err) == 0);
+	CHECK(nb.ncells == 1 && notebook_total(&nb) == 2);
+	CHECK(notebook_open_rest(&nb, &err) == -1);
+	CHECK(strstr(err.buf, "cell 2: cell_type is missing") != NULL);
+	notebook_release(&nb);
+	strbuf_reset(&err);
+	CHECK(notebook_open(&nb, bad, &err) == -1);	/* the same, in one step */
+	CHECK(strstr(err.buf, "cell 2: cell_type is missing") != NULL);
+	notebook_release(&nb);
+	/* nbformat 4.4 without ids: the ids come, the notebook becomes 4.5, as nbformat has it */
+	spit(old, "{\"cells\": [{\"cell_type\": \"markdown\", \"metadata\": {}, \"source\": "
+		  "\"# t\"}], \"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 4}");
+	notebook_init(&nb);
+	CHECK(notebook_open_first(&nb, old, 0, &err) == 0);
+	CHECK(notebook_open_rest(&nb, &err) == 0);
+	CHECK(cJSON_GetObjectItemCaseSensitive(nb.root, "nbformat_minor")->valuedouble == 5);
+	CHECK(cJSON_GetObjectItemCaseSensitive(nb.cells[0]->json, "id") != NULL);
+	notebook_release(&nb);
+	strbuf_release(&err);
+	strbuf_release(&out);
+	free(before);
+	free(path);
+	free(bad);
+	free(old);
+	scratch_done();
+}
+
+/* Mutated notebooks: the cell scan never crashes, its spans stay in the text, and when the
+   whole parse takes the text, the two-step open finds the same cells. */
+static void test_ipynb_scan_fuzz(void)
+{
+	const char *seed =
+		"{\"cells\": [{\"cell_type\": \"code\", \"execution_count\": 1, \"id\": \"ab\", "
+		"\"metadata\": {\"tags\": [\"t\"]}, \"outputs\": [{\"name\": \"stdout\", "
+		"\"output_type\": \"stream\", \"text\": [\"a]\\n\"]}], \"source\": [\"x {\\n\", "
+		"\"y\\\"\"]}, {\"cell_type\": \"markdown\", \"id\": \"cd\", \"metadata\": {}, "
+		"\"source\": \"# t\"}], \"metadata\": {\"cells\": []}, \"nbformat\": 4, "
+		"\"nbformat_minor\": 5}";
+	const char *dir = scratch();
+	char *path = xasprintf("%s/fuzz.ipynb", dir);
+	unsigned seed_r = 99;
+	int whole = 0, same = 0;
+
+	for (int i = 0; i < 4000; i++) {
+		struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+		struct cellfile_cells cells;
+		cJSON *nb;
+		int edits;
+
+		strbuf_addstr(&text, seed);
+		seed_r = seed_r * 1103515245u + 12345u;
+		edits = 1 + (int)((seed_r >> 16) % 3);
+		for (int e = 0; e < edits && text.len; e++) {
+			size_t at;
+			seed_r = seed_r * 1103515245u + 12345u;
+			at = (seed_r >> 8) % text.len;
+			if ((seed_r >> 4) % 3 == 0)
+				memmove(text.buf + at, text.buf + at + 1, text.len - at), text.len--;
+			else
+				text.buf[at] = "{}[]\",:\\ ax0"[(seed_r >> 20) % 12];
+		}
+		if (cellfile_ipynb_cells(text.buf, text.len, &cells) == 0) {
+			CHECK(cells.open < cells.close && cells.close < text.len);
+			for (size_t k = 0; k < cells.n; k++)
+				if (cells.cells[k].off + cells.cells[k].len > text.len)
+					CHECK(!"a span past the text");
+			cellfile_cells_release(&cells);
+		}
+		nb = cellfile_parse_ipynb(text.buf, text.len, "fuzz", &err);
+		if (nb && (i % 4) == 0) {
+			struct notebook two;
+			int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nb, "cells"));
+			whole++;
+			spit(path, text.buf);
+			notebook_init(&two);
+			if (notebook_open_first(&two, path, 1, &err) == 0 &&
+			    notebook_open_rest(&two, &err) == 0 &&
+			    (int)two.ncells == (n ? n : 1)) {
+				int k = 0, ok = 1;
+				const cJSON *c;
+				cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
+					char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(c,
+												    "source"));
+					ok &= !strcmp(src, two.cells[k++]->source);
+					free(src);
+				}
+				same += ok;
+				if (!ok)
+					printf("# differs: %s\n", text.buf);
+			} else {
+				printf("# two steps: %d cells of %d, '%s' for: %s\n", (int)two.ncells, n,
+				       err.buf, text.buf);
+			}
+			notebook_release(&two);
+		}
+		cJSON_Delete(nb);
+		strbuf_release(&text);
+		strbuf_release(&err);
+	}
+	printf("# %d mutated notebooks parsed whole, %d of them the same in two steps\n", whole,
+	       same);
+	CHECK(whole > 0);
+	CHECK(same == whole);
+	free(path);
+	scratch_done();
+}
+
 /* ---- markdown ---- */
 
 struct mdout {
@@ -586,6 +715,8 @@ static const struct tap_test tests[] = {
 	{ "notebook_percent", test_notebook_percent },
 	{ "notebook_edit", test_notebook_edit },
 	{ "notebook_recovery", test_notebook_recovery },
+	{ "notebook_two_steps", test_notebook_two_steps },
+	{ "ipynb_scan_fuzz", test_ipynb_scan_fuzz },
 	{ "markdown", test_markdown },
 	{ "markdown_fuzz", test_markdown_fuzz },
 };
