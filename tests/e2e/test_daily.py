@@ -141,6 +141,22 @@ class TuiTest(Base):
         ui.wait_for('from the file 42')
         del s
 
+    def test_hostile_next_input(self):
+        # What the kernel asks for the editor is text: no escapes reach the terminal, and
+        # its size is capped.
+        ui = self.tui()
+        title = ui.tmux('display', '-p', '#{pane_title}').strip()
+        ui.run('get_ipython().set_next_input("\\x1b]0;HACKED\\x07\\x1b[2J\\x1b[H" + "y" * 3_000_000)')
+        s = ui.wait_for('yyyyyyyy')
+        self.assertEqual(ui.tmux('display', '-p', '#{pane_title}').strip(), title)
+        self.assertIn('In [1]: get_ipython()', s)        # nothing was cleared
+        ui.keys('C-a')                                   # the start of the editor's line
+        ui.wait_for('In  >>: ]0;HACKED[2J[Hyyy')         # the escapes' text, not escapes
+        ui.keys('C-c')                                   # clears the editor
+        ui.wait_gone('yyyyyyyy')
+        ui.run('1 + 1')
+        ui.wait_for('Out[2]: 2')
+
     def test_cell_magic_runs_after_one_blank_line(self):
         ui = self.tui()
         ui.run('%%bash')
@@ -235,8 +251,11 @@ class CliTest(Base):
         for ref in re.findall(r"'cellbox ([a-z ]+?)(?: --[a-z-]+)?'", text):
             p = self.cellbox(*ref.split(), '--help')
             self.assertEqual(p.returncode, 0, "config names 'cellbox %s'" % ref)
+        # The flags the commands define: the first word of their option lines.
+        defined = set(re.findall(r'^ {2,4}(?:-\w, )?(--[a-z][a-z-]+)', helps, re.M))
         for flag in set(re.findall(r'(--[a-z][a-z-]+)', text)):
-            self.assertIn(flag, helps, 'config names %s, which no command takes' % flag)
+            self.assertIn(flag, defined, 'config names %s, which no command takes' % flag)
+        self.assertIn('--pool-name', defined)
 
     def test_replay_numbers_cells_as_its_transcript(self):
         src = self.write('cells.py', '# %% [markdown]\n# Title\n# %%\nx = 1\n# %%\n1 / 0\n')
