@@ -140,24 +140,33 @@ static int handle_keys(struct ui *ui)
 
 /*
  * Read every key that is waiting; returns the OR of the handlers' flags. A lone ESC or a cut
- * sequence waits a little for the rest (a paste longer), then counts as what it was.
+ * sequence waits a little for the rest (a paste longer), then counts as what it was. A
+ * terminal that hung up (POLLHUP) or fails reads (EIO) sets `tty_gone`: nothing more comes.
  */
 static int read_keys(struct ui *ui)
 {
-	int flags = 0, r, pending;
+	int flags = 0, r = 0, pending;
 	wint_t ch;
 
 	for (;;) {
-		while (!(flags & PANE_QUIT) && (r = get_wch(&ch)) != ERR) {
+		while (!(flags & PANE_QUIT)) {
+			errno = 0;
+			if ((r = get_wch(&ch)) == ERR)
+				break;
 			keys_feed(&ui->keys, r == KEY_CODE_YES, ch);
 			flags |= handle_keys(ui);
 		}
+		if (r == ERR && errno == EIO)
+			ui->tty_gone = 1;
 		pending = keys_pending(&ui->keys);
-		if (!pending || (flags & PANE_QUIT))
+		if (!pending || (flags & PANE_QUIT) || ui->tty_gone)
 			break;
 		{
 			struct pollfd pfd = { .fd = 0, .events = POLLIN };
-			if (poll(&pfd, 1, pending == 2 ? 2000 : 30) <= 0) {
+			int n = poll(&pfd, 1, pending == 2 ? 2000 : 30);
+			if (n > 0 && pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
+				ui->tty_gone = 1;
+			if (n <= 0 || ui->tty_gone) {
 				keys_flush(&ui->keys);
 				break;
 			}
@@ -209,14 +218,17 @@ static int ui_loop(struct ui *ui)
 			}
 			dirty = 1;
 		}
-		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (fds[0].revents & (POLLHUP | POLLERR) && !(fds[0].revents & POLLIN)) {
-				signalled = 1;
-				break;	/* the terminal went away */
-			}
+		/* A hung-up terminal is readable for ever (POLLIN with POLLHUP), with nothing to read. */
+		if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			ui->tty_gone = 1;
+		else if (fds[0].revents & POLLIN) {
 			int flags = read_keys(ui);
 			dirty |= flags & PANE_REDRAW;
 			quit |= (flags & PANE_QUIT) != 0;
+		}
+		if (ui->tty_gone) {
+			signalled = 1;
+			break;	/* the terminal went away */
 		}
 		if (session_dispatch(ui->s) > 0 || ui->out.ncells != cells_before)
 			dirty = 1;

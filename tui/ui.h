@@ -172,6 +172,7 @@ struct ui {
 	unsigned key_mods;		/* KEYMOD_* of the key being handled */
 	char *paste;			/* the text of a KEYS_PASTE key being handled */
 	int quit;			/* leave at the next turn (set where PANE_QUIT cannot be returned) */
+	int tty_gone;			/* stdin hung up or failed (EIO): leave as after a signal */
 	int bang;			/* the command being run was given with '!' (':w!', ':q!') */
 	struct nbview *nbv;		/* notebook mode; NULL: the console */
 	int kernel_cols;		/* the width the kernel was told (COLUMNS); 0: not yet */
