@@ -214,6 +214,10 @@ class TuiTest(Base):
         ui.wait_for('X' * 99)
         ui.keys('F1')
         s = ui.wait_for('cellbox help')
+        deadline = time.monotonic() + 30                # the frame written to its last row
+        while not s.split('\n')[28].startswith('\u2500' * 50) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            s = ui.screen()
         rows = s.split('\n')
         self.assertNotIn('X', ''.join(rows[:29]), 'no strip of the output beside the pager')
         self.assertTrue(rows[0].startswith('\u2500\u2500'), rows[0])
