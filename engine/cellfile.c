@@ -501,7 +501,8 @@ static void percent_cell(cJSON *nb, const char *type, cJSON *md, char **lines, s
 	strbuf_release(&src);
 }
 
-cJSON *cellfile_parse_percent(const char *text, size_t len)
+/* Parse percent text; with `map`, also where its header and each cell are in the text. */
+static cJSON *parse_percent(const char *text, size_t len, struct cellfile_percent_map *map)
 {
 	cJSON *nb = cellfile_new_notebook(), *md = NULL;
 	char *copy = xstrndup(text, len), *p = copy;
@@ -537,14 +538,30 @@ cJSON *cellfile_parse_percent(const char *text, size_t len)
 	while (i < n && !lines[i][strspn(lines[i], " \t")])
 		i++;
 	start = i;
+	if (map) {
+		memset(map, 0, sizeof(*map));
+		map->header = i < n ? (size_t)(lines[i] - copy) : len;
+	}
 	for (; i <= n; i++) {
 		const char *rest = "";
 
 		if (i < n && !percent_marker(lines[i], &rest))
 			continue;
 		/* Text before the first marker is a cell when it is not blank. */
-		if (seen_marker || i > start)
+		if (seen_marker || i > start) {
 			percent_cell(nb, type, md, lines + start, i - start);
+			if (map) {
+				size_t from = seen_marker ? (size_t)(lines[start - 1] - copy) :
+					      (size_t)(lines[start] - copy);
+				size_t to = i < n ? (size_t)(lines[i] - copy) : len;
+				map->cells = xrealloc(map->cells,
+						      (map->ncells + 1) * sizeof(*map->cells));
+				map->cells[map->ncells].off = from;
+				map->cells[map->ncells].len = to - from;
+				map->cells[map->ncells].marker = seen_marker;
+				map->ncells++;
+			}
+		}
 		md = NULL;
 		if (i == n)
 			break;
@@ -557,6 +574,22 @@ cJSON *cellfile_parse_percent(const char *text, size_t len)
 	free(lines);
 	free(copy);
 	return nb;
+}
+
+cJSON *cellfile_parse_percent(const char *text, size_t len)
+{
+	return parse_percent(text, len, NULL);
+}
+
+cJSON *cellfile_parse_percent_map(const char *text, size_t len, struct cellfile_percent_map *map)
+{
+	return parse_percent(text, len, map);
+}
+
+void cellfile_percent_map_release(struct cellfile_percent_map *map)
+{
+	free(map->cells);
+	memset(map, 0, sizeof(*map));
 }
 
 /* Append a source as comment lines. */
@@ -573,56 +606,61 @@ static void write_commented(const char *src, struct strbuf *out)
 	}
 }
 
+void cellfile_write_percent_cell(const cJSON *cell, struct strbuf *out)
+{
+	const char *type = cellfile_cell_type(cell);
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(cell, "metadata"), *m;
+	char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
+	const char *title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "title"));
+
+	strbuf_addstr(out, "# %%");
+	if (title)
+		strbuf_addf(out, " %s", title);
+	if (!strcmp(type, "markdown"))
+		strbuf_addstr(out, " [markdown]");
+	else if (!strcmp(type, "raw"))
+		strbuf_addstr(out, " [raw]");
+	cJSON_ArrayForEach(m, md) {
+		char *v;
+		/* Run-time metadata stays out of a script, as jupytext leaves it out. */
+		if (!strcmp(m->string, "title") || !strcmp(m->string, "execution") ||
+		    !strcmp(m->string, "ExecuteTime"))
+			continue;
+		v = cJSON_PrintUnformatted(m);
+		strbuf_addf(out, " %s=%s", m->string, v);
+		cJSON_free(v);
+	}
+	strbuf_addch(out, '\n');
+	if (strcmp(type, "code")) {
+		write_commented(src, out);
+	} else {
+		const char *p = src;
+		while (*p) {
+			size_t l = strcspn(p, "\n"), ws = strspn(p, " \t");
+			if (ws < l && (p[ws] == '%' || p[ws] == '!')) {
+				strbuf_add(out, p, ws);
+				strbuf_addstr(out, "# ");
+				strbuf_add(out, p + ws, l - ws);
+			} else {
+				strbuf_add(out, p, l);
+			}
+			strbuf_addch(out, '\n');
+			p += l + (p[l] == '\n');
+		}
+	}
+	free(src);
+}
+
 void cellfile_write_percent(const cJSON *nb, struct strbuf *out)
 {
 	const cJSON *cell;
 	int first = 1;
 
 	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
-		const char *type = cellfile_cell_type(cell);
-		const cJSON *md = cJSON_GetObjectItemCaseSensitive(cell, "metadata"), *m;
-		char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
-		const char *title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "title"));
-
 		if (!first)
 			strbuf_addch(out, '\n');
 		first = 0;
-		strbuf_addstr(out, "# %%");
-		if (title)
-			strbuf_addf(out, " %s", title);
-		if (!strcmp(type, "markdown"))
-			strbuf_addstr(out, " [markdown]");
-		else if (!strcmp(type, "raw"))
-			strbuf_addstr(out, " [raw]");
-		cJSON_ArrayForEach(m, md) {
-			char *v;
-			/* Run-time metadata stays out of a script, as jupytext leaves it out. */
-			if (!strcmp(m->string, "title") || !strcmp(m->string, "execution") ||
-			    !strcmp(m->string, "ExecuteTime"))
-				continue;
-			v = cJSON_PrintUnformatted(m);
-			strbuf_addf(out, " %s=%s", m->string, v);
-			cJSON_free(v);
-		}
-		strbuf_addch(out, '\n');
-		if (strcmp(type, "code")) {
-			write_commented(src, out);
-		} else {
-			const char *p = src;
-			while (*p) {
-				size_t l = strcspn(p, "\n"), ws = strspn(p, " \t");
-				if (ws < l && (p[ws] == '%' || p[ws] == '!')) {
-					strbuf_add(out, p, ws);
-					strbuf_addstr(out, "# ");
-					strbuf_add(out, p + ws, l - ws);
-				} else {
-					strbuf_add(out, p, l);
-				}
-				strbuf_addch(out, '\n');
-				p += l + (p[l] == '\n');
-			}
-		}
-		free(src);
+		cellfile_write_percent_cell(cell, out);
 	}
 }
 
@@ -659,8 +697,7 @@ static int is_text(const cJSON *v)
 	return 1;
 }
 
-/* Check one cell; -1 with `err` naming what is wrong, 1 when it got an id, else 0. */
-static int check_cell(cJSON *cell, int index, const char *name, struct strbuf *err)
+int cellfile_check_cell(cJSON *cell, int index, const char *name, struct strbuf *err)
 {
 	const char *type = cellfile_cell_type(cell);
 	const cJSON *outs, *o;
@@ -745,7 +782,7 @@ cJSON *cellfile_parse_ipynb(const char *text, size_t len, const char *name, stru
 		goto bad;
 	}
 	cJSON_ArrayForEach(cell, cells) {
-		int rc = check_cell(cell, ++k, name, err);
+		int rc = cellfile_check_cell(cell, ++k, name, err);
 		if (rc < 0)
 			goto bad;
 		added_ids |= rc;
@@ -836,4 +873,127 @@ out:
 	free(tmp);
 	strbuf_release(&text);
 	return rc;
+}
+
+/* ---- where a notebook's cells are, without parsing them ---- */
+
+/* Skip white space. */
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* Skip the JSON string starting at p ('"'); the position after it, or NULL. */
+static const char *skip_string(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p + 1;
+	}
+	return NULL;
+}
+
+/* Skip one JSON value (not checked: its parser does that); the position after it, or NULL. */
+static const char *skip_value(const char *p, const char *end)
+{
+	int depth = 0;
+
+	if (p >= end)
+		return NULL;
+	if (*p == '"')
+		return skip_string(p, end);
+	if (*p != '{' && *p != '[') {
+		while (p < end && !strchr(",}] \t\r\n", *p))
+			p++;
+		return p;
+	}
+	while (p < end) {
+		if (*p == '"') {
+			p = skip_string(p, end);
+			if (!p)
+				return NULL;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return NULL;
+}
+
+int cellfile_ipynb_cells(const char *text, size_t len, struct cellfile_cells *out)
+{
+	const char *p = text, *end = text + len;
+
+	memset(out, 0, sizeof(*out));
+	p = skip_ws(p, end);
+	if (p == end || *p++ != '{')
+		return -1;
+	for (;;) {
+		const char *key, *kend;
+
+		p = skip_ws(p, end);
+		if (p == end || *p != '"')
+			goto bad;
+		key = p + 1;
+		kend = skip_string(p, end);
+		if (!kend)
+			goto bad;
+		p = skip_ws(kend, end);
+		if (p == end || *p++ != ':')
+			goto bad;
+		p = skip_ws(p, end);
+		if (kend - key - 1 == 5 && !memcmp(key, "cells", 5)) {
+			if (p == end || *p != '[')
+				goto bad;
+			out->open = (size_t)(p - text);
+			for (p++;;) {
+				const char *v;
+				p = skip_ws(p, end);
+				if (p < end && *p == ']' && !out->n)
+					break;
+				v = skip_value(p, end);
+				if (!v)
+					goto bad;
+				out->cells = xrealloc(out->cells, (out->n + 1) * sizeof(*out->cells));
+				out->cells[out->n].off = (size_t)(p - text);
+				out->cells[out->n].len = (size_t)(v - p);
+				out->n++;
+				p = skip_ws(v, end);
+				if (p < end && *p == ',') {
+					p++;
+					continue;
+				}
+				if (p < end && *p == ']')
+					break;
+				goto bad;
+			}
+			out->close = (size_t)(p - text);	/* at the ']' */
+			return 0;
+		}
+		p = skip_value(p, end);
+		if (!p)
+			goto bad;
+		p = skip_ws(p, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		goto bad;	/* the end of the object, or junk: no cells */
+	}
+bad:
+	cellfile_cells_release(out);
+	return -1;
+}
+
+void cellfile_cells_release(struct cellfile_cells *c)
+{
+	free(c->cells);
+	memset(c, 0, sizeof(*c));
 }

@@ -357,7 +357,10 @@ class RunTest(Base):
         start = time.monotonic()
         t = self.run_plot('silent')
         self.assertIsNotNone(t.query_seen_at)
-        self.assertRegex(t.out, rb'\[plot 1: 640x480 PNG, at [^\]]+/plots/1\.png\]')
+        # The line names a file that is still there after the run (kept with the history).
+        m = re.search(rb'\[plot 1: 640x480 PNG, saved to ([^\]]+/plots/plot-1\.png)\]', t.out)
+        self.assertIsNotNone(m, t.out[-500:])
+        self.assertTrue(os.path.isfile(m.group(1).decode()))
         self.assertNotIn(b'\x1bP', t.out)
         # The bounded wait: far less than the generous limit that would catch a hang.
         self.assertLess(time.monotonic() - t.query_seen_at, 30)
