@@ -155,7 +155,8 @@ class EnforceTest(Base):
             f.write('# %%\nx = 1\n# %%\n!echo shell\n# %%\nprint("after")\n')
         p = self.cellbox('replay', '--policy', 'production', src)
         self.assertEqual(p.returncode, 7, p.stderr)
-        self.assertIn('cell 2 (!echo shell) was blocked by the security policy', p.stderr)
+        self.assertIn('In [2] (!echo shell, cell 2 of the file) was blocked by the security policy',
+                      p.stderr)
         self.assertNotIn('shell', p.stdout.splitlines())
         self.assertNotIn('after', p.stdout)
         p = self.cellbox('replay', '--policy', 'production', '--keep-going', src)
