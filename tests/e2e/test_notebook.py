@@ -343,6 +343,12 @@ class NotebookTest(Base):
 
 
 class ImageTest(Base):
+    """Images stored in the notebook, drawn as half-blocks in tmux (every cell a U+2580)."""
+
+    def start(self, *args, **kw):
+        kw.setdefault('env_extra', {}).setdefault('CELLBOX_BLOCKS', 'half')
+        return super().start(*args, **kw)
+
     def png(self):
         import base64
         import io
