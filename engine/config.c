@@ -90,6 +90,9 @@ static const struct config_key keys[] = {
 	  .help = "colour theme of the full-screen UI: auto (light or dark by the terminal's "
 		  "background), dark, light, high-contrast, monochrome, or a NAME.theme in "
 		  "$XDG_CONFIG_HOME/cellbox/themes" },
+	{ .name = "run-after-error", .type = CFG_BOOL, .offset = FIELD(run_after_error),
+	  .scope = CONFIG_FOR_TUI, .env = "CELLBOX_RUN_AFTER_ERROR", .dflt = "no",
+	  .help = "notebook: cells queued behind a cell that fails run anyway (Jupyter drops them)" },
 	{ .name = "graphics", .type = CFG_CHOICE, .offset = FIELD(graphics),
 	  .scope = CONFIG_FOR_PLOTS, .arg = "MODE", .env = "CELLBOX_GRAPHICS", .dflt = "auto",
 	  .choices = "auto|kitty|kitty-unicode|iterm|sixel|blocks|none",

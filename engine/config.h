@@ -35,6 +35,7 @@ struct cellbox_config {
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	double history_days;			/* history-days = 0 (no age limit) */
 	char *theme;			/* theme = auto (the full-screen UI's colours) */
+	int run_after_error;		/* run-after-error = no (notebook: run what is queued) */
 	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */
 	struct strlist copy_out;	/* --copy-out SRC[:DST] */
 	char *policy;			/* policy = none | NAME | FILE.policy (security policy) */

@@ -178,6 +178,8 @@ int cli_verify_libraries(const struct cellbox_config *cfg, struct session *s);
 int cli_check_settings(const struct cli_spec *spec, const struct cellbox_config *cfg);
 /* Print "cellbox: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether a cell is `exit` or `quit` (called or not): IPython's terminal ends there. */
+int cli_code_is_exit(const char *code);
 /* Read a cell file (or "-" for stdin) as UTF-8 text; -1 after printing why. */
 int cli_read_code(const char *path, struct strbuf *code);
 /* Whether output to `fd` should carry colours (a terminal, and NO_COLOR unset). */
