@@ -25,7 +25,8 @@
 static const struct config_key keys[] = {
 	{ .name = "backend", .type = CFG_STRING, .offset = SESSION(backend),
 	  .scope = CONFIG_FOR_KERNEL | CONFIG_FOR_ENGINE, .arg = "NAME", .env = "CELLBOX_BACKEND",
-	  .dflt = BACKEND_DEFAULT, .help = "where the kernel runs: local, docker, podman" },
+	  .alias = "BACKEND", .dflt = BACKEND_DEFAULT,
+	  .help = "where the kernel runs: local, docker, podman" },
 	{ .name = "kernel", .type = CFG_KERNEL, .offset = SESSION(kernel),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "NAME", .flag_alias = "lang", .env = "CELLBOX_KERNEL",
 	  .help = "the kernel's language: python, r (default: the cell file's, else python)" },
@@ -101,6 +102,9 @@ static const struct config_key keys[] = {
 	  .help = "colour theme of the full-screen UI: auto (light or dark by the terminal's "
 		  "background), dark, light, high-contrast, monochrome, or a NAME.theme in "
 		  "$XDG_CONFIG_HOME/cellbox/themes" },
+	{ .name = "run-after-error", .type = CFG_BOOL, .offset = FIELD(run_after_error),
+	  .scope = CONFIG_FOR_TUI, .env = "CELLBOX_RUN_AFTER_ERROR", .dflt = "no",
+	  .help = "notebook: cells queued behind a cell that fails run anyway (Jupyter drops them)" },
 	{ .name = "graphics", .type = CFG_CHOICE, .offset = FIELD(graphics),
 	  .scope = CONFIG_FOR_PLOTS, .arg = "MODE", .env = "CELLBOX_GRAPHICS", .dflt = "auto",
 	  .choices = "auto|kitty|kitty-unicode|iterm|sixel|blocks|none",
@@ -131,6 +135,22 @@ static const struct config_key keys[] = {
 	{ .name = "wheelhouse", .type = CFG_STRING, .offset = FIELD(wheelhouse),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "DIR", .env = "CELLBOX_WHEELHOUSE",
 	  .help = "directory of wheels the libraries install from, offline" },
+	{ .name = "mcp-max-message", .type = CFG_SIZE, .offset = FIELD(mcp.max_message),
+	  .scope = CONFIG_FOR_MCP, .arg = "SIZE", .env = "CELLBOX_MCP_MAX_MESSAGE", .dflt = "64m",
+	  .help = "largest MCP message read or written; a longer one is refused" },
+	{ .name = "mcp-output-max", .type = CFG_SIZE, .offset = FIELD(mcp.output_max),
+	  .scope = CONFIG_FOR_MCP, .arg = "SIZE", .env = "CELLBOX_MCP_OUTPUT_MAX", .dflt = "1m",
+	  .help = "stdout (and stderr) of a cell a tool result keeps; the rest is cut" },
+	{ .name = "mcp-file-max", .type = CFG_SIZE, .offset = FIELD(mcp.file_max),
+	  .scope = CONFIG_FOR_MCP, .arg = "SIZE", .env = "CELLBOX_MCP_FILE_MAX", .dflt = "16m",
+	  .help = "largest file file_put and file_get move, and largest plot sent" },
+	{ .name = "mcp-max-sessions", .type = CFG_SIZE, .offset = FIELD(mcp.max_sessions),
+	  .scope = CONFIG_FOR_MCP, .arg = "N", .env = "CELLBOX_MCP_MAX_SESSIONS", .dflt = "8",
+	  .help = "sandboxes one MCP client may have at once (execute_code's included)" },
+	{ .name = "mcp-backends", .type = CFG_STRING, .offset = FIELD(mcp.backends),
+	  .scope = CONFIG_FOR_MCP, .arg = "LIST", .env = "CELLBOX_MCP_BACKENDS",
+	  .help = "backends an MCP client may ask session_open for besides the configured one "
+		  "(comma-separated; default none)" },
 };
 
 _Static_assert(sizeof(enum pool_strategy) == sizeof(int), "CFG_ENUM writes an int");

@@ -35,12 +35,20 @@ struct cellbox_config {
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	double history_days;			/* history-days = 0 (no age limit) */
 	char *theme;			/* theme = auto (the full-screen UI's colours) */
+	int run_after_error;		/* run-after-error = no (notebook: run what is queued) */
 	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */
 	struct strlist copy_out;	/* --copy-out SRC[:DST] */
 	char *policy;			/* policy = none | NAME | FILE.policy (security policy) */
 	char *libraries;		/* libraries = numpy,pandas (installed before the first cell) */
 	char *wheelhouse;		/* wheelhouse = DIR of wheels: libraries install offline */
 	char *source;			/* the config file that was read, or NULL */
+	struct {			/* `cellbox mcp` */
+		unsigned long long max_message;	/* mcp-max-message = 64m, either way */
+		unsigned long long output_max;	/* mcp-output-max = 1m of stdout (stderr) kept */
+		unsigned long long file_max;	/* mcp-file-max = 16m: a file, a plot */
+		unsigned long long max_sessions;	/* mcp-max-sessions = 8 */
+		char *backends;			/* mcp-backends: others a client may ask for */
+	} mcp;
 };
 
 /*
@@ -55,7 +63,8 @@ enum {
 	CONFIG_FOR_PLOTS = 1 << 4,	/* drawing plots on the terminal: tui, repl, run */
 	CONFIG_FOR_TUI = 1 << 5,	/* the full-screen UI */
 	CONFIG_FOR_CHECK = 1 << 6,	/* reading code against the security policy: check */
-	CONFIG_FOR_ALL = (1 << 7) - 1,
+	CONFIG_FOR_MCP = 1 << 7,	/* the MCP server */
+	CONFIG_FOR_ALL = (1 << 8) - 1,
 };
 
 enum config_type {

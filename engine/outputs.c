@@ -129,7 +129,7 @@ int outputs_open_file(const char *channel_dir, const char *rel, size_t max, stru
 		close(fd);
 		fd = -1;
 	} else if ((unsigned long long)st.st_size > max) {
-		strbuf_addf(err, "refused '%s/%s': %lld bytes, more than %zu", dir_path, name,
+		strbuf_addf(err, "refused '%s/%s': %lld bytes, above the limit of %zu", dir_path, name,
 			    (long long)st.st_size, max);
 		close(fd);
 		fd = -1;

@@ -679,3 +679,17 @@ int cli_read_code(const char *path, struct strbuf *code)
 	}
 	return 0;
 }
+
+/* Whether `code` is `exit` or `quit` (called or not), as IPython ends a terminal there. */
+int cli_code_is_exit(const char *code)
+{
+	const char *p = code + strspn(code, " \t\n");
+	size_t n = strlen(p);
+
+	while (n && strchr(" \t\n", p[n - 1]))
+		n--;
+	if (n != 4 && n != 6)
+		return 0;
+	return (!strncmp(p, "exit", 4) || !strncmp(p, "quit", 4)) &&
+	       (n == 4 || !strncmp(p + 4, "()", 2));
+}

@@ -85,7 +85,7 @@ struct cli_command {
 
 /* The commands in their own files (main.c lists them all). */
 extern const struct cli_command cmd_run_entry, cmd_repl_entry, cmd_replay_entry,
-	cmd_history_entry, cmd_pool_entry, cmd_check_entry;
+	cmd_history_entry, cmd_pool_entry, cmd_check_entry, cmd_mcp_entry;
 int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg);
 
 extern const char *cli_progname;
@@ -184,6 +184,8 @@ int cli_verify_libraries(const struct cellbox_config *cfg, struct session *s);
 int cli_check_settings(const struct cli_spec *spec, const struct cellbox_config *cfg);
 /* Print "cellbox: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether a cell is `exit` or `quit` (called or not): IPython's terminal ends there. */
+int cli_code_is_exit(const char *code);
 /* Read a cell file (or "-" for stdin) as UTF-8 text; -1 after printing why. */
 int cli_read_code(const char *path, struct strbuf *code);
 /* Whether output to `fd` should carry colours (a terminal, and NO_COLOR unset). */

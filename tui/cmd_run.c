@@ -76,11 +76,16 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		flags = PRINTER_COLLECT | PRINTER_QUIET;
 	else if (cli_want_color(1) && cli_want_color(2))
 		flags |= PRINTER_COLOR;
+	record_open(&ctx.rec, cfg, s);
+	/* The channel goes with the run: without --plots, plots stay next to the history. */
+	if (!plots_dir && ctx.rec.h && mkdir_p(history_plots_dir(ctx.rec.h)) == 0) {
+		plots_dir = history_plots_dir(ctx.rec.h);
+		flags |= PRINTER_PLOTS_KEPT;
+	}
 	printer_init(&pr, flags, session_channel_dir(s), plots_dir);
 	printer_ready = 1;
 	if (!json)
 		cli_setup_graphics(cfg, s, &pr, &gl);
-	record_open(&ctx.rec, cfg, s);
 	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &ctx, &err);
 	if (!id) {
 		cli_error("%s", err.buf);

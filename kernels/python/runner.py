@@ -91,6 +91,7 @@ class _S:
     wake_poll = None
     last_check = 0.0
     pending = set()          # command file names (<id>.json) waiting to be served
+    pandas_width = None      # the display.width the runner gave pandas (from COLUMNS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1013,6 +1014,42 @@ def _cell_file_name(raw_code, transformed_code, number):
                                                  else transformed_code))
 
 
+class _Delegate:
+    """A loader that runs `after()` once its module is executed; everything else as `real`."""
+
+    def __init__(self, real, after):
+        self._real, self._after = real, after
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def create_module(self, spec):
+        return self._real.create_module(spec)
+
+    def exec_module(self, module):
+        self._real.exec_module(module)
+        self._after()
+
+
+class _PandasWidth:
+    """sys.meta_path entry: pandas, when imported, draws at the front end's width (COLUMNS)."""
+    busy = False
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname != "pandas" or cls.busy:
+            return None
+        import importlib.util
+        cls.busy = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            cls.busy = False
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Delegate(spec.loader, _apply_width)
+        return spec
+
+
 # --------------------------------------------------------------------------------------------
 # IPython
 
@@ -1173,6 +1210,10 @@ def _make_shell():
         def show_usage_error(self, exc):
             _emit({"type": "error", "ename": "UsageError", "evalue": str(exc),
                    "traceback": ["\x1b[0;31mUsageError\x1b[0m: %s" % exc]})
+
+        def set_next_input(self, s, replace=False):
+            # `%load FILE` and the like: the front end puts the text in its editor
+            _emit({"type": "set_next_input", "text": str(s), "replace": bool(replace)})
 
         def ask_exit(self):
             # `exit` / `quit`: the host owns the session's life time (PROTOCOL.md)
@@ -1387,10 +1428,12 @@ def _do_execute(req):
         _clear_plots()
     _S.executing = True
     _Guard.trusted = bool(req.get("trusted", False))
+    _apply_width()
     try:
         res = shell.run_cell(code, store_history=not silent, silent=silent)
     finally:
         _Guard.trusted = False
+    _apply_width()
     plots_ok = None if _S.inline else _capture_open_figures()
     _S.executing = False
     hm = shell.history_manager
@@ -1401,6 +1444,21 @@ def _do_execute(req):
     if not res.success or plots_ok is False:
         return "error"
     return "ok"
+
+
+def _apply_width():
+    """pandas draws at the width the front end said (COLUMNS), unless the user set another."""
+    pd = sys.modules.get("pandas")
+    cols = os.environ.get("COLUMNS", "")
+    if pd is None or not cols.isdigit():
+        return
+    try:
+        width = pd.get_option("display.width")
+        if width in (80, _S.pandas_width) and width != int(cols):
+            pd.set_option("display.width", int(cols))
+            _S.pandas_width = int(cols)
+    except Exception:
+        pass
 
 
 def _do_complete(req):
@@ -1657,6 +1715,7 @@ def main(argv):
             os.unsetenv("MPLBACKEND")
             sys.meta_path.append(_MplFinder)
         sys.meta_path.insert(0, _ImportHooks)
+        sys.meta_path.insert(0, _PandasWidth)
         _S.shell = _make_shell()
         _guard_pip()
         import getpass

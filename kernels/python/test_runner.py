@@ -329,6 +329,36 @@ class RunnerTest(unittest.TestCase):
         evs = self.run_ok("files = !echo one\nfiles")
         self.assertIn("one", self.result(evs))
 
+    def test_load_sets_next_input(self):
+        path = os.path.join(self.r.cwd, "loadme.py")
+        with open(path, "w") as f:
+            f.write("a = 1\nprint(a)\n")
+        evs = self.run_ok("%load " + path)
+        nxt = of_type(evs, "set_next_input")
+        self.assertEqual(len(nxt), 1, evs)
+        self.assertEqual(nxt[0]["text"], "# %%load %s\na = 1\nprint(a)\n" % path)
+        self.assertTrue(nxt[0]["replace"])
+        self.assertEqual(of_type(self.run_ok("get_ipython().set_next_input('x = 2')"),
+                                 "set_next_input")[0], {"type": "set_next_input",
+                                                        "text": "x = 2", "replace": False})
+
+    def test_width_from_columns(self):
+        # The host sets COLUMNS; pandas, once loaded, takes it as its display width.
+        self.run_ok("import os; os.environ['COLUMNS'] = '123'", silent=True)
+        try:
+            import pandas  # noqa: F401  (only to know whether the kernel has it)
+        except ImportError:
+            self.skipTest("pandas is not installed")
+        evs = self.run_ok("import pandas as pd; pd.get_option('display.width')")
+        self.assertEqual(self.result(evs), "123")   # imported in that cell: at once
+        df = self.result(self.run_ok("pd.DataFrame([[1.5] * 30])"))
+        widest = max(len(l) for l in df.split("\n"))
+        self.assertTrue(100 < widest <= 130, widest)    # pandas' wrap is near its width
+        self.run_ok("pd.set_option('display.width', 99)")
+        self.run_ok("import os; os.environ['COLUMNS'] = '140'", silent=True)
+        evs = self.run_ok("pd.get_option('display.width')")
+        self.assertEqual(self.result(evs), "99")     # the user's own setting stays
+
     def test_pager(self):
         evs = self.run_ok("len?")
         disp = of_type(evs, "display")
