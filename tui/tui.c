@@ -8,6 +8,8 @@
  * flags (HANDLED, REDRAW, QUIT), as htop's ScreenManager has them.
  */
 #include "ui.h"
+#include "highlight.h"
+#include "kernel.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -163,10 +163,10 @@ class ReplTest(RBase):
             os.execve(BIN, [BIN, 'repl', '--kernel', 'r'], self.env)
         out = b''
 
-        def until(text, timeout=60):
+        def until(text, timeout=60, count=1):
             nonlocal out
             deadline = time.monotonic() + timeout
-            while text.encode() not in out:
+            while out.count(text.encode()) < count:
                 if time.monotonic() > deadline:
                     raise AssertionError('%r not in %r' % (text, out))
                 r, _, _ = select.select([fd], [], [], 0.2)
@@ -185,8 +185,11 @@ class ReplTest(RBase):
             until('long_name_here')
             os.write(fd, b'\r')
             until('[1] 5')
+            until('In [\x1b[1m3')
             os.write(fd, b'answer <- readline("who? ")\r')   # readline() asks at the prompt
-            until('who? ')
+            # The prompt itself (the second 'who? ', after the echo): lines typed before the
+            # cell runs arrive together, and the REPL takes such lines as one pasted cell.
+            until('who? ', count=2)
             os.write(fd, b'R users\r')
             os.write(fd, b'answer\r')
             until('[1] "R users"')
