@@ -15,6 +15,7 @@
  *                the time measured is the protocol's, not the watcher's.
  *
  * Usage: bench_docker [N]   (N round trips of each; default 30)
+ *        bench_docker --anchor N   only the anchor, as one JSON line (bench/mcp.py)
  * A runtime dockerd does not know is left out of the table, with a note.
  * For podman: CELLBOX_BENCH_BACKEND=podman DOCKER_HOST=unix:///run/podman/podman.sock
  */
@@ -214,6 +215,34 @@ static char *anchor_start(struct docker *d, int podman)
 	return id;
 }
 
+/* The anchor alone: its median as {"anchor_median_ms": ..., "n": N}. */
+static int anchor_only(int n)
+{
+	struct strbuf err = STRBUF_INIT;
+	double *t = xcalloc((size_t)n, sizeof(double));
+	const char *be = getenv("CELLBOX_BENCH_BACKEND");
+	struct docker d;
+	char *id, *path;
+
+	if (docker_init(&d, NULL, &err) < 0)
+		fail("docker", err.buf);
+	id = anchor_start(&d, be && !strcmp(be, "podman"));
+	for (int i = -2; i < n; i++) {
+		double ms = anchor_cell(&d, id, i + 2);
+		if (i >= 0)
+			t[i] = ms;
+	}
+	path = xasprintf("/containers/%s?force=1", id);
+	docker_call(&d, "DELETE", path, NULL, NULL, &err);
+	printf("{\"anchor_median_ms\": %.3f, \"n\": %d}\n", median(t, n), n);
+	free(path);
+	free(id);
+	free(t);
+	docker_release(&d);
+	strbuf_release(&err);
+	return 0;
+}
+
 /* What one kind of session measured. */
 struct row {
 	const char *label;
@@ -286,6 +315,8 @@ int main(int argc, char **argv)
 	struct docker d;
 	char *id, *path;
 
+	if (argc > 2 && !strcmp(argv[1], "--anchor"))
+		return anchor_only(atoi(argv[2]) > 0 ? atoi(argv[2]) : 1);
 	if (n < 1)
 		n = 1;
 	theirs = xcalloc((size_t)n, sizeof(double));

@@ -1,7 +1,10 @@
 /*
  * Warm round-trip latency of the cellbox engine on the local backend: submit a cell, wait
  * for its done event. Prints one JSON object per case: {"case", "n", "median_ms", "p90_ms"}.
- * bench/roundtrip.py runs this next to jupyter_client and prints the ratio.
+ * bench/roundtrip.py runs this next to jupyter_client and prints the ratio; with a third
+ * argument `r`, the R kernel's cases (bench/roundtrip_r.py, next to IRkernel).
+ *
+ *	bench_roundtrip SCALE INTERPRETER [KERNEL]		(SCALE 0: the start alone)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +72,7 @@ int main(int argc, char **argv)
 	double t0 = now_monotonic();
 
 	so.python = argc > 2 ? argv[2] : "/usr/bin/python3";
+	so.kernel = argc > 3 ? argv[3] : NULL;
 	s = session_open(&so, &err);
 	if (!s) {
 		fprintf(stderr, "roundtrip: %s\n", err.buf);
@@ -76,9 +80,21 @@ int main(int argc, char **argv)
 	}
 	printf("{\"case\": \"start\", \"n\": 1, \"median_ms\": %.4f, \"p90_ms\": %.4f}\n",
 	       (now_monotonic() - t0) * 1e3, (now_monotonic() - t0) * 1e3);
-	measure(s, "pass", "pass", 1000 * scale, 50, 0);
-	measure(s, "print(1)", "print(1)", 500 * scale, 50, 2);
-	measure(s, "print 1 MB", "print('x' * (1 << 20))", 30 * scale, 3, (1 << 20) + 1);
+	if (scale == 0) {	/* the start alone */
+		session_close(s);
+		strbuf_release(&err);
+		return 0;
+	}
+	if (so.kernel && !strcmp(so.kernel, "r")) {
+		measure(s, "NULL", "NULL", 500 * scale, 50, 0);
+		measure(s, "cat(1)", "cat('1\\n')", 500 * scale, 50, 2);
+		measure(s, "cat 1 MB", "cat(strrep('x', 2^20), '\\n', sep = '')", 30 * scale, 3,
+			(1 << 20) + 1);
+	} else {
+		measure(s, "pass", "pass", 1000 * scale, 50, 0);
+		measure(s, "print(1)", "print(1)", 500 * scale, 50, 2);
+		measure(s, "print 1 MB", "print('x' * (1 << 20))", 30 * scale, 3, (1 << 20) + 1);
+	}
 	session_close(s);
 	strbuf_release(&err);
 	return 0;

@@ -57,10 +57,13 @@ struct sandbox_opts {
 	const char *runtime;		/* OCI runtime ("runsc": gVisor) [the engine's default] */
 };
 
+struct kernel_def;
+
 struct kernel_spec {
 	const char *channel_dir;	/* host path of the channel */
-	const char *runner;		/* host path of runner.py inside the channel */
-	const char *python;		/* interpreter (local backend) */
+	const char *runner;		/* host path of the runner inside the channel */
+	const char *python;		/* interpreter (local backend): python3, Rscript */
+	const struct kernel_def *kernel;	/* which kernel (kernel.h); NULL = python */
 	unsigned long long memory;	/* limit in bytes, 0 = none (local: address space;
 					   containers: cgroup memory, 0 = 1 GB) */
 	const char *cwd;		/* working directory of the kernel, NULL = inherit */
@@ -153,6 +156,8 @@ struct backend_ops {
 
 struct backend {
 	const struct backend_ops *ops;
+	int signal_group;	/* set by the session: signal() reaches the kernel's process
+				   group (kernel_def.interrupt_group), not only its pid */
 };
 
 /* The families, for the registry (backend.c): fork/exec, and the Engine API. */

@@ -2,6 +2,7 @@
 #include "backend.h"
 #include "channel.h"
 #include "docker.h"
+#include "kernel.h"
 #include "protocol.h"	/* generated from the runner: CELLBOX_KERNEL_IMAGE */
 #include "wall.h"
 
@@ -38,10 +39,13 @@ struct backend_docker {
 
 /*
  * Whether the runner is woken through its stdin: under another OCI runtime than runc (gVisor's
- * runsc), inotify inside does not see the host's writes to a bind mount (PROTOCOL.md).
+ * runsc), inotify inside does not see the host's writes to a bind mount; a kernel without
+ * inotify (R's) is woken so under every runtime (PROTOCOL.md, "Waking the runner").
  */
-static int wakes_by_stdin(const struct sandbox_opts *sb)
+static int wakes_by_stdin(const struct sandbox_opts *sb, const struct kernel_def *k)
 {
+	if (k && k->wake_stdin)
+		return 1;
 	return sb && sb->runtime && *sb->runtime && strcmp(sb->runtime, "runc");
 }
 
@@ -208,6 +212,7 @@ void backend_docker_owner_labels(cJSON *labels)
 static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *spec)
 {
 	const struct sandbox_opts none = { 0 }, *sb = spec->sandbox ? spec->sandbox : &none;
+	const struct kernel_def *k = spec->kernel ? spec->kernel : kernel_default();
 	cJSON *body = cJSON_CreateObject(), *hc, *cmd, *env, *labels, *tmpfs;
 	char buf[256];
 	uid_t uid;
@@ -225,9 +230,9 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cmd = cJSON_AddArrayToObject(body, "Cmd");
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/sh"));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString(wakes_by_stdin(sb) ?
-		"exec python3 \"$0\" \"$1\" >>\"$1/kernel/log\" 2>&1" :
-		"exec python3 \"$0\" \"$1\" </dev/null >>\"$1/kernel/log\" 2>&1"));
+	snprintf(buf, sizeof(buf), "exec %s \"$0\" \"$1\" %s>>\"$1/kernel/log\" 2>&1",
+		 k->container_exec, wakes_by_stdin(sb, k) ? "" : "</dev/null ");
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(buf));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->runner));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->channel_dir));
 	env = cJSON_AddArrayToObject(body, "Env");
@@ -237,13 +242,20 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddItemToArray(env, cJSON_CreateString("PYTHONDONTWRITEBYTECODE=1"));
 	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
 	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
-	if (wakes_by_stdin(sb)) {
+	if (wakes_by_stdin(sb, k)) {
 		/* A byte on stdin per command (PROTOCOL.md, "Waking the runner"). */
 		cJSON_AddItemToArray(env, cJSON_CreateString("CELLBOX_WAKE=stdin"));
 		cJSON_AddBoolToObject(body, "OpenStdin", 1);
 		cJSON_AddBoolToObject(body, "StdinOnce", 0);
 		cJSON_AddBoolToObject(body, "AttachStdin", 1);
 	}
+	if (k->env[0]) {
+		snprintf(buf, sizeof(buf), "%s=%s", k->env[0], k->env[1]);
+		cJSON_AddItemToArray(env, cJSON_CreateString(buf));
+	}
+	/* The engine's init (tini) forwards our SIGINT to the kernel's process group. */
+	if (db->base.signal_group)
+		cJSON_AddItemToArray(env, cJSON_CreateString("TINI_KILL_PROCESS_GROUP=1"));
 	labels = cJSON_AddObjectToObject(body, "Labels");
 	backend_docker_owner_labels(labels);
 	cJSON_AddStringToObject(labels, LABEL_CHANNEL, spec->channel_dir);
@@ -426,8 +438,12 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 	image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "Image"));
 	status = docker_call(&db->d, "POST", "/containers/create", body, &reply, &msg);
 	if (status == 404) {
+		const struct kernel_def *k = spec->kernel ? spec->kernel : kernel_default();
+
 		strbuf_addf(err, "the kernel image '%s' is not in %s: build it with "
-			    "scripts/build-image%s (%s)", image, db->engine,
+			    "scripts/build-image%s%s%s (%s)", image, db->engine,
+			    k != kernel_default() ? " --kernel " : "",
+			    k != kernel_default() ? k->name : "",
 			    strcmp(db->engine, "docker") ? " --engine podman" : "", msg.buf);
 		add_stale_images(&db->d, image, err);
 		goto out;
@@ -438,7 +454,8 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		goto out;
 	}
 	db->id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id")));
-	if (wakes_by_stdin(sb) && attach_stdin(db, err) < 0)
+	if (wakes_by_stdin(sb, spec->kernel ? spec->kernel : kernel_default()) &&
+	    attach_stdin(db, err) < 0)
 		goto out;
 	path = xasprintf("/containers/%s/start", db->id);
 	strbuf_reset(&msg);

@@ -1,5 +1,6 @@
 /* The local backend: the runner as a child process of this cellbox. */
 #include "backend.h"
+#include "kernel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +74,8 @@ static void __attribute__((noreturn)) exec_runner(const struct kernel_spec *spec
 	if (spec->cwd && chdir(spec->cwd) < 0)
 		goto fail;
 	setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+	if (spec->kernel && spec->kernel->env[0])
+		setenv(spec->kernel->env[0], spec->kernel->env[1], 1);
 	execl(spec->python, spec->python, spec->runner, spec->channel_dir, (char *)NULL);
 fail:
 	saved = errno;
@@ -349,7 +352,8 @@ static int local_signal(struct backend *be, int sig)
 
 	if (!lb->pid)
 		return -1;
-	return kill(lb->pid, sig);
+	/* The kernel leads its process group (setpgid in the child). */
+	return kill(be->signal_group ? -lb->pid : lb->pid, sig);
 }
 
 static void local_kill(struct backend *be)

@@ -49,6 +49,45 @@ int cellfile_read(const char *path, struct strbuf *text, struct strbuf *err);
 void cellfile_write_ipynb(const cJSON *nb, struct strbuf *out);
 /* Append the notebook as a percent-format script (outputs and run times are dropped). */
 void cellfile_write_percent(const cJSON *nb, struct strbuf *out);
+/* Append one cell as cellfile_write_percent() writes it: its marker line, then its lines. */
+void cellfile_write_percent_cell(const cJSON *cell, struct strbuf *out);
+
+/*
+ * Where the parts of percent text are, so that an editor can write the cells it did not
+ * change back byte for byte: the header (the YAML block and the blank lines after it) is
+ * text[0..header); cell i is text[cells[i].off, +len): its marker line first (when `marker`;
+ * text before the first marker has none), its lines, the blank lines before the next marker.
+ */
+struct cellfile_percent_map {
+	size_t header;
+	struct cellfile_percent_span {
+		size_t off, len;
+		int marker;
+	} *cells;
+	size_t ncells;		/* as many as the notebook's cells */
+};
+
+/*
+ * Where a notebook's cells are in its text, without parsing them (a notebook opens with the
+ * cells it shows first, the rest after): the `cells` array from text[open] ('[') to
+ * text[close] (']'), each element's bytes. Nothing is checked but the structure: parse each
+ * cell (and the rest) to know it is a notebook. -1 when no cells array is found.
+ */
+struct cellfile_cells {
+	size_t open, close;
+	struct cellfile_range {
+		size_t off, len;
+	} *cells;
+	size_t n;
+};
+int cellfile_ipynb_cells(const char *text, size_t len, struct cellfile_cells *out);
+void cellfile_cells_release(struct cellfile_cells *c);
+/* Check one cell as cellfile_parse_ipynb() does (a missing id is added: 1); 0, or -1 with `err`. */
+int cellfile_check_cell(cJSON *cell, int index, const char *name, struct strbuf *err);
+
+/* cellfile_parse_percent(), filling `map` too (release it with the function below). */
+cJSON *cellfile_parse_percent_map(const char *text, size_t len, struct cellfile_percent_map *map);
+void cellfile_percent_map_release(struct cellfile_percent_map *map);
 /* Write the notebook to `path` (.ipynb, else percent) as tmp + rename. -1 with `err`. */
 int cellfile_save(const cJSON *nb, const char *path, struct strbuf *err);
 /* Append any JSON value as Python's json.dumps(v, sort_keys=True, indent=1) prints it. */

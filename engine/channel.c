@@ -32,7 +32,7 @@ static void channel_blank(struct channel *ch)
 {
 	int *fds[] = { &ch->dir_fd, &ch->host_fd, &ch->commands_fd, &ch->files_fd, &ch->shown_fd,
 		       &ch->kernel_fd, &ch->results_fd, &ch->plots_fd, &ch->out_fd, &ch->ready_fd,
-		       &ch->log_fd, &ch->notify_fd };
+		       &ch->log_fd, &ch->notify_fd, &ch->wake_fd };
 
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		*fds[i] = -1;
@@ -97,7 +97,7 @@ static int watch_fd(const struct channel *ch, int fd, uint32_t mask)
 #define LOST_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_DELETE | IN_MOVED_FROM)
 
 static const char *const layout[] = { "host", "kernel", "plots", "commands", "files", "runner.py",
-				      "results", "out", "ready", "log", NULL };
+				      "runner.R", "wake", "results", "out", "ready", "log", NULL };
 
 /* Whether `name` is an entry of the channel's layout. */
 static int in_layout(const char *name)
@@ -141,6 +141,30 @@ static int open_host_part(struct channel *ch, int make, struct strbuf *err)
 	return 0;
 }
 
+/*
+ * Hold the channel's host/wake FIFO open: read-write (it never blocks, never raises SIGPIPE)
+ * and not following a link. It is in the host part, which the kernel cannot change.
+ */
+static void open_wake(struct channel *ch)
+{
+	struct stat st;
+
+	ch->wake_fd = openat(ch->host_fd, "wake", O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (ch->wake_fd >= 0 && (fstat(ch->wake_fd, &st) < 0 || !S_ISFIFO(st.st_mode)))
+		close_fd(&ch->wake_fd);
+}
+
+int channel_wake(const struct channel *ch)
+{
+	static const char byte = 'w';
+
+	if (ch->wake_fd < 0)
+		return -1;
+	if (write(ch->wake_fd, &byte, 1) == 1 || errno == EAGAIN)
+		return 0;
+	return -1;
+}
+
 int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 {
 	char *name = NULL;
@@ -162,6 +186,12 @@ int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 	ch->dir_fd = make_dir_at(root_fd, name, 0700, ch->dir, err);
 	if (ch->dir_fd < 0 || open_host_part(ch, 1, err) < 0)
 		goto fail;
+	/* A runner that cannot watch the channel waits on host/wake (readable to the kernel). */
+	if (mkfifoat(ch->host_fd, "wake", 0644) < 0 || fchmodat(ch->host_fd, "wake", 0644, 0) < 0) {
+		strbuf_addf(err, "cannot create '%s/host/wake': %s", ch->dir, strerror(errno));
+		goto fail;
+	}
+	open_wake(ch);
 	watch_host(ch);
 	close(root_fd);
 	free(name);
@@ -239,6 +269,7 @@ int channel_attach(struct channel *ch, const char *dir, struct strbuf *err)
 	watch_host(ch);
 	if (open_kernel_part(ch, err) < 0)
 		goto fail;
+	open_wake(ch);
 	return 0;
 fail:
 	channel_release(ch, 0);
@@ -299,6 +330,8 @@ void channel_release(struct channel *ch, int remove)
 	close_fd(&ch->dir_fd);
 	if (ch->dir && remove)
 		channel_remove_dir(ch->dir);
+	/* After the directory went: a runner that sees the FIFO's last writer go looks for it. */
+	close_fd(&ch->wake_fd);
 	free(ch->dir);
 	ch->dir = NULL;
 }

@@ -2,12 +2,12 @@
 #define CELLBOX_CHANNEL_H
 
 /*
- * The file-based command/result queue between host and runner (kernels/python/PROTOCOL.md),
+ * The file-based command/result queue between host and runner (kernels/PROTOCOL.md),
  * built as the sandbox's wall (wall.h): a directory in two one-way parts.
  *
  *	<channel>/            the host's (0700), never shown to a container as a whole
- *	  host/               host -> kernel: runner.py, commands/, files/ (copy-in); a container
- *	                      sees it read-only; only the host writes it
+ *	  host/               host -> kernel: the runner, commands/, files/ (copy-in), wake; a
+ *	                      container sees it read-only; only the host writes it
  *	  kernel/             kernel -> host: ready, log, results/, plots/, out/ (copy-out); the
  *	                      only part a kernel can write. Its top is the host's (the kernel
  *	                      cannot add, remove or swap entries there); results/, plots/, out/
@@ -24,6 +24,12 @@
  * for results. inotify wakes the host (the channel says notify_fd == -1 when it cannot, and
  * the session polls); a kernel that removes or moves part of the channel is noticed in
  * channel_drain().
+ *
+ * A runner that cannot use inotify (R's) may be woken through `host/wake`, a FIFO the host
+ * makes and holds open (read-write, so it never blocks and never gets SIGPIPE); channel_wake()
+ * writes one byte to it (kernels/PROTOCOL.md, "Waking the runner"). The local backend uses
+ * it; a container is woken by a byte on its stdin instead (backend wake()), since a FIFO is not
+ * shared with every runtime's sandbox (gVisor's).
  */
 
 #include <stddef.h>
@@ -38,6 +44,7 @@ struct channel {
 	int notify_fd;		/* inotify descriptor (non-blocking), or -1: poll instead */
 	int wd[4];		/* our watches: the channel, host/, kernel/, results/ (-1: none) */
 	uid_t uid;		/* the kernel's user: owner of everything in the kernel part */
+	int wake_fd;		/* host/wake, read-write and non-blocking, or -1 */
 	gid_t gid;
 	int other_user;		/* the kernel is another uid than ours: its part is given to it */
 	int mounted;		/* kernel/ is a tmpfs of ours, `quota` bytes big */
@@ -84,6 +91,11 @@ int channel_recreate(struct channel *ch, struct strbuf *err);
  */
 int channel_write(const struct channel *ch, const char *rel, const void *data, size_t len,
 		  struct strbuf *err);
+/*
+ * Tell a runner that waits on host/wake that there is something for it (a command, an input
+ * answer, an interrupt). Never blocks; a full FIFO already says so. Returns 0 or -1.
+ */
+int channel_wake(const struct channel *ch);
 /* Remove a host file (`rel` as above); a missing one is fine. */
 void channel_unlink(const struct channel *ch, const char *rel);
 /* Remove every file in commands/ and files/ (before a restarted runner serves). */

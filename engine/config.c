@@ -1,4 +1,5 @@
 #include "config.h"
+#include "kernel.h"
 #include "protocol.h"
 
 #include <ctype.h>
@@ -12,6 +13,9 @@
 #ifndef CELLBOX_DEFAULT_PYTHON
 #define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
 #endif
+#ifndef CELLBOX_DEFAULT_RSCRIPT
+#define CELLBOX_DEFAULT_RSCRIPT "/usr/bin/Rscript"
+#endif
 
 /* Offsets of the fields the rows set. */
 #define FIELD(f) offsetof(struct cellbox_config, f)
@@ -21,12 +25,19 @@
 static const struct config_key keys[] = {
 	{ .name = "backend", .type = CFG_STRING, .offset = SESSION(backend),
 	  .scope = CONFIG_FOR_KERNEL | CONFIG_FOR_ENGINE, .arg = "NAME", .env = "CELLBOX_BACKEND",
-	  .dflt = BACKEND_DEFAULT,
+	  .alias = "BACKEND", .dflt = BACKEND_DEFAULT,
 	  .help = "where the kernel runs: local (no sandbox: your own user on this machine), "
 		  "docker or podman (a hardened container)" },
+	{ .name = "kernel", .type = CFG_KERNEL, .offset = SESSION(kernel),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "NAME", .flag_alias = "lang", .env = "CELLBOX_KERNEL",
+	  .help = "the kernel's language: python, r (default: the cell file's, else python)" },
 	{ .name = "python", .type = CFG_STRING, .offset = SESSION(python),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "PATH", .env = "CELLBOX_PYTHON",
 	  .dflt = CELLBOX_DEFAULT_PYTHON, .help = "interpreter of the local backend (needs IPython)" },
+	{ .name = "rscript", .type = CFG_STRING, .offset = SESSION(rscript),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "PATH", .env = "CELLBOX_RSCRIPT",
+	  .dflt = CELLBOX_DEFAULT_RSCRIPT,
+	  .help = "Rscript of the R kernel on the local backend (needs jsonlite)" },
 	{ .name = "timeout", .type = CFG_SECONDS, .offset = FIELD(timeout),
 	  .scope = CONFIG_FOR_CELLS, .arg = "S", .env = "CELLBOX_TIMEOUT", .dflt = "0",
 	  .help = "seconds a cell may run before it is interrupted (0 = no limit)" },
@@ -105,6 +116,9 @@ static const struct config_key keys[] = {
 	  .help = "colour theme of the full-screen UI: auto (light or dark by the terminal's "
 		  "background), dark, light, high-contrast, monochrome, or a NAME.theme in "
 		  "$XDG_CONFIG_HOME/cellbox/themes" },
+	{ .name = "run-after-error", .type = CFG_BOOL, .offset = FIELD(run_after_error),
+	  .scope = CONFIG_FOR_TUI, .env = "CELLBOX_RUN_AFTER_ERROR", .dflt = "no",
+	  .help = "notebook: cells queued behind a cell that fails run anyway (Jupyter drops them)" },
 	{ .name = "graphics", .type = CFG_CHOICE, .offset = FIELD(graphics),
 	  .scope = CONFIG_FOR_PLOTS, .arg = "MODE", .env = "CELLBOX_GRAPHICS", .dflt = "auto",
 	  .choices = "auto|kitty|kitty-unicode|iterm|sixel|blocks|none",
@@ -135,6 +149,22 @@ static const struct config_key keys[] = {
 	{ .name = "wheelhouse", .type = CFG_STRING, .offset = FIELD(wheelhouse),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "DIR", .env = "CELLBOX_WHEELHOUSE",
 	  .help = "directory of wheels the libraries install from, offline" },
+	{ .name = "mcp-max-message", .type = CFG_SIZE, .offset = FIELD(mcp.max_message),
+	  .scope = CONFIG_FOR_MCP, .arg = "SIZE", .env = "CELLBOX_MCP_MAX_MESSAGE", .dflt = "64m",
+	  .help = "largest MCP message read or written; a longer one is refused" },
+	{ .name = "mcp-output-max", .type = CFG_SIZE, .offset = FIELD(mcp.output_max),
+	  .scope = CONFIG_FOR_MCP, .arg = "SIZE", .env = "CELLBOX_MCP_OUTPUT_MAX", .dflt = "1m",
+	  .help = "stdout (and stderr) of a cell a tool result keeps; the rest is cut" },
+	{ .name = "mcp-file-max", .type = CFG_SIZE, .offset = FIELD(mcp.file_max),
+	  .scope = CONFIG_FOR_MCP, .arg = "SIZE", .env = "CELLBOX_MCP_FILE_MAX", .dflt = "16m",
+	  .help = "largest file file_put and file_get move, and largest plot sent" },
+	{ .name = "mcp-max-sessions", .type = CFG_SIZE, .offset = FIELD(mcp.max_sessions),
+	  .scope = CONFIG_FOR_MCP, .arg = "N", .env = "CELLBOX_MCP_MAX_SESSIONS", .dflt = "8",
+	  .help = "sandboxes one MCP client may have at once (execute_code's included)" },
+	{ .name = "mcp-backends", .type = CFG_STRING, .offset = FIELD(mcp.backends),
+	  .scope = CONFIG_FOR_MCP, .arg = "LIST", .env = "CELLBOX_MCP_BACKENDS",
+	  .help = "backends an MCP client may ask session_open for besides the configured one "
+		  "(comma-separated; default none)" },
 };
 
 _Static_assert(sizeof(enum pool_strategy) == sizeof(int), "CFG_ENUM writes an int");
@@ -162,7 +192,8 @@ void config_release(struct cellbox_config *cfg)
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		char *field = (char *)cfg + keys[i].offset;
 
-		if (keys[i].type == CFG_STRING || keys[i].type == CFG_CHOICE)
+		if (keys[i].type == CFG_STRING || keys[i].type == CFG_CHOICE ||
+		    keys[i].type == CFG_KERNEL)
 			free(*(char **)field);
 		else if (keys[i].type == CFG_LIST)
 			strlist_release((struct strlist *)field);
@@ -178,7 +209,7 @@ const struct config_key *config_find(const char *name)
 
 		while (*a && (*a == *b || (*a == '-' && *b == '_')))
 			a++, b++;
-		if (!*a && !*b)
+		if ((!*a && !*b) || (keys[i].flag_alias && !strcmp(keys[i].flag_alias, name)))
 			return &keys[i];
 	}
 	return NULL;
@@ -250,6 +281,19 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 			*(char **)field = xstrdup(value);
 		}
 		break;
+	case CFG_KERNEL: {
+		const struct kernel_def *kd = kernel_find(value);
+
+		if (!kd) {
+			strbuf_addf(err, "%s: there is no kernel '%s' (there are: ", k->name, value);
+			kernel_list(err);
+			strbuf_addch(err, ')');
+			return -1;
+		}
+		free(*(char **)field);
+		*(char **)field = xstrdup(kd->name);
+		break;
+	}
 	case CFG_SECONDS:
 		if (parse_seconds(value, (double *)field) < 0) {
 			strbuf_addf(err, "%s: '%s' is not a number of seconds", k->name, value);
@@ -362,7 +406,8 @@ void config_describe(const struct cellbox_config *cfg, struct strbuf *out)
 
 		switch (keys[i].type) {
 		case CFG_STRING:
-		case CFG_CHOICE: {
+		case CFG_CHOICE:
+		case CFG_KERNEL: {
 			const char *v = *(char *const *)field;
 			strbuf_addstr(&val, v ? v : "(default)");
 			break;

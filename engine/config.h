@@ -21,7 +21,7 @@
 
 struct cellbox_config {
 	/*
-	 * How sessions start their kernel: backend, python, runtime-dir, startup-timeout,
+	 * How sessions start their kernel: backend, kernel, python, rscript, runtime-dir, startup-timeout,
 	 * interrupt-grace, memory, pool-strategy, pool-timeout, and sandbox (image, network,
 	 * cpus, pids, read-only, cap-drop, security-opt, user, docker-host). Strings are owned.
 	 */
@@ -35,12 +35,20 @@ struct cellbox_config {
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	double history_days;			/* history-days = 0 (no age limit) */
 	char *theme;			/* theme = auto (the full-screen UI's colours) */
+	int run_after_error;		/* run-after-error = no (notebook: run what is queued) */
 	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */
 	struct strlist copy_out;	/* --copy-out SRC[:DST] */
 	char *policy;			/* policy = none | NAME | FILE.policy (security policy) */
 	char *libraries;		/* libraries = numpy,pandas (installed before the first cell) */
 	char *wheelhouse;		/* wheelhouse = DIR of wheels: libraries install offline */
 	char *source;			/* the config file that was read, or NULL */
+	struct {			/* `cellbox mcp` */
+		unsigned long long max_message;	/* mcp-max-message = 64m, either way */
+		unsigned long long output_max;	/* mcp-output-max = 1m of stdout (stderr) kept */
+		unsigned long long file_max;	/* mcp-file-max = 16m: a file, a plot */
+		unsigned long long max_sessions;	/* mcp-max-sessions = 8 */
+		char *backends;			/* mcp-backends: others a client may ask for */
+	} mcp;
 };
 
 /*
@@ -55,7 +63,8 @@ enum {
 	CONFIG_FOR_PLOTS = 1 << 4,	/* drawing plots on the terminal: tui, repl, run */
 	CONFIG_FOR_TUI = 1 << 5,	/* the full-screen UI */
 	CONFIG_FOR_CHECK = 1 << 6,	/* reading code against the security policy: check */
-	CONFIG_FOR_ALL = (1 << 7) - 1,
+	CONFIG_FOR_MCP = 1 << 7,	/* the MCP server */
+	CONFIG_FOR_ALL = (1 << 8) - 1,
 };
 
 enum config_type {
@@ -68,6 +77,7 @@ enum config_type {
 	CFG_BOOL,	/* an int: true/yes/on/1 or false/no/off/0 */
 	CFG_NOT_BOOL,	/* an int holding the opposite of the value (read-only -> writable_root) */
 	CFG_LIST,	/* a struct strlist: every value is appended */
+	CFG_KERNEL,	/* a string: a kernel's name (kernel.h; its aliases are taken, the name kept) */
 };
 
 /* One row of the table. */
@@ -77,6 +87,7 @@ struct config_key {
 	size_t offset;		/* of the field in struct cellbox_config */
 	unsigned scope;		/* CONFIG_FOR_*: the commands that take --NAME; 0 = no flag */
 	const char *arg;	/* the flag's value in help ("NAME"); NULL: a switch (sets "yes") */
+	const char *flag_alias;	/* another name of the key and its flag (llm-sandbox's); NULL */
 	const char *env;	/* CELLBOX_...; NULL = none */
 	const char *alias;	/* llm-sandbox's variable for the same thing, lower precedence */
 	const char *dflt;	/* the default, as the file would say it; NULL = unset (0) */

@@ -13,6 +13,7 @@ static const char *const event_names[] = {
 	[SESSION_EV_DONE] = "done",
 	[SESSION_EV_CLEAR_OUTPUT] = "clear_output",
 	[SESSION_EV_ARTIFACT] = "artifact",
+	[SESSION_EV_NEXT_INPUT] = "set_next_input",
 	[SESSION_EV_OTHER] = "other",
 };
 
@@ -214,6 +215,12 @@ static int decode(struct event_store *st, unsigned long id, int made, struct ses
 	case SESSION_EV_ARTIFACT:
 		ev->artifact.file = file_of(st, o);
 		ev->artifact.name = str_of(o, "name");
+		break;
+	case SESSION_EV_NEXT_INPUT:
+		ev->next_input.text = str_of(o, "text");
+		if (!ev->next_input.text)
+			ev->next_input.text = "";
+		ev->next_input.replace = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "replace"));
 		break;
 	default:
 		break;

@@ -2,7 +2,7 @@
 #define CELLBOX_EVENT_H
 
 /*
- * Events: what a request's results/<id>.jsonl says (kernels/python/PROTOCOL.md), decoded once
+ * Events: what a request's results/<id>.jsonl says (kernels/PROTOCOL.md), decoded once
  * into typed structs. The session reads each line, decodes it here and hands the struct to
  * the request's callback; front ends (printer, the TUI, the nbformat collector, the history)
  * read fields and never look at the JSON.
@@ -33,6 +33,7 @@ enum session_event_type {
 	SESSION_EV_DONE,
 	SESSION_EV_CLEAR_OUTPUT,	/* clear_output(wait): the cell's outputs so far go */
 	SESSION_EV_ARTIFACT,	/* a file the cell made (savefig, a plotly figure's HTML) */
+	SESSION_EV_NEXT_INPUT,	/* set_next_input: text for the next cell (`%load`) */
 	SESSION_EV_OTHER,	/* a type this host does not know: ignore */
 };
 
@@ -145,6 +146,12 @@ struct session_ev_done {
 	const char *detail;
 };
 
+/* set_next_input: what the kernel asks to be the next cell's text (IPython's %load). */
+struct session_ev_next_input {
+	const char *text;	/* never NULL; anything (front ends strip controls) */
+	int replace;		/* replace the cell that ran rather than add one after it */
+};
+
 struct session_event {
 	enum session_event_type type;
 	unsigned long id;	/* the request this event belongs to */
@@ -158,6 +165,7 @@ struct session_event {
 		struct session_ev_done done;
 		struct session_ev_clear clear;		/* SESSION_EV_CLEAR_OUTPUT */
 		struct session_ev_artifact artifact;
+		struct session_ev_next_input next_input;
 	};
 };
 

@@ -50,7 +50,7 @@ out:
 	return rc;
 }
 
-/* Append `s` as a Python string literal (JSON strings are Python literals). */
+/* Append `s` as a string literal (JSON strings are Python and R literals). */
 static void add_literal(struct strbuf *sb, const char *s)
 {
 	cJSON *str = cJSON_CreateString(s);
@@ -98,13 +98,11 @@ int files_copy_in(struct session *s, const char *src, const char *dst, struct st
 	if (session_write_file(s, rel, data.buf, data.len, err) < 0)
 		goto out;
 	staged = xasprintf("%s/host/%s", session_channel_dir(s), rel);
-	strbuf_addstr(&code, "(lambda os, sh, s, d: (os.makedirs(os.path.dirname(os.path.abspath(d)), "
-			     "exist_ok=True), sh.copyfile(s, d)))(__import__('os'), "
-			     "__import__('shutil'), ");
+	strbuf_addstr(&code, session_kernel(s)->copy_in[0]);
 	add_literal(&code, staged);
-	strbuf_addstr(&code, ", ");
+	strbuf_addstr(&code, session_kernel(s)->copy_in[1]);
 	add_literal(&code, dst ? dst : base_name(src));
-	strbuf_addstr(&code, ")\n");
+	strbuf_addstr(&code, session_kernel(s)->copy_in[2]);
 	rc = run_helper(s, code.buf, err);
 	session_remove_file(s, rel);
 out:
@@ -133,11 +131,11 @@ int files_copy_out(struct session *s, const char *src, const char *dst, struct s
 	wall_random_hex(rnd, 8);
 	name = xasprintf("copy-out-%s", rnd);
 	staged = xasprintf("%s/kernel/out/%s", session_channel_dir(s), name);
-	strbuf_addstr(&code, "__import__('shutil').copyfile(");
+	strbuf_addstr(&code, session_kernel(s)->copy_out[0]);
 	add_literal(&code, src);
-	strbuf_addstr(&code, ", ");
+	strbuf_addstr(&code, session_kernel(s)->copy_out[1]);
 	add_literal(&code, staged);
-	strbuf_addstr(&code, ")\n");
+	strbuf_addstr(&code, session_kernel(s)->copy_out[2]);
 	if (run_helper(s, code.buf, err) < 0) {
 		struct strbuf msg = STRBUF_INIT;
 		strbuf_addf(&msg, "cannot copy '%s' out of the sandbox: %s", src, err->buf);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cellfile.h"
+#include "kernel.h"
 
 struct history {
 	char *id, *dir, *path, *plots;
@@ -79,6 +80,8 @@ int history_append(struct history *h, const struct history_cell *c, struct strbu
 		cJSON_AddStringToObject(e, "reason", c->reason);
 	cJSON_AddNumberToObject(e, "duration", c->duration);
 	cJSON_AddNumberToObject(e, "time", c->time ? c->time : now_wall());
+	if (c->kernel && strcmp(c->kernel, kernel_default()->name))
+		cJSON_AddStringToObject(e, "kernel", c->kernel);
 	cJSON_AddItemToObject(e, "outputs", c->outputs ? cJSON_Duplicate(c->outputs, 1)
 						       : cJSON_CreateArray());
 	line = cJSON_PrintUnformatted(e);
@@ -321,11 +324,19 @@ cJSON *history_entry_cell(const cJSON *entry, int embed)
 	return cell;
 }
 
-/* Add an entry's cell to the notebook. */
+/* Add an entry's cell to the notebook; the first says which kernel it is for (not python). */
 static int add_entry(const cJSON *entry, void *data)
 {
-	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(data, "cells"),
-			     history_entry_cell(entry, 1));
+	cJSON *cells = cJSON_GetObjectItemCaseSensitive(data, "cells");
+
+	if (!cJSON_GetArraySize(cells)) {
+		const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "kernel"));
+		const struct kernel_def *kd = kernel_find(k);
+
+		if (kd)
+			kernel_describe_notebook(kd, data);
+	}
+	cJSON_AddItemToArray(cells, history_entry_cell(entry, 1));
 	return 0;
 }
 

@@ -9,7 +9,8 @@
  * the session's captured plots). history.jsonl has one JSON object a line:
  *
  *	{"session": id, "execution_count": n, "code": "...", "status": "ok"|"error"|"aborted",
- *	 "duration": s, "time": epoch seconds, "reason": "timeout"?, "outputs": [nbformat outputs]}
+ *	 "duration": s, "time": epoch seconds, "reason": "timeout"?, "kernel": "r"?,
+ *	 "outputs": [nbformat outputs]}
  *
  * with plots referenced by path (outputs metadata.cellbox.plot), not inlined.
  *
@@ -45,6 +46,7 @@ struct history_cell {
 	double duration;	/* seconds the kernel took */
 	double time;		/* when it ran (epoch seconds); 0 = now */
 	const cJSON *outputs;	/* nbformat outputs; NULL = none */
+	const char *kernel;	/* the kernel's name (kernel.h); NULL = python */
 };
 
 /* The sessions directory ($XDG_STATE_HOME/cellbox/sessions); the caller frees it. */
@@ -100,7 +102,8 @@ int history_export(const char *session, const char *path, struct strbuf *err);
 /*
  * Load a cell file as a notebook (cellfile.h), or a recorded session: its history.jsonl by
  * path, or its id (as 'history list' shows it) when no file of that name is here. Every entry
- * of a session is a code cell with its outputs. NULL with `err`.
+ * of a session is a code cell with its outputs, the notebook the kernelspec of the kernel it
+ * ran on. NULL with `err`.
  */
 cJSON *history_load(const char *path_or_id, struct strbuf *err);
 /*

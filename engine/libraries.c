@@ -195,6 +195,24 @@ int libraries_parse(struct libraries *l, const char *list, struct strbuf *err)
 	return 0;
 }
 
+void libraries_check_code(const struct libraries *l, struct strbuf *code)
+{
+	/* The key has no quotes or backslashes (requirements cannot): a plain literal. */
+	strbuf_addf(code,
+		    "def _cellbox_check(want):\n"
+		    "    import sys\n"
+		    "    try:\n"
+		    "        got = open(sys.prefix + '/" LIBRARIES_MARKER "').read()\n"
+		    "    except OSError:\n"
+		    "        got = ''\n"
+		    "    if got != want:\n"
+		    "        raise RuntimeError('the pooled kernel has the libraries %%r' %% (got or 'none',))\n"
+		    "try:\n"
+		    "    _cellbox_check('%s')\n"
+		    "finally:\n"
+		    "    del _cellbox_check\n", l->key);
+}
+
 int libraries_check_policy(const struct libraries *l, const struct policy *p, struct strbuf *err)
 {
 	for (size_t i = 0; p && i < l->n; i++) {

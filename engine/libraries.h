@@ -70,6 +70,11 @@ int libraries_prepare(const struct libraries *l, const struct libraries_env *e, 
  */
 int libraries_gc_images(const char *engine, const char *host, struct strbuf *out,
 			struct strbuf *err);
+/*
+ * Append the code of a cell (run SESSION_EXEC_TRUSTED) that raises RuntimeError("the pooled
+ * kernel has the libraries ...") unless the kernel's venv holds this set (a pooled kernel).
+ */
+void libraries_check_code(const struct libraries *l, struct strbuf *code);
 /* The file in the venv that names its set (".../venv/cellbox-libraries"). */
 #define LIBRARIES_MARKER "cellbox-libraries"
 

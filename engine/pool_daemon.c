@@ -202,7 +202,7 @@ static int spawn(struct daemon *d)
 		strbuf_release(&e2);
 	}
 	if (d->pc->preimport && *d->pc->preimport) {
-		char *code = xasprintf("import %s", d->pc->preimport);
+		char *code = session_kernel(s)->preimport(d->pc->preimport);
 		struct warm_outcome w = { STRBUF_INIT, 0, 0 };
 		unsigned long id = session_execute(s, code, SESSION_EXEC_SILENT, 120, on_warm_event,
 						   &w, &w.error);
@@ -587,6 +587,7 @@ static void clean_leftovers(struct daemon *d)
 /* Write daemon.json: who serves the pool and how. */
 static void write_info(struct daemon *d)
 {
+	const struct kernel_def *k;
 	cJSON *o = cJSON_CreateObject();
 	char *text, *path = ppath(d, "daemon.json", NULL), *tmp = xasprintf("%s.tmp", path);
 	int fd;
@@ -601,6 +602,8 @@ static void write_info(struct daemon *d)
 	cJSON_AddNumberToObject(o, "health_interval", d->pc->health_interval);
 	cJSON_AddStringToObject(o, "preimport", d->pc->preimport ? d->pc->preimport : "");
 	cJSON_AddStringToObject(o, "backend", d->backend);
+	k = d->kopts.kernel ? kernel_find(d->kopts.kernel) : NULL;
+	cJSON_AddStringToObject(o, "kernel", (k ? k : kernel_default())->name);
 	if (d->kopts.sandbox.host)
 		cJSON_AddStringToObject(o, "host", d->kopts.sandbox.host);
 	text = cJSON_Print(o);

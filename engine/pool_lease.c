@@ -13,6 +13,8 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include "kernel.h"
+
 char *pool_dir_path(const char *runtime_dir, const char *name)
 {
 	return xasprintf("%s/pool/%s", runtime_dir, name && *name ? name : "default");
@@ -169,6 +171,18 @@ char *pool_backend(const char *pool_dir)
 
 	cJSON_Delete(info);
 	return backend;
+}
+
+char *pool_kernel(const char *pool_dir)
+{
+	cJSON *info = pool_info(pool_dir);
+	const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel"));
+	char *kernel = NULL;
+
+	if (info)	/* a daemon that did not say served python */
+		kernel = xstrdup(k ? k : kernel_default()->name);
+	cJSON_Delete(info);
+	return kernel;
 }
 
 int pool_lease_daemon_alive(const struct pool_lease *lease)

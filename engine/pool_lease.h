@@ -59,6 +59,8 @@ int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout
 cJSON *pool_info(const char *pool_dir);
 /* The backend the pool's daemon runs its kernels on ("local", "docker"), NULL when unknown. */
 char *pool_backend(const char *pool_dir);
+/* The kernel the pool's daemon runs ("python", "r"), NULL when unknown. */
+char *pool_kernel(const char *pool_dir);
 /* Whether a live daemon holds the pool's lock. */
 int pool_daemon_alive(const char *pool_dir);
 /*

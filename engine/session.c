@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "channel.h"
+#include "kernel.h"
 #include "request.h"
 #include "protocol.h"	/* generated from the runner: CELLBOX_PROTOCOL, CELLBOX_KERNEL_IMAGE */
 #include "wall.h"
@@ -25,11 +26,12 @@
 #define DEFAULT_QUOTA (1ull << 30)
 #define DEFAULT_OUTPUT_LIMIT (2ull << 30)
 
-extern const unsigned char runner_py[];
-extern const size_t runner_py_len;
 
 struct session {
 	char *backend_name, *python, *runtime_dir, *cwd;
+	const struct kernel_def *kernel;	/* which runner, started how */
+	char *image;		/* the container image when none is configured */
+	int wake;		/* the runner waits on the channel's `wake` FIFO */
 	struct session_opts opts;
 	struct channel ch;
 	struct backend *be;
@@ -110,8 +112,11 @@ static void add_log_tail(struct session *s, struct strbuf *err)
 		if (strstr(tail, "No module named 'IPython'"))
 			strbuf_addf(err, "\n'%s' has no IPython (on Debian: apt-get install python3-ipython)",
 				    s->python);
+		if (strstr(tail, "there is no package called") && strstr(tail, "jsonlite"))
+			strbuf_addf(err, "\n'%s' has no jsonlite (on Debian: apt-get install r-cran-jsonlite)",
+				    s->python);
 		strbuf_addf(err, "\n--- kernel log (%s/kernel/log) ---\n%s", s->ch.dir, tail);
-		if (log.buf[log.len - 1] != '\n')
+		if (log.len && log.buf[log.len - 1] != '\n')
 			strbuf_addch(err, '\n');
 	}
 	strbuf_release(&log);
@@ -139,8 +144,10 @@ static int prepare_channel(struct session *s, struct strbuf *err)
 			return -1;
 		watch_channel(s);
 	}
-	if (s->ch.lost || faccessat(s->ch.host_fd, "runner.py", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
+	if (s->ch.lost ||
+	    faccessat(s->ch.host_fd, s->kernel->runner, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (channel_write(&s->ch, s->kernel->runner, s->kernel->code, *s->kernel->code_len,
+				  err) < 0)
 			return -1;
 	}
 	channel_clear_queue(&s->ch);
@@ -156,11 +163,19 @@ static void host_pid(struct session *s)
 		cJSON_ReplaceItemInObjectCaseSensitive(s->info, "pid", cJSON_CreateNumber((double)pid));
 }
 
+/* Whether the kernel's ready file asks to be woken through the `wake` FIFO. */
+static void read_wake(struct session *s)
+{
+	const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s->info, "wake"));
+
+	s->wake = w && !strcmp(w, "fifo");
+}
+
 /* Start the runner and wait for its ready file. */
 static int start_kernel(struct session *s, struct strbuf *err)
 {
 	struct kernel_spec spec = { 0 };
-	char *runner = channel_path(&s->ch, "host/runner.py");
+	char *runner = xasprintf("%s/host/%s", s->ch.dir, s->kernel->runner);
 	struct strbuf buf = STRBUF_INIT;
 	enum reason reason;
 	double deadline;
@@ -177,6 +192,8 @@ static int start_kernel(struct session *s, struct strbuf *err)
 	spec.memory = s->opts.memory;
 	spec.cwd = s->cwd;
 	spec.sandbox = &s->opts.sandbox;
+	spec.kernel = s->kernel;
+	s->be->signal_group = s->kernel->interrupt_group;
 	if (s->be->ops->start(s->be, &spec, err) < 0)
 		goto out;
 	exit_fd = s->be->ops->exit_fd(s->be);
@@ -201,6 +218,7 @@ static int start_kernel(struct session *s, struct strbuf *err)
 
 			cJSON_Delete(s->info);
 			s->info = cJSON_ParseWithLength(buf.buf, buf.len);
+			read_wake(s);
 			proto = cJSON_GetObjectItemCaseSensitive(s->info, "protocol");
 			if (!cJSON_IsNumber(proto) || proto->valueint != CELLBOX_PROTOCOL) {
 				if (cJSON_IsNumber(proto))
@@ -271,6 +289,14 @@ char *session_runtime_dir(const char *configured)
 	return xasprintf("/tmp/cellbox-%ld", (long)getuid());
 }
 
+/* The local backend's interpreter of kernel `k`: its setting, else the kernel's default. */
+static const char *interpreter_of(const struct kernel_def *k, const struct session_opts *o)
+{
+	const char *set = k->uses == KERNEL_USES_RSCRIPT ? o->rscript : o->python;
+
+	return set && *set ? set : k->interpreter;
+}
+
 /* Allocate a session and the descriptors every session has. */
 static struct session *session_new(const struct session_opts *opts, struct strbuf *err)
 {
@@ -278,10 +304,27 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 	struct epoll_event ev = { .events = EPOLLIN };
 
 	s->opts = *opts;
+	s->kernel = opts->kernel ? kernel_find(opts->kernel) : kernel_default();
+	if (!s->kernel) {
+		strbuf_addf(err, "there is no kernel '%s' (there are: ", opts->kernel);
+		kernel_list(err);
+		strbuf_addch(err, ')');
+		free(s);
+		return NULL;
+	}
+	if (opts->policy && !s->kernel->policy) {
+		/* Not enforcing it silently: its reader and its import hook are Python's. */
+		strbuf_addf(err, "the security policy '%s' reads Python code: it cannot check the "
+			    "%s kernel's cells (use --policy none with --kernel %s)",
+			    opts->policy->name, s->kernel->name, s->kernel->name);
+		free(s);
+		return NULL;
+	}
+	s->image = xasprintf("%s:p%d", s->kernel->image, CELLBOX_PROTOCOL);
 	if (!s->opts.sandbox.image || !*s->opts.sandbox.image)
-		s->opts.sandbox.image = CELLBOX_KERNEL_IMAGE;
+		s->opts.sandbox.image = s->image;
 	s->backend_name = xstrdup(opts->backend ? opts->backend : BACKEND_DEFAULT);
-	s->python = xstrdup(opts->python ? opts->python : "/usr/bin/python3");
+	s->python = xstrdup(interpreter_of(s->kernel, opts));
 	s->runtime_dir = session_runtime_dir(opts->runtime_dir);
 	s->cwd = opts->cwd ? xstrdup(opts->cwd) : NULL;
 	s->opts.pool_dir = NULL;	/* not kept: the lease says where the kernel came from */
@@ -331,6 +374,7 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 	/* The pid as this machine sees it, from the host's note (the ready file is the kernel's). */
 	pid = backend_kernel_pid(dir, s->info);
 	host_pid(s);
+	read_wake(s);
 	if (pid <= 0) {
 		strbuf_addf(err, "'%s' has no kernel pid", dir);
 		goto out;
@@ -341,6 +385,7 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 	s->be = backend_adopt(s->backend_name, &handle, err);
 	if (!s->be)
 		goto out;
+	s->be->signal_group = s->kernel->interrupt_group;
 	exit_fd = s->be->ops->exit_fd(s->be);
 	if (exit_fd >= 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
@@ -438,10 +483,19 @@ static int open_pooled(struct session *s, const struct session_opts *opts, struc
 	char *serves = pool_backend(opts->pool_dir);
 	int rc;
 
-	/* Adopt only a kernel of the backend asked for: say so before taking one. */
+	/* Adopt only a kernel of the backend and language asked for: say so before taking one. */
 	if (serves && strcmp(serves, s->backend_name)) {
 		strbuf_addf(err, "the pool '%s' serves %s kernels, not %s (use --backend %s)",
 			    opts->pool_dir, serves, s->backend_name, serves);
+		free(serves);
+		return -1;
+	}
+	free(serves);
+	serves = pool_kernel(opts->pool_dir);
+	if (serves && strcmp(serves, s->kernel->name)) {
+		strbuf_addf(err, "the pool '%s' serves %s kernels, not %s (use --kernel %s, or "
+			    "another pool: --pool-name)", opts->pool_dir, serves, s->kernel->name,
+			    serves);
 		free(serves);
 		return -1;
 	}
@@ -491,7 +545,8 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid))
 			channel_set_owner(&s->ch, uid, gid);
 	}
-	if (channel_write(&s->ch, "runner.py", runner_py, runner_py_len, err) < 0)
+	if (channel_write(&s->ch, s->kernel->runner, s->kernel->code, *s->kernel->code_len,
+			  err) < 0)
 		goto fail;
 	watch_channel(s);
 	if (start_kernel(s, err) < 0 || install_policy(s, err) < 0)
@@ -621,6 +676,28 @@ static int over_quota(struct session *s)
 	return 1;
 }
 
+/*
+ * Tell the runner that something is there for it (a command, an input answer, an interrupt):
+ * the backend's wake-up (a container's stdin) or the host/wake FIFO of a runner that asked for
+ * it; a runner that watches the channel with inotify needs neither.
+ */
+static void wake_kernel(struct session *s)
+{
+	if (s->be->ops->wake)
+		s->be->ops->wake(s->be);
+	if (s->wake)
+		channel_wake(&s->ch);
+}
+
+/* SIGINT to the kernel, and a wake-up for a runner blocked waiting for one. */
+static int interrupt_kernel(struct session *s)
+{
+	int rc = s->be->ops->signal(s->be, SIGINT);
+
+	wake_kernel(s);
+	return rc;
+}
+
 /* Kill an unresponsive kernel, end its requests and start a fresh one. */
 static void kill_and_restart(struct session *s)
 {
@@ -687,20 +764,13 @@ int session_dispatch(struct session *s)
 	} else if (s->head && s->head->deadline && !s->head->stop &&
 		   now >= s->head->deadline) {
 		s->head->stop = REASON_TIMEOUT;
-		s->be->ops->signal(s->be, SIGINT);
+		interrupt_kernel(s);
 		s->kill_at = now + s->opts.interrupt_grace;
 	}
 out:
 	arm_timer(s);
 	strbuf_release(&why);
 	return events;
-}
-
-/* Tell the runner there is a new command file (a backend that needs it: gVisor). */
-static void wake_kernel(struct session *s)
-{
-	if (s->be->ops->wake)
-		s->be->ops->wake(s->be);
 }
 
 /*
@@ -866,7 +936,7 @@ int session_interrupt(struct session *s)
 	if (!s->kill_at)
 		s->kill_at = now_monotonic() + s->opts.interrupt_grace;
 	arm_timer(s);
-	return s->be->ops->signal(s->be, SIGINT);
+	return interrupt_kernel(s);
 }
 
 int session_restart(struct session *s, struct strbuf *err)
@@ -933,9 +1003,21 @@ const char *session_kernel_image(void)
 	return CELLBOX_KERNEL_IMAGE;
 }
 
+char *session_kernel_image_for(const char *name)
+{
+	const struct kernel_def *k = kernel_find(name);
+
+	return k ? xasprintf("%s:p%d", k->image, CELLBOX_PROTOCOL) : NULL;
+}
+
 const char *session_backend_name(const struct session *s)
 {
 	return s->backend_name;
+}
+
+const struct kernel_def *session_kernel(const struct session *s)
+{
+	return s->kernel;
 }
 
 /* Ask the runner to exit and give it a moment before the backend kills it. */
@@ -986,6 +1068,7 @@ static void session_free(struct session *s, int remove_channel)
 		close(s->timerfd);
 	cJSON_Delete(s->info);
 	free(s->backend_name);
+	free(s->image);
 	free(s->python);
 	free(s->runtime_dir);
 	free(s->cwd);

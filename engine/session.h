@@ -15,7 +15,7 @@
  *
  * session_wait() is that loop for callers that only wait.
  *
- * Events are the runner's event lines (kernels/python/PROTOCOL.md) decoded once into typed
+ * Events are the runner's event lines (kernels/PROTOCOL.md) decoded once into typed
  * structs (event.h: stream, display with its mime bundle and plot, result, error, input
  * request, reply, done); they are valid only during the callback.
  *
@@ -62,6 +62,7 @@
 #include <cjson/cJSON.h>
 #include "backend.h"
 #include "event.h"
+#include "kernel.h"
 #include "policy.h"
 #include "pool_lease.h"
 #include "reason.h"
@@ -83,7 +84,9 @@ typedef void (*session_state_fn)(struct session *s, enum session_state state, co
 
 struct session_opts {
 	const char *backend;		/* "local" (default) */
-	const char *python;		/* interpreter for the local backend */
+	const char *kernel;		/* "python" (NULL, the default), "r": kernel.h */
+	const char *python;		/* the Python kernel's interpreter (local backend) */
+	const char *rscript;		/* the R kernel's Rscript (local backend) */
 	const char *runtime_dir;	/* where channels live; NULL = $XDG_RUNTIME_DIR/cellbox */
 	const char *cwd;		/* kernel's working directory; NULL = ours */
 	double startup_timeout;		/* seconds to wait for `ready`; 0 = 30 */
@@ -208,6 +211,8 @@ char *session_runtime_dir(const char *configured);
 int session_gc(const char *configured, struct strbuf *out);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
+/* The kernel the session runs (kernel.h). */
+const struct kernel_def *session_kernel(const struct session *s);
 
 /*
  * Write `files/NAME` into the channel's host part, where the kernel can read it (as
@@ -223,7 +228,9 @@ void session_remove_file(struct session *s, const char *rel);
  */
 int session_take_file(struct session *s, const char *name, const char *dst, struct strbuf *err);
 
-/* The container image this build's runner protocol needs ("cellbox-python:p1"). */
+/* The container image this build's runner protocol needs ("cellbox-python:p2"). */
 const char *session_kernel_image(void);
+/* The same for kernel `name` ("cellbox-r:p2"); NULL for a kernel there is not. Caller frees. */
+char *session_kernel_image_for(const char *name);
 
 #endif

@@ -22,6 +22,8 @@ struct outcome {
 	struct strbuf out, err;
 	int results;
 	char result[256];
+	int shown_count;	/* display events with text and no plot (R's printed values) */
+	char shown[256];	/* the last one's text/plain */
 	char ename[64];
 	char evalue[256];
 	char status[16];
@@ -93,6 +95,9 @@ static inline void collect(struct session *s, const struct session_event *ev, vo
 			o->last_plot_index = plot->index;
 			CHECK(plot->path && access(path, R_OK) == 0);
 			free(path);
+		} else if (ev->display.text && *ev->display.text) {
+			o->shown_count++;
+			snprintf(o->shown, sizeof(o->shown), "%s", ev->display.text);
 		}
 		break;
 	}

@@ -115,9 +115,11 @@ static int find_long(const struct cli_spec *spec, const char *name, size_t len,
 			}
 		}
 		for (size_t i = 0; i < nkeys; i++) {
-			const char *o = keys[i].name;
-			if (takes_setting(spec, &keys[i]) && !strncmp(o, name, len) &&
-			    (!exact || !o[len])) {
+			const char *o = keys[i].name, *a = keys[i].flag_alias;
+			if (!takes_setting(spec, &keys[i]))
+				continue;
+			if ((!strncmp(o, name, len) && (!exact || !o[len])) ||
+			    (a && !strncmp(a, name, len) && (!exact || !a[len]))) {
 				f->key = &keys[i];
 				f->own = -1;
 				strbuf_addf(&cands, "%s --%s", matches++ ? "," : "", o);
@@ -394,7 +396,9 @@ void cli_help_settings(unsigned scope, FILE *f)
 
 		if (!(keys[i].scope & scope))
 			continue;
-		snprintf(left, sizeof(left), "--%s%s%s", keys[i].name, keys[i].arg ? " " : "",
+		snprintf(left, sizeof(left), "--%s%s%s%s%s", keys[i].name,
+			 keys[i].flag_alias ? ", --" : "",
+			 keys[i].flag_alias ? keys[i].flag_alias : "", keys[i].arg ? " " : "",
 			 keys[i].arg ? keys[i].arg : "");
 		help = keys[i].dflt && keys[i].arg && strcmp(keys[i].dflt, "0") ?
 		       xasprintf("%s (default: %s)", keys[i].help, keys[i].dflt) :
@@ -506,6 +510,18 @@ const sigset_t *cli_wait_mask(void)
 }
 
 /* ---- sessions -------------------------------------------------------------------------- */
+
+void cli_kernel_from_file(struct cellbox_config *cfg, const char *path, const cJSON *nb)
+{
+	const struct kernel_def *k = nb ? kernel_for_notebook(nb) : NULL;
+
+	if (cfg->session.kernel)
+		return;
+	if (!k)
+		k = kernel_for_path(path);
+	if (k)
+		cfg->session.kernel = xstrdup(k->name);
+}
 
 void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o)
 {
@@ -675,4 +691,18 @@ int cli_read_code(const char *path, struct strbuf *code)
 		return -1;
 	}
 	return 0;
+}
+
+/* Whether `code` is `exit` or `quit` (called or not), as IPython ends a terminal there. */
+int cli_code_is_exit(const char *code)
+{
+	const char *p = code + strspn(code, " \t\n");
+	size_t n = strlen(p);
+
+	while (n && strchr(" \t\n", p[n - 1]))
+		n--;
+	if (n != 4 && n != 6)
+		return 0;
+	return (!strncmp(p, "exit", 4) || !strncmp(p, "quit", 4)) &&
+	       (n == 4 || !strncmp(p + 4, "()", 2));
 }

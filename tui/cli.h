@@ -85,7 +85,7 @@ struct cli_command {
 
 /* The commands in their own files (main.c lists them all). */
 extern const struct cli_command cmd_run_entry, cmd_repl_entry, cmd_replay_entry,
-	cmd_history_entry, cmd_pool_entry, cmd_check_entry;
+	cmd_history_entry, cmd_pool_entry, cmd_check_entry, cmd_mcp_entry;
 int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg);
 
 extern const char *cli_progname;
@@ -132,6 +132,12 @@ void cli_help(const struct cli_command *cmd, const char *path, FILE *f);
 /* Print the settings flags of `scope` (CONFIG_FOR_*) with their help. */
 void cli_help_settings(unsigned scope, FILE *f);
 
+/*
+ * When no kernel was asked for (flag, CELLBOX_KERNEL, config), take the one cell file `path`
+ * asks for: a notebook's kernelspec or language_info (`nb`, may be NULL), else the file's
+ * extension (".R"). Nothing when neither says.
+ */
+void cli_kernel_from_file(struct cellbox_config *cfg, const char *path, const cJSON *nb);
 /* Session options from the configuration (the session settings, pool fields unset). */
 void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
 /*
@@ -185,6 +191,8 @@ int cli_verify_libraries(const struct cellbox_config *cfg, struct session *s);
 int cli_check_settings(const struct cli_spec *spec, const struct cellbox_config *cfg);
 /* Print "cellbox: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether a cell is `exit` or `quit` (called or not): IPython's terminal ends there. */
+int cli_code_is_exit(const char *code);
 /* Read a cell file (or "-" for stdin) as UTF-8 text; -1 after printing why. */
 int cli_read_code(const char *path, struct strbuf *code);
 /* Whether output to `fd` should carry colours (a terminal, and NO_COLOR unset). */

@@ -33,8 +33,15 @@ int cli_prepare_libraries(const struct cellbox_config *cfg, struct session_opts 
 	int installed = 0, rc = -1;
 	double t0 = now_monotonic();
 
+	const struct kernel_def *k = so->kernel ? kernel_find(so->kernel) : kernel_default();
+
 	if (!cfg->libraries || !*cfg->libraries)
 		return 0;
+	if (k && !k->pip) {
+		cli_error("libraries: '%s' are pip packages: the %s kernel cannot take them (put "
+			  "them in its image)", cfg->libraries, k->name);
+		return -1;
+	}
 	if (libraries_parse(&l, cfg->libraries, &err) < 0) {
 		cli_error("%s", err.buf);
 		strbuf_release(&err);
@@ -98,23 +105,8 @@ int cli_verify_libraries(const struct cellbox_config *cfg, struct session *s)
 		return 0;
 	if (libraries_parse(&l, cfg->libraries, &err) < 0)
 		goto out;
-	/*
-	 * The venv names its set: a pool started with other libraries (or none) is refused.
-	 * The key has no quotes or backslashes (requirements cannot): a plain literal.
-	 */
-	strbuf_addf(&code,
-		    "def _cellbox_check(want):\n"
-		    "    import sys\n"
-		    "    try:\n"
-		    "        got = open(sys.prefix + '/" LIBRARIES_MARKER "').read()\n"
-		    "    except OSError:\n"
-		    "        got = ''\n"
-		    "    if got != want:\n"
-		    "        raise RuntimeError('the pooled kernel has the libraries %%r' %% (got or 'none',))\n"
-		    "try:\n"
-		    "    _cellbox_check('%s')\n"
-		    "finally:\n"
-		    "    del _cellbox_check\n", l.key);
+	/* The venv names its set: a pool started with other libraries (or none) is refused. */
+	libraries_check_code(&l, &code);
 	id = session_execute(s, code.buf, SESSION_EXEC_SILENT | SESSION_EXEC_TRUSTED, 0,
 			     on_marker_event, &c, &err);
 	if (!id) {

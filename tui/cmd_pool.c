@@ -151,8 +151,11 @@ static int pool_status_cmd(const struct cli_args *args, struct cellbox_config *c
 		printf("pool %s: daemon %s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "pool")),
 		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "daemon_alive")) ? "running" : "not running");
 		if (cJSON_IsNumber(pid))
-			printf(" (pid %d, min %d, max %d)", pid->valueint,
-			       cJSON_IsNumber(min) ? min->valueint : 0, cJSON_IsNumber(max) ? max->valueint : 0);
+			printf(" (pid %d, min %d, max %d, %s kernels)", pid->valueint,
+			       cJSON_IsNumber(min) ? min->valueint : 0, cJSON_IsNumber(max) ? max->valueint : 0,
+			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel")) ?
+			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel")) :
+			       kernel_default()->name);
 		printf("\n%-8s %-28s %8s %8s  %s\n", "STATE", "KERNEL", "PID", "AGE", "HEALTH / CLIENT");
 		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "ready")) {
 			const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "container"));

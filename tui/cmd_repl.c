@@ -25,8 +25,9 @@ struct repl {
 	int blocked;		/* the security policy blocked a cell (exit 7 then) */
 	int next_count;		/* the n of the next In [n] */
 	FILE *in;		/* cells in pipe mode */
-	char *history_path;
 	struct record rec;	/* the cells recorded in the history store */
+	char *next_input;	/* text the kernel asked for as the next cell (%load) */
+	int done;		/* `exit` or `quit` was typed */
 };
 
 static struct repl *the_repl;	/* for readline's completion callback */
@@ -164,6 +165,18 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		strbuf_release(&err);
 		return;
 	}
+	if (ev->type == SESSION_EV_NEXT_INPUT) {
+		/* %load: the text is the next prompt's, to edit and run (controls dropped) */
+		struct strbuf sb = STRBUF_INIT;
+		for (const char *p = ev->next_input.text; *p && sb.len < (1u << 20); p++)
+			if (((unsigned char)*p >= 0x20 && *p != 0x7f) || *p == '\n' || *p == '\t')
+				strbuf_addch(&sb, *p);
+		while (sb.len && sb.buf[sb.len - 1] == '\n')
+			sb.buf[--sb.len] = '\0';
+		free(r->next_input);
+		r->next_input = strbuf_detach(&sb, NULL);
+		return;
+	}
 	printer_event(&r->pr, ev);
 	record_event(&r->rec, s, ev);
 	if (ev->type == SESSION_EV_DONE) {
@@ -237,6 +250,10 @@ static void run_cell(struct repl *r, const char *code)
 
 	if (repl_command(r, code))
 		return;
+	if (cli_code_is_exit(code)) {	/* as IPython's terminal: the REPL ends */
+		r->done = 1;
+		return;
+	}
 	if (revive(r) < 0) {
 		r->failed = 1;
 		return;
@@ -283,12 +300,16 @@ static int repl_pipe(struct repl *r)
 		int blank = strspn(line, " \t\r\n") == (size_t)n;
 		char *status;
 
+		if (blank && cell.len && !session_kernel(r->s)->blank_line_ends_cell) {
+			strbuf_addch(&cell, '\n');	/* R: only a complete cell runs */
+			continue;
+		}
 		if (blank) {
 			if (cell.len) {
 				run_cell(r, cell.buf);
 				strbuf_reset(&cell);
 			}
-			if (cli_sigterm)
+			if (cli_sigterm || r->done)
 				break;
 			continue;
 		}
@@ -305,7 +326,7 @@ static int repl_pipe(struct repl *r)
 			strbuf_reset(&cell);
 		}
 		free(status);
-		if (cli_sigterm)
+		if (cli_sigterm || r->done)
 			break;
 	}
 	if (cli_sigint || cli_sigterm) {
@@ -336,12 +357,36 @@ static void on_rl_line(char *line)
 	rl_callback_handler_remove();
 }
 
-/* Pre-fill the continuation line with the kernel's indent. */
+/* Pre-fill the line: the kernel's indent on a continuation line, or a %load's text. */
 static int insert_indent(void)
 {
 	if (line_indent && *line_indent)
 		rl_insert_text(line_indent);
 	return 0;
+}
+
+/* Whether more input is already there: the rest of a paste (unbracketed), or typed ahead. */
+static int input_waiting(void)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	return poll(&pfd, 1, 10) > 0 && (pfd.revents & POLLIN);
+}
+
+/* Remember a whole cell in readline's history (and its file), lines and all. */
+static void remember_cell(struct repl *r, const char *cell)
+{
+	char *one = xstrdup(cell);
+	size_t n = strlen(one);
+
+	while (n && (one[n - 1] == '\n' || one[n - 1] == ' '))
+		one[--n] = '\0';
+	if (n) {
+		HIST_ENTRY *last = history_length ? history_get(history_base + history_length - 1)
+						  : NULL;
+		if (!last || strcmp(last->line, one))
+			add_history(one);	/* the history store keeps it for next time */
+	}
+	free(one);
 }
 
 enum { READ_LINE, READ_EOF, READ_INTERRUPTED };
@@ -470,27 +515,15 @@ static char **complete(const char *text, int start, int end)
 	return rl_completion_matches(text, completion_generator);
 }
 
-/* Where readline keeps its history: $XDG_STATE_HOME/cellbox/history. */
-static char *history_file(void)
+/* One recorded cell of this or an earlier session into readline's history, whole. */
+static int load_history_entry(const cJSON *entry, void *data)
 {
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char *dir;
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "code"));
 
-	if (state && *state)
-		dir = xasprintf("%s/cellbox", state);
-	else if (home)
-		dir = xasprintf("%s/.local/state/cellbox", home);
-	else
-		return NULL;
-	if (mkdir_p(dir) < 0) {
-		free(dir);
-		return NULL;
-	}
-	{
-		char *path = xasprintf("%s/history", dir);
-		free(dir);
-		return path;
-	}
+	(void)data;
+	if (code && *code && !cli_code_is_exit(code))
+		add_history(code);
+	return 0;
 }
 
 static int repl_tty(struct repl *r)
@@ -499,32 +532,46 @@ static int repl_tty(struct repl *r)
 	const cJSON *info = session_kernel_info(r->s);
 	char *indent = xstrdup("");
 
-	printf("cellbox %s: Python %s, IPython %s on the %s backend. Ctrl-D exits.\n",
-	       CELLBOX_VERSION,
-	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "python")),
-	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "ipython")),
-	       session_backend_name(r->s));
+	if (cJSON_GetObjectItemCaseSensitive(info, "ipython"))
+		printf("cellbox %s: Python %s, IPython %s on the %s backend. Ctrl-D exits.\n",
+		       CELLBOX_VERSION,
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "python")),
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "ipython")),
+		       session_backend_name(r->s));
+	else
+		printf("cellbox %s: %s %s on the %s backend. Ctrl-D exits.\n", CELLBOX_VERSION,
+		       session_kernel(r->s)->language,
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "version")),
+		       session_backend_name(r->s));
 	rl_readline_name = "cellbox";
 	rl_catch_signals = 0;
 	rl_attempted_completion_function = complete;
 	rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,[]+-*/%^~!:";
 	completion_cell = &cell;
 	using_history();
-	r->history_path = history_file();
-	/* append_history() needs the file to exist: make it on the first run. */
-	if (r->history_path && read_history(r->history_path) == ENOENT)
-		write_history(r->history_path);
+	stifle_history(10000);
+	/* Up recalls whole cells of this and earlier sessions, from the history store. */
+	if (r->cfg->history_size) {
+		struct strbuf warn = STRBUF_INIT;
+		history_iter(NULL, load_history_entry, NULL, &warn);
+		strbuf_release(&warn);
+	}
 
 	for (;;) {
 		char *prompt, *line = NULL, *status;
-		int got;
+		int got, pasting;
 
 		if (!cell.len)
 			prompt = xasprintf("\001\x1b[32m\002In [\001\x1b[1m\002%d\001\x1b[0;32m\002]:\001\x1b[0m\002 ",
 					   r->next_count);
 		else
 			prompt = xasprintf("%*s...: ", (int)snprintf(NULL, 0, "%d", r->next_count) + 2, "");
-		got = read_line(prompt, cell.len ? indent : "", &line);
+		if (!cell.len && r->next_input) {	/* %load's text, to edit and run */
+			free(indent);
+			indent = r->next_input;
+			r->next_input = NULL;
+		}
+		got = read_line(prompt, cell.len || *indent ? indent : "", &line);
 		free(prompt);
 		if (got == READ_EOF) {
 			fputc('\n', stdout);
@@ -534,34 +581,48 @@ static int repl_tty(struct repl *r)
 			strbuf_reset(&cell);
 			continue;
 		}
-		if (*line)
-			add_history(line);
-		if (r->history_path && *line)
-			append_history(1, r->history_path);
+		if (!cell.len) {
+			free(indent);
+			indent = xstrdup("");
+		}
 		if (!cell.len && !line[strspn(line, " \t")]) {
 			free(line);
 			continue;
 		}
+		/*
+		 * More input waiting means a paste (or typing ahead): its lines keep their own
+		 * indent and its blank lines do not end the cell; the kernel decides at its end.
+		 */
+		pasting = input_waiting();
 		strbuf_addstr(&cell, line);
 		strbuf_addch(&cell, '\n');
-		/* A blank line ends a multi-line cell, as in IPython. */
-		if (!line[strspn(line, " \t")]) {
+		/* A blank line ends a multi-line cell, as in IPython (not in R, nor in a paste). */
+		if (!line[strspn(line, " \t")] && !pasting &&
+		    session_kernel(r->s)->blank_line_ends_cell) {
 			free(line);
+			remember_cell(r, cell.buf);
 			run_cell(r, cell.buf);
 			strbuf_reset(&cell);
+			if (r->done)
+				break;
 			continue;
 		}
 		free(line);
 		free(indent);
+		if (pasting) {
+			indent = xstrdup("");
+			continue;
+		}
 		status = is_complete(r, cell.buf, &indent);
 		if (strcmp(status, "incomplete")) {
+			remember_cell(r, cell.buf);
 			run_cell(r, cell.buf);
 			strbuf_reset(&cell);
 		}
 		free(status);
+		if (r->done)
+			break;
 	}
-	if (r->history_path)
-		history_truncate_file(r->history_path, 10000);
 	for (size_t k = 0; k < completion_count; k++)
 		free(completion_list[k]);
 	free(completion_list);
@@ -606,7 +667,7 @@ static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	record_close(&r.rec);
 	cli_close_session(r.s, cfg);
 	printer_release(&r.pr);
-	free(r.history_path);
+	free(r.next_input);
 	return rc;
 }
 
@@ -618,8 +679,10 @@ const struct cli_command cmd_repl_entry = {
 	.usage = "repl [OPTIONS]",
 	.summary = "A line REPL on one persistent session (readline; reads cells from a pipe).",
 	.help = "Prompts In [n]: / Out[n]:, multi-line cells decided by the kernel, Tab completion\n"
-		"from the kernel, Ctrl-C interrupts a cell or clears the line, Ctrl-D exits. History\n"
-		"is kept in $XDG_STATE_HOME/cellbox/history. With stdin not a terminal, cells are\n"
-		"read from it (a blank line or a complete statement ends a cell) and printed plainly;\n"
-		"the exit code is 1 when a cell failed, 7 when the security policy blocked one.\n",
+		"from the kernel, Ctrl-C interrupts a cell or clears the line, Ctrl-D (or exit) exits.\n"
+		"Up recalls whole cells of this and earlier sessions (the history store). A pasted\n"
+		"block is one cell, its indent as pasted. %load FILE puts FILE in the next prompt.\n"
+		"With stdin not a terminal, cells are read from it (a blank line or a complete\n"
+		"statement ends a cell) and printed plainly; the exit code is 1 when a cell failed,\n"
+		"7 when the security policy blocked one.\n",
 };

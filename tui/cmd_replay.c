@@ -118,21 +118,29 @@ static void echo_code(FILE *f, int count, const char *code)
 
 /* ---- the command ---- */
 
-/* Where a cell starts in a percent file is not kept: name it by its index and first line. */
-static void report_failure(int rc, int index, const char *code, double timeout)
+/*
+ * Name a failed cell as the transcript does (In [n], n the count it was shown with), with its
+ * first line and its place in the file (the file's cells counted from 1, markdown included).
+ */
+static void report_failure(int rc, int shown, int index, const char *code, double timeout)
 {
 	size_t l = strcspn(code, "\n");
 
 	if (rc == EXIT_TIMEOUT)
-		cli_error("cell %d (%.*s) timed out after %g s", index, (int)l, code, timeout);
+		cli_error("In [%d] (%.*s, cell %d of the file) timed out after %g s", shown, (int)l,
+			  code, index, timeout);
 	else if (rc == EXIT_KERNEL_DIED)
-		cli_error("cell %d (%.*s): the kernel died", index, (int)l, code);
+		cli_error("In [%d] (%.*s, cell %d of the file): the kernel died", shown, (int)l,
+			  code, index);
 	else if (rc == EXIT_INTERRUPTED)
-		cli_error("cell %d (%.*s) was interrupted", index, (int)l, code);
+		cli_error("In [%d] (%.*s, cell %d of the file) was interrupted", shown, (int)l, code,
+			  index);
 	else if (rc == EXIT_POLICY)
-		cli_error("cell %d (%.*s) was blocked by the security policy", index, (int)l, code);
+		cli_error("In [%d] (%.*s, cell %d of the file) was blocked by the security policy",
+			  shown, (int)l, code, index);
 	else
-		cli_error("cell %d (%.*s) raised an exception", index, (int)l, code);
+		cli_error("In [%d] (%.*s, cell %d of the file) raised an exception", shown, (int)l,
+			  code, index);
 }
 
 /*
@@ -189,6 +197,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		cli_error("%s", err.buf);
 		goto out;
 	}
+	cli_kernel_from_file(cfg, file, nb);
 	if (check) {
 		stored = cJSON_Duplicate(nb, 1);
 		if (!strstr(file, ".ipynb"))
@@ -248,7 +257,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
 		char *src;
 		unsigned long id;
-		int cell_rc, may_fail;
+		int cell_rc, may_fail, shown;
 		unsigned marks;
 		double t0, started;
 		cJSON *outs;
@@ -267,6 +276,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		}
 		may_fail = (marks & CHECK_RAISES) != 0;
 		r.current = src;
+		shown = next_count;	/* the In [n] the transcript gives it */
 		if (!json)
 			echo_code(stdout, next_count, src);
 		bar_draw(&r, index);	/* after the echo: on a shared terminal it sits below it */
@@ -323,7 +333,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		cell_rc = reason_exit_code(r.out.reason);
 		if (cell_rc == EXIT_INTERRUPTED || (cell_rc != EXIT_OK && !may_fail)) {
 			failed++;
-			report_failure(cell_rc, index, src, cfg->timeout);
+			report_failure(cell_rc, shown, index, src, cfg->timeout);
 			if (rc == EXIT_OK)
 				rc = cell_rc;
 		}
@@ -444,10 +454,11 @@ const struct cli_command cmd_replay_entry = {
 	.run = replay_exec,
 	.spec = { .options = replay_options, .min_args = 1, .max_args = 1,
 		  .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS | CONFIG_FOR_POOL },
-	.usage = "replay [OPTIONS] FILE.py|FILE.ipynb|SESSION",
+	.usage = "replay [OPTIONS] FILE.py|FILE.R|FILE.ipynb|SESSION",
 	.summary = "Run the code cells of a cell file headless in a fresh session.",
 	.help = "FILE is a percent-format script (# %% cells), a notebook, or a recorded session\n"
-		"(its history.jsonl or its id from 'history list'). Cells tagged raises-exception\n"
+		"(its history.jsonl or its id from 'history list'). A .R file, an R notebook\n"
+		"(kernelspec ir) or an R session runs on the R kernel. Cells tagged raises-exception\n"
 		"may fail; skip-execution cells are skipped. When --check finds a difference, the\n"
 		"exit code is 6.\n",
 	.exit_codes = 1,

@@ -58,6 +58,8 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		}
 	} else if (cli_read_code(file, &code) < 0) {
 		goto out;
+	} else {
+		cli_kernel_from_file(cfg, file, NULL);	/* run analysis.R: the R kernel */
 	}
 	if (plots_dir && mkdir_p(plots_dir) < 0) {
 		cli_error("cannot create '%s': %s", plots_dir, strerror(errno));
@@ -81,6 +83,12 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		flags = PRINTER_COLLECT | PRINTER_QUIET;
 	else if (cli_want_color(1) && cli_want_color(2))
 		flags |= PRINTER_COLOR;
+	record_open(&ctx.rec, cfg, s);
+	/* The channel goes with the run: without --plots, plots stay next to the history. */
+	if (!plots_dir && ctx.rec.h && mkdir_p(history_plots_dir(ctx.rec.h)) == 0) {
+		plots_dir = history_plots_dir(ctx.rec.h);
+		flags |= PRINTER_PLOTS_KEPT;
+	}
 	printer_init(&pr, flags, session_channel_dir(s), plots_dir);
 	printer_ready = 1;
 	/* --json keeps the first --max-output bytes of each stream; --stdout/--stderr all. */
@@ -89,7 +97,6 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	pr.stderr_copy = copy[1];
 	if (!json)
 		cli_setup_graphics(cfg, s, &pr, &gl);
-	record_open(&ctx.rec, cfg, s);
 	/* A kernel that died since it started (after --copy-in, say) is started again first. */
 	{
 		struct strbuf why = STRBUF_INIT;

@@ -15,6 +15,8 @@ void edbuf_init(struct edbuf *e)
 	strbuf_init(&e->text, 64);
 	e->cur = 0;
 	e->goal = -1;
+	e->indent = "    ";
+	e->openers = ":";
 }
 
 void edbuf_release(struct edbuf *e)
@@ -83,8 +85,8 @@ void edbuf_newline(struct edbuf *e, int autoindent)
 		strbuf_add(&ins, e->text.buf + start, n);
 		while (end > start && (e->text.buf[end - 1] == ' ' || e->text.buf[end - 1] == '\t'))
 			end--;
-		if (end > start && e->text.buf[end - 1] == ':')
-			strbuf_addstr(&ins, "    ");
+		if (end > start && e->text.buf[end - 1] && strchr(e->openers, e->text.buf[end - 1]))
+			strbuf_addstr(&ins, e->indent);
 	}
 	edbuf_insert(e, ins.buf, ins.len);
 	strbuf_release(&ins);
@@ -101,7 +103,8 @@ int edbuf_backspace(struct edbuf *e)
 		while (start + sp < p && e->text.buf[start + sp] == ' ')
 			sp++;
 		if (start + sp == p) {	/* only spaces before the cursor: drop one level */
-			size_t drop = sp % 4 ? sp % 4 : 4;
+			size_t unit = strlen(e->indent) ? strlen(e->indent) : 1;
+			size_t drop = sp % unit ? sp % unit : unit;
 			erase(e, p - drop, p);
 			return 1;
 		}

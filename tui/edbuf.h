@@ -16,6 +16,8 @@ struct edbuf {
 	struct strbuf text;
 	size_t cur;		/* byte offset of the cursor */
 	long goal;		/* column Up/Down aim for; -1 = the cursor's */
+	const char *indent;	/* one indent level ["    "] */
+	const char *openers;	/* a line ending in one of these indents the next [":"] */
 };
 
 void edbuf_init(struct edbuf *e);
@@ -24,7 +26,7 @@ void edbuf_release(struct edbuf *e);
 void edbuf_set(struct edbuf *e, const char *text);
 /* Insert bytes at the cursor; returns -1 (and inserts nothing) past EDBUF_MAX. */
 int edbuf_insert(struct edbuf *e, const char *s, size_t len);
-/* Insert a newline, indented like the current line, one level more after ':'. */
+/* Insert a newline, indented like the current line, one level more after an opener (':'). */
 void edbuf_newline(struct edbuf *e, int autoindent);
 /* Delete the character before the cursor (a whole indent level in leading spaces). */
 int edbuf_backspace(struct edbuf *e);

@@ -1,8 +1,16 @@
-/* Python syntax highlighting, one line at a time. */
+/* Python syntax highlighting, one line at a time (R: highlight_r.c). */
 #include "highlight.h"
 
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
+
+static int r_code;	/* hl_set_language("R") */
+
+void hl_set_language(const char *language)
+{
+	r_code = language && !strcasecmp(language, "R");
+}
 
 #include "pylex.h"
 
@@ -57,6 +65,8 @@ int hl_line(const char *s, size_t len, int state, unsigned char *cls)
 	size_t i = 0, first;
 	int open;
 
+	if (r_code)
+		return hl_line_r(s, len, state, cls);
 	if (len)
 		fill(cls, 0, len, HL_TEXT);
 	if (state != HL_STATE_NORMAL) {

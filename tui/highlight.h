@@ -2,11 +2,13 @@
 #define CELLBOX_HIGHLIGHT_H
 
 /*
- * A Python syntax highlighter for the editor and the In [n] code in the output pane: it gives
- * each byte of a line a class. The tokens come from the engine's Python tokenizer (pylex.h),
- * the one the security policy reads cells with. Lines are highlighted in order; the state carried from one line
- * to the next says whether a triple-quoted string is still open. IPython's line magics (%...)
- * and shell escapes (!...) at the start of a line are a class of their own.
+ * A syntax highlighter for the editor and the In [n] code in the output pane: it gives each
+ * byte of a line a class. Python by default: the tokens come from the engine's Python
+ * tokenizer (pylex.h), the one the security policy reads cells with; IPython's line magics
+ * (%...) and shell escapes (!...) at the start of a line are a class of their own. R after
+ * hl_set_language("R") (highlight_r.c): its strings span lines, raw strings r"(...)", names
+ * with dots, %op% operators as builtins. Lines are highlighted in order; the state carried
+ * from one line to the next says whether a string is still open.
  */
 
 #include <stddef.h>
@@ -31,6 +33,10 @@ enum {
 
 /* Classify `len` bytes of one line (no '\n') into cls[0..len); returns the next line's state. */
 int hl_line(const char *s, size_t len, int state, unsigned char *cls);
+/* Which language hl_line() highlights from now on: "python" (the default) or "R". */
+void hl_set_language(const char *language);
+/* R's highlighter (what hl_line() does after hl_set_language("R")). */
+int hl_line_r(const char *s, size_t len, int state, unsigned char *cls);
 /* Name of a class as themes spell it after "syntax-" ("keyword", ...). */
 const char *hl_class_name(enum hl_class c);
 

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "backend.h"
 #include "libraries.h"
+#include "man.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +17,14 @@ static const struct cli_command cmd_tui_entry = {
 	.name = "tui",
 	.run = cmd_tui,
 	.spec = { .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS | CONFIG_FOR_POOL |
-			      CONFIG_FOR_PLOTS | CONFIG_FOR_TUI, .max_args = 0 },
-	.usage = "tui [OPTIONS]",
+			      CONFIG_FOR_PLOTS | CONFIG_FOR_TUI, .max_args = 1 },
+	.usage = "tui [OPTIONS] [FILE.ipynb|FILE.py]",
 	.summary = "The full-screen notebook/REPL (the default on a terminal).",
 	.help = "Enter runs a complete cell, Ctrl-J adds a line, Ctrl-C interrupts, F1 lists keys\n"
-		"and commands, Ctrl-Q quits. NO_COLOR turns colours off.\n",
+		"and commands, Ctrl-Q quits. NO_COLOR turns colours off.\n"
+		"With FILE (also as 'cellbox FILE'): the notebook or percent-format script opened\n"
+		"as a notebook, its cells edited, run and saved in place (a new file is made on the\n"
+		"first save). Enter edits a cell, Esc stops, Shift-Enter or F5 runs, Ctrl-S saves.\n",
 };
 
 static const struct cli_command cmd_config_entry = {
@@ -61,7 +65,7 @@ static const struct cli_command cmd_version_entry = {
 /* Every command, in the order --help lists them. */
 static const struct cli_command *const commands[] = {
 	&cmd_tui_entry, &cmd_repl_entry, &cmd_run_entry, &cmd_check_entry, &cmd_pool_entry,
-	&cmd_replay_entry, &cmd_history_entry, &cmd_config_entry, &cmd_gc_entry,
+	&cmd_replay_entry, &cmd_history_entry, &cmd_mcp_entry, &cmd_config_entry, &cmd_gc_entry,
 	&cmd_version_entry,
 };
 
@@ -84,16 +88,17 @@ static const struct cli_command *find_command(const char *word)
 /* Print the program's help. */
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: %s [COMMAND] [OPTIONS]\n\n"
-		"A terminal front end for persistent, sandboxed IPython sessions.\n"
-		"Without a command, %s starts the full-screen UI (the REPL when not on a terminal).\n"
-		"\nCommands (a unique prefix will do):\n", cli_progname, cli_progname);
+	fprintf(f, "Usage: %s [COMMAND] [OPTIONS]\n   or: %s FILE.ipynb|FILE.py [OPTIONS]\n\n"
+		"A terminal front end for persistent, sandboxed IPython and R sessions.\n"
+		"Without a command, %s starts the full-screen UI (the REPL when not on a terminal);\n"
+		"with a file, the full-screen UI on it as a notebook.\n"
+		"\nCommands (a unique prefix will do):\n", cli_progname, cli_progname, cli_progname);
 	for (size_t k = 0; k < ARRAY_SIZE(commands); k++)
 		fprintf(f, "  %-9s %s\n", commands[k]->name, commands[k]->summary);
 	fprintf(f, "\nSettings flags (each command takes those that apply to it):\n");
 	cli_help_settings(CONFIG_FOR_ALL, f);
-	fprintf(f, "  %-25s %s\n  %-25s %s\n\n", "-h, --help", "show help", "--version",
-		"print the version");
+	fprintf(f, "  %-25s %s\n  %-25s %s\n  %-25s %s\n\n", "-h, --help", "show help",
+		"--version", "print the version", "--man", "print the manual page (roff; man 1 cellbox)");
 	fprintf(f, "Settings also come from CELLBOX_* variables and $XDG_CONFIG_HOME/cellbox/config\n"
 		"(see '%s config'). '%s COMMAND --help' tells more.\n", cli_progname, cli_progname);
 }
@@ -181,7 +186,14 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "--version"))
 		return cmd_version(NULL, NULL);
-	if (argc > 1 && argv[1][0] != '-') {
+	if (argc > 1 && !strcmp(argv[1], "--man")) {	/* cellbox.1, from these tables */
+		man_write(commands, ARRAY_SIZE(commands), stdout);
+		return EXIT_OK;
+	}
+	if (argc > 1 && argv[1][0] != '-' && (strchr(argv[1], '.') || strchr(argv[1], '/'))) {
+		/* `cellbox notes.ipynb`: no command has a dot or a slash, a file does */
+		cmd = find_command("tui");
+	} else if (argc > 1 && argv[1][0] != '-') {
 		cmd = find_command(argv[1]);
 		if (!cmd)
 			return EXIT_USAGE;

@@ -10,9 +10,10 @@ void outmodel_init(struct outmodel *m, size_t cell_max)
 	m->cell_max = cell_max;
 }
 
-/* Free one cell. */
-static void cell_free(struct out_cell *c)
+void out_cell_free(struct out_cell *c)
 {
+	if (!c)
+		return;
 	for (size_t i = 0; i < c->nchunks; i++)
 		strbuf_release(&c->chunks[i].text);
 	for (int k = 0; k < 2; k++)
@@ -28,7 +29,7 @@ static void cell_free(struct out_cell *c)
 void outmodel_clear(struct outmodel *m)
 {
 	for (size_t i = 0; i < m->ncells; i++)
-		cell_free(m->cells[i]);
+		out_cell_free(m->cells[i]);
 	m->ncells = 0;
 }
 
@@ -40,12 +41,19 @@ void outmodel_release(struct outmodel *m)
 	m->cells_alloc = 0;
 }
 
-struct out_cell *outmodel_add(struct outmodel *m, unsigned long id, const char *code)
+struct out_cell *out_cell_new(unsigned long id, const char *code)
 {
 	struct out_cell *c = xcalloc(1, sizeof(*c));
 
 	c->id = id;
 	c->code = code ? xstrdup(code) : NULL;
+	return c;
+}
+
+struct out_cell *outmodel_add(struct outmodel *m, unsigned long id, const char *code)
+{
+	struct out_cell *c = out_cell_new(id, code);
+
 	if (m->ncells == m->cells_alloc) {
 		m->cells_alloc = m->cells_alloc ? 2 * m->cells_alloc : 64;
 		m->cells = xrealloc(m->cells, m->cells_alloc * sizeof(*m->cells));
@@ -142,7 +150,10 @@ void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int
 	ch->plot_index = index;
 	ch->plot_w = w;
 	ch->plot_h = h;
-	strbuf_addf(&ch->text, "[plot %d: %dx%d PNG]\n", index, w, h);
+	if (index < 0)		/* an image a notebook file held, not one of the kernel's */
+		strbuf_addf(&ch->text, "[image %d: %dx%d PNG]\n", -index, w, h);
+	else
+		strbuf_addf(&ch->text, "[plot %d: %dx%d PNG]\n", index, w, h);
 	c->rows_width = 0;
 }
 

@@ -54,6 +54,9 @@ void outmodel_init(struct outmodel *m, size_t cell_max);
 void outmodel_release(struct outmodel *m);
 /* Forget every cell. */
 void outmodel_clear(struct outmodel *m);
+/* A cell of no model (a notebook's cell keeps its own); free it with out_cell_free(). */
+struct out_cell *out_cell_new(unsigned long id, const char *code);
+void out_cell_free(struct out_cell *c);
 /* Add a cell for request `id` with its code (NULL for a message with no code). */
 struct out_cell *outmodel_add(struct outmodel *m, unsigned long id, const char *code);
 /* The cell of request `id`, or NULL. */

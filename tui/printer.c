@@ -226,8 +226,8 @@ static void on_plot(struct printer *p, const struct session_plot *plot)
 		if ((p->plots_dir || fd >= 0) && p->plot_hook(p->plot_data, fd, pl.path,
 							      p->out) == 0) {
 			p->out_at_bol = 1;
-			if (!p->plots_dir)
-				*line = '\0';	/* the channel's copy goes with the session */
+			if (!p->plots_dir || (p->flags & PRINTER_PLOTS_KEPT))
+				*line = '\0';	/* drawn: the line would only repeat it */
 		}
 		if (fd >= 0)
 			close(fd);

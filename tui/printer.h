@@ -20,6 +20,8 @@ enum {
 	PRINTER_PROMPTS = 1 << 1,	/* "Out[n]: " before results */
 	PRINTER_COLLECT = 1 << 2,	/* keep stdout/stderr/plots for printer_json() */
 	PRINTER_QUIET = 1 << 3,		/* collect only, print nothing */
+	PRINTER_PLOTS_KEPT = 1 << 4,	/* plots_dir keeps plots for the history, not asked for:
+					   a plot drawn inline needs no line */
 };
 
 struct printer_plot {

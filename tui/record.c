@@ -7,6 +7,7 @@ void record_open(struct record *r, const struct cellbox_config *cfg, struct sess
 	struct strbuf err = STRBUF_INIT;
 
 	r->h = NULL;
+	r->kernel = session_kernel(s)->name;
 	if (!cfg->history_size)
 		return;
 	r->h = history_open((size_t)cfg->history_size, cfg->history_days, &err);
@@ -42,6 +43,7 @@ void record_cell(struct record *r, const char *code)
 	c.reason = r->out.detail;
 	c.duration = r->out.duration;
 	c.outputs = outs;
+	c.kernel = r->kernel;
 	if (history_append(r->h, &c, &err) < 0) {
 		cli_error("warning: history recording stopped: %s", err.buf);
 		record_close(r);

@@ -16,6 +16,7 @@
 struct record {
 	struct history *h;	/* NULL: not recording */
 	struct outputs out;
+	const char *kernel;	/* the session's kernel, recorded with each cell */
 };
 
 /* Start recording for session `s` (nothing when history-size is 0). */

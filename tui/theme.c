@@ -12,6 +12,8 @@ static const char *const element_names[TH_NELEMENTS] = {
 	"prompt-out", "stderr", "error", "plot", "truncated", "info", "side", "menu",
 	"menu-selected", "overlay", "bracket", "syntax-keyword", "syntax-builtin",
 	"syntax-string", "syntax-number", "syntax-comment", "syntax-decorator", "syntax-magic",
+	"cell-selected", "cell-editing", "cell-changed", "find-match", "md-heading", "md-code",
+	"md-link", "md-quote",
 };
 
 static const char *const color_names[8] = {
@@ -44,6 +46,14 @@ const char theme_builtin_dark[] =
 	"syntax-comment = color244 italic\n"
 	"syntax-decorator = color220\n"
 	"syntax-magic = color45\n"
+	"cell-selected = color39\n"
+	"cell-editing = color76\n"
+	"cell-changed = color214 bold\n"
+	"find-match = black on color214\n"
+	"md-heading = color75 bold\n"
+	"md-code = color180\n"
+	"md-link = color81 underline\n"
+	"md-quote = color244\n"
 	"ipython = Linux\n";
 
 static const char *const ipython_schemes[] = { "NoColor", "Linux", "LightBG", "Neutral" };

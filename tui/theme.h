@@ -48,6 +48,14 @@ enum theme_element {
 	TH_SYNTAX_COMMENT,
 	TH_SYNTAX_DECORATOR,
 	TH_SYNTAX_MAGIC,
+	TH_CELL_SELECTED,	/* notebook: the bar beside the selected cell (command mode) */
+	TH_CELL_EDITING,	/* ... in edit mode */
+	TH_CELL_CHANGED,	/* the dot of a cell whose source changed since it ran */
+	TH_FIND_MATCH,		/* text `/` found */
+	TH_MD_HEADING,		/* markdown: headings */
+	TH_MD_CODE,		/* code spans and blocks */
+	TH_MD_LINK,		/* links */
+	TH_MD_QUOTE,		/* quote bars, rules, list markers */
 	TH_NELEMENTS,
 };
 

@@ -4,7 +4,7 @@ Usage: python3 runner.py CHANNEL_DIR
 
 The host (cellbox) writes requests as CHANNEL_DIR/host/commands/<id>.json (the host's part of the
 channel: read-only here) and reads the events of each request from
-CHANNEL_DIR/kernel/results/<id>.jsonl (the kernel's part).  PROTOCOL.md (next to this file in the
+CHANNEL_DIR/kernel/results/<id>.jsonl (the kernel's part).  kernels/PROTOCOL.md (in the
 cellbox sources) is the contract; this file is embedded into the cellbox executable and must stay a single
 module using only the standard library and IPython (matplotlib is imported only by user code).
 
@@ -98,6 +98,8 @@ class _S:
     input_n = 0              # input requests of the request being served
     log_bytes = 0
     reserve = None           # RESERVE bytes, let go of when the runner itself runs out
+    fifo_fd = -1             # host/wake, the FIFO, where neither inotify nor stdin wakes us
+    pandas_width = None      # the display.width the runner gave pandas (from COLUMNS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -514,7 +516,8 @@ def _setup_wakeup():
                  % (e, POLL_FALLBACK * 1000))
         return
     if os.environ.get("CELLBOX_RUNNER_NO_INOTIFY"):       # for tests of the fallback
-        _log("cellbox runner: inotify disabled; polling every %d ms" % (POLL_FALLBACK * 1000))
+        if not _setup_wake():
+            _log("cellbox runner: inotify disabled; polling every %d ms" % (POLL_FALLBACK * 1000))
         return
     try:
         import ctypes
@@ -532,14 +535,54 @@ def _setup_wakeup():
         _S.ino_fd = fd
         _S.ino_poll.register(fd, select.POLLIN)
     except Exception as e:
-        _log("cellbox runner: inotify not available (%s); polling every %d ms"
-             % (e, POLL_FALLBACK * 1000))
         _S.ino_fd = -1
+        if _setup_wake():
+            _log("cellbox runner: inotify not available (%s); woken by the wake FIFO" % e)
+        else:
+            _log("cellbox runner: inotify not available (%s); polling every %d ms"
+                 % (e, POLL_FALLBACK * 1000))
+
+
+def _setup_wake():
+    """Wait on the host's `host/wake` FIFO, which the host writes a byte to after each command
+    (PROTOCOL.md, "Waking the runner"). False when there is none."""
+    import stat
+    try:
+        fd = os.open(os.path.join(_S.channel, "host", "wake"),
+                     os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.close(fd)
+        return False
+    _S.fifo_fd = fd
+    _S.ino_poll.register(fd, select.POLLIN)
+    return True
+
+
+def _read_fifo():
+    """Take the FIFO's wake-up bytes. When no host holds it (POLLHUP), open it again: a fresh
+    reader is not woken until a host writes (no spinning while a pool keeps the kernel)."""
+    try:
+        if os.read(_S.fifo_fd, 4096):
+            _scan()
+            return
+    except (BlockingIOError, InterruptedError):
+        return
+    try:
+        _S.ino_poll.unregister(_S.fifo_fd)
+    except (OSError, KeyError):
+        pass
+    os.close(_S.fifo_fd)
+    _S.fifo_fd = -1
+    _check_channel()
+    _setup_wake()
+    _scan()
 
 
 def _woken():
-    """Whether the runner has a way to be woken (inotify or stdin) rather than polling."""
-    return _S.ino_fd >= 0 or _S.wake_fd >= 0
+    """Whether the runner has a way to be woken (inotify, stdin, the FIFO) rather than polling."""
+    return _S.ino_fd >= 0 or _S.wake_fd >= 0 or _S.fifo_fd >= 0
 
 
 def _scan():
@@ -638,6 +681,8 @@ def _wait(timeout):
                         _read_inotify()
                     elif fd == _S.wake_fd:
                         _read_wake()
+                    elif fd == _S.fifo_fd:
+                        _read_fifo()
             finally:
                 if main:
                     _leave()
@@ -1029,6 +1074,42 @@ def _cell_file_name(raw_code, transformed_code, number):
                                                  else transformed_code))
 
 
+class _Delegate:
+    """A loader that runs `after()` once its module is executed; everything else as `real`."""
+
+    def __init__(self, real, after):
+        self._real, self._after = real, after
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def create_module(self, spec):
+        return self._real.create_module(spec)
+
+    def exec_module(self, module):
+        self._real.exec_module(module)
+        self._after()
+
+
+class _PandasWidth:
+    """sys.meta_path entry: pandas, when imported, draws at the front end's width (COLUMNS)."""
+    busy = False
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname != "pandas" or cls.busy:
+            return None
+        import importlib.util
+        cls.busy = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            cls.busy = False
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Delegate(spec.loader, _apply_width)
+        return spec
+
+
 # --------------------------------------------------------------------------------------------
 # IPython
 
@@ -1189,6 +1270,10 @@ def _make_shell():
         def show_usage_error(self, exc):
             _emit({"type": "error", "ename": "UsageError", "evalue": str(exc),
                    "traceback": ["\x1b[0;31mUsageError\x1b[0m: %s" % exc]})
+
+        def set_next_input(self, s, replace=False):
+            # `%load FILE` and the like: the front end puts the text in its editor
+            _emit({"type": "set_next_input", "text": str(s), "replace": bool(replace)})
 
         def ask_exit(self):
             # `exit` / `quit`: the host owns the session's life time (PROTOCOL.md)
@@ -1402,10 +1487,12 @@ def _do_execute(req):
         _clear_plots()
     _S.executing = True
     _Guard.trusted = bool(req.get("trusted", False))
+    _apply_width()
     try:
         res = shell.run_cell(code, store_history=not silent, silent=silent)
     finally:
         _Guard.trusted = False
+    _apply_width()
     plots_ok = None if _S.inline else _capture_open_figures()
     _S.executing = False
     hm = shell.history_manager
@@ -1416,6 +1503,21 @@ def _do_execute(req):
     if not res.success or plots_ok is False:
         return "error"
     return "ok"
+
+
+def _apply_width():
+    """pandas draws at the width the front end said (COLUMNS), unless the user set another."""
+    pd = sys.modules.get("pandas")
+    cols = os.environ.get("COLUMNS", "")
+    if pd is None or not cols.isdigit():
+        return
+    try:
+        width = pd.get_option("display.width")
+        if width in (80, _S.pandas_width) and width != int(cols):
+            pd.set_option("display.width", int(cols))
+            _S.pandas_width = int(cols)
+    except Exception:
+        pass
 
 
 def _do_complete(req):
@@ -1683,6 +1785,8 @@ def _write_ready():
                               "file_extension": ".py"}}
     # The host made kernel/ready (the top of the kernel part is not ours to write): one line
     # in one write, which the host takes once it ends with a newline.
+    if _S.fifo_fd >= 0:
+        info["wake"] = "fifo"
     fd = os.open(os.path.join(_S.kernel_dir, "ready"),
                  os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:
@@ -1723,6 +1827,7 @@ def main(argv):
             os.unsetenv("MPLBACKEND")
             sys.meta_path.append(_MplFinder)
         sys.meta_path.insert(0, _ImportHooks)
+        sys.meta_path.insert(0, _PandasWidth)
         _S.shell = _make_shell()
         _guard_pip()
         import getpass

@@ -1,4 +1,4 @@
-"""Tests of runner.py against PROTOCOL.md.
+"""Tests of runner.py against kernels/PROTOCOL.md.
 
 Each test talks to a real runner process the way the cellbox host does: the host part
 <channel>/host/commands gets command files (tmp + rename), the kernel part <channel>/kernel has the
@@ -10,6 +10,7 @@ events are read back.
 """
 
 import base64
+import fcntl
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 import unittest
 import zlib
@@ -347,6 +349,36 @@ class RunnerTest(unittest.TestCase):
             self.run_ok("import os; os.chdir(%s)" % old)
         evs = self.run_ok("files = !echo one\nfiles")
         self.assertIn("one", self.result(evs))
+
+    def test_load_sets_next_input(self):
+        path = os.path.join(self.r.cwd, "loadme.py")
+        with open(path, "w") as f:
+            f.write("a = 1\nprint(a)\n")
+        evs = self.run_ok("%load " + path)
+        nxt = of_type(evs, "set_next_input")
+        self.assertEqual(len(nxt), 1, evs)
+        self.assertEqual(nxt[0]["text"], "# %%load %s\na = 1\nprint(a)\n" % path)
+        self.assertTrue(nxt[0]["replace"])
+        self.assertEqual(of_type(self.run_ok("get_ipython().set_next_input('x = 2')"),
+                                 "set_next_input")[0], {"type": "set_next_input",
+                                                        "text": "x = 2", "replace": False})
+
+    def test_width_from_columns(self):
+        # The host sets COLUMNS; pandas, once loaded, takes it as its display width.
+        self.run_ok("import os; os.environ['COLUMNS'] = '123'", silent=True)
+        try:
+            import pandas  # noqa: F401  (only to know whether the kernel has it)
+        except ImportError:
+            self.skipTest("pandas is not installed")
+        evs = self.run_ok("import pandas as pd; pd.get_option('display.width')")
+        self.assertEqual(self.result(evs), "123")   # imported in that cell: at once
+        df = self.result(self.run_ok("pd.DataFrame([[1.5] * 30])"))
+        widest = max(len(l) for l in df.split("\n"))
+        self.assertTrue(100 < widest <= 130, widest)    # pandas' wrap is near its width
+        self.run_ok("pd.set_option('display.width', 99)")
+        self.run_ok("import os; os.environ['COLUMNS'] = '140'", silent=True)
+        evs = self.run_ok("pd.get_option('display.width')")
+        self.assertEqual(self.result(evs), "99")     # the user's own setting stays
 
     def test_pager(self):
         evs = self.run_ok("len?")
@@ -738,6 +770,56 @@ class LifecycleTest(unittest.TestCase):
         finally:
             r.close()
         self.assertEqual(r.proc.returncode, 0)
+
+    def test_wake_fifo_without_inotify(self):
+        channel = tempfile.mkdtemp(prefix="cellbox-test-")
+        make_channel(channel)
+        os.mkfifo(os.path.join(channel, "host", "wake"), 0o600)
+        # held as the host holds it, from before the runner starts
+        wfd = os.open(os.path.join(channel, "host", "wake"), os.O_RDWR | os.O_NONBLOCK)
+        r = Runner(channel, env={"CELLBOX_RUNNER_NO_INOTIFY": "1"})
+        try:
+            self.assertEqual(r.ready["wake"], "fifo")
+            self.assertNotIn("polling", r.read_log())
+
+            def until(what, cond):
+                t0 = time.monotonic()
+                while not cond():
+                    self.assertLess(time.monotonic() - t0, 10, what)
+                    time.sleep(0.01)
+
+            def asleep():
+                with open("/proc/%d/wchan" % r.proc.pid) as f:
+                    return "poll" in f.read()
+
+            def unread():
+                return struct.unpack("i", fcntl.ioctl(wfd, termios.FIONREAD, b"\0" * 4))[0]
+
+            for i in range(3):
+                until("asleep on the FIFO", asleep)
+                rid = r.send("execute", code="%d * 3" % i)
+                os.write(wfd, b"w")
+                evs = r.events(rid)
+                self.assertEqual(of_type(evs, "result")[0]["data"]["text/plain"], str(i * 3))
+                until("the wake-up byte taken", lambda: unread() == 0)
+            until("asleep on the FIFO", asleep)
+            # no host: the runner keeps waiting (no spinning), and serves the next one
+            os.close(wfd)
+            time.sleep(0.3)
+            with open("/proc/%d/stat" % r.proc.pid) as f:
+                t1 = sum(int(x) for x in f.read().split(") ")[1].split()[11:13])
+            time.sleep(1.0)
+            with open("/proc/%d/stat" % r.proc.pid) as f:
+                t2 = sum(int(x) for x in f.read().split(") ")[1].split()[11:13])
+            self.assertLessEqual(t2 - t1, 2)
+            wfd = os.open(os.path.join(channel, "host", "wake"), os.O_RDWR | os.O_NONBLOCK)
+            rid = r.send("execute", code="'back'")
+            os.write(wfd, b"w")
+            self.assertEqual(of_type(r.events(rid), "result")[0]["data"]["text/plain"], "'back'")
+        finally:
+            r.close()
+            os.close(wfd)
+            shutil.rmtree(channel, ignore_errors=True)
 
     def test_channel_removed(self):
         r = Runner()

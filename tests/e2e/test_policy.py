@@ -156,7 +156,8 @@ class EnforceTest(Base):
             f.write('# %%\nx = 1\n# %%\n!echo shell\n# %%\nprint("after")\n')
         p = self.cellbox('replay', '--policy', 'production', src)
         self.assertEqual(p.returncode, 7, p.stderr)
-        self.assertIn('cell 2 (!echo shell) was blocked by the security policy', p.stderr)
+        self.assertIn('In [2] (!echo shell, cell 2 of the file) was blocked by the security policy',
+                      p.stderr)
         self.assertNotIn('shell', p.stdout.splitlines())
         self.assertNotIn('after', p.stdout)
         p = self.cellbox('replay', '--policy', 'production', '--keep-going', src)
@@ -235,6 +236,10 @@ class TuiTest(unittest.TestCase):
             self.assertIn('module subprocess: Subprocess management', s)
             ui.run('6 * 7')
             ui.wait_for('Out[1]: 42')       # the blocked cell never reached the kernel
+            # The UI's own cell telling the kernel its width (it imports os) is not the user's:
+            # the policy lets it through, and COLUMNS is the pane's width.
+            ui.run('import shutil; shutil.get_terminal_size().columns')
+            ui.wait_for('Out[2]: 100')
             ui.keys('C-q')
             self.assertEqual(ui.exit_status(), 'exit=0')
         finally:

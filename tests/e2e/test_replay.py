@@ -245,7 +245,7 @@ class ReplayTest(Base):
         src = self.write('c.py', '# %%\nimport os\nos._exit(3)\n# %%\nprint("after")\n')
         p = self.cellbox('replay', src)
         self.assertEqual(p.returncode, 4, p.stderr)
-        self.assertIn('cell 1 (import os): the kernel died', p.stderr)
+        self.assertIn('In [1] (import os, cell 1 of the file): the kernel died', p.stderr)
         self.assertNotIn('after\n', p.stdout)
         p = self.cellbox('replay', '--keep-going', src)
         self.assertEqual(p.returncode, 4, p.stderr)

@@ -1,13 +1,16 @@
 """End-to-end tests of the full-screen UI in a real terminal: tmux, driven with send-keys and
 read with capture-pane. Each test has its own tmux server (-L) and a fixed window size."""
+import fcntl
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import struct
 import subprocess
 import tempfile
+import termios
 import time
 import unittest
 
@@ -18,6 +21,18 @@ PYTHON = os.environ.get('CELLBOX_TEST_PYTHON', '/usr/bin/python3')
 class Tui:
     def __init__(self, tmp, name, args=(), env_extra=None, size=(100, 30)):
         self.sock = 'cellbox-%d-%s' % (os.getpid(), name)
+        self.env = env = self.environment(tmp, env_extra)
+        self.status = os.path.join(tmp, 'status-' + name)
+        term = ('env TERM=%s ' % env['TERM']) if 'TERM' in (env_extra or {}) else ''
+        cmd = term + ' '.join([BIN] + list(args)) + '; echo exit=$? > ' + self.status + '; sleep 600'
+        # In the test's own directory: what the kernel writes stays out of the source tree.
+        self.tmux('-f', '/dev/null', 'new-session', '-d', '-c', tmp, '-x', str(size[0]), '-y',
+                  str(size[1]), cmd)
+        self.wait_for('F1 help')
+
+    @staticmethod
+    def environment(tmp, env_extra=None):
+        """cellbox's environment: its config, state and channel under `tmp`."""
         env = {k: v for k, v in os.environ.items() if not k.startswith('CELLBOX_')}
         env.update(XDG_CONFIG_HOME=os.path.join(tmp, 'config'),
                    XDG_STATE_HOME=os.path.join(tmp, 'state'),
@@ -26,14 +41,7 @@ class Tui:
         env.pop('NO_COLOR', None)
         env.pop('TMUX', None)
         env.update(env_extra or {})
-        self.env = env
-        self.status = os.path.join(tmp, 'status-' + name)
-        term = ('env TERM=%s ' % env['TERM']) if 'TERM' in (env_extra or {}) else ''
-        cmd = term + ' '.join([BIN] + list(args)) + '; echo exit=$? > ' + self.status + '; sleep 600'
-        # In the test's own directory: what the kernel writes stays out of the source tree.
-        self.tmux('-f', '/dev/null', 'new-session', '-d', '-c', tmp, '-x', str(size[0]), '-y',
-                  str(size[1]), cmd)
-        self.wait_for('F1 help')
+        return env
 
     def tmux(self, *args):
         return subprocess.run(['tmux', '-L', self.sock] + list(args), env=self.env,
@@ -369,10 +377,10 @@ class SafetyTest(Base):
         title = ui.tmux('display', '-p', '#{pane_title}').strip()
         ui.run('print("\\x1b]0;HACKED\\x07\\x1b]52;c;aGFja2Vk\\x07\\x1b[2J\\x1b[H'
                '\\x1b[10;10Hmoved\\x1b[?1049l\\x1bc after")')
-        s = ui.wait_for('moved after')
+        ui.wait_for('moved after')
+        s = ui.wait_for('In [1]: print(')               # nothing was cleared (once it is done)
         self.assertEqual(ui.tmux('display', '-p', '#{pane_title}').strip(), title)
         self.assertNotIn('HACKED', s.split('moved after')[1])
-        self.assertIn('In [1]: print(', s)              # nothing was cleared
         self.assertIn('F1 help', s.split('\n')[29])       # the layout is intact
         buffers = ui.tmux('list-buffers')
         self.assertNotIn('hacked', buffers)
@@ -424,6 +432,81 @@ class SafetyTest(Base):
         self.assertFalse(os.path.exists(os.path.join(self.tmp, 'saved.png')))
         ui.run('2 + 2')
         ui.wait_for('Out[3]: 4')
+
+    def kill_tmux_server(self, ui):
+        """The terminal goes away as when its tmux server is killed: the pty is gone at once."""
+        shell = int(ui.tmux('display', '-p', '#{pane_pid}').strip())
+        pid = int(subprocess.run(['ps', '-o', 'pid=', '--ppid', str(shell)], capture_output=True,
+                                 text=True).stdout.split()[0])
+        os.kill(int(ui.tmux('display', '-p', '#{pid}').strip()), signal.SIGKILL)
+        self.ui = None
+        return pid
+
+    def assert_ends(self, pid, timeout=30):
+        """The process `pid` (not our child) ends within `timeout` seconds; a zombie has."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with open('/proc/%d/stat' % pid) as f:
+                    if f.read().rsplit(')', 1)[1].split()[0] == 'Z':
+                        return
+            except FileNotFoundError:
+                return
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+        self.fail('cellbox is still running %d s after its terminal went away' % timeout)
+
+    def test_terminal_gone_mid_paste(self):
+        # tmux killed while the UI waits for the end of a paste: the terminal hangs up under
+        # it (poll says POLLHUP, reads fail); the UI must end, and the kernel with it.
+        ui = self.start()
+        ui.run('x = 1')
+        ui.wait_for('In [1]: x = 1')
+        ui.type('\x1b[200~half a paste')
+        time.sleep(0.5)                                  # read, the UI waits for its end
+        self.assert_ends(self.kill_tmux_server(ui))
+        run_dir = os.path.join(self.tmp, 'run')
+        self.assertEqual(os.listdir(run_dir) if os.path.isdir(run_dir) else [], [])
+
+    def test_terminal_gone_without_sighup(self):
+        # A pty that is not the UI's controlling terminal: when its other side closes, no
+        # SIGHUP comes, only the hang-up on stdin, which must end the UI (not spin on it).
+        master, slave = os.openpty()
+        fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack('HHHH', 30, 100, 0, 0))
+        env = Tui.environment(self.tmp, {'TERM': 'xterm-256color'})
+        proc = subprocess.Popen([BIN, 'tui'], stdin=slave, stdout=slave, stderr=slave, env=env,
+                                cwd=self.tmp, start_new_session=True)
+        os.close(slave)
+        out = b''
+        try:
+            deadline = time.monotonic() + 60
+            while b'F1 help' not in out and time.monotonic() < deadline:
+                if select.select([master], [], [], 0.1)[0]:
+                    out += os.read(master, 65536)
+            self.assertIn(b'F1 help', out)
+            os.close(master)
+            master = -1
+            proc.wait(timeout=30)
+        finally:
+            if master >= 0:
+                os.close(master)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+                self.fail('cellbox is still running 30 s after its terminal went away')
+        run_dir = os.path.join(self.tmp, 'run')
+        self.assertEqual(os.listdir(run_dir) if os.path.isdir(run_dir) else [], [])
+
+    def test_sigterm_mid_paste(self):
+        # SIGTERM while the UI waits for the end of a paste still ends it.
+        ui = self.start()
+        ui.type('\x1b[200~half a paste')
+        time.sleep(0.5)                                  # read, the UI waits for its end
+        shell = int(ui.tmux('display', '-p', '#{pane_pid}').strip())
+        pid = int(subprocess.run(['ps', '-o', 'pid=', '--ppid', str(shell)], capture_output=True,
+                                 text=True).stdout.split()[0])
+        os.kill(pid, signal.SIGTERM)
+        self.assertEqual(ui.exit_status(), 'exit=0')
 
     def test_long_output_truncated(self):
         ui = self.start()

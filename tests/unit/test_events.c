@@ -66,6 +66,11 @@ static void test_decode(void)
 	CHECK(ev.done.status == SESSION_STATUS_ABORTED && ev.done.reason == REASON_ERROR);
 	CHECK(ev.done.execution_count == -1);
 
+	CHECK(decode(&st, "{\"type\":\"set_next_input\",\"text\":\"# %load a.py\\nx = 1\\n\","
+		      "\"replace\":true}", &ev) == 0);
+	CHECK(ev.type == SESSION_EV_NEXT_INPUT && ev.next_input.replace);
+	CHECK_STR(ev.next_input.text, "# %load a.py\nx = 1\n");
+
 	CHECK(decode(&st, "{\"type\":\"telepathy\"}", &ev) == 0 && ev.type == SESSION_EV_OTHER);
 	event_store_release(&st);
 }
@@ -164,6 +169,11 @@ static void test_decode_hostile(void)
 		      "\"execution_count\":\"3\"}", &ev) == 0);
 	CHECK(ev.done.status == SESSION_STATUS_ERROR && ev.done.reason == REASON_ERROR);
 	CHECK(ev.done.duration == 0 && ev.done.execution_count == -1);
+	/* set_next_input with no text, or not a string: empty text, no replace */
+	CHECK(decode(&st, "{\"type\":\"set_next_input\",\"text\":[\"x\"],\"replace\":\"yes\"}",
+		     &ev) == 0);
+	CHECK(ev.type == SESSION_EV_NEXT_INPUT && !ev.next_input.replace);
+	CHECK_STR(ev.next_input.text, "");
 	event_store_release(&st);
 }
 

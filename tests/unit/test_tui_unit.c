@@ -15,6 +15,20 @@ static void test_edbuf(void)
 	struct edbuf e;
 	long at;
 
+	/* R's editor settings: two spaces after an opening bracket, removed as one level */
+	edbuf_init(&e);
+	e.indent = "  ";
+	e.openers = "{([";
+	edbuf_insert(&e, "f <- function(x) {", 18);
+	edbuf_newline(&e, 1);
+	CHECK_STR(e.text.buf, "f <- function(x) {\n  ");
+	edbuf_insert(&e, "y <- 1:", 7);
+	edbuf_newline(&e, 1);
+	CHECK_STR(e.text.buf, "f <- function(x) {\n  y <- 1:\n  ");
+	CHECK(edbuf_backspace(&e));
+	CHECK_STR(e.text.buf, "f <- function(x) {\n  y <- 1:\n");
+	edbuf_release(&e);
+
 	edbuf_init(&e);
 	edbuf_insert(&e, "if x:", 5);
 	edbuf_newline(&e, 1);
@@ -99,6 +113,33 @@ static void test_highlight(void)
 	CHECK_STR(classes("obj.print", &st), "ttttttttt");	/* an attribute, not the builtin */
 	CHECK_STR(classes("Trueish", &st), "ttttttt");
 	CHECK(!strcmp(hl_class_name(HL_KEYWORD), "keyword"));
+}
+
+static void test_highlight_r(void)
+{
+	int st = HL_STATE_NORMAL;
+
+	hl_set_language("R");
+	CHECK_STR(classes("f <- function(x) x + 1L  # hi", &st), "tttttkkkkkkkkttttttttnnttcccc");
+	CHECK(st == HL_STATE_NORMAL);
+	CHECK_STR(classes("print('a#b'); is.na(NA)", &st), "bbbbbtssssstttttttttkkt");
+	CHECK_STR(classes("x %in% y; my.var$print(2e-3)", &st), "ttbbbbtttttttttttttttttnnnnt");
+	/* a string spans lines */
+	CHECK_STR(classes("s <- \"open", &st), "tttttsssss");
+	CHECK(st != HL_STATE_NORMAL);
+	CHECK_STR(classes("still\" + TRUE", &st), "sssssstttkkkk");
+	CHECK(st == HL_STATE_NORMAL);
+	/* raw strings, with dashes, may hold quotes and span lines */
+	CHECK_STR(classes("r\"(a\"b)\" 1", &st), "sssssssstn");
+	CHECK_STR(classes("x <- R'--[", &st), "tttttsssss");
+	CHECK(st != HL_STATE_NORMAL);
+	CHECK_STR(classes("]' ]-' ]--' F", &st), "ssssssssssstk");
+	CHECK(st == HL_STATE_NORMAL);
+	CHECK_STR(classes("`my var` <- 0x1F", &st), "ttttttttttttnnnn");
+	/* no IPython magics in R: % and ! are operators */
+	CHECK_STR(classes("!ok", &st), "ttt");
+	hl_set_language("python");
+	CHECK_STR(classes("%timeit x", &st), "mmmmmmmmm");
 }
 
 static void test_sgr(void)
@@ -232,6 +273,7 @@ static void test_theme(void)
 static const struct tap_test tests[] = {
 	{ "edbuf", test_edbuf },
 	{ "highlight", test_highlight },
+	{ "highlight_r", test_highlight_r },
 	{ "sgr", test_sgr },
 	{ "output", test_output },
 	{ "theme", test_theme },

@@ -1,0 +1,80 @@
+#ifndef CELLBOX_KERNEL_H
+#define CELLBOX_KERNEL_H
+
+/*
+ * The kernels a session can run, one row each: the only place that knows them. Each speaks
+ * the channel protocol (kernels/PROTOCOL.md); the session takes from its row which runner to
+ * write into the channel and how to start it, the front ends take the names, the notebook
+ * metadata and the file extension.
+ *
+ *	const struct kernel_def *k = kernel_find("R");		// "r"
+ *	k->runner, k->interpreter, k->container_exec, k->image ...
+ */
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "util.h"
+
+/* Which interpreter setting of the session (session_opts) starts a kernel on the local backend. */
+enum kernel_interpreter {
+	KERNEL_USES_PYTHON,	/* session_opts.python, the `python` setting */
+	KERNEL_USES_RSCRIPT,	/* session_opts.rscript, the `rscript` setting */
+};
+
+struct kernel_def {
+	const char *name;		/* "python", "r": --kernel, the `kernel` setting */
+	const char *aliases;		/* other names accepted, '|' between (llm-sandbox's lang) */
+	const char *language;		/* the notebook's language_info.name: "python", "R" */
+	const char *kernelspec;		/* kernelspec.name as Jupyter names it: "python3", "ir" */
+	const char *display_name;	/* kernelspec.display_name */
+	const char *extensions;		/* percent files of this language, '|' between: ".R|.r" */
+	const char *runner;		/* the runner's file name in the channel */
+	const unsigned char *code;	/* the runner, embedded at build time */
+	const size_t *code_len;
+	const char *interpreter;	/* the local backend's interpreter (the default) */
+	enum kernel_interpreter uses;	/* the setting that names another one */
+	const char *container_exec;	/* the interpreter in the container image, on its PATH */
+	const char *image;		/* the image's repository; the tag is p<protocol> */
+	int interrupt_group;		/* SIGINT goes to the kernel's process group, as a
+					   terminal's Ctrl-C: its child processes stop too */
+	int wake_stdin;			/* it has no inotify: in a container it is woken by a
+					   byte on its stdin (else by the host/wake FIFO) */
+	const char *env[2];		/* a variable (name, value) the kernel starts with */
+	const char *indent;		/* one level of indentation in the editor */
+	const char *openers;		/* a line ending in one of these indents the next */
+	/*
+	 * The security policy reads this language (its reader is Python's and IPython's, its
+	 * import hook is the Python runner's): a session of a kernel without it refuses any
+	 * policy but none.
+	 */
+	int policy;
+	int pip;			/* `libraries` installs pip packages for it */
+	int blank_line_ends_cell;	/* a line REPL runs an unfinished cell at a blank line
+					   (IPython's rule); else only a complete one runs */
+	/* Code that imports a comma-separated list of modules (the pool's --preimport). */
+	char *(*preimport)(const char *list);
+	/*
+	 * The silent cells of files.h, in three parts around two string literals (JSON's, which
+	 * both languages read): copy_in puts staged file A at path B, copy_out copies A to B.
+	 */
+	const char *copy_in[3];
+	const char *copy_out[3];
+};
+
+/* The kernel called `name` (or one of its aliases, any case); NULL when there is none. */
+const struct kernel_def *kernel_find(const char *name);
+/* The kernel used when nothing says which: python. */
+const struct kernel_def *kernel_default(void);
+/* The kernel a cell file's name asks for (percent files: ".R" is R); NULL when it says none. */
+const struct kernel_def *kernel_for_path(const char *path);
+/*
+ * The kernel a notebook's metadata asks for: kernelspec.name or .language, else
+ * language_info.name. NULL when it names none or one cellbox does not have.
+ */
+const struct kernel_def *kernel_for_notebook(const cJSON *nb);
+/* Give a notebook that has none the kernelspec and language_info of kernel `k`. */
+void kernel_describe_notebook(const struct kernel_def *k, cJSON *nb);
+/* Append the kernels' names, "python, r", for messages. */
+void kernel_list(struct strbuf *out);
+
+#endif

@@ -1,0 +1,793 @@
+"""Tests of runner.R against kernels/PROTOCOL.md.
+
+Each test talks to a real R runner the way the cellbox host does: command files written as
+tmp + rename into <channel>/host/commands, a byte written to the <channel>/host/wake FIFO (or to
+stdin) after each (and after SIGINT), events read back from <channel>/kernel/results/<id>.jsonl.
+
+    /usr/bin/python3 -m unittest -v test_runner        (from kernels/r)
+"""
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "runner.R")
+RSCRIPT = os.environ.get("CELLBOX_TEST_RSCRIPT") or shutil.which("Rscript") or "/usr/bin/Rscript"
+TIMEOUT = 60.0
+
+if not os.access(RSCRIPT, os.X_OK):
+    print("1..0 # SKIP no Rscript (Debian: apt-get install r-base-core r-cran-jsonlite)")
+    sys.exit(77)
+
+
+def make_channel(channel):
+    """The layout the host makes (PROTOCOL.md): host/commands, kernel/{ready,log,results,plots}."""
+    for d in ("host/commands", "kernel/results", "kernel/plots", "kernel/out"):
+        os.makedirs(os.path.join(channel, d), exist_ok=True)
+    for f in ("ready", "log"):
+        open(os.path.join(channel, "kernel", f), "ab").close()
+
+
+class Runner:
+    """An R runner in a temporary channel directory, driven like the host drives it."""
+
+    def __init__(self, channel=None, env=None, wake=True, stdin=subprocess.DEVNULL):
+        self.own_channel = channel is None
+        self.channel = channel or tempfile.mkdtemp(prefix="cellbox-r-test-")
+        self.cwd = tempfile.mkdtemp(prefix="cellbox-r-cwd-")
+        make_channel(self.channel)
+        self.wake_fd = -1
+        self.wake_stdin = None      # a callable, for a runner woken through its stdin
+        if wake:
+            path = os.path.join(self.channel, "host", "wake")
+            if not os.path.exists(path):
+                os.mkfifo(path, 0o600)
+            # as the host holds it: read-write, so the runner has a writer and never blocks
+            self.wake_fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        self.log = open(os.path.join(self.channel, "kernel", "log"), "ab")
+        t0 = time.monotonic()
+        # started as the host starts it: no default packages until the helpers are forked
+        self.proc = subprocess.Popen([RSCRIPT, RUNNER, self.channel], stdin=stdin,
+                                     stdout=self.log, stderr=self.log, cwd=self.cwd,
+                                     env=dict(os.environ, R_DEFAULT_PACKAGES="NULL",
+                                              **(env or {})),
+                                     start_new_session=True)
+        ready = os.path.join(self.channel, "kernel", "ready")
+        while True:
+            with open(ready, "rb") as f:
+                if f.read().endswith(b"\n"):     # written in place, taken once it ends so
+                    break
+            if self.proc.poll() is not None:
+                raise RuntimeError("runner exited with %s before ready:\n%s"
+                                   % (self.proc.returncode, self.read_log()))
+            if time.monotonic() - t0 > TIMEOUT:
+                raise RuntimeError("runner not ready:\n" + self.read_log())
+            time.sleep(0.005)
+        self.startup = time.monotonic() - t0
+        with open(ready, encoding="utf-8") as f:
+            self.ready = json.load(f)
+        self.n = 0
+
+    def read_log(self):
+        try:
+            with open(os.path.join(self.channel, "kernel", "log"), encoding="utf-8",
+                      errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def wake(self):
+        if self.wake_stdin:
+            self.wake_stdin()
+        if self.wake_fd >= 0:
+            try:
+                os.write(self.wake_fd, b"w")
+            except BlockingIOError:
+                pass
+
+    def write_file(self, name, obj):
+        path = os.path.join(self.channel, "host", "commands", name)
+        data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.rename(path + ".tmp", path)
+        self.wake()
+
+    def interrupt(self):
+        # as the host interrupts the R kernel: SIGINT to its process group, then a wake-up
+        os.killpg(self.proc.pid, signal.SIGINT)
+        self.wake()
+
+    def send(self, kind, **fields):
+        self.n += 1
+        rid = "%010d" % self.n
+        fields.update(id=rid, kind=kind)
+        # as the host: the results file first, then the command
+        open(os.path.join(self.channel, "kernel", "results", rid + ".jsonl"), "ab").close()
+        self.write_file(rid + ".json", fields)
+        return rid
+
+    def events(self, rid, until="done", timeout=TIMEOUT):
+        """Events of request rid, once one of type `until` has arrived."""
+        path = os.path.join(self.channel, "kernel", "results", rid + ".jsonl")
+        t0 = time.monotonic()
+        while True:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except FileNotFoundError:
+                data = b""
+            lines = data.split(b"\n")[:-1]
+            evs = [json.loads(line.decode("utf-8")) for line in lines]
+            if any(e["type"] == until for e in evs):
+                return evs
+            if self.proc.poll() is not None:
+                raise AssertionError("runner died (%s) during request %s: %r\n%s"
+                                     % (self.proc.returncode, rid, evs, self.read_log()))
+            if time.monotonic() - t0 > timeout:
+                raise AssertionError("timeout waiting for %s of %s: %r\n%s"
+                                     % (until, rid, evs, self.read_log()))
+            time.sleep(0.002)
+
+    def request(self, kind, **fields):
+        evs = self.events(self.send(kind, **fields))
+        assert evs[-1]["type"] == "done", evs
+        return evs
+
+    def execute(self, code, **fields):
+        return self.request("execute", code=code, **fields)
+
+    def helpers(self):
+        """Pids of the runner's forked helpers (its children that are R too)."""
+        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.proc.pid)],
+                             capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.request("shutdown", timeout=10)
+            except Exception:
+                pass
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)    # anything the session left behind
+        except OSError:
+            pass
+        if self.proc.poll() is None:
+            self.proc.wait()
+        if self.wake_fd >= 0:
+            os.close(self.wake_fd)
+            self.wake_fd = -1
+        self.log.close()
+        if self.own_channel:
+            shutil.rmtree(self.channel, ignore_errors=True)
+        shutil.rmtree(self.cwd, ignore_errors=True)
+
+
+def of_type(evs, kind):
+    return [e for e in evs if e["type"] == kind]
+
+
+def text(evs, name="stdout"):
+    return "".join(e["text"] for e in evs if e["type"] == "stream" and e["name"] == name)
+
+
+def shown(evs):
+    """What the console would print for the visible values: the display texts."""
+    return [e["data"].get("text/plain") for e in of_type(evs, "display") if "plot" not in e]
+
+
+def done(evs):
+    return evs[-1]
+
+
+def plots(evs):
+    return [e["plot"] for e in of_type(evs, "display") if "plot" in e]
+
+
+class RunnerTest(unittest.TestCase):
+    """One runner shared by the tests (a session, as the host has)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.r = Runner()
+
+    @classmethod
+    def tearDownClass(cls):
+        log = cls.r.read_log()
+        cls.r.close()
+        # the runner logs its own failures
+        assert "failed" not in log, log
+
+    def run_ok(self, code, **kw):
+        evs = self.r.execute(code, **kw)
+        self.assertEqual(done(evs)["status"], "ok", evs)
+        return evs
+
+    # -- basics
+
+    def test_ready(self):
+        ready = self.r.ready
+        self.assertEqual(ready["protocol"], 2)
+        self.assertEqual(ready["pid"], self.r.proc.pid)
+        self.assertEqual(ready["kernel"], "r")
+        self.assertEqual(ready["language"], "R")
+        version = subprocess.check_output(
+            [RSCRIPT, "-e", "cat(paste(R.version$major, R.version$minor, sep = '.'))"], text=True)
+        self.assertEqual(ready["version"], version.strip())
+        self.assertEqual(ready["cwd"], os.path.realpath(self.r.cwd))
+        self.assertEqual(ready["wake"], "fifo")
+        self.assertFalse(os.path.exists(os.path.join(self.r.channel, "ready.tmp")))
+
+    def test_state_and_values(self):
+        self.run_ok("x_state <- 41")
+        evs = self.run_ok("x_state + 1")
+        self.assertEqual(shown(evs), ["[1] 42"])
+        self.assertIsInstance(done(evs)["duration"], float)
+        # every visible top-level value is shown, invisible ones are not
+        evs = self.run_ok("1:3\ninvisible(5)\ny <- 2\n(y)\nNULL")
+        self.assertEqual(shown(evs), ["[1] 1 2 3", "[1] 2", "NULL"])
+        # printed as the console prints them: S3 print methods, S4 show, data frames
+        evs = self.run_ok("data.frame(a = 1:2, b = c('x', 'y'))")
+        self.assertEqual(shown(evs), ["  a b\n1 1 x\n2 2 y"])
+        evs = self.run_ok("setClass('P', representation(n = 'numeric'))\n"
+                          "setMethod('show', 'P', function(object) cat('<P', object@n, '>\\n'))\n"
+                          "new('P', n = 3)")
+        self.assertEqual(shown(evs)[-1], "<P 3 >")
+        self.assertEqual(shown(self.run_ok(".Last.value"))[0], "<P 3 >")
+        n0 = done(self.run_ok("1"))["execution_count"]
+        self.assertEqual(done(self.run_ok("2"))["execution_count"], n0 + 1)
+
+    def test_silent(self):
+        before = done(self.run_ok("1"))["execution_count"]
+        evs = self.run_ok("2", silent=True)
+        self.assertEqual(shown(evs), [])
+        self.assertEqual(done(self.run_ok("3"))["execution_count"], before + 1)
+
+    def test_streams(self):
+        evs = self.run_ok('cat("a1\\n"); message("e1"); print("a2")\n'
+                          'warning("w1"); cat("a3")')
+        self.assertEqual(text(evs), 'a1\n[1] "a2"\na3')
+        self.assertEqual(text(evs, "stderr"), "e1\nWarning message:\nw1\n")
+        # message() and warnings keep their order with stdout
+        merged = []
+        for e in of_type(evs, "stream"):
+            if merged and merged[-1][0] == e["name"]:
+                merged[-1][1] += e["text"]
+            else:
+                merged.append([e["name"], e["text"]])
+        self.assertEqual(merged, [["stdout", "a1\n"], ["stderr", "e1\n"],
+                                  ["stdout", '[1] "a2"\n'], ["stderr", "Warning message:\nw1\n"],
+                                  ["stdout", "a3"]])
+
+    def test_stderr_connection(self):
+        evs = self.run_ok('cat("to stderr\\n", file = stderr()); write("w", stderr())')
+        self.assertEqual(text(evs, "stderr"), "to stderr\nw\n")
+        self.assertEqual(text(evs), "")
+
+    def test_subprocess_output(self):
+        evs = self.run_ok('cat("a\\n"); system("echo b; echo e >&2"); invisible(system2("echo", "c"))')
+        self.assertEqual(text(evs), "a\nb\nc\n")
+        self.assertEqual(text(evs, "stderr"), "e\n")
+        # a forked child (parallel) writes to the same pipes
+        evs = self.run_ok('invisible(parallel::mclapply(1:2, function(i) cat("child", i, "\\n"), '
+                          'mc.cores = 2))')
+        self.assertEqual(sorted(text(evs).splitlines()), ["child 1 ", "child 2 "])
+
+    def test_streaming_before_the_end(self):
+        r = self.r
+        # the cell cannot end before the test has seen its first output and opened the gate
+        gate = os.path.join(r.cwd, "gate-streaming")
+        rid = r.send("execute", code='cat("first\\n"); message("err first"); '
+                                     'while (!file.exists("%s")) Sys.sleep(0.01); '
+                                     'cat("second\\n")' % gate)
+        evs = r.events(rid, until="stream", timeout=30)
+        self.assertNotIn("done", [e["type"] for e in evs])
+        self.assertEqual(text(evs), "first\n")
+        open(gate, "w").close()
+        evs = r.events(rid)
+        self.assertEqual(text(evs), "first\nsecond\n")
+        self.assertEqual(text(evs, "stderr"), "err first\n")
+
+    def test_big_output(self):
+        evs = self.run_ok('cat(strrep("x", 3e6), "\\n", sep = "")')
+        streams = of_type(evs, "stream")
+        self.assertTrue(all(len(e["text"]) <= 65536 for e in streams))
+        self.assertGreaterEqual(len(streams), 3_000_001 // 65536)
+        self.assertEqual(text(evs), "x" * 3_000_000 + "\n")
+
+    def test_invalid_utf8_and_nul(self):
+        evs = self.run_ok('writeBin(as.raw(c(0xff, 0xfe, 0x6f, 0x6b, 0x0a)), stdout())\n'
+                          'e <- charToRaw(enc2utf8("\\u00e9"))\n'
+                          'writeBin(e[1], stdout()); Sys.sleep(0.05); writeBin(c(e[2], as.raw(10)), stdout())\n'
+                          'writeBin(as.raw(c(0x61, 0, 0x62, 10)), stdout())')
+        self.assertEqual(text(evs), "\ufffd\ufffdok\n\u00e9\na\ufffdb\n")
+        evs = self.run_ok('cat("\\u00e9t\\u00e9 \\u4e2d\\n")')
+        self.assertEqual(text(evs), "\u00e9t\u00e9 \u4e2d\n")
+
+    def test_errors(self):
+        evs = self.r.execute('f <- function(x) g(x)\ng <- function(x) stop("boom")\nf(1)')
+        self.assertEqual(done(evs)["status"], "error")
+        err = of_type(evs, "error")
+        self.assertEqual(len(err), 1, evs)
+        self.assertEqual(err[0]["ename"], "simpleError")
+        self.assertEqual(err[0]["evalue"], "boom")
+        self.assertEqual(err[0]["traceback"], ["Error in g(x) : boom", "Traceback:", "1. f(1)",
+                                               "2. g(x)", '3. stop("boom")'])
+        evs = self.run_ok("traceback()")
+        self.assertEqual(text(evs).splitlines()[0], '3: stop("boom") at <cell>#2')
+        # at the top level there is no call, as in the console
+        err = of_type(self.r.execute('stop("top")'), "error")[0]
+        self.assertEqual(err["traceback"], ["Error: top"])
+        # C-level errors name their call
+        err = of_type(self.r.execute('log("a")'), "error")[0]
+        self.assertEqual(err["traceback"][0],
+                         "Error in log(\"a\") : non-numeric argument to mathematical function")
+        # a cell stops at its first error
+        evs = self.r.execute('cat("before\\n"); stop("mid"); cat("after\\n")')
+        self.assertEqual(text(evs), "before\n")
+        # condition classes are kept
+        err = of_type(self.r.execute('stop(structure(class = c("myError", "error", "condition"), '
+                                     'list(message = "custom", call = NULL)))'), "error")[0]
+        self.assertEqual((err["ename"], err["evalue"]), ("myError", "custom"))
+        # a syntax error runs nothing
+        evs = self.r.execute('cat("no\\n")\nx <- )')
+        self.assertEqual(done(evs)["status"], "error")
+        err = of_type(evs, "error")
+        self.assertEqual(err[0]["ename"], "ParseError")
+        self.assertIn("unexpected ')'", err[0]["evalue"])
+        self.assertEqual(text(evs), "")
+        # the session goes on
+        self.assertEqual(shown(self.run_ok("1 + 1")), ["[1] 2"])
+
+    def test_warnings(self):
+        evs = self.run_ok("log(-1)")
+        self.assertEqual(shown(evs), ["[1] NaN"])
+        self.assertEqual(text(evs, "stderr"), "Warning message:\nIn log(-1) : NaNs produced\n")
+        evs = self.run_ok("f <- function() { warning('w1'); warning('w2'); 3 }\nf()")
+        self.assertEqual(text(evs, "stderr"),
+                         "Warning messages:\n1: In f() : w1\n2: In f() : w2\n")
+        self.assertIn("In f() : w1", shown(self.run_ok("warnings()"))[0])
+        evs = self.run_ok("for (i in 1:12) warning(i)")
+        self.assertEqual(text(evs, "stderr"),
+                         "There were 12 warnings (use warnings() to see them)\n")
+        evs = self.run_ok("old <- options(warn = 1); f(); options(old)")
+        self.assertEqual(text(evs, "stderr"), "Warning in f() : w1\nWarning in f() : w2\n")
+        evs = self.r.execute("old <- options(warn = 2); tryCatch(f(), finally = options(old))")
+        self.assertEqual(done(evs)["status"], "error")
+        self.assertIn("(converted from warning) w1", of_type(evs, "error")[0]["evalue"])
+        evs = self.run_ok("suppressWarnings(log(-1))")
+        self.assertEqual(text(evs, "stderr"), "")
+        evs = self.r.execute("{ f(); stop('after') }")
+        self.assertEqual(text(evs, "stderr"),
+                         "In addition: Warning messages:\n1: In f() : w1\n2: In f() : w2\n")
+
+    def test_quit_keeps_session(self):
+        evs = self.run_ok("q()")
+        self.assertIn("does not end this session", text(evs, "stderr"))
+        self.assertEqual(shown(self.run_ok("1 + 1")), ["[1] 2"])
+
+    def test_help_pager(self):
+        evs = self.run_ok("?mean")
+        disp = [e for e in of_type(evs, "display") if e.get("pager")]
+        self.assertEqual(len(disp), 1, evs)
+        plain = disp[0]["data"]["text/plain"]
+        self.assertIn("Arithmetic Mean", plain)
+        self.assertNotIn("\b", plain)
+
+    # -- plots
+
+    def test_plots(self):
+        r = self.r
+        r.request("clear_plots")
+        chan_plots = os.path.join(r.channel, "kernel", "plots")
+
+        def check(plot, index):
+            self.assertEqual(plot["index"], index)
+            self.assertEqual(plot["format"], "png")
+            self.assertEqual(plot["path"], "plots/%d.png" % index)
+            with open(os.path.join(r.channel, "kernel", plot["path"]), "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+        # the seed: plot(1:10) gives one plot; with clear_plots, hist() gives one again
+        evs = self.run_ok("plot(1:10)")
+        ps = plots(evs)
+        self.assertEqual(len(ps), 1, evs)
+        check(ps[0], 1)
+        self.assertEqual((ps[0]["width"], ps[0]["height"]), (640, 480))
+        self.assertEqual(of_type(evs, "display")[0]["data"]["text/plain"], "plot without title")
+        evs = self.run_ok("hist(rnorm(100))", clear_plots=True)
+        ps = plots(evs)
+        self.assertEqual(len(ps), 1)
+        check(ps[0], 1)
+        self.assertEqual(sorted(n for n in os.listdir(chan_plots)), ["1.png"])
+
+        # accumulate: the counter goes on across cells
+        evs = self.run_ok("plot(1:3); lines(3:1)\nbarplot(1:4)")
+        self.assertEqual([p["index"] for p in plots(evs)], [2, 3])
+        # ggplot2 and lattice (grid graphics), printed or autoprinted
+        evs = self.run_ok("library(ggplot2)\n"
+                          "ggplot(data.frame(x = 1:3, y = c(2, 1, 3)), aes(x, y)) + geom_point()")
+        self.assertEqual([p["index"] for p in plots(evs)], [4])
+        self.assertEqual(shown(evs), [])
+        evs = self.run_ok("library(lattice)\nprint(xyplot(y ~ x, data.frame(x = 1:5, y = 5:1)))\n"
+                          "bwplot(~ rnorm(20))")
+        self.assertEqual([p["index"] for p in plots(evs)], [5, 6])
+        # several pages in one cell, each as it is finished; a multi-figure page is one page
+        evs = self.run_ok("for (i in 1:3) plot(i)\npar(mfrow = c(1, 2)); plot(1); plot(2)")
+        self.assertEqual([p["index"] for p in plots(evs)], [7, 8, 9, 10])
+        # sizes: repr.plot.* as in IRkernel (inches and dpi)
+        evs = self.run_ok("options(repr.plot.width = 4, repr.plot.height = 3, repr.plot.res = 100)\n"
+                          "plot(1)\noptions(repr.plot.width = NULL, repr.plot.height = NULL,\n"
+                          "repr.plot.res = NULL)")
+        self.assertEqual([(p["width"], p["height"]) for p in plots(evs)], [(400, 300)])
+        # a device the user opens on a file is the user's
+        path = os.path.join(r.cwd, "mine.png")
+        evs = self.run_ok("png(%r); plot(1); invisible(dev.off())" % path)
+        self.assertEqual(plots(evs), [])
+        self.assertTrue(os.path.exists(path))
+        # nothing is left open, nothing hidden stays in plots/
+        self.assertEqual(shown(self.run_ok("dev.cur()")), ["null device \n          1 "])
+        self.assertEqual([n for n in os.listdir(chan_plots) if n.startswith(".")], [])
+        evs = r.request("clear_plots")
+        self.assertEqual(of_type(evs, "reply")[0]["cleared"], 11)
+        self.assertEqual(os.listdir(chan_plots), [])
+
+    def test_plot_streams_while_running(self):
+        r = self.r
+        gate = os.path.join(r.cwd, "gate-plots")
+        rid = r.send("execute", code='plot(1); plot(2); while (!file.exists("%s")) '
+                                     'Sys.sleep(0.01)' % gate)
+        evs = r.events(rid, until="display", timeout=30)
+        self.assertNotIn("done", [e["type"] for e in evs])
+        self.assertEqual(len(plots(evs)), 1)          # the first page, finished by the second
+        open(gate, "w").close()
+        evs = r.events(rid)
+        self.assertEqual(len(plots(evs)), 2)
+
+    # -- requests other than execute
+
+    def test_complete(self):
+        self.run_ok("complete_me_please <- 1")
+        reply = of_type(self.r.request("complete", code="x <- complete_me_p", cursor_pos=17),
+                        "reply")[0]
+        self.assertEqual(reply["matches"], ["complete_me_please"])
+        self.assertEqual((reply["cursor_start"], reply["cursor_end"]), (5, 17))
+        reply = of_type(self.r.request("complete", code="a <- 1\nmean(x, na.r", cursor_pos=19),
+                        "reply")[0]
+        self.assertIn("na.rm=", reply["matches"])
+        self.assertEqual((reply["cursor_start"], reply["cursor_end"]), (15, 19))
+        reply = of_type(self.r.request("complete", code="library(jsonl", cursor_pos=13),
+                        "reply")[0]
+        self.assertIn("jsonlite", reply["matches"])
+
+    def test_inspect(self):
+        reply = of_type(self.r.request("inspect", code="mean(x)", cursor_pos=2, detail_level=0),
+                        "reply")[0]
+        self.assertTrue(reply["found"])
+        self.assertIn("Arithmetic Mean", reply["data"]["text/plain"])
+        self.run_ok("inspect_me <- list(a = 1)")
+        reply = of_type(self.r.request("inspect", code="inspect_me", cursor_pos=3), "reply")[0]
+        self.assertTrue(reply["found"])
+        self.assertIn("List of 1", reply["data"]["text/plain"])
+        reply = of_type(self.r.request("inspect", code="no_such_name_here", cursor_pos=3),
+                        "reply")[0]
+        self.assertFalse(reply["found"])
+
+    def test_is_complete(self):
+        def check(code):
+            reply = of_type(self.r.request("is_complete", code=code), "reply")[0]
+            return reply["status"], reply["indent"]
+        self.assertEqual(check("f <- function(x) {"), ("incomplete", "  "))
+        self.assertEqual(check("x <- c(1,\n  list(2,"), ("incomplete", "    "))
+        self.assertEqual(check("x <- 'open"), ("incomplete", ""))
+        self.assertEqual(check("1 +"), ("incomplete", ""))
+        self.assertEqual(check("x <- 1"), ("complete", ""))
+        self.assertEqual(check(""), ("complete", ""))
+        self.assertEqual(check("x <- )"), ("invalid", ""))
+
+    def test_bad_commands(self):
+        r = self.r
+        r.write_file("0000099901.json", b"{not json")
+        evs = r.events("0000099901")
+        self.assertEqual(done(evs)["status"], "error")
+        self.assertEqual([e["ename"] for e in of_type(evs, "error")], ["RequestError"])
+        # host/ is read-only to the runner: the file stays (the host removes it) and is served
+        # once
+        self.assertTrue(os.path.exists(os.path.join(r.channel, "host", "commands",
+                                                    "0000099901.json")))
+        r.write_file("0000099902.json", {"id": "0000099902", "kind": "frobnicate"})
+        self.assertEqual(done(r.events("0000099902"))["status"], "error")
+        r.write_file("0000099903.json", {"id": "0000099903", "kind": "execute", "code": 5})
+        self.assertEqual(done(r.events("0000099903"))["status"], "error")
+        r.write_file("0000099904.json", {"id": "../../etc", "kind": "execute", "code": "1"})
+        self.assertEqual(done(r.events("0000099904"))["status"], "ok")     # the file's name
+        r.write_file("0000099905.json", b"[1, 2]")
+        self.assertEqual(done(r.events("0000099905"))["status"], "error")
+        self.assertEqual(shown(self.run_ok("1 + 1")), ["[1] 2"])
+        self.assertEqual(len(of_type(r.events("0000099901"), "done")), 1)
+
+    # -- readline()
+
+    def test_input(self):
+        r = self.r
+        rid = r.send("execute", code='name <- readline("who? ")\ncat("hello", name, "\\n")',
+                     allow_stdin=True)
+        req = of_type(r.events(rid, until="input_request"), "input_request")[0]
+        self.assertEqual(req, {"type": "input_request", "prompt": "who? ", "password": False})
+        r.write_file(rid + ".1.input", {"value": "bob"})
+        evs = r.events(rid)
+        self.assertEqual(done(evs)["status"], "ok")
+        self.assertEqual(text(evs), "hello bob \n")
+        # the k-th answer is <id>.<k>.input, read once: a second readline() waits for the next
+        rid = r.send("execute", code='a <- readline("1? "); b <- readline("2? "); cat(a, b, "\n")',
+                     allow_stdin=True)
+        r.events(rid, until="input_request")
+        r.write_file(rid + ".1.input", {"value": "one"})
+        until_n = lambda: len(of_type(r.events(rid, until="input_request"), "input_request"))
+        t0 = time.monotonic()
+        while until_n() < 2 and time.monotonic() - t0 < TIMEOUT:
+            time.sleep(0.01)
+        self.assertNotIn("done", [e["type"] for e in r.events(rid, until="input_request")])
+        r.write_file(rid + ".2.input", {"value": "two"})
+        self.assertEqual(text(r.events(rid)), "one two \n")
+        # functions that ask through readline() use it too
+        rid = r.send("execute", code='askYesNo("go on?")', allow_stdin=True)
+        req = of_type(r.events(rid, until="input_request"), "input_request")[0]
+        self.assertEqual(req["prompt"], "go on? (Yes/no/cancel) ")
+        r.write_file(rid + ".1.input", {"value": "n"})
+        self.assertEqual(shown(r.events(rid)), ["[1] FALSE"])
+
+        evs = r.execute('readline("x")', allow_stdin=False)
+        self.assertEqual(done(evs)["status"], "error")
+        self.assertIn("cannot answer input requests", of_type(evs, "error")[0]["evalue"])
+
+    # -- SIGINT
+
+    def test_sigint_interrupts_cell(self):
+        r = self.r
+        rid = r.send("execute", code='cat("spinning\\n"); repeat {}')
+        r.events(rid, until="stream")
+        r.interrupt()
+        evs = r.events(rid, timeout=10)
+        self.assertEqual(done(evs)["status"], "aborted")
+        self.assertEqual(of_type(evs, "error")[0]["ename"], "interrupt")
+        self.assertEqual(shown(self.run_ok("1 + 1")), ["[1] 2"])
+
+        # while waiting for input
+        rid = r.send("execute", code='readline("? ")', allow_stdin=True)
+        r.events(rid, until="input_request")
+        r.interrupt()
+        self.assertEqual(done(r.events(rid, timeout=10))["status"], "aborted")
+
+        # in Sys.sleep
+        rid = r.send("execute", code='cat("go\\n"); Sys.sleep(30)')
+        r.events(rid, until="stream")
+        time.sleep(0.1)
+        r.interrupt()
+        self.assertEqual(done(r.events(rid, timeout=10))["status"], "aborted")
+        # in a command run by system(): as Ctrl-C in a terminal, the command ends (R ignores
+        # SIGINT while it waits) and the cell goes on. Sent once the command runs: one that
+        # lands while system() starts it is lost, as a Ctrl-C there would be
+        rid = r.send("execute", code='cat("go\\n"); s <- system("sleep 30"); cat("after", s, "\\n")')
+        r.events(rid, until="stream")
+        t0 = time.monotonic()
+        while "sleep" not in subprocess.run(["ps", "-o", "comm=", "-g", str(r.proc.pid)],
+                                            capture_output=True, text=True).stdout.split():
+            self.assertLess(time.monotonic() - t0, 10, "system()'s command not started")
+            time.sleep(0.01)
+        r.interrupt()
+        evs = r.events(rid, timeout=20)                 # not the 30 s of the sleep
+        self.assertIn("after", text(evs))
+        self.assertEqual(shown(self.run_ok("1 + 1")), ["[1] 2"])
+
+    def test_sigint_between_cells(self):
+        r = self.r
+        self.run_ok("1")
+        for _ in range(3):
+            r.interrupt()
+            time.sleep(0.02)
+        time.sleep(0.2)
+        self.assertIsNone(r.proc.poll())
+        # the next cell is not the one interrupted
+        evs = self.run_ok("Sys.sleep(0.2); 1 + 1")
+        self.assertEqual(shown(evs), ["[1] 2"])
+
+
+class LifecycleTest(unittest.TestCase):
+    """Separate runners: restart, shutdown, the wake-up FIFO and its absence."""
+
+    def test_fresh_session(self):
+        r = Runner()
+        try:
+            # the user's global environment is the user's: nothing of the runner's in it
+            self.assertEqual(shown(r.execute("ls(all.names = TRUE)")), ["character(0)"])
+            self.assertEqual(shown(r.execute("interactive()")), ["[1] FALSE"])
+            self.assertEqual(shown(r.execute("exists('.Random.seed')")), ["[1] FALSE"])
+            # the packages Rscript attaches, in its order, though it started with none
+            self.assertEqual(shown(r.execute("search()[2:7]")), [
+                '[1] "package:stats"     "package:graphics"  "package:grDevices"\n'
+                '[4] "package:utils"     "package:datasets"  "package:methods"  '])
+            self.assertEqual(shown(r.execute("Sys.getenv('R_DEFAULT_PACKAGES')")), ['[1] ""'])
+        finally:
+            r.close()
+
+    def test_restart_and_shutdown(self):
+        channel = tempfile.mkdtemp(prefix="cellbox-r-test-")
+        try:
+            make_channel(channel)
+            for n in (3, 7):
+                open(os.path.join(channel, "kernel", "plots", "%d.png" % n), "wb").close()
+            # a request left before start-up is served
+            with open(os.path.join(channel, "host", "commands", "0000000001.json"), "w") as f:
+                json.dump({"id": "0000000001", "kind": "execute", "code": "40 + 2"}, f)
+            r = Runner(channel)
+            try:
+                evs = r.events("0000000001")
+                self.assertEqual(shown(evs), ["[1] 42"])
+                r.n = 1
+                self.assertEqual(plots(r.execute("plot(1)"))[0]["index"], 8)
+                helpers = r.helpers()
+                self.assertEqual(len(helpers), 2)
+                evs = r.request("shutdown")
+                self.assertEqual(evs, [evs[-1]])
+                self.assertEqual(done(evs)["status"], "ok")
+                self.assertEqual(r.proc.wait(10), 0)
+                for pid in helpers:              # the helpers go with the kernel
+                    for _ in range(200):
+                        if not os.path.exists("/proc/%d" % pid):
+                            break
+                        time.sleep(0.01)
+                    self.assertFalse(os.path.exists("/proc/%d" % pid))
+            finally:
+                r.close()
+        finally:
+            shutil.rmtree(channel, ignore_errors=True)
+
+    def test_helpers_end_when_the_kernel_is_killed(self):
+        r = Runner()
+        try:
+            helpers = r.helpers()
+            self.assertEqual(len(helpers), 2)
+            os.kill(r.proc.pid, signal.SIGKILL)
+            r.proc.wait()
+            for pid in helpers:                  # EOF on their pipes ends them
+                for _ in range(300):
+                    try:
+                        with open("/proc/%d/stat" % pid) as f:
+                            if f.read().split(") ")[1][0] == "Z":
+                                break
+                    except OSError:
+                        break
+                    time.sleep(0.01)
+                else:
+                    self.fail("helper %d still runs" % pid)
+        finally:
+            r.close()
+
+    def test_helpers_stay_small(self):
+        r = Runner()
+        try:
+            def pss(pid):
+                with open("/proc/%d/smaps_rollup" % pid) as f:
+                    return [int(l.split()[1]) // 1024 for l in f if l.startswith("Pss:")][0]
+            helpers = r.helpers()
+            self.assertEqual(len(helpers), 2)
+            # forked before any package was loaded: little of their own
+            self.assertTrue(all(pss(p) < 30 for p in helpers), [pss(p) for p in helpers])
+            r.execute('for (i in 1:8) cat(strrep("x", 5e6), "\\n")\n'
+                      'for (i in 1:2000) { cat(i, "\\n"); message(i) }')
+            # the reader's heap is collected as bulk output goes through it
+            self.assertTrue(all(pss(p) < 60 for p in helpers), [pss(p) for p in helpers])
+        finally:
+            r.close()
+
+    def test_blocked_on_the_fifo_costs_nothing(self):
+        r = Runner()
+        try:
+            r.execute("1")
+            def cpu():
+                with open("/proc/%d/stat" % r.proc.pid) as f:
+                    fields = f.read().split(") ")[1].split()
+                return int(fields[11]) + int(fields[12]), fields[0]
+            t0, _ = cpu()
+            time.sleep(1.0)
+            t1, state = cpu()
+            self.assertEqual(state, "S")          # sleeping in read(), not polling
+            self.assertLessEqual(t1 - t0, 1)      # clock ticks in a second idle
+            with open("/proc/%d/wchan" % r.proc.pid) as f:
+                self.assertIn("pipe", f.read())
+        finally:
+            r.close()
+
+    def test_polling_fallback(self):
+        for env, wake in (({"CELLBOX_RUNNER_NO_WAKE": "1"}, True), ({}, False)):
+            r = Runner(env=env, wake=wake)
+            try:
+                self.assertNotIn("wake", r.ready)
+                for i in range(3):
+                    self.assertEqual(shown(r.execute("%d * 2" % i)), [str("[1] %d" % (i * 2))])
+                self.assertIn("polling", r.read_log())
+            finally:
+                r.close()
+
+    def test_channel_removed(self):
+        r = Runner()
+        try:
+            self.assertEqual(done(r.execute("1"))["status"], "ok")
+            # the host removes its channel, then its hold on the FIFO goes
+            shutil.rmtree(r.channel)
+            os.close(r.wake_fd)
+            r.wake_fd = -1
+            self.assertEqual(r.proc.wait(10), 0)
+        finally:
+            r.close()
+
+    def test_no_host_costs_nothing(self):
+        r = Runner()
+        try:
+            self.assertEqual(done(r.execute("1"))["status"], "ok")
+            # a pool keeps a kernel nobody holds: it waits in open(), without polling
+            os.close(r.wake_fd)
+            r.wake_fd = -1
+            time.sleep(0.3)
+            with open("/proc/%d/stat" % r.proc.pid) as f:
+                t0 = sum(int(x) for x in f.read().split(") ")[1].split()[11:13])
+            time.sleep(1.0)
+            with open("/proc/%d/stat" % r.proc.pid) as f:
+                fields = f.read().split(") ")[1].split()
+            self.assertEqual(fields[0], "S")
+            self.assertLessEqual(sum(int(x) for x in fields[11:13]) - t0, 1)
+            with open("/proc/%d/wchan" % r.proc.pid) as f:
+                self.assertEqual(f.read(), "wait_for_partner")   # blocked opening the FIFO
+            # the next host opens it and is served at once
+            r.wake_fd = os.open(os.path.join(r.channel, "host", "wake"),
+                                os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+            t0 = time.monotonic()
+            self.assertEqual(shown(r.execute("2")), ["[1] 2"])
+            self.assertLess(time.monotonic() - t0, 5)
+        finally:
+            r.close()
+
+    def test_stdin_wakeup(self):
+        """CELLBOX_WAKE=stdin (a container): a byte on stdin per command wakes the runner."""
+        rfd, wfd = os.pipe()
+        r = Runner(env={"CELLBOX_WAKE": "stdin"}, wake=False, stdin=rfd)
+        os.close(rfd)
+        try:
+            self.assertEqual(r.ready["wake"], "stdin")
+            r.wake_stdin = lambda: os.write(wfd, b"w")
+            for i in range(3):
+                self.assertEqual(shown(r.execute("%d + 1" % i)), ["[1] %d" % (i + 1)])
+            # without the byte the command waits (nothing else wakes it)
+            r.wake_stdin = None
+            rid = r.send("execute", code="5")
+            time.sleep(0.5)
+            with open(os.path.join(r.channel, "kernel", "results", rid + ".jsonl"), "rb") as f:
+                self.assertEqual(f.read(), b"")
+            os.write(wfd, b"w")
+            self.assertEqual(shown(r.events(rid)), ["[1] 5"])
+            # the host's end gone: it polls from now on
+            os.close(wfd)
+            wfd = -1
+            self.assertEqual(shown(r.execute("6")), ["[1] 6"])
+        finally:
+            if wfd >= 0:
+                os.close(wfd)
+            r.close()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,345 @@
+/* cellbox mcp: files in and out of a session's sandbox, plots as resources. */
+#include "mcp.h"
+#include "outputs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define URI_PREFIX "cellbox://sessions/"
+#define FILE_MIME "text/x-cellbox-file"		/* a chunk of a file_get, base64 */
+#define FILE_END_MIME "text/x-cellbox-file-end"	/* its size, after the last chunk */
+#define FILE_TIMEOUT 60				/* seconds a helper cell may take */
+
+/* ---- file_put and file_get ------------------------------------------------------------- */
+
+/* Append `s` as a Python string literal (a JSON string is one). */
+static void add_literal(struct strbuf *sb, const char *s)
+{
+	cJSON *str = cJSON_CreateString(s);
+	char *text = cJSON_PrintUnformatted(str);
+
+	strbuf_addstr(sb, text);
+	cJSON_free(text);
+	cJSON_Delete(str);
+}
+
+/* Check a sandbox path argument. */
+static int check_path(const char *path, struct strbuf *err)
+{
+	if (!path || !*path || strlen(path) > 4096 || strchr(path, '\n')) {
+		strbuf_addstr(err, "path must be a file name of up to 4096 bytes");
+		return -1;
+	}
+	return 0;
+}
+
+/* The helper cell of file_put: put the staged bytes in place, in a namespace of its own. */
+static const char put_helper[] =
+	"import os, shutil\n"
+	"d = os.path.expanduser(d)\n"
+	"if os.path.isdir(d):\n"
+	"    raise IsADirectoryError('%r is a directory' % d)\n"
+	"os.makedirs(os.path.dirname(os.path.abspath(d)), exist_ok=True)\n"
+	"shutil.copyfile(s, d)\n"
+	"os.unlink(s)\n";
+
+/* The helper cell of file_get: the file's bytes as base64 displays of 1 MiB each. */
+static const char get_helper[] =
+	"import base64, os, stat\n"
+	"from IPython.display import display\n"
+	"p = os.path.expanduser(p)\n"
+	"with open(p, 'rb') as f:\n"
+	"    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):\n"
+	"        raise IsADirectoryError('%r is not a regular file' % p)\n"
+	"    data = f.read(cap + 1)\n"
+	"if len(data) > cap:\n"
+	"    raise ValueError('%r is larger than %d bytes (mcp-file-max)' % (p, cap))\n"
+	"for i in range(0, len(data), 786432):\n"
+	"    display({'" FILE_MIME "': base64.b64encode(data[i:i + 786432]).decode()}, raw=True)\n"
+	"display({'" FILE_END_MIME "': str(len(data))}, raw=True)\n";
+
+/* exec(helper, {names...}) as a cell: nothing lands in the user's namespace. */
+static char *helper_cell(const char *helper, const char *const *names, const char *const *values)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "exec(");
+	add_literal(&sb, helper);
+	strbuf_addstr(&sb, ", {");
+	for (size_t i = 0; names[i]; i++) {
+		strbuf_addf(&sb, "%s'%s': ", i ? ", " : "", names[i]);
+		strbuf_addstr(&sb, values[i]);
+	}
+	strbuf_addstr(&sb, "})\n");
+	return strbuf_detach(&sb, NULL);
+}
+
+int mcp_file_put(struct mcp_server *srv, struct mcp_call *call, const char *path,
+		 const char *base64, struct strbuf *err)
+{
+	static unsigned long counter;
+	struct strbuf data = STRBUF_INIT, staged = STRBUF_INIT, dst = STRBUF_INIT;
+	const char *names[] = { "s", "d", NULL }, *values[3];
+	char rel[64];
+	int rc = -1;
+
+	if (check_path(path, err) < 0)
+		goto out;
+	strbuf_set_max(&data, srv->file_max + 1);
+	if (mcp_base64_decode(base64, strlen(base64), &data) < 0) {
+		if (errno == EFBIG)
+			strbuf_addf(err, "the file is larger than %zu bytes (mcp-file-max)",
+				    srv->file_max);
+		else
+			strbuf_addstr(err, "base64 is not base64");
+		goto out;
+	}
+	if (data.len > srv->file_max) {
+		strbuf_addf(err, "the file is larger than %zu bytes (mcp-file-max)", srv->file_max);
+		goto out;
+	}
+	snprintf(rel, sizeof(rel), "mcp-put-%ld-%lu", (long)getpid(), ++counter);
+	if (session_write_file(call->ms->s, rel, data.buf, data.len, err) < 0)
+		goto out;
+	call->staged = xasprintf("%s/%s", session_channel_dir(call->ms->s), rel);
+	add_literal(&staged, call->staged);
+	add_literal(&dst, path);
+	values[0] = staged.buf;
+	values[1] = dst.buf;
+	call->code = helper_cell(put_helper, names, values);
+	call->path = xstrdup(path);
+	call->file_size = (long long)data.len;
+	call->kind = MCP_CALL_FILE_PUT;
+	call->timeout = FILE_TIMEOUT;
+	mcp_call_queue(srv, call);
+	rc = 1;
+out:
+	strbuf_release(&data);
+	strbuf_release(&staged);
+	strbuf_release(&dst);
+	return rc;
+}
+
+int mcp_file_get(struct mcp_server *srv, struct mcp_call *call, const char *path,
+		 struct strbuf *err)
+{
+	struct strbuf p = STRBUF_INIT, cap = STRBUF_INIT;
+	const char *names[] = { "p", "cap", NULL }, *values[2];
+
+	if (check_path(path, err) < 0)
+		return -1;
+	add_literal(&p, path);
+	strbuf_addf(&cap, "%zu", srv->file_max);
+	values[0] = p.buf;
+	values[1] = cap.buf;
+	call->code = helper_cell(get_helper, names, values);
+	call->path = xstrdup(path);
+	call->kind = MCP_CALL_FILE_GET;
+	call->timeout = FILE_TIMEOUT;
+	mcp_call_queue(srv, call);
+	strbuf_release(&p);
+	strbuf_release(&cap);
+	return 1;
+}
+
+void mcp_file_event(struct mcp_server *srv, struct mcp_call *call,
+		    const struct session_event *ev)
+{
+	const cJSON *data = ev->display.data;
+	const char *chunk = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, FILE_MIME));
+	const char *end = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data,
+										FILE_END_MIME));
+
+	(void)srv;
+	if (call->file_bad)
+		return;
+	if (chunk && call->file_size < 0) {
+		/* The kernel's word, checked: base64, and never past the cap. */
+		if (mcp_base64_decode(chunk, strlen(chunk), &call->file) < 0 ||
+		    call->file.len > srv->file_max)
+			call->file_bad = 1;
+	} else if (end && call->file_size < 0) {
+		char *e;
+		long long n = strtoll(end, &e, 10);
+
+		if (*e || n < 0 || (unsigned long long)n != call->file.len)
+			call->file_bad = 1;
+		else
+			call->file_size = n;
+	}
+}
+
+void mcp_file_finish(struct mcp_server *srv, struct mcp_call *call)
+{
+	const struct session_ev_done *d = &call->done;
+	const char *handle = call->ms ? call->ms->handle : "";
+	struct strbuf b64 = STRBUF_INIT, text = STRBUF_INIT;
+	cJSON *o;
+
+	(void)srv;
+	if (d->reason != REASON_OK || call->error) {
+		const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(call->error,
+											   "ename"));
+		const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(call->error,
+											    "evalue"));
+
+		if (ename)
+			mcp_call_fail(call, "%s '%s': %s: %s", call->tool->name, call->path, ename,
+				      evalue ? evalue : "");
+		else
+			mcp_call_fail(call, "%s '%s': %s", call->tool->name, call->path,
+				      d->detail ? d->detail : reason_name(d->reason));
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "handle", handle);
+	cJSON_AddStringToObject(o, "path", call->path);
+	if (call->kind == MCP_CALL_FILE_PUT) {
+		cJSON_AddNumberToObject(o, "size", (double)call->file_size);
+		strbuf_addf(&text, "wrote %lld bytes to %s", call->file_size, call->path);
+		mcp_call_succeed(call, text.buf, o);
+		goto out;
+	}
+	if (call->file_bad || call->file_size < 0) {
+		cJSON_Delete(o);
+		mcp_call_fail(call, "file_get '%s': the kernel's answer was not a file of at most %zu "
+			      "bytes", call->path, srv->file_max);
+		goto out;
+	}
+	base64_encode(call->file.buf, call->file.len, &b64);
+	cJSON_AddNumberToObject(o, "size", (double)call->file.len);
+	cJSON_AddStringToObject(o, "base64", b64.buf);
+	if (call->file.len && !memchr(call->file.buf, '\0', call->file.len) &&
+	    utf8_valid(call->file.buf, call->file.len, NULL))
+		mcp_call_succeed(call, call->file.buf, o);
+	else {
+		strbuf_addf(&text, "%s: %zu bytes of binary data (base64 in the structured content)",
+			    call->path, call->file.len);
+		mcp_call_succeed(call, text.buf, o);
+	}
+out:
+	strbuf_release(&b64);
+	strbuf_release(&text);
+}
+
+/* ---- plots as resources ---------------------------------------------------------------- */
+
+char *mcp_plot_uri(const char *handle, int index)
+{
+	return xasprintf(URI_PREFIX "%s/plots/%d.png", handle, index);
+}
+
+void mcp_resources_list(struct mcp_server *srv, const struct mcp_req *req,
+			struct mcp_reply *rep)
+{
+	cJSON *list;
+
+	(void)req;
+	rep->result = cJSON_CreateObject();
+	list = cJSON_AddArrayToObject(rep->result, "resources");
+	for (struct mcp_session *ms = srv->sessions; ms; ms = ms->next) {
+		for (size_t i = 0; !ms->oneshot && i < ms->nplots; i++) {
+			cJSON *e = cJSON_CreateObject();
+			char *uri = mcp_plot_uri(ms->handle, ms->plots[i].index);
+			char *name = xasprintf("plot %d of %s", ms->plots[i].index, ms->handle);
+			char *desc = xasprintf("%dx%d PNG", ms->plots[i].width, ms->plots[i].height);
+
+			cJSON_AddStringToObject(e, "uri", uri);
+			cJSON_AddStringToObject(e, "name", name);
+			cJSON_AddStringToObject(e, "description", desc);
+			cJSON_AddStringToObject(e, "mimeType", "image/png");
+			cJSON_AddItemToArray(list, e);
+			free(uri);
+			free(name);
+			free(desc);
+		}
+	}
+}
+
+void mcp_resources_templates(struct mcp_server *srv, const struct mcp_req *req,
+			     struct mcp_reply *rep)
+{
+	cJSON *list, *e;
+
+	(void)srv, (void)req;
+	rep->result = cJSON_CreateObject();
+	list = cJSON_AddArrayToObject(rep->result, "resourceTemplates");
+	e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "uriTemplate", URI_PREFIX "{handle}/plots/{n}.png");
+	cJSON_AddStringToObject(e, "name", "plot");
+	cJSON_AddStringToObject(e, "description", "plot n of a session, as its cells made them "
+				"(numbered from 1; session_run's clear_plots starts again)");
+	cJSON_AddStringToObject(e, "mimeType", "image/png");
+	cJSON_AddItemToArray(list, e);
+}
+
+/* Parse "cellbox://sessions/<handle>/plots/<n>.png": 0 with the handle and n, else -1. */
+static int parse_plot_uri(const char *uri, char *handle, size_t size, int *n)
+{
+	const char *h, *slash;
+	char *end;
+	long v;
+
+	if (strncmp(uri, URI_PREFIX, strlen(URI_PREFIX)))
+		return -1;
+	h = uri + strlen(URI_PREFIX);
+	slash = strchr(h, '/');
+	if (!slash || (size_t)(slash - h) >= size || strncmp(slash, "/plots/", 7))
+		return -1;
+	memcpy(handle, h, (size_t)(slash - h));
+	handle[slash - h] = '\0';
+	if (slash[7] < '1' || slash[7] > '9')
+		return -1;
+	v = strtol(slash + 7, &end, 10);
+	if (strcmp(end, ".png") || v <= 0 || v > 1000000)
+		return -1;
+	*n = (int)v;
+	return 0;
+}
+
+void mcp_resources_read(struct mcp_server *srv, const struct mcp_req *req,
+			struct mcp_reply *rep)
+{
+	const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req->params, "uri"));
+	struct strbuf err = STRBUF_INIT, png = STRBUF_INIT, b64 = STRBUF_INIT;
+	struct mcp_session *ms = NULL;
+	char handle[24], rel[32];
+	cJSON *contents, *e;
+	int n = 0, known = 0;
+
+	if (!uri) {
+		mcp_reply_error(rep, MCP_INVALID_PARAMS, "resources/read: params.uri must be a "
+				"string");
+		return;
+	}
+	if (parse_plot_uri(uri, handle, sizeof(handle), &n) == 0)
+		ms = mcp_session_find(srv, handle, &err);
+	for (size_t i = 0; ms && i < ms->nplots; i++)
+		known |= ms->plots[i].index == n;
+	snprintf(rel, sizeof(rel), "plots/%d.png", n);
+	if (!known || outputs_read_file(session_channel_dir(ms->s), rel, srv->file_max, &png,
+					&err) < 0) {
+		mcp_reply_error(rep, MCP_INVALID_PARAMS, "resource not found: '%.300s'%s%s", uri,
+				err.len ? ": " : "", err.buf);
+		rep->data = cJSON_CreateObject();
+		cJSON_AddStringToObject(rep->data, "uri", uri);
+		goto out;
+	}
+	base64_encode(png.buf, png.len, &b64);
+	rep->result = cJSON_CreateObject();
+	contents = cJSON_AddArrayToObject(rep->result, "contents");
+	e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "uri", uri);
+	cJSON_AddStringToObject(e, "mimeType", "image/png");
+	cJSON_AddStringToObject(e, "blob", b64.buf);
+	cJSON_AddItemToArray(contents, e);
+out:
+	strbuf_release(&err);
+	strbuf_release(&png);
+	strbuf_release(&b64);
+}

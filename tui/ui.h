@@ -1,0 +1,406 @@
+#ifndef CELLBOX_UI_H
+#define CELLBOX_UI_H
+
+/*
+ * The full-screen UI's private header: what its rooms share. Not an API: only tui/ui_*.c and
+ * tui/tui.c include it.
+ *
+ *	tui.c		the poll loop and key routing (focused pane, then the others), cmd_tui()
+ *	ui_screen.c	curses start, terminal query and theme choice at start, resize, signals
+ *	ui_draw.c	colours, drawing primitives, the layout and the frame
+ *	ui_output.c	the output pane: laying out cells (In/Out, streams, plots), scrolling
+ *	ui_editor.c	the editor pane: text, Enter (is_complete), Tab (completion), history
+ *	ui_side.c	the side pane (history, plots) and the status line
+ *	ui_overlay.c	overlays as a stack of records: pager, menu, one-line prompts, plot viewer
+ *	ui_plots.c	plot placement: reserved rows, one write of graphics a frame, hiding
+ *	ui_kernel.c	kernel events -> the output model; running a cell, restart, death
+ *	ui_commands.c	the command table (Ctrl-O) and its handlers, the help text
+ *	ui_notebook.c	notebook mode: the view of a notebook's cells, laid out where they show
+ *	ui_nbout.c	a cell's nbformat outputs as the output pane draws them, images decoded
+ *	ui_nbfile.c	saving, quitting with unsaved changes, autosave, the recovery question
+ *	ui_nbkeys.c	notebook mode's keys: command mode and edit mode, find
+ *	ui_nbrun.c	notebook mode's runs: a queue of cells, their events, run all/above/below
+ *
+ * Panes are rectangles of the screen with a draw function and a key handler that returns
+ * PANE_* flags, as htop's Panel does; keys go to the open overlay first, then to the keys
+ * that work everywhere, then to the focused pane and the other panes for what it leaves.
+ */
+
+#include <curses.h>
+#include <wchar.h>
+
+#include "cli.h"
+#include "edbuf.h"
+#include "graphics.h"
+#include "keys.h"
+#include "notebook.h"
+#include "outmodel.h"
+#include "outputs.h"
+#include "record.h"
+#include "sgr.h"
+#include "theme.h"
+
+#ifndef CELLBOX_THEMES_DIR
+#define CELLBOX_THEMES_DIR "/usr/local/share/cellbox/themes"
+#endif
+
+#define OUT_CELL_MAX (256u << 10)	/* output bytes kept per cell on screen */
+#define OUT_TOTAL_MAX (8u << 20)	/* output bytes kept on screen in all */
+#define HIST_MAX 10000			/* cells kept for Up/Down and Ctrl-R */
+#define SIDE_WIDTH 28
+#define PLACES_MAX 64			/* plots drawn in one frame */
+#define TUI_QUERY_MS 500		/* the wait for the terminal's answers */
+#define OVERLAYS_MAX 8			/* overlays open on top of each other */
+
+#undef CTRL
+#define CTRL(c) ((c) & 0x1f)
+
+/* What a key handler (or a command) did. */
+enum {
+	PANE_HANDLED = 1 << 0,	/* the key was taken */
+	PANE_REDRAW = 1 << 1,	/* the screen must be drawn again */
+	PANE_QUIT = 1 << 2,	/* leave the UI */
+};
+
+struct ui;
+
+struct pane {
+	const char *name;
+	int x, y, w, h;
+	int visible;
+	void (*draw)(struct ui *ui, struct pane *p);
+	int (*key)(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+};
+
+enum { P_OUTPUT, P_EDITOR, P_SIDE, P_STATUS, P_NOTEBOOK, P_COUNT };
+
+/* The kinds of overlay (ui_overlay.c has a record of each: draw, keys, cursor). */
+enum overlay {
+	OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT, OV_PLOT,
+	OV_FIND,		/* notebook: `/` looks for text in the cells */
+	OV_RECOVER,		/* notebook: a recovery file is there, what to do with it */
+	OV_COUNT
+};
+
+/* Notebook mode (ui_notebook.c, ui_nbkeys.c, ui_nbrun.c): the open notebook, how it shows. */
+struct nbview {
+	struct notebook nb;
+	size_t sel;		/* the selected cell */
+	size_t top;		/* the first cell drawn ... */
+	int top_row;		/* ... of which this many rows are above the pane */
+	int editing;		/* edit mode: the selected cell's source is in ui->ed */
+	wint_t prefix;		/* the first key of a two-key command (d d, 0 0, i i) */
+	char *find;		/* what `/` looked for last */
+	struct outmodel views;	/* only its cell_max: each cell keeps its own view */
+	struct outputs out;	/* the running cell's outputs as nbformat has them */
+	int outputs_open;
+	char *running_code;	/* what the running cell sent (its "ran" mark, the history) */
+	unsigned long queue_seq;	/* the order cells were queued in */
+	int next_image;		/* the plot index of the next image read from the file (< 0) */
+	int quit_armed;		/* Ctrl-Q with unsaved changes: a second one quits */
+	int cursor_y, cursor_x;	/* where edit mode's cursor was drawn */
+};
+
+/* A captured plot: its file and its decoded image (NULL when it could not be read). */
+struct ui_plot {
+	int index, w, h;
+	char *path;		/* the file in the channel, for the eyes (open it by `rel`) */
+	char *rel;		/* its name there, as the kernel gave it: outputs_open_file() */
+	struct graphics_image *img;
+};
+
+/* Where a frame draws a plot: screen rows y.. of the image fitted to cols x rows, cropped. */
+struct plot_place {
+	struct graphics_image *img;
+	int y, x, cols, rows, crop_row, crop_rows;
+};
+
+struct ui {
+	struct cellbox_config *cfg;
+	struct session *s;
+	struct record rec;		/* this session's cells into the history store */
+	struct outmodel out;
+	struct edbuf ed;
+	struct pane panes[P_COUNT];
+	int focus;			/* the pane keys go to first (P_EDITOR) */
+	struct theme theme;
+	char kernel_scheme[16];		/* IPython's colour scheme the kernel has */
+	int ncolors;			/* 0 = no colour (NO_COLOR or a monochrome terminal) */
+	char *themes_dirs[5];
+	/* History of this session's cells. */
+	char **hist;
+	size_t nhist, hist_alloc;
+	size_t hist_pos;		/* == nhist: the cell being written */
+	char *hist_saved;		/* the cell being written while walking history */
+	/* Kernel and cells. */
+	size_t npending;		/* cells submitted and not done */
+	int exec_count;
+	double last_duration;
+	int spinner;
+	double spin_at;
+	char *dead_reason;
+	int restarting;
+	unsigned long is_complete_id, complete_id;
+	char *is_complete_text;		/* the text is_complete was asked about */
+	/* Plots, for the side pane. */
+	struct ui_plot *plots;
+	size_t nplots, plots_alloc;
+	size_t plot_sel;		/* the gallery's plot (an index into plots) */
+	/* Inline plots: the terminal's capabilities and what the frames drew (graphics.h). */
+	enum graphics_mode gwant, gmode;
+	enum blocks_kind blocks;	/* block characters (resolved from the setting) */
+	struct termcap tc;
+	struct plot_place placed[PLACES_MAX], shown[PLACES_MAX];
+	int nplaced, nshown;		/* this frame's plots, the plots on the terminal now */
+	struct strbuf gbuf;		/* the frame's graphics bytes */
+	size_t gbytes;			/* graphics bytes written so far */
+	/* Output pane. */
+	int scroll;			/* rows scrolled back from the bottom */
+	int follow;
+	/* Overlays: a stack, the top one on screen last and first to get keys. */
+	enum overlay ovs[OVERLAYS_MAX];
+	int nov;
+	enum overlay ov;		/* the top one's kind (OV_NONE when none is open) */
+	struct strbuf pager;
+	char *pager_title;
+	int pager_top;
+	char **menu;
+	size_t nmenu, menu_sel, comp_from, comp_to;
+	struct strbuf line;		/* the search or command being typed */
+	long search_hit;
+	unsigned long input_id;		/* the cell whose input() is being answered */
+	char *input_prompt;
+	char *message;			/* one line shown in the status bar until the next key */
+	struct keys keys;		/* escape sequences and pastes being decoded */
+	unsigned key_mods;		/* KEYMOD_* of the key being handled */
+	char *paste;			/* the text of a KEYS_PASTE key being handled */
+	int quit;			/* leave at the next turn (set where PANE_QUIT cannot be returned) */
+	int tty_gone;			/* stdin hung up or failed (EIO): leave as after a signal */
+	int bang;			/* the command being run was given with '!' (':w!', ':q!') */
+	struct nbview *nbv;		/* notebook mode; NULL: the console */
+	int kernel_cols;		/* the width the kernel was told (COLUMNS); 0: not yet */
+	double t_start, t_first_frame;	/* when the UI started and drew its first frame */
+	int wake[2];			/* SIGWINCH self-pipe */
+	/* Colour pairs handed out so far. */
+	struct { short fg, bg; } pairs[1024];
+	int npairs;
+};
+
+/* What a theme element looks like on this terminal. */
+struct look {
+	attr_t attr;
+	short pair;
+};
+
+/* Lays out wrapped text, drawing the rows that fall inside the pane. */
+struct lay {
+	struct ui *ui;
+	int x, width;
+	int row, col;		/* position in the cell's own rows */
+	int base_y;		/* screen row of the cell's row 0 */
+	int top, bottom;	/* screen rows that may be drawn */
+	int draw;
+};
+
+/* ---- ui_draw.c: colours, primitives, layout and the frame ---- */
+
+/* Show a message in the status line until the next key (printf-style). */
+void ui_message(struct ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The look of theme element `el`, with SGR attributes `sgr` (may be NULL) on top. */
+struct look look_of(struct ui *ui, int el, const struct sgr_attr *sgr);
+/* Forget the colour pairs (after a theme change). */
+void colors_reset(struct ui *ui);
+/* Decode one UTF-8 character of s[0..len): its code point in *wc, its length returned. */
+size_t decode(const char *s, size_t len, wchar_t *wc);
+/* Columns a character takes; control characters become '?'. */
+int char_width(wchar_t *wc);
+void put_wc(int y, int x, wchar_t wc, struct look l);
+/* Write UTF-8 text at y, x, at most `maxw` columns; returns the columns used. */
+int put_text(int y, int x, int maxw, const char *s, struct look l);
+void fill_row(int y, int x, int w, struct look l);
+/* A box with a title over its top border. */
+void draw_box(struct ui *ui, int y, int x, int h, int w, const char *title);
+/* Place the panes for the current screen size. */
+void ui_layout(struct ui *ui);
+/* Draw one frame and write it to the terminal once, the plots right after. */
+void ui_draw(struct ui *ui);
+
+/* ---- ui_output.c: the output pane ---- */
+
+int lay_visible(const struct lay *l);
+void lay_newline(struct lay *l);
+void lay_put(struct lay *l, wchar_t wc, struct look lk);
+void lay_text(struct lay *l, const char *s, struct look lk);
+void lay_sgr_text(struct lay *l, const char *s, size_t len, int el);
+void lay_code(struct lay *l, const char *code, const char *first, const char *cont);
+/* Lay out one cell: In [n] and its code, then its output. Returns its rows. */
+int lay_cell(struct lay *l, const struct out_cell *c);
+/* Lay out a cell's output (streams, Out[n], tracebacks, plots in their reserved rows). */
+void lay_chunks(struct lay *l, const struct out_cell *c);
+void draw_output(struct ui *ui, struct pane *p);
+int output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+/* Mark every cell's layout stale (a resize, a redraw benchmark). */
+void output_relayout(struct ui *ui);
+
+/* ---- ui_editor.c: the editor pane and the history ---- */
+
+int editor_rows(const struct ui *ui, int screen_h);
+void draw_editor(struct ui *ui, struct pane *p);
+int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+void hist_add(struct ui *ui, const char *code);
+long hist_search(struct ui *ui, long from);
+void menu_free(struct ui *ui);
+void menu_accept(struct ui *ui, const char *m);
+
+/* ---- ui_side.c: side pane, status line ---- */
+
+void draw_side(struct ui *ui, struct pane *p);
+void draw_status(struct ui *ui, struct pane *p);
+
+/* ---- ui_overlay.c: the overlay stack ---- */
+
+/* Open an overlay on top of the others. */
+void overlay_push(struct ui *ui, enum overlay kind);
+/* Close the top overlay. */
+void overlay_pop(struct ui *ui);
+/* Close the top overlay and open `kind` in its place. */
+void overlay_replace(struct ui *ui, enum overlay kind);
+/* Close the overlay of `kind` wherever it is in the stack (nothing when it is not open). */
+void overlay_close(struct ui *ui, enum overlay kind);
+/* Draw the open overlays (bottom first); the plot viewer after the panes' plots are hidden. */
+void overlays_draw(struct ui *ui, int cy, int cx);
+/* Keys of the top overlay; 0 when none is open or it does not take the key. */
+int overlay_key(struct ui *ui, int is_key, wint_t ch);
+/* Open the pager overlay on `text`. */
+void pager_open(struct ui *ui, const char *title, const char *text);
+
+/* ---- ui_plots.c: plot placement ---- */
+
+struct ui_plot *plot_find(struct ui *ui, int index);
+void plot_request(const struct ui *ui, int cols, int rows, struct graphics_request *rq);
+/* Whether plots are drawn at all (a graphics mode was chosen). */
+int plots_drawn(const struct ui *ui);
+int plot_cap_rows(const struct ui *ui);
+int plot_rows(struct ui *ui, const struct out_chunk *ch, int width);
+void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int cols, int rows,
+		int height, int top, int bottom);
+void draw_plot_view(struct ui *ui);
+void plots_hide(struct ui *ui);
+int plots_prepare(struct ui *ui, int *cleared);
+void plots_write(struct ui *ui, int cleared);
+/* Make the terminal drop every plot image it holds (kitty), written at once. */
+void plots_drop(struct ui *ui);
+/* Free a plot's image, making the terminal drop it too (kitty) and the next frame differ. */
+void plot_image_free(struct ui *ui, struct graphics_image *img);
+void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h, const char *rel);
+void plots_forget(struct ui *ui);
+
+/* ---- ui_kernel.c: kernel events and running cells ---- */
+
+int load_hist_entry(const cJSON *entry, void *data);
+void on_cell_event(struct session *s, const struct session_event *ev, void *data);
+/* Submit the editor's text as a cell. */
+void run_cell(struct ui *ui);
+void restart_kernel(struct ui *ui);
+void on_state(struct session *s, enum session_state state, const char *msg, void *data);
+/* Events nobody waits for. */
+void on_ignore(struct session *s, const struct session_event *ev, void *data);
+/* Put one event of a running cell into its view `c` (streams, results, errors, plots). */
+void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
+		const struct session_event *ev);
+/* The view of request `id`: a cell of the output pane or of the notebook; NULL when gone. */
+struct out_cell *view_of_request(struct ui *ui, unsigned long id);
+/* Tell the kernel the width output is drawn at (COLUMNS, pandas), when it changed. */
+void kernel_set_width(struct ui *ui);
+/* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
+char *next_input_text(const char *text);
+/* Whether the kernel can take cells (not dead, not closed). */
+int session_state_usable(const struct ui *ui);
+/* Give the kernel the theme's IPython colour scheme, unless it has it already. */
+void ui_match_kernel_colors(struct ui *ui);
+
+/* ---- ui_commands.c: the command table ---- */
+
+/* Split a command line into words and run it; PANE_* flags. */
+int run_command(struct ui *ui, const char *line);
+/* The help pager (F1). */
+void ui_help(struct ui *ui);
+/* Show or hide the side pane (F3). */
+void ui_toggle_side(struct ui *ui);
+
+/* ---- ui_notebook.c, ui_nbkeys.c, ui_nbrun.c: notebook mode ---- */
+
+/*
+ * Open `path` in notebook mode (a missing file is made by the first save): its first `first`
+ * cells now (SIZE_MAX: all), the rest with notebook_open_rest(). -1 with `err`.
+ */
+int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *err);
+/* Leave notebook mode (back to the console). */
+void nbview_close(struct ui *ui);
+/* ui_nbout.c: the cell's outputs (nbformat) as the output pane shows them. */
+void nbview_view_build(struct ui *ui, struct nb_cell *c);
+/* Decode again the images of a cell that shows, when they were let go. */
+void nbview_view_images(struct ui *ui, struct nb_cell *c);
+/* Forget the images read from the notebook's file. */
+void nbview_images_forget(struct ui *ui);
+/* Drop the images a cell's view shows (before the view goes: a run, a delete). */
+void nbview_images_drop(struct ui *ui, const struct out_cell *view);
+void nbview_draw(struct ui *ui, struct pane *p);
+int nbview_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+/* The status line's part about the notebook ("name.ipynb [+] | cell 3/12 | command"). */
+void nbview_status(struct ui *ui, struct strbuf *sb);
+/* Save (to `path`, NULL: its file); `force` writes over a file changed on disk. */
+int nbview_save(struct ui *ui, const char *path, int force, struct strbuf *msg);
+/* Whether the UI may quit now (no unsaved changes, or the user said so twice). */
+int nbview_may_quit(struct ui *ui);
+/* Write the recovery file when it is due; ms until it is due next (-1: nothing to do). */
+int nbview_autosave(struct ui *ui);
+/* Write it now (the UI is leaving on a signal). */
+void nbview_autosave_now(struct ui *ui);
+/* The overlay over a recovery file (drawn and keyed by ui_overlay.c's table). */
+void nbview_draw_recover(struct ui *ui);
+int nbview_recover_key(struct ui *ui, int is_key, wint_t ch);
+/* Select cell `i` (and show it). */
+void nbview_select(struct ui *ui, size_t i);
+/* Scroll the view by `rows` (up when negative). */
+void nbview_scroll(struct ui *ui, int rows);
+/* Make the selected cell (in edit mode: the cursor) show. */
+void nbview_show_sel(struct ui *ui);
+/* Leave edit mode, keeping the text in the cell. */
+void nbview_leave_edit(struct ui *ui);
+/* Look for the find text from the selected cell on (`dir` 1 down, -1 up). */
+void nbview_find_next(struct ui *ui, int dir);
+/* Run cell `i` (queued behind others); `how`: what to select after. */
+enum nb_run { NB_RUN_STAY, NB_RUN_NEXT, NB_RUN_INSERT };
+void nbview_run(struct ui *ui, enum nb_run how);
+/* Queue cells [from, to) to run in order. */
+void nbview_run_range(struct ui *ui, size_t from, size_t to);
+/* The queue is dropped (an error, an interrupt, a restart). */
+void nbview_drop_queue(struct ui *ui);
+/* Whether a cell runs or waits to. */
+int nbview_busy(const struct ui *ui);
+/* The kernel was restarted: counts start again, nothing runs. */
+void nbview_restarted(struct ui *ui);
+/* Commands of notebook mode (rows of ui_commands.c's table). */
+int tc_open(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_write(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_run_above(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_run_below(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_restart_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_clear_outputs(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int tc_stats(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+
+/* ---- ui_screen.c: curses, the terminal, signals ---- */
+
+void themes_dirs(struct ui *ui);
+int screen_start(struct ui *ui, const char *theme_name);
+void graphics_requery(struct ui *ui);
+void screen_resize(void);
+/*
+ * Load theme `name` (`auto`: light or dark by the terminal's background) and fit it to the
+ * terminal; -1 with `msg`.
+ */
+int ui_set_theme(struct ui *ui, const char *name, struct strbuf *msg);
+
+#endif

@@ -1,0 +1,405 @@
+/*
+ * The editor pane: the cell being written, highlighted, with Enter deciding by the kernel's
+ * is_complete, Tab asking for its completions (one inserted, several in the menu overlay), and
+ * Up/Down walking the history of this and earlier sessions.
+ */
+#include "ui.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "highlight.h"
+
+/* ---- editor pane ------------------------------------------------------------------------ */
+
+/* Rows the editor wants: its lines and the separator, at most half the screen. */
+int editor_rows(const struct ui *ui, int screen_h)
+{
+	int want = (int)edbuf_lines(&ui->ed) + 1, max = screen_h / 2;
+
+	if (max < 2)
+		max = 2;
+	return want < max ? want : max;
+}
+
+/* Draw the editor pane: a separator with hints, the highlighted cell, the cursor. */
+void draw_editor(struct ui *ui, struct pane *p)
+{
+	struct look sep = look_of(ui, TH_BORDER, NULL), prompt = look_of(ui, TH_PROMPT_IN, NULL);
+	struct look bracket = look_of(ui, TH_BRACKET, NULL);
+	size_t cur_line = edbuf_line(&ui->ed), nlines = edbuf_lines(&ui->ed), first_line = 0;
+	int rows = p->h - 1, state = HL_STATE_NORMAL, prompt_w = 8, cur_x = 0, cur_y = p->y + 1;
+	size_t cur_col = edbuf_col(&ui->ed), hscroll = 0;
+	long at, match = edbuf_match_bracket(&ui->ed, &at);
+	const char *text = ui->ed.text.buf;
+	unsigned char *cls = xmalloc(ui->ed.text.len + 1);
+	char title[96];
+
+	for (int x = 0; x < p->w; x++) {
+		cchar_t cc;
+		setcchar(&cc, L"\u2500", sep.attr, sep.pair, NULL);
+		mvadd_wch(p->y, p->x + x, &cc);
+	}
+	snprintf(title, sizeof(title), " In [%d] \u00b7 Enter runs \u00b7 Ctrl-J newline \u00b7 "
+		 "F1 help ", ui->exec_count + 1);
+	put_text(p->y, p->x + 2, p->w - 2, title, look_of(ui, TH_TITLE, NULL));
+	if (rows < 1)
+		rows = 1;
+	if (cur_line >= (size_t)rows)
+		first_line = cur_line - (size_t)rows + 1;
+	if (cur_col + (size_t)prompt_w + 1 > (size_t)p->w)
+		hscroll = cur_col + (size_t)prompt_w + 1 - (size_t)p->w;
+	/* Classify the whole text once, line by line, carrying the string state. */
+	for (size_t ln = 0, off = 0; ln < nlines; ln++) {
+		size_t end = edbuf_line_start(&ui->ed, ln + 1), len;
+		len = end > off && ln + 1 < nlines ? end - off - 1 : end - off;
+		state = hl_line(text + off, len, state, cls + off);
+		off = end;
+	}
+	for (int r = 0; r < rows && first_line + (size_t)r < nlines; r++) {
+		size_t ln = first_line + (size_t)r, off = edbuf_line_start(&ui->ed, ln);
+		size_t end = ln + 1 < nlines ? edbuf_line_start(&ui->ed, ln + 1) - 1 : ui->ed.text.len;
+		int y = p->y + 1 + r, x = prompt_w;
+		size_t col = 0;
+
+		put_text(y, p->x, prompt_w, ln ? "   ...: " : "In  >>: ", prompt);
+		for (size_t i = off; i < end;) {
+			wchar_t wc;
+			size_t n = decode(text + i, end - i, &wc);
+			int el = cls[i] == HL_TEXT ? TH_NORMAL : TH_SYNTAX_KEYWORD + cls[i] - 1;
+			int w = wc == L'\t' ? 1 : char_width(&wc);
+			struct look lk = ((long)i == at || (long)i == match) && match >= 0 ?
+					 bracket : look_of(ui, el, NULL);
+
+			if (wc == L'\t')
+				wc = L' ';
+			if (col >= hscroll && x + w <= p->w)
+				put_wc(y, p->x + x, wc, lk);
+			if (col >= hscroll)
+				x += w;
+			if (ln == cur_line && i + n == ui->ed.cur)
+				cur_x = x;
+			col++;
+			i += n;
+		}
+		if (ln == cur_line) {
+			cur_y = y;
+			if (ui->ed.cur == off)
+				cur_x = prompt_w;
+		}
+	}
+	free(cls);
+	if (cur_x >= p->w)
+		cur_x = p->w - 1;
+	move(cur_y, p->x + cur_x);
+}
+
+/* ---- history ---------------------------------------------------------------------------- */
+
+/* Remember a cell for Up/Down and Ctrl-R (not twice in a row). */
+void hist_add(struct ui *ui, const char *code)
+{
+	if (ui->nhist && !strcmp(ui->hist[ui->nhist - 1], code))
+		goto out;
+	if (ui->nhist == HIST_MAX) {
+		free(ui->hist[0]);
+		memmove(ui->hist, ui->hist + 1, (HIST_MAX - 1) * sizeof(*ui->hist));
+		ui->nhist--;
+	}
+	if (ui->nhist == ui->hist_alloc) {
+		ui->hist_alloc = ui->hist_alloc ? 2 * ui->hist_alloc : 64;
+		ui->hist = xrealloc(ui->hist, ui->hist_alloc * sizeof(*ui->hist));
+	}
+	ui->hist[ui->nhist++] = xstrdup(code);
+out:
+	ui->hist_pos = ui->nhist;
+	free(ui->hist_saved);
+	ui->hist_saved = NULL;
+}
+
+/* Step through history by `dir` (-1 older, +1 newer); 0 when there is nowhere to go. */
+static int hist_walk(struct ui *ui, int dir)
+{
+	if (dir < 0 && ui->hist_pos == 0)
+		return 0;
+	if (dir > 0 && ui->hist_pos >= ui->nhist)
+		return 0;
+	if (ui->hist_pos == ui->nhist) {
+		free(ui->hist_saved);
+		ui->hist_saved = xstrdup(ui->ed.text.buf);
+	}
+	ui->hist_pos += dir;
+	edbuf_set(&ui->ed, ui->hist_pos == ui->nhist ? (ui->hist_saved ? ui->hist_saved : "")
+						       : ui->hist[ui->hist_pos]);
+	if (dir < 0) {		/* older: cursor on the first line, so Up goes on walking */
+		ui->ed.cur = 0;
+		edbuf_end(&ui->ed);
+	}
+	return 1;
+}
+
+/* Find the newest history entry before `from` containing the search text. */
+long hist_search(struct ui *ui, long from)
+{
+	for (long i = from; i >= 0; i--)
+		if (strstr(ui->hist[i], ui->line.buf))
+			return i;
+	return -1;
+}
+
+/* ---- Enter and Tab ---------------------------------------------------------------------- */
+
+/* A guess at whether the cell needs more lines, for when the kernel is busy. */
+static int looks_incomplete(const struct edbuf *e)
+{
+	const char *s = e->text.buf;
+	int depth = 0, state = HL_STATE_NORMAL;
+	size_t nlines = edbuf_lines(e), last = edbuf_line_start(e, nlines - 1);
+	unsigned char *cls = xmalloc(e->text.len + 1);
+	int rc;
+
+	for (size_t ln = 0, off = 0; ln < nlines; ln++) {
+		size_t end = ln + 1 < nlines ? edbuf_line_start(e, ln + 1) - 1 : e->text.len;
+		state = hl_line(s + off, end - off, state, cls + off);
+		off = end + 1;
+	}
+	for (size_t i = 0; i < e->text.len; i++)
+		if (cls[i] != HL_STRING && cls[i] != HL_COMMENT)
+			depth += (s[i] == '(' || s[i] == '[' || s[i] == '{') -
+				 (s[i] == ')' || s[i] == ']' || s[i] == '}');
+	{
+		size_t end = e->text.len;
+		while (end > last && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+			end--;
+		rc = depth > 0 || state != HL_STATE_NORMAL ||
+		     (end > last && (s[end - 1] == ':' || s[end - 1] == '\\')) ||
+		     (nlines > 1 && end > last && (s[last] == ' ' || s[last] == '\t')) ||
+		     (!strncmp(s, "%%", 2) && end > last);	/* a cell magic ends at a blank line */
+	}
+	free(cls);
+	return rc;
+}
+
+/* Act on the kernel's is_complete answer: run the cell or add an indented line. */
+static void on_is_complete(struct session *s, const struct session_event *ev, void *data)
+{
+	struct ui *ui = data;
+	const char *status;
+
+	(void)s;
+	if (ev->type == SESSION_EV_DONE && ui->is_complete_id == ev->id) {
+		ui->is_complete_id = 0;
+		free(ui->is_complete_text);
+		ui->is_complete_text = NULL;
+	}
+	if (ev->type != SESSION_EV_REPLY || ui->is_complete_id != ev->id)
+		return;
+	/* The user typed on meanwhile: the answer is about text that is gone. */
+	if (!ui->is_complete_text || strcmp(ui->is_complete_text, ui->ed.text.buf))
+		return;
+	status = ev->reply.status;
+	if (status && !strcmp(status, "incomplete")) {
+		const char *indent = ev->reply.indent;
+		edbuf_insert(&ui->ed, "\n", 1);
+		if (indent)
+			edbuf_insert(&ui->ed, indent, strlen(indent));
+	} else {
+		run_cell(ui);
+	}
+}
+
+/* Enter: run when the kernel says the cell is complete, else a new line. */
+static void enter_key(struct ui *ui)
+{
+	struct strbuf err = STRBUF_INIT;
+	cJSON *params;
+
+	if (ui->ed.cur != ui->ed.text.len) {	/* in the middle of the text: a new line */
+		edbuf_newline(&ui->ed, 1);
+		return;
+	}
+	if (ui->ed.text.buf[0] == ':' && !strchr(ui->ed.text.buf, '\n')) {
+		run_cell(ui);		/* one of cellbox's commands, not Python */
+		return;
+	}
+	if (session_state(ui->s) != SESSION_IDLE || ui->npending || ui->is_complete_id) {
+		if (looks_incomplete(&ui->ed))
+			edbuf_newline(&ui->ed, 1);
+		else
+			run_cell(ui);
+		return;
+	}
+	params = cJSON_CreateObject();
+	{
+		/*
+		 * On a blank last line the user has typed a blank line: the kernel hears of it
+		 * (IPython ends a cell magic there, and would not see it in "...\n").
+		 */
+		const char *t = ui->ed.text.buf, *nl = strrchr(t, '\n');
+		int blank_last = nl && !nl[1 + strspn(nl + 1, " \t")];
+		char *code = xasprintf("%s%s", t, blank_last ? "\n" : "");
+		cJSON_AddStringToObject(params, "code", code);
+		free(code);
+	}
+	ui->is_complete_id = session_request(ui->s, "is_complete", params, on_is_complete, ui,
+					     &err);
+	cJSON_Delete(params);
+	if (ui->is_complete_id) {
+		unsigned long id = ui->is_complete_id;
+		free(ui->is_complete_text);
+		ui->is_complete_text = xstrdup(ui->ed.text.buf);
+		/*
+		 * The kernel is idle, so the answer takes well under a millisecond: wait for it,
+		 * as IPython does, so that keys typed next apply to the right text.
+		 */
+		while (session_pending(ui->s, id))
+			if (session_wait(ui->s, id) < 0 && errno != EINTR)
+				break;
+	} else {
+		run_cell(ui);
+	}
+	strbuf_release(&err);
+}
+
+/* Forget the completion menu. */
+void menu_free(struct ui *ui)
+{
+	for (size_t i = 0; i < ui->nmenu; i++)
+		free(ui->menu[i]);
+	free(ui->menu);
+	ui->menu = NULL;
+	ui->nmenu = ui->menu_sel = 0;
+}
+
+/* Put completion `m` in place of the text it completes. */
+void menu_accept(struct ui *ui, const char *m)
+{
+	edbuf_replace(&ui->ed, ui->comp_from, ui->comp_to, m);
+	menu_free(ui);
+	if (ui->ov == OV_MENU)
+		overlay_pop(ui);
+}
+
+/* Take the kernel's completions: insert the only one, or open the menu. */
+static void on_complete(struct session *s, const struct session_event *ev, void *data)
+{
+	struct ui *ui = data;
+	int start, end;
+
+	(void)s;
+	if (ev->type == SESSION_EV_DONE && ev->id == ui->complete_id)
+		ui->complete_id = 0;
+	if (ev->type != SESSION_EV_REPLY || ev->id != ui->complete_id)
+		return;
+	start = ev->reply.cursor_start;
+	end = ev->reply.cursor_end;
+	menu_free(ui);
+	for (size_t i = 0; i < ev->reply.nmatches; i++) {
+		ui->menu = xrealloc(ui->menu, (ui->nmenu + 1) * sizeof(*ui->menu));
+		ui->menu[ui->nmenu++] = xstrdup(ev->reply.matches[i]);
+	}
+	ui->comp_from = edbuf_cp_to_byte(&ui->ed, start > 0 ? (size_t)start : 0);
+	ui->comp_to = edbuf_cp_to_byte(&ui->ed, end > 0 ? (size_t)end : 0);
+	if (!ui->nmenu)
+		ui_message(ui, "no completions");
+	else if (ui->nmenu == 1)
+		menu_accept(ui, ui->menu[0]);
+	else
+		overlay_push(ui, OV_MENU);
+}
+
+/* Tab: indent at the start of a line, else ask the kernel for completions. */
+static void tab_key(struct ui *ui)
+{
+	struct strbuf err = STRBUF_INIT;
+	size_t start = edbuf_line_start(&ui->ed, edbuf_line(&ui->ed)), i;
+	cJSON *params;
+
+	for (i = start; i < ui->ed.cur && ui->ed.text.buf[i] == ' '; i++)
+		;
+	if (i == ui->ed.cur) {
+		edbuf_insert(&ui->ed, ui->ed.indent, strlen(ui->ed.indent));
+		return;
+	}
+	params = cJSON_CreateObject();
+	cJSON_AddStringToObject(params, "code", ui->ed.text.buf);
+	cJSON_AddNumberToObject(params, "cursor_pos", (double)edbuf_cursor_cp(&ui->ed));
+	ui->complete_id = session_request(ui->s, "complete", params, on_complete, ui, &err);
+	cJSON_Delete(params);
+	if (!ui->complete_id)
+		ui_message(ui, "%s", err.buf);
+	strbuf_release(&err);
+}
+
+/* ---- keys ------------------------------------------------------------------------------- */
+
+/* The editor pane's keys. */
+int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
+{
+	(void)p;
+	if (is_key && ch == KEYS_PASTE) {
+		/* Pasted text goes in as it is: no auto-indent, and Enter inside it does not run. */
+		if (edbuf_insert(&ui->ed, ui->paste, strlen(ui->paste)) < 0)
+			ui_message(ui, "the paste is too big for a cell");
+		return PANE_HANDLED | PANE_REDRAW;
+	}
+	if (is_key) {
+		switch (ch) {
+		case KEY_LEFT: edbuf_left(&ui->ed); break;
+		case KEY_RIGHT: edbuf_right(&ui->ed); break;
+		case KEY_UP:
+			if (!edbuf_up(&ui->ed))
+				hist_walk(ui, -1);
+			break;
+		case KEY_DOWN:
+			if (!edbuf_down(&ui->ed))
+				hist_walk(ui, +1);
+			break;
+		case KEY_HOME: edbuf_home(&ui->ed); break;
+		case KEY_END: edbuf_end(&ui->ed); break;
+		case KEY_BACKSPACE: edbuf_backspace(&ui->ed); break;
+		case KEY_DC: edbuf_delete(&ui->ed); break;
+		case KEY_ENTER: enter_key(ui); break;
+		case KEY_F(5): run_cell(ui); break;
+		default: return 0;
+		}
+		return PANE_HANDLED | PANE_REDRAW;
+	}
+	switch (ch) {
+	case 27:
+		return PANE_HANDLED;	/* a lone Esc: nothing to leave here */
+	case '\r':
+		if (ui->key_mods & (KEYMOD_ALT | KEYMOD_SHIFT | KEYMOD_CTRL))
+			run_cell(ui);	/* Alt-Enter (Shift- or Ctrl-Enter where the terminal says) */
+		else
+			enter_key(ui);
+		break;
+	case '\n':
+		edbuf_newline(&ui->ed, 1);
+		break;
+	case '\t': tab_key(ui); break;
+	case 127:
+	case CTRL('h'): edbuf_backspace(&ui->ed); break;
+	case CTRL('a'): edbuf_home(&ui->ed); break;
+	case CTRL('e'): edbuf_end(&ui->ed); break;
+	case CTRL('b'): edbuf_left(&ui->ed); break;
+	case CTRL('f'): edbuf_right(&ui->ed); break;
+	case CTRL('k'): edbuf_kill_right(&ui->ed); break;
+	case CTRL('u'): edbuf_kill_left(&ui->ed); break;
+	default:
+		if (ch >= 0x20 && ch != 0x7f) {
+			char mb[8];
+			mbstate_t st;
+			size_t n;
+			memset(&st, 0, sizeof(st));
+			n = wcrtomb(mb, (wchar_t)ch, &st);
+			if (n != (size_t)-1 && edbuf_insert(&ui->ed, mb, n) < 0)
+				ui_message(ui, "the cell is too big");
+			break;
+		}
+		return 0;
+	}
+	return PANE_HANDLED | PANE_REDRAW;
+}
+

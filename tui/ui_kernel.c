@@ -1,0 +1,364 @@
+/*
+ * Kernel events into the output model: a cell's streams, results, errors, plots and input
+ * requests as they arrive, its end; submitting the editor's cell; restarting the kernel and
+ * showing its death at once.
+ */
+#include "ui.h"
+#include "ipycolors.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Take the code of one recorded cell of an earlier session into the history list. */
+int load_hist_entry(const cJSON *entry, void *data)
+{
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "code"));
+
+	if (code && *code)
+		hist_add(data, code);
+	return 0;
+}
+
+/* A plot of a display or result event: its line in the cell and the plot list. */
+static void cell_plot(struct ui *ui, struct outmodel *m, struct out_cell *c,
+		      const struct session_plot *plot)
+{
+	out_cell_plot(m, c, plot->index, plot->width, plot->height);
+	if (ui->nplots == ui->plots_alloc) {
+		ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
+		ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
+	}
+	plot_add(ui, &ui->plots[ui->nplots++], plot->index, plot->width, plot->height,
+		 plot->path);
+}
+
+/* An artifact (a file the cell saved): a line naming it and where it is. */
+static void cell_artifact(struct ui *ui, struct outmodel *m, struct out_cell *c,
+			  const struct session_ev_artifact *ev)
+{
+	const char *name = ev->name, *fmt = ev->file->format, *rel = ev->file->path;
+	int idx = ev->file->index;
+	const char *ext = rel ? strrchr(rel, '.') : NULL;
+	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT;
+	char *line, *dst = NULL;
+
+	if (!rel || strstr(rel, "..") || !ext)
+		return;
+	strbuf_init(&err, 0);
+	/* The channel goes with the session: keep a copy next to the history when recording. */
+	if (ui->rec.h && mkdir_p(history_plots_dir(ui->rec.h)) == 0) {
+		dst = xasprintf("%s/%d%s", history_plots_dir(ui->rec.h), idx, ext);
+		if (outputs_copy_file(session_channel_dir(ui->s), rel, dst, &err) < 0) {
+			free(dst);
+			dst = NULL;
+		}
+	} else if (outputs_read_file(session_channel_dir(ui->s), rel, OUTPUTS_FILE_MAX, &data,
+				     &err) == 0) {
+		dst = xasprintf("%s/%s", session_channel_dir(ui->s), rel);
+	}
+	if (dst)
+		line = xasprintf("[artifact %d: %s%s%s, %s %s]\n", idx, name ? name : "",
+				 name ? ", " : "", fmt ? fmt : "file", ui->rec.h ? "saved to" : "at",
+				 dst);
+	else
+		line = xasprintf("[artifact %d not kept: %s]\n", idx, err.buf);
+	out_cell_append(m, c, OUT_INFO, line, strlen(line));	/* sanitised there */
+	free(line);
+	free(dst);
+	strbuf_release(&err);
+	strbuf_release(&data);
+}
+
+/* Put one event of a running cell into its view `c` (of model `m`). */
+void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
+		const struct session_event *ev)
+{
+	switch (ev->type) {
+	case SESSION_EV_STREAM:
+		out_cell_append(m, c, ev->stream.stream == SESSION_STDERR ? OUT_STDERR
+										 : OUT_STDOUT,
+				ev->stream.text, ev->stream.len);
+		break;
+	case SESSION_EV_DISPLAY: {
+		const struct session_plot *plot = ev->display.plot;
+		const char *text = ev->display.text;
+		if (plot) {
+			cell_plot(ui, m, c, plot);
+		} else if (ev->display.pager && text) {
+			pager_open(ui, "help", text);
+		} else if (text) {
+			char *line = xasprintf("%s\n", text);
+			out_cell_append(m, c, OUT_STDOUT, line, strlen(line));
+			free(line);
+		}
+		break;
+	}
+	case SESSION_EV_RESULT: {
+		const char *text = ev->result.text;
+		if (ev->result.execution_count >= 0)
+			c->count = ev->result.execution_count;
+		if (text) {
+			char *line = xasprintf("%s\n", text);
+			out_cell_append(m, c, OUT_RESULT, line, strlen(line));
+			free(line);
+		}
+		if (ev->result.plot)
+			cell_plot(ui, m, c, ev->result.plot);
+		break;
+	}
+	case SESSION_EV_ARTIFACT:
+		cell_artifact(ui, m, c, &ev->artifact);
+		break;
+	case SESSION_EV_ERROR: {
+		struct strbuf sb = STRBUF_INIT;
+		for (size_t i = 0; i < ev->error.ntraceback; i++)
+			strbuf_addf(&sb, "%s\n", ev->error.traceback[i]);
+		if (!sb.len)
+			strbuf_addf(&sb, "%s: %s\n", ev->error.ename ? ev->error.ename : "Error",
+				    ev->error.evalue ? ev->error.evalue : "");
+		out_cell_append(m, c, OUT_ERROR, sb.buf, sb.len);
+		strbuf_release(&sb);
+		break;
+	}
+	case SESSION_EV_INPUT_REQUEST: {
+		if (ui->ov == OV_MENU) {
+			menu_free(ui);
+			overlay_pop(ui);
+		}
+		free(ui->input_prompt);
+		ui->input_prompt = xstrdup(ev->input.prompt);
+		ui->input_id = ev->id;
+		strbuf_reset(&ui->line);
+		/* The one-line overlays share the line being typed: the question takes its place. */
+		if (ui->ov == OV_SEARCH || ui->ov == OV_PROMPT)
+			overlay_replace(ui, OV_INPUT);
+		else
+			overlay_push(ui, OV_INPUT);
+		break;
+	}
+	case SESSION_EV_DONE: {
+		const struct session_ev_done *d = &ev->done;
+
+		if (d->execution_count > 0) {
+			c->count = d->execution_count;
+			ui->exec_count = d->execution_count;
+		}
+		if (d->detail) {
+			char *msg = xasprintf("[%s]\n", d->reason == REASON_INTERRUPTED ? "interrupted"
+										   : d->detail);
+			out_cell_append(m, c, OUT_INFO, msg, strlen(msg));
+			free(msg);
+		} else if (d->status == SESSION_STATUS_ABORTED) {
+			out_cell_append(m, c, OUT_INFO, "[interrupted]\n", 14);
+		}
+		ui->last_duration = d->duration;
+		out_cell_finish(c, ui->last_duration);
+		if (ui->input_id == ev->id)
+			overlay_close(ui, OV_INPUT);	/* interrupted while asking */
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* `%load` and the like: the text the kernel asks to be the next cell, as the editor's. */
+static void console_next_input(struct ui *ui, const char *text)
+{
+	char *clean = next_input_text(text);
+
+	if (ui->ed.text.len) {	/* typed meanwhile: keep it, the text goes after it */
+		ui->ed.cur = ui->ed.text.len;
+		edbuf_insert(&ui->ed, "\n", 1);
+	}
+	if (edbuf_insert(&ui->ed, clean, strlen(clean)) < 0)
+		ui_message(ui, "the text for the editor is too big");
+	free(clean);
+}
+
+/* Put one event of a running cell of the output pane into its cell. */
+void on_cell_event(struct session *s, const struct session_event *ev, void *data)
+{
+	struct ui *ui = data;
+	struct out_cell *c = outmodel_find(&ui->out, ev->id);
+
+	if (!c)
+		return;
+	record_event(&ui->rec, s, ev);	/* the full output goes to the history store */
+	if (ev->type == SESSION_EV_NEXT_INPUT)
+		console_next_input(ui, ev->next_input.text);
+	view_event(ui, &ui->out, c, ev);
+	if (ev->type == SESSION_EV_DONE) {
+		record_cell(&ui->rec, c->code);
+		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
+		if (ui->npending)
+			ui->npending--;
+	}
+}
+
+/* The view of request `id`: a cell of the output pane or of the notebook; NULL when gone. */
+struct out_cell *view_of_request(struct ui *ui, unsigned long id)
+{
+	struct out_cell *c = outmodel_find(&ui->out, id);
+
+	for (size_t i = 0; !c && ui->nbv && i < ui->nbv->nb.ncells; i++)
+		if (ui->nbv->nb.cells[i]->req == id)
+			c = ui->nbv->nb.cells[i]->view;
+	return c;
+}
+
+/* Submit the editor's text as a cell. */
+void run_cell(struct ui *ui)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *code = xstrdup(ui->ed.text.buf);
+	size_t len = strlen(code);
+	unsigned long id;
+
+	while (len && (code[len - 1] == '\n' || code[len - 1] == ' '))
+		code[--len] = '\0';
+	if (!len) {
+		free(code);
+		return;
+	}
+	if (code[0] == ':' && !strchr(code, '\n')) {
+		/* A line starting with ':' is not Python: one of cellbox's commands. */
+		hist_add(ui, code);
+		edbuf_set(&ui->ed, "");
+		if (run_command(ui, code + 1) & PANE_QUIT)
+			ui->quit = 1;
+		free(code);
+		return;
+	}
+	if (cli_code_is_exit(code)) {	/* as IPython's terminal: exit and quit end it */
+		ui->quit = 1;
+		free(code);
+		return;
+	}
+	id = session_execute(ui->s, code, SESSION_EXEC_ALLOW_STDIN, ui->cfg->timeout, on_cell_event,
+			     ui, &err);
+	hist_add(ui, code);
+	if (!id) {
+		struct out_cell *c = outmodel_add(&ui->out, 0, code);
+		strbuf_addstr(&err, "\n");
+		out_cell_append(&ui->out, c, OUT_ERROR, err.buf, err.len);
+		out_cell_finish(c, 0);
+	} else {
+		outmodel_add(&ui->out, id, code);
+		ui->npending++;
+	}
+	edbuf_set(&ui->ed, "");
+	ui->follow = 1;
+	free(code);
+	strbuf_release(&err);
+}
+
+/* Restart the kernel, showing "restarting" while it starts. */
+void restart_kernel(struct ui *ui)
+{
+	struct strbuf err = STRBUF_INIT;
+
+	ui->restarting = 1;
+	ui_draw(ui);
+	if (session_restart(ui->s, &err) < 0) {
+		ui_message(ui, "cannot restart the kernel: %s", err.buf);
+	} else {
+		struct out_cell *c = outmodel_add(&ui->out, 0, NULL);
+		out_cell_append(&ui->out, c, OUT_INFO, "[kernel restarted]\n", 19);
+		out_cell_finish(c, 0);
+		ui->exec_count = 0;
+		ui->kernel_cols = 0;	/* a new kernel: tell it the width again */
+		strcpy(ui->kernel_scheme, "Linux");	/* a fresh kernel has IPython's default */
+		ui_match_kernel_colors(ui);
+		if (ui->nbv)
+			nbview_restarted(ui);
+		ui_message(ui, "kernel restarted");
+		free(ui->dead_reason);
+		ui->dead_reason = NULL;
+	}
+	ui->restarting = 0;
+	ui->follow = 1;
+	strbuf_release(&err);
+}
+
+/* Show a kernel death at once, with the reason and the way back. */
+void on_state(struct session *s, enum session_state state, const char *msg, void *data)
+{
+	struct ui *ui = data;
+	struct out_cell *c;
+	char *text;
+
+	(void)s;
+	if (state != SESSION_DEAD || ui->restarting)
+		return;
+	free(ui->dead_reason);
+	ui->dead_reason = xstrdup(msg ? msg : "kernel died");
+	text = xasprintf("[%s: press F6 or run ':restart' to start a new kernel; the history "
+			 "stays]\n", ui->dead_reason);
+	c = outmodel_add(&ui->out, 0, NULL);
+	out_cell_append(&ui->out, c, OUT_ERROR, text, strlen(text));
+	out_cell_finish(c, 0);
+	if (ui->nbv)	/* the notebook shows no output pane: say it in the status line */
+		ui_message(ui, "%s: F6 starts a new kernel", ui->dead_reason);
+	free(text);
+	ui->follow = 1;
+}
+
+/* Whether the kernel can take cells (not dead, not closed). */
+int session_state_usable(const struct ui *ui)
+{
+	enum session_state st = ui->s ? session_state(ui->s) : SESSION_CLOSED;
+	return st != SESSION_DEAD && st != SESSION_CLOSED;
+}
+
+/* Text the kernel sent for an editor: controls but tabs and newlines dropped, size capped. */
+char *next_input_text(const char *text)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (const char *p = text; *p && sb.len < EDBUF_MAX / 2; p++)
+		if ((unsigned char)*p >= 0x20 || *p == '\n' || *p == '\t')
+			if (*p != 0x7f)
+				strbuf_addch(&sb, *p);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Tell the kernel the width output is drawn at (COLUMNS; pandas follows), when it changed. */
+void kernel_set_width(struct ui *ui)
+{
+	struct strbuf err = STRBUF_INIT;
+	int cols = ui->nbv ? ui->panes[P_NOTEBOOK].w - 2 : ui->panes[P_OUTPUT].w;
+	char *code;
+
+	if (!ui->s || cols < 20 || cols == ui->kernel_cols || !session_state_usable(ui))
+		return;
+	code = xasprintf("import os as __cellbox_os\n__cellbox_os.environ['COLUMNS'] = '%d'\n"
+			 "__cellbox_os.environ['LINES'] = '%d'\ndel __cellbox_os\n", cols,
+			 LINES > 2 ? LINES - 2 : 24);
+	/* cellbox's own cell: the security policy is for the user's (it imports os) */
+	if (session_execute(ui->s, code, SESSION_EXEC_SILENT | SESSION_EXEC_TRUSTED, 0, on_ignore,
+			    NULL, &err))
+		ui->kernel_cols = cols;
+	free(code);
+	strbuf_release(&err);
+}
+
+/* Give the kernel the theme's IPython colour scheme, unless it has it already. */
+void ui_match_kernel_colors(struct ui *ui)
+{
+	struct strbuf err = STRBUF_INIT;
+
+	if (!ui->s || !strcmp(ui->kernel_scheme, ui->theme.ipython))
+		return;
+	if (ipycolors_apply(ui->s, ui->theme.ipython, &err) == 0)
+		snprintf(ui->kernel_scheme, sizeof(ui->kernel_scheme), "%s", ui->theme.ipython);
+	strbuf_release(&err);
+}
+
+/* Events nobody waits for. */
+void on_ignore(struct session *s, const struct session_event *ev, void *data)
+{
+	(void)s, (void)ev, (void)data;
+}
+

@@ -1,0 +1,311 @@
+/*
+ * Plot placement in the frame: the rows a plot reserves under its line, the images placed and
+ * cropped to the rows that show, hidden under overlays, and written once a frame after curses'
+ * update (only when they moved; curses forgets the cells under the old ones). Also the
+ * captured plots' list (decoded once) and the plot viewer's image.
+ */
+#include "ui.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The captured plot with kernel index `index`, or NULL. */
+struct ui_plot *plot_find(struct ui *ui, int index)
+{
+	for (size_t i = ui->nplots; i-- > 0;)
+		if (ui->plots[i].index == index)
+			return &ui->plots[i];
+	return NULL;
+}
+
+/* The request that fits a plot in `cols` x `rows` cells in this terminal's graphics mode. */
+void plot_request(const struct ui *ui, int cols, int rows, struct graphics_request *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->mode = ui->gmode;
+	rq->cols = cols;
+	rq->rows = rows;
+	rq->cell_w = ui->tc.cell_w;
+	rq->cell_h = ui->tc.cell_h;
+	rq->truecolor = ui->tc.truecolor;
+	rq->blocks = ui->blocks;
+	if (ui->gmode == GRAPHICS_SIXEL) {
+		rq->max_w = ui->tc.r.sixel_max_w;
+		rq->max_h = ui->tc.r.sixel_max_h;
+		rq->colors = ui->tc.r.color_registers;
+		if (ui->tc.tmux && !ui->tc.r.sixel)
+			rq->flags |= GRAPHICS_TMUX_PASSTHROUGH;
+	} else if (ui->gmode != GRAPHICS_BLOCKS && ui->tc.tmux) {
+		rq->flags |= GRAPHICS_TMUX_PASSTHROUGH;	/* kitty, iTerm2: tmux has neither */
+	}
+}
+
+/* Whether plots are drawn at all. */
+int plots_drawn(const struct ui *ui)
+{
+	return ui->gmode != GRAPHICS_NONE && ui->gmode != GRAPHICS_AUTO;
+}
+
+/*
+ * The most rows a plot takes in the output pane: half the screen for the pixel protocols;
+ * block characters, coarse as they are, get the pane (the screen but the status line and
+ * a two-row editor) less six rows, so the plot's line, the text around it and the cell's
+ * first row still show with it.
+ */
+int plot_cap_rows(const struct ui *ui)
+{
+	if (ui->gmode == GRAPHICS_BLOCKS)
+		return LINES > 15 ? LINES - 9 : 6;
+	return LINES > 12 ? LINES / 2 : 6;
+}
+
+/* Rows of the image of plot `ch` in the output pane at `width`; 0 when it is not drawn. */
+int plot_rows(struct ui *ui, const struct out_chunk *ch, int width)
+{
+	struct ui_plot *pl;
+	struct graphics_request rq;
+	struct graphics_size sz;
+
+	if (!plots_drawn(ui))
+		return 0;
+	pl = plot_find(ui, ch->plot_index);
+	if (!pl || !pl->img || width < 4)
+		return 0;
+	plot_request(ui, width, plot_cap_rows(ui), &rq);
+	graphics_fit(pl->img, &rq, &sz);
+	return sz.rows;
+}
+
+/*
+ * Add a plot to the frame: fitted to cols x rows cells, its `height` rows starting at screen
+ * row y, drawn where they fall inside screen rows top..bottom-1.
+ */
+void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int cols,
+		       int rows, int height, int top, int bottom)
+{
+	struct plot_place *pp;
+	int first = y > top ? y : top, end = y + height < bottom ? y + height : bottom;
+
+	if (end <= first || ui->nplaced >= PLACES_MAX)
+		return;
+	pp = &ui->placed[ui->nplaced++];
+	pp->img = img;
+	pp->y = first;
+	pp->x = x;
+	pp->cols = cols;
+	pp->rows = rows;
+	pp->crop_row = first - y;
+	pp->crop_rows = end - first;
+}
+
+/* Draw the plot viewer: the gallery's plot on the whole screen but the status line. */
+void draw_plot_view(struct ui *ui)
+{
+	struct ui_plot *pl = ui->plot_sel < ui->nplots ? &ui->plots[ui->plot_sel] : NULL;
+	struct graphics_request rq;
+	struct graphics_size sz;
+	int h = LINES - 1, w = COLS;
+	char title[192];
+
+	if (!pl || h < 4 || w < 10) {
+		overlay_pop(ui);
+		return;
+	}
+	snprintf(title, sizeof(title), " plot %d \u00b7 %dx%d \u00b7 %zu of %zu \u00b7 Left/Right: "
+		 "other plots \u00b7 s: save as \u00b7 q or Esc closes ", pl->index, pl->w, pl->h,
+		 ui->plot_sel + 1, ui->nplots);
+	draw_box(ui, 0, 0, h, w, title);
+	if (!pl->img) {
+		char *line = xasprintf("no inline graphics here (--graphics %s); the PNG is %s",
+				       graphics_mode_name(ui->gmode), pl->path ? pl->path : "gone");
+		put_text(2, 2, w - 4, line, look_of(ui, TH_OVERLAY, NULL));
+		free(line);
+		return;
+	}
+	plot_request(ui, w - 2, h - 2, &rq);
+	graphics_fit(pl->img, &rq, &sz);
+	plot_place(ui, pl->img, 1, 1 + (w - 2 - sz.cols) / 2, w - 2, h - 2, sz.rows, 1, h - 1);
+}
+
+/* Whether two frames draw a plot the same way. */
+static int place_equal(const struct plot_place *a, const struct plot_place *b)
+{
+	return a->img == b->img && a->y == b->y && a->x == b->x && a->cols == b->cols &&
+	       a->rows == b->rows && a->crop_row == b->crop_row && a->crop_rows == b->crop_rows;
+}
+
+/* Drop the plots an overlay covers: all under the pager, those beside the completion menu. */
+void plots_hide(struct ui *ui)
+{
+	if (ui->ov == OV_PAGER) {
+		ui->nplaced = 0;
+	} else if (ui->ov == OV_MENU) {
+		int h = (int)(ui->nmenu < 10 ? ui->nmenu : 10), top = ui->panes[P_EDITOR].y - h;
+		int k = 0;
+		for (int i = 0; i < ui->nplaced; i++)
+			if (ui->placed[i].y + ui->placed[i].crop_rows <= top)
+				ui->placed[k++] = ui->placed[i];
+		ui->nplaced = k;
+	}
+}
+
+/*
+ * Before curses' update: when the plots on the terminal are not the ones this frame draws,
+ * make curses forget the cells under them (wredrawln), so it rewrites those rows and the
+ * old pixels go (kitty placements are not in the cells: plots_write deletes them). Returns
+ * whether the plots must be written after the update; sets *cleared when the screen is
+ * wiped, which takes kitty's placements with it.
+ */
+int plots_prepare(struct ui *ui, int *cleared)
+{
+	int same = ui->nplaced == ui->nshown;
+
+	*cleared = is_cleared(curscr) || is_cleared(stdscr);
+	for (int i = 0; same && i < ui->nplaced; i++)
+		same = place_equal(&ui->placed[i], &ui->shown[i]);
+	if (same && !*cleared)
+		return 0;
+	for (int i = 0; i < ui->nshown && graphics_mode_in_cells(ui->gmode); i++)
+		wredrawln(stdscr, ui->shown[i].y, ui->shown[i].crop_rows);
+	return 1;
+}
+
+/* The plot this frame places where `old` was shown (the same image), or NULL. */
+static const struct plot_place *placed_again(const struct ui *ui, const struct plot_place *old)
+{
+	for (int i = 0; i < ui->nplaced; i++)
+		if (ui->placed[i].img == old->img)
+			return &ui->placed[i];
+	return NULL;
+}
+
+/*
+ * After curses' update: write the frame's plots at once, the cursor saved around them.
+ * Images in the cells are all drawn again (curses has just rewritten the old ones away);
+ * kitty placements that went are deleted, and only those that moved are placed again.
+ */
+void plots_write(struct ui *ui, int cleared)
+{
+	int layer = !graphics_mode_in_cells(ui->gmode);
+
+	strbuf_reset(&ui->gbuf);
+	strbuf_addstr(&ui->gbuf, "\x1b" "7");	/* DECSC ... DECRC: curses' cursor and colours */
+	for (int i = 0; layer && !cleared && i < ui->nshown; i++) {
+		struct graphics_request rq;
+
+		if (!ui->shown[i].img || placed_again(ui, &ui->shown[i]))
+			continue;
+		plot_request(ui, ui->shown[i].cols, ui->shown[i].rows, &rq);
+		graphics_unplace(ui->shown[i].img, &rq, &ui->gbuf);
+	}
+	for (int i = 0; i < ui->nplaced; i++) {
+		struct plot_place *pp = &ui->placed[i];
+		struct graphics_request rq;
+
+		if (layer && !cleared) {
+			int k = 0;
+			while (k < ui->nshown && ui->shown[k].img != pp->img)
+				k++;
+			if (k < ui->nshown && place_equal(pp, &ui->shown[k]))
+				continue;	/* a placement that did not move stays */
+		}
+		plot_request(ui, pp->cols, pp->rows, &rq);
+		rq.crop_row = pp->crop_row;
+		rq.crop_rows = pp->crop_rows;
+		strbuf_addf(&ui->gbuf, "\x1b[%d;%dH", pp->y + 1, pp->x + 1);
+		graphics_render(pp->img, &rq, &ui->gbuf, NULL, NULL);
+	}
+	if (ui->gbuf.len > 2) {
+		strbuf_addstr(&ui->gbuf, "\x1b" "8");
+		write_all(1, ui->gbuf.buf, ui->gbuf.len);
+		ui->gbytes += ui->gbuf.len;
+	}
+	memcpy(ui->shown, ui->placed, (size_t)ui->nplaced * sizeof(*ui->placed));
+	ui->nshown = ui->nplaced;
+}
+
+/* Make the terminal drop every plot image it holds (kitty), written at once. */
+void plots_drop(struct ui *ui)
+{
+	struct graphics_request rq;
+
+	plot_request(ui, 1, 1, &rq);
+	strbuf_reset(&ui->gbuf);
+	for (size_t i = 0; i < ui->nplots; i++)
+		if (ui->plots[i].img)
+			graphics_forget(ui->plots[i].img, &rq, &ui->gbuf);
+	if (ui->gbuf.len) {
+		write_all(1, ui->gbuf.buf, ui->gbuf.len);
+		ui->gbytes += ui->gbuf.len;
+	}
+}
+
+/* Free a plot's image, making the terminal drop it too (kitty) and the next frame differ. */
+void plot_image_free(struct ui *ui, struct graphics_image *img)
+{
+	struct graphics_request rq;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!img)
+		return;
+	plot_request(ui, 1, 1, &rq);
+	graphics_forget(img, &rq, &sb);
+	if (sb.len) {
+		write_all(1, sb.buf, sb.len);
+		ui->gbytes += sb.len;
+	}
+	strbuf_release(&sb);
+	for (int i = 0; i < ui->nshown; i++)
+		if (ui->shown[i].img == img)
+			ui->shown[i].img = NULL;	/* freed: the next frame differs */
+	graphics_free(img);
+}
+
+/* Fill in a captured plot: its file under the channel and, when drawn, its decoded image. */
+void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h, const char *rel)
+{
+	pl->index = index;
+	pl->w = w;
+	pl->h = h;
+	pl->path = rel && !strstr(rel, "..") ?
+		xasprintf("%s/%s", session_channel_dir(ui->s), rel) : NULL;
+	pl->rel = pl->path ? xstrdup(rel) : NULL;
+	pl->img = NULL;
+	if (pl->path && plots_drawn(ui)) {
+		struct strbuf err = STRBUF_INIT;
+		/* The kernel names the file: decode the one checked, not what is there later. */
+		int fd = outputs_open_file(session_channel_dir(ui->s), rel, OUTPUTS_FILE_MAX, &err);
+		if (fd >= 0) {
+			pl->img = graphics_load_fd(fd, rel, &err);
+			close(fd);
+		}
+		if (!pl->img)
+			ui_message(ui, "plot %d: %s", index, err.buf);
+		strbuf_release(&err);
+	}
+	ui->plot_sel = (size_t)(pl - ui->plots);
+}
+
+/* Forget the captured plots; the output pane keeps their text lines. */
+void plots_forget(struct ui *ui)
+{
+	plots_drop(ui);
+	for (size_t i = 0; i < ui->nplots; i++) {
+		graphics_free(ui->plots[i].img);
+		free(ui->plots[i].path);
+		free(ui->plots[i].rel);
+	}
+	ui->nplots = 0;
+	ui->plot_sel = 0;
+	ui->nplaced = 0;
+	for (int i = 0; i < ui->nshown; i++)
+		ui->shown[i].img = NULL;	/* freed: the next frame differs, whatever it draws */
+	for (size_t i = 0; i < ui->out.ncells; i++) {
+		struct out_cell *c = ui->out.cells[i];
+		for (size_t k = 0; k < c->nchunks; k++)
+			if (c->chunks[k].kind == OUT_PLOT)
+				c->chunks[k].plot_index = 0;	/* the kernel counts from 1 again */
+		c->rows_width = 0;
+	}
+}

@@ -1,0 +1,85 @@
+/* The side pane (this and earlier sessions' history, the plots) and the status line. */
+#include "ui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Draw the side pane: this session's history, newest first, and the plots. */
+void draw_side(struct ui *ui, struct pane *p)
+{
+	struct look title = look_of(ui, TH_TITLE, NULL), text = look_of(ui, TH_SIDE, NULL);
+	struct look border = look_of(ui, TH_BORDER, NULL);
+	int y = p->y, plots_h = ui->nplots ? (int)(ui->nplots < 6 ? ui->nplots : 6) + 1 : 0;
+	int hist_end = p->y + p->h - plots_h;
+
+	for (int r = 0; r < p->h; r++) {
+		cchar_t cc;
+		setcchar(&cc, L"\u2502", border.attr, border.pair, NULL);
+		mvadd_wch(p->y + r, p->x, &cc);
+	}
+	put_text(y++, p->x + 2, p->w - 2, "History", title);
+	for (size_t i = ui->nhist; i-- > 0 && y < hist_end;) {
+		char *first = xstrdup(ui->hist[i]), *nl = strchr(first, '\n');
+		if (nl)
+			strcpy(nl, " \u2026");
+		put_text(y++, p->x + 2, p->w - 2, first, text);
+		free(first);
+	}
+	if (plots_h) {
+		y = hist_end;
+		put_text(y++, p->x + 2, p->w - 2, "Plots", title);
+		for (size_t i = ui->nplots; i-- > 0 && y < p->y + p->h;) {
+			char buf[64];
+			snprintf(buf, sizeof(buf), "%s %d  %dx%d", ui->plots[i].index < 0 ? "image" :
+				 "plot", abs(ui->plots[i].index), ui->plots[i].w, ui->plots[i].h);
+			put_text(y++, p->x + 2, p->w - 2, buf, i == ui->plot_sel ?
+				 look_of(ui, TH_MENU_SELECTED, NULL) : text);
+		}
+	}
+}
+
+/* Draw the status line: kernel state, backend, count, duration, theme or a message. */
+void draw_status(struct ui *ui, struct pane *p)
+{
+	static const char spin[] = "|/-\\";
+	enum session_state st = ui->s ? session_state(ui->s) : SESSION_STARTING;
+	const char *state = "idle";
+	int el = TH_STATUS;
+	char buf[256];
+
+	if (ui->restarting) {
+		state = "restarting", el = TH_STATUS_BUSY;
+	} else if (st == SESSION_DEAD) {
+		state = "dead", el = TH_STATUS_DEAD;
+	} else if (ui->npending || st == SESSION_BUSY) {
+		state = "busy", el = TH_STATUS_BUSY;
+	} else if (st == SESSION_STARTING) {
+		state = "starting", el = TH_STATUS_BUSY;
+	}
+	fill_row(p->y, p->x, p->w, look_of(ui, TH_STATUS, NULL));
+	snprintf(buf, sizeof(buf), " %c %s ", !strcmp(state, "busy") ? spin[ui->spinner % 4] : ' ',
+		 state);
+	{
+		int x = put_text(p->y, p->x, p->w, buf, look_of(ui, el, NULL));
+		struct strbuf nb = STRBUF_INIT;
+		if (ui->nbv) {
+			nbview_status(ui, &nb);
+			strbuf_addstr(&nb, " \u2502 ");
+		}
+		if (ui->message)
+			snprintf(buf, sizeof(buf), " %s", ui->message);
+		else if (!ui->s)
+			snprintf(buf, sizeof(buf), " %sstarting the kernel...", nb.buf);
+		else if (ui->nbv)	/* less room: the notebook's part comes first */
+			snprintf(buf, sizeof(buf), " %s%s \u2502 [%d] \u2502 %.3f s \u2502 "
+				 "F1 help  Ctrl-Q quit", nb.buf, session_backend_name(ui->s),
+				 ui->exec_count, ui->last_duration);
+		else
+			snprintf(buf, sizeof(buf), " %s \u2502 [%d] \u2502 %.3f s \u2502 %s \u2502 "
+				 "F1 help  Ctrl-O command  Ctrl-Q quit", session_backend_name(ui->s),
+				 ui->exec_count, ui->last_duration, ui->theme.name ? ui->theme.name : "");
+		strbuf_release(&nb);
+		put_text(p->y, p->x + x, p->w - x, buf, look_of(ui, TH_STATUS, NULL));
+	}
+}
