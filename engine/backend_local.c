@@ -104,7 +104,7 @@ static void __attribute__((noreturn)) kernel_init(const struct kernel_spec *spec
 	struct sigaction sa;
 	sigset_t block, none;
 	pid_t runner;
-	int status = 0;
+	int status = 0, group;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = init_on_signal;
@@ -122,11 +122,21 @@ static void __attribute__((noreturn)) kernel_init(const struct kernel_spec *spec
 	 */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0)
 		mount("proc", "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV, NULL);
+	/*
+	 * A kernel whose SIGINT goes to its process group (R: as a terminal's Ctrl-C) leads a group
+	 * of its own here, and the host signals only us: we pass it on to that group, once.
+	 */
+	group = spec->kernel && spec->kernel->interrupt_group;
 	runner = fork();
 	if (runner < 0)
 		_exit(127);
-	if (runner == 0)
+	if (runner == 0) {
+		if (group)
+			setpgid(0, 0);
 		exec_runner(spec, errfd);
+	}
+	if (group)
+		setpgid(runner, runner);
 	close(errfd);
 	sigemptyset(&none);
 	for (;;) {
@@ -139,7 +149,7 @@ static void __attribute__((noreturn)) kernel_init(const struct kernel_spec *spec
 		for (size_t i = 0; i < ARRAY_SIZE(passed); i++)
 			if (init_pending[passed[i]]) {
 				init_pending[passed[i]] = 0;
-				kill(runner, passed[i]);
+				kill(group ? -runner : runner, passed[i]);
 			}
 		sigsuspend(&none);
 	}
@@ -352,8 +362,12 @@ static int local_signal(struct backend *be, int sig)
 
 	if (!lb->pid)
 		return -1;
-	/* The kernel leads its process group (setpgid in the child). */
-	return kill(be->signal_group ? -lb->pid : lb->pid, sig);
+	/*
+	 * The kernel leads its process group (setpgid in the child). Its init passes a signal on
+	 * (to the runner's own group for a signal_group kernel): signalling our group too would
+	 * give the runner the signal twice.
+	 */
+	return kill(be->signal_group && !lb->in_ns ? -lb->pid : lb->pid, sig);
 }
 
 static void local_kill(struct backend *be)
