@@ -7,9 +7,9 @@
  * guess (`<sequence>-<random>`) and a results file the host made for it before its command
  * was written (channel_results_create), read through the descriptor the host holds. Its
  * events are the lines of that file only, only up to its done: every event type (streams,
- * displays and their updates, results, clear_output, artifacts, input requests, done) is
- * bound to it that way, and a type this host does not know is handed on as SESSION_EV_OTHER
- * for the request it came in. Lines that are not events are counted and told once before the
+ * displays and their updates, results, clear_output, artifacts, input requests, set_next_input,
+ * done) is bound to it that way, and a type this host does not know is handed on as
+ * SESSION_EV_OTHER for the request it came in. Lines that are not events are counted and told once before the
  * done; past the output limit only a done is read; every file an event names (a plot, an
  * artifact) reaches the callback as the host's checked copy (channel_take_file) or not at all.
  *

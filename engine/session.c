@@ -277,18 +277,6 @@ int session_gc(const char *configured, struct strbuf *out)
 	return n;
 }
 
-char *session_runtime_dir(const char *configured)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
-
-	if (configured)
-		return xstrdup(configured);
-	if (xdg && *xdg && stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && access(xdg, W_OK) == 0)
-		return xasprintf("%s/cellbox", xdg);
-	return xasprintf("/tmp/cellbox-%ld", (long)getuid());
-}
-
 /* The local backend's interpreter of kernel `k`: its setting, else the kernel's default. */
 static const char *interpreter_of(const struct kernel_def *k, const struct session_opts *o)
 {
@@ -996,18 +984,6 @@ int session_revive(struct session *s, struct strbuf *why, struct strbuf *err)
 	if (session_restart(s, err) < 0)
 		return -1;
 	return 1;
-}
-
-const char *session_kernel_image(void)
-{
-	return CELLBOX_KERNEL_IMAGE;
-}
-
-char *session_kernel_image_for(const char *name)
-{
-	const struct kernel_def *k = kernel_find(name);
-
-	return k ? xasprintf("%s:p%d", k->image, CELLBOX_PROTOCOL) : NULL;
 }
 
 const char *session_backend_name(const struct session *s)
