@@ -70,7 +70,7 @@ static void test_state_persists(void)
 	if (!s)
 		return;
 	CHECK_STR(session_backend_name(s), backend_name());
-	CHECK_STR(info_str(session_kernel_info(s), "wake"), "fifo");	/* across the mount */
+	CHECK_STR(info_str(session_kernel_info(s), "wake"), "stdin");	/* a container: its stdin */
 	expect_shown(s, "x <- 41\nx + 1", "[1] 42");
 	expect_shown(s, "Sys.getenv('HOME')", "[1] \"/home/cellbox\"");
 	expect_shown(s, "getwd()", "[1] \"/home/cellbox\"");

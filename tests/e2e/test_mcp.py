@@ -554,10 +554,15 @@ class HostileTest(Base):
     """The kernel is hostile in a container: what it writes is never trusted."""
 
     def plot_then(self, s, h, after):
-        """A cell that makes plot n and then does `after` to its file (p is its path)."""
-        code = ('import sys, os, matplotlib.pyplot as plt\nplt.plot([1,2])\nplt.show()\n'
-                'ch = sys.argv[1]; n = max(int(f[:-4]) for f in os.listdir(ch + "/plots") '
-                'if f.endswith(".png")); p = "%s/plots/%d.png" % (ch, n)\n' + after)
+        """A cell that makes plot n and then does `after` to its file (p is its path): the
+        host's checked copy in <channel>/plots, once the host made it (the local kernel runs as
+        the user and can reach it; what cellbox mcp reads is that copy)."""
+        code = ('import sys, os, time, matplotlib.pyplot as plt\nplt.plot([1,2])\nplt.show()\n'
+                'ch = sys.argv[1]; n = max(int(f[:-4]) for f in os.listdir(ch + "/kernel/plots") '
+                'if f.endswith(".png")); p = "%s/plots/%d.png" % (ch, n)\n'
+                't0 = time.monotonic()\n'
+                'while not os.path.exists(p) and time.monotonic() - t0 < 10: time.sleep(0.01)\n'
+                + after)
         return self.run_cell(s, h, code)
 
     def test_plot_tricks_are_refused(self):
@@ -592,7 +597,7 @@ class HostileTest(Base):
         s = self.server('--mcp-file-max', '2k')
         h = self.open(s)
         r = self.run_cell(s, h, 'import matplotlib.pyplot as plt\nplt.plot([1,2])\nplt.show()')
-        self.assertIn('above the limit of 2048', text(r))
+        self.assertIn('over its cap of 2 KB', text(r))
         self.assertEqual([c for c in r['content'] if c['type'] == 'image'], [])
 
     def test_file_get_answers_are_checked(self):
