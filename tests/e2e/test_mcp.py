@@ -538,7 +538,10 @@ class ToolsTest(Base):
         wait_for(lambda: not kernel_alive(who), timeout=20, what='the kernel to go')
 
 
-KERNEL_ID = ('import os; print(os.getpid())' if BACKEND == 'local' else
+# A local kernel runs in a pid namespace of its own (it is pid 2 inside): its pid as this
+# machine sees it is the host's note in the channel.
+KERNEL_ID = ('import sys; print(open(sys.argv[1] + "/pid").read().strip())'
+             if BACKEND == 'local' else
              'import socket; print(socket.gethostname())')
 
 
@@ -796,7 +799,9 @@ class PoolTest(Base):
                 return {k['pid'] for k in st.get('ready', []) if k.get('alive')}
             pids = wait_for(ready, timeout=60, what='a warm kernel')
             s = self.server()
-            r = s.call('execute_code', {'code': 'import os; print(os.getpid())'})
+            # (the host's note of the kernel's pid: inside its pid namespace it is 2)
+            r = s.call('execute_code',
+                       {'code': 'import sys; print(open(sys.argv[1] + "/pid").read().strip())'})
             self.assertIn(int(r['structuredContent']['stdout']), pids)
             # a client asking for limits of its own gets a kernel of its own
             r = s.call('session_open', {'memory': '900m'})

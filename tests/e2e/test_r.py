@@ -270,7 +270,9 @@ class RPoolTest(unittest.TestCase):
         pids = set()
         for _ in range(3):
             p = self.cellbox('run', '--pool', '--kernel', 'r', '-c',
-                             'cat(Sys.getpid(), "package:lattice" %in% search(), "\\n")')
+                             # the kernel's channel names it (its pid is 2 in its namespace)
+                             'cat(basename(commandArgs(TRUE)[1]), '
+                             '"package:lattice" %in% search(), "\\n")')
             self.assertEqual(p.returncode, 0, p.stderr)
             pid, preimported = p.stdout.split()
             self.assertEqual(preimported, 'TRUE')
