@@ -1,6 +1,7 @@
 /* cellbox mcp: files in and out of a session's sandbox, plots as resources. */
 #include "mcp.h"
 #include "outputs.h"
+#include "wall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,8 +46,7 @@ static const char put_helper[] =
 	"if os.path.isdir(d):\n"
 	"    raise IsADirectoryError('%r is a directory' % d)\n"
 	"os.makedirs(os.path.dirname(os.path.abspath(d)), exist_ok=True)\n"
-	"shutil.copyfile(s, d)\n"
-	"os.unlink(s)\n";
+	"shutil.copyfile(s, d)\n";	/* the staged file is the host's to remove (host/ is read-only) */
 
 /* The helper cell of file_get: the file's bytes as base64 displays of 1 MiB each. */
 static const char get_helper[] =
@@ -82,10 +82,9 @@ static char *helper_cell(const char *helper, const char *const *names, const cha
 int mcp_file_put(struct mcp_server *srv, struct mcp_call *call, const char *path,
 		 const char *base64, struct strbuf *err)
 {
-	static unsigned long counter;
 	struct strbuf data = STRBUF_INIT, staged = STRBUF_INIT, dst = STRBUF_INIT;
 	const char *names[] = { "s", "d", NULL }, *values[3];
-	char rel[64];
+	char rel[64], rnd[17];
 	int rc = -1;
 
 	if (check_path(path, err) < 0)
@@ -103,10 +102,13 @@ int mcp_file_put(struct mcp_server *srv, struct mcp_call *call, const char *path
 		strbuf_addf(err, "the file is larger than %zu bytes (mcp-file-max)", srv->file_max);
 		goto out;
 	}
-	snprintf(rel, sizeof(rel), "mcp-put-%ld-%lu", (long)getpid(), ++counter);
+	/* Staged in the host part (the kernel reads it, cannot change it), under a name it cannot
+	   guess; removed by the host when the call ends (mcp_call_free). */
+	wall_random_hex(rnd, 8);
+	snprintf(rel, sizeof(rel), "files/mcp-put-%s", rnd);
 	if (session_write_file(call->ms->s, rel, data.buf, data.len, err) < 0)
 		goto out;
-	call->staged = xasprintf("%s/%s", session_channel_dir(call->ms->s), rel);
+	call->staged = xasprintf("%s/host/%s", session_channel_dir(call->ms->s), rel);
 	add_literal(&staged, call->staged);
 	add_literal(&dst, path);
 	values[0] = staged.buf;

@@ -557,15 +557,19 @@ class HostileTest(Base):
     """The kernel is hostile in a container: what it writes is never trusted."""
 
     def plot_then(self, s, h, after):
-        """A cell that makes plot n and then does `after` to its file (p is its path): the
-        host's checked copy in <channel>/plots, once the host made it (the local kernel runs as
-        the user and can reach it; what cellbox mcp reads is that copy)."""
+        """A cell that makes plot n and then does `after` to its file (p is its path). Local:
+        the host's checked copy in <channel>/plots, once the host made it (the local kernel runs
+        as the user and can reach it; what cellbox mcp reads is that copy). In a container the
+        kernel cannot reach the host's copies: it plays the trick on its own file in
+        <channel>/kernel/plots, which the host took (checked) when the event came, or refuses."""
+        where = '' if BACKEND == 'local' else '/kernel'
         code = ('import sys, os, time, matplotlib.pyplot as plt\nplt.plot([1,2])\nplt.show()\n'
                 'ch = sys.argv[1]; n = max(int(f[:-4]) for f in os.listdir(ch + "/kernel/plots") '
-                'if f.endswith(".png")); p = "%s/plots/%d.png" % (ch, n)\n'
+                'if f.endswith(".png")); p = "%s' + where + '/plots/%d.png" % (ch, n)\n'
                 't0 = time.monotonic()\n'
                 'while not os.path.exists(p) and time.monotonic() - t0 < 10: time.sleep(0.01)\n'
-                + after)
+                + after.replace('ch + "/plots"', 'ch + "' + where + '/plots"')
+                .replace('ch + "/elsewhere"', 'ch + "' + where + '/elsewhere"'))
         return self.run_cell(s, h, code)
 
     def test_plot_tricks_are_refused(self):
@@ -586,15 +590,20 @@ class HostileTest(Base):
             t0 = time.monotonic()
             r = self.plot_then(s, h, after)
             self.assertLess(time.monotonic() - t0, 20, name)      # a FIFO never blocks us
-            self.assertEqual([c for c in r['content'] if c['type'] == 'image'], [], name)
-            self.assertIn('could not be read', text(r), name)
+            if BACKEND == 'local':
+                # (in a container the host may have taken the plot before the trick: its copy
+                # is the true plot; the secret must appear nowhere either way)
+                self.assertEqual([c for c in r['content'] if c['type'] == 'image'], [], name)
+                self.assertIn('could not be read', text(r), name)
             for p in r['structuredContent']['plots']:
                 res = s.request('resources/read', {'uri': p['uri']})
                 self.assertEqual(res.get('error', {}).get('code'), -32602, name)
             self.assertNotIn('TOP SECRET', json.dumps(r))
             self.assertNotIn(base64.b64encode(b'TOP SECRET').decode()[:12], json.dumps(r))
             if name == 'plots dir symlink':
-                self.run_cell(s, h, 'os.unlink(ch + "/plots"); os.rename(ch + "/elsewhere", ch + "/plots")')
+                w = '' if BACKEND == 'local' else '/kernel'
+                self.run_cell(s, h, 'os.unlink(ch + "%s/plots"); os.rename(ch + "%s/elsewhere", '
+                              'ch + "%s/plots")' % (w, w, w))
 
     def test_plot_larger_than_the_cap(self):
         s = self.server('--mcp-file-max', '2k')
