@@ -86,16 +86,17 @@ static void ask(struct repl *r, const char *kind, const cJSON *params, struct re
  * The kernel's verdict on a cell: "complete", "incomplete" or "invalid"; indent in *indent.
  * It is asked about the cell as typed, without the newline of its last line: with one,
  * IPython takes an indented block as ended, and `if x:` / `    a = 1` would run before
- * its `else:` came.
+ * its `else:` came. A cell given whole (recalled from history, edited, then Enter) is
+ * asked about with its newline (`whole`): it ends there, as IPython's own prompt runs it.
  */
-static char *is_complete(struct repl *r, const char *code, char **indent)
+static char *is_complete(struct repl *r, const char *code, char **indent, int whole)
 {
 	cJSON *params = cJSON_CreateObject();
 	struct reply_ctx reply;
 	size_t len = strlen(code);
 	char *status, *typed;
 
-	while (len && code[len - 1] == '\n')
+	while (!whole && len && code[len - 1] == '\n')
 		len--;
 	typed = xstrndup(code, len);
 	cJSON_AddStringToObject(params, "code", typed);
@@ -320,7 +321,7 @@ static int repl_pipe(struct repl *r)
 			strbuf_reset(&cell);
 			continue;
 		}
-		status = is_complete(r, cell.buf, NULL);
+		status = is_complete(r, cell.buf, NULL, 0);
 		if (strcmp(status, "incomplete")) {
 			run_cell(r, cell.buf);
 			strbuf_reset(&cell);
@@ -559,7 +560,7 @@ static int repl_tty(struct repl *r)
 
 	for (;;) {
 		char *prompt, *line = NULL, *status;
-		int got, pasting;
+		int got, pasting, whole;
 
 		if (!cell.len)
 			prompt = xasprintf("\001\x1b[32m\002In [\001\x1b[1m\002%d\001\x1b[0;32m\002]:\001\x1b[0m\002 ",
@@ -594,6 +595,7 @@ static int repl_tty(struct repl *r)
 		 * indent and its blank lines do not end the cell; the kernel decides at its end.
 		 */
 		pasting = input_waiting();
+		whole = !cell.len && strchr(line, '\n') != NULL;	/* a multi-line cell at once */
 		strbuf_addstr(&cell, line);
 		strbuf_addch(&cell, '\n');
 		/* A blank line ends a multi-line cell, as in IPython (not in R, nor in a paste). */
@@ -613,7 +615,7 @@ static int repl_tty(struct repl *r)
 			indent = xstrdup("");
 			continue;
 		}
-		status = is_complete(r, cell.buf, &indent);
+		status = is_complete(r, cell.buf, &indent, whole);
 		if (strcmp(status, "incomplete")) {
 			remember_cell(r, cell.buf);
 			run_cell(r, cell.buf);
