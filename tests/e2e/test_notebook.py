@@ -111,7 +111,9 @@ class NotebookTest(Base):
         ui.keys('F7')                          # run in place (Ctrl-Enter where it can be told)
         s = ui.wait_for('[0, 10, 40, 90, 160]')
         self.assertNotIn('[0, 1, 4, 9]', s)    # the old output went
-        self.assertIn('In [1]: n = 5; squares', s)
+        # its output can show before its done (In [*]): the count comes with the done
+        s = ui.wait_for('In [1]: n = 5; squares')
+        self.assertIn('[0, 10, 40, 90, 160]', s)
         self.assertIn('[+]', s)
         ui.keys('C-s')
         ui.wait_for("saved 4 cells to '%s'" % path)
