@@ -142,7 +142,8 @@ async function kernelAlive(who) {
   return all.some((c) => c.Id.startsWith(who));
 }
 
-const whoCode = backend === 'local' ? 'import os; print(os.getpid())' :
+// a local kernel is pid 2 in its pid namespace: the host's note of its pid names it
+const whoCode = backend === 'local' ? 'import sys; print(open(sys.argv[1] + "/pid").read().strip())' :
   'import socket; print(socket.gethostname())';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
