@@ -349,7 +349,7 @@ class TuiTest(unittest.TestCase):
         ui.type('s')
         ui.keys('q')
         ui.keys('Tab')
-        ui.wait_for('sq')
+        ui.wait_for('sqrt')                     # R's completions of 'sq': sq, sqrt
         ui.type('(4)')
         ui.keys('Enter')
         ui.wait_for('[1] 16')

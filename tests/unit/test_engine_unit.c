@@ -628,6 +628,72 @@ static void test_wall_png(void)
 	strbuf_release(&why);
 }
 
+/*
+ * A pooled kernel's channel is attached after the kernel ran. host/wake is read-only to a
+ * container's kernel, but a local kernel (the same user) can replace it: a symlink to a host
+ * FIFO or a regular file in its place is never written.
+ */
+static void test_channel_wake_hostile(void)
+{
+	struct channel ch;
+	struct strbuf err = STRBUF_INIT;
+	char root[] = "/tmp/cellbox-unit-root-XXXXXX";
+	char *dir, *wake, *victim;
+	struct stat st;
+	int vfd;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK(channel_create(&ch, root, &err) == 0);
+	CHECK(ch.wake_fd >= 0);
+	CHECK(channel_wake(&ch) == 0);		/* our own FIFO takes the byte */
+	dir = xstrdup(ch.dir);
+	wake = channel_path(&ch, "host/wake");
+	victim = xasprintf("%s/host-fifo", root);
+	channel_release(&ch, 0);
+	/* The kernel part a runner makes, so that the channel can be attached. */
+	{
+		static const char *const parts[] = { "kernel", "kernel/results", "kernel/plots",
+						     "kernel/out" };
+		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+			char *p = xasprintf("%s/%s", dir, parts[i]);
+			CHECK(mkdir(p, 0700) == 0);
+			free(p);
+		}
+	}
+
+	/* A symlink to a FIFO of the host's: not followed, nothing written into it. */
+	CHECK(mkfifo(victim, 0600) == 0);
+	vfd = open(victim, O_RDWR | O_NONBLOCK);
+	CHECK(vfd >= 0);
+	CHECK(unlink(wake) == 0);
+	CHECK(symlink(victim, wake) == 0);
+	CHECK(channel_attach(&ch, dir, &err) == 0);
+	CHECK(ch.wake_fd < 0);
+	CHECK(channel_wake(&ch) < 0);
+	{
+		char b;
+		CHECK(read(vfd, &b, 1) < 0 && errno == EAGAIN);
+	}
+	channel_release(&ch, 0);
+
+	/* A regular file: not used as the FIFO, nothing written into it. */
+	CHECK(unlink(wake) == 0);
+	close(open(wake, O_WRONLY | O_CREAT | O_EXCL, 0600));
+	CHECK(channel_attach(&ch, dir, &err) == 0);
+	CHECK(ch.wake_fd < 0);
+	CHECK(channel_wake(&ch) < 0);
+	CHECK(stat(wake, &st) == 0 && st.st_size == 0);
+	channel_release(&ch, 1);
+
+	close(vfd);
+	unlink(victim);
+	rmdir(root);
+	free(dir);
+	free(wake);
+	free(victim);
+	strbuf_release(&err);
+}
+
 static const struct tap_test tests[] = {
 	{ "strbuf", test_strbuf },
 	{ "strbuf_cap", test_strbuf_cap },
@@ -646,6 +712,7 @@ static const struct tap_test tests[] = {
 	{ "wall_png", test_wall_png },
 	{ "event_reader_punch", test_event_reader_punch },
 	{ "channel", test_channel },
+	{ "channel_wake_hostile", test_channel_wake_hostile },
 };
 
 int main(int argc, char **argv)
