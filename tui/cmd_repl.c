@@ -273,13 +273,9 @@ static void run_cell(struct repl *r, const char *code)
 	}
 	record_cell(&r->rec, code);
 	printer_reset(&r->pr);
-	if (session_state(r->s) == SESSION_DEAD) {
-		cli_error("restarting the kernel");
-		strbuf_reset(&err);
-		if (session_restart(r->s, &err) < 0)
-			cli_error("cannot restart the kernel: %s", err.buf);
-		r->next_count = 1;
-	}
+	/* A kernel stopped as its cell ended (a quota checked after the done) says why, here. */
+	if (session_state(r->s) == SESSION_DEAD && revive(r) < 0)
+		r->failed = 1;
 	strbuf_release(&err);
 }
 

@@ -342,11 +342,19 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		if (rc == EXIT_INTERRUPTED || (rc != EXIT_OK && !keep_going))
 			break;
 		if (session_state(r.s) == SESSION_DEAD) {
+			struct strbuf why = STRBUF_INIT;
+			int revived;
+
 			strbuf_reset(&err);
-			if (session_restart(r.s, &err) < 0) {
-				cli_error("cannot restart the kernel: %s", err.buf);
+			revived = session_revive(r.s, &why, &err);
+			if (revived < 0)
+				cli_error("cannot restart the kernel (%s): %s", why.buf, err.buf);
+			else
+				cli_error("the kernel had ended after In [%d] (cell %d of the file: %s): "
+					  "restarted it", shown, index, why.buf);
+			strbuf_release(&why);
+			if (revived < 0)
 				break;
-			}
 			next_count = 1;
 		}
 	}

@@ -464,7 +464,7 @@ except OSError as e:
             t.join()
         self.assertLess(peak[0], (64 + 8) << 20,
                         'the kernel took %d MB of the host disk' % (peak[0] >> 20))
-        self.assertIn('channel quota exceeded', p.stderr)
+        self.assertIn('channel quota exceeded', p.stderr, p.stdout)
         self.assertIn('alive after', p.stdout, p.stderr)
 
     def test_channel_removed(self):
