@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_IMAGE CELLBOX_KERNEL_IMAGE
@@ -35,7 +36,14 @@ struct backend_docker {
 	struct strbuf wait_reply;
 	unsigned long long memory;	/* the limit in force, for messages */
 	int stdin_fd;		/* the container's stdin (attached), or -1: the runner's wake-up */
+	int oom_unsure;		/* podman, or a runtime other than runc: OOM kills may go unsaid */
 };
+
+/* Whether the engine may not report an OOM kill: podman (cgroup v1), or not runc (gVisor). */
+static int oom_unsure(const char *engine, const char *runtime)
+{
+	return strcmp(engine, "docker") || (runtime && *runtime && strcmp(runtime, "runc"));
+}
 
 /*
  * Whether the runner is woken through its stdin: under another OCI runtime than runc (gVisor's
@@ -222,6 +230,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 
 	container_user(sb, &uid, &gid);
 	db->memory = spec->memory ? spec->memory : DEFAULT_MEMORY;
+	db->oom_unsure = oom_unsure(db->engine, sb->runtime);
 	cJSON_AddStringToObject(body, "Image", sb->image && *sb->image ? sb->image : DEFAULT_IMAGE);
 	snprintf(buf, sizeof(buf), "%u:%u", (unsigned)uid, (unsigned)gid);
 	cJSON_AddStringToObject(body, "User", buf);
@@ -506,17 +515,31 @@ static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 	struct strbuf err = STRBUF_INIT;
 	char *path = xasprintf("/containers/%s/json", db->id);
 	cJSON *reply = NULL, *state;
-	long status = docker_call(&db->d, "GET", path, NULL, &reply, &err);
-	int code;
+	long status;
+	int code, oom;
 
-	state = cJSON_GetObjectItemCaseSensitive(reply, "State");
-	if (status != 200 || !state) {
-		strbuf_addf(why, "kernel lost (the container is gone: %s)", err.buf);
-		reason = REASON_CHANNEL_LOST;
-		goto out;
+	/*
+	 * Where the engine may learn of an OOM kill late or never (oom_unsure), a SIGKILL is asked
+	 * about again a few times, 100 ms apart, before it is called a plain SIGKILL.
+	 */
+	for (int tries = 0;; tries++) {
+		cJSON_Delete(reply);
+		reply = NULL;
+		strbuf_reset(&err);
+		status = docker_call(&db->d, "GET", path, NULL, &reply, &err);
+		state = cJSON_GetObjectItemCaseSensitive(reply, "State");
+		if (status != 200 || !state) {
+			strbuf_addf(why, "kernel lost (the container is gone: %s)", err.buf);
+			reason = REASON_CHANNEL_LOST;
+			goto out;
+		}
+		code = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(state, "ExitCode"));
+		oom = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "OOMKilled"));
+		if (oom || code != 128 + SIGKILL || !db->oom_unsure || tries == 3)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
 	}
-	code = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(state, "ExitCode"));
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "OOMKilled"))) {
+	if (oom) {
 		reason = REASON_OOM_KILLED;
 		strbuf_addstr(why, "kernel killed: out of memory (limit ");
 		describe_size(why, db->memory);
@@ -526,8 +549,11 @@ static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 		int sig = code - 128;
 		struct strbuf note = STRBUF_INIT;
 
-		/* Podman on cgroup v1 does not report OOM kills: say what it may have been. */
-		if (sig == SIGKILL && strcmp(db->engine, "docker")) {
+		/*
+		 * Podman on cgroup v1 does not report OOM kills, nor always dockerd under gVisor:
+		 * say what it may have been.
+		 */
+		if (sig == SIGKILL && db->oom_unsure) {
 			strbuf_addstr(&note, "out of memory? the limit is ");
 			describe_size(&note, db->memory);
 		}
@@ -786,6 +812,8 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 		cJSON_GetObjectItemCaseSensitive(reply, "HostConfig"), "Memory"));
 	if (!db->memory)
 		db->memory = DEFAULT_MEMORY;
+	db->oom_unsure = oom_unsure(engine, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(reply, "HostConfig"), "Runtime")));
 	db->id = xstrdup(id);
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply,
 			"Config"), "OpenStdin")) && attach_stdin(db, err) < 0) {

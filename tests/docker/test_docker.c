@@ -162,10 +162,16 @@ static void test_out_of_memory(void)
 		return;
 	run(s, "blocks = []\nwhile True: blocks.append(bytearray(8 << 20))", 0, 0, &o);
 	CHECK_STR(o.ename, "KernelDied");
-	if (!strcmp(backend_name(), "docker")) {
+	/*
+	 * dockerd with runc reports the OOM kill; under gVisor it mostly does (not always: then
+	 * the host knows only of a SIGKILL); podman does not. Unreported, the message says it
+	 * may be one.
+	 */
+	if (!strcmp(backend_name(), "docker") && (!under_gvisor() || o.why == REASON_OOM_KILLED)) {
 		CHECK_STR(o.evalue, "kernel killed: out of memory (limit 64 MB)");
 		CHECK(o.why == REASON_OOM_KILLED);
-	} else {	/* podman does not report the OOM kill: the message says it may be one */
+	} else {
+		tap_note("the OOM kill was not reported: only a SIGKILL");
 		CHECK(strstr(o.evalue, "out of memory? the limit is 64 MB") != NULL);
 		CHECK(o.why == REASON_KERNEL_DIED);
 	}
@@ -222,6 +228,8 @@ static void test_cli_out_of_memory(void)
 
 	CHECK(run_cellbox(plain, &out, &err) == 4);
 	tap_note(err.buf);
+	if (under_gvisor() && !strstr(err.buf, "kernel killed: out of memory"))
+		docker = 0;	/* the OOM kill went unreported (see test_out_of_memory) */
 	CHECK(strstr(err.buf, docker ? "kernel killed: out of memory (limit 64 MB)" :
 		     "out of memory? the limit is 64 MB") != NULL);
 	strbuf_reset(&out);
