@@ -62,7 +62,10 @@ class Base(unittest.TestCase):
         return ui
 
     def escape(self, ui):
-        """Esc, and wait for command mode (a key sent at once after it would be Alt+key)."""
+        """Esc, and wait for command mode (a key sent at once after it would be Alt+key). Edit
+        mode is waited for first: until the key that entered it is taken, the status line
+        still says command from before."""
+        ui.wait_for('\u2502 edit')
         ui.keys('Escape')
         ui.wait_for('\u2502 command \u2502')
 
