@@ -1,13 +1,8 @@
 /*
  * libFuzzer target for what `cellbox mcp` reads from its client: a line through the
  * dispatcher (JSON-RPC, both revisions, the tools' argument checks), the streaming scan of an
- * oversized message and base64. Not built by meson; run (after ./scripts/build, for
- * build/kernels):
- *
- *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Itui -Iengine -Ibuild/kernels \
- *         -I/usr/include/cjson -DCELLBOX_VERSION='"fuzz"' tests/fuzz/fuzz_mcp.c tui/mcp_*.c \
- *         engine/[a-z]*.c build/kernels/runner_py.c -lcjson -lcurl -lpcre2-8 -o fuzz_mcp
- *   ./fuzz_mcp -max_len=4096
+ * oversized message and base64. Built by scripts/fuzz (meson -Dfuzz=true), seeds in
+ * corpus/mcp/.
  *
  * The backend is one that does not exist, so a tools/call that gets through cannot start a
  * kernel. The unit test mcp-unit/dispatch_fuzz runs a fixed mutation sweep of the same in CI.

@@ -1,11 +1,6 @@
 /*
  * libFuzzer target for the security policy's reader (policy_check) and its file parser
- * (policy_parse). Not built by meson; run:
- *
- *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iengine -I/usr/include/cjson \
- *         tests/fuzz/fuzz_policy.c engine/policy*.c engine/pylex.c engine/util.c \
- *         -lpcre2-8 -lcjson -o fuzz_policy
- *   ./fuzz_policy -max_len=4096
+ * (policy_parse). Built by scripts/fuzz (meson -Dfuzz=true), seeds in corpus/policy/.
  *
  * The unit test policy/fuzz runs a fixed random sweep of the same functions in CI.
  */

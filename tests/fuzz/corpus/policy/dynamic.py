@@ -1,0 +1,2 @@
+x = __import__("sub" + "process")
+exec(compile("1", "f", "exec"))
