@@ -151,9 +151,16 @@ static double anchor_cell(struct docker *d, const char *id, int n)
 	snprintf(result, sizeof(result), QUEUE "/result%06d.json", n);
 	tar_one(&tar, name, "{\"code\": \"pass\"}", 16);
 	strbuf_addf(&path, "/containers/%s/archive?path=" QUEUE, id);
-	if (docker_request(d, "PUT", path.buf, "application/x-tar", tar.buf, tar.len, NULL,
-			   &err) != 200)
-		fail("put_archive", err.buf);
+	{
+		long status = docker_request(d, "PUT", path.buf, "application/x-tar", tar.buf,
+					     tar.len, NULL, &err);
+		if (status != 200) {
+			if (!err.len)
+				strbuf_addf(&err, "HTTP status %ld (was the container removed?)",
+					    status);
+			fail("put_archive", err.buf);
+		}
+	}
 	while (exec_run(d, id, test) != 0) {
 		struct timespec ts = { 0, POLL_INTERVAL_NS };
 		nanosleep(&ts, NULL);
