@@ -241,23 +241,17 @@ static int parse_bool(const char *value)
 	return -1;
 }
 
-int config_set(struct cellbox_config *cfg, const char *key, const char *value,
-	       struct strbuf *err)
+int config_set_value(struct cellbox_config *cfg, const struct config_key *k, const char *value,
+		     struct strbuf *err)
 {
-	const struct config_key *k = config_find(key);
-	char *field;
+	char *field = (char *)cfg + k->offset;
 	int i;
 
-	if (!k) {
-		strbuf_addf(err, "unknown setting '%s'", key);
-		return -1;
-	}
-	field = (char *)cfg + k->offset;
 	switch (k->type) {
 	case CFG_STRING:
 	case CFG_LIST:
 		if (!*value) {
-			strbuf_addf(err, "%s: empty value", k->name);
+			strbuf_addstr(err, "empty value");
 			return -1;
 		}
 		if (k->type == CFG_LIST) {
@@ -271,7 +265,7 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 	case CFG_ENUM:
 		i = choice_index(k->choices, value);
 		if (i < 0) {
-			strbuf_addf(err, "%s: '%s' is not one of %s", k->name, value, k->choices);
+			strbuf_addf(err, "'%s' is not one of %s", value, k->choices);
 			return -1;
 		}
 		if (k->type == CFG_ENUM) {
@@ -285,7 +279,7 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 		const struct kernel_def *kd = kernel_find(value);
 
 		if (!kd) {
-			strbuf_addf(err, "%s: there is no kernel '%s' (there are: ", k->name, value);
+			strbuf_addf(err, "there is no kernel '%s' (there are: ", value);
 			kernel_list(err);
 			strbuf_addch(err, ')');
 			return -1;
@@ -296,19 +290,19 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 	}
 	case CFG_SECONDS:
 		if (parse_seconds(value, (double *)field) < 0) {
-			strbuf_addf(err, "%s: '%s' is not a number of seconds", k->name, value);
+			strbuf_addf(err, "'%s' is not a number of seconds", value);
 			return -1;
 		}
 		break;
 	case CFG_SIZE:
 		if (parse_size(value, (unsigned long long *)field) < 0) {
-			strbuf_addf(err, "%s: '%s' is not a size (like 512m or 1g)", k->name, value);
+			strbuf_addf(err, "'%s' is not a size (like 512m or 1g)", value);
 			return -1;
 		}
 		break;
 	case CFG_NUMBER:
 		if (parse_seconds(value, (double *)field) < 0) {
-			strbuf_addf(err, "%s: '%s' is not a non-negative number", k->name, value);
+			strbuf_addf(err, "'%s' is not a non-negative number", value);
 			return -1;
 		}
 		break;
@@ -316,13 +310,31 @@ int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 	case CFG_NOT_BOOL:
 		i = parse_bool(value);
 		if (i < 0) {
-			strbuf_addf(err, "%s: '%s' is not true or false", k->name, value);
+			strbuf_addf(err, "'%s' is not true or false", value);
 			return -1;
 		}
 		*(int *)field = k->type == CFG_NOT_BOOL ? !i : i;
 		break;
 	}
 	return 0;
+}
+
+int config_set(struct cellbox_config *cfg, const char *key, const char *value,
+	       struct strbuf *err)
+{
+	const struct config_key *k = config_find(key);
+	struct strbuf why = STRBUF_INIT;
+	int rc;
+
+	if (!k) {
+		strbuf_addf(err, "unknown setting '%s'", key);
+		return -1;
+	}
+	rc = config_set_value(cfg, k, value, &why);
+	if (rc < 0)
+		strbuf_addf(err, "%s: %s", k->name, why.buf);
+	strbuf_release(&why);
+	return rc;
 }
 
 /* One `key = value` of the config file. */
@@ -376,7 +388,7 @@ int config_load(struct cellbox_config *cfg, struct strbuf *err)
 			env = keys[i].alias;
 			v = getenv(env);
 		}
-		if (v && *v && config_set(cfg, keys[i].name, v, &why) < 0) {
+		if (v && *v && config_set_value(cfg, &keys[i], v, &why) < 0) {
 			strbuf_addf(err, "%s: %s", env, why.buf);
 			rc = -1;
 		}

@@ -107,6 +107,12 @@ void config_defaults(struct cellbox_config *cfg);
 /* Set one key from text; -1 with `err` naming the key for a bad key or value. */
 int config_set(struct cellbox_config *cfg, const char *key, const char *value,
 	       struct strbuf *err);
+/*
+ * Set the setting of row `k` from text; -1 with `err` about the value alone (the caller says
+ * where it came from: a flag, a variable).
+ */
+int config_set_value(struct cellbox_config *cfg, const struct config_key *k, const char *value,
+		     struct strbuf *err);
 /* Parse config file text; `name` is used in error messages ("FILE:LINE: ..."). */
 int config_parse(struct cellbox_config *cfg, const char *text, const char *name,
 		 struct strbuf *err);

@@ -240,7 +240,7 @@ static int take_option(const struct cli_spec *spec, int argc, char **argv, int *
 		}
 		return 0;
 	}
-	if (config_set(cfg, f.key->name, value, err) < 0) {
+	if (config_set_value(cfg, f.key, value, err) < 0) {
 		struct strbuf msg = STRBUF_INIT;
 
 		strbuf_addf(&msg, "--%s: %s", f.key->name, err->buf);

@@ -387,12 +387,13 @@ class RunTest(Base):
         p = subprocess.run([BIN, 'run', '--graphics', 'ascii', '-c', '1'], capture_output=True,
                            text=True, env=clean_env(self.tmp), timeout=60)
         self.assertEqual(p.returncode, 2)
-        self.assertIn("graphics: 'ascii' is not one of "
+        self.assertIn("run: --graphics: 'ascii' is not one of "
                       "auto|kitty|kitty-unicode|iterm|sixel|blocks|none", p.stderr)
         p = subprocess.run([BIN, 'run', '--blocks', 'braille', '-c', '1'], capture_output=True,
                            text=True, env=clean_env(self.tmp), timeout=60)
         self.assertEqual(p.returncode, 2)
-        self.assertIn("blocks: 'braille' is not one of auto|sextant|quadrant|half", p.stderr)
+        self.assertIn("run: --blocks: 'braille' is not one of auto|sextant|quadrant|half",
+                      p.stderr)
 
     def test_pipe_gets_text_line(self):
         p = subprocess.run([BIN, 'run', '-c', PLOT], capture_output=True, env=clean_env(self.tmp),

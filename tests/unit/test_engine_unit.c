@@ -271,7 +271,7 @@ static void test_config_env(void)
 	config_release(&cfg);
 	setenv("CELLBOX_TIMEOUT", "soon", 1);
 	CHECK(config_load(&cfg, &err) < 0);
-	CHECK_STR(err.buf, "CELLBOX_TIMEOUT: timeout: 'soon' is not a number of seconds");
+	CHECK_STR(err.buf, "CELLBOX_TIMEOUT: 'soon' is not a number of seconds");
 	config_release(&cfg);
 	unsetenv("CELLBOX_CONFIG");
 	unsetenv("CELLBOX_TIMEOUT");
