@@ -69,7 +69,8 @@ static const struct config_key keys[] = {
 	  .help = "seconds to wait for a free pooled kernel" },
 	{ .name = "image", .type = CFG_STRING, .offset = SANDBOX(image),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "IMAGE", .env = "CELLBOX_IMAGE",
-	  .help = "container image of the kernel (default " CELLBOX_KERNEL_IMAGE ")" },
+	  .help = "container image of the kernel (default " CELLBOX_KERNEL_IMAGE ", for R "
+		  CELLBOX_KERNEL_IMAGE_R ")" },
 	{ .name = "network", .type = CFG_STRING, .offset = SANDBOX(network),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "MODE", .env = "CELLBOX_NETWORK",
 	  .alias = "SANDBOX_NETWORK_MODE", .help = "container network: none (default), bridge, host" },

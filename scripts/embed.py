@@ -2,7 +2,7 @@
 """Turn a file into a C array: embed.py INPUT OUTPUT SYMBOL [PROTOCOL_HEADER].
 
 With PROTOCOL_HEADER, also write the runner protocol that INPUT (a runner) speaks, from its
-`PROTOCOL = N` line, as CELLBOX_PROTOCOL and the kernel image tag CELLBOX_KERNEL_IMAGE: the
+`PROTOCOL = N` line, as CELLBOX_PROTOCOL and the kernel image tags CELLBOX_KERNEL_IMAGE(_R): the
 runner is the one source of the protocol version.
 
 embed.py INPUT OUTPUT SYMBOL --same-protocol-as RUNNER embeds another runner (runner.R) and
@@ -43,4 +43,5 @@ if len(sys.argv) == 5:
         f.write('/* Generated from %s by scripts/embed.py: the runner protocol of this build. */\n'
                 '#ifndef CELLBOX_PROTOCOL_H\n#define CELLBOX_PROTOCOL_H\n'
                 '#define CELLBOX_PROTOCOL %d\n'
-                '#define CELLBOX_KERNEL_IMAGE "cellbox-python:p%d"\n#endif\n' % (name, n, n))
+                '#define CELLBOX_KERNEL_IMAGE "cellbox-python:p%d"\n'
+                '#define CELLBOX_KERNEL_IMAGE_R "cellbox-r:p%d"\n#endif\n' % (name, n, n, n))

@@ -97,7 +97,7 @@ def docker_skip_reason():
     if not image:
         for line in p.stdout.splitlines():
             if '--image' in line and 'default ' in line:
-                image = line.rsplit('default ', 1)[1].rstrip(')').strip()
+                image = line.split('default ', 1)[1].split(',')[0].rstrip(')').strip()
     try:
         s = socket.socket(socket.AF_UNIX)
         s.connect(host[len('unix://'):])
