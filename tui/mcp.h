@@ -312,10 +312,12 @@ struct mcp_call {
 
 /*
  * Open a session for a tool: `args` are session_open's (NULL for the server's settings),
- * `libraries` a comma-separated list of requirements beyond the server's (or NULL).
+ * `libraries` a comma-separated list of requirements beyond the server's (or NULL), `kernel`
+ * the kernel's name (NULL for the server's: python unless its kernel setting says).
  */
 struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
-				     const char *libraries, int oneshot, struct strbuf *err);
+				     const char *libraries, const char *kernel, int oneshot,
+				     struct strbuf *err);
 /* Close a session: its queued calls are answered with an error, a running one ends. */
 void mcp_session_close(struct mcp_server *srv, struct mcp_session *ms);
 /* The session of `handle`, or NULL with `err` saying so. */

@@ -97,7 +97,8 @@ unsigned long mcp_session_count(const struct mcp_server *srv)
 }
 
 struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
-				     const char *libraries, int oneshot, struct strbuf *err)
+				     const char *libraries, const char *kernel, int oneshot,
+				     struct strbuf *err)
 {
 	const struct cellbox_config *cfg = srv->cfg;
 	const char *backend = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "backend"));
@@ -108,6 +109,7 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 	const char *config_net = cfg->session.sandbox.network ? cfg->session.sandbox.network : "none";
 	struct mcp_session *ms = NULL, **tail;
 	struct session_opts so = cfg->session;
+	const struct kernel_def *kd;
 	char *runtime = NULL, *pool = NULL, *serves = NULL;
 	unsigned long long memory;
 
@@ -126,6 +128,8 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 		goto fail;
 	so.backend = backend ? backend : configured;
 	so.pool_dir = NULL;
+	if (kernel)
+		so.kernel = kernel;
 	if (asked_memory(srv, cJSON_GetObjectItemCaseSensitive(args, "memory"), &memory, err) < 0)
 		goto fail;
 	if (memory)
@@ -157,7 +161,8 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 	if (!oneshot)
 		new_handle(ms->handle, sizeof(ms->handle));
 	/* Installed (once) as --libraries installs them, before the sandbox starts. */
-	if (mcp_libraries_prepare(srv, ms, &so, libraries, err) < 0)
+	kd = so.kernel ? kernel_find(so.kernel) : kernel_default();
+	if (kd && kd->pip && mcp_libraries_prepare(srv, ms, &so, libraries, err) < 0)
 		goto fail;
 	so.on_state = on_state;
 	so.state_data = ms;
@@ -168,7 +173,7 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 	runtime = session_runtime_dir(so.runtime_dir);
 	pool = pool_dir_path(runtime, cfg->pool_name ? cfg->pool_name : "default");
 	serves = pool_backend(pool);
-	if (!backend && !memory && !network && !(libraries && *libraries) &&
+	if (!backend && !kernel && !memory && !network && !(libraries && *libraries) &&
 	    (cfg->pool || (serves && !strcmp(serves, so.backend) && pool_daemon_alive(pool))))
 		so.pool_dir = pool;
 	ms->s = session_open(&so, err);

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* ---- schemas --------------------------------------------------------------------------- */
 
@@ -58,7 +57,8 @@
 static const char execute_code_in[] =
 	"{\"type\":\"object\",\"properties\":{"
 	"\"code\":{\"type\":\"string\",\"description\":\"the code, run as one cell\"},"
-	"\"language\":{\"type\":\"string\",\"description\":\"python (the only one so far)\"},"
+	"\"language\":{\"type\":\"string\",\"description\":\"the kernel: python (the "
+	"default) or r\"},"
 	"\"libraries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":50,"
 	"\"description\":\"requirements (numpy, pandas>=2) installed before the code runs, as "
 	"the server's --libraries installs them: once, then kept (offline from its wheelhouse, "
@@ -215,11 +215,18 @@ static int t_execute_code(struct mcp_server *srv, struct mcp_call *call, const c
 {
 	const char *language = arg_str(args, "language");
 	const cJSON *libs = cJSON_GetObjectItemCaseSensitive(args, "libraries"), *lib;
+	const struct kernel_def *k = NULL;
 	struct strbuf set = STRBUF_INIT;
 	double timeout;
 
-	if (language && strcasecmp(language, "python")) {
-		strbuf_addf(err, "language '%s': this server runs python kernels only", language);
+	if (language && !(k = kernel_find(language))) {
+		strbuf_addf(err, "language '%.50s': there is no such kernel (there are: ", language);
+		kernel_list(err);
+		strbuf_addch(err, ')');
+		return -1;
+	}
+	if (k && !k->pip && cJSON_GetArraySize(libs) > 0) {
+		strbuf_addf(err, "libraries are pip packages: the %s kernel cannot take them", k->name);
 		return -1;
 	}
 	if (cell_timeout(srv, args, 0, &timeout, err) < 0)
@@ -232,7 +239,8 @@ static int t_execute_code(struct mcp_server *srv, struct mcp_call *call, const c
 		}
 		strbuf_addf(&set, "%s%s", set.len ? "," : "", lib->valuestring);
 	}
-	call->ms = mcp_session_open(srv, NULL, set.len ? set.buf : NULL, 1, err);
+	call->ms = mcp_session_open(srv, NULL, set.len ? set.buf : NULL, k ? k->name : NULL, 1,
+				    err);
 	strbuf_release(&set);
 	if (!call->ms)
 		return -1;
@@ -274,7 +282,7 @@ static cJSON *session_description(const struct mcp_session *ms)
 static int t_session_open(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			  struct strbuf *err)
 {
-	struct mcp_session *ms = mcp_session_open(srv, args, NULL, 0, err);
+	struct mcp_session *ms = mcp_session_open(srv, args, NULL, NULL, 0, err);
 	cJSON *o;
 	char *text;
 

@@ -373,6 +373,35 @@ for (const which of ['v1', 'v2']) {
   };
 }
 
+// execute_code's language: the R kernel (llm-sandbox's MCP server takes a language too).
+for (const which of ['v1', 'v2']) {
+  cases[`${which}-r`] = async () => {
+    const c = await connect(which);
+    try {
+      const r = await c.call('execute_code', { language: 'r', code:
+        'x <- 6 * 7\ncat(x, R.version$language, "\\n")\nplot(1:3)' });
+      const sc = r.structuredContent;
+      note(text(r));
+      check(!r.isError && sc.exit_code === 0 && sc.stdout === '42 R \n', 'R ran the code');
+      const images = r.content.filter((x) => x.type === 'image');
+      let png = null;
+      try { png = decodePng(Buffer.from(images[0]?.data || '', 'base64')); } catch (e) { note(e.message); }
+      check(images.length === 1 && png !== null, "R's plot came back as a PNG");
+      const err = await c.call('execute_code', { language: 'R', code: 'stop("no such thing")' });
+      check(!err.isError && err.structuredContent.exit_code !== 0 &&
+        text(err).includes('no such thing'), "R's error is the run's");
+      const py = await c.call('execute_code', { language: 'python', code: 'print(6 * 7)' });
+      check(py.structuredContent?.stdout === '42\n', 'python still by name');
+      const bad = await c.call('execute_code', { language: 'cobol', code: '1' });
+      check(bad.isError === true && text(bad).includes("there is no such kernel (there are: python, r)"),
+        'an unknown language is refused with the list');
+      const pip = await c.call('execute_code', { language: 'r', code: '1', libraries: ['six'] });
+      check(pip.isError === true && text(pip).includes('the r kernel cannot take them'),
+        'pip libraries for R are refused');
+    } finally { await c.close(); }
+  };
+}
+
 // ---- main ------------------------------------------------------------------------------
 
 const name = process.argv[2];
