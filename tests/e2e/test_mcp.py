@@ -291,7 +291,8 @@ class ProtocolTest(Base):
                             "'libraries[1]' must be a string"),
                            ({'code': 'pass', 'libraries': ['--index-url=x']},
                             'not a package name'),
-                           ({'code': 'pass', 'language': 'r'}, 'python')]:
+                           ({'code': 'pass', 'language': 'cobol'},
+                            'there is no such kernel (there are: python, r)')]:
             r = s.call('execute_code', args)
             self.assertTrue(r['isError'], args)
             self.assertIn(want, text(r))
