@@ -1896,6 +1896,16 @@ def _zygote(fd, preimport):
             importlib.import_module(name)
         except Exception:
             _log_exc("zygote: import %s" % name)    # the kernel's warm-up says so too
+    for name in _zygote_learn():
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            pass
+    try:
+        import jedi                 # its caches (the grammar, the module index), not a shell's
+        jedi.Interpreter("import o", [{}]).complete(1, 8)
+    except BaseException:
+        pass
     _S.zygote_fds = _open_fds() - {0, 1, 2, fd}     # the modules' own (IPython's devnull)
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
@@ -1920,6 +1930,34 @@ def _zygote(fd, preimport):
         except Exception as e:
             answer = {"error": "%s: %s" % (type(e).__name__, e)}
         sock.send(json.dumps(answer).encode())
+
+
+def _zygote_learn():
+    """The modules a kernel's start-up imports (its shell, its first completion), learnt in a
+    throwaway child: the zygote imports them, so that no kernel has to."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            before = set(sys.modules)
+            _S.shell = _make_shell()
+            from IPython.core.completer import provisionalcompleter
+            with provisionalcompleter():
+                list(_S.shell.Completer.completions("import o", 8))
+            _write_all(w, "\n".join(sorted(set(sys.modules) - before)).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return [n for n in data.decode("utf-8", "replace").split() if not n.startswith("__")]
 
 
 def _open_fds():
