@@ -25,7 +25,8 @@
 #define ZYGOTE_ARG_ROOM 4096
 
 struct zygote {
-	pid_t pid;		/* 0 once reaped */
+	pid_t pid;
+	int gone;		/* reaped */
 	int fd;			/* our end of the socketpair */
 	int ready;		/* it said it imported everything */
 	int broken;		/* a request failed: it forks no more */
@@ -162,14 +163,14 @@ const char *zygote_preimport(const struct zygote *z)
 
 const char *zygote_error(const struct zygote *z)
 {
-	return z->error.len ? z->error.buf : z->pid ? "" : "it ended";
+	return z->error.len ? z->error.buf : z->gone ? "it ended" : "";
 }
 
 int zygote_reaped(struct zygote *z, pid_t pid)
 {
-	if (!z || !z->pid || pid != z->pid)
+	if (!z || z->gone || pid != z->pid)
 		return 0;
-	z->pid = 0;
+	z->gone = 1;
 	return 1;
 }
 
@@ -177,10 +178,10 @@ int zygote_usable(const struct zygote *z)
 {
 	struct zygote *zz = (struct zygote *)z;
 
-	if (!z || z->broken || !z->pid)
+	if (!z || z->broken || z->gone)
 		return 0;
 	if (waitpid(z->pid, NULL, WNOHANG) == z->pid) {
-		zz->pid = 0;
+		zz->gone = 1;
 		return 0;
 	}
 	return 1;
@@ -300,7 +301,7 @@ void zygote_free(struct zygote *z)
 		return;
 	if (installed == z)
 		installed = NULL;
-	if (z->pid > 0) {
+	if (!z->gone) {
 		kill(z->pid, SIGKILL);
 		while (waitpid(z->pid, NULL, 0) < 0 && errno == EINTR)
 			;

@@ -35,7 +35,7 @@ struct zygote;
  */
 struct zygote *zygote_start(const char *dir, const char *python, const char *preimport,
 			    struct strbuf *err);
-/* The zygote's pid (0 once it is gone). */
+/* The zygote's pid (also once it is gone). */
 pid_t zygote_pid(const struct zygote *z);
 /* The --preimport list it was started with ("" for none). */
 const char *zygote_preimport(const struct zygote *z);
