@@ -1880,7 +1880,6 @@ def _zygote(fd, preimport):
     import importlib
     import socket
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(4, 0, 0, 0, 0)       # PR_SET_DUMPABLE 0: no process of the user may trace it
     sock = socket.socket(fileno=fd)
     _import_ipython()
     # what a kernel's start-up imports (the shell's, the completer's, jedi's)
@@ -2039,7 +2038,6 @@ def _zygote_init(req, go, libc):
         _zygote_private_fds()       # the zygote's socket and everything else of its
         os.setpgid(0, 0)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)     # PR_SET_PDEATHSIG: dies with the daemon
-        libc.prctl(4, 1, 0, 0, 0)                   # PR_SET_DUMPABLE
         if libc.mount(None, b"/", None, 1 << 14 | 1 << 19, None) == 0:   # MS_REC | MS_SLAVE
             libc.mount(b"proc", b"/proc", b"proc", 2 | 8 | 4, None)     # NOSUID NOEXEC NODEV
         passed = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,
