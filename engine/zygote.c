@@ -242,7 +242,7 @@ int zygote_fork(struct zygote *z, const struct kernel_spec *spec, pid_t *kernel,
 	cJSON *req = NULL, *a = NULL;
 	const cJSON *pid;
 	char *text = NULL, *cwd = NULL;
-	int rc = -1;
+	int rc = -1, fatal = 1;
 
 	if (!zygote_usable(z)) {
 		strbuf_addstr(err, "the zygote is gone");
@@ -250,7 +250,8 @@ int zygote_fork(struct zygote *z, const struct kernel_spec *spec, pid_t *kernel,
 	}
 	if (spec->cwd && access(spec->cwd, X_OK) < 0) {
 		strbuf_addf(err, "cannot enter '%s': %s", spec->cwd, strerror(errno));
-		return -1;	/* the cold start says so; the zygote stays */
+		fatal = 0;	/* the cold start says so; the zygote stays */
+		goto out;
 	}
 	if (!z->ready) {
 		a = receive(z, ZYGOTE_START_TIMEOUT, err);
@@ -283,7 +284,7 @@ int zygote_fork(struct zygote *z, const struct kernel_spec *spec, pid_t *kernel,
 	*kernel = (pid_t)pid->valueint;
 	rc = 0;
 out:
-	if (rc < 0 && z) {
+	if (rc < 0 && z && fatal) {
 		z->broken = 1;
 		strbuf_reset(&z->error);
 		strbuf_add(&z->error, err->buf, err->len);
