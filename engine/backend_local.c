@@ -1,6 +1,7 @@
 /* The local backend: the runner as a child process of this cellbox. */
 #include "backend.h"
 #include "kernel.h"
+#include "zygote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -213,12 +214,24 @@ static int local_start(struct backend *be, const struct kernel_spec *spec, struc
 {
 	struct backend_local *lb = local_of(be);
 	pid_t pid;
+	struct zygote *zygote = zygote_for(spec);
 	int pipefd[2], syncfd[2], child_errno = 0, in_ns = 0;
 	ssize_t n;
 
 	if (lb->pid) {
 		strbuf_addstr(err, "the kernel is already running");
 		return -1;
+	}
+	/* A kernel the zygote fits is forked from it, init and all; when it fails, a cold one. */
+	if (zygote) {
+		struct strbuf why = STRBUF_INIT;	/* zygote_error() keeps it for its owner */
+		int forked = zygote_fork(zygote, spec, &pid, &why) == 0;
+
+		strbuf_release(&why);
+		if (forked) {
+			in_ns = 1;
+			goto started;
+		}
 	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0 || pipe2(syncfd, O_CLOEXEC) < 0) {
 		strbuf_addf(err, "cannot create a pipe: %s", strerror(errno));
@@ -238,6 +251,7 @@ static int local_start(struct backend *be, const struct kernel_spec *spec, struc
 
 		close(pipefd[0]);
 		close(syncfd[1]);
+		zygote_close_inherited();	/* the init does not exec: never a kernel's to reach */
 		setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		/* The parent's go (after it mapped our ids); EOF: it died before PDEATHSIG. */
@@ -270,6 +284,7 @@ static int local_start(struct backend *be, const struct kernel_spec *spec, struc
 			strbuf_addf(err, "cannot run '%s': %s", spec->python, strerror(child_errno));
 		return -1;
 	}
+started:
 	lb->pid = pid;
 	lb->in_ns = in_ns;
 	lb->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -19,7 +20,9 @@
 
 #include "backend.h"
 #include "channel.h"
+#include "kernel.h"
 #include "wall.h"
+#include "zygote.h"
 
 void pool_config_defaults(struct pool_config *pc)
 {
@@ -55,6 +58,9 @@ struct daemon {
 	double next_health;
 	double spawn_after;	/* after a failed start: not before this (back-off) */
 	double backoff;		/* the current back-off in seconds, 0 after a success */
+	struct zygote *zygote;	/* local Python kernels are forked from it (zygote.h) */
+	double zygote_after;	/* after a zygote failed: no new one before this */
+	double zygote_backoff;
 	int stop;
 };
 
@@ -165,6 +171,101 @@ static void on_warm_event(struct session *s, const struct session_event *ev, voi
 	}
 }
 
+/* The interpreter of this pool's kernels when they can come from a zygote (local Python). */
+static const char *zygote_python(const struct daemon *d)
+{
+	const struct kernel_def *k = d->kopts.kernel ? kernel_find(d->kopts.kernel) : NULL;
+
+	k = k ? k : kernel_default();
+	if (d->containers || strcmp(k->name, "python"))
+		return NULL;
+	return d->kopts.python && *d->kopts.python ? d->kopts.python : k->interpreter;
+}
+
+/* Leave the zygote's pid in its directory (pool status, the tests). */
+static void note_zygote_pid(struct daemon *d, pid_t pid)
+{
+	char *p = ppath(d, "zygote", "pid");
+	char text[24];
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	snprintf(text, sizeof(text), "%ld\n", (long)pid);
+	if (fd >= 0) {
+		write_all(fd, text, strlen(text));
+		close(fd);
+	}
+	free(p);
+}
+
+/*
+ * Keep a zygote that fits the pool: a new one when it died, failed, or was started with
+ * other pre-imports; after a failure not at once (its kernels start cold meanwhile).
+ */
+static void keep_zygote(struct daemon *d)
+{
+	const char *pre = d->pc->preimport ? d->pc->preimport : "";
+	struct strbuf err = STRBUF_INIT;
+	char *dir;
+
+	if (!zygote_python(d))
+		return;
+	if (d->zygote && zygote_usable(d->zygote) && !strcmp(zygote_preimport(d->zygote), pre))
+		return;
+	if (d->zygote) {
+		if (!zygote_usable(d->zygote)) {
+			dlog(d, "the zygote (pid %ld) is gone: %s", (long)zygote_pid(d->zygote),
+			     zygote_error(d->zygote));
+			d->zygote_backoff = d->zygote_backoff > 0 ?
+					    (d->zygote_backoff * 2 < 60 ? d->zygote_backoff * 2 : 60) : 1;
+			d->zygote_after = now_monotonic() + d->zygote_backoff;
+		}
+		zygote_free(d->zygote);
+		d->zygote = NULL;
+		note_zygote_pid(d, 0);
+	}
+	if (now_monotonic() < d->zygote_after)
+		return;
+	dir = ppath(d, "zygote", NULL);
+	d->zygote = zygote_start(dir, zygote_python(d), pre, &err);
+	if (d->zygote) {
+		dlog(d, "zygote (pid %ld) started%s%s", (long)zygote_pid(d->zygote),
+		     *pre ? " with " : "", pre);
+		note_zygote_pid(d, zygote_pid(d->zygote));
+	} else {
+		dlog(d, "cannot start a zygote: %s", err.buf);
+		d->zygote_after = now_monotonic() + 60;
+	}
+	zygote_install(d->zygote);
+	free(dir);
+	strbuf_release(&err);
+}
+
+/* Let go of a kernel's session on a thread of its own. */
+static void *detach_thread(void *s)
+{
+	session_detach(s);
+	return NULL;
+}
+
+/*
+ * Let go of a session off the loop: closing its inotify descriptor waits for the kernel's
+ * grace period (3 to 20 ms here), which the next kernel need not wait for. Only descriptors
+ * and memory go: nothing in the channel changes, so a client may lease the kernel meanwhile.
+ */
+static void detach_later(struct session *s)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, detach_thread, s);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		session_detach(s);
+}
+
 /* Start one kernel, pre-import what is configured, and put it in ready/. */
 static int spawn(struct daemon *d)
 {
@@ -175,19 +276,27 @@ static int spawn(struct daemon *d)
 	struct pkernel *k;
 	struct backend *be = NULL;
 	char *entry;
-	double t0 = now_monotonic();
-	int rc = -1;
+	double t0 = now_monotonic(), t_open;
+	int rc = -1, forked;
 
+	keep_zygote(d);
+	forked = zygote_usable(d->zygote);
 	s = session_open(&d->kopts, &err);
+	forked = forked && zygote_usable(d->zygote);
+	t_open = now_monotonic();
+	if (forked && d->zygote_backoff > 0)
+		d->zygote_backoff = 0;		/* it forked one: a later failure is a fresh one */
 	if (!s) {
 		dlog(d, "cannot start a kernel: %s", err.buf);
 		goto out;
 	}
 	/*
 	 * Warm it fully before anyone leases it: the first completion builds IPython's
-	 * completer (jedi), which the runner otherwise does in its first idle moment.
+	 * completer (jedi), which the runner otherwise does in its first idle moment. A kernel
+	 * forked from the zygote has jedi's caches warm already: its completer is built in its
+	 * first idle moment, off the path of a sustained load.
 	 */
-	{
+	if (!forked) {
 		cJSON *params = cJSON_CreateObject();
 		struct strbuf e2 = STRBUF_INIT;
 		unsigned long id;
@@ -236,12 +345,16 @@ static int spawn(struct daemon *d)
 	k->be = be;
 	watch_container(d, k);
 	k->born = k->ready_since = now_monotonic();
-	session_detach(s);
+	if (d->containers)
+		session_detach(s);	/* (the engine's connection is the loop's) */
+	else
+		detach_later(s);
 	entry = ppath(d, "ready", k->name);
 	close(open(entry, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
 	free(entry);
-	dlog(d, "kernel %s (pid %ld) ready in %.0f ms", k->name, (long)k->pid,
-	     (now_monotonic() - t0) * 1e3);
+	dlog(d, "kernel %s (pid %ld) ready in %.0f ms (started in %.0f)%s", k->name, (long)k->pid,
+	     (now_monotonic() - t0) * 1e3, (t_open - t0) * 1e3,
+	     forked ? ", forked from the zygote" : "");
 	rc = 0;
 out:
 	strbuf_release(&err);
@@ -312,6 +425,8 @@ static void reap(struct daemon *d)
 	if (d->containers)
 		reap_containers(d);
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (zygote_reaped(d->zygote, pid))
+			continue;	/* told and replaced at the next spawn */
 		for (size_t i = 0; i < d->nk; i++) {
 			struct pkernel *k = &d->k[i];
 			char *p, text[16];
@@ -622,7 +737,8 @@ static void write_info(struct daemon *d)
 int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	       const struct session_opts *kernel_opts, FILE *log, struct strbuf *err)
 {
-	static const char *const subdirs[] = { "kernels", "ready", "leased", POOL_WANT_DIR };
+	static const char *const subdirs[] = { "kernels", "ready", "leased", POOL_WANT_DIR,
+					       "zygote" };
 	struct daemon d = { 0 };
 	const struct backend_ops *ops;
 	char *lock = NULL, *kernels = NULL, *leased = NULL, *ready = NULL;
@@ -740,11 +856,14 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	for (size_t i = 0; i < d.nk; i++)
 		if (!d.k[i].dying && (!d.k[i].client || d.k[i].be))
 			destroy(&d, &d.k[i], "the daemon stops");
+	zygote_free(d.zygote);
+	d.zygote = NULL;
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	rc = 0;
 out:
+	zygote_free(d.zygote);
 	while (d.nk)
 		drop(&d, 0);
 	free(d.k);

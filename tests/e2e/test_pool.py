@@ -237,6 +237,59 @@ class PoolTest(unittest.TestCase):
         self.assertIn("pre-import of 'colorsys, no_such_module_here' failed: "
                       "ModuleNotFoundError: No module named 'no_such_module_here'", log)
 
+    def zygote_pid(self):
+        try:
+            with open(os.path.join(self.tmp, 'run', 'pool', 'default', 'zygote', 'pid')) as f:
+                return int(f.read() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def test_zygote_kernels(self):
+        self.serve('--min', '1', '--max', '2', '--preimport', 'colorsys')
+        zygote = wait_for(self.zygote_pid, what='the zygote')
+        sock = os.readlink('/proc/%d/fd/3' % zygote)          # its end of the daemon's socket
+        self.assertTrue(sock.startswith('socket:'), sock)
+        cell = ('import os, random, sys\n'
+                'fds = [os.readlink("/proc/self/fd/" + f) for f in os.listdir("/proc/self/fd")\n'
+                '       if os.path.exists("/proc/self/fd/" + f)]\n'
+                'print(os.getpid(), os.getppid(), "colorsys" in sys.modules, random.random(),\n'
+                '      %r in fds, any(l.startswith("socket:") for l in fds))' % sock)
+        draws = set()
+        for _ in range(3):
+            p = self.cellbox('run', '--pool', '-c', cell)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)
+            pid, ppid, pre, draw, has_sock, any_sock = p.stdout.split()
+            # pid 2 under its init, the pool's pre-import, no descriptor of the zygote's
+            self.assertEqual((pid, ppid, pre, has_sock, any_sock),
+                             ('2', '1', 'True', 'False', 'False'), p.stdout)
+            draws.add(draw)
+        self.assertEqual(len(draws), 3)                       # each its own random state
+        self.assertEqual(self.zygote_pid(), zygote)
+        log = self.daemon_log()
+        self.assertIn('zygote (pid %d) started with colorsys' % zygote, log)
+        self.assertGreaterEqual(log.count('forked from the zygote'), 3, log)
+
+    def test_killed_zygote_is_replaced(self):
+        self.serve('--min', '1', '--max', '2')
+        zygote = wait_for(self.zygote_pid, what='the zygote')
+        os.kill(zygote, signal.SIGKILL)
+        wait_for(lambda: gone(zygote), what='the zygote to die')
+
+        def replaced():
+            p = self.run_pid()                                # kernels go on meanwhile
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)
+            new = self.zygote_pid()
+            return new if new not in (0, zygote) else None
+        new = wait_for(replaced, what='a new zygote')
+        for _ in range(2):
+            self.assertEqual(self.run_pid().returncode, 0)
+        log = self.daemon_log()
+        self.assertIn('the zygote (pid %d) is gone' % zygote, log)
+        self.assertIn('zygote (pid %d) started' % new, log)
+        self.assertIn('forked from the zygote', log.split('zygote (pid %d) started' % new)[1])
+
     def test_bad_arguments(self):
         p = self.cellbox('pool', 'serve', '--min', '3', '--max', '2')
         self.assertEqual(p.returncode, 2)

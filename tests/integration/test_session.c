@@ -2,6 +2,7 @@
  * Integration tests of the session engine on the real runner and the real IPython
  * (the local backend). Each test opens its own session; `test_session NAME` runs one.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -11,6 +12,7 @@
 
 #include "session.h"
 #include "util.h"
+#include "zygote.h"
 #include "../outcome.h"
 
 #ifndef TEST_PYTHON
@@ -501,6 +503,139 @@ static void test_revive(void)
 	session_close(s);
 }
 
+/* What a kernel's process is, as its own code sees it (a forked kernel must match a cold one). */
+static const char facts_cell[] =
+	"import os, sys, resource, signal\n"
+	"st = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+	"import re\n"
+	"chan = os.path.dirname(os.path.dirname(sys.argv[0]))\n"
+	"fds = sorted(os.readlink('/proc/self/fd/%d' % f).split('[')[0].replace(chan, 'CH')\n"
+	"             .split('/results/')[0]\n"
+	"             for f in map(int, os.listdir('/proc/self/fd')) if f > 2 and\n"
+	"             f not in inherited and\n"
+	"             os.path.exists('/proc/self/fd/%d' % f))\n"
+	"facts = [os.getpid(), os.getppid(), os.getpgrp() == os.getsid(0) or os.getpgrp(),\n"
+	"         os.getuid(), os.getgid(), os.getcwd(), os.umask(0o22),\n"
+	"         [st[k].strip() for k in ('CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb',\n"
+	"          'NoNewPrivs', 'Seccomp', 'SigBlk', 'SigIgn', 'Threads')],\n"
+	"         [resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE)],\n"
+	"         signal.getsignal(signal.SIGINT).__name__, sys.argv[1] == chan,\n"
+	"         sys.path[0] == os.path.join(chan, 'host'), len(fds), fds,\n"
+	"         sorted(k for k in os.environ if k not in ('MPLBACKEND',)),\n"
+	"         open('/proc/self/mountinfo').read().count('proc'),\n"
+	"         [os.path.normpath(a.decode()).replace(chan, 'CH')\n"
+	"          for a in open('/proc/self/cmdline', 'rb').read().split(b'\\0')]]\n"
+	"print(facts)\n";
+
+/* The facts of a kernel, with or without the zygote installed. */
+static void kernel_facts(struct zygote *z, struct strbuf *facts)
+{
+	struct strbuf cell = STRBUF_INIT;
+	struct session *s;
+	struct outcome o;
+
+	/* A cold kernel inherits what we hold without close-on-exec (the test runner's): not its. */
+	strbuf_addstr(&cell, "inherited = {-1");
+	for (int fd = 3; fd < 1024; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+
+		if (flags >= 0 && !(flags & FD_CLOEXEC))
+			strbuf_addf(&cell, ", %d", fd);
+	}
+	strbuf_addf(&cell, "}\n%s", facts_cell);
+	zygote_install(z);
+	s = open_session(0);
+	zygote_install(NULL);
+	if (!s) {
+		strbuf_release(&cell);
+		return;
+	}
+	run(s, cell.buf, 0, 30, &o);
+	CHECK_STR(o.status, "ok");
+	strbuf_add(facts, o.out.buf, o.out.len);
+	outcome_release(&o);
+	session_close(s);
+	strbuf_release(&cell);
+}
+
+/* The zygote: its kernels are what a cold one is, each with its own random state. */
+static void test_zygote_kernels(void)
+{
+	struct strbuf err = STRBUF_INIT, cold = STRBUF_INIT, forked = STRBUF_INIT;
+	char dir[] = "/tmp/cellbox-zygote-test-XXXXXX";
+	struct session *a, *b;
+	struct zygote *z;
+	struct outcome o1, o2;
+	char *zdir;
+
+	CHECK(mkdtemp(dir) != NULL);
+	zdir = xasprintf("%s/zygote", dir);
+	z = zygote_start(zdir, TEST_PYTHON, "numpy", &err);
+	CHECK(z != NULL);
+	if (!z) {
+		tap_note(err.buf);
+		goto out;
+	}
+	kernel_facts(NULL, &cold);
+	kernel_facts(z, &forked);
+	CHECK(zygote_usable(z));
+	tap_note(zygote_error(z));
+	CHECK(cold.len > 0);
+	CHECK_STR(forked.buf, cold.buf);
+	tap_note(forked.buf);
+
+	/* Forked it is (a cold kernel imports numpy only when asked), and seeded afresh. */
+	zygote_install(z);
+	a = open_session(0);
+	b = open_session(0);
+	zygote_install(NULL);
+	if (a && b) {
+		static const char draw[] =
+			"import sys, random; print('numpy.random' in sys.modules, random.random(), "
+			"sys.modules['numpy.random'].rand() if 'numpy.random' in sys.modules else 0)";
+
+		run(a, draw, 0, 30, &o1);
+		run(b, draw, 0, 30, &o2);
+		CHECK(!strncmp(o1.out.buf, "True ", 5));
+		CHECK(o1.out.len > 10 && o2.out.len > 10);
+		/* Python's random and numpy's each drew something else in the two kernels */
+		CHECK(strcspn(o1.out.buf + 5, " ") != strcspn(o2.out.buf + 5, " ") ||
+		      strncmp(o1.out.buf + 5, o2.out.buf + 5, strcspn(o1.out.buf + 5, " ")));
+		CHECK(strcmp(strrchr(o1.out.buf, ' '), strrchr(o2.out.buf, ' ')) != 0);
+		tap_note(o1.out.buf);
+		tap_note(o2.out.buf);
+		outcome_release(&o1);
+		outcome_release(&o2);
+	}
+	session_close(a);
+	session_close(b);
+
+	/* A zygote that died: the next kernel starts cold, and works. */
+	kill(zygote_pid(z), SIGKILL);
+	usleep(100000);
+	CHECK(!zygote_usable(z));
+	zygote_install(z);
+	a = open_session(0);
+	zygote_install(NULL);
+	if (a) {
+		run(a, "print(1 + 1)", 0, 30, &o1);
+		CHECK_STR(o1.out.buf, "2\n");
+		outcome_release(&o1);
+	}
+	session_close(a);
+out:
+	zygote_free(z);
+	{
+		char *cmd = xasprintf("rm -rf '%s'", dir);
+		CHECK(system(cmd) == 0);
+		free(cmd);
+	}
+	free(zdir);
+	strbuf_release(&err);
+	strbuf_release(&cold);
+	strbuf_release(&forked);
+}
+
 static const struct tap_test tests[] = {
 	{ "state_persists", test_state_persists },
 	{ "magics", test_magics },
@@ -522,10 +657,42 @@ static const struct tap_test tests[] = {
 	{ "restart", test_restart },
 	{ "channel_removed", test_channel_removed },
 	{ "revive", test_revive },
+	{ "zygote_kernels", test_zygote_kernels },
 };
 
+/*
+ * With CELLBOX_TEST_ZYGOTE=1 every test's kernels are forked from a zygote (the pool daemon's
+ * way), so the whole suite runs against forked kernels.
+ */
 int main(int argc, char **argv)
 {
+	struct strbuf err = STRBUF_INIT;
+	struct zygote *z = NULL;
+	char dir[] = "/tmp/cellbox-zygote-suite-XXXXXX";
+	int rc;
+
 	signal(SIGPIPE, SIG_IGN);
-	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+	if (getenv("CELLBOX_TEST_ZYGOTE") && *getenv("CELLBOX_TEST_ZYGOTE") == '1' &&
+	    mkdtemp(dir)) {
+		char *zdir = xasprintf("%s/zygote", dir);
+
+		z = zygote_start(zdir, TEST_PYTHON, "", &err);
+		if (!z)
+			printf("Bail out! no zygote: %s\n", err.buf);
+		free(zdir);
+		if (!z)
+			return 1;
+		zygote_install(z);
+	}
+	rc = tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+	if (z) {
+		char *cmd = xasprintf("rm -rf '%s'", dir);
+
+		zygote_free(z);
+		if (system(cmd) != 0)
+			rc = 1;
+		free(cmd);
+	}
+	strbuf_release(&err);
+	return rc;
 }
