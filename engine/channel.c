@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -698,6 +699,9 @@ int channel_drain(struct channel *ch)
 				ch->lost = 1;
 			p += sizeof(*ev) + ev->len;
 		}
+		/* Room left for the longest event: the queue was empty (no read for EAGAIN). */
+		if ((size_t)n <= sizeof(buf) - sizeof(struct inotify_event) - NAME_MAX - 1)
+			break;
 	}
 	return count;
 }
