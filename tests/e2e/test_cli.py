@@ -219,6 +219,29 @@ class RunTest(Base):
         chan = self.channel_of_default_run(wrap)
         self.assertTrue(chan.startswith('/tmp/cellbox-%d/' % os.getuid()), chan)
 
+    def libraries_loaded(self, *args):
+        """The shared libraries the cellbox process itself loaded running `args` (the
+        dynamic loader's own account, LD_DEBUG=libs, of that pid only)."""
+        logs = os.path.join(self.tmp, 'ld')
+        os.makedirs(logs, exist_ok=True)
+        env = dict(self.env, LD_DEBUG='libs', LD_DEBUG_OUTPUT=os.path.join(logs, 'ld'))
+        p = subprocess.Popen([BIN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        with open(os.path.join(logs, 'ld.%d' % p.pid)) as f:
+            return out, re.findall(r'calling init: (\S+)', f.read())
+
+    def test_one_shots_do_not_load_libcurl(self):
+        # libcurl and its thirty libraries are loaded only by what talks to a container
+        # engine; --version, config and a local run never do (they were most of each start).
+        for args in (['--version'], ['config'], ['run', '--backend', 'local', '-c', 'pass']):
+            out, libs = self.libraries_loaded(*args)
+            self.assertTrue(any('libc.so' in lib for lib in libs), libs)  # the account works
+            self.assertEqual([lib for lib in libs if 'libcurl' in lib or 'libssl' in lib
+                              or 'libgssapi' in lib], [], args)
+        self.assertTrue(out == '', out)
+
     def test_sigint_interrupts(self):
         proc = subprocess.Popen([BIN, 'run', '-c', 'import time\nprint("go", flush=True)\n'
                                  'time.sleep(60)'], stdout=subprocess.PIPE,
