@@ -6,7 +6,7 @@
  *
  *   clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Itui -Iengine -Ibuild/kernels \
  *         -I/usr/include/cjson -DCELLBOX_VERSION='"fuzz"' tests/fuzz/fuzz_mcp.c tui/mcp_*.c \
- *         engine/[a-z]*.c build/kernels/runner_py.c -lcjson -lcurl -lpcre2-8 -o fuzz_mcp
+ *         engine/[a-z]*.c build/kernels/runner_py.c -lcjson -lpcre2-8 -o fuzz_mcp
  *   ./fuzz_mcp -max_len=4096
  *
  * The backend is one that does not exist, so a tools/call that gets through cannot start a
