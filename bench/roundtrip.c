@@ -5,6 +5,9 @@
  * argument `r`, the R kernel's cases (bench/roundtrip_r.py, next to IRkernel).
  *
  *	bench_roundtrip SCALE INTERPRETER [KERNEL]		(SCALE 0: the start alone)
+ *
+ * CELLBOX_BENCH_BACKEND=docker (or podman) runs the session in a container instead (the
+ * kernel image of this build; INTERPRETER is then unused).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +76,7 @@ int main(int argc, char **argv)
 
 	so.python = argc > 2 ? argv[2] : "/usr/bin/python3";
 	so.kernel = argc > 3 ? argv[3] : NULL;
+	so.backend = getenv("CELLBOX_BENCH_BACKEND");
 	s = session_open(&so, &err);
 	if (!s) {
 		fprintf(stderr, "roundtrip: %s\n", err.buf);

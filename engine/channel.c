@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,12 @@ static int watch_fd(const struct channel *ch, int fd, uint32_t mask)
  * inotify only when we close it, so its parent's IN_DELETE is what shows).
  */
 #define LOST_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_DELETE | IN_MOVED_FROM)
+/*
+ * results/: a write is what tells of events (IN_MODIFY). Not IN_CLOSE_WRITE: the runner's
+ * close after its done, and our own close of each results file (we open it read-write), woke
+ * the host once more per request for nothing.
+ */
+#define RESULTS_MASK (IN_MODIFY | IN_MOVE_SELF | IN_DELETE_SELF)
 
 static const char *const layout[] = { "host", "kernel", "plots", "commands", "files", "runner.py",
 				      "runner.R", "wake", "results", "out", "ready", "log", NULL };
@@ -240,8 +247,7 @@ static int open_kernel_part(struct channel *ch, struct strbuf *err)
 	ch->ready_fd = open_made(ch->kernel_fd, "ready", O_RDONLY);
 	ch->log_fd = open_made(ch->kernel_fd, "log", O_RDONLY);
 	ch->wd[WD_KERNEL] = watch_fd(ch, ch->kernel_fd, IN_MODIFY | IN_CLOSE_WRITE | LOST_MASK);
-	ch->wd[WD_RESULTS] = watch_fd(ch, ch->results_fd, IN_MODIFY | IN_CLOSE_WRITE |
-				      IN_MOVE_SELF | IN_DELETE_SELF);
+	ch->wd[WD_RESULTS] = watch_fd(ch, ch->results_fd, RESULTS_MASK);
 	rc = 0;
 out:
 	free(shown);
@@ -468,8 +474,7 @@ int channel_reset_kernel(struct channel *ch, int mount_it, struct strbuf *err)
 		fd = -1;
 	}
 	ch->wd[WD_KERNEL] = watch_fd(ch, ch->kernel_fd, IN_MODIFY | IN_CLOSE_WRITE | LOST_MASK);
-	ch->wd[WD_RESULTS] = watch_fd(ch, ch->results_fd, IN_MODIFY | IN_CLOSE_WRITE |
-				      IN_MOVE_SELF | IN_DELETE_SELF);
+	ch->wd[WD_RESULTS] = watch_fd(ch, ch->results_fd, RESULTS_MASK);
 	channel_drain(ch);	/* our own removal of the old part is no loss */
 	ch->lost = 0;
 	rc = 0;
@@ -694,6 +699,9 @@ int channel_drain(struct channel *ch)
 				ch->lost = 1;
 			p += sizeof(*ev) + ev->len;
 		}
+		/* Room left for the longest event: the queue was empty (no read for EAGAIN). */
+		if ((size_t)n <= sizeof(buf) - sizeof(struct inotify_event) - NAME_MAX - 1)
+			break;
 	}
 	return count;
 }

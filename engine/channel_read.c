@@ -142,33 +142,38 @@ out:
 	return rc;
 }
 
-/* Bytes of the entries of one directory of the kernel part (one level, bounded). */
+/*
+ * Bytes of the entries of one directory of the kernel part (one level, bounded), read with
+ * getdents64() on the descriptor we hold: counted before every cell and after each one, so
+ * no dup(), fdopendir() and close() each time, and no stat of "." and ".." (the directories
+ * themselves are entries of kernel/, counted there).
+ */
 static unsigned long long dir_usage(int fd, int *too_many)
 {
+	char buf[8192] __attribute__((aligned(__alignof__(struct dirent64))));
 	unsigned long long bytes = 0;
-	struct dirent *de;
-	int dup_fd = fd >= 0 ? dup(fd) : -1, n = 0;
-	DIR *d;
+	ssize_t got;
+	int n = 0;
 
-	if (dup_fd < 0)
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0)
 		return 0;
-	d = fdopendir(dup_fd);
-	if (!d) {
-		close(dup_fd);
-		return 0;
-	}
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		struct stat st;
+	while ((got = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < got;) {
+			const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+			const char *name = de->d_name;
+			struct stat st;
 
-		if (++n > SCAN_MAX) {
-			*too_many = 1;
-			break;
+			off += de->d_reclen;
+			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+				continue;
+			if (++n > SCAN_MAX) {
+				*too_many = 1;
+				return bytes;
+			}
+			if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				bytes += (unsigned long long)st.st_blocks * 512;
 		}
-		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			bytes += (unsigned long long)st.st_blocks * 512;
 	}
-	closedir(d);
 	return bytes;
 }
 

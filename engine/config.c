@@ -53,7 +53,8 @@ static const struct config_key keys[] = {
 	{ .name = "runtime-dir", .type = CFG_STRING, .offset = SESSION(runtime_dir),
 	  .scope = CONFIG_FOR_KERNEL | CONFIG_FOR_POOL | CONFIG_FOR_ENGINE, .arg = "DIR",
 	  .env = "CELLBOX_RUNTIME_DIR",
-	  .help = "where session channels live ($XDG_RUNTIME_DIR/cellbox)" },
+	  .help = "where session channels live ($XDG_RUNTIME_DIR/cellbox, else the tmpfs "
+		  "/dev/shm/cellbox-UID, else /tmp/cellbox-UID)" },
 	{ .name = "pool", .type = CFG_BOOL, .offset = FIELD(pool),
 	  .scope = CONFIG_FOR_CELLS, .env = "CELLBOX_POOL", .dflt = "no",
 	  .help = "take a warm kernel from the pool daemon ('cellbox pool serve')" },

@@ -1,5 +1,6 @@
 /* The Docker Engine API client. */
 #include "docker.h"
+#include "curl_lazy.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -188,7 +189,8 @@ int docker_init(struct docker *d, const char *host, struct strbuf *err)
 	close(fd);
 	d->curl = curl_easy_init();
 	if (!d->curl) {
-		strbuf_addstr(err, "cannot initialise libcurl");
+		strbuf_addf(err, "cannot initialise libcurl%s%s", *curl_lazy_error() ? ": " : "",
+			    curl_lazy_error());
 		goto fail;
 	}
 	if (ping_version(d) < 0) {

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,11 @@
 struct history {
 	char *id, *dir, *path, *plots;
 	int fd;
+	/* The pruning of older sessions, run beside the session and joined at close. */
+	pthread_t pruner;
+	int pruning;
+	size_t max_entries;
+	double max_age_days;
 };
 
 char *history_sessions_dir(void)
@@ -25,6 +31,15 @@ char *history_sessions_dir(void)
 	if (state && *state)
 		return xasprintf("%s/cellbox/sessions", state);
 	return xasprintf("%s/.local/state/cellbox/sessions", home && *home ? home : ".");
+}
+
+/* Prune older sessions off the caller's path (it reads every stored session's file). */
+static void *prune_thread(void *data)
+{
+	const struct history *h = data;
+
+	history_prune(h->max_entries, h->max_age_days, h->id);
+	return NULL;
 }
 
 struct history *history_open(size_t max_entries, double max_age_days, struct strbuf *err)
@@ -51,8 +66,13 @@ struct history *history_open(size_t max_entries, double max_age_days, struct str
 		strbuf_addf(err, "cannot open '%s': %s", h->path, strerror(errno));
 		goto fail;
 	}
-	if (max_entries || max_age_days > 0)
-		history_prune(max_entries, max_age_days, h->id);
+	if (max_entries || max_age_days > 0) {
+		h->max_entries = max_entries;
+		h->max_age_days = max_age_days;
+		h->pruning = pthread_create(&h->pruner, NULL, prune_thread, h) == 0;
+		if (!h->pruning)
+			history_prune(max_entries, max_age_days, h->id);
+	}
 	free(base);
 	return h;
 fail:
@@ -105,6 +125,8 @@ void history_close(struct history *h)
 {
 	if (!h)
 		return;
+	if (h->pruning)
+		pthread_join(h->pruner, NULL);
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h->id);

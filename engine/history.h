@@ -19,7 +19,9 @@
  * a warning. Kernel restarts do not matter: the store belongs to the front end's session.
  * Bounded: history_open() prunes the oldest sessions while more than `max_entries` cells
  * are stored (the configuration's history-size, default 1000) and sessions older than
- * history-days (default: no age limit).
+ * history-days (default: no age limit), in a thread of its own that history_close() joins:
+ * counting the stored cells reads every session's file, which a one-shot run does not wait
+ * for.
  *
  *	struct history *h = history_open(cfg->history_size, cfg->history_days, &err);
  *	outputs_init(&o, session_channel_dir(s), OUTPUTS_COPY_PLOTS, history_plots_dir(h), 0);
@@ -52,8 +54,9 @@ struct history_cell {
 /* The sessions directory ($XDG_STATE_HOME/cellbox/sessions); the caller frees it. */
 char *history_sessions_dir(void);
 /*
- * Open a new session's store (id made from the time and pid) and prune old sessions (see
- * history_prune). NULL with `err` when it cannot be made.
+ * Open a new session's store (id made from the time and pid) and start pruning old sessions
+ * beside the caller (see history_prune; done by history_close). NULL with `err` when it
+ * cannot be made.
  */
 struct history *history_open(size_t max_entries, double max_age_days, struct strbuf *err);
 /* Record one cell with a single write(). -1 with `err` on failure. */

@@ -51,6 +51,7 @@ struct session {
 	int policy_waiting;	/* session_open waits for the hook: it reports, not on_state */
 	double usage_at;	/* when a channel without a tmpfs was last counted */
 	int more;		/* a results file has more to read than one dispatch takes */
+	int timer_off;		/* the timer is disarmed (and so has no expiry to read) */
 	char *death;		/* how the last kernel ended, for session_revive() */
 };
 
@@ -94,7 +95,10 @@ static void arm_timer(struct session *s)
 			when = now + 1e-6;
 		its.it_value.tv_sec = (time_t)when;
 		its.it_value.tv_nsec = (long)((when - (double)(time_t)when) * 1e9);
+	} else if (s->timer_off) {
+		return;		/* disarmed already: no call per dispatch and per cell for it */
 	}
+	s->timer_off = !when;
 	timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
@@ -731,7 +735,8 @@ int session_dispatch(struct session *s)
 	if (s->state == SESSION_CLOSED)
 		return 0;
 	channel_drain(&s->ch);
-	if (read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+	/* (A disarmed timer has no expiry: timerfd_settime() cleared it.) */
+	if (!s->timer_off && read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		ticks = 0;
 	events = read_events(s);
 	if (s->state != SESSION_DEAD && s->ch.lost) {

@@ -203,8 +203,9 @@ const char *session_channel_dir(const struct session *s);
 /* The `ready` object of the running kernel (protocol, pid, python, ipython). */
 const cJSON *session_kernel_info(const struct session *s);
 /*
- * Where channels live: `configured`, else $XDG_RUNTIME_DIR/cellbox, else /tmp/cellbox-UID
- * (used only when it is ours and 0700: channels are refused in anyone else's).
+ * Where channels live: `configured`, else $XDG_RUNTIME_DIR/cellbox, else /dev/shm/cellbox-UID
+ * when /dev/shm is a writable tmpfs of at least 1 GiB, else /tmp/cellbox-UID (each used only
+ * when it is ours and 0700: channels are refused in anyone else's).
  */
 char *session_runtime_dir(const char *configured);
 /* Remove the channels that dead cellbox processes left there; how many (`out`: a line each). */

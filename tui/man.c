@@ -192,7 +192,8 @@ void man_write(const struct cli_command *const *cmds, size_t n, FILE *f)
 	      "(attributes only)\n.TP\n\\fBXDG_CONFIG_HOME\\fR\nthe config file and "
 	      "\\fIcellbox/themes\\fR\n.TP\n\\fBXDG_STATE_HOME\\fR\nthe history store, "
 	      "\\fIcellbox/sessions\\fR\n.TP\n\\fBXDG_RUNTIME_DIR\\fR\nsession channels "
-	      "(\\fIcellbox\\fR)\n", f);
+	      "(\\fIcellbox\\fR; unset: \\fI/dev/shm/cellbox-UID\\fR when /dev/shm is a tmpfs, "
+	      "else \\fI/tmp/cellbox-UID\\fR)\n", f);
 	fputs(".SH FILES\n.TP\n\\fI$XDG_CONFIG_HOME/cellbox/config\\fR\nsettings\n.TP\n"
 	      "\\fI$XDG_STATE_HOME/cellbox/sessions/ID/history.jsonl\\fR\nevery recorded cell "
 	      "with its outputs; plots beside it in \\fIplots/\\fR\n.TP\n"

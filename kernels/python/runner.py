@@ -68,6 +68,12 @@ _MAIN = _get_ident()
 _enc = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _dumps = _enc.encode
 _unpack_event = struct.Struct("iIII").unpack_from
+try:
+    from _signal import getsignal as _getsignal     # without signal.py's int-to-enum wrapping
+except ImportError:
+    _getsignal = signal.getsignal
+_SIGINT = int(signal.SIGINT)
+_decode_request = json.JSONDecoder().decode
 
 
 class _S:
@@ -528,7 +534,9 @@ def _setup_wakeup():
         fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         if fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1")
-        mask = IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF
+        # The host renames each command file into place (PROTOCOL.md): IN_MOVED_TO is the
+        # one event a command makes. (IN_CLOSE_WRITE woke us a second time, for its temp file.)
+        mask = IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
         if libc.inotify_add_watch(fd, os.fsencode(_S.cmd_dir), mask) < 0:
             err = ctypes.get_errno()
             os.close(fd)
@@ -1604,7 +1612,7 @@ def _internal_error(exc, context):
 
 
 def _serve(fname):
-    path = os.path.join(_S.cmd_dir, fname)
+    path = _S.cmd_dir + "/" + fname
     try:
         data = _read_file(path)
     except FileNotFoundError:
@@ -1619,7 +1627,7 @@ def _serve(fname):
     bad = None
     if data is not None:
         try:
-            req = json.loads(data)
+            req = _decode_request(data.decode("utf-8"))
             if not isinstance(req, dict):
                 raise ValueError("a request must be a JSON object")
         except ValueError as e:
@@ -1638,7 +1646,7 @@ def _serve(fname):
         return
 
     # The host made the results file (PROTOCOL.md); make it only when it did not.
-    out = os.open(os.path.join(_S.res_dir, rid + ".jsonl"),
+    out = os.open(_S.res_dir + "/" + rid + ".jsonl",
                   os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     with _lock:
         _S.out_fd = out
@@ -1694,7 +1702,7 @@ _DONE_ERROR = b'{"type":"done","status":"error","execution_count":-1,"duration":
 def _finish(out, status, t0):
     _S.executing = False
     _S.allow_stdin = False
-    if signal.getsignal(signal.SIGINT) is not _on_sigint:
+    if _getsignal(_SIGINT) is not _on_sigint:
         # user code replaced the handler: between requests SIGINT must stay harmless
         signal.signal(signal.SIGINT, _on_sigint)
     try:

@@ -187,6 +187,61 @@ class RunTest(Base):
         self.assertEqual(p.returncode, 2)
         self.assertIn('CELLBOX_TIMEOUT', p.stderr)
 
+    def channel_of_default_run(self, wrap=()):
+        """The channel directory a run gets without a runtime directory set (its runner's
+        argv[1]), the command run under `wrap` (a mount namespace, say)."""
+        env = {k: v for k, v in self.env.items()
+               if k not in ('CELLBOX_RUNTIME_DIR', 'XDG_RUNTIME_DIR')}
+        p = subprocess.run([*wrap, BIN, 'run', '-c', 'import sys; print(sys.argv[1])'],
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout.strip()
+
+    def test_runtime_dir_prefers_a_tmpfs(self):
+        # Without XDG_RUNTIME_DIR the channel goes to /dev/shm (a tmpfs), not the disk's /tmp.
+        st = os.statvfs('/dev/shm') if os.path.isdir('/dev/shm') else None
+        fs = subprocess.run(['stat', '-f', '-c', '%T', '/dev/shm'], capture_output=True,
+                            text=True).stdout.strip() if st else ''
+        if fs != 'tmpfs' or st.f_blocks * st.f_frsize < 1 << 30:
+            raise unittest.SkipTest('/dev/shm is not a tmpfs of 1 GiB or more here')
+        chan = self.channel_of_default_run()
+        self.assertTrue(chan.startswith('/dev/shm/cellbox-%d/' % os.getuid()), chan)
+        root = os.path.dirname(chan)
+        self.assertEqual(os.stat(root).st_mode & 0o777, 0o700)
+        self.assertEqual(os.stat(root).st_uid, os.getuid())
+
+    def test_runtime_dir_small_shm_is_not_used(self):
+        # A container's 64 MB /dev/shm would fill before a kernel's quota: /tmp instead.
+        if os.geteuid() != 0 or not shutil.which('unshare'):
+            raise unittest.SkipTest('needs root and unshare for a mount namespace')
+        wrap = ['unshare', '-m', '--propagation', 'private', 'sh', '-c',
+                'mount -t tmpfs -o size=64m tmpfs /dev/shm && exec "$@"', 'sh']
+        chan = self.channel_of_default_run(wrap)
+        self.assertTrue(chan.startswith('/tmp/cellbox-%d/' % os.getuid()), chan)
+
+    def libraries_loaded(self, *args):
+        """The shared libraries the cellbox process itself loaded running `args` (the
+        dynamic loader's own account, LD_DEBUG=libs, of that pid only)."""
+        logs = os.path.join(self.tmp, 'ld')
+        os.makedirs(logs, exist_ok=True)
+        env = dict(self.env, LD_DEBUG='libs', LD_DEBUG_OUTPUT=os.path.join(logs, 'ld'))
+        p = subprocess.Popen([BIN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        with open(os.path.join(logs, 'ld.%d' % p.pid)) as f:
+            return out, re.findall(r'calling init: (\S+)', f.read())
+
+    def test_one_shots_do_not_load_libcurl(self):
+        # libcurl and its thirty libraries are loaded only by what talks to a container
+        # engine; --version, config and a local run never do (they were most of each start).
+        for args in (['--version'], ['config'], ['run', '--backend', 'local', '-c', 'pass']):
+            out, libs = self.libraries_loaded(*args)
+            self.assertTrue(any('libc.so' in lib for lib in libs), libs)  # the account works
+            self.assertEqual([lib for lib in libs if 'libcurl' in lib or 'libssl' in lib
+                              or 'libgssapi' in lib], [], args)
+        self.assertTrue(out == '', out)
+
     def test_sigint_interrupts(self):
         proc = subprocess.Popen([BIN, 'run', '-c', 'import time\nprint("go", flush=True)\n'
                                  'time.sleep(60)'], stdout=subprocess.PIPE,

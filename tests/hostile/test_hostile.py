@@ -724,14 +724,18 @@ class Local(Base):
             self.assertEqual(sleepers(marker), [], 'the setsid child outlived its kernel')
 
     def test_runtime_dir_of_another_user(self):
-        """/tmp/cellbox-UID made first by another local user: refused, never used (before: the
-        other user's runner.py ran as the victim)."""
+        """/dev/shm/cellbox-UID and /tmp/cellbox-UID (the defaults without XDG_RUNTIME_DIR)
+        made first by another local user: refused, never used (before: the other user's
+        runner.py ran as the victim)."""
         if os.geteuid() != 0:
             raise unittest.SkipTest('makes two local users: needs root')
         victim = ensure_user('cellbox-victim')
         attacker = ensure_user('cellbox-attacker')
-        root = '/tmp/cellbox-%d' % victim.pw_uid
-        shutil.rmtree(root, ignore_errors=True)
+        roots = ['/tmp/cellbox-%d' % victim.pw_uid]
+        if os.path.isdir('/dev/shm'):
+            roots.append('/dev/shm/cellbox-%d' % victim.pw_uid)
+        for root in roots:
+            shutil.rmtree(root, ignore_errors=True)
         home = os.path.join(self.tmp, 'victim-home')
         os.makedirs(home)
         os.chown(home, victim.pw_uid, victim.pw_gid)
@@ -745,16 +749,17 @@ class Local(Base):
         os.chmod(os.path.join(self.tmp, 'evil-runner.py'), 0o644)
         # The other user makes the directory first, and swaps every new channel in it for a
         # directory of theirs whose runner.py is theirs.
-        thief = subprocess.Popen(
+        thieves = [subprocess.Popen(
             ['setpriv', '--reuid', str(attacker.pw_uid), '--regid', str(attacker.pw_gid),
              '--clear-groups', PYTHON, '-c', THIEF, root, evil,
              os.path.join(self.tmp, 'evil-runner.py')],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE) for root in roots]
         try:
-            t0 = time.monotonic()
-            while not os.path.isdir(root) and time.monotonic() - t0 < 10:
-                time.sleep(0.01)
-            self.assertEqual(os.stat(root).st_uid, attacker.pw_uid)
+            for root in roots:
+                t0 = time.monotonic()
+                while not os.path.isdir(root) and time.monotonic() - t0 < 10:
+                    time.sleep(0.01)
+                self.assertEqual(os.stat(root).st_uid, attacker.pw_uid)
             env = {k: v for k, v in self.env.items()
                    if k not in ('CELLBOX_RUNTIME_DIR', 'XDG_RUNTIME_DIR')}
             env.update(HOME=home, XDG_STATE_HOME=os.path.join(home, 'state'),
@@ -773,9 +778,11 @@ class Local(Base):
             self.assertEqual(refused, 20, p.stderr + p.stdout)
             self.assertIn("refusing to use it", p.stderr)
         finally:
-            thief.kill()
-            thief.wait()
-            shutil.rmtree(root, ignore_errors=True)
+            for thief in thieves:
+                thief.kill()
+                thief.wait()
+            for root in roots:
+                shutil.rmtree(root, ignore_errors=True)
 
 
 THIEF = r'''

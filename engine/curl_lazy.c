@@ -1,0 +1,147 @@
+/* libcurl on first use: the curl_* functions the docker client calls, forwarded by dlsym(). */
+#define CURL_DISABLE_TYPECHECK	/* curl_easy_setopt is defined here, not called through a macro */
+#include "curl_lazy.h"
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+/* The real functions, each a row: its name and where its address goes. */
+static struct {
+	CURL *(*easy_init)(void);
+	void (*easy_cleanup)(CURL *);
+	void (*easy_reset)(CURL *);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	const char *(*easy_strerror)(CURLcode);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+} real;
+
+static const struct {
+	const char *name;
+	void **slot;
+} symbols[] = {
+	{ .name = "curl_easy_init", .slot = (void **)&real.easy_init },
+	{ .name = "curl_easy_cleanup", .slot = (void **)&real.easy_cleanup },
+	{ .name = "curl_easy_reset", .slot = (void **)&real.easy_reset },
+	{ .name = "curl_easy_perform", .slot = (void **)&real.easy_perform },
+	{ .name = "curl_easy_setopt", .slot = (void **)&real.easy_setopt },
+	{ .name = "curl_easy_getinfo", .slot = (void **)&real.easy_getinfo },
+	{ .name = "curl_easy_strerror", .slot = (void **)&real.easy_strerror },
+	{ .name = "curl_slist_append", .slot = (void **)&real.slist_append },
+	{ .name = "curl_slist_free_all", .slot = (void **)&real.slist_free_all },
+};
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded;
+static char why[256];
+
+/* Load libcurl and find every function of the table (once per process). */
+static void load(void)
+{
+	void *h = dlopen(CURL_LAZY_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(why, sizeof(why), "cannot load %s: %s", CURL_LAZY_SONAME, dlerror());
+		return;
+	}
+	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
+		*symbols[i].slot = dlsym(h, symbols[i].name);
+		if (!*symbols[i].slot) {
+			snprintf(why, sizeof(why), "%s has no %s", CURL_LAZY_SONAME, symbols[i].name);
+			return;
+		}
+	}
+	loaded = 1;
+}
+
+/* Whether libcurl is there to forward to (loading it on the first call). */
+static int ready(void)
+{
+	pthread_once(&once, load);
+	return loaded;
+}
+
+int curl_lazy_loaded(void)
+{
+	return loaded;
+}
+
+const char *curl_lazy_error(void)
+{
+	return why;
+}
+
+CURL *curl_easy_init(void)
+{
+	return ready() ? real.easy_init() : NULL;
+}
+
+/* The functions below are called only with a handle curl_easy_init() made: libcurl is there. */
+void curl_easy_cleanup(CURL *c)
+{
+	real.easy_cleanup(c);
+}
+
+void curl_easy_reset(CURL *c)
+{
+	real.easy_reset(c);
+}
+
+CURLcode curl_easy_perform(CURL *c)
+{
+	return real.easy_perform(c);
+}
+
+/* One option: its value's type is said by the option's number, as in libcurl itself. */
+CURLcode curl_easy_setopt(CURL *c, CURLoption option, ...)
+{
+	va_list ap;
+	CURLcode rc;
+
+	va_start(ap, option);
+	if (option < CURLOPTTYPE_OBJECTPOINT)
+		rc = real.easy_setopt(c, option, va_arg(ap, long));
+	else if (option < CURLOPTTYPE_FUNCTIONPOINT)
+		rc = real.easy_setopt(c, option, va_arg(ap, void *));
+	else if (option < CURLOPTTYPE_OFF_T)
+		rc = real.easy_setopt(c, option, va_arg(ap, void (*)(void)));
+	else if (option < CURLOPTTYPE_BLOB)
+		rc = real.easy_setopt(c, option, va_arg(ap, curl_off_t));
+	else
+		rc = real.easy_setopt(c, option, va_arg(ap, void *));
+	va_end(ap);
+	return rc;
+}
+
+/* Every CURLINFO takes a pointer to where the answer goes. */
+CURLcode curl_easy_getinfo(CURL *c, CURLINFO info, ...)
+{
+	va_list ap;
+	void *p;
+
+	va_start(ap, info);
+	p = va_arg(ap, void *);
+	va_end(ap);
+	return real.easy_getinfo(c, info, p);
+}
+
+const char *curl_easy_strerror(CURLcode code)
+{
+	return ready() ? real.easy_strerror(code) : why;
+}
+
+struct curl_slist *curl_slist_append(struct curl_slist *list, const char *s)
+{
+	return ready() ? real.slist_append(list, s) : NULL;
+}
+
+void curl_slist_free_all(struct curl_slist *list)
+{
+	if (list && ready())
+		real.slist_free_all(list);
+}
