@@ -340,8 +340,8 @@ static void add_stale_images(struct docker *d, const char *image, struct strbuf 
 	strbuf_release(&msg);
 }
 
-static int docker_gc(const char *engine, const char *host, struct strbuf *out,
-		     struct strbuf *err);
+static int collect(const char *engine, const char *host, int tries, struct strbuf *out,
+		   struct strbuf *err);
 
 /* Remove the containers of dead cellbox processes, once per process. */
 static void sweep_once(struct backend_docker *db)
@@ -352,18 +352,39 @@ static void sweep_once(struct backend_docker *db)
 	if (swept)
 		return;
 	swept = 1;
-	docker_gc(db->engine, db->d.host, NULL, &err);
+	collect(db->engine, db->d.host, 1, NULL, &err);	/* a session's start: one try each */
 	strbuf_release(&err);
+}
+
+/*
+ * Remove container `id` for good: the engine may refuse while it is busy with it (a kill
+ * it has not seen end, a removal in progress), so it is asked up to `tries` times, 250 ms
+ * apart. 0 when it is gone, -1 with `err` saying what the engine said last.
+ */
+static int remove_container_surely(struct docker *d, const char *id, int tries,
+				   struct strbuf *err)
+{
+	char *path = xasprintf("/containers/%s?force=1&v=1", id);
+	long status = 0;
+
+	for (int n = 0; n < tries; n++) {
+		if (n)
+			nanosleep(&(struct timespec){ .tv_nsec = 250 * 1000 * 1000 }, NULL);
+		strbuf_reset(err);
+		status = docker_call(d, "DELETE", path, NULL, NULL, err);
+		if (status == 204 || status == 404)
+			break;
+	}
+	free(path);
+	return status == 204 || status == 404 ? 0 : -1;
 }
 
 /* Remove container `id` (killing it first); errors are ignored. */
 static void remove_container(struct docker *d, const char *id)
 {
 	struct strbuf err = STRBUF_INIT;
-	char *path = xasprintf("/containers/%s?force=1&v=1", id);
 
-	docker_call(d, "DELETE", path, NULL, NULL, &err);
-	free(path);
+	remove_container_surely(d, id, 1, &err);
 	strbuf_release(&err);
 }
 
@@ -691,15 +712,15 @@ static int owner_alive(const cJSON *labels, const char *host)
 	return 1;
 }
 
-/* Remove the containers of cellbox processes that are gone (backend_gc). */
-static int docker_gc(const char *engine, const char *host, struct strbuf *out,
-		     struct strbuf *err)
+/* Remove the containers of cellbox processes that are gone, each asked `tries` times. */
+static int collect(const char *engine, const char *host, int tries, struct strbuf *out,
+		   struct strbuf *err)
 {
 	struct docker d;
-	struct strbuf path = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, why = STRBUF_INIT;
 	cJSON *list = NULL, *c;
 	char hostname[256] = "";
-	int removed = 0;
+	int removed = 0, failed = 0;
 	long status;
 
 	if (backend_docker_connect(&d, engine, host, err) < 0)
@@ -722,7 +743,12 @@ static int docker_gc(const char *engine, const char *host, struct strbuf *out,
 
 		if (!id || owner_alive(labels, hostname))
 			continue;
-		remove_container(&d, id);
+		if (remove_container_surely(&d, id, tries, &why) < 0) {
+			strbuf_addf(err, "%scannot remove container %.12s: %s", err->len ? "; " : "",
+				    id, why.buf);
+			failed = 1;
+			continue;
+		}
 		removed++;
 		if (out)
 			strbuf_addf(out, "removed container %.12s of process %s (channel %s)\n", id,
@@ -735,11 +761,21 @@ static int docker_gc(const char *engine, const char *host, struct strbuf *out,
 				channel_remove_dir(ch);
 		}
 	}
+	if (failed)
+		removed = -1;
 out:
 	cJSON_Delete(list);
 	strbuf_release(&path);
+	strbuf_release(&why);
 	docker_release(&d);
 	return removed;
+}
+
+/* backend_gc: patient (up to 10 s for a container the engine is busy with). */
+static int docker_gc(const char *engine, const char *host, struct strbuf *out,
+		     struct strbuf *err)
+{
+	return collect(engine, host, 40, out, err);
 }
 
 /* A docker or podman backend without a container yet. */
