@@ -47,6 +47,8 @@ NO_STDIN_MSG = ("input() was called but this session cannot answer input request
                 "(one-shot or batch run)")
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
+MEMO_TEXT = 4096             # cells up to this long have their static transform and hash kept
+MEMO_MAX = 256               # ... this many of them (then the memo starts again)
 ARTIFACT_MAX = 256 << 20     # a saved figure bigger than this is not copied to the channel
 # the kernelspec Jupyter writes for this kernel, and ipykernel's language_info
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -1075,12 +1077,44 @@ def _murmur2(text, seed=0xC70F6907):
     return h ^ (h >> 15)
 
 
+_hashes = {}                 # cell text -> _murmur2(text), for cells run again
+
+
 def _cell_file_name(raw_code, transformed_code, number):
     """A cell's file name as ipykernel makes it (warnings and tracebacks print it)."""
     import tempfile
-    return "%s%sipykernel_%d%s%d.py" % (tempfile.gettempdir(), os.sep, os.getpid(), os.sep,
-                                        _murmur2(raw_code if raw_code is not None
-                                                 else transformed_code))
+    code = raw_code if raw_code is not None else transformed_code
+    h = _hashes.get(code)
+    if h is None:
+        h = _murmur2(code)
+        if len(code) <= MEMO_TEXT:
+            if len(_hashes) >= MEMO_MAX:
+                _hashes.clear()
+            _hashes[code] = h
+    return "%s%sipykernel_%d%s%d.py" % (tempfile.gettempdir(), os.sep, os.getpid(), os.sep, h)
+
+
+def _memo_static_transforms(tm):
+    """IPython's static input transforms (prompts, `%magic`, `!cmd`, `x?`) again for a cell
+    text seen before give the same text: keep it, while the transformer lists are the ones
+    this memo was made with (a user's own transformers, added later, run as always)."""
+    real = tm.transform_cell
+    lists = (tm.cleanup_transforms, tm.line_transforms, tm.token_transformers)
+    made = tuple(tuple(x) for x in lists)
+    memo = {}
+
+    def transform_cell(cell):
+        if tuple(tuple(x) for x in lists) != made or len(cell) > MEMO_TEXT:
+            return real(cell)
+        out = memo.get(cell)
+        if out is None:
+            out = real(cell)
+            if len(memo) >= MEMO_MAX:
+                memo.clear()
+            memo[cell] = out
+        return out
+
+    tm.transform_cell = transform_cell
 
 
 class _Delegate:
@@ -1349,6 +1383,7 @@ def _make_shell():
     shell.history_manager._exit_re = re.compile(r"(?!)")
     # cells are named as ipykernel names them (warnings print the name)
     shell.compile.get_code_name = _cell_file_name
+    _memo_static_transforms(shell.input_transformer_manager)
     return shell
 
 
