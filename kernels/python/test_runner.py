@@ -350,6 +350,27 @@ class RunnerTest(unittest.TestCase):
         evs = self.run_ok("files = !echo one\nfiles")
         self.assertIn("one", self.result(evs))
 
+    def test_repeated_cells_transform_as_new(self):
+        # The runner keeps a cell text's static transform for the next run of the same text:
+        # a magic still runs each time, and a transformer the user adds later still applies.
+        for _ in range(2):
+            self.assertIn("rep_var_1", text(self.run_ok("rep_var_1 = 1\n%who")))
+        self.assertEqual(self.result(self.run_ok("'rep-' + 'cell'")), "'rep-cell'")
+        self.run_ok("def _rep_upper(lines):\n"
+                    "    return [l.replace('rep-', 'REP-') for l in lines]\n"
+                    "get_ipython().input_transformers_cleanup.append(_rep_upper)")
+        try:
+            self.assertEqual(self.result(self.run_ok("'rep-' + 'cell'")), "'REP-cell'")
+        finally:
+            self.run_ok("get_ipython().input_transformers_cleanup.remove(_rep_upper)")
+        self.assertEqual(self.result(self.run_ok("'rep-' + 'cell'")), "'rep-cell'")
+        # the cell's file name (tracebacks and warnings print it) follows its text, run again
+        code = "__import__('sys')._getframe().f_code.co_filename"
+        names = [self.result(self.run_ok(code)) for _ in range(2)]
+        self.assertEqual(names[0], names[1])
+        self.assertRegex(names[0], r"/ipykernel_%d/\d+\.py'$" % self.r.proc.pid)
+        self.assertNotEqual(self.result(self.run_ok(code + " ")), names[0])
+
     def test_load_sets_next_input(self):
         path = os.path.join(self.r.cwd, "loadme.py")
         with open(path, "w") as f:
