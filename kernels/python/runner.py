@@ -1552,8 +1552,10 @@ def _do_execute(req):
 def _apply_width():
     """pandas draws at the width the front end said (COLUMNS), unless the user set another."""
     pd = sys.modules.get("pandas")
+    if pd is None:
+        return
     cols = os.environ.get("COLUMNS", "")
-    if pd is None or not cols.isdigit():
+    if not cols.isdigit():
         return
     try:
         width = pd.get_option("display.width")
