@@ -168,13 +168,15 @@ def _leave():
             raise KeyboardInterrupt
 
 
-def _flush_locked(now):
-    """Send all pending stream text (caller holds _lock)."""
+def _flush_locked(now, tail=None):
+    """Send all pending stream text, and then the event line `tail` when given, in one write
+    (caller holds _lock): the host is woken once for them. Whether `tail` was written."""
     segs = _segs[:]
     del _segs[:]
     _cap["pend"] = 0
     _cap["last"] = now
     fd = _S.out_fd
+    lines = []
     for name, parts in segs:
         text = "".join(parts)
         if not text:
@@ -184,10 +186,18 @@ def _flush_locked(now):
             continue
         head = '{"type":"stream","name":"' + name + '","text":'
         if len(text) <= CHUNK:
-            _write_all(fd, (head + _dumps(text) + "}\n").encode("utf-8", "replace"))
+            lines.append(head + _dumps(text) + "}\n")
         else:
             for i in range(0, len(text), CHUNK):
-                _write_all(fd, (head + _dumps(text[i:i + CHUNK]) + "}\n").encode("utf-8", "replace"))
+                lines.append(head + _dumps(text[i:i + CHUNK]) + "}\n")
+    if fd < 0:
+        return False
+    data = "".join(lines).encode("utf-8", "replace")
+    if tail:
+        data += tail
+    if data:
+        _write_all(fd, data)
+    return True
 
 
 def _add(name, text):
@@ -239,9 +249,7 @@ def _emit(obj):
         if main:
             _drain_fds()
         with _lock:
-            if _segs:
-                _flush_locked(_monotonic())
-            if _S.out_fd >= 0:
+            if not (_segs and _flush_locked(_monotonic(), data)) and _S.out_fd >= 0:
                 _write_all(_S.out_fd, data)
     finally:
         if main:
@@ -1754,13 +1762,15 @@ def _finish(out, status, t0):
     except MemoryError:
         done = _DONE_ERROR          # made at start-up: a done goes out without memory
     with _lock:
+        sent = False
         try:
             if _segs:
-                _flush_locked(_monotonic())
+                sent = _flush_locked(_monotonic(), done)
         except Exception:
             _log_exc("flushing streams")
         try:
-            _write_all(out, done)
+            if not sent:
+                _write_all(out, done)
         except Exception:
             _log_exc("writing done")
         _S.out_fd = -1
