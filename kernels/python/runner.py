@@ -176,7 +176,8 @@ def _flush_locked(now, tail=None):
     _cap["pend"] = 0
     _cap["last"] = now
     fd = _S.out_fd
-    lines = []
+    buf = []
+    size = 0
     for name, parts in segs:
         text = "".join(parts)
         if not text:
@@ -185,18 +186,20 @@ def _flush_locked(now, tail=None):
             _log(text)
             continue
         head = '{"type":"stream","name":"' + name + '","text":'
-        if len(text) <= CHUNK:
-            lines.append(head + _dumps(text) + "}\n")
-        else:
-            for i in range(0, len(text), CHUNK):
-                lines.append(head + _dumps(text[i:i + CHUNK]) + "}\n")
+        for i in range(0, len(text), CHUNK):
+            line = (head + _dumps(text[i:i + CHUNK]) + "}\n").encode("utf-8", "replace")
+            if buf and size + len(line) > CHUNK:
+                _write_all(fd, b"".join(buf))      # bulk text goes as it comes (the host
+                buf = []                            # reads while we write)
+                size = 0
+            buf.append(line)
+            size += len(line)
     if fd < 0:
         return False
-    data = "".join(lines).encode("utf-8", "replace")
     if tail:
-        data += tail
-    if data:
-        _write_all(fd, data)
+        buf.append(tail)
+    if buf:
+        _write_all(fd, b"".join(buf) if len(buf) > 1 else buf[0])
     return True
 
 
