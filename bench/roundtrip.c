@@ -97,6 +97,7 @@ int main(int argc, char **argv)
 	} else {
 		measure(s, "pass", "pass", 1000 * scale, 50, 0);
 		measure(s, "print(1)", "print(1)", 500 * scale, 50, 2);
+		measure(s, "two prints", "print(1); print(2)", 500 * scale, 50, 4);
 		measure(s, "print 1 MB", "print('x' * (1 << 20))", 30 * scale, 3, (1 << 20) + 1);
 	}
 	session_close(s);

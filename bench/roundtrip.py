@@ -53,6 +53,7 @@ def jupyter_cases(scale):
 
     for name, code, n, warm, expect in [('pass', 'pass', 1000, 50, 0),
                                         ('print(1)', 'print(1)', 500, 50, 2),
+                                        ('two prints', 'print(1); print(2)', 500, 50, 4),
                                         ('print 1 MB', "print('x' * (1 << 20))", 30, 3,
                                          (1 << 20) + 1)]:
         n *= scale
@@ -83,7 +84,8 @@ def floor_cases(scale):
     cfg.HistoryManager.hist_file = ':memory:'
     shell = InteractiveShell.instance(config=cfg)
     results = []
-    for name, code, n, warm in [('pass', 'pass', 1000, 50), ('print(1)', 'print(1)', 500, 50)]:
+    for name, code, n, warm in [('pass', 'pass', 1000, 50), ('print(1)', 'print(1)', 500, 50),
+                                ('two prints', 'print(1); print(2)', 500, 50)]:
         n *= scale
         times = []
         sink = io.StringIO()
@@ -132,7 +134,7 @@ def main():
     print('channel in %s; load average %.2f' % (where, os.getloadavg()[0]))
     print('%-12s %22s %22s %8s %22s' % ('case', 'jupyter_client', 'cellbox', 'ratio',
                                         'IPython run_cell'))
-    for case in ['pass', 'print(1)', 'print 1 MB', 'start']:
+    for case in ['pass', 'print(1)', 'two prints', 'print 1 MB', 'start']:
         a, c = anchor[case], ours[case]
         f = floor.get(case)
         print('%-12s %13.3f (%6.3f) %13.3f (%6.3f) %7.1fx %s' % (

@@ -47,6 +47,8 @@ NO_STDIN_MSG = ("input() was called but this session cannot answer input request
                 "(one-shot or batch run)")
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
+MEMO_TEXT = 4096             # cells up to this long have their static transform and hash kept
+MEMO_MAX = 256               # ... this many of them (then the memo starts again)
 ARTIFACT_MAX = 256 << 20     # a saved figure bigger than this is not copied to the channel
 # the kernelspec Jupyter writes for this kernel, and ipykernel's language_info
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -166,13 +168,16 @@ def _leave():
             raise KeyboardInterrupt
 
 
-def _flush_locked(now):
-    """Send all pending stream text (caller holds _lock)."""
+def _flush_locked(now, tail=None):
+    """Send all pending stream text, and then the event line `tail` when given, in one write
+    (caller holds _lock): the host is woken once for them. Whether `tail` was written."""
     segs = _segs[:]
     del _segs[:]
     _cap["pend"] = 0
     _cap["last"] = now
     fd = _S.out_fd
+    buf = []
+    size = 0
     for name, parts in segs:
         text = "".join(parts)
         if not text:
@@ -181,11 +186,21 @@ def _flush_locked(now):
             _log(text)
             continue
         head = '{"type":"stream","name":"' + name + '","text":'
-        if len(text) <= CHUNK:
-            _write_all(fd, (head + _dumps(text) + "}\n").encode("utf-8", "replace"))
-        else:
-            for i in range(0, len(text), CHUNK):
-                _write_all(fd, (head + _dumps(text[i:i + CHUNK]) + "}\n").encode("utf-8", "replace"))
+        for i in range(0, len(text), CHUNK):
+            line = (head + _dumps(text[i:i + CHUNK]) + "}\n").encode("utf-8", "replace")
+            if buf and size + len(line) > CHUNK:
+                _write_all(fd, b"".join(buf))      # bulk text goes as it comes (the host
+                buf = []                            # reads while we write)
+                size = 0
+            buf.append(line)
+            size += len(line)
+    if fd < 0:
+        return False
+    if tail:
+        buf.append(tail)
+    if buf:
+        _write_all(fd, b"".join(buf) if len(buf) > 1 else buf[0])
+    return True
 
 
 def _add(name, text):
@@ -237,9 +252,7 @@ def _emit(obj):
         if main:
             _drain_fds()
         with _lock:
-            if _segs:
-                _flush_locked(_monotonic())
-            if _S.out_fd >= 0:
+            if not (_segs and _flush_locked(_monotonic(), data)) and _S.out_fd >= 0:
                 _write_all(_S.out_fd, data)
     finally:
         if main:
@@ -1075,12 +1088,44 @@ def _murmur2(text, seed=0xC70F6907):
     return h ^ (h >> 15)
 
 
+_hashes = {}                 # cell text -> _murmur2(text), for cells run again
+
+
 def _cell_file_name(raw_code, transformed_code, number):
     """A cell's file name as ipykernel makes it (warnings and tracebacks print it)."""
     import tempfile
-    return "%s%sipykernel_%d%s%d.py" % (tempfile.gettempdir(), os.sep, os.getpid(), os.sep,
-                                        _murmur2(raw_code if raw_code is not None
-                                                 else transformed_code))
+    code = raw_code if raw_code is not None else transformed_code
+    h = _hashes.get(code)
+    if h is None:
+        h = _murmur2(code)
+        if len(code) <= MEMO_TEXT:
+            if len(_hashes) >= MEMO_MAX:
+                _hashes.clear()
+            _hashes[code] = h
+    return "%s%sipykernel_%d%s%d.py" % (tempfile.gettempdir(), os.sep, os.getpid(), os.sep, h)
+
+
+def _memo_static_transforms(tm):
+    """IPython's static input transforms (prompts, `%magic`, `!cmd`, `x?`) again for a cell
+    text seen before give the same text: keep it, while the transformer lists are the ones
+    this memo was made with (a user's own transformers, added later, run as always)."""
+    real = tm.transform_cell
+    lists = (tm.cleanup_transforms, tm.line_transforms, tm.token_transformers)
+    made = tuple(tuple(x) for x in lists)
+    memo = {}
+
+    def transform_cell(cell):
+        if tuple(tuple(x) for x in lists) != made or len(cell) > MEMO_TEXT:
+            return real(cell)
+        out = memo.get(cell)
+        if out is None:
+            out = real(cell)
+            if len(memo) >= MEMO_MAX:
+                memo.clear()
+            memo[cell] = out
+        return out
+
+    tm.transform_cell = transform_cell
 
 
 class _Delegate:
@@ -1349,6 +1394,7 @@ def _make_shell():
     shell.history_manager._exit_re = re.compile(r"(?!)")
     # cells are named as ipykernel names them (warnings print the name)
     shell.compile.get_code_name = _cell_file_name
+    _memo_static_transforms(shell.input_transformer_manager)
     return shell
 
 
@@ -1517,8 +1563,10 @@ def _do_execute(req):
 def _apply_width():
     """pandas draws at the width the front end said (COLUMNS), unless the user set another."""
     pd = sys.modules.get("pandas")
+    if pd is None:
+        return
     cols = os.environ.get("COLUMNS", "")
-    if pd is None or not cols.isdigit():
+    if not cols.isdigit():
         return
     try:
         width = pd.get_option("display.width")
@@ -1717,13 +1765,15 @@ def _finish(out, status, t0):
     except MemoryError:
         done = _DONE_ERROR          # made at start-up: a done goes out without memory
     with _lock:
+        sent = False
         try:
             if _segs:
-                _flush_locked(_monotonic())
+                sent = _flush_locked(_monotonic(), done)
         except Exception:
             _log_exc("flushing streams")
         try:
-            _write_all(out, done)
+            if not sent:
+                _write_all(out, done)
         except Exception:
             _log_exc("writing done")
         _S.out_fd = -1

@@ -255,6 +255,34 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(merged, [["stdout", "a1\n"], ["stderr", "e1\n"], ["stdout", "a2\n"],
                                   ["stderr", "e2\n"], ["stdout", "a3"]])
 
+    def test_last_text_and_done_in_one_write(self):
+        # Text still waiting at the end of a cell goes out with the done in one write (one
+        # wake-up of the host); an event after waiting text likewise. Counted in the runner.
+        self.run_ok("import sys\n_cb = sys.modules['_cellbox_runner']\n_cb_writes = []\n"
+                    "_cb_real = _cb._write_all\n"
+                    "def _cb_count(fd, data):\n    _cb_writes.append(bytes(data))\n"
+                    "    return _cb_real(fd, data)\n"
+                    "_cb._write_all = _cb_count")
+        try:
+            evs = self.run_ok("_cb_writes.clear()\n_cb_n = sys.stdout.write('tail')")
+            self.assertEqual([e["type"] for e in evs], ["stream", "done"])
+            evs = self.run_ok("_cb_w = list(_cb_writes)\n_cb_writes.clear()\n"
+                              "print('x', end='')\nget_ipython().set_next_input('y')\n"
+                              "_cb_w2 = list(_cb_writes)")
+            self.assertEqual([e["type"] for e in evs], ["stream", "set_next_input", "done"])
+        finally:
+            self.run_ok("_cb._write_all = _cb_real")
+        writes = json.loads(text(self.run_ok(
+            "import json\nprint(json.dumps([[w.decode() for w in _cb_w],\n"
+            "                  [w.decode() for w in _cb_w2]]))")))
+        ends, sets = writes
+        self.assertEqual(len(ends), 1, ends)
+        self.assertEqual([json.loads(l)["type"] for l in ends[0].splitlines()],
+                         ["stream", "done"])
+        self.assertEqual(len(sets), 1, sets)
+        self.assertEqual([json.loads(l)["type"] for l in sets[0].splitlines()],
+                         ["stream", "set_next_input"])
+
     def test_stream_before_result(self):
         evs = self.run_ok("print('first')\n'second'")
         self.assertEqual([e["type"] for e in evs], ["stream", "result", "done"])
@@ -349,6 +377,27 @@ class RunnerTest(unittest.TestCase):
             self.run_ok("import os; os.chdir(%s)" % old)
         evs = self.run_ok("files = !echo one\nfiles")
         self.assertIn("one", self.result(evs))
+
+    def test_repeated_cells_transform_as_new(self):
+        # The runner keeps a cell text's static transform for the next run of the same text:
+        # a magic still runs each time, and a transformer the user adds later still applies.
+        for _ in range(2):
+            self.assertIn("rep_var_1", text(self.run_ok("rep_var_1 = 1\n%who")))
+        self.assertEqual(self.result(self.run_ok("'rep-' + 'cell'")), "'rep-cell'")
+        self.run_ok("def _rep_upper(lines):\n"
+                    "    return [l.replace('rep-', 'REP-') for l in lines]\n"
+                    "get_ipython().input_transformers_cleanup.append(_rep_upper)")
+        try:
+            self.assertEqual(self.result(self.run_ok("'rep-' + 'cell'")), "'REP-cell'")
+        finally:
+            self.run_ok("get_ipython().input_transformers_cleanup.remove(_rep_upper)")
+        self.assertEqual(self.result(self.run_ok("'rep-' + 'cell'")), "'rep-cell'")
+        # the cell's file name (tracebacks and warnings print it) follows its text, run again
+        code = "__import__('sys')._getframe().f_code.co_filename"
+        names = [self.result(self.run_ok(code)) for _ in range(2)]
+        self.assertEqual(names[0], names[1])
+        self.assertRegex(names[0], r"/ipykernel_%d/\d+\.py'$" % self.r.proc.pid)
+        self.assertNotEqual(self.result(self.run_ok(code + " ")), names[0])
 
     def test_load_sets_next_input(self):
         path = os.path.join(self.r.cwd, "loadme.py")
