@@ -70,6 +70,31 @@ struct out_cell *outmodel_find(const struct outmodel *m, unsigned long id)
 	return NULL;
 }
 
+/* Drop every chunk and the streams' partial state: the cell shows no output. */
+static void drop_output(struct out_cell *c)
+{
+	for (size_t i = 0; i < c->nchunks; i++)
+		strbuf_release(&c->chunks[i].text);
+	c->nchunks = 0;
+	for (int k = 0; k < 2; k++)
+		if (c->san[k]) {
+			sanitizer_release(c->san[k]);
+			free(c->san[k]);
+			c->san[k] = NULL;
+		}
+	c->stored = c->dropped = 0;
+	c->clear_pending = 0;
+	c->rows_width = 0;
+}
+
+void out_cell_clear(struct out_cell *c, int wait)
+{
+	if (wait)
+		c->clear_pending = 1;
+	else
+		drop_output(c);
+}
+
 /* The chunk to append `kind` to: the last one when it has that kind, else a new one. */
 static struct out_chunk *chunk_for(struct out_cell *c, enum out_kind kind, int merge)
 {
@@ -112,6 +137,8 @@ void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 	size_t room;
 	struct out_chunk *ch;
 
+	if (c->clear_pending && kind != OUT_INFO)
+		drop_output(c);
 	if (stream) {
 		int k = kind == OUT_STDERR;
 		if (!c->san[k]) {
@@ -144,9 +171,12 @@ void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 
 void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h)
 {
-	struct out_chunk *ch = chunk_for(c, OUT_PLOT, 0);
+	struct out_chunk *ch;
 
 	(void)m;
+	if (c->clear_pending)
+		drop_output(c);
+	ch = chunk_for(c, OUT_PLOT, 0);
 	ch->plot_index = index;
 	ch->plot_w = w;
 	ch->plot_h = h;

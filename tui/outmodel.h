@@ -42,6 +42,7 @@ struct out_cell {
 	double duration;
 	struct sanitizer *san[2];	/* stdout, stderr while the cell runs */
 	int rows, rows_width;	/* layout cache of the UI; rows_width 0 = stale */
+	int clear_pending;	/* clear_output(wait=True): cleared before the next output */
 };
 
 struct outmodel {
@@ -68,6 +69,11 @@ void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h);
 /* Mark the cell finished: free its sanitisers, add the truncated marker when needed. */
 void out_cell_finish(struct out_cell *c, double duration);
+/*
+ * clear_output: the cell's output so far goes (at once, or with `wait` just before its next
+ * output arrives, as Jupyter's front ends do: a progress display does not flicker).
+ */
+void out_cell_clear(struct out_cell *c, int wait);
 /*
  * Keep the finished cells' output under `max` bytes in all: the oldest cells lose their
  * output first (their code stays) and show a marker instead. Returns the bytes freed.

@@ -110,6 +110,9 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 	case SESSION_EV_ARTIFACT:
 		cell_artifact(ui, m, c, &ev->artifact);
 		break;
+	case SESSION_EV_CLEAR_OUTPUT:
+		out_cell_clear(c, ev->clear.wait);
+		break;
 	case SESSION_EV_ERROR: {
 		struct strbuf sb = STRBUF_INIT;
 		for (size_t i = 0; i < ev->error.ntraceback; i++)

@@ -157,6 +157,23 @@ class CellTest(Base):
         ui.keys('Enter')
         ui.wait_for("Out[3]: 'typed meanwhile'")
 
+    def test_clear_output_live(self):
+        """clear_output() redraws the cell while it runs: a progress display replaces itself
+        (wait=True keeps the old text until the new comes), and the cell ends with the last."""
+        ui = self.start()
+        ui.run('from IPython.display import clear_output; import time')
+        ui.wait_for('In [1]:')
+        ui.run('for i in range(30): clear_output(wait=True); print("tick", i, flush=True); '
+               'time.sleep(0.3 if i < 3 else 0.02)')
+        s = ui.wait_for('tick 2')              # while the cell runs
+        self.assertNotIn('tick 0', s)
+        self.assertNotIn('tick 1\n', s)
+        ui.run('clear_output(); print("after", "clear")')
+        s = ui.wait_for('after clear')
+        self.assertIn('tick 29', s)            # the earlier cell keeps its last output
+        for i in range(29):
+            self.assertNotIn('tick %d\n' % i, s + '\n')
+
     def test_restart_and_history(self):
         ui = self.start()
         ui.run('secret = 41')

@@ -270,12 +270,44 @@ static void test_theme(void)
 }
 
 
+/* clear_output: at once, or (wait) just before the next output; a partial line goes too. */
+static void test_output_clear(void)
+{
+	struct outmodel m;
+	struct out_cell *c;
+
+	outmodel_init(&m, 64);
+	c = outmodel_add(&m, 1, "loop");
+	out_cell_append(&m, c, OUT_STDOUT, "step 1\npart\x1b]0;", 15);
+	out_cell_plot(&m, c, 0, 10, 10);
+	out_cell_clear(c, 0);
+	CHECK(c->nchunks == 0 && c->stored == 0);
+	out_cell_append(&m, c, OUT_STDOUT, "T\x07step 2\n", 9);	/* the cut OSC is forgotten */
+	CHECK(c->nchunks == 1);
+	CHECK_STR(c->chunks[0].text.buf, "Tstep 2\n");
+	/* wait: the old output stays until something new comes, then only that shows. */
+	out_cell_clear(c, 1);
+	CHECK(c->nchunks == 1);
+	out_cell_append(&m, c, OUT_STDERR, "step 3\n", 7);
+	CHECK(c->nchunks == 1 && c->chunks[0].kind == OUT_STDERR);
+	CHECK_STR(c->chunks[0].text.buf, "step 3\n");
+	out_cell_clear(c, 1);
+	out_cell_plot(&m, c, 2, 10, 10);		/* a figure is an output too */
+	CHECK(c->nchunks == 1 && c->chunks[0].kind == OUT_PLOT && c->chunks[0].plot_index == 2);
+	/* A note of the host's (the cell's end) is not an output: a pending clear waits on. */
+	out_cell_clear(c, 1);
+	out_cell_append(&m, c, OUT_INFO, "[interrupted]\n", 14);
+	CHECK(c->nchunks == 2 && c->chunks[0].kind == OUT_PLOT);
+	outmodel_release(&m);
+}
+
 static const struct tap_test tests[] = {
 	{ "edbuf", test_edbuf },
 	{ "highlight", test_highlight },
 	{ "highlight_r", test_highlight_r },
 	{ "sgr", test_sgr },
 	{ "output", test_output },
+	{ "output_clear", test_output_clear },
 	{ "theme", test_theme },
 };
 
