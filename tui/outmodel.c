@@ -10,12 +10,20 @@ void outmodel_init(struct outmodel *m, size_t cell_max)
 	m->cell_max = cell_max;
 }
 
+/* What a chunk holds. */
+static void chunk_release(struct out_chunk *ch)
+{
+	strbuf_release(&ch->text);
+	free(ch->display_id);
+	ch->display_id = NULL;
+}
+
 void out_cell_free(struct out_cell *c)
 {
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nchunks; i++)
-		strbuf_release(&c->chunks[i].text);
+		chunk_release(&c->chunks[i]);
 	for (int k = 0; k < 2; k++)
 		if (c->san[k]) {
 			sanitizer_release(c->san[k]);
@@ -74,7 +82,7 @@ struct out_cell *outmodel_find(const struct outmodel *m, unsigned long id)
 static void drop_output(struct out_cell *c)
 {
 	for (size_t i = 0; i < c->nchunks; i++)
-		strbuf_release(&c->chunks[i].text);
+		chunk_release(&c->chunks[i]);
 	c->nchunks = 0;
 	for (int k = 0; k < 2; k++)
 		if (c->san[k]) {
@@ -100,7 +108,8 @@ static struct out_chunk *chunk_for(struct out_cell *c, enum out_kind kind, int m
 {
 	struct out_chunk *ch;
 
-	if (merge && c->nchunks && c->chunks[c->nchunks - 1].kind == kind)
+	if (merge && c->nchunks && c->chunks[c->nchunks - 1].kind == kind &&
+	    !c->chunks[c->nchunks - 1].display_id)
 		return &c->chunks[c->nchunks - 1];
 	if (c->nchunks == c->chunks_alloc) {
 		c->chunks_alloc = c->chunks_alloc ? 2 * c->chunks_alloc : 4;
@@ -169,6 +178,90 @@ void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 	strbuf_release(&clean);
 }
 
+void out_cell_tag(struct out_cell *c, size_t at, const char *display_id)
+{
+	if (at < c->nchunks && !c->chunks[at].display_id)
+		c->chunks[at].display_id = xstrdup(display_id);
+}
+
+void out_cell_display(struct outmodel *m, struct out_cell *c, const char *display_id,
+		      const char *text, size_t len)
+{
+	struct strbuf clean = STRBUF_INIT;
+	struct out_chunk *ch;
+
+	if (c->clear_pending)
+		drop_output(c);
+	sanitize_str(text, len < m->cell_max ? len : m->cell_max, SAN_KEEP_SGR, &clean);
+	ch = chunk_for(c, OUT_STDOUT, 0);
+	add_text(&ch->text, clean.buf, clean.len);
+	ch->display_id = xstrdup(display_id);
+	c->rows_width = 0;
+	strbuf_release(&clean);
+}
+
+/* Call `fn` on every chunk shown with `display_id`; returns how many. */
+static size_t each_shown(struct outmodel *m, const char *display_id,
+			 void (*fn)(struct out_chunk *ch, const void *arg), const void *arg)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->ncells; i++) {
+		struct out_cell *c = m->cells[i];
+
+		for (size_t k = 0; k < c->nchunks; k++)
+			if (c->chunks[k].display_id && !strcmp(c->chunks[k].display_id, display_id)) {
+				fn(&c->chunks[k], arg);
+				c->rows_width = 0;
+				n++;
+			}
+	}
+	return n;
+}
+
+/* An update's text in place of a chunk's (already sanitised). */
+static void put_text(struct out_chunk *ch, const void *arg)
+{
+	const struct strbuf *clean = arg;
+
+	ch->kind = OUT_STDOUT;
+	strbuf_reset(&ch->text);
+	strbuf_add(&ch->text, clean->buf, clean->len);
+}
+
+/* An update's plot in place of a chunk's. */
+static void put_plot(struct out_chunk *ch, const void *arg)
+{
+	const int *p = arg;
+
+	ch->kind = OUT_PLOT;
+	ch->plot_index = p[0];
+	ch->plot_w = p[1];
+	ch->plot_h = p[2];
+	strbuf_reset(&ch->text);
+	strbuf_addf(&ch->text, "[plot %d: %dx%d PNG]\n", p[0], p[1], p[2]);
+}
+
+size_t outmodel_update_text(struct outmodel *m, const char *display_id, const char *text,
+			    size_t len)
+{
+	struct strbuf clean = STRBUF_INIT;
+	size_t n;
+
+	sanitize_str(text, len < m->cell_max ? len : m->cell_max, SAN_KEEP_SGR, &clean);
+	n = each_shown(m, display_id, put_text, &clean);
+	strbuf_release(&clean);
+	return n;
+}
+
+size_t outmodel_update_plot(struct outmodel *m, const char *display_id, int index, int w,
+			    int h)
+{
+	const int p[3] = { index, w, h };
+
+	return each_shown(m, display_id, put_plot, p);
+}
+
 void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h)
 {
 	struct out_chunk *ch;
@@ -233,7 +326,7 @@ size_t outmodel_trim(struct outmodel *m, size_t max)
 			continue;
 		for (size_t k = 0; k < c->nchunks; k++) {
 			bytes += c->chunks[k].text.len;
-			strbuf_release(&c->chunks[k].text);
+			chunk_release(&c->chunks[k]);
 		}
 		if (!bytes) {
 			c->nchunks = 0;

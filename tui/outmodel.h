@@ -28,6 +28,7 @@ struct out_chunk {
 	enum out_kind kind;
 	struct strbuf text;	/* sanitised; may hold SGR sequences */
 	int plot_index, plot_w, plot_h;	/* OUT_PLOT: the plot it stands for */
+	char *display_id;	/* shown by display(..., display_id=...): updates replace it */
 };
 
 struct out_cell {
@@ -67,6 +68,22 @@ void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 		     const char *text, size_t len);
 /* Add a plot placeholder "[plot N: WxH PNG]". */
 void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h);
+/*
+ * display(..., display_id=ID): the display's text as a chunk of its own, or (tag) chunk `at`
+ * (its plot) marked as that display's, for outmodel_update_*() to replace. Nothing is
+ * merged into such a chunk.
+ */
+void out_cell_display(struct outmodel *m, struct out_cell *c, const char *display_id,
+		      const char *text, size_t len);
+void out_cell_tag(struct out_cell *c, size_t at, const char *display_id);
+/*
+ * update_display(ID): every output shown with that id, in any cell, becomes this text (a
+ * display's text/plain) or this plot. Returns how many were replaced.
+ */
+size_t outmodel_update_text(struct outmodel *m, const char *display_id, const char *text,
+			    size_t len);
+size_t outmodel_update_plot(struct outmodel *m, const char *display_id, int index, int w,
+			    int h);
 /* Mark the cell finished: free its sanitisers, add the truncated marker when needed. */
 void out_cell_finish(struct out_cell *c, double duration);
 /*

@@ -20,17 +20,39 @@ int load_hist_entry(const cJSON *entry, void *data)
 	return 0;
 }
 
-/* A plot of a display or result event: its line in the cell and the plot list. */
-static void cell_plot(struct ui *ui, struct outmodel *m, struct out_cell *c,
-		      const struct session_plot *plot)
+/* A plot into the plot list (the side pane, the gallery). */
+static void list_plot(struct ui *ui, const struct session_plot *plot)
 {
-	out_cell_plot(m, c, plot->index, plot->width, plot->height);
 	if (ui->nplots == ui->plots_alloc) {
 		ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
 		ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
 	}
 	plot_add(ui, &ui->plots[ui->nplots++], plot->index, plot->width, plot->height,
 		 plot->path);
+}
+
+/* A plot of a display or result event: its line in the cell and the plot list. */
+static void cell_plot(struct ui *ui, struct outmodel *m, struct out_cell *c,
+		      const struct session_plot *plot)
+{
+	out_cell_plot(m, c, plot->index, plot->width, plot->height);
+	list_plot(ui, plot);
+}
+
+/* update_display(): the outputs shown with that id take the new bundle, in every cell. */
+static void display_update(struct ui *ui, struct outmodel *m, const struct session_ev_rich *d)
+{
+	if (!d->display_id)
+		return;		/* nothing to update: and nothing new is shown */
+	if (d->plot) {
+		if (outmodel_update_plot(m, d->display_id, d->plot->index, d->plot->width,
+					 d->plot->height))
+			list_plot(ui, d->plot);
+	} else if (d->text) {
+		char *line = xasprintf("%s\n", d->text);
+		outmodel_update_text(m, d->display_id, line, strlen(line));
+		free(line);
+	}
 }
 
 /* An artifact (a file the cell saved): a line naming it and where it is. */
@@ -83,13 +105,25 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 	case SESSION_EV_DISPLAY: {
 		const struct session_plot *plot = ev->display.plot;
 		const char *text = ev->display.text;
+		const char *id = ev->display.display_id;
+
+		if (ev->display.update) {
+			display_update(ui, m, &ev->display);
+			break;
+		}
 		if (plot) {
 			cell_plot(ui, m, c, plot);
+			if (id)
+				out_cell_tag(c, c->nchunks - 1, id);
 		} else if (ev->display.pager && text) {
 			pager_open(ui, "help", text);
 		} else if (text) {
 			char *line = xasprintf("%s\n", text);
-			out_cell_append(m, c, OUT_STDOUT, line, strlen(line));
+
+			if (id)
+				out_cell_display(m, c, id, line, strlen(line));
+			else
+				out_cell_append(m, c, OUT_STDOUT, line, strlen(line));
 			free(line);
 		}
 		break;

@@ -174,6 +174,20 @@ class CellTest(Base):
         for i in range(29):
             self.assertNotIn('tick %d\n' % i, s + '\n')
 
+    def test_display_updates_live(self):
+        """update_display() rewrites the display it names in the pane, also one an earlier
+        cell showed, and shows nothing new."""
+        ui = self.start()
+        ui.run("h = display('state ' + str(0), display_id=True); print('printed')")
+        ui.wait_for('printed')
+        ui.run("import time\nfor i in range(1, 6): h.update('state %d' % i); time.sleep(0.2)")
+        ui.keys('Enter')
+        s = ui.wait_for("'state 5'")
+        for i in range(5):                         # replaced in place, not added
+            self.assertNotIn("'state %d'" % i, s)
+        self.assertEqual(s.count("'state 5'"), 1, s)
+        self.assertLess(s.index("'state 5'"), s.index('\nprinted'))  # where it was shown
+
     def test_restart_and_history(self):
         ui = self.start()
         ui.run('secret = 41')

@@ -301,6 +301,41 @@ static void test_output_clear(void)
 	outmodel_release(&m);
 }
 
+/* Display ids: a display keeps a chunk of its own; an update, from any cell, replaces it. */
+static void test_output_display(void)
+{
+	struct outmodel m;
+	struct out_cell *c1, *c2;
+
+	outmodel_init(&m, 64);
+	c1 = outmodel_add(&m, 1, "h = display('a', display_id=True)");
+	out_cell_append(&m, c1, OUT_STDOUT, "before\n", 7);
+	out_cell_display(&m, c1, "d1", "'a'\n", 4);
+	out_cell_append(&m, c1, OUT_STDOUT, "after\n", 6);	/* not merged into the display */
+	CHECK(c1->nchunks == 3);
+	CHECK_STR(c1->chunks[1].text.buf, "'a'\n");
+	out_cell_plot(&m, c1, 4, 8, 8);
+	out_cell_tag(c1, c1->nchunks - 1, "d2");
+	out_cell_finish(c1, 0);
+	c2 = outmodel_add(&m, 2, "h.update('b')");
+	c1->rows_width = 80;
+	CHECK(outmodel_update_text(&m, "d1", "'b'\x1b]0;T\x07\n", 10) == 1);
+	CHECK_STR(c1->chunks[1].text.buf, "'b'\n");		/* sanitised */
+	CHECK(c1->rows_width == 0);				/* laid out again */
+	CHECK_STR(c1->chunks[0].text.buf, "before\n");
+	CHECK_STR(c1->chunks[2].text.buf, "after\n");
+	/* A text display may become a plot and back. */
+	CHECK(outmodel_update_plot(&m, "d1", 5, 16, 16) == 1);
+	CHECK(c1->chunks[1].kind == OUT_PLOT && c1->chunks[1].plot_index == 5);
+	CHECK(outmodel_update_plot(&m, "d2", 6, 16, 16) == 1 && c1->chunks[3].plot_index == 6);
+	CHECK(outmodel_update_text(&m, "nosuch", "x\n", 2) == 0);
+	CHECK(c2->nchunks == 0);				/* an update shows nothing new */
+	/* Cleared, a display's chunk goes with its id. */
+	out_cell_clear(c1, 0);
+	CHECK(outmodel_update_text(&m, "d1", "x\n", 2) == 0);
+	outmodel_release(&m);
+}
+
 static const struct tap_test tests[] = {
 	{ "edbuf", test_edbuf },
 	{ "highlight", test_highlight },
@@ -308,6 +343,7 @@ static const struct tap_test tests[] = {
 	{ "sgr", test_sgr },
 	{ "output", test_output },
 	{ "output_clear", test_output_clear },
+	{ "output_display", test_output_display },
 	{ "theme", test_theme },
 };
 
