@@ -53,6 +53,7 @@ struct session {
 	int more;		/* a results file has more to read than one dispatch takes */
 	int timer_off;		/* the timer is disarmed (and so has no expiry to read) */
 	char *death;		/* how the last kernel ended, for session_revive() */
+	double start_deadline;	/* a starting kernel's: ready by then */
 };
 
 /* Tell the front end about a state change. */
@@ -81,6 +82,9 @@ static void arm_timer(struct session *s)
 		when = s->kill_at;
 	if (s->more)
 		when = now;	/* a results file has more: read on at once */
+	if (s->state == SESSION_STARTING && s->start_deadline &&
+	    (!when || s->start_deadline < when))
+		when = s->start_deadline;	/* session_started() says it timed out */
 	if (s->ch.notify_fd < 0)
 		interval = POLL_INTERVAL;
 	else if (s->be && s->be->ops->exit_fd(s->be) < 0)
@@ -175,15 +179,12 @@ static void read_wake(struct session *s)
 	s->wake = w && !strcmp(w, "fifo");
 }
 
-/* Start the runner and wait for its ready file. */
-static int start_kernel(struct session *s, struct strbuf *err)
+/* Start the runner; its ready file is awaited by kernel_ready(). */
+static int launch_kernel(struct session *s, struct strbuf *err)
 {
 	struct kernel_spec spec = { 0 };
 	char *runner = xasprintf("%s/host/%s", s->ch.dir, s->kernel->runner);
-	struct strbuf buf = STRBUF_INIT;
-	enum reason reason;
-	double deadline;
-	int rc = -1, exit_fd, got;
+	int rc = -1, exit_fd;
 
 	set_state(s, SESSION_STARTING, NULL);
 	s->hand_back = 0;	/* a kernel of our own from now on: we end it */
@@ -205,71 +206,92 @@ static int start_kernel(struct session *s, struct strbuf *err)
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, exit_fd, &ev);
 	}
-
-	deadline = now_monotonic() + s->opts.startup_timeout;
-	for (;;) {
-		struct epoll_event evs[4];
-		double left;
-		int n;
-
-		got = channel_read_ready(&s->ch, &buf, err);
-		if (got < 0) {
-			s->be->ops->kill(s->be);
-			goto out;
-		}
-		if (got > 0) {
-			const cJSON *proto;
-
-			cJSON_Delete(s->info);
-			s->info = cJSON_ParseWithLength(buf.buf, buf.len);
-			read_wake(s);
-			proto = cJSON_GetObjectItemCaseSensitive(s->info, "protocol");
-			if (!cJSON_IsNumber(proto) || proto->valueint != CELLBOX_PROTOCOL) {
-				if (cJSON_IsNumber(proto))
-					strbuf_addf(err, "the kernel speaks protocol %d, this cellbox %d",
-						    proto->valueint, CELLBOX_PROTOCOL);
-				else
-					strbuf_addf(err, "the kernel's ready file is unreadable: %.200s",
-						    buf.buf);
-				s->be->ops->kill(s->be);
-				goto out;
-			}
-			host_pid(s);
-			break;
-		}
-		strbuf_reset(&buf);
-		if (s->be->ops->reap(s->be, &reason, &buf)) {
-			strbuf_addf(err, "the kernel failed to start: %s", buf.buf);
-			add_log_tail(s, err);
-			goto out;
-		}
-		left = deadline - now_monotonic();
-		if (left <= 0) {
-			strbuf_addf(err, "the kernel did not become ready within %g s",
-				    s->opts.startup_timeout);
-			add_log_tail(s, err);
-			s->be->ops->kill(s->be);
-			goto out;
-		}
-		if (left > 0.05 || s->ch.notify_fd < 0)
-			left = s->ch.notify_fd < 0 ? POLL_INTERVAL : (left > 0.05 ? 0.05 : left);
-		n = epoll_wait(s->epfd, evs, ARRAY_SIZE(evs), (int)(left * 1000) + 1);
-		if (n < 0 && errno != EINTR) {
-			strbuf_addf(err, "epoll_wait: %s", strerror(errno));
-			s->be->ops->kill(s->be);
-			goto out;
-		}
-		channel_drain(&s->ch);
-	}
-	set_state(s, SESSION_IDLE, NULL);
+	s->start_deadline = now_monotonic() + s->opts.startup_timeout;
 	rc = 0;
 out:
-	if (rc < 0)
-		s->state = SESSION_DEAD;
-	arm_timer(s);
-	strbuf_release(&buf);
 	free(runner);
 	return rc;
+}
+
+/*
+ * One look at a starting kernel: 1 when its ready file is there (and speaks our protocol),
+ * 0 when it is still starting, -1 with `err` when it failed, died or ran out of time.
+ */
+static int kernel_ready(struct session *s, struct strbuf *err)
+{
+	struct strbuf buf = STRBUF_INIT;
+	enum reason reason;
+	const cJSON *proto;
+	int got, rc = -1;
+
+	channel_drain(&s->ch);
+	got = channel_read_ready(&s->ch, &buf, err);
+	if (got < 0) {
+		s->be->ops->kill(s->be);
+		goto out;
+	}
+	if (got > 0) {
+		cJSON_Delete(s->info);
+		s->info = cJSON_ParseWithLength(buf.buf, buf.len);
+		read_wake(s);
+		proto = cJSON_GetObjectItemCaseSensitive(s->info, "protocol");
+		if (!cJSON_IsNumber(proto) || proto->valueint != CELLBOX_PROTOCOL) {
+			if (cJSON_IsNumber(proto))
+				strbuf_addf(err, "the kernel speaks protocol %d, this cellbox %d",
+					    proto->valueint, CELLBOX_PROTOCOL);
+			else
+				strbuf_addf(err, "the kernel's ready file is unreadable: %.200s",
+					    buf.buf);
+			s->be->ops->kill(s->be);
+			goto out;
+		}
+		host_pid(s);
+		rc = 1;
+		goto out;
+	}
+	strbuf_reset(&buf);
+	if (s->be->ops->reap(s->be, &reason, &buf)) {
+		strbuf_addf(err, "the kernel failed to start: %s", buf.buf);
+		add_log_tail(s, err);
+		goto out;
+	}
+	if (now_monotonic() >= s->start_deadline) {
+		strbuf_addf(err, "the kernel did not become ready within %g s",
+			    s->opts.startup_timeout);
+		add_log_tail(s, err);
+		s->be->ops->kill(s->be);
+		goto out;
+	}
+	rc = 0;
+out:
+	strbuf_release(&buf);
+	return rc;
+}
+
+/* Start the runner and wait for its ready file. */
+static int start_kernel(struct session *s, struct strbuf *err)
+{
+	int rc = launch_kernel(s, err);
+
+	while (rc == 0 && (rc = kernel_ready(s, err)) == 0) {
+		struct epoll_event evs[4];
+		double left = s->start_deadline - now_monotonic();
+
+		if (left > 0.05 || s->ch.notify_fd < 0)
+			left = s->ch.notify_fd < 0 ? POLL_INTERVAL : (left > 0.05 ? 0.05 : left);
+		if (epoll_wait(s->epfd, evs, ARRAY_SIZE(evs), (int)(left * 1000) + 1) < 0 &&
+		    errno != EINTR) {
+			strbuf_addf(err, "epoll_wait: %s", strerror(errno));
+			s->be->ops->kill(s->be);
+			rc = -1;
+		}
+	}
+	if (rc > 0)
+		set_state(s, SESSION_IDLE, NULL);
+	else
+		s->state = SESSION_DEAD;
+	arm_timer(s);
+	return rc > 0 ? 0 : -1;
 }
 
 int session_gc(const char *configured, struct strbuf *out)
@@ -548,6 +570,62 @@ fail:
 	s->state = SESSION_DEAD;
 	session_close(s);
 	return NULL;
+}
+
+struct session *session_begin(const struct session_opts *opts, struct strbuf *err)
+{
+	struct session *s;
+
+	if (opts->pool_dir || opts->policy) {
+		strbuf_addstr(err, "session_begin: no pool, no policy (session_open does those)");
+		return NULL;
+	}
+	s = session_new(opts, err);
+	if (!s)
+		return NULL;
+	s->be = backend_new(s->backend_name, err);
+	if (!s->be || channel_create(&s->ch, s->runtime_dir, err) < 0)
+		goto fail;
+	sweep_channels(s->runtime_dir);
+	s->ch.quota = s->opts.channel_quota;
+	if (s->be->ops->channel_owner) {
+		struct kernel_spec spec = { .channel_dir = s->ch.dir, .sandbox = &s->opts.sandbox };
+		uid_t uid;
+		gid_t gid;
+
+		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid))
+			channel_set_owner(&s->ch, uid, gid);
+	}
+	if (channel_write(&s->ch, s->kernel->runner, s->kernel->code, *s->kernel->code_len,
+			  err) < 0)
+		goto fail;
+	watch_channel(s);
+	if (launch_kernel(s, err) < 0)
+		goto fail;
+	arm_timer(s);
+	return s;
+fail:
+	s->state = SESSION_DEAD;
+	session_close(s);
+	return NULL;
+}
+
+int session_started(struct session *s, struct strbuf *err)
+{
+	uint64_t ticks;
+	int rc;
+
+	if (s->state != SESSION_STARTING)
+		return s->state == SESSION_DEAD || s->state == SESSION_CLOSED ? -1 : 1;
+	if (!s->timer_off && read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		ticks = 0;
+	rc = kernel_ready(s, err);
+	if (rc > 0)
+		set_state(s, SESSION_IDLE, NULL);
+	else if (rc < 0)
+		s->state = SESSION_DEAD;
+	arm_timer(s);
+	return rc;
 }
 
 const char *session_pool_note(const struct session *s)
