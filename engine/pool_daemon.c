@@ -5,11 +5,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
@@ -67,6 +70,61 @@ static void count(const struct daemon *d, int *ready, int *leased)
 	}
 }
 
+static int removals;	/* containers being removed on threads of their own */
+static int removed_fd = -1;	/* an eventfd in the loop's set: a removal ended */
+
+/* Remove a container and free its backend, on a thread. */
+static void *remove_thread(void *be)
+{
+	struct backend *b = be;
+
+	uint64_t one = 1;
+
+	b->ops->kill(b);
+	b->ops->free(b);
+	__atomic_sub_fetch(&removals, 1, __ATOMIC_SEQ_CST);
+	if (removed_fd >= 0 && write(removed_fd, &one, sizeof(one)) < 0)
+		return NULL;	/* (the loop wakes within a second anyway) */
+	return NULL;
+}
+
+/*
+ * Remove a container off the loop: it takes 100 ms or more, which neither a waiting client
+ * nor the next kernel should wait for. While the daemon stops, at once.
+ */
+static void remove_container(struct daemon *d, struct backend *be)
+{
+	int fd = be->ops->exit_fd(be);
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc = -1;
+
+	if (fd >= 0 && d->epfd >= 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, fd, NULL);
+	if (!d->stop) {
+		__atomic_add_fetch(&removals, 1, __ATOMIC_SEQ_CST);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		rc = pthread_create(&t, &attr, remove_thread, be);
+		pthread_attr_destroy(&attr);
+		if (rc != 0)
+			__atomic_sub_fetch(&removals, 1, __ATOMIC_SEQ_CST);
+	}
+	if (rc != 0) {
+		be->ops->kill(be);
+		be->ops->free(be);
+	}
+}
+
+/* Wait (up to `seconds`) for the containers still being removed. */
+static void wait_removals(double seconds)
+{
+	double until = now_monotonic() + seconds;
+
+	while (__atomic_load_n(&removals, __ATOMIC_SEQ_CST) > 0 && now_monotonic() < until)
+		usleep(10000);
+}
+
 /* Kill a kernel and remove its entry and channel; it is dropped once reaped. */
 static void destroy(struct daemon *d, struct pkernel *k, const char *why)
 {
@@ -74,7 +132,8 @@ static void destroy(struct daemon *d, struct pkernel *k, const char *why)
 
 	pool_log(d, "retiring kernel %s (pid %ld): %s", k->name, (long)k->pid, why);
 	if (k->be) {
-		k->be->ops->kill(k->be);	/* removes the container; dropped at the next reap */
+		remove_container(d, k->be);	/* dropped at the next reap */
+		k->be = NULL;
 	} else if (k->pid > 0) {
 		kill(-k->pid, SIGKILL);
 		kill(k->pid, SIGKILL);
@@ -149,12 +208,12 @@ static void reap_containers(struct daemon *d)
 		char *entry;
 		int ready;
 
-		if (!k->be) {
-			i++;
-			continue;
-		}
 		if (k->dying) {
 			drop(d, i);
+			continue;
+		}
+		if (!k->be) {
+			i++;
 			continue;
 		}
 		entry = pool_path(d, "ready", k->name);
@@ -326,6 +385,25 @@ static int waiting_clients(struct daemon *d)
 	return n;
 }
 
+/* Kernels starting or warming. */
+static int flying(const struct daemon *d)
+{
+	return (int)pool_spawn_in_flight(d);
+}
+
+/*
+ * How many more containers the pool may have: max counts every container of the daemon, the
+ * ready, the leased, those starting, the spares, and those still being removed.
+ */
+static int room(const struct daemon *d)
+{
+	int ready, leased;
+
+	count(d, &ready, &leased);
+	return d->pc->max_size - (ready + leased + (int)d->nsp +
+				  __atomic_load_n(&removals, __ATOMIC_SEQ_CST));
+}
+
 /* Ping a ready kernel through its channel; 0 when it answered. */
 static int ping(struct daemon *d, struct pkernel *k)
 {
@@ -409,10 +487,15 @@ static void maintain(struct daemon *d)
 	 * ready; the min stays for the next). Kernels start side by side, never past max.
 	 */
 	want = pc->min_size + waiting_clients(d);
-	while (ready + (int)d->nsp < want && ready + leased + (int)d->nsp < pc->max_size &&
-	       now_monotonic() >= d->spawn_after)
+	while (ready + flying(d) < want && ready + leased + flying(d) < pc->max_size &&
+	       now_monotonic() >= d->spawn_after &&
+	       (!d->containers || pool_spawn_spares(d) || room(d) > 0))
 		if (pool_spawn_begin(d) < 0)
 			back_off(d);
+	/* Containers: fill the room left under max with spares, one a pass (the loop comes back). */
+	if (d->containers && room(d) > 0 && now_monotonic() >= d->spawn_after &&
+	    pool_spawn_prepare(d) < 0)
+		back_off(d);
 }
 
 /* Remove what a previous daemon left: ready entries, dead leases, unowned channels. */
@@ -575,6 +658,7 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	}
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	d.epfd = epfd;
+	removed_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (sfd < 0 || epfd < 0) {
 		strbuf_addf(err, "cannot set up the daemon's descriptors: %s", strerror(errno));
 		goto out;
@@ -586,6 +670,10 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 		if (ifd >= 0) {
 			ev.data.fd = ifd;
 			epoll_ctl(epfd, EPOLL_CTL_ADD, ifd, &ev);
+		}
+		if (removed_fd >= 0) {
+			ev.data.fd = removed_fd;
+			epoll_ctl(epfd, EPOLL_CTL_ADD, removed_fd, &ev);
 		}
 	}
 	pool_log(&d, "serving '%s' (pid %ld): min %d, max %d%s", pool_dir, (long)getpid(),
@@ -605,8 +693,9 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 			reap(&d);
 		}
 		count(&d, &ready_n, &leased_n);
-		if (started && ready_n + (int)d.nsp < pc->min_size &&
-		    ready_n + leased_n + (int)d.nsp < pc->max_size) {
+		if (started && ((ready_n + flying(&d) < pc->min_size &&
+				 ready_n + leased_n + flying(&d) < pc->max_size) ||
+				(d.containers && room(&d) > 0))) {
 			double wait = d.spawn_after - now_monotonic();
 
 			/*
@@ -625,6 +714,9 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 		if (ifd >= 0)
 			while (read(ifd, buf, sizeof(buf)) > 0)
 				;
+		if (removed_fd >= 0)
+			while (read(removed_fd, buf, sizeof(uint64_t)) > 0)
+				;
 	}
 	/*
 	 * Ready kernels go; leased ones die with us too (PR_SET_PDEATHSIG) once we exit, and so
@@ -634,6 +726,7 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 		if (!d.k[i].dying && (!d.k[i].client || d.k[i].be))
 			destroy(&d, &d.k[i], "the daemon stops");
 	pool_spawn_abort_all(&d);
+	wait_removals(60);
 	zygote_free(d.zygote);
 	d.zygote = NULL;
 	while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -642,6 +735,9 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	rc = 0;
 out:
 	pool_spawn_abort_all(&d);
+	if (removed_fd >= 0)
+		close(removed_fd);
+	removed_fd = -1;
 	zygote_free(d.zygote);
 	while (d.nk)
 		drop(&d, 0);

@@ -37,7 +37,7 @@ struct daemon {
 	int epfd;		/* the loop's epoll set: starting kernels and containers join it */
 	struct pkernel *k;
 	size_t nk, alloc;
-	struct pspawn **sp;	/* kernels in flight, at most max - ready - leased */
+	struct pspawn **sp;	/* kernels in flight and spares, at most max - ready - leased */
 	size_t nsp, spalloc;
 	double next_health;
 	double spawn_after;	/* after a failed start: not before this (back-off) */
@@ -73,7 +73,16 @@ int pool_spawn_begin(struct daemon *d);
  * failed (each logged and closed), and counts how many became ready in `*made`.
  */
 int pool_spawn_poll(struct daemon *d, int *made);
-/* Stop every kernel in flight (the daemon stops). */
+/*
+ * Containers: create one kernel's container ahead, not started (a spare: session_prepare);
+ * pool_spawn_begin() starts a spare before it makes a new one. 0, or -1 (logged).
+ */
+int pool_spawn_prepare(struct daemon *d);
+/* Kernels starting or warming (not the spares). */
+size_t pool_spawn_in_flight(const struct daemon *d);
+/* Spares: containers created ahead, not started. */
+size_t pool_spawn_spares(const struct daemon *d);
+/* Stop every kernel in flight and remove the spares (the daemon stops). */
 void pool_spawn_abort_all(struct daemon *d);
 /* Replace the zygote when it died, failed or has other pre-imports (pool_spawn_begin does). */
 void pool_keep_zygote(struct daemon *d);

@@ -15,6 +15,7 @@
 
 /* How far a kernel in flight is. */
 enum spawn_stage {
+	SPAWN_CREATED,		/* a spare: its container created, not started (containers) */
 	SPAWN_STARTING,		/* waiting for its ready file */
 	SPAWN_WARMING,		/* a cold kernel's first completion builds its completer */
 	SPAWN_PREIMPORT,	/* importing the pool's --preimport */
@@ -160,16 +161,72 @@ static struct backend *adopt_container(struct daemon *d, const char *dir, pid_t 
 	return backend_adopt(d->backend, &k, err);
 }
 
+/* Add a kernel to the flight list. */
+static void add_spawn(struct daemon *d, struct pspawn *sp)
+{
+	if (d->nsp == d->spalloc) {
+		d->spalloc = d->spalloc ? 2 * d->spalloc : 8;
+		d->sp = xrealloc(d->sp, d->spalloc * sizeof(*d->sp));
+	}
+	d->sp[d->nsp++] = sp;
+}
+
+/* Let the loop wait on a kernel that starts. */
+static void watch_spawn(struct daemon *d, struct pspawn *sp)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	sp->fd = session_fd(sp->s);
+	ev.data.fd = sp->fd;
+	epoll_ctl(d->epfd, EPOLL_CTL_ADD, sp->fd, &ev);
+}
+
+/* The name of a kernel in flight (its channel's). */
+static const char *spawn_name(const struct pspawn *sp)
+{
+	return strrchr(session_channel_dir(sp->s), '/') + 1;
+}
+
+/* A spare to start, or NULL. */
+static struct pspawn *take_spare(struct daemon *d)
+{
+	for (size_t i = 0; i < d->nsp; i++)
+		if (d->sp[i]->stage == SPAWN_CREATED)
+			return d->sp[i];
+	return NULL;
+}
+
+/* Take kernel i out of the flight list (its session closed when it is still ours). */
+static void drop_spawn(struct daemon *d, size_t i);
+
 int pool_spawn_begin(struct daemon *d)
 {
 	struct strbuf err = STRBUF_INIT;
-	struct epoll_event ev = { .events = EPOLLIN };
-	struct pspawn *sp;
+	struct pspawn *sp = take_spare(d);
 	int forked;
 
+	if (sp) {
+		/* a container created ahead: only its start is left */
+		sp->t0 = now_monotonic();
+		sp->stage = SPAWN_STARTING;
+		if (session_launch(sp->s, &err) < 0) {
+			pool_log(d, "cannot start a kernel: %s", err.buf);
+			for (size_t i = 0; i < d->nsp; i++)
+				if (d->sp[i] == sp)
+					drop_spawn(d, i);
+			strbuf_release(&err);
+			return -1;
+		}
+		watch_spawn(d, sp);
+		pool_log(d, "starting kernel %s, created ahead (%zu in flight)", spawn_name(sp),
+			 pool_spawn_in_flight(d));
+		strbuf_release(&err);
+		return 0;
+	}
 	pool_keep_zygote(d);
 	forked = zygote_usable(d->zygote);
 	sp = xcalloc(1, sizeof(*sp));
+	sp->fd = -1;
 	sp->t0 = now_monotonic();
 	sp->s = session_begin(&d->kopts, &err);
 	sp->forked = forked && zygote_usable(d->zygote);
@@ -182,19 +239,48 @@ int pool_spawn_begin(struct daemon *d)
 		return -1;
 	}
 	strbuf_init(&sp->w.error, 0);
-	pool_log(d, "starting kernel %s%s (%zu in flight)",
-		 strrchr(session_channel_dir(sp->s), '/') + 1,
-		 sp->forked ? " from the zygote" : "", d->nsp + 1);
-	sp->fd = session_fd(sp->s);
-	ev.data.fd = sp->fd;
-	epoll_ctl(d->epfd, EPOLL_CTL_ADD, sp->fd, &ev);
-	if (d->nsp == d->spalloc) {
-		d->spalloc = d->spalloc ? 2 * d->spalloc : 8;
-		d->sp = xrealloc(d->sp, d->spalloc * sizeof(*d->sp));
-	}
-	d->sp[d->nsp++] = sp;
+	sp->stage = SPAWN_STARTING;
+	watch_spawn(d, sp);
+	add_spawn(d, sp);
+	pool_log(d, "starting kernel %s%s (%zu in flight)", spawn_name(sp),
+		 sp->forked ? " from the zygote" : "", pool_spawn_in_flight(d));
 	strbuf_release(&err);
 	return 0;
+}
+
+int pool_spawn_prepare(struct daemon *d)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct pspawn *sp = xcalloc(1, sizeof(*sp));
+
+	sp->fd = -1;
+	sp->s = session_prepare(&d->kopts, &err);
+	if (!sp->s) {
+		pool_log(d, "cannot create a kernel's container: %s", err.buf);
+		strbuf_release(&err);
+		free(sp);
+		return -1;
+	}
+	strbuf_init(&sp->w.error, 0);
+	sp->stage = SPAWN_CREATED;
+	add_spawn(d, sp);
+	pool_log(d, "created kernel %s ahead", spawn_name(sp));
+	strbuf_release(&err);
+	return 0;
+}
+
+size_t pool_spawn_in_flight(const struct daemon *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nsp; i++)
+		n += d->sp[i]->stage != SPAWN_CREATED;
+	return n;
+}
+
+size_t pool_spawn_spares(const struct daemon *d)
+{
+	return d->nsp - pool_spawn_in_flight(d);
 }
 
 /*
@@ -315,12 +401,12 @@ out:
 	return rc;
 }
 
-/* Take kernel i out of the flight list (its session closed when it is still ours). */
 static void drop_spawn(struct daemon *d, size_t i)
 {
 	struct pspawn *sp = d->sp[i];
 
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, sp->fd, NULL);
+	if (sp->fd >= 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, sp->fd, NULL);
 	if (sp->s) {
 		char *dir = xstrdup(session_channel_dir(sp->s));
 
@@ -342,6 +428,10 @@ int pool_spawn_poll(struct daemon *d, int *made)
 		struct pspawn *sp = d->sp[i];
 		int rc;
 
+		if (sp->stage == SPAWN_CREATED) {
+			i++;
+			continue;
+		}
 		rc = step(d, sp);
 		if (rc == 0) {
 			i++;

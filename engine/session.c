@@ -54,6 +54,8 @@ struct session {
 	int timer_off;		/* the timer is disarmed (and so has no expiry to read) */
 	char *death;		/* how the last kernel ended, for session_revive() */
 	double start_deadline;	/* a starting kernel's: ready by then */
+	char *runner_path;	/* the runner in the channel's host part, as the backend runs it */
+	int prepared;		/* prepare_kernel() ran: the next launch only starts */
 };
 
 /* Tell the front end about a state change. */
@@ -179,38 +181,58 @@ static void read_wake(struct session *s)
 	s->wake = w && !strcmp(w, "fifo");
 }
 
-/* Start the runner; its ready file is awaited by kernel_ready(). */
+/* What the backend is given to start the kernel. */
+static void kernel_spec_of(struct session *s, struct kernel_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->channel_dir = s->ch.dir;
+	spec->runner = s->runner_path;
+	spec->python = s->python;
+	spec->memory = s->opts.memory;
+	spec->cwd = s->cwd;
+	spec->sandbox = &s->opts.sandbox;
+	spec->kernel = s->kernel;
+}
+
+/* Make the channel ready for a kernel and let the backend prepare its start (prepare()). */
+static int prepare_kernel(struct session *s, struct strbuf *err)
+{
+	struct kernel_spec spec;
+
+	if (prepare_channel(s, err) < 0)
+		return -1;
+	s->log_start = channel_log_size(&s->ch);
+	free(s->runner_path);
+	s->runner_path = xasprintf("%s/host/%s", s->ch.dir, s->kernel->runner);
+	kernel_spec_of(s, &spec);
+	if (s->be->ops->prepare && s->be->ops->prepare(s->be, &spec, err) < 0)
+		return -1;
+	s->prepared = 1;
+	return 0;
+}
+
+/* Start the runner (prepared first unless it is); its ready file is awaited by kernel_ready(). */
 static int launch_kernel(struct session *s, struct strbuf *err)
 {
-	struct kernel_spec spec = { 0 };
-	char *runner = xasprintf("%s/host/%s", s->ch.dir, s->kernel->runner);
-	int rc = -1, exit_fd;
+	struct kernel_spec spec;
+	int exit_fd;
 
 	set_state(s, SESSION_STARTING, NULL);
 	s->hand_back = 0;	/* a kernel of our own from now on: we end it */
-	if (prepare_channel(s, err) < 0)
-		goto out;
-	s->log_start = channel_log_size(&s->ch);
-	spec.channel_dir = s->ch.dir;
-	spec.runner = runner;
-	spec.python = s->python;
-	spec.memory = s->opts.memory;
-	spec.cwd = s->cwd;
-	spec.sandbox = &s->opts.sandbox;
-	spec.kernel = s->kernel;
+	if (!s->prepared && prepare_kernel(s, err) < 0)
+		return -1;
+	s->prepared = 0;
+	kernel_spec_of(s, &spec);
 	s->be->signal_group = s->kernel->interrupt_group;
 	if (s->be->ops->start(s->be, &spec, err) < 0)
-		goto out;
+		return -1;
 	exit_fd = s->be->ops->exit_fd(s->be);
 	if (exit_fd >= 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, exit_fd, &ev);
 	}
 	s->start_deadline = now_monotonic() + s->opts.startup_timeout;
-	rc = 0;
-out:
-	free(runner);
-	return rc;
+	return 0;
 }
 
 /*
@@ -572,12 +594,12 @@ fail:
 	return NULL;
 }
 
-struct session *session_begin(const struct session_opts *opts, struct strbuf *err)
+struct session *session_prepare(const struct session_opts *opts, struct strbuf *err)
 {
 	struct session *s;
 
 	if (opts->pool_dir || opts->policy) {
-		strbuf_addstr(err, "session_begin: no pool, no policy (session_open does those)");
+		strbuf_addstr(err, "session_prepare: no pool, no policy (session_open does those)");
 		return NULL;
 	}
 	s = session_new(opts, err);
@@ -600,14 +622,34 @@ struct session *session_begin(const struct session_opts *opts, struct strbuf *er
 			  err) < 0)
 		goto fail;
 	watch_channel(s);
-	if (launch_kernel(s, err) < 0)
+	if (prepare_kernel(s, err) < 0)
 		goto fail;
-	arm_timer(s);
 	return s;
 fail:
 	s->state = SESSION_DEAD;
 	session_close(s);
 	return NULL;
+}
+
+int session_launch(struct session *s, struct strbuf *err)
+{
+	int rc = launch_kernel(s, err);
+
+	if (rc < 0)
+		s->state = SESSION_DEAD;
+	arm_timer(s);
+	return rc;
+}
+
+struct session *session_begin(const struct session_opts *opts, struct strbuf *err)
+{
+	struct session *s = session_prepare(opts, err);
+
+	if (s && session_launch(s, err) < 0) {
+		session_close(s);
+		return NULL;
+	}
+	return s;
 }
 
 int session_started(struct session *s, struct strbuf *err)
@@ -1134,6 +1176,7 @@ static void session_free(struct session *s, int remove_channel)
 	free(s->pool_note);
 	free(s->policy_error);
 	free(s->death);
+	free(s->runner_path);
 	free(s);
 }
 
