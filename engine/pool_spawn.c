@@ -351,6 +351,9 @@ static int finish(struct daemon *d, struct pspawn *sp)
 	pool_log(d, "kernel %s (pid %ld) ready in %.0f ms (started in %.0f)%s", k->name,
 		 (long)k->pid, (now_monotonic() - sp->t0) * 1e3, (sp->t_open - sp->t0) * 1e3,
 		 sp->forked ? ", forked from the zygote" : "");
+	/* out of the loop's set first: the detaching thread closes the descriptor */
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, sp->fd, NULL);
+	sp->fd = -1;
 	if (d->containers)
 		session_detach(sp->s);	/* (the engine's connection is the loop's) */
 	else

@@ -550,6 +550,29 @@ static int open_pooled(struct session *s, const struct session_opts *opts, struc
 	return rc;
 }
 
+/* A backend and a fresh channel with the runner in it, watched: a kernel of our own to start. */
+static int new_channel(struct session *s, struct strbuf *err)
+{
+	s->be = backend_new(s->backend_name, err);
+	if (!s->be || channel_create(&s->ch, s->runtime_dir, err) < 0)
+		return -1;
+	sweep_channels(s->runtime_dir);
+	s->ch.quota = s->opts.channel_quota;
+	if (s->be->ops->channel_owner) {
+		struct kernel_spec spec = { .channel_dir = s->ch.dir, .sandbox = &s->opts.sandbox };
+		uid_t uid;
+		gid_t gid;
+
+		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid))
+			channel_set_owner(&s->ch, uid, gid);
+	}
+	if (channel_write(&s->ch, s->kernel->runner, s->kernel->code, *s->kernel->code_len,
+			  err) < 0)
+		return -1;
+	watch_channel(s);
+	return 0;
+}
+
 struct session *session_open(const struct session_opts *opts, struct strbuf *err)
 {
 	struct session *s = session_new(opts, err);
@@ -566,26 +589,7 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		if (pooled)
 			return s;
 	}
-	s->be = backend_new(s->backend_name, err);
-	if (!s->be)
-		goto fail;
-	if (channel_create(&s->ch, s->runtime_dir, err) < 0)
-		goto fail;
-	sweep_channels(s->runtime_dir);
-	s->ch.quota = s->opts.channel_quota;
-	if (s->be->ops->channel_owner) {
-		struct kernel_spec spec = { .channel_dir = s->ch.dir, .sandbox = &s->opts.sandbox };
-		uid_t uid;
-		gid_t gid;
-
-		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid))
-			channel_set_owner(&s->ch, uid, gid);
-	}
-	if (channel_write(&s->ch, s->kernel->runner, s->kernel->code, *s->kernel->code_len,
-			  err) < 0)
-		goto fail;
-	watch_channel(s);
-	if (start_kernel(s, err) < 0 || install_policy(s, err) < 0)
+	if (new_channel(s, err) < 0 || start_kernel(s, err) < 0 || install_policy(s, err) < 0)
 		goto fail;
 	return s;
 fail:
@@ -605,24 +609,7 @@ struct session *session_prepare(const struct session_opts *opts, struct strbuf *
 	s = session_new(opts, err);
 	if (!s)
 		return NULL;
-	s->be = backend_new(s->backend_name, err);
-	if (!s->be || channel_create(&s->ch, s->runtime_dir, err) < 0)
-		goto fail;
-	sweep_channels(s->runtime_dir);
-	s->ch.quota = s->opts.channel_quota;
-	if (s->be->ops->channel_owner) {
-		struct kernel_spec spec = { .channel_dir = s->ch.dir, .sandbox = &s->opts.sandbox };
-		uid_t uid;
-		gid_t gid;
-
-		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid))
-			channel_set_owner(&s->ch, uid, gid);
-	}
-	if (channel_write(&s->ch, s->kernel->runner, s->kernel->code, *s->kernel->code_len,
-			  err) < 0)
-		goto fail;
-	watch_channel(s);
-	if (prepare_kernel(s, err) < 0)
+	if (new_channel(s, err) < 0 || prepare_kernel(s, err) < 0)
 		goto fail;
 	return s;
 fail:
