@@ -2,10 +2,11 @@
 #define CELLBOX_POOL_INT_H
 
 /*
- * What the rooms of the pool daemon share. Internal. pool_daemon.c is the loop and the leases
- * (serving, reaping, the pool's policies); pool_spawn.c makes kernels (the zygote, several
- * starts in flight, warming, handing a ready kernel to ready/); pool_status.c describes a pool
- * (`pool status`) from its files alone.
+ * What the rooms of the pool daemon share. Internal. pool_daemon.c is the loop (serving,
+ * reaping, health, retiring, the pool's sizes); pool_leases.c reads and tidies the pool
+ * directory (leases, waiting clients, leftovers, daemon.json); pool_spawn.c makes kernels
+ * (the zygote, several starts in flight, warming, handing a ready kernel to ready/);
+ * pool_status.c describes a pool (`pool status`) from its files alone.
  */
 
 #include <stdio.h>
@@ -52,6 +53,16 @@ struct daemon {
 void pool_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A path inside the pool, `a` or `a/b` (caller frees). */
 char *pool_path(const struct daemon *d, const char *a, const char *b);
+/* Kill a kernel and remove its entry and channel (a container on a thread); dropped once reaped. */
+void pool_destroy(struct daemon *d, struct pkernel *k, const char *why);
+/* Bring the table in line with ready/ and leased/: new leases, releases, dead clients. */
+void pool_sync_leases(struct daemon *d);
+/* The number of clients waiting for a kernel (want/), forgetting those that died. */
+int pool_waiting_clients(struct daemon *d);
+/* Remove what a previous daemon left: ready entries, dead leases, unowned channels. */
+void pool_clean_leftovers(struct daemon *d);
+/* Write daemon.json: who serves the pool and how. */
+void pool_write_info(struct daemon *d);
 /* Add a ready kernel to the table (its name copied); the entry, valid until the next add. */
 struct pkernel *pool_add_kernel(struct daemon *d, const char *name, pid_t pid,
 				struct backend *be);
