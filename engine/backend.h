@@ -6,6 +6,8 @@
  * The session drives it through this small table of functions and never looks inside.
  *
  * Call protocol:
+ *   prepare()    optional, before start(): make what start() needs that takes time and runs
+ *                nothing yet (a container created, not started), so that start() is quick.
  *   start()      once; on success the runner is starting and will write `ready` in the
  *                channel. The backend may be started again after it has exited or been
  *                killed (restart).
@@ -137,6 +139,7 @@ struct backend_ops {
 	 */
 	int (*gc)(const char *name, const char *host, struct strbuf *out, struct strbuf *err);
 
+	int (*prepare)(struct backend *be, const struct kernel_spec *spec, struct strbuf *err);
 	int (*start)(struct backend *be, const struct kernel_spec *spec, struct strbuf *err);
 	int (*exit_fd)(struct backend *be);
 	int (*reap)(struct backend *be, enum reason *reason, struct strbuf *why);

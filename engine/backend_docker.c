@@ -32,6 +32,7 @@ struct backend_docker {
 	struct docker d;
 	int connected;
 	char *id;		/* the running container, NULL when none */
+	int created;		/* id is created and not started yet (prepare()) */
 	int wait_fd;		/* POST /containers/ID/wait; readable when it exits */
 	struct strbuf wait_reply;
 	unsigned long long memory;	/* the limit in force, for messages */
@@ -443,14 +444,14 @@ static void write_container_file(const char *channel_dir, const char *id)
 	strbuf_release(&err);
 }
 
-static int docker_start(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
+/* Create the container for `spec` (not started): docker_prepare and docker_start's first half. */
+static int create_container(struct backend_docker *db, const struct kernel_spec *spec,
+			    struct strbuf *err)
 {
-	struct backend_docker *db = docker_of(be);
 	const struct sandbox_opts *sb = spec->sandbox;
 	cJSON *body = NULL, *reply = NULL;
 	struct strbuf msg = STRBUF_INIT;
 	const char *image;
-	char *path = NULL;
 	long status;
 	int rc = -1;
 
@@ -484,11 +485,41 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		goto out;
 	}
 	db->id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id")));
+	db->created = 1;
 	if (wakes_by_stdin(sb, spec->kernel ? spec->kernel : kernel_default()) &&
 	    attach_stdin(db, err) < 0)
 		goto out;
+	rc = 0;
+out:
+	if (rc < 0 && db->id) {
+		remove_container(&db->d, db->id);
+		free(db->id);
+		db->id = NULL;
+		db->created = 0;
+	}
+	cJSON_Delete(body);
+	cJSON_Delete(reply);
+	strbuf_release(&msg);
+	return rc;
+}
+
+static int docker_prepare(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
+{
+	return create_container(docker_of(be), spec, err);
+}
+
+static int docker_start(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
+{
+	struct backend_docker *db = docker_of(be);
+	struct strbuf msg = STRBUF_INIT;
+	char *path = NULL;
+	long status;
+	int rc = -1;
+
+	if (!db->created && create_container(db, spec, err) < 0)
+		return -1;
+	db->created = 0;
 	path = xasprintf("/containers/%s/start", db->id);
-	strbuf_reset(&msg);
 	status = docker_call(&db->d, "POST", path, NULL, NULL, &msg);
 	if (status != 204 && status != 304) {
 		strbuf_addf(err, "cannot start the container: %s", msg.buf);
@@ -504,8 +535,6 @@ out:
 		free(db->id);
 		db->id = NULL;
 	}
-	cJSON_Delete(body);
-	cJSON_Delete(reply);
 	strbuf_release(&msg);
 	free(path);
 	return rc;
@@ -527,6 +556,7 @@ static void docker_forget(struct backend_docker *db)
 	db->stdin_fd = -1;
 	free(db->id);
 	db->id = NULL;
+	db->created = 0;
 }
 
 /* Why the container stopped, from its state. */
@@ -900,6 +930,7 @@ const struct backend_ops backend_docker_ops = {
 	.adopt = docker_adopt,
 	.running = docker_running,
 	.gc = docker_gc,
+	.prepare = docker_prepare,
 	.start = docker_start,
 	.exit_fd = docker_exit_fd,
 	.reap = docker_reap,

@@ -53,6 +53,9 @@ struct session {
 	int more;		/* a results file has more to read than one dispatch takes */
 	int timer_off;		/* the timer is disarmed (and so has no expiry to read) */
 	char *death;		/* how the last kernel ended, for session_revive() */
+	double start_deadline;	/* a starting kernel's: ready by then */
+	char *runner_path;	/* the runner in the channel's host part, as the backend runs it */
+	int prepared;		/* prepare_kernel() ran: the next launch only starts */
 };
 
 /* Tell the front end about a state change. */
@@ -81,6 +84,9 @@ static void arm_timer(struct session *s)
 		when = s->kill_at;
 	if (s->more)
 		when = now;	/* a results file has more: read on at once */
+	if (s->state == SESSION_STARTING && s->start_deadline &&
+	    (!when || s->start_deadline < when))
+		when = s->start_deadline;	/* session_started() says it timed out */
 	if (s->ch.notify_fd < 0)
 		interval = POLL_INTERVAL;
 	else if (s->be && s->be->ops->exit_fd(s->be) < 0)
@@ -175,101 +181,139 @@ static void read_wake(struct session *s)
 	s->wake = w && !strcmp(w, "fifo");
 }
 
-/* Start the runner and wait for its ready file. */
-static int start_kernel(struct session *s, struct strbuf *err)
+/* What the backend is given to start the kernel. */
+static void kernel_spec_of(struct session *s, struct kernel_spec *spec)
 {
-	struct kernel_spec spec = { 0 };
-	char *runner = xasprintf("%s/host/%s", s->ch.dir, s->kernel->runner);
-	struct strbuf buf = STRBUF_INIT;
-	enum reason reason;
-	double deadline;
-	int rc = -1, exit_fd, got;
+	memset(spec, 0, sizeof(*spec));
+	spec->channel_dir = s->ch.dir;
+	spec->runner = s->runner_path;
+	spec->python = s->python;
+	spec->memory = s->opts.memory;
+	spec->cwd = s->cwd;
+	spec->sandbox = &s->opts.sandbox;
+	spec->kernel = s->kernel;
+}
+
+/* Make the channel ready for a kernel and let the backend prepare its start (prepare()). */
+static int prepare_kernel(struct session *s, struct strbuf *err)
+{
+	struct kernel_spec spec;
+
+	if (prepare_channel(s, err) < 0)
+		return -1;
+	s->log_start = channel_log_size(&s->ch);
+	free(s->runner_path);
+	s->runner_path = xasprintf("%s/host/%s", s->ch.dir, s->kernel->runner);
+	kernel_spec_of(s, &spec);
+	if (s->be->ops->prepare && s->be->ops->prepare(s->be, &spec, err) < 0)
+		return -1;
+	s->prepared = 1;
+	return 0;
+}
+
+/* Start the runner (prepared first unless it is); its ready file is awaited by kernel_ready(). */
+static int launch_kernel(struct session *s, struct strbuf *err)
+{
+	struct kernel_spec spec;
+	int exit_fd;
 
 	set_state(s, SESSION_STARTING, NULL);
 	s->hand_back = 0;	/* a kernel of our own from now on: we end it */
-	if (prepare_channel(s, err) < 0)
-		goto out;
-	s->log_start = channel_log_size(&s->ch);
-	spec.channel_dir = s->ch.dir;
-	spec.runner = runner;
-	spec.python = s->python;
-	spec.memory = s->opts.memory;
-	spec.cwd = s->cwd;
-	spec.sandbox = &s->opts.sandbox;
-	spec.kernel = s->kernel;
+	if (!s->prepared && prepare_kernel(s, err) < 0)
+		return -1;
+	s->prepared = 0;
+	kernel_spec_of(s, &spec);
 	s->be->signal_group = s->kernel->interrupt_group;
 	if (s->be->ops->start(s->be, &spec, err) < 0)
-		goto out;
+		return -1;
 	exit_fd = s->be->ops->exit_fd(s->be);
 	if (exit_fd >= 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, exit_fd, &ev);
 	}
+	s->start_deadline = now_monotonic() + s->opts.startup_timeout;
+	return 0;
+}
 
-	deadline = now_monotonic() + s->opts.startup_timeout;
-	for (;;) {
-		struct epoll_event evs[4];
-		double left;
-		int n;
+/*
+ * One look at a starting kernel: 1 when its ready file is there (and speaks our protocol),
+ * 0 when it is still starting, -1 with `err` when it failed, died or ran out of time.
+ */
+static int kernel_ready(struct session *s, struct strbuf *err)
+{
+	struct strbuf buf = STRBUF_INIT;
+	enum reason reason;
+	const cJSON *proto;
+	int got, rc = -1;
 
-		got = channel_read_ready(&s->ch, &buf, err);
-		if (got < 0) {
-			s->be->ops->kill(s->be);
-			goto out;
-		}
-		if (got > 0) {
-			const cJSON *proto;
-
-			cJSON_Delete(s->info);
-			s->info = cJSON_ParseWithLength(buf.buf, buf.len);
-			read_wake(s);
-			proto = cJSON_GetObjectItemCaseSensitive(s->info, "protocol");
-			if (!cJSON_IsNumber(proto) || proto->valueint != CELLBOX_PROTOCOL) {
-				if (cJSON_IsNumber(proto))
-					strbuf_addf(err, "the kernel speaks protocol %d, this cellbox %d",
-						    proto->valueint, CELLBOX_PROTOCOL);
-				else
-					strbuf_addf(err, "the kernel's ready file is unreadable: %.200s",
-						    buf.buf);
-				s->be->ops->kill(s->be);
-				goto out;
-			}
-			host_pid(s);
-			break;
-		}
-		strbuf_reset(&buf);
-		if (s->be->ops->reap(s->be, &reason, &buf)) {
-			strbuf_addf(err, "the kernel failed to start: %s", buf.buf);
-			add_log_tail(s, err);
-			goto out;
-		}
-		left = deadline - now_monotonic();
-		if (left <= 0) {
-			strbuf_addf(err, "the kernel did not become ready within %g s",
-				    s->opts.startup_timeout);
-			add_log_tail(s, err);
-			s->be->ops->kill(s->be);
-			goto out;
-		}
-		if (left > 0.05 || s->ch.notify_fd < 0)
-			left = s->ch.notify_fd < 0 ? POLL_INTERVAL : (left > 0.05 ? 0.05 : left);
-		n = epoll_wait(s->epfd, evs, ARRAY_SIZE(evs), (int)(left * 1000) + 1);
-		if (n < 0 && errno != EINTR) {
-			strbuf_addf(err, "epoll_wait: %s", strerror(errno));
-			s->be->ops->kill(s->be);
-			goto out;
-		}
-		channel_drain(&s->ch);
+	channel_drain(&s->ch);
+	got = channel_read_ready(&s->ch, &buf, err);
+	if (got < 0) {
+		s->be->ops->kill(s->be);
+		goto out;
 	}
-	set_state(s, SESSION_IDLE, NULL);
+	if (got > 0) {
+		cJSON_Delete(s->info);
+		s->info = cJSON_ParseWithLength(buf.buf, buf.len);
+		read_wake(s);
+		proto = cJSON_GetObjectItemCaseSensitive(s->info, "protocol");
+		if (!cJSON_IsNumber(proto) || proto->valueint != CELLBOX_PROTOCOL) {
+			if (cJSON_IsNumber(proto))
+				strbuf_addf(err, "the kernel speaks protocol %d, this cellbox %d",
+					    proto->valueint, CELLBOX_PROTOCOL);
+			else
+				strbuf_addf(err, "the kernel's ready file is unreadable: %.200s",
+					    buf.buf);
+			s->be->ops->kill(s->be);
+			goto out;
+		}
+		host_pid(s);
+		rc = 1;
+		goto out;
+	}
+	strbuf_reset(&buf);
+	if (s->be->ops->reap(s->be, &reason, &buf)) {
+		strbuf_addf(err, "the kernel failed to start: %s", buf.buf);
+		add_log_tail(s, err);
+		goto out;
+	}
+	if (now_monotonic() >= s->start_deadline) {
+		strbuf_addf(err, "the kernel did not become ready within %g s",
+			    s->opts.startup_timeout);
+		add_log_tail(s, err);
+		s->be->ops->kill(s->be);
+		goto out;
+	}
 	rc = 0;
 out:
-	if (rc < 0)
+	strbuf_release(&buf);
+	return rc;
+}
+
+/* Start the runner and wait for its ready file. */
+static int start_kernel(struct session *s, struct strbuf *err)
+{
+	int rc = launch_kernel(s, err);
+
+	while (rc == 0 && (rc = kernel_ready(s, err)) == 0) {
+		struct epoll_event evs[4];
+		double left = s->start_deadline - now_monotonic();
+
+		if (left > 0.05 || s->ch.notify_fd < 0)
+			left = s->ch.notify_fd < 0 ? POLL_INTERVAL : (left > 0.05 ? 0.05 : left);
+		if (epoll_wait(s->epfd, evs, ARRAY_SIZE(evs), (int)(left * 1000) + 1) < 0 &&
+		    errno != EINTR) {
+			strbuf_addf(err, "epoll_wait: %s", strerror(errno));
+			s->be->ops->kill(s->be);
+			rc = -1;
+		}
+	}
+	if (rc > 0)
+		set_state(s, SESSION_IDLE, NULL);
+	else
 		s->state = SESSION_DEAD;
 	arm_timer(s);
-	strbuf_release(&buf);
-	free(runner);
-	return rc;
+	return rc > 0 ? 0 : -1;
 }
 
 int session_gc(const char *configured, struct strbuf *out)
@@ -506,6 +550,29 @@ static int open_pooled(struct session *s, const struct session_opts *opts, struc
 	return rc;
 }
 
+/* A backend and a fresh channel with the runner in it, watched: a kernel of our own to start. */
+static int new_channel(struct session *s, struct strbuf *err)
+{
+	s->be = backend_new(s->backend_name, err);
+	if (!s->be || channel_create(&s->ch, s->runtime_dir, err) < 0)
+		return -1;
+	sweep_channels(s->runtime_dir);
+	s->ch.quota = s->opts.channel_quota;
+	if (s->be->ops->channel_owner) {
+		struct kernel_spec spec = { .channel_dir = s->ch.dir, .sandbox = &s->opts.sandbox };
+		uid_t uid;
+		gid_t gid;
+
+		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid))
+			channel_set_owner(&s->ch, uid, gid);
+	}
+	if (channel_write(&s->ch, s->kernel->runner, s->kernel->code, *s->kernel->code_len,
+			  err) < 0)
+		return -1;
+	watch_channel(s);
+	return 0;
+}
+
 struct session *session_open(const struct session_opts *opts, struct strbuf *err)
 {
 	struct session *s = session_new(opts, err);
@@ -522,32 +589,72 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		if (pooled)
 			return s;
 	}
-	s->be = backend_new(s->backend_name, err);
-	if (!s->be)
-		goto fail;
-	if (channel_create(&s->ch, s->runtime_dir, err) < 0)
-		goto fail;
-	sweep_channels(s->runtime_dir);
-	s->ch.quota = s->opts.channel_quota;
-	if (s->be->ops->channel_owner) {
-		struct kernel_spec spec = { .channel_dir = s->ch.dir, .sandbox = &s->opts.sandbox };
-		uid_t uid;
-		gid_t gid;
-
-		if (s->be->ops->channel_owner(s->be, &spec, &uid, &gid))
-			channel_set_owner(&s->ch, uid, gid);
-	}
-	if (channel_write(&s->ch, s->kernel->runner, s->kernel->code, *s->kernel->code_len,
-			  err) < 0)
-		goto fail;
-	watch_channel(s);
-	if (start_kernel(s, err) < 0 || install_policy(s, err) < 0)
+	if (new_channel(s, err) < 0 || start_kernel(s, err) < 0 || install_policy(s, err) < 0)
 		goto fail;
 	return s;
 fail:
 	s->state = SESSION_DEAD;
 	session_close(s);
 	return NULL;
+}
+
+struct session *session_prepare(const struct session_opts *opts, struct strbuf *err)
+{
+	struct session *s;
+
+	if (opts->pool_dir || opts->policy) {
+		strbuf_addstr(err, "session_prepare: no pool, no policy (session_open does those)");
+		return NULL;
+	}
+	s = session_new(opts, err);
+	if (!s)
+		return NULL;
+	if (new_channel(s, err) < 0 || prepare_kernel(s, err) < 0)
+		goto fail;
+	return s;
+fail:
+	s->state = SESSION_DEAD;
+	session_close(s);
+	return NULL;
+}
+
+int session_launch(struct session *s, struct strbuf *err)
+{
+	int rc = launch_kernel(s, err);
+
+	if (rc < 0)
+		s->state = SESSION_DEAD;
+	arm_timer(s);
+	return rc;
+}
+
+struct session *session_begin(const struct session_opts *opts, struct strbuf *err)
+{
+	struct session *s = session_prepare(opts, err);
+
+	if (s && session_launch(s, err) < 0) {
+		session_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+int session_started(struct session *s, struct strbuf *err)
+{
+	uint64_t ticks;
+	int rc;
+
+	if (s->state != SESSION_STARTING)
+		return s->state == SESSION_DEAD || s->state == SESSION_CLOSED ? -1 : 1;
+	if (!s->timer_off && read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		ticks = 0;
+	rc = kernel_ready(s, err);
+	if (rc > 0)
+		set_state(s, SESSION_IDLE, NULL);
+	else if (rc < 0)
+		s->state = SESSION_DEAD;
+	arm_timer(s);
+	return rc;
 }
 
 const char *session_pool_note(const struct session *s)
@@ -1056,6 +1163,7 @@ static void session_free(struct session *s, int remove_channel)
 	free(s->pool_note);
 	free(s->policy_error);
 	free(s->death);
+	free(s->runner_path);
 	free(s);
 }
 

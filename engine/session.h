@@ -124,6 +124,24 @@ enum {
  */
 struct session *session_open(const struct session_opts *opts, struct strbuf *err);
 /*
+ * session_open() in two steps, for a caller that starts several kernels at once (the pool
+ * daemon): session_begin() starts a kernel and returns at once (SESSION_STARTING; NULL with
+ * `err` when it cannot start one); poll session_fd() (the channel, the kernel's exit and the
+ * startup deadline wake it) and call session_started(): 1 once the kernel is ready (the
+ * session is then as session_open() leaves it), 0 while it starts, -1 with `err` when it
+ * failed (close the session). Not for pooled kernels nor a policy: NULL with `err`.
+ */
+struct session *session_begin(const struct session_opts *opts, struct strbuf *err);
+int session_started(struct session *s, struct strbuf *err);
+/*
+ * session_begin() in two steps, to have kernels ready to start: session_prepare() does what
+ * takes time and runs nothing (the channel; a container created, not started: backend.h
+ * prepare()), session_launch() then starts it (0, or -1 with `err`: close the session).
+ * Until it is launched the session has no kernel: only session_close() applies.
+ */
+struct session *session_prepare(const struct session_opts *opts, struct strbuf *err);
+int session_launch(struct session *s, struct strbuf *err);
+/*
  * With `pool_dir` set, session_open() first leases a warm kernel from that pool (ready in a
  * millisecond); when there is none it follows `pool_strategy`: a fresh kernel of its own for
  * POOL_TEMPORARY or when no daemon serves the pool (session_pool_note() says why), an error

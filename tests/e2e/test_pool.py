@@ -290,6 +290,41 @@ class PoolTest(unittest.TestCase):
         self.assertIn('zygote (pid %d) started' % new, log)
         self.assertIn('forked from the zygote', log.split('zygote (pid %d) started' % new)[1])
 
+    def test_spawns_overlap(self):
+        self.serve('--min', '3', '--max', '3', ready=3)
+        names = {self.run_pid().stdout.strip() for _ in range(4)}
+        self.assertEqual(len(names), 4)
+        wait_for(lambda: len(self.status()['ready']) == 3, what='the pool refilled')
+        log = self.daemon_log()
+        first_ready = log.index(' ready in ')
+        # the kernels start side by side: the second and third before the first is ready
+        self.assertGreaterEqual(log[:first_ready].count('starting kernel '), 3, log)
+        self.assertIn('(3 in flight)', log)
+        self.assertNotIn('(4 in flight)', log)
+
+    def test_failing_kernel_backs_off(self):
+        bad = os.path.join(self.tmp, 'python')
+        with open(bad, 'w') as f:
+            f.write('#!/bin/sh\nexit 3\n')
+        os.chmod(bad, 0o755)
+        self.daemon = subprocess.Popen([BIN, 'pool', 'serve', '--min', '2', '--max', '4'],
+                                       env=dict(self.env, CELLBOX_PYTHON=bad),
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       text=True)
+        wait_for(lambda: self.status().get('daemon_alive'), what='the daemon')
+        time.sleep(3)
+        self.assertIsNone(self.daemon.poll())               # it goes on serving
+        p = self.cellbox('run', '--pool', '--pool-strategy', 'fail-fast', '-c', '1')
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('exhausted', p.stderr)
+        log = self.daemon_log()
+        fails = log.count('cannot start a kernel')
+        # back-off 0.5, 1, 2 s: three rounds of min (2) kernels at most in 3 s
+        self.assertGreaterEqual(fails, 2, log)
+        self.assertLessEqual(fails, 8, log)
+        self.assertIn('the kernel failed to start', log)
+        self.assertNotIn('(5 in flight)', log)
+
     def test_bad_arguments(self):
         p = self.cellbox('pool', 'serve', '--min', '3', '--max', '2')
         self.assertEqual(p.returncode, 2)

@@ -85,6 +85,16 @@ def containers_of(pid):
     return {c['Id'] for c in cs}
 
 
+def running_of(pid):
+    """The ids of the running containers a process labelled as its own (not those created
+    ahead, not started)."""
+    flt = urllib.parse.quote(json.dumps({'label': ['org.cellbox.pid=%d' % pid],
+                                         'status': ['running']}))
+    status, cs = engine('/containers/json?filters=' + flt)
+    assert status == 200, status
+    return {c['Id'] for c in cs}
+
+
 def running(cid):
     status, c = engine('/containers/%s/json' % cid)
     return status == 200 and c['State']['Running']
@@ -239,16 +249,19 @@ class DockerPoolTest(unittest.TestCase):
         # ... and a restarted daemon does, before it starts its own (the old ready entries,
         # still alive until then, may have made serve() return early).
         wait_for(lambda: not containers_of(old_pid), what="the dead daemon's containers to go")
-        wait_for(lambda: len(containers_of(self.daemon.pid)) == 1, what='a new container')
+        # one started, and one created ahead (the room left under max)
+        wait_for(lambda: len(running_of(self.daemon.pid)) == 1 and
+                 len(containers_of(self.daemon.pid)) == 2, what='a new container and a spare')
         st = wait_for(lambda: (lambda st: st if [k['container'] for k in st['ready']]
-                               == list(containers_of(self.daemon.pid)) else None)(self.status()),
+                               == list(running_of(self.daemon.pid)) else None)(self.status()),
                       what='the new container in ready/')
         self.assertEqual(len(st['ready']), 1)
         self.assertEqual(len(os.listdir(os.path.join(self.tmp, 'run', 'pool', 'default',
-                                                     'kernels'))), 1)
+                                                     'kernels'))), 2)
         self.assertEqual(self.run_host().returncode, 0)
         # gc leaves a live pool alone, and removes a dead one's.
-        wait_for(lambda: len(self.ready_ids()) == 1 and len(containers_of(self.daemon.pid)) == 1,
+        wait_for(lambda: len(self.ready_ids()) == 1 and len(running_of(self.daemon.pid)) == 1
+                 and len(containers_of(self.daemon.pid)) == 2,
                  what='the used container removed and one refilled')
         before = containers_of(self.daemon.pid)
         p = self.cellbox('gc')
@@ -260,8 +273,33 @@ class DockerPoolTest(unittest.TestCase):
         self.daemon.wait()
         p = self.cellbox('gc')
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn('removed container %.12s' % left.pop(), p.stdout)
+        for cid in left:                              # the spare too, never started
+            self.assertIn('removed container %.12s' % cid, p.stdout)
         self.assertEqual(containers_of(new_pid), set())
+
+    def test_spares_created_ahead(self):
+        self.serve('--min', '1', '--max', '3')
+        pid = self.daemon.pid
+        # the room under max is filled with containers created, not started
+        wait_for(lambda: len(containers_of(pid)) == 3, what='two spares')
+        self.assertEqual(len(running_of(pid)), 1)
+        spares = containers_of(pid) - running_of(pid)
+        for cid in spares:
+            self.assertEqual(engine('/containers/%s/json' % cid)[1]['State']['Status'],
+                             'created')
+        hosts = set()
+        for _ in range(3):
+            p = self.run_host('--pool-strategy', 'wait', '--pool-timeout', '60')
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)
+            hosts.add(p.stdout.strip())
+        self.assertEqual(len(hosts), 3)
+        # the spares were started on demand (the next ones made meanwhile may serve too)
+        self.assertTrue({h for h in hosts if any(c.startswith(h) for c in spares)}, hosts)
+        self.assertLessEqual(len(containers_of(pid)), 3)
+        log = self.stop_daemon()
+        self.assertIn('created ahead', log)
+        self.assertEqual(containers_of(pid), set())   # the spares go with it
 
     def test_clean_stop_removes_all(self):
         self.serve('--min', '1', '--max', '2')
