@@ -205,6 +205,7 @@ static int prepare_kernel(struct session *s, struct strbuf *err)
 	free(s->runner_path);
 	s->runner_path = xasprintf("%s/host/%s", s->ch.dir, s->kernel->runner);
 	kernel_spec_of(s, &spec);
+	s->be->signal_group = s->kernel->interrupt_group;	/* the container is made with it */
 	if (s->be->ops->prepare && s->be->ops->prepare(s->be, &spec, err) < 0)
 		return -1;
 	s->prepared = 1;
