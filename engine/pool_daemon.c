@@ -1,5 +1,6 @@
 /* Pooled mode, the daemon's loop: serving, health, reaping, retiring (pool_int.h). */
 #include "pool_int.h"
+#include "pool_daemon.h"
 
 #include <dirent.h>
 #include <errno.h>

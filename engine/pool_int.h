@@ -11,7 +11,6 @@
 
 #include <stdio.h>
 #include <sys/types.h>
-#include "pool_daemon.h"
 #include "session.h"
 #include "util.h"
 
@@ -26,6 +25,7 @@ struct pkernel {
 	int dying;		/* killed, waiting to be reaped */
 };
 
+struct pool_config;		/* pool_daemon.h */
 struct pspawn;			/* a kernel being made (pool_spawn.c) */
 
 struct daemon {

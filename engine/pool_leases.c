@@ -1,5 +1,6 @@
 /* Pooled mode, the pool directory: leases, waiting clients, leftovers, daemon.json. */
 #include "pool_int.h"
+#include "pool_daemon.h"
 
 #include <dirent.h>
 #include <errno.h>

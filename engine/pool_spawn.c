@@ -1,5 +1,6 @@
 /* Pooled mode, making kernels: the zygote, several starts in flight, warming, ready/. */
 #include "pool_int.h"
+#include "pool_daemon.h"
 
 #include <fcntl.h>
 #include <pthread.h>
