@@ -258,30 +258,38 @@ class RunnerTest(unittest.TestCase):
     def test_last_text_and_done_in_one_write(self):
         # Text still waiting at the end of a cell goes out with the done in one write (one
         # wake-up of the host); an event after waiting text likewise. Counted in the runner.
+        # A line printed after 30 ms of quiet is sent at once and holds the flusher back for
+        # FLUSH_DELAY (20 ms): without it, text waiting alone is the flusher's after 1 ms,
+        # which a loaded machine lets it take before the cell's end.
         self.run_ok("import sys\n_cb = sys.modules['_cellbox_runner']\n_cb_writes = []\n"
                     "_cb_real = _cb._write_all\n"
                     "def _cb_count(fd, data):\n    _cb_writes.append(bytes(data))\n"
                     "    return _cb_real(fd, data)\n"
                     "_cb._write_all = _cb_count")
         try:
-            evs = self.run_ok("_cb_writes.clear()\n_cb_n = sys.stdout.write('tail')")
-            self.assertEqual([e["type"] for e in evs], ["stream", "done"])
+            evs = self.run_ok("_cb_writes.clear()\nimport time; time.sleep(0.03)\n"
+                              "print('head')\n_cb_n = sys.stdout.write('tail')")
+            self.assertEqual([e["type"] for e in evs], ["stream", "stream", "done"])
             evs = self.run_ok("_cb_w = list(_cb_writes)\n_cb_writes.clear()\n"
+                              "time.sleep(0.03)\nprint('head')\n"
                               "print('x', end='')\nget_ipython().set_next_input('y')\n"
                               "_cb_w2 = list(_cb_writes)")
-            self.assertEqual([e["type"] for e in evs], ["stream", "set_next_input", "done"])
+            self.assertEqual([e["type"] for e in evs],
+                             ["stream", "stream", "set_next_input", "done"])
         finally:
             self.run_ok("_cb._write_all = _cb_real")
         writes = json.loads(text(self.run_ok(
             "import json\nprint(json.dumps([[w.decode() for w in _cb_w],\n"
             "                  [w.decode() for w in _cb_w2]]))")))
         ends, sets = writes
-        self.assertEqual(len(ends), 1, ends)
-        self.assertEqual([json.loads(l)["type"] for l in ends[0].splitlines()],
-                         ["stream", "done"])
-        self.assertEqual(len(sets), 1, sets)
-        self.assertEqual([json.loads(l)["type"] for l in sets[0].splitlines()],
-                         ["stream", "set_next_input"])
+        self.assertEqual(len(ends), 2, ends)                # 'head', then 'tail' with the done
+        self.assertEqual([(e["type"], e.get("text")) for e in map(json.loads,
+                                                                 ends[1].splitlines())],
+                         [("stream", "tail"), ("done", None)])
+        self.assertEqual(len(sets), 2, sets)
+        self.assertEqual([(e["type"], e.get("text")) for e in map(json.loads,
+                                                                 sets[1].splitlines())],
+                         [("stream", "x"), ("set_next_input", "y")])
 
     def test_stream_before_result(self):
         evs = self.run_ok("print('first')\n'second'")
