@@ -68,9 +68,20 @@ static double median(double *t, int n)
 }
 
 /* Die with a message. */
+/* The anchor's running container and its engine, for fail() to remove (it has no labels). */
+static struct docker *anchor_engine;
+static char *anchor_id;
+
 static void __attribute__((noreturn)) fail(const char *what, const char *why)
 {
 	fprintf(stderr, "bench_docker: %s: %s\n", what, why);
+	if (anchor_id) {
+		char *rm = xasprintf("/containers/%s?force=1", anchor_id);
+		struct strbuf ignored = STRBUF_INIT;
+
+		anchor_id = NULL;	/* a failure in here does not come back */
+		docker_call(anchor_engine, "DELETE", rm, NULL, NULL, &ignored);
+	}
 	exit(1);
 }
 
@@ -211,6 +222,8 @@ static char *anchor_start(struct docker *d, int podman)
 		docker_call(d, "DELETE", rm, NULL, NULL, &ignored);
 		fail("start", err.buf);
 	}
+	anchor_engine = d;
+	anchor_id = id;
 	while (exec_run(d, id, ready) != 0) {
 		struct timespec ts = { 0, 50000000 };
 		nanosleep(&ts, NULL);
@@ -240,6 +253,7 @@ static int anchor_only(int n)
 			t[i] = ms;
 	}
 	path = xasprintf("/containers/%s?force=1", id);
+	anchor_id = NULL;
 	docker_call(&d, "DELETE", path, NULL, NULL, &err);
 	printf("{\"anchor_median_ms\": %.3f, \"n\": %d}\n", median(t, n), n);
 	free(path);
@@ -342,6 +356,7 @@ int main(int argc, char **argv)
 			theirs[i] = ms;
 	}
 	path = xasprintf("/containers/%s?force=1", id);
+	anchor_id = NULL;
 	docker_call(&d, "DELETE", path, NULL, NULL, &err);
 	free(path);
 
