@@ -235,6 +235,25 @@ static char *anchor_start(struct docker *d, int podman)
 	return id;
 }
 
+/* The anchor's container, two cells to warm it, `n` timed into `t`, and it removed. */
+static void anchor_run(struct docker *d, int podman, int n, double *t)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *id = anchor_start(d, podman), *path;
+
+	for (int i = -2; i < n; i++) {
+		double ms = anchor_cell(d, id, i + 2);
+		if (i >= 0)
+			t[i] = ms;
+	}
+	path = xasprintf("/containers/%s?force=1", id);
+	anchor_id = NULL;
+	docker_call(d, "DELETE", path, NULL, NULL, &err);
+	free(path);
+	free(id);
+	strbuf_release(&err);
+}
+
 /* The anchor alone: its median as {"anchor_median_ms": ..., "n": N}. */
 static int anchor_only(int n)
 {
@@ -242,22 +261,11 @@ static int anchor_only(int n)
 	double *t = xcalloc((size_t)n, sizeof(double));
 	const char *be = getenv("CELLBOX_BENCH_BACKEND");
 	struct docker d;
-	char *id, *path;
 
 	if (docker_init(&d, NULL, &err) < 0)
 		fail("docker", err.buf);
-	id = anchor_start(&d, be && !strcmp(be, "podman"));
-	for (int i = -2; i < n; i++) {
-		double ms = anchor_cell(&d, id, i + 2);
-		if (i >= 0)
-			t[i] = ms;
-	}
-	path = xasprintf("/containers/%s?force=1", id);
-	anchor_id = NULL;
-	docker_call(&d, "DELETE", path, NULL, NULL, &err);
+	anchor_run(&d, be && !strcmp(be, "podman"), n, t);
 	printf("{\"anchor_median_ms\": %.3f, \"n\": %d}\n", median(t, n), n);
-	free(path);
-	free(id);
 	free(t);
 	docker_release(&d);
 	strbuf_release(&err);
@@ -334,7 +342,6 @@ int main(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT;
 	const char *backend;
 	struct docker d;
-	char *id, *path;
 
 	if (argc > 2 && !strcmp(argv[1], "--anchor"))
 		return anchor_only(atoi(argv[2]) > 0 ? atoi(argv[2]) : 1);
@@ -349,16 +356,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
 		measure(backend, &rows[i], n, warm);
 
-	id = anchor_start(&d, !strcmp(backend, "podman"));
-	for (int i = -2; i < n; i++) {
-		double ms = anchor_cell(&d, id, i + 2);
-		if (i >= 0)
-			theirs[i] = ms;
-	}
-	path = xasprintf("/containers/%s?force=1", id);
-	anchor_id = NULL;
-	docker_call(&d, "DELETE", path, NULL, NULL, &err);
-	free(path);
+	anchor_run(&d, !strcmp(backend, "podman"), n, theirs);
 
 	printf("warm round trip of `pass` on %s (%s, engine API %s), median (p90) of %d:\n",
 	       backend, session_kernel_image(), d.api, n);
