@@ -43,17 +43,10 @@ static struct backend_local *local_of(struct backend *be)
 /* Set up the runner's process and exec it; on failure report errno through `errfd`. */
 static void __attribute__((noreturn)) exec_runner(const struct kernel_spec *spec, int errfd)
 {
-	sigset_t none;
 	char *log;
 	int fd, saved;
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
+	signals_for_child();
 
 	fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0 && fd != 0) {

@@ -616,3 +616,14 @@ void strlist_release(struct strlist *l)
 	l->items = NULL;
 	l->n = l->alloc = 0;
 }
+
+void signals_for_child(void)
+{
+	static const int ours[] = { SIGINT, SIGPIPE, SIGTERM, SIGHUP, SIGCHLD };
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
+		signal(ours[i], SIG_DFL);
+}

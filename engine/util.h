@@ -140,4 +140,6 @@ void base64_encode(const void *data, size_t len, struct strbuf *out);
 int copy_file(const char *from, const char *to);
 /* Whether process `pid` runs (a zombie that nobody reaped yet does not). */
 int process_alive(pid_t pid);
+/* In a child that will run a kernel: no signal blocked, and ours back at their defaults. */
+void signals_for_child(void);
 #endif

@@ -43,16 +43,9 @@ static void __attribute__((noreturn)) exec_zygote(const char *python, const char
 						  pid_t parent)
 {
 	const struct kernel_def *k = kernel_find("python");
-	sigset_t none;
 	int fd;
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
+	signals_for_child();
 	setpgid(0, 0);		/* a terminal's Ctrl-C for the daemon is not for the zygote */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
