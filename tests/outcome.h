@@ -45,6 +45,19 @@ struct outcome {
 	const char *answer;	/* for input requests */
 };
 
+/* session_open(so), checked: NULL (its error told as a TAP note) when it fails. */
+static inline struct session *open_checked(const struct session_opts *so)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct session *s = session_open(so, &err);
+
+	if (!s)
+		tap_note(err.buf);
+	CHECK(s != NULL);
+	strbuf_release(&err);
+	return s;
+}
+
 static inline void outcome_init(struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));

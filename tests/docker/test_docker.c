@@ -38,20 +38,13 @@ static int under_gvisor(void)
 static struct session *open_docker(struct session_opts *so)
 {
 	struct session_opts dflt = { 0 };
-	struct strbuf err = STRBUF_INIT;
-	struct session *s;
 
 	if (!so)
 		so = &dflt;
 	so->backend = backend_name();
 	so->sandbox.image = getenv(IMAGE_ENV);
 	so->sandbox.runtime = getenv("CELLBOX_RUNTIME");	/* runsc: gVisor (as the CLI reads it) */
-	s = session_open(so, &err);
-	if (!s)
-		tap_note(err.buf);
-	CHECK(s != NULL);
-	strbuf_release(&err);
-	return s;
+	return open_checked(so);
 }
 
 /* Run a cell and check its plain result. */

@@ -35,20 +35,13 @@ static const char *backend_name(void)
 static struct session *open_r(struct session_opts *so)
 {
 	struct session_opts dflt = { 0 };
-	struct strbuf err = STRBUF_INIT;
-	struct session *s;
 
 	if (!so)
 		so = &dflt;
 	so->backend = backend_name();
 	so->kernel = "r";
 	so->sandbox.image = getenv(IMAGE_ENV);
-	s = session_open(so, &err);
-	if (!s)
-		tap_note(err.buf);
-	CHECK(s != NULL);
-	strbuf_release(&err);
-	return s;
+	return open_checked(so);
 }
 
 /* Run a cell and check what it shows (R's printed value). */

@@ -22,17 +22,10 @@
 static struct session *open_session(double grace)
 {
 	struct session_opts so = { 0 };
-	struct strbuf err = STRBUF_INIT;
-	struct session *s;
 
 	so.python = TEST_PYTHON;
 	so.interrupt_grace = grace;
-	s = session_open(&so, &err);
-	if (!s)
-		tap_note(err.buf);
-	CHECK(s != NULL);
-	strbuf_release(&err);
-	return s;
+	return open_checked(&so);
 }
 
 static void test_state_persists(void)

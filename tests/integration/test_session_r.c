@@ -28,18 +28,11 @@ static const char *info_str(const cJSON *info, const char *key)
 static struct session *open_r(double grace)
 {
 	struct session_opts so = { 0 };
-	struct strbuf err = STRBUF_INIT;
-	struct session *s;
 
 	so.kernel = "r";
 	so.rscript = TEST_RSCRIPT;
 	so.interrupt_grace = grace;
-	s = session_open(&so, &err);
-	if (!s)
-		tap_note(err.buf);
-	CHECK(s != NULL);
-	strbuf_release(&err);
-	return s;
+	return open_checked(&so);
 }
 
 /* The seed's R example: plot(1:10) gives one plot; with clear_plots, hist() gives one again. */
