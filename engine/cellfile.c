@@ -37,13 +37,18 @@ static void write_string(const char *s, struct strbuf *out)
 	strbuf_addch(out, '"');
 }
 
-/* Append a number as Python prints an int or a float's repr. */
+/*
+ * Append a number as Python prints an int or a float's repr. A number too big for a double
+ * (1e999 in a notebook) was read as an infinity: it is written as 1e999, which JSON allows and
+ * which reads back as the same infinity here and in Python (Python would write Infinity, which
+ * is not JSON and which cJSON refuses). A NaN cannot come from JSON; it is written as null.
+ */
 static void write_number(double d, struct strbuf *out)
 {
 	char buf[64];
 
 	if (isnan(d) || isinf(d)) {
-		strbuf_addstr(out, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+		strbuf_addstr(out, isnan(d) ? "null" : d > 0 ? "1e999" : "-1e999");
 		return;
 	}
 	if (d == floor(d) && fabs(d) < 1e16) {

@@ -1,4 +1,5 @@
 /* Unit tests of cell files, the outputs collector and the history store's reader. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -159,6 +160,35 @@ static void test_ipynb_roundtrip(void)
 	free(path);
 	free(cmd);
 	strbuf_release(&in);
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
+/* Numbers past a double's range read as infinities; what is written reads back as them. */
+static void test_ipynb_huge_numbers(void)
+{
+	const char *text = "{\"cells\": [], \"metadata\": {\"big\": 1e999, \"neg\": -55E00040080237960648, "
+		"\"long\": 5500040080240080237960648}, \"nbformat\": 4, \"nbformat_minor\": 5}";
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	cJSON *nb = cellfile_parse_ipynb(text, strlen(text), "nb.ipynb", &err), *again = NULL;
+	const cJSON *meta;
+
+	CHECK(nb != NULL);
+	if (!nb)
+		return;
+	cellfile_write_ipynb(nb, &out);
+	CHECK(strstr(out.buf, "\"big\": 1e999,") != NULL);
+	CHECK(strstr(out.buf, "\"neg\": -1e999") != NULL);
+	CHECK(strstr(out.buf, "\"long\": 5.500040080240081e+24") != NULL);
+	again = cellfile_parse_ipynb(out.buf, out.len, "again.ipynb", &err);
+	CHECK(again != NULL);
+	if (!again)
+		tap_note(err.buf);
+	meta = cJSON_GetObjectItemCaseSensitive(again, "metadata");
+	CHECK(isinf(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(meta, "big"))));
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(meta, "neg")) < 0);
+	cJSON_Delete(again);
+	cJSON_Delete(nb);
 	strbuf_release(&out);
 	strbuf_release(&err);
 }
@@ -530,6 +560,7 @@ static const struct tap_test tests[] = {
 	{ "percent_write", test_percent_write },
 	{ "ipynb_roundtrip", test_ipynb_roundtrip },
 	{ "ipynb_bad", test_ipynb_bad },
+	{ "ipynb_huge_numbers", test_ipynb_huge_numbers },
 	{ "outputs", test_outputs },
 	{ "outputs_displays", test_outputs_displays },
 	{ "notebook_metadata", test_notebook_metadata },
