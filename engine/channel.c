@@ -1,5 +1,6 @@
 /* The channel's layout: its two one-way parts, host writes, the kernel part, inotify. */
 #include "channel.h"
+#include "lastclose.h"
 #include "wall.h"
 
 #include <dirent.h>
@@ -328,7 +329,6 @@ void channel_release(struct channel *ch, int remove)
 	close_kernel_part(ch);
 	if (remove)
 		unmount_kernel(ch);	/* kept, it stays: a kernel another process adopts uses it */
-	close_fd(&ch->notify_fd);
 	close_fd(&ch->host_fd);
 	close_fd(&ch->commands_fd);
 	close_fd(&ch->files_fd);
@@ -338,6 +338,8 @@ void channel_release(struct channel *ch, int remove)
 		channel_remove_dir(ch->dir);
 	/* After the directory went: a runner that sees the FIFO's last writer go looks for it. */
 	close_fd(&ch->wake_fd);
+	lastclose(ch->notify_fd);	/* last: a grandchild's copy holds only this one */
+	ch->notify_fd = -1;
 	free(ch->dir);
 	ch->dir = NULL;
 }

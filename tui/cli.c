@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "lastclose.h"
 #include "graphics.h"
 #include "ipycolors.h"
 #include "printer.h"
@@ -609,6 +610,7 @@ int cli_close_session(struct session *s, const struct cellbox_config *cfg)
 		free(src);
 		free(dst);
 	}
+	lastclose_exiting();	/* every caller exits next: its inotify's last close is not waited for */
 	session_close(s);
 	strbuf_release(&err);
 	return rc;

@@ -1,0 +1,71 @@
+/* Unit tests of lastclose: a descriptor's last close left to a grandchild. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "lastclose.h"
+#include "util.h"
+#include "../tap.h"
+
+/* Whether `fd` reads end of file within five seconds. */
+static int eof_soon(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	return poll(&p, 1, 5000) == 1 && read(fd, &c, 1) == 0;
+}
+
+/* The descriptor is closed here at once, and by the grandchild later; nothing else is kept. */
+static void test_grandchild_closes(void)
+{
+	int kept[2], other[2];
+
+	CHECK(pipe(kept) == 0 && pipe(other) == 0);
+	lastclose_exiting();
+	lastclose(kept[1]);
+	CHECK(fcntl(kept[1], F_GETFD) < 0 && errno == EBADF);	/* gone from this process */
+	CHECK(eof_soon(kept[0]));		/* and the grandchild's copy went too */
+	close(other[1]);
+	CHECK(eof_soon(other[0]));		/* nothing keeps another descriptor past its exit */
+	close(kept[0]);
+	close(other[0]);
+}
+
+/* An inotify descriptor with watches, as a channel's: closed here, without error. */
+static void test_inotify(void)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	CHECK(fd >= 0);
+	CHECK(inotify_add_watch(fd, "/tmp", IN_CREATE) >= 0);
+	lastclose_exiting();
+	lastclose(fd);
+	CHECK(fcntl(fd, F_GETFD) < 0 && errno == EBADF);
+	lastclose(-1);				/* nothing to close: nothing happens */
+}
+
+/* Without lastclose_exiting(), a plain close (no child: the caller's close is the last). */
+static void test_plain(void)
+{
+	int p[2];
+
+	CHECK(pipe(p) == 0);
+	lastclose(p[1]);
+	CHECK(eof_soon(p[0]));
+	CHECK(fcntl(p[1], F_GETFD) < 0 && errno == EBADF);
+	close(p[0]);
+}
+
+static const struct tap_test tests[] = {
+	{ "grandchild_closes", test_grandchild_closes },
+	{ "inotify", test_inotify },
+	{ "plain", test_plain },
+};
+
+int main(int argc, char **argv)
+{
+	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+}
