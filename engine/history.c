@@ -33,6 +33,32 @@ char *history_sessions_dir(void)
 	return xasprintf("%s/.local/state/cellbox/sessions", home && *home ? home : ".");
 }
 
+/*
+ * Whether this session prunes: the stamp `.pruned` in the sessions directory is missing or
+ * older than HISTORY_PRUNE_EVERY (or in the future: the clock moved). A session that prunes
+ * touches it first, so that the runs of the next interval leave the work to the one after.
+ */
+static int prune_due(const char *base)
+{
+	char *path = xasprintf("%s/.pruned", base);
+	time_t now = time(NULL);
+	struct stat st;
+	int fd, due = 1;
+
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime <= now &&
+	    now - st.st_mtime < HISTORY_PRUNE_EVERY)
+		due = 0;
+	if (due) {
+		fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			futimens(fd, NULL);
+			close(fd);
+		}
+	}
+	free(path);
+	return due;
+}
+
 /* Prune older sessions off the caller's path (it reads every stored session's file). */
 static void *prune_thread(void *data)
 {
@@ -66,7 +92,7 @@ struct history *history_open(size_t max_entries, double max_age_days, struct str
 		strbuf_addf(err, "cannot open '%s': %s", h->path, strerror(errno));
 		goto fail;
 	}
-	if (max_entries || max_age_days > 0) {
+	if ((max_entries || max_age_days > 0) && prune_due(base)) {
 		h->max_entries = max_entries;
 		h->max_age_days = max_age_days;
 		h->pruning = pthread_create(&h->pruner, NULL, prune_thread, h) == 0;

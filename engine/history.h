@@ -19,9 +19,11 @@
  * a warning. Kernel restarts do not matter: the store belongs to the front end's session.
  * Bounded: history_open() prunes the oldest sessions while more than `max_entries` cells
  * are stored (the configuration's history-size, default 1000) and sessions older than
- * history-days (default: no age limit), in a thread of its own that history_close() joins:
- * counting the stored cells reads every session's file, which a one-shot run does not wait
- * for.
+ * history-days (default: no age limit), in a thread of its own that history_close() joins.
+ * Counting the stored cells reads every session's file (10 ms for a thousand), so it is done
+ * at most once every HISTORY_PRUNE_EVERY seconds, by the first session to open after that
+ * (the stamp `.pruned` in the sessions directory says when): back-to-back one-shot runs do
+ * not pay for it, and the store is over its bound by at most that interval's sessions.
  *
  *	struct history *h = history_open(cfg->history_size, cfg->history_days, &err);
  *	outputs_init(&o, session_channel_dir(s), OUTPUTS_COPY_PLOTS, history_plots_dir(h), 0);
@@ -51,12 +53,14 @@ struct history_cell {
 	const char *kernel;	/* the kernel's name (kernel.h); NULL = python */
 };
 
+#define HISTORY_PRUNE_EVERY 60	/* seconds between two prunes of the store */
+
 /* The sessions directory ($XDG_STATE_HOME/cellbox/sessions); the caller frees it. */
 char *history_sessions_dir(void);
 /*
- * Open a new session's store (id made from the time and pid) and start pruning old sessions
- * beside the caller (see history_prune; done by history_close). NULL with `err` when it
- * cannot be made.
+ * Open a new session's store (id made from the time and pid) and, when due, start pruning
+ * old sessions beside the caller (see history_prune; done by history_close). NULL with `err`
+ * when it cannot be made.
  */
 struct history *history_open(size_t max_entries, double max_age_days, struct strbuf *err);
 /* Record one cell with a single write(). -1 with `err` on failure. */

@@ -1,0 +1,126 @@
+/* Unit tests of the history store's bound: pruning, and how often it is done. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "history.h"
+#include "util.h"
+#include "../tap.h"
+
+static char state[] = "/tmp/cellbox-unit-history-XXXXXX";
+
+/* A stored session `name` with `cells` lines, in the sessions directory. */
+static void make_session(const char *name, int cells)
+{
+	char *base = history_sessions_dir(), *dir = xasprintf("%s/%s", base, name);
+	char *path = xasprintf("%s/history.jsonl", dir);
+	FILE *f;
+
+	CHECK(mkdir_p(dir) == 0);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	for (int i = 0; f && i < cells; i++)
+		fprintf(f, "{\"session\":\"%s\",\"execution_count\":%d,\"code\":\"x\"}\n", name, i + 1);
+	if (f)
+		fclose(f);
+	free(path);
+	free(dir);
+	free(base);
+}
+
+/* Whether the stored session `name` is there. */
+static int stored(const char *name)
+{
+	char *base = history_sessions_dir(), *dir = xasprintf("%s/%s", base, name);
+	struct stat st;
+	int there = stat(dir, &st) == 0;
+
+	free(dir);
+	free(base);
+	return there;
+}
+
+/* Open and close a session with a bound of `max` cells; its id is written to `id`. */
+static void one_session(size_t max, char *id, size_t idlen)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct history *h = history_open(max, 0, &err);
+
+	CHECK(h != NULL);
+	if (h)
+		snprintf(id, idlen, "%s", history_session_id(h));
+	history_close(h);
+	strbuf_release(&err);
+}
+
+/* Set the prune stamp's time to `ago` seconds before now (negative: in the future). */
+static void stamp_age(long ago)
+{
+	char *base = history_sessions_dir(), *path = xasprintf("%s/.pruned", base);
+	struct timespec ts[2] = { { .tv_sec = time(NULL) - ago }, { .tv_sec = time(NULL) - ago } };
+
+	CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0);
+	free(path);
+	free(base);
+}
+
+/* The oldest sessions go while more cells than the bound are stored; never the new one. */
+static void test_prune_bound(void)
+{
+	char id[64];
+
+	for (int i = 1; i <= 5; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "20200101-00000%d-1", i);
+		make_session(name, 2);
+	}
+	one_session(4, id, sizeof(id));
+	CHECK(stored(id));
+	CHECK(stored("20200101-000005-1") && stored("20200101-000004-1"));
+	CHECK(!stored("20200101-000003-1") && !stored("20200101-000002-1") &&
+	      !stored("20200101-000001-1"));
+}
+
+/* Pruning again within HISTORY_PRUNE_EVERY is left to a later session. */
+static void test_prune_every(void)
+{
+	char id[64];
+
+	make_session("20200101-000000-1", 4);
+	one_session(4, id, sizeof(id));		/* prunes (no stamp yet): nothing over the bound */
+	CHECK(stored("20200101-000000-1"));
+	make_session("20190101-000000-1", 3);
+	one_session(4, id, sizeof(id));
+	CHECK(stored("20190101-000000-1"));	/* the stamp of the last prune is fresh */
+
+	stamp_age(HISTORY_PRUNE_EVERY + 5);
+	one_session(4, id, sizeof(id));
+	CHECK(!stored("20190101-000000-1"));	/* due again: pruned */
+	CHECK(stored("20200101-000000-1"));
+
+	make_session("20180101-000000-1", 3);
+	stamp_age(-3600);			/* a stamp in the future: the clock moved back */
+	one_session(4, id, sizeof(id));
+	CHECK(!stored("20180101-000000-1"));
+}
+
+static const struct tap_test tests[] = {
+	{ "prune_bound", test_prune_bound },
+	{ "prune_every", test_prune_every },
+};
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	if (!mkdtemp(state))
+		return 1;
+	setenv("XDG_STATE_HOME", state, 1);
+	rc = tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+	remove_tree(state);
+	return rc;
+}
