@@ -1398,6 +1398,14 @@ def _make_shell():
     return shell
 
 
+def _shell_here(shell):
+    """A shell the zygote made, in a kernel forked from it: what it took from the zygote's
+    process (the directory it started in: `_dh`, `%dhist`) is the kernel's."""
+    from pathlib import Path
+    shell.starting_dir = os.getcwd()
+    shell.history_manager.dir_hist[:] = [Path.cwd()]
+
+
 # --------------------------------------------------------------------------------------------
 # input()
 
@@ -1887,7 +1895,10 @@ def main(argv):
             sys.meta_path.append(_MplFinder)
         sys.meta_path.insert(0, _ImportHooks)
         sys.meta_path.insert(0, _PandasWidth)
-        _S.shell = _make_shell()
+        if _S.shell is None:
+            _S.shell = _make_shell()
+        else:
+            _shell_here(_S.shell)   # the zygote made it, before the fork
         _guard_pip()
         import getpass
         builtins.input = _input
@@ -1953,6 +1964,16 @@ def _zygote(fd, preimport):
             importlib.import_module(name)
         except Exception:
             _log_exc("zygote: import %s" % name)    # the kernel's warm-up says so too
+    # The kernels' shell, made once: no user code ran in it and it started no thread (its
+    # history is in memory); a kernel takes it over in main().  It makes the user's module
+    # sys.modules["__main__"]: the runner's own is kept under its other name first.
+    sys.modules.setdefault("_cellbox_runner", sys.modules[__name__])
+    try:
+        _S.shell = _make_shell()
+        _zygote_warm(_S.shell)
+    except BaseException:
+        _log_exc("zygote: the shell")               # the kernels make their own
+        _S.shell = None
     for name in _zygote_learn():
         try:
             importlib.import_module(name)
@@ -1969,6 +1990,9 @@ def _zygote(fd, preimport):
         sock.send(json.dumps({"error": "the imports started %d threads" % (threads - 1)})
                   .encode())
         os._exit(3)
+    import gc
+    gc.collect()
+    gc.freeze()     # the kernels' collections leave what they share alone: no page copied
     sock.send(b'{"ready": true}')
     while True:
         try:
@@ -1989,16 +2013,26 @@ def _zygote(fd, preimport):
         sock.send(json.dumps(answer).encode())
 
 
+def _zygote_warm(shell):
+    """What a kernel's first cell does once and caches, done here: IPython's input transforms
+    (tokenize compiles its large pattern: 5 ms) and the temporary directory's name (tempfile
+    tries a file there). Nothing runs, nothing enters the shell's history."""
+    import tempfile
+    shell.transform_cell("pass\n")
+    tempfile.gettempdir()
+
+
 def _zygote_learn():
-    """The modules a kernel's start-up imports (its shell, its first completion), learnt in a
-    throwaway child: the zygote imports them, so that no kernel has to."""
+    """The modules a kernel's first completion imports (and its shell's, when the zygote has
+    none), learnt in a throwaway child: the zygote imports them, so that no kernel has to."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(r)
             before = set(sys.modules)
-            _S.shell = _make_shell()
+            if _S.shell is None:
+                _S.shell = _make_shell()
             from IPython.core.completer import provisionalcompleter
             with provisionalcompleter():
                 list(_S.shell.Completer.completions("import o", 8))
