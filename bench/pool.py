@@ -36,7 +36,7 @@ def main():
     cellbox = os.path.join(args.build, 'tui', 'cellbox')
     tmp = tempfile.mkdtemp(prefix='cellbox-bench-pool-')
     env = dict(os.environ, CELLBOX_RUNTIME_DIR=tmp, CELLBOX_PYTHON=sys.executable,
-               CELLBOX_BACKEND=args.backend)
+               CELLBOX_BACKEND=args.backend, XDG_STATE_HOME=os.path.join(tmp, 'state'))
     pool_dir = os.path.join(tmp, 'pool', 'default')
     daemon = subprocess.Popen([cellbox, 'pool', 'serve', '--min', '2', '--max', '4'], env=env,
                               stderr=subprocess.DEVNULL)
@@ -115,7 +115,7 @@ def sustained(cellbox, args):
     for name, code, preimport in SUSTAINED_CELLS:
         tmp = tempfile.mkdtemp(prefix='cellbox-bench-sustained-')
         env = dict(os.environ, CELLBOX_RUNTIME_DIR=tmp, CELLBOX_PYTHON=sys.executable,
-                   CELLBOX_BACKEND=args.backend)
+                   CELLBOX_BACKEND=args.backend, XDG_STATE_HOME=os.path.join(tmp, 'state'))
         daemon = subprocess.Popen([cellbox, 'pool', 'serve'] +
                                   (['--preimport', preimport] if preimport else []),
                                   env=env, stderr=subprocess.DEVNULL)
