@@ -273,7 +273,16 @@ static void reap(struct daemon *d)
 				}
 			}
 			free(p);
-			if (!k->dying && !k->client) {
+			if (k->client && !k->dying) {
+				/*
+				 * Leased: its client reads the status and lets go of it; then it is
+				 * retired (its channel removed) as any released kernel is.
+				 */
+				k->pid = 0;
+				k->reaped = 1;
+				break;
+			}
+			if (!k->dying) {
 				struct strbuf why = STRBUF_INIT;
 				backend_describe_status(status, NULL, &why);
 				pool_destroy(d, k, why.buf);
@@ -282,6 +291,12 @@ static void reap(struct daemon *d)
 			drop(d, i);
 			break;
 		}
+	}
+	for (size_t i = 0; i < d->nk;) {
+		if (d->k[i].reaped && d->k[i].dying)
+			drop(d, i);	/* retired after it was reaped: nothing left to wait for */
+		else
+			i++;
 	}
 }
 

@@ -23,6 +23,7 @@ struct pkernel {
 	double ready_since;	/* when it last went into ready/ */
 	pid_t client;		/* 0 while ready */
 	int dying;		/* killed, waiting to be reaped */
+	int reaped;		/* local, leased: exited and reaped (pid 0), retired at release */
 };
 
 struct pool_config;		/* pool_daemon.h */

@@ -1171,10 +1171,13 @@ static void session_free(struct session *s, int remove_channel)
 void session_close(struct session *s)
 {
 	struct pool_lease lease;
+	int daemon = 0;
 
 	if (!s)
 		return;
 	lease = s->lease;
+	if (lease.entry)
+		daemon = pool_lease_daemon_alive(&lease);
 	if (s->be) {
 		/* A pooled kernel is never reused: no need to let it exit politely. */
 		if (!s->lease.entry)
@@ -1184,11 +1187,15 @@ void session_close(struct session *s)
 		 * Stopping a container takes 100 ms or more: a pooled one goes back to its daemon,
 		 * which removes every released kernel, off our path. Without a daemon we end it.
 		 */
-		if (s->hand_back && s->be->ops->detach && pool_lease_daemon_alive(&s->lease))
+		if (s->hand_back && s->be->ops->detach && daemon)
 			s->be->ops->detach(s->be);
 		s->be->ops->free(s->be);
 	}
-	session_free(s, lease.entry || !s->opts.keep_channel);
+	/*
+	 * A released kernel's channel goes with it: its daemon removes the channel of every
+	 * kernel it retires (a tree of some forty entries: 1-10 ms here), off our path.
+	 */
+	session_free(s, lease.entry ? !daemon : !s->opts.keep_channel);
 	if (lease.entry)
 		pool_lease_release(&lease);	/* last: the daemon may now count it gone */
 }

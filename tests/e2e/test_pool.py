@@ -106,6 +106,14 @@ class PoolTest(unittest.TestCase):
         self.assertTrue(st['daemon_alive'])
         for k in st['ready']:
             self.assertNotIn(k['name'], names)
+        # A released kernel's channel is removed (by its daemon, off the client's path), also
+        # when the kernel died while leased (reaped by the daemon before its client let go).
+        p = self.cellbox('run', '--pool', '-c', KERNEL_NAME + '; sys.stdout.flush(); os._exit(3)')
+        self.assertNotEqual(p.returncode, 0)
+        names.add(p.stdout.strip())
+        kernels = os.path.join(self.tmp, 'run', 'pool', 'default', 'kernels')
+        wait_for(lambda: not names & set(os.listdir(kernels)), timeout=10,
+                 what='the used kernels\' channels to go')
 
     def test_contention_wait(self):
         self.serve('--min', '2', '--max', '2', ready=2)
