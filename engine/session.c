@@ -761,8 +761,15 @@ static int over_quota(struct session *s)
 
 	if (!s->ch.quota || s->state == SESSION_DEAD)
 		return 0;
+	/*
+	 * A tmpfs of ours is one fstatfs(); without one, the count walks the kernel part, so it is
+	 * done at most every USAGE_INTERVAL, and for a confined kernel also after each done and
+	 * before each command. A local kernel is not confined (it can fill the disk without its
+	 * channel): its count is only the interval's, off the round trip.
+	 */
 	now = now_monotonic();
-	if (!s->ch.mounted && now - s->usage_at < USAGE_INTERVAL && s->state != SESSION_IDLE)
+	if (!s->ch.mounted && now - s->usage_at < USAGE_INTERVAL &&
+	    (s->state != SESSION_IDLE || !s->be || !(s->be->ops->flags & BACKEND_SANDBOX)))
 		return 0;
 	s->usage_at = now;
 	used = channel_usage(&s->ch);
