@@ -1561,7 +1561,9 @@ def _do_execute(req):
     hm = shell.history_manager
     if hm.db_input_cache and not hm.enabled:
         del hm.db_input_cache[:]        # nothing writes it out when the SQLite history is off
-    if isinstance(res.error_in_exec, KeyboardInterrupt):
+    # An interrupt that lands between IPython's steps (compiling a node, between two) is
+    # its error_before_exec: aborted all the same.
+    if isinstance(res.error_in_exec or res.error_before_exec, KeyboardInterrupt):
         return "aborted"
     if not res.success or plots_ok is False:
         return "error"

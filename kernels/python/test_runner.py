@@ -761,6 +761,20 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(done(r.events(rid, timeout=5))["status"], "aborted")
         self.assertEqual(self.result(self.run_ok("1+1")), "2")
 
+    def test_sigint_between_nodes(self):
+        # A SIGINT that lands while IPython compiles the cell's next statement (outside the
+        # user's code: IPython calls it an error before execution) aborts the cell too.
+        r = self.r
+        body = "".join("    v%d = %d\n" % (i, i) for i in range(20000))
+        code = ("import os, signal, threading\n"
+                "threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+                "def f():\n" + body)
+        evs = r.events(r.send("execute", code=code), timeout=60)
+        self.assertEqual(done(evs)["status"], "aborted")
+        # (IPython's traceback of it may fail to format, and falls back to stderr)
+        self.assertIn("KeyboardInterrupt", json.dumps(evs))
+        self.assertEqual(self.result(self.run_ok("1+1")), "2")
+
     def test_sigint_between_cells(self):
         r = self.r
         self.run_ok("1")
