@@ -39,6 +39,7 @@ class PoolTest(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix='cellbox-pool-')
         self.env = clean_env(self.tmp)
         self.daemon = None
+        self.prefix = []            # what runs cellbox (as_unprivileged: as another user)
 
     def tearDown(self):
         if self.daemon and self.daemon.poll() is None:
@@ -52,13 +53,14 @@ class PoolTest(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def cellbox(self, *args, stdin=None, timeout=120):
-        return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True,
-                              env=self.env, timeout=timeout)
+        return subprocess.run([*self.prefix, BIN, *args], input=stdin, capture_output=True,
+                              text=True, env=self.env, timeout=timeout, cwd=self.tmp)
 
     def serve(self, *args, ready=None):
         if self.daemon:
             self.daemon.stderr.close()
-        self.daemon = subprocess.Popen([BIN, 'pool', 'serve', *args], env=self.env,
+        self.daemon = subprocess.Popen([*self.prefix, BIN, 'pool', 'serve', *args], env=self.env,
+                                       cwd=self.tmp,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                        text=True)
         want = ready if ready is not None else 1
@@ -277,6 +279,37 @@ class PoolTest(unittest.TestCase):
         log = self.daemon_log()
         self.assertIn('zygote (pid %d) started with colorsys' % zygote, log)
         self.assertGreaterEqual(log.count('forked from the zygote'), 3, log)
+
+    def as_unprivileged(self):
+        """From now on cellbox runs as a user who is not root: nobody, when we are root."""
+        if os.geteuid() != 0:
+            return
+        for d, _, files in os.walk(self.tmp):
+            for name in [d] + [os.path.join(d, f) for f in files]:
+                os.chown(name, 65534, 65534)
+        self.prefix = ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups']
+
+    def test_zygote_kernels_unprivileged(self):
+        # Not root: a kernel's init is cloned into a user namespace of its own, with the ids
+        # mapped as the local backend maps a cold kernel's. The same facts either way.
+        self.as_unprivileged()
+        facts = ('import os\n'
+                 'st = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines())\n'
+                 'print(os.getuid(), os.getgid(), os.getpid(), os.getppid(), os.getgroups(),\n'
+                 '      [st[k] for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",\n'
+                 '                       "NoNewPrivs", "SigBlk", "SigIgn")],\n'
+                 '      open("/proc/self/uid_map").read().split(),\n'
+                 '      open("/proc/self/gid_map").read().split(), os.getcwd(), os.umask(0o22))')
+        cold = self.cellbox('run', '-c', facts)
+        self.assertEqual(cold.returncode, 0, cold.stderr)
+        self.serve('--min', '1', '--max', '2')
+        for _ in range(2):
+            p = self.cellbox('run', '--pool', '-c', facts)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)
+            self.assertEqual(p.stdout, cold.stdout)
+        self.assertNotEqual(cold.stdout.split()[0], '0', cold.stdout)     # not root inside
+        self.assertGreaterEqual(self.daemon_log().count('forked from the zygote'), 2)
 
     def test_killed_zygote_is_replaced(self):
         self.serve('--min', '1', '--max', '2')
