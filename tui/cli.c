@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "files.h"
-#include "lastclose.h"
 #include "graphics.h"
 #include "ipycolors.h"
+#include "lastclose.h"
 #include "printer.h"
 
 const char *cli_progname = "cellbox";
