@@ -59,7 +59,24 @@ struct session {
 };
 
 /* Tell the front end about a state change. */
-static void set_state(struct session *s, enum session_state state, const char *msg)
+void session_set_state(struct session *s, enum session_state state, const char *msg);
+/* Arm the timer for the nearest deadline (and the polling fallbacks). */
+void session_arm_timer(struct session *s);
+/*
+ * Write a command file and queue the request. With `blocked` (the policy's error event, taken
+ * over) nothing is written: the request is ended by the host at the next dispatch.
+ */
+unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
+			     session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err);
+/* Start the runner and wait for its ready file. */
+int session_start_kernel(struct session *s, struct strbuf *err);
+/* Ask the kernel to refuse the policy's modules when imported; 0 when there are none. */
+unsigned long session_send_policy(struct session *s, struct strbuf *err);
+/* Put the policy's import hook in place and wait for it; -1 with `err` when it failed. */
+int session_install_policy(struct session *s, struct strbuf *err);
+
+/* Tell the front end about a state change. */
+void session_set_state(struct session *s, enum session_state state, const char *msg)
 {
 	if (state == SESSION_DEAD && msg) {
 		free(s->death);
@@ -71,7 +88,7 @@ static void set_state(struct session *s, enum session_state state, const char *m
 }
 
 /* Arm the timer for the nearest deadline (and the polling fallbacks). */
-static void arm_timer(struct session *s)
+void session_arm_timer(struct session *s)
 {
 	struct itimerspec its = { 0 };
 	double when = 0, now = now_monotonic(), interval = 0;
@@ -218,7 +235,7 @@ static int launch_kernel(struct session *s, struct strbuf *err)
 	struct kernel_spec spec;
 	int exit_fd;
 
-	set_state(s, SESSION_STARTING, NULL);
+	session_set_state(s, SESSION_STARTING, NULL);
 	s->hand_back = 0;	/* a kernel of our own from now on: we end it */
 	if (!s->prepared && prepare_kernel(s, err) < 0)
 		return -1;
@@ -292,7 +309,7 @@ out:
 }
 
 /* Start the runner and wait for its ready file. */
-static int start_kernel(struct session *s, struct strbuf *err)
+int session_start_kernel(struct session *s, struct strbuf *err)
 {
 	int rc = launch_kernel(s, err);
 
@@ -310,10 +327,10 @@ static int start_kernel(struct session *s, struct strbuf *err)
 		}
 	}
 	if (rc > 0)
-		set_state(s, SESSION_IDLE, NULL);
+		session_set_state(s, SESSION_IDLE, NULL);
 	else
 		s->state = SESSION_DEAD;
-	arm_timer(s);
+	session_arm_timer(s);
 	return rc > 0 ? 0 : -1;
 }
 
@@ -434,7 +451,7 @@ static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 		goto out;
 	}
 	s->state = SESSION_IDLE;
-	arm_timer(s);
+	session_arm_timer(s);
 	rc = 0;
 out:
 	strbuf_release(&buf);
@@ -466,31 +483,28 @@ static void on_policy_event(struct session *s, const struct session_event *ev, v
 	s->policy_error = xasprintf("the kernel did not take the policy's import hook: %s",
 				    e ? e : "no reason given");
 	if (!s->policy_waiting)
-		set_state(s, s->state, s->policy_error);
+		session_set_state(s, s->state, s->policy_error);
 }
 
-static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
-			    session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err);
-
 /* Ask the kernel to refuse the policy's modules when imported; 0 when there are none. */
-static unsigned long send_policy(struct session *s, struct strbuf *err)
+unsigned long session_send_policy(struct session *s, struct strbuf *err)
 {
 	cJSON *req = s->opts.policy ? policy_hook_request(s->opts.policy) : NULL;
 
 	if (!req)
 		return 0;
 	cJSON_AddStringToObject(req, "kind", "policy");
-	return submit(s, req, 0, 0, on_policy_event, NULL, NULL, err);
+	return session_submit(s, req, 0, 0, on_policy_event, NULL, NULL, err);
 }
 
 /* Put the policy's import hook in place and wait for it; -1 with `err` when it failed. */
-static int install_policy(struct session *s, struct strbuf *err)
+int session_install_policy(struct session *s, struct strbuf *err)
 {
 	unsigned long id;
 
 	free(s->policy_error);
 	s->policy_error = NULL;
-	id = send_policy(s, err);
+	id = session_send_policy(s, err);
 	if (!id)
 		return err->len ? -1 : 0;
 	s->policy_waiting = 1;
@@ -585,12 +599,13 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 		pooled = open_pooled(s, opts, err);
 		if (pooled < 0)
 			goto fail;
-		if (pooled && install_policy(s, err) < 0)
+		if (pooled && session_install_policy(s, err) < 0)
 			goto fail;
 		if (pooled)
 			return s;
 	}
-	if (new_channel(s, err) < 0 || start_kernel(s, err) < 0 || install_policy(s, err) < 0)
+	if (new_channel(s, err) < 0 || session_start_kernel(s, err) < 0 ||
+	    session_install_policy(s, err) < 0)
 		goto fail;
 	return s;
 fail:
@@ -625,7 +640,7 @@ int session_launch(struct session *s, struct strbuf *err)
 
 	if (rc < 0)
 		s->state = SESSION_DEAD;
-	arm_timer(s);
+	session_arm_timer(s);
 	return rc;
 }
 
@@ -651,10 +666,10 @@ int session_started(struct session *s, struct strbuf *err)
 		ticks = 0;
 	rc = kernel_ready(s, err);
 	if (rc > 0)
-		set_state(s, SESSION_IDLE, NULL);
+		session_set_state(s, SESSION_IDLE, NULL);
 	else if (rc < 0)
 		s->state = SESSION_DEAD;
-	arm_timer(s);
+	session_arm_timer(s);
 	return rc;
 }
 
@@ -739,7 +754,7 @@ static void kernel_died(struct session *s, enum reason reason, const char *why)
 	read_events(s);		/* what it wrote before it went */
 	abort_all(s, reason, "KernelDied", why, why);
 	channel_clear_queue(&s->ch);
-	set_state(s, SESSION_DEAD, why);
+	session_set_state(s, SESSION_DEAD, why);
 }
 
 /* Stop a kernel that broke the channel's rules (its quota, its channel) and end its cells. */
@@ -749,7 +764,7 @@ static void kernel_stopped(struct session *s, enum reason reason, const char *wh
 	s->more = 0;
 	abort_all(s, reason, "KernelStopped", why, why);
 	channel_clear_queue(&s->ch);
-	set_state(s, SESSION_DEAD, why);
+	session_set_state(s, SESSION_DEAD, why);
 }
 
 /* Whether the kernel keeps more on the host than its quota allows (then it is stopped). */
@@ -828,13 +843,13 @@ static void kill_and_restart(struct session *s)
 		pop_head(s);
 	}
 	abort_all(s, REASON_RESTARTED, "KernelRestarted", "the kernel was restarted", "restart");
-	set_state(s, SESSION_STARTING, "restarting the kernel");
-	if (start_kernel(s, &err) < 0)
-		set_state(s, SESSION_DEAD, err.buf);
+	session_set_state(s, SESSION_STARTING, "restarting the kernel");
+	if (session_start_kernel(s, &err) < 0)
+		session_set_state(s, SESSION_DEAD, err.buf);
 	else
-		set_state(s, SESSION_IDLE, "kernel restarted");
-	if (s->state == SESSION_IDLE && !send_policy(s, &err) && err.len)
-		set_state(s, s->state, err.buf);	/* queued first: no cell runs before it */
+		session_set_state(s, SESSION_IDLE, "kernel restarted");
+	if (s->state == SESSION_IDLE && !session_send_policy(s, &err) && err.len)
+		session_set_state(s, s->state, err.buf);	/* queued first: no cell runs before it */
 	strbuf_release(&msg);
 	strbuf_release(&err);
 }
@@ -876,7 +891,7 @@ int session_dispatch(struct session *s)
 		s->kill_at = now + s->opts.interrupt_grace;
 	}
 out:
-	arm_timer(s);
+	session_arm_timer(s);
 	strbuf_release(&why);
 	return events;
 }
@@ -885,8 +900,8 @@ out:
  * Write a command file and queue the request. With `blocked` (the policy's error event, taken
  * over) nothing is written: the request is ended by the host at the next dispatch.
  */
-static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
-			    session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err)
+unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
+			     session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err)
 {
 	struct request *r;
 	char *text, *rel;
@@ -931,7 +946,7 @@ static unsigned long submit(struct session *s, cJSON *cmd, int is_execute, doubl
 		s->state = SESSION_BUSY;
 	if (!blocked)
 		wake_kernel(s);
-	arm_timer(s);
+	session_arm_timer(s);
 	return r->id;
 }
 
@@ -956,7 +971,7 @@ unsigned long session_execute(struct session *s, const char *code, unsigned flag
 	cJSON_AddBoolToObject(cmd, "silent", !!(flags & SESSION_EXEC_SILENT));
 	cJSON_AddBoolToObject(cmd, "allow_stdin", !!(flags & SESSION_EXEC_ALLOW_STDIN));
 	cJSON_AddBoolToObject(cmd, "clear_plots", !!(flags & SESSION_EXEC_CLEAR_PLOTS));
-	return submit(s, cmd, 1, timeout, fn, data, blocked, err);
+	return session_submit(s, cmd, 1, timeout, fn, data, blocked, err);
 }
 
 unsigned long session_request(struct session *s, const char *kind, const cJSON *params,
@@ -967,7 +982,7 @@ unsigned long session_request(struct session *s, const char *kind, const cJSON *
 	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "kind");
 	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "id");
 	cJSON_AddStringToObject(cmd, "kind", kind);
-	return submit(s, cmd, 0, 0, fn, data, NULL, err);
+	return session_submit(s, cmd, 0, 0, fn, data, NULL, err);
 }
 
 int session_input_reply(struct session *s, unsigned long id, const char *value,
@@ -1043,7 +1058,7 @@ int session_interrupt(struct session *s)
 		r->stop = REASON_INTERRUPTED;
 	if (!s->kill_at)
 		s->kill_at = now_monotonic() + s->opts.interrupt_grace;
-	arm_timer(s);
+	session_arm_timer(s);
 	return interrupt_kernel(s);
 }
 
@@ -1053,11 +1068,11 @@ int session_restart(struct session *s, struct strbuf *err)
 
 	s->be->ops->kill(s->be);
 	abort_all(s, REASON_RESTARTED, "KernelRestarted", "the kernel was restarted", "restart");
-	rc = start_kernel(s, err);
+	rc = session_start_kernel(s, err);
 	if (rc == 0)
-		rc = install_policy(s, err);
+		rc = session_install_policy(s, err);
 	if (rc == 0)
-		set_state(s, SESSION_IDLE, "kernel restarted");
+		session_set_state(s, SESSION_IDLE, "kernel restarted");
 	return rc;
 }
 
