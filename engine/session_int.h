@@ -1,0 +1,72 @@
+#ifndef CELLBOX_SESSION_INT_H
+#define CELLBOX_SESSION_INT_H
+
+/*
+ * What the rooms of a session share. Internal: included by the session_*.c files only.
+ * session_open.c is how a session gets its kernel: the channel made ready for it, the kernel
+ * prepared, launched and awaited, adopted from a channel (session_attach) or leased from a
+ * pool, and the policy's import hook put in place; session_open/prepare/launch/begin/started
+ * and session_gc. session.c is the running session: its state and timer, the events it reads
+ * and dispatches, the channel's quota, interrupts and restarts, the commands (execute,
+ * request, input), the accessors, and its end (close, detach). session_names.c holds the
+ * names a session starts from that need no session (it does not need this header).
+ *
+ * Include session.h before it (struct session_opts, enum session_state): it does not include
+ * session.h itself, as session.c, session.h's own file, includes it (no include circle).
+ */
+
+#include "channel.h"
+
+#define POLL_INTERVAL 0.010		/* without inotify */
+
+struct request;
+
+struct session {
+	char *backend_name, *python, *runtime_dir, *cwd;
+	const struct kernel_def *kernel;	/* which runner, started how */
+	char *image;		/* the container image when none is configured */
+	int wake;		/* the runner waits on the channel's `wake` FIFO */
+	struct session_opts opts;
+	struct channel ch;
+	struct backend *be;
+	int epfd, timerfd;
+	enum session_state state;
+	struct request *head, *tail;
+	unsigned long next_id;
+	cJSON *info;
+	double kill_at;		/* grace deadline after SIGINT, 0 = none */
+	struct pool_lease lease;	/* the pooled kernel's lease, entry NULL when none */
+	char *pool_note;	/* why a pooled session got a fresh kernel */
+	int hand_back;		/* the pool's container is still ours: its daemon may end it */
+	sigset_t wait_mask;	/* for epoll_pwait in session_wait() */
+	int has_wait_mask;
+	off_t log_start;	/* size of `log` when the current kernel started */
+	char *policy_error;	/* why the kernel did not take the policy's import hook */
+	int policy_waiting;	/* session_open waits for the hook: it reports, not on_state */
+	double usage_at;	/* when a channel without a tmpfs was last counted */
+	int more;		/* a results file has more to read than one dispatch takes */
+	int timer_off;		/* the timer is disarmed (and so has no expiry to read) */
+	char *death;		/* how the last kernel ended, for session_revive() */
+	double start_deadline;	/* a starting kernel's: ready by then */
+	char *runner_path;	/* the runner in the channel's host part, as the backend runs it */
+	int prepared;		/* prepare_kernel() ran: the next launch only starts */
+};
+
+/* Tell the front end about a state change. */
+void session_set_state(struct session *s, enum session_state state, const char *msg);
+/* Arm the timer for the nearest deadline (and the polling fallbacks). */
+void session_arm_timer(struct session *s);
+/*
+ * Write a command file and queue the request. With `blocked` (the policy's error event, taken
+ * over) nothing is written: the request is ended by the host at the next dispatch.
+ */
+unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
+			     session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err);
+/* Start the runner and wait for its ready file. */
+int session_start_kernel(struct session *s, struct strbuf *err);
+/* Ask the kernel to refuse the policy's modules when imported; 0 when there are none. */
+unsigned long session_send_policy(struct session *s, struct strbuf *err);
+/* Put the policy's import hook in place and wait for it; -1 with `err` when it failed. */
+int session_install_policy(struct session *s, struct strbuf *err);
+
+#endif
