@@ -226,7 +226,11 @@ const cJSON *session_kernel_info(const struct session *s);
  * when it is ours and 0700: channels are refused in anyone else's).
  */
 char *session_runtime_dir(const char *configured);
-/* Remove the channels that dead cellbox processes left there; how many (`out`: a line each). */
+/*
+ * Remove the channels that dead cellbox processes left there (and, when nothing is
+ * `configured`, in /tmp/cellbox-UID, where they were kept before /dev/shm was preferred);
+ * how many (`out`: a line each).
+ */
 int session_gc(const char *configured, struct strbuf *out);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);

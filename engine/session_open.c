@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "kernel.h"
 #include "protocol.h"	/* generated from the runner: CELLBOX_PROTOCOL, CELLBOX_KERNEL_IMAGE */
+#include "wall.h"
 
 #define LOG_TAIL 2048
 #define DEFAULT_QUOTA (1ull << 30)
@@ -230,9 +231,17 @@ int session_start_kernel(struct session *s, struct strbuf *err)
 
 int session_gc(const char *configured, struct strbuf *out)
 {
-	char *root = session_runtime_dir(configured);
+	char *root = session_runtime_dir(configured), *old;
+	struct strbuf why = STRBUF_INIT;
 	int n = channel_gc(root, out);
 
+	/* Where channels went before /dev/shm was preferred: swept too, when it is ours. */
+	old = xasprintf("/tmp/cellbox-%ld", (long)getuid());
+	if (!configured && strcmp(old, root) && access(old, F_OK) == 0 &&
+	    wall_own_dir(old, 0, &why) == 0)
+		n += channel_gc(old, out);
+	strbuf_release(&why);
+	free(old);
 	free(root);
 	return n;
 }

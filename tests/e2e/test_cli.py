@@ -210,6 +210,30 @@ class RunTest(Base):
         self.assertEqual(os.stat(root).st_mode & 0o777, 0o700)
         self.assertEqual(os.stat(root).st_uid, os.getuid())
 
+    def test_gc_sweeps_the_old_tmp_place(self):
+        # Channels were kept in /tmp/cellbox-UID before /dev/shm was preferred: `gc` without a
+        # runtime directory set sweeps a dead process's channel there too.
+        old = '/tmp/cellbox-%d' % os.getuid()
+        p = subprocess.Popen([BIN, 'repl'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True,
+                             env=dict(self.env, CELLBOX_RUNTIME_DIR=old))
+        p.stdin.write('print("up")\n')
+        p.stdin.flush()
+        self.assertEqual(p.stdout.readline().strip(), 'up')
+        mine = [n for n in os.listdir(old) if n.startswith('%d-' % p.pid)]
+        self.assertEqual(len(mine), 1, os.listdir(old))
+        p.kill()                                      # the front end dies: its channel stays
+        p.wait()
+        p.stdin.close()
+        p.stdout.close()
+        self.assertTrue(os.path.isdir(os.path.join(old, mine[0])))
+        env = {k: v for k, v in self.env.items()
+               if k not in ('CELLBOX_RUNTIME_DIR', 'XDG_RUNTIME_DIR')}
+        g = subprocess.run([BIN, 'gc'], capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        self.assertIn('removed channel %s/%s of process %d' % (old, mine[0], p.pid), g.stdout)
+        self.assertFalse(os.path.exists(os.path.join(old, mine[0])))
+
     def test_runtime_dir_small_shm_is_not_used(self):
         # A container's 64 MB /dev/shm would fill before a kernel's quota: /tmp instead.
         if os.geteuid() != 0 or not shutil.which('unshare'):
