@@ -34,13 +34,16 @@ char *history_sessions_dir(void)
 }
 
 /*
- * Whether this session prunes: the stamp `.pruned` in the sessions directory is missing or
- * older than HISTORY_PRUNE_EVERY (or in the future: the clock moved). A session that prunes
- * touches it first, so that the runs of the next interval leave the work to the one after.
+ * Whether this session prunes: the stamp `history-pruned` beside the sessions directory is
+ * missing or older than HISTORY_PRUNE_EVERY (or in the future: the clock moved). A session
+ * that prunes touches it first, so that the runs of the next interval leave the work to the
+ * one after.
  */
 static int prune_due(const char *base)
 {
-	char *path = xasprintf("%s/.pruned", base);
+	const char *slash = strrchr(base, '/');
+	char *path = xasprintf("%.*s/history-pruned", slash ? (int)(slash - base) : 1,
+			       slash ? base : ".");
 	time_t now = time(NULL);
 	struct stat st;
 	int fd, due = 1;

@@ -22,7 +22,7 @@
  * history-days (default: no age limit), in a thread of its own that history_close() joins.
  * Counting the stored cells reads every session's file (10 ms for a thousand), so it is done
  * at most once every HISTORY_PRUNE_EVERY seconds, by the first session to open after that
- * (the stamp `.pruned` in the sessions directory says when): back-to-back one-shot runs do
+ * (the stamp `history-pruned` beside the sessions directory says when): back-to-back runs do
  * not pay for it, and the store is over its bound by at most that interval's sessions.
  *
  *	struct history *h = history_open(cfg->history_size, cfg->history_days, &err);

@@ -157,9 +157,18 @@ class HistoryTest(Base):
         self.assertIn('print("later")', p.stdout)
         self.assertIn('corrupt line skipped', p.stderr)
 
+    def age_prune_stamp(self):
+        """Make the last prune a minute and more ago: the next session prunes again (it is
+        done at most once a minute)."""
+        stamp = os.path.join(self.tmp, 'state', 'cellbox', 'history-pruned')
+        if os.path.exists(stamp):
+            ago = time.time() - 120
+            os.utime(stamp, (ago, ago))
+
     def test_prune(self):
         self.env['CELLBOX_HISTORY_SIZE'] = '2'
         for i in range(5):
+            self.age_prune_stamp()
             self.cellbox('run', '-c', 'n = %d' % i)
         p = self.cellbox('history', 'list')
         lines = p.stdout.splitlines()
@@ -176,13 +185,17 @@ class HistoryTest(Base):
         ten_days_ago = time.time() - 10 * 86400
         os.utime(old, (ten_days_ago, ten_days_ago))
         self.env['CELLBOX_HISTORY_DAYS'] = '30'
+        self.age_prune_stamp()
         self.cellbox('run', '-c', 'mid = 1')
         self.assertTrue(os.path.exists(old))
         self.env['CELLBOX_HISTORY_DAYS'] = '1'
         self.cellbox('run', '-c', 'new = 1')
+        self.assertTrue(os.path.exists(old))        # pruned a moment ago: not again yet
+        self.age_prune_stamp()
+        self.cellbox('run', '-c', 'newer = 1')
         self.assertFalse(os.path.exists(old))
         p = self.cellbox('history', 'list')
-        self.assertEqual(len(p.stdout.splitlines()), 2, p.stdout)
+        self.assertEqual(len(p.stdout.splitlines()), 3, p.stdout)
 
 
 class ReplayTest(Base):

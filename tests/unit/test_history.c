@@ -60,7 +60,7 @@ static void one_session(size_t max, char *id, size_t idlen)
 /* Set the prune stamp's time to `ago` seconds before now (negative: in the future). */
 static void stamp_age(long ago)
 {
-	char *base = history_sessions_dir(), *path = xasprintf("%s/.pruned", base);
+	char *base = history_sessions_dir(), *path = xasprintf("%s/../history-pruned", base);
 	struct timespec ts[2] = { { .tv_sec = time(NULL) - ago }, { .tv_sec = time(NULL) - ago } };
 
 	CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0);
