@@ -1,6 +1,8 @@
 /* A descriptor's slow last close left to a grandchild (lastclose.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +49,28 @@ static _Noreturn void hold_and_close(int fd, int gate)
 	_exit(0);
 }
 
+/* The thread of a process that goes on: its close() waits, the process does not. */
+static void *close_thread(void *fd)
+{
+	close((int)(intptr_t)fd);
+	return NULL;
+}
+
+/* Close `fd` on a detached thread (a plain close when there can be none). */
+static void close_beside(int fd)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, close_thread, (void *)(intptr_t)fd);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		close(fd);
+}
+
 void lastclose(int fd)
 {
 	int gate[2];
@@ -54,7 +78,11 @@ void lastclose(int fd)
 
 	if (fd < 0)
 		return;
-	if (!exiting || pipe2(gate, O_CLOEXEC) < 0) {
+	if (!exiting) {
+		close_beside(fd);
+		return;
+	}
+	if (pipe2(gate, O_CLOEXEC) < 0) {
 		close(fd);
 		return;
 	}

@@ -15,15 +15,16 @@
  *
  * Then lastclose() forks a grandchild that closes every other descriptor at once, waits
  * until this process and the middle child have let go of the one it keeps, closes it and
- * exits, reaped by init (or the subreaper). Without lastclose_exiting(), and when a fork
- * fails, it is a plain close(). Long-running processes (the pool daemon, the MCP server)
- * close such descriptors on a thread instead, off their loop.
+ * exits, reaped by init (or the subreaper); when a fork fails, it is a plain close().
+ * Without lastclose_exiting(), in a process that goes on (the MCP server, the UI after a
+ * restart), the close is a detached thread's: the caller's loop does not wait for it (the
+ * number is taken until the thread has closed it; the caller forgets it at once).
  */
 
 /* This process exits soon: last closes go to a grandchild from now on. */
 void lastclose_exiting(void);
 
-/* Close `fd` (nothing when it is -1), in a grandchild once lastclose_exiting() was called. */
+/* Close `fd` (nothing when it is -1): on a thread, or in a grandchild once exiting. */
 void lastclose(int fd);
 
 #endif

@@ -47,14 +47,14 @@ static void test_inotify(void)
 	lastclose(-1);				/* nothing to close: nothing happens */
 }
 
-/* Without lastclose_exiting(), a plain close (no child: the caller's close is the last). */
-static void test_plain(void)
+/* Without lastclose_exiting(), a detached thread closes it (no child holds a copy). */
+static void test_thread(void)
 {
 	int p[2];
 
 	CHECK(pipe(p) == 0);
 	lastclose(p[1]);
-	CHECK(eof_soon(p[0]));
+	CHECK(eof_soon(p[0]));			/* the last copy went: the thread's close */
 	CHECK(fcntl(p[1], F_GETFD) < 0 && errno == EBADF);
 	close(p[0]);
 }
@@ -62,7 +62,7 @@ static void test_plain(void)
 static const struct tap_test tests[] = {
 	{ "grandchild_closes", test_grandchild_closes },
 	{ "inotify", test_inotify },
-	{ "plain", test_plain },
+	{ "thread", test_thread },
 };
 
 int main(int argc, char **argv)
