@@ -9,7 +9,7 @@ What it offers, the same for every kernel:
     of_type, text, done    what a request's events say
     RunnerCase             a TestCase base: one runner shared by the tests of the class, its log
                            checked for the runner's own failures at the end, run_ok(),
-                           is_complete(), bad_commands()
+                           is_complete(), answer_input(), bad_commands()
     restart_channel()      a channel with plots and a request left from before the start
 
 The kernel's parts are passed in: the interpreter and runner command, the environment it starts
@@ -212,6 +212,18 @@ class RunnerCase(unittest.TestCase):
         """The is_complete reply to `code`: (status, indent)."""
         reply = of_type(self.r.request("is_complete", code=code), "reply")[0]
         return reply["status"], reply["indent"]
+
+    def answer_input(self, code, want):
+        """`code` asks "who? " once (not for a password): answered "bob", it ends well, having
+        written `want` to stdout."""
+        r = self.r
+        rid = r.send("execute", code=code, allow_stdin=True)
+        req = of_type(r.events(rid, until="input_request"), "input_request")[0]
+        self.assertEqual(req, {"type": "input_request", "prompt": "who? ", "password": False})
+        r.write_file(rid + ".1.input", {"value": "bob"})
+        evs = r.events(rid)
+        self.assertEqual(done(evs)["status"], "ok")
+        self.assertEqual(text(evs), want)
 
     def bad_commands(self):
         """Commands the runner must refuse, each ended with an error and served once (the

@@ -563,15 +563,7 @@ class RunnerTest(harness.RunnerCase):
 
     def test_input(self):
         r = self.r
-        rid = r.send("execute", code="name = input('who? ')\nprint('hello', name)",
-                     allow_stdin=True)
-        evs = r.events(rid, until="input_request")
-        req = of_type(evs, "input_request")[0]
-        self.assertEqual(req, {"type": "input_request", "prompt": "who? ", "password": False})
-        r.write_file(rid + ".1.input", {"value": "bob"})
-        evs = r.events(rid)
-        self.assertEqual(done(evs)["status"], "ok")
-        self.assertEqual(text(evs), "hello bob\n")
+        self.answer_input("name = input('who? ')\nprint('hello', name)", "hello bob\n")
         # two input() calls in one cell: each answer has its own name
         rid = r.send("execute", code="a = input('a? ')\nb = input('b? ')\nprint(a + b)",
                      allow_stdin=True)

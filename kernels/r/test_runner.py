@@ -364,14 +364,7 @@ class RunnerTest(harness.RunnerCase):
 
     def test_input(self):
         r = self.r
-        rid = r.send("execute", code='name <- readline("who? ")\ncat("hello", name, "\\n")',
-                     allow_stdin=True)
-        req = of_type(r.events(rid, until="input_request"), "input_request")[0]
-        self.assertEqual(req, {"type": "input_request", "prompt": "who? ", "password": False})
-        r.write_file(rid + ".1.input", {"value": "bob"})
-        evs = r.events(rid)
-        self.assertEqual(done(evs)["status"], "ok")
-        self.assertEqual(text(evs), "hello bob \n")
+        self.answer_input('name <- readline("who? ")\ncat("hello", name, "\\n")', "hello bob \n")
         # the k-th answer is <id>.<k>.input, read once: a second readline() waits for the next
         rid = r.send("execute", code='a <- readline("1? "); b <- readline("2? "); cat(a, b, "\n")',
                      allow_stdin=True)
