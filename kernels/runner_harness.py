@@ -9,7 +9,7 @@ What it offers, the same for every kernel:
     of_type, text, done    what a request's events say
     RunnerCase             a TestCase base: one runner shared by the tests of the class, its log
                            checked for the runner's own failures at the end, run_ok(),
-                           is_complete(), answer_input(), bad_commands()
+                           is_complete(), big_output(), answer_input(), bad_commands()
     restart_channel()      a channel with plots and a request left from before the start
 
 The kernel's parts are passed in: the interpreter and runner command, the environment it starts
@@ -212,6 +212,15 @@ class RunnerCase(unittest.TestCase):
         """The is_complete reply to `code`: (status, indent)."""
         reply = of_type(self.r.request("is_complete", code=code), "reply")[0]
         return reply["status"], reply["indent"]
+
+    def big_output(self, code, n):
+        """`code` writes n x's and a newline: they come whole, in stream events of 64 KiB at
+        the most."""
+        evs = self.run_ok(code)
+        streams = of_type(evs, "stream")
+        self.assertTrue(all(len(e["text"]) <= 65536 for e in streams))
+        self.assertGreaterEqual(len(streams), (n + 1) // 65536)
+        self.assertEqual(text(evs), "x" * n + "\n")
 
     def answer_input(self, code, want):
         """`code` asks "who? " once (not for a password): answered "bob", it ends well, having

@@ -12,6 +12,7 @@
  *   tap_main_unless(..., why)             tap_main(), or every test skipped for `why`
  *   check_streaming_r(s, code, note, &o) the R kernel's output seen while its cell runs
  *   check_system_interrupted_r(s)         ... an interrupt reaching its system() command
+ *   check_seed_plots_r(s)                 ... its plots numbered, and after clear_plots
  *
  * and the cases every kernel passes alike, on every backend, said in its language (struct lang,
  * lang_python and lang_r):
@@ -148,6 +149,23 @@ static inline void check_streaming_r(struct session *s, const char *code, int no
 	CHECK(id && session_pending(s, id));		/* before the cell's end */
 	cell_interrupt(s, id);
 	CHECK_STR(o->out.buf, "first\nsecond\n");
+}
+
+/*
+ * The seed's R example: plot(1:10) gives one plot, the first; with clear_plots, hist() gives
+ * one again, numbered 1.
+ */
+static inline void check_seed_plots_r(struct session *s)
+{
+	struct outcome o;
+
+	run(s, "plot(1:10)", 0, 0, &o);
+	CHECK(o.plots == 1 && o.last_plot_index == 1);
+	CHECK_STR(o.status, "ok");
+	outcome_release(&o);
+	run(s, "hist(rnorm(100))", SESSION_EXEC_CLEAR_PLOTS, 0, &o);
+	CHECK(o.plots == 1 && o.last_plot_index == 1);
+	outcome_release(&o);
 }
 
 /*

@@ -47,13 +47,7 @@ static void test_plots(void)
 
 	if (!s)
 		return;
-	run(s, "plot(1:10)", 0, 0, &o);
-	CHECK(o.plots == 1 && o.last_plot_index == 1);
-	CHECK_STR(o.status, "ok");
-	outcome_release(&o);
-	run(s, "hist(rnorm(100))", SESSION_EXEC_CLEAR_PLOTS, 0, &o);
-	CHECK(o.plots == 1 && o.last_plot_index == 1);
-	outcome_release(&o);
+	check_seed_plots_r(s);
 	run(s, "library(ggplot2)\nprint(ggplot(mtcars, aes(wt, mpg)) + geom_point())\n"
 	       "lattice::xyplot(mpg ~ wt, mtcars)", 0, 0, &o);
 	CHECK(o.plots == 2 && o.last_plot_index == 3);
