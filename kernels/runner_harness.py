@@ -6,7 +6,8 @@ What it offers, the same for every kernel:
     Runner(command, ...)   a runner process in a temporary channel, driven as the host drives
                            it: commands as tmp + rename, events read back from
                            kernel/results/<id>.jsonl, the wake-up FIFO held as the host holds it
-    of_type, text, done    what a request's events say
+    of_type, text, done,   what a request's events say
+    merged_streams
     RunnerCase             a TestCase base: one runner shared by the tests of the class, its log
                            checked for the runner's own failures at the end, run_ok(),
                            is_complete(), big_output(), answer_input(), bad_commands()
@@ -183,6 +184,17 @@ def text(evs, name="stdout"):
 
 def done(evs):
     return evs[-1]
+
+
+def merged_streams(evs):
+    """The streams in their order: [name, text] a run, a stream's consecutive texts joined."""
+    merged = []
+    for e in of_type(evs, "stream"):
+        if merged and merged[-1][0] == e["name"]:
+            merged[-1][1] += e["text"]
+        else:
+            merged.append([e["name"], e["text"]])
+    return merged
 
 
 class RunnerCase(unittest.TestCase):

@@ -7,7 +7,8 @@
  * cell or a request to its end. Shared by the integration (local) and docker suites.
  *
  *   run(s, code, flags, timeout, &o)      a cell to its end (seconds taken)
- *   expect_result(), expect_shown()       ... and check its result, or what it displayed
+ *   expect_result(), expect_shown()       ... and check its result, or what it displayed,
+ *   expect_error()                        or the error it raised
  *   request(s, kind, json, &o)            a request (is_complete, complete, ...) to its reply
  *   cell_start(), cell_await(),           a cell started, its output awaited while it runs,
  *   cell_interrupt(), cell_wait()         interrupted, waited for
@@ -241,6 +242,17 @@ static inline void expect_result(struct session *s, const char *code, const char
 static inline void expect_shown(struct session *s, const char *code, const char *want)
 {
 	expect_text(s, code, 1, want);
+}
+
+/* Run a cell and check that it raised `ename`: its status is "error". */
+static inline void expect_error(struct session *s, const char *code, const char *ename)
+{
+	struct outcome o;
+
+	run(s, code, 0, 0, &o);
+	CHECK_STR(o.ename, ename);
+	CHECK_STR(o.status, "error");
+	outcome_release(&o);
 }
 
 /* Send a request and wait for its reply. */

@@ -123,14 +123,9 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual(text(evs, "stdout"), "a1\na2\na3")
         self.assertEqual(text(evs, "stderr"), "e1\ne2\n")
         # Python-level writes also keep their order across the two streams
-        merged = []
-        for e in of_type(evs, "stream"):
-            if merged and merged[-1][0] == e["name"]:
-                merged[-1][1] += e["text"]
-            else:
-                merged.append([e["name"], e["text"]])
-        self.assertEqual(merged, [["stdout", "a1\n"], ["stderr", "e1\n"], ["stdout", "a2\n"],
-                                  ["stderr", "e2\n"], ["stdout", "a3"]])
+        self.assertEqual(harness.merged_streams(evs),
+                         [["stdout", "a1\n"], ["stderr", "e1\n"], ["stdout", "a2\n"],
+                          ["stderr", "e2\n"], ["stdout", "a3"]])
 
     def test_last_text_and_done_in_one_write(self):
         # Text still waiting at the end of a cell goes out with the done in one write (one

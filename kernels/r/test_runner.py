@@ -116,15 +116,9 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual(text(evs), 'a1\n[1] "a2"\na3')
         self.assertEqual(text(evs, "stderr"), "e1\nWarning message:\nw1\n")
         # message() and warnings keep their order with stdout
-        merged = []
-        for e in of_type(evs, "stream"):
-            if merged and merged[-1][0] == e["name"]:
-                merged[-1][1] += e["text"]
-            else:
-                merged.append([e["name"], e["text"]])
-        self.assertEqual(merged, [["stdout", "a1\n"], ["stderr", "e1\n"],
-                                  ["stdout", '[1] "a2"\n'], ["stderr", "Warning message:\nw1\n"],
-                                  ["stdout", "a3"]])
+        self.assertEqual(harness.merged_streams(evs),
+                         [["stdout", "a1\n"], ["stderr", "e1\n"], ["stdout", '[1] "a2"\n'],
+                          ["stderr", "Warning message:\nw1\n"], ["stdout", "a3"]])
 
     def test_stderr_connection(self):
         evs = self.run_ok('cat("to stderr\\n", file = stderr()); write("w", stderr())')

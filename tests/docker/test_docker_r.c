@@ -70,10 +70,7 @@ static void test_streams_errors(void)
 	check_streaming_r(s, "invisible(tryCatch({cat('first\\n'); Sys.sleep(60)}, interrupt = "
 			  "function(e) NULL)); cat('second\\n')", 0, &o);
 	outcome_release(&o);
-	run(s, "f <- function() stop('boom')\nf()", 0, 0, &o);
-	CHECK_STR(o.ename, "simpleError");
-	CHECK_STR(o.status, "error");
-	outcome_release(&o);
+	expect_error(s, "f <- function() stop('boom')\nf()", "simpleError");
 	run(s, "as.integer('x')", 0, 0, &o);
 	CHECK_STR(o.shown, "[1] NA");
 	CHECK(strstr(o.err.buf, "NAs introduced by coercion") != NULL);
