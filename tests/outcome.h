@@ -5,6 +5,14 @@
  * What the engine tests keep of a cell: a session_event_fn that collects the streams, the
  * result, the error, plots, replies and the done event of one request, and helpers that run a
  * cell or a request to its end. Shared by the integration (local) and docker suites.
+ *
+ *   run(s, code, flags, timeout, &o)      a cell to its end (seconds taken)
+ *   expect_result(), expect_shown()       ... and check its result, or what it displayed,
+ *   expect_error()                        or the error it raised
+ *   request(s, kind, json, &o)            a request (is_complete, complete, ...) to its reply
+ *   cell_start(), cell_await(),           a cell started, its output awaited while it runs,
+ *   cell_interrupt(), cell_wait()         interrupted, waited for
+ *   run_and_interrupt(s, code, out, &o)   ... all four: interrupted once its output shows
  */
 
 #include <stdio.h>
@@ -144,22 +152,107 @@ static inline void collect(struct session *s, const struct session_event *ev, vo
 	}
 }
 
+/*
+ * Start a cell whose events fill `o` (input requests answered with `answer`); its id, 0 when
+ * it did not start.
+ */
+static inline unsigned long cell_start(struct session *s, const char *code, unsigned flags,
+				       double timeout, const char *answer, struct outcome *o)
+{
+	struct strbuf err = STRBUF_INIT;
+	unsigned long id;
+
+	outcome_init(o);
+	o->answer = answer;
+	id = session_execute(s, code, flags, timeout, collect, o, &err);
+	CHECK(id > 0);
+	if (!id)
+		tap_note(err.buf);
+	strbuf_release(&err);
+	return id;
+}
+
+/* Wait for the end of cell or request `id` (0: there is none). */
+static inline void cell_wait(struct session *s, unsigned long id)
+{
+	while (id && session_wait(s, id) < 0)
+		;
+}
+
+/*
+ * Dispatch the session's events until cell `id` wrote to stdout (`out` in it, unless NULL)
+ * and, with `need_err`, to stderr; 30 s at the most.
+ */
+static inline void cell_await(struct session *s, unsigned long id, struct outcome *o,
+			      const char *out, int need_err)
+{
+	double t0 = now_monotonic();
+
+	while (id && (!o->out.len || (out && !strstr(o->out.buf, out)) ||
+		      (need_err && !o->err.len)) && now_monotonic() - t0 < 30) {
+		struct timespec ts = { 0, 2000000 };
+
+		nanosleep(&ts, NULL);
+		session_dispatch(s);
+	}
+}
+
+/* Interrupt the running cell `id` and wait for its end. */
+static inline void cell_interrupt(struct session *s, unsigned long id)
+{
+	CHECK(session_interrupt(s) == 0);
+	cell_wait(s, id);
+}
+
 /* Run a cell to its end and fill `o`; returns seconds taken. */
 static inline double run(struct session *s, const char *code, unsigned flags, double timeout,
 		  struct outcome *o)
 {
-	struct strbuf err = STRBUF_INIT;
 	double t0 = now_monotonic();
-	unsigned long id;
 
-	outcome_init(o);
-	id = session_execute(s, code, flags, timeout, collect, o, &err);
-	CHECK(id > 0);
-	while (id && session_wait(s, id) < 0)
-		;
+	cell_wait(s, cell_start(s, code, flags, timeout, NULL, o));
 	CHECK(o->done_seen);
-	strbuf_release(&err);
 	return now_monotonic() - t0;
+}
+
+/*
+ * Run a cell and check what it gave: its plain result, or with `shown` the text it displayed
+ * last (R's printed value). The cell's code and errors are told when it differs.
+ */
+static inline void expect_text(struct session *s, const char *code, int shown, const char *want)
+{
+	struct outcome o;
+	const char *got;
+
+	run(s, code, 0, 0, &o);
+	got = shown ? o.shown : o.result;
+	CHECK_STR(got, want);
+	if (strcmp(got, want))
+		tap_note(code), tap_note(o.err.buf), tap_note(o.evalue);
+	outcome_release(&o);
+}
+
+/* Run a cell and check its plain result. */
+static inline void expect_result(struct session *s, const char *code, const char *want)
+{
+	expect_text(s, code, 0, want);
+}
+
+/* Run a cell and check what it shows (R's printed value). */
+static inline void expect_shown(struct session *s, const char *code, const char *want)
+{
+	expect_text(s, code, 1, want);
+}
+
+/* Run a cell and check that it raised `ename`: its status is "error". */
+static inline void expect_error(struct session *s, const char *code, const char *ename)
+{
+	struct outcome o;
+
+	run(s, code, 0, 0, &o);
+	CHECK_STR(o.ename, ename);
+	CHECK_STR(o.status, "error");
+	outcome_release(&o);
 }
 
 /* Send a request and wait for its reply. */
@@ -172,36 +265,22 @@ static inline void request(struct session *s, const char *kind, const char *json
 	outcome_init(o);
 	id = session_request(s, kind, params, collect, o, &err);
 	CHECK(id > 0);
-	while (id && session_wait(s, id) < 0)
-		;
+	cell_wait(s, id);
 	cJSON_Delete(params);
 	strbuf_release(&err);
 }
 
 /*
- * Start a cell that prints `start`, then sleeps; interrupt it once its output shows, and wait
- * for its end. Fills `o`.
+ * Start a cell, interrupt it once its stdout shows `out` (any output when NULL), and wait for
+ * its end. Fills `o`.
  */
-static inline void run_and_interrupt(struct session *s, struct outcome *o)
+static inline void run_and_interrupt(struct session *s, const char *code, const char *out,
+				     struct outcome *o)
 {
-	struct strbuf err = STRBUF_INIT;
-	unsigned long id;
-	double t0;
+	unsigned long id = cell_start(s, code, 0, 0, NULL, o);
 
-	outcome_init(o);
-	id = session_execute(s, "import time\nprint('start', flush=True)\ntime.sleep(60)", 0, 0,
-			     collect, o, &err);
-	CHECK(id > 0);
-	t0 = now_monotonic();
-	while (id && !o->out.len && now_monotonic() - t0 < 30) {
-		struct timespec ts = { 0, 5000000 };
-		nanosleep(&ts, NULL);
-		session_dispatch(s);
-	}
-	CHECK(session_interrupt(s) == 0);
-	while (id && session_wait(s, id) < 0)
-		;
-	strbuf_release(&err);
+	cell_await(s, id, o, out, 0);
+	cell_interrupt(s, id);
 }
 
 #endif

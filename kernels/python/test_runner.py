@@ -25,6 +25,10 @@ import unittest
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import runner_harness as harness
+from runner_harness import done, make_channel, of_type, text
+
 RUNNER = os.path.join(HERE, "runner.py")
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 TIMEOUT = 30.0
@@ -47,146 +51,19 @@ def tiny_png(w=3, h=2):
             + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
-def make_channel(channel):
-    """The layout the host makes (PROTOCOL.md): host/commands, kernel/{ready,log,results,plots}."""
-    for d in ("host/commands", "kernel/results", "kernel/plots", "kernel/out"):
-        os.makedirs(os.path.join(channel, d), exist_ok=True)
-    for f in ("ready", "log"):
-        open(os.path.join(channel, "kernel", f), "ab").close()
-
-
-class Runner:
-    """A runner process in a temporary channel directory, driven like the host drives it."""
+class Runner(harness.Runner):
+    """runner.py on the interpreter, in a temporary channel directory (runner_harness.Runner)."""
 
     def __init__(self, channel=None, env=None, stdin=subprocess.DEVNULL):
-        self.own_channel = channel is None
-        self.channel = channel or tempfile.mkdtemp(prefix="cellbox-test-")
-        make_channel(self.channel)
-        self.cwd = tempfile.mkdtemp(prefix="cellbox-cwd-")
-        self.log = open(os.path.join(self.channel, "kernel", "log"), "ab")
-        t0 = time.monotonic()
-        self.proc = subprocess.Popen([PYTHON, RUNNER, self.channel], stdin=stdin,
-                                     stdout=self.log, stderr=self.log, cwd=self.cwd,
-                                     env=dict(os.environ, **(env or {})))
-        ready = os.path.join(self.channel, "kernel", "ready")
-        while True:
-            with open(ready, "rb") as f:
-                line = f.read()
-            if line.endswith(b"\n"):
-                break
-            if self.proc.poll() is not None:
-                raise RuntimeError("runner exited with %s before ready:\n%s"
-                                   % (self.proc.returncode, self.read_log()))
-            if time.monotonic() - t0 > TIMEOUT:
-                raise RuntimeError("runner not ready:\n" + self.read_log())
-            time.sleep(0.002)
-        self.startup = time.monotonic() - t0
-        self.ready = json.loads(line)
-        self.n = 0
-        self.wake = None            # a callable, for a runner woken through its stdin
-
-    def read_log(self):
-        try:
-            with open(os.path.join(self.channel, "kernel", "log"), encoding="utf-8",
-                      errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def write_file(self, name, obj):
-        path = os.path.join(self.channel, "host", "commands", name)
-        data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
-        with open(path + ".tmp", "wb") as f:
-            f.write(data)
-        os.rename(path + ".tmp", path)
-        if self.wake:
-            self.wake()
-
-    def send(self, kind, **fields):
-        self.n += 1
-        rid = "%010d" % self.n
-        fields.update(id=rid, kind=kind)
-        # the host makes the results file first, then the command
-        open(os.path.join(self.channel, "kernel", "results", rid + ".jsonl"), "ab").close()
-        self.write_file(rid + ".json", fields)
-        return rid
-
-    def events(self, rid, until="done", timeout=TIMEOUT):
-        """Events of request rid, once one of type `until` has arrived."""
-        path = os.path.join(self.channel, "kernel", "results", rid + ".jsonl")
-        t0 = time.monotonic()
-        while True:
-            try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except FileNotFoundError:
-                data = b""
-            lines = data.split(b"\n")[:-1]          # only complete lines
-            evs = [json.loads(line.decode("utf-8")) for line in lines]
-            if any(e["type"] == until for e in evs):
-                return evs
-            if self.proc.poll() is not None:
-                raise AssertionError("runner died (%s) during request %s: %r\n%s"
-                                     % (self.proc.returncode, rid, evs, self.read_log()))
-            if time.monotonic() - t0 > timeout:
-                raise AssertionError("timeout waiting for %s of %s: %r" % (until, rid, evs))
-            time.sleep(0.002)
-
-    def request(self, kind, **fields):
-        evs = self.events(self.send(kind, **fields))
-        assert evs[-1]["type"] == "done", evs
-        return evs
-
-    def execute(self, code, **fields):
-        return self.request("execute", code=code, **fields)
-
-    def close(self):
-        if self.proc.poll() is None:
-            try:
-                self.request("shutdown")
-            except Exception:
-                pass
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        if self.own_channel:
-            shutil.rmtree(self.channel, ignore_errors=True)
-        shutil.rmtree(self.cwd, ignore_errors=True)
+        super().__init__([PYTHON, RUNNER], channel=channel, env=env, stdin=stdin,
+                         timeout=TIMEOUT)
 
 
-def of_type(evs, kind):
-    return [e for e in evs if e["type"] == kind]
+class RunnerTest(harness.RunnerCase):
+    """One runner shared by the tests; the runner logs its own failures with a traceback."""
 
-
-def text(evs, name="stdout"):
-    return "".join(e["text"] for e in evs if e["type"] == "stream" and e["name"] == name)
-
-
-def done(evs):
-    return evs[-1]
-
-
-class RunnerTest(unittest.TestCase):
-    """One runner shared by the tests (a session, as the host has)."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.r = Runner()
-
-    @classmethod
-    def tearDownClass(cls):
-        log = cls.r.read_log()
-        cls.r.close()
-        # the runner logs its own failures with a traceback
-        assert "Traceback" not in log, log
-
-    def run_ok(self, code, **kw):
-        evs = self.r.execute(code, **kw)
-        self.assertEqual(done(evs)["status"], "ok", evs)
-        return evs
+    runner = Runner
+    failure = "Traceback"
 
     def result(self, evs):
         res = of_type(evs, "result")
@@ -246,14 +123,9 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(text(evs, "stdout"), "a1\na2\na3")
         self.assertEqual(text(evs, "stderr"), "e1\ne2\n")
         # Python-level writes also keep their order across the two streams
-        merged = []
-        for e in of_type(evs, "stream"):
-            if merged and merged[-1][0] == e["name"]:
-                merged[-1][1] += e["text"]
-            else:
-                merged.append([e["name"], e["text"]])
-        self.assertEqual(merged, [["stdout", "a1\n"], ["stderr", "e1\n"], ["stdout", "a2\n"],
-                                  ["stderr", "e2\n"], ["stdout", "a3"]])
+        self.assertEqual(harness.merged_streams(evs),
+                         [["stdout", "a1\n"], ["stderr", "e1\n"], ["stdout", "a2\n"],
+                          ["stderr", "e2\n"], ["stdout", "a3"]])
 
     def test_last_text_and_done_in_one_write(self):
         # Text still waiting at the end of a cell goes out with the done in one write (one
@@ -335,11 +207,7 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(self.result(self.run_ok("1+1")), "2")
 
     def test_big_output(self):
-        evs = self.run_ok("print('x' * 10_000_000)")
-        streams = of_type(evs, "stream")
-        self.assertTrue(all(len(e["text"]) <= 65536 for e in streams))
-        self.assertGreaterEqual(len(streams), 10_000_001 // 65536)
-        self.assertEqual(text(evs), "x" * 10_000_000 + "\n")
+        self.big_output("print('x' * 10_000_000)", 10_000_000)
 
     def test_lone_surrogate(self):
         evs = self.run_ok("print('a\\ud800b')\n"
@@ -669,29 +537,13 @@ class RunnerTest(unittest.TestCase):
         self.assertFalse(of_type(evs, "reply")[0]["found"])
 
     def test_is_complete(self):
-        def check(code):
-            reply = of_type(self.r.request("is_complete", code=code), "reply")[0]
-            return reply["status"], reply["indent"]
-        self.assertEqual(check("for i in range(3):"), ("incomplete", "    "))
-        self.assertEqual(check("x = 1"), ("complete", ""))
-        self.assertEqual(check("x = )"), ("invalid", ""))
+        self.assertEqual(self.is_complete("for i in range(3):"), ("incomplete", "    "))
+        self.assertEqual(self.is_complete("x = 1"), ("complete", ""))
+        self.assertEqual(self.is_complete("x = )"), ("invalid", ""))
 
     def test_bad_commands(self):
         r = self.r
-        r.write_file("0000099901.json", b"{not json")
-        evs = r.events("0000099901")
-        self.assertEqual(done(evs)["status"], "error")
-        self.assertEqual([e["ename"] for e in of_type(evs, "error")], ["RequestError"])
-        # the command stays (the host removes it: its part is read-only to a container) and
-        # is not served again
-        self.assertTrue(os.path.exists(os.path.join(r.channel, "host", "commands",
-                                                    "0000099901.json")))
-        r.write_file("0000099902.json", {"id": "0000099902", "kind": "frobnicate"})
-        evs = r.events("0000099902")
-        self.assertEqual(done(evs)["status"], "error")
-        r.write_file("0000099903.json", {"id": "0000099903", "kind": "execute", "code": 5})
-        evs = r.events("0000099903")
-        self.assertEqual(done(evs)["status"], "error")
+        self.bad_commands()
         r.write_file("0000099904.1.input", {"value": "ignored"})   # not a request
         os.unlink(os.path.join(r.channel, "host", "commands", "0000099904.1.input"))
         self.assertEqual(self.result(self.run_ok("1+1")), "2")
@@ -702,15 +554,7 @@ class RunnerTest(unittest.TestCase):
 
     def test_input(self):
         r = self.r
-        rid = r.send("execute", code="name = input('who? ')\nprint('hello', name)",
-                     allow_stdin=True)
-        evs = r.events(rid, until="input_request")
-        req = of_type(evs, "input_request")[0]
-        self.assertEqual(req, {"type": "input_request", "prompt": "who? ", "password": False})
-        r.write_file(rid + ".1.input", {"value": "bob"})
-        evs = r.events(rid)
-        self.assertEqual(done(evs)["status"], "ok")
-        self.assertEqual(text(evs), "hello bob\n")
+        self.answer_input("name = input('who? ')\nprint('hello', name)", "hello bob\n")
         # two input() calls in one cell: each answer has its own name
         rid = r.send("execute", code="a = input('a? ')\nb = input('b? ')\nprint(a + b)",
                      allow_stdin=True)
@@ -790,15 +634,9 @@ class LifecycleTest(unittest.TestCase):
     """Separate runners: plot numbering after a restart, shutdown, channel removal."""
 
     def test_restart_and_shutdown(self):
-        channel = tempfile.mkdtemp(prefix="cellbox-test-")
+        channel = harness.restart_channel("cellbox-", tiny_png())
         try:
-            make_channel(channel)
-            for n in (3, 7):
-                with open(os.path.join(channel, "kernel", "plots", "%d.png" % n), "wb") as f:
-                    f.write(tiny_png())
             # a request left before start-up is served
-            with open(os.path.join(channel, "host", "commands", "0000000001.json"), "w") as f:
-                json.dump({"id": "0000000001", "kind": "execute", "code": "40 + 2"}, f)
             r = Runner(channel)
             try:
                 self.assertLess(r.startup, 5.0)
@@ -906,7 +744,7 @@ class LifecycleTest(unittest.TestCase):
         rfd, wfd = os.pipe()
         r = Runner(env={"CELLBOX_WAKE": "stdin"}, stdin=rfd)
         os.close(rfd)
-        r.wake = lambda: os.write(wfd, b"w")
+        r.wake_stdin = lambda: os.write(wfd, b"w")
         try:
             t0 = time.monotonic()
             for i in range(20):
@@ -916,7 +754,7 @@ class LifecycleTest(unittest.TestCase):
             self.assertLess(time.monotonic() - t0, 10)
             self.assertNotIn("polling", r.read_log())
             # without the byte the command waits (inotify is not what wakes it)
-            r.wake = None
+            r.wake_stdin = None
             rid = r.send("execute", code="'late'")
             time.sleep(0.3)
             with open(os.path.join(r.channel, "kernel", "results", rid + ".jsonl"), "rb") as f:
@@ -966,23 +804,20 @@ class LifecycleTest(unittest.TestCase):
 
 
 
-class PolicyHookTest(unittest.TestCase):
+class PolicyHookTest(harness.RunnerCase):
     """The security policy's import hook (request `policy`), in a runner of its own."""
+
+    runner = Runner
+    failure = "Traceback"
 
     @classmethod
     def setUpClass(cls):
-        cls.r = Runner()
+        super().setUpClass()
         evs = cls.r.request("policy", policy="t", modules=[
             {"name": "os", "description": "Operating system interface", "severity": "HIGH"},
             {"name": "subprocess", "description": "Subprocess", "severity": "HIGH"}])
         assert done(evs)["status"] == "ok", evs
         cls.reply = of_type(evs, "reply")[0]
-
-    @classmethod
-    def tearDownClass(cls):
-        log = cls.r.read_log()
-        cls.r.close()
-        assert "Traceback" not in log, log
 
     def refused(self, code, **kw):
         evs = self.r.execute(code, **kw)

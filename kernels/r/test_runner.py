@@ -7,18 +7,20 @@ stdin) after each (and after SIGINT), events read back from <channel>/kernel/res
     /usr/bin/python3 -m unittest -v test_runner        (from kernels/r)
 """
 
-import json
 import os
 import shutil
 import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import runner_harness as harness
+from runner_harness import done, of_type, text
+
 RUNNER = os.path.join(HERE, "runner.R")
 RSCRIPT = os.environ.get("CELLBOX_TEST_RSCRIPT") or shutil.which("Rscript") or "/usr/bin/Rscript"
 TIMEOUT = 60.0
@@ -28,122 +30,20 @@ if not os.access(RSCRIPT, os.X_OK):
     sys.exit(77)
 
 
-def make_channel(channel):
-    """The layout the host makes (PROTOCOL.md): host/commands, kernel/{ready,log,results,plots}."""
-    for d in ("host/commands", "kernel/results", "kernel/plots", "kernel/out"):
-        os.makedirs(os.path.join(channel, d), exist_ok=True)
-    for f in ("ready", "log"):
-        open(os.path.join(channel, "kernel", f), "ab").close()
-
-
-class Runner:
-    """An R runner in a temporary channel directory, driven like the host drives it."""
+class Runner(harness.Runner):
+    """runner.R on the real R in a temporary channel directory, the wake-up FIFO held by
+    default (runner_harness.Runner); started as the host starts it, in a process group of its
+    own and with no default packages until the helpers are forked."""
 
     def __init__(self, channel=None, env=None, wake=True, stdin=subprocess.DEVNULL):
-        self.own_channel = channel is None
-        self.channel = channel or tempfile.mkdtemp(prefix="cellbox-r-test-")
-        self.cwd = tempfile.mkdtemp(prefix="cellbox-r-cwd-")
-        make_channel(self.channel)
-        self.wake_fd = -1
-        self.wake_stdin = None      # a callable, for a runner woken through its stdin
-        if wake:
-            path = os.path.join(self.channel, "host", "wake")
-            if not os.path.exists(path):
-                os.mkfifo(path, 0o600)
-            # as the host holds it: read-write, so the runner has a writer and never blocks
-            self.wake_fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-        self.log = open(os.path.join(self.channel, "kernel", "log"), "ab")
-        t0 = time.monotonic()
-        # started as the host starts it: no default packages until the helpers are forked
-        self.proc = subprocess.Popen([RSCRIPT, RUNNER, self.channel], stdin=stdin,
-                                     stdout=self.log, stderr=self.log, cwd=self.cwd,
-                                     env=dict(os.environ, R_DEFAULT_PACKAGES="NULL",
-                                              **(env or {})),
-                                     start_new_session=True)
-        ready = os.path.join(self.channel, "kernel", "ready")
-        while True:
-            with open(ready, "rb") as f:
-                if f.read().endswith(b"\n"):     # written in place, taken once it ends so
-                    break
-            if self.proc.poll() is not None:
-                raise RuntimeError("runner exited with %s before ready:\n%s"
-                                   % (self.proc.returncode, self.read_log()))
-            if time.monotonic() - t0 > TIMEOUT:
-                raise RuntimeError("runner not ready:\n" + self.read_log())
-            time.sleep(0.005)
-        self.startup = time.monotonic() - t0
-        with open(ready, encoding="utf-8") as f:
-            self.ready = json.load(f)
-        self.n = 0
-
-    def read_log(self):
-        try:
-            with open(os.path.join(self.channel, "kernel", "log"), encoding="utf-8",
-                      errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def wake(self):
-        if self.wake_stdin:
-            self.wake_stdin()
-        if self.wake_fd >= 0:
-            try:
-                os.write(self.wake_fd, b"w")
-            except BlockingIOError:
-                pass
-
-    def write_file(self, name, obj):
-        path = os.path.join(self.channel, "host", "commands", name)
-        data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
-        with open(path + ".tmp", "wb") as f:
-            f.write(data)
-        os.rename(path + ".tmp", path)
-        self.wake()
+        super().__init__([RSCRIPT, RUNNER], channel=channel,
+                         env=dict({"R_DEFAULT_PACKAGES": "NULL"}, **(env or {})), wake=wake,
+                         stdin=stdin, new_session=True, prefix="cellbox-r-", timeout=TIMEOUT)
 
     def interrupt(self):
         # as the host interrupts the R kernel: SIGINT to its process group, then a wake-up
         os.killpg(self.proc.pid, signal.SIGINT)
         self.wake()
-
-    def send(self, kind, **fields):
-        self.n += 1
-        rid = "%010d" % self.n
-        fields.update(id=rid, kind=kind)
-        # as the host: the results file first, then the command
-        open(os.path.join(self.channel, "kernel", "results", rid + ".jsonl"), "ab").close()
-        self.write_file(rid + ".json", fields)
-        return rid
-
-    def events(self, rid, until="done", timeout=TIMEOUT):
-        """Events of request rid, once one of type `until` has arrived."""
-        path = os.path.join(self.channel, "kernel", "results", rid + ".jsonl")
-        t0 = time.monotonic()
-        while True:
-            try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except FileNotFoundError:
-                data = b""
-            lines = data.split(b"\n")[:-1]
-            evs = [json.loads(line.decode("utf-8")) for line in lines]
-            if any(e["type"] == until for e in evs):
-                return evs
-            if self.proc.poll() is not None:
-                raise AssertionError("runner died (%s) during request %s: %r\n%s"
-                                     % (self.proc.returncode, rid, evs, self.read_log()))
-            if time.monotonic() - t0 > timeout:
-                raise AssertionError("timeout waiting for %s of %s: %r\n%s"
-                                     % (until, rid, evs, self.read_log()))
-            time.sleep(0.002)
-
-    def request(self, kind, **fields):
-        evs = self.events(self.send(kind, **fields))
-        assert evs[-1]["type"] == "done", evs
-        return evs
-
-    def execute(self, code, **fields):
-        return self.request("execute", code=code, **fields)
 
     def helpers(self):
         """Pids of the runner's forked helpers (its children that are R too)."""
@@ -152,36 +52,7 @@ class Runner:
         return [int(p) for p in out.split()]
 
     def close(self):
-        if self.proc.poll() is None:
-            try:
-                self.request("shutdown", timeout=10)
-            except Exception:
-                pass
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)    # anything the session left behind
-        except OSError:
-            pass
-        if self.proc.poll() is None:
-            self.proc.wait()
-        if self.wake_fd >= 0:
-            os.close(self.wake_fd)
-            self.wake_fd = -1
-        self.log.close()
-        if self.own_channel:
-            shutil.rmtree(self.channel, ignore_errors=True)
-        shutil.rmtree(self.cwd, ignore_errors=True)
-
-
-def of_type(evs, kind):
-    return [e for e in evs if e["type"] == kind]
-
-
-def text(evs, name="stdout"):
-    return "".join(e["text"] for e in evs if e["type"] == "stream" and e["name"] == name)
+        super().close(wait=10)
 
 
 def shown(evs):
@@ -189,32 +60,15 @@ def shown(evs):
     return [e["data"].get("text/plain") for e in of_type(evs, "display") if "plot" not in e]
 
 
-def done(evs):
-    return evs[-1]
-
-
 def plots(evs):
     return [e["plot"] for e in of_type(evs, "display") if "plot" in e]
 
 
-class RunnerTest(unittest.TestCase):
-    """One runner shared by the tests (a session, as the host has)."""
+class RunnerTest(harness.RunnerCase):
+    """One runner shared by the tests; the runner logs its own failures as "failed"."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.r = Runner()
-
-    @classmethod
-    def tearDownClass(cls):
-        log = cls.r.read_log()
-        cls.r.close()
-        # the runner logs its own failures
-        assert "failed" not in log, log
-
-    def run_ok(self, code, **kw):
-        evs = self.r.execute(code, **kw)
-        self.assertEqual(done(evs)["status"], "ok", evs)
-        return evs
+    runner = Runner
+    failure = "failed"
 
     # -- basics
 
@@ -262,15 +116,9 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(text(evs), 'a1\n[1] "a2"\na3')
         self.assertEqual(text(evs, "stderr"), "e1\nWarning message:\nw1\n")
         # message() and warnings keep their order with stdout
-        merged = []
-        for e in of_type(evs, "stream"):
-            if merged and merged[-1][0] == e["name"]:
-                merged[-1][1] += e["text"]
-            else:
-                merged.append([e["name"], e["text"]])
-        self.assertEqual(merged, [["stdout", "a1\n"], ["stderr", "e1\n"],
-                                  ["stdout", '[1] "a2"\n'], ["stderr", "Warning message:\nw1\n"],
-                                  ["stdout", "a3"]])
+        self.assertEqual(harness.merged_streams(evs),
+                         [["stdout", "a1\n"], ["stderr", "e1\n"], ["stdout", '[1] "a2"\n'],
+                          ["stderr", "Warning message:\nw1\n"], ["stdout", "a3"]])
 
     def test_stderr_connection(self):
         evs = self.run_ok('cat("to stderr\\n", file = stderr()); write("w", stderr())')
@@ -302,11 +150,7 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(text(evs, "stderr"), "err first\n")
 
     def test_big_output(self):
-        evs = self.run_ok('cat(strrep("x", 3e6), "\\n", sep = "")')
-        streams = of_type(evs, "stream")
-        self.assertTrue(all(len(e["text"]) <= 65536 for e in streams))
-        self.assertGreaterEqual(len(streams), 3_000_001 // 65536)
-        self.assertEqual(text(evs), "x" * 3_000_000 + "\n")
+        self.big_output('cat(strrep("x", 3e6), "\\n", sep = "")', 3_000_000)
 
     def test_invalid_utf8_and_nul(self):
         evs = self.run_ok('writeBin(as.raw(c(0xff, 0xfe, 0x6f, 0x6b, 0x0a)), stdout())\n'
@@ -487,9 +331,7 @@ class RunnerTest(unittest.TestCase):
         self.assertFalse(reply["found"])
 
     def test_is_complete(self):
-        def check(code):
-            reply = of_type(self.r.request("is_complete", code=code), "reply")[0]
-            return reply["status"], reply["indent"]
+        check = self.is_complete
         self.assertEqual(check("f <- function(x) {"), ("incomplete", "  "))
         self.assertEqual(check("x <- c(1,\n  list(2,"), ("incomplete", "    "))
         self.assertEqual(check("x <- 'open"), ("incomplete", ""))
@@ -500,18 +342,7 @@ class RunnerTest(unittest.TestCase):
 
     def test_bad_commands(self):
         r = self.r
-        r.write_file("0000099901.json", b"{not json")
-        evs = r.events("0000099901")
-        self.assertEqual(done(evs)["status"], "error")
-        self.assertEqual([e["ename"] for e in of_type(evs, "error")], ["RequestError"])
-        # host/ is read-only to the runner: the file stays (the host removes it) and is served
-        # once
-        self.assertTrue(os.path.exists(os.path.join(r.channel, "host", "commands",
-                                                    "0000099901.json")))
-        r.write_file("0000099902.json", {"id": "0000099902", "kind": "frobnicate"})
-        self.assertEqual(done(r.events("0000099902"))["status"], "error")
-        r.write_file("0000099903.json", {"id": "0000099903", "kind": "execute", "code": 5})
-        self.assertEqual(done(r.events("0000099903"))["status"], "error")
+        self.bad_commands()
         r.write_file("0000099904.json", {"id": "../../etc", "kind": "execute", "code": "1"})
         self.assertEqual(done(r.events("0000099904"))["status"], "ok")     # the file's name
         r.write_file("0000099905.json", b"[1, 2]")
@@ -523,14 +354,7 @@ class RunnerTest(unittest.TestCase):
 
     def test_input(self):
         r = self.r
-        rid = r.send("execute", code='name <- readline("who? ")\ncat("hello", name, "\\n")',
-                     allow_stdin=True)
-        req = of_type(r.events(rid, until="input_request"), "input_request")[0]
-        self.assertEqual(req, {"type": "input_request", "prompt": "who? ", "password": False})
-        r.write_file(rid + ".1.input", {"value": "bob"})
-        evs = r.events(rid)
-        self.assertEqual(done(evs)["status"], "ok")
-        self.assertEqual(text(evs), "hello bob \n")
+        self.answer_input('name <- readline("who? ")\ncat("hello", name, "\\n")', "hello bob \n")
         # the k-th answer is <id>.<k>.input, read once: a second readline() waits for the next
         rid = r.send("execute", code='a <- readline("1? "); b <- readline("2? "); cat(a, b, "\n")',
                      allow_stdin=True)
@@ -625,14 +449,9 @@ class LifecycleTest(unittest.TestCase):
             r.close()
 
     def test_restart_and_shutdown(self):
-        channel = tempfile.mkdtemp(prefix="cellbox-r-test-")
+        channel = harness.restart_channel("cellbox-r-", b"")
         try:
-            make_channel(channel)
-            for n in (3, 7):
-                open(os.path.join(channel, "kernel", "plots", "%d.png" % n), "wb").close()
             # a request left before start-up is served
-            with open(os.path.join(channel, "host", "commands", "0000000001.json"), "w") as f:
-                json.dump({"id": "0000000001", "kind": "execute", "code": "40 + 2"}, f)
             r = Runner(channel)
             try:
                 evs = r.events("0000000001")

@@ -12,51 +12,17 @@
 
 #include "backend.h"
 #include "docker.h"
-#include "files.h"
 #include "session.h"
 #include "util.h"
-#include "../outcome.h"
+#include "../harness.h"
 
 #define IMAGE_ENV "CELLBOX_IMAGE"
-
-/* The backend under test: docker, or $CELLBOX_TEST_BACKEND (podman, with DOCKER_HOST at its
- * socket for the test's own calls). */
-static const char *backend_name(void)
-{
-	const char *b = getenv("CELLBOX_TEST_BACKEND");
-	return b && *b ? b : "docker";
-}
-
-/* Whether the kernels run under gVisor (runsc): it answers some calls its own way. */
-static int under_gvisor(void)
-{
-	const char *rt = getenv("CELLBOX_RUNTIME");
-	return rt && !strcmp(rt, "runsc");
-}
 
 /* Open a docker session with the hardened defaults, changed by `so` where it says. */
 static struct session *open_docker(struct session_opts *so)
 {
-	struct session_opts dflt = { 0 };
-
-	if (!so)
-		so = &dflt;
-	so->backend = backend_name();
-	so->sandbox.image = getenv(IMAGE_ENV);
-	so->sandbox.runtime = getenv("CELLBOX_RUNTIME");	/* runsc: gVisor (as the CLI reads it) */
-	return open_checked(so);
-}
-
-/* Run a cell and check its plain result. */
-static void expect_result(struct session *s, const char *code, const char *want)
-{
-	struct outcome o;
-
-	run(s, code, 0, 0, &o);
-	CHECK_STR(o.result, want);
-	if (strcmp(o.result, want))
-		tap_note(o.err.buf), tap_note(o.evalue);
-	outcome_release(&o);
+	/* runsc: gVisor (as the CLI reads it) */
+	return open_container(so, NULL, getenv(IMAGE_ENV), getenv("CELLBOX_RUNTIME"));
 }
 
 static void test_state_persists(void)
@@ -113,33 +79,20 @@ static void test_plots(void)
 static void test_timeout(void)
 {
 	struct session *s = open_docker(NULL);
-	struct outcome o;
 
 	if (!s)
 		return;
-	expect_result(s, "y = 5", "");
-	run(s, "while True: pass", 0, 1.0, &o);
-	CHECK_STR(o.status, "aborted");
-	CHECK_STR(o.reason, "timeout");
-	CHECK_STR(o.ename, "KeyboardInterrupt");	/* SIGINT went through the init */
-	outcome_release(&o);
-	expect_result(s, "y", "5");			/* the same kernel */
+	check_timeout(s, &lang_python, 1.0);
 	session_close(s);
 }
 
 static void test_interrupt(void)
 {
 	struct session *s = open_docker(NULL);
-	struct outcome o;
 
 	if (!s)
 		return;
-	run_and_interrupt(s, &o);
-	CHECK_STR(o.status, "aborted");
-	CHECK_STR(o.reason, "interrupt");
-	CHECK_STR(o.ename, "KeyboardInterrupt");
-	outcome_release(&o);
-	expect_result(s, "'alive'", "'alive'");
+	check_interrupt(s, &lang_python, "import time\nprint('start', flush=True)\ntime.sleep(60)");
 	session_close(s);
 }
 
@@ -441,38 +394,10 @@ static void test_gc_after_kill9(void)
 static void test_copy_files(void)
 {
 	struct session *s = open_docker(NULL);
-	struct strbuf err = STRBUF_INIT, back = STRBUF_INIT;
-	char in[] = "/tmp/cellbox-copy-XXXXXX";
-	char *out;
-	int fd;
 
 	if (!s)
 		return;
-	fd = mkstemp(in);
-	CHECK(fd >= 0 && write(fd, "payload\n", 8) == 8);
-	close(fd);
-	out = xasprintf("%s.out", in);
-	/* In: onto the tmpfs work directory behind a read-only root. */
-	CHECK(files_copy_in(s, in, "sub/dir/data.txt", &err) == 0);
-	tap_note(err.buf);
-	expect_result(s, "open('/home/cellbox/sub/dir/data.txt').read()", "'payload\\n'");
-	expect_result(s, "open('made.txt', 'w').write('from the sandbox')", "16");
-	CHECK(files_copy_out(s, "made.txt", out, &err) == 0);
-	CHECK(strbuf_read_file(&back, out, 1024) == 0);
-	CHECK_STR(back.buf, "from the sandbox");
-	strbuf_reset(&err);
-	CHECK(files_copy_in(s, in, "/etc/evil", &err) < 0);	/* the root stays read-only */
-	CHECK(strstr(err.buf, "Read-only file system") != NULL ||
-	      (under_gvisor() && strstr(err.buf, "Permission denied") != NULL));
-	tap_note(err.buf);
-	strbuf_reset(&err);
-	CHECK(files_copy_out(s, "/no/such/file", out, &err) < 0);
-	CHECK(strstr(err.buf, "No such file") != NULL);
-	unlink(in);
-	unlink(out);
-	free(out);
-	strbuf_release(&err);
-	strbuf_release(&back);
+	check_copy_files(s, &lang_python);
 	session_close(s);
 }
 
@@ -492,60 +417,12 @@ static const struct tap_test tests[] = {
 	{ "copy_files", test_copy_files },
 };
 
-/* Why the docker tests cannot run here, or NULL when they can. */
-static char *skip_reason(void)
-{
-	struct docker d;
-	struct strbuf err = STRBUF_INIT;
-	const char *image = getenv(IMAGE_ENV);
-	char *path, *why = NULL;
-	long status;
-
-	if (docker_init(&d, NULL, &err) < 0) {
-		why = strbuf_detach(&err, NULL);
-		return why;
-	}
-	if (!image)
-		image = session_kernel_image();
-	if (getenv("CELLBOX_RUNTIME") && *getenv("CELLBOX_RUNTIME")) {
-		cJSON *info = NULL;
-		const char *rt = getenv("CELLBOX_RUNTIME");
-
-		if (docker_call(&d, "GET", "/info", NULL, &info, &err) != 200 ||
-		    !cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(info, "Runtimes"),
-						     rt))
-			why = xasprintf("dockerd has no runtime '%s' (configure it in "
-					"/etc/docker/daemon.json)", rt);
-		cJSON_Delete(info);
-		if (why) {
-			docker_release(&d);
-			strbuf_release(&err);
-			return why;
-		}
-	}
-	path = xasprintf("/images/%s/json", image);
-	status = docker_call(&d, "GET", path, NULL, NULL, &err);
-	if (status != 200)
-		why = xasprintf("no image %s (scripts/build-image builds it)", image);
-	free(path);
-	docker_release(&d);
-	strbuf_release(&err);
-	return why;
-}
-
 int main(int argc, char **argv)
 {
-	char *why;
+	const char *image = getenv(IMAGE_ENV) ? getenv(IMAGE_ENV) : session_kernel_image();
 
 	signal(SIGPIPE, SIG_IGN);
-	why = skip_reason();
-	if (why) {
-		for (char *p = why; *p; p++)
-			if (*p == '\n')
-				*p = ' ';
-		printf("1..0 # SKIP %s\n", why);
-		free(why);
-		return 0;
-	}
-	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+	return tap_main_unless(argc, argv, tests, ARRAY_SIZE(tests),
+			       container_skip_reason(image, getenv("CELLBOX_RUNTIME"),
+						     "scripts/build-image"));
 }

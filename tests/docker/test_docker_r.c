@@ -13,47 +13,16 @@
 
 #include "backend.h"
 #include "docker.h"
-#include "files.h"
 #include "session.h"
 #include "util.h"
-#include "../outcome.h"
-
-/* String member `key` of the kernel's ready object, "" when it has none. */
-static const char *info_str(const cJSON *info, const char *key)
-{
-	return str_or_empty(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, key)));
-}
+#include "../harness.h"
 
 #define IMAGE_ENV "CELLBOX_R_IMAGE"
 
-static const char *backend_name(void)
-{
-	const char *b = getenv("CELLBOX_TEST_BACKEND");
-	return b && *b ? b : "docker";
-}
-
+/* Open an R session in a container with the hardened defaults, changed by `so` where it says. */
 static struct session *open_r(struct session_opts *so)
 {
-	struct session_opts dflt = { 0 };
-
-	if (!so)
-		so = &dflt;
-	so->backend = backend_name();
-	so->kernel = "r";
-	so->sandbox.image = getenv(IMAGE_ENV);
-	return open_checked(so);
-}
-
-/* Run a cell and check what it shows (R's printed value). */
-static void expect_shown(struct session *s, const char *code, const char *want)
-{
-	struct outcome o;
-
-	run(s, code, 0, 0, &o);
-	CHECK_STR(o.shown, want);
-	if (strcmp(o.shown, want))
-		tap_note(o.err.buf), tap_note(o.evalue);
-	outcome_release(&o);
+	return open_container(so, "r", getenv(IMAGE_ENV), NULL);
 }
 
 static void test_state_persists(void)
@@ -78,13 +47,7 @@ static void test_plots(void)
 
 	if (!s)
 		return;
-	run(s, "plot(1:10)", 0, 0, &o);
-	CHECK(o.plots == 1 && o.last_plot_index == 1);
-	CHECK_STR(o.status, "ok");
-	outcome_release(&o);
-	run(s, "hist(rnorm(100))", SESSION_EXEC_CLEAR_PLOTS, 0, &o);
-	CHECK(o.plots == 1 && o.last_plot_index == 1);
-	outcome_release(&o);
+	check_seed_plots_r(s);
 	run(s, "library(ggplot2)\nprint(ggplot(mtcars, aes(wt, mpg)) + geom_point())\n"
 	       "lattice::xyplot(mpg ~ wt, mtcars)", 0, 0, &o);
 	CHECK(o.plots == 2 && o.last_plot_index == 3);
@@ -99,40 +62,19 @@ static void test_plots(void)
 static void test_streams_errors(void)
 {
 	struct session *s = open_r(NULL);
-	struct strbuf err = STRBUF_INIT;
 	struct outcome o;
-	unsigned long id;
-	double t0;
 
 	if (!s)
 		return;
 	/* the cell waits until the test has seen its output and interrupts it, then goes on */
-	outcome_init(&o);
-	id = session_execute(s, "invisible(tryCatch({cat('first\\n'); Sys.sleep(60)}, interrupt = "
-			     "function(e) NULL)); cat('second\\n')", 0, 0, collect, &o, &err);
-	t0 = now_monotonic();
-	while (id && !o.out.len && now_monotonic() - t0 < 30) {
-		struct timespec ts = { 0, 2000000 };
-
-		nanosleep(&ts, NULL);
-		session_dispatch(s);
-	}
-	CHECK_STR(o.out.buf, "first\n");
-	CHECK(id && session_pending(s, id));		/* before the cell's end */
-	CHECK(session_interrupt(s) == 0);
-	while (id && session_wait(s, id) < 0)
-		;
-	CHECK_STR(o.out.buf, "first\nsecond\n");
+	check_streaming_r(s, "invisible(tryCatch({cat('first\\n'); Sys.sleep(60)}, interrupt = "
+			  "function(e) NULL)); cat('second\\n')", 0, &o);
 	outcome_release(&o);
-	run(s, "f <- function() stop('boom')\nf()", 0, 0, &o);
-	CHECK_STR(o.ename, "simpleError");
-	CHECK_STR(o.status, "error");
-	outcome_release(&o);
+	expect_error(s, "f <- function() stop('boom')\nf()", "simpleError");
 	run(s, "as.integer('x')", 0, 0, &o);
 	CHECK_STR(o.shown, "[1] NA");
 	CHECK(strstr(o.err.buf, "NAs introduced by coercion") != NULL);
 	outcome_release(&o);
-	strbuf_release(&err);
 	session_close(s);
 }
 
@@ -269,75 +211,22 @@ static void test_timeout(void)
 {
 	struct session_opts so = { .interrupt_grace = 10 };	/* loaded machines: no restart */
 	struct session *s = open_r(&so);
-	struct outcome o;
 
 	if (!s)
 		return;
-	expect_shown(s, "y <- 5\ny", "[1] 5");
-	run(s, "repeat {}", 0, 1.0, &o);
-	CHECK_STR(o.status, "aborted");
-	CHECK_STR(o.reason, "timeout");
-	CHECK_STR(o.ename, "interrupt");		/* SIGINT went through the init */
-	outcome_release(&o);
-	/*
-	 * The init gives it to the kernel's process group: system()'s command stops too. Sent
-	 * once the command runs, which traps it before it says "in" (R ignores SIGINT while
-	 * system() starts the command, and sh while it starts its own: one there is lost).
-	 */
-	{
-		struct strbuf err = STRBUF_INIT;
-		unsigned long id;
-		double t0;
-
-		outcome_init(&o);
-		id = session_execute(s, "system(\"trap 'exit 130' INT; echo in; i=0; "
-				     "while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\"); "
-				     "cat('on\\n')", 0, 0, collect, &o, &err);
-		t0 = now_monotonic();
-		while (id && !strstr(o.out.buf ? o.out.buf : "", "in\n") &&
-		       now_monotonic() - t0 < 30) {
-			struct timespec ts = { 0, 5000000 };
-			nanosleep(&ts, NULL);
-			session_dispatch(s);
-		}
-		CHECK(session_interrupt(s) == 0);
-		while (id && session_wait(s, id) < 0)
-			;
-		CHECK_STR(o.reason, "interrupt");
-		CHECK_STR(o.out.buf, "in\non\n");
-		outcome_release(&o);
-		strbuf_release(&err);
-	}
-	expect_shown(s, "y", "[1] 5");			/* the same kernel */
+	check_timeout(s, &lang_r, 1.0);
+	check_system_interrupted_r(s);		/* the init gives it to the kernel's group */
+	expect_kept(s, &lang_r);			/* the same kernel */
 	session_close(s);
 }
 
 static void test_interrupt(void)
 {
 	struct session *s = open_r(NULL);
-	struct strbuf err = STRBUF_INIT;
-	struct outcome o;
-	unsigned long id;
-	double t0;
 
 	if (!s)
 		return;
-	outcome_init(&o);
-	id = session_execute(s, "cat('start\\n'); Sys.sleep(60)", 0, 0, collect, &o, &err);
-	t0 = now_monotonic();
-	while (id && !o.out.len && now_monotonic() - t0 < 30) {
-		struct timespec ts = { 0, 5000000 };
-		nanosleep(&ts, NULL);
-		session_dispatch(s);
-	}
-	CHECK(session_interrupt(s) == 0);
-	while (id && session_wait(s, id) < 0)
-		;
-	CHECK_STR(o.status, "aborted");
-	CHECK_STR(o.reason, "interrupt");
-	outcome_release(&o);
-	expect_shown(s, "'alive'", "[1] \"alive\"");
-	strbuf_release(&err);
+	check_interrupt(s, &lang_r, "cat('start\\n'); Sys.sleep(60)");
 	session_close(s);
 }
 
@@ -402,37 +291,10 @@ static void test_read_only(void)
 static void test_copy_files(void)
 {
 	struct session *s = open_r(NULL);
-	struct strbuf err = STRBUF_INIT, back = STRBUF_INIT;
-	char in[] = "/tmp/cellbox-copy-r-XXXXXX";
-	char *out;
-	int fd;
 
 	if (!s)
 		return;
-	fd = mkstemp(in);
-	CHECK(fd >= 0 && write(fd, "payload\n", 8) == 8);
-	close(fd);
-	out = xasprintf("%s.out", in);
-	CHECK(files_copy_in(s, in, "sub/dir/data.txt", &err) == 0);
-	tap_note(err.buf);
-	expect_shown(s, "readLines('/home/cellbox/sub/dir/data.txt')", "[1] \"payload\"");
-	expect_shown(s, "writeLines('from the sandbox', 'made.txt')\nfile.exists('made.txt')",
-		     "[1] TRUE");
-	CHECK(files_copy_out(s, "made.txt", out, &err) == 0);
-	CHECK(strbuf_read_file(&back, out, 1024) == 0);
-	CHECK_STR(back.buf, "from the sandbox\n");
-	strbuf_reset(&err);
-	CHECK(files_copy_in(s, in, "/etc/evil", &err) < 0);
-	CHECK(strstr(err.buf, "Read-only file system") != NULL);
-	tap_note(err.buf);
-	strbuf_reset(&err);
-	CHECK(files_copy_out(s, "/no/such/file", out, &err) < 0);
-	CHECK(strstr(err.buf, "no such file") != NULL);
-	unlink(in);
-	unlink(out);
-	free(out);
-	strbuf_release(&err);
-	strbuf_release(&back);
+	check_copy_files(s, &lang_r);
 	session_close(s);
 }
 
@@ -450,42 +312,13 @@ static const struct tap_test tests[] = {
 	{ "copy_files", test_copy_files },
 };
 
-/* Why the tests cannot run here, or NULL when they can. */
-static char *skip_reason(void)
-{
-	struct docker d;
-	struct strbuf err = STRBUF_INIT;
-	char *image = getenv(IMAGE_ENV) ? xstrdup(getenv(IMAGE_ENV)) : session_kernel_image_for("r");
-	char *path, *why = NULL;
-
-	if (docker_init(&d, NULL, &err) < 0) {
-		why = strbuf_detach(&err, NULL);
-		free(image);
-		return why;
-	}
-	path = xasprintf("/images/%s/json", image);
-	if (docker_call(&d, "GET", path, NULL, NULL, &err) != 200)
-		why = xasprintf("no image %s (scripts/build-image --kernel r builds it)", image);
-	free(path);
-	free(image);
-	docker_release(&d);
-	strbuf_release(&err);
-	return why;
-}
-
 int main(int argc, char **argv)
 {
+	char *image = getenv(IMAGE_ENV) ? xstrdup(getenv(IMAGE_ENV)) : session_kernel_image_for("r");
 	char *why;
 
 	signal(SIGPIPE, SIG_IGN);
-	why = skip_reason();
-	if (why) {
-		for (char *p = why; *p; p++)
-			if (*p == '\n')
-				*p = ' ';
-		printf("1..0 # SKIP %s\n", why);
-		free(why);
-		return 0;
-	}
-	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+	why = container_skip_reason(image, NULL, "scripts/build-image --kernel r");
+	free(image);
+	return tap_main_unless(argc, argv, tests, ARRAY_SIZE(tests), why);
 }

@@ -13,7 +13,7 @@
 #include "session.h"
 #include "util.h"
 #include "zygote.h"
-#include "../outcome.h"
+#include "../harness.h"
 
 #ifndef TEST_PYTHON
 #define TEST_PYTHON "/usr/bin/python3"
@@ -45,9 +45,7 @@ static void test_state_persists(void)
 	CHECK_STR(o.status, "ok");
 	CHECK(o.why == REASON_OK && !o.reason[0]);
 	outcome_release(&o);
-	run(s, "def f(n):\n    return n * x\nf(2)", 0, 0, &o);
-	CHECK_STR(o.result, "82");
-	outcome_release(&o);
+	expect_result(s, "def f(n):\n    return n * x\nf(2)", "82");
 	session_close(s);
 }
 
@@ -97,21 +95,12 @@ static void test_stream_order(void)
 static void test_errors(void)
 {
 	struct session *s = open_session(0);
-	struct outcome o;
 
 	if (!s)
 		return;
-	run(s, "1/0", 0, 0, &o);
-	CHECK_STR(o.ename, "ZeroDivisionError");
-	CHECK_STR(o.status, "error");
-	outcome_release(&o);
-	run(s, "x = )", 0, 0, &o);
-	CHECK_STR(o.ename, "SyntaxError");
-	CHECK_STR(o.status, "error");
-	outcome_release(&o);
-	run(s, "'still alive'", 0, 0, &o);
-	CHECK_STR(o.result, "'still alive'");
-	outcome_release(&o);
+	expect_error(s, "1/0", "ZeroDivisionError");
+	expect_error(s, "x = )", "SyntaxError");
+	expect_result(s, "'still alive'", "'still alive'");
 	session_close(s);
 }
 
@@ -140,21 +129,10 @@ static void test_plots(void)
 static void test_timeout(void)
 {
 	struct session *s = open_session(0);
-	struct outcome o;
 
 	if (!s)
 		return;
-	run(s, "y = 5", 0, 0, &o);
-	outcome_release(&o);
-	run(s, "while True: pass", 0, 0.5, &o);
-	CHECK_STR(o.status, "aborted");
-	CHECK_STR(o.reason, "timeout");
-	CHECK(o.why == REASON_TIMEOUT);
-	CHECK_STR(o.ename, "KeyboardInterrupt");
-	outcome_release(&o);
-	run(s, "y", 0, 0, &o);		/* the same kernel, state intact */
-	CHECK_STR(o.result, "5");
-	outcome_release(&o);
+	check_timeout(s, &lang_python, 0.5);
 	session_close(s);
 }
 
@@ -185,16 +163,10 @@ static void test_ignored_interrupt(void)
 static void test_user_interrupt(void)
 {
 	struct session *s = open_session(0);
-	struct outcome o;
 
 	if (!s)
 		return;
-	run_and_interrupt(s, &o);
-	CHECK_STR(o.status, "aborted");
-	CHECK_STR(o.reason, "interrupt");
-	CHECK(o.why == REASON_INTERRUPTED);
-	CHECK_STR(o.ename, "KeyboardInterrupt");
-	outcome_release(&o);
+	check_interrupt(s, &lang_python, "import time\nprint('start', flush=True)\ntime.sleep(60)");
 	session_close(s);
 }
 
@@ -221,9 +193,7 @@ static void test_death_exit(void)
 	CHECK(strstr(err.buf, "not running") != NULL);
 	strbuf_reset(&err);
 	CHECK(session_restart(s, &err) == 0);
-	run(s, "1 + 1", 0, 0, &o);
-	CHECK_STR(o.result, "2");
-	outcome_release(&o);
+	expect_result(s, "1 + 1", "2");
 	strbuf_release(&err);
 	session_close(s);
 }
@@ -307,9 +277,7 @@ static void test_malformed_event(void)
 	CHECK(strstr(o.out.buf, "after") != NULL);
 	CHECK_STR(o.status, "ok");
 	outcome_release(&o);
-	run(s, "2 + 2", 0, 0, &o);
-	CHECK_STR(o.result, "4");
-	outcome_release(&o);
+	expect_result(s, "2 + 2", "4");
 	session_close(s);
 }
 
@@ -320,25 +288,13 @@ static void test_input(void)
 
 	if (!s)
 		return;
-	outcome_init(&o);
-	{
-		struct strbuf err = STRBUF_INIT;
-		unsigned long id;
-
-		o.answer = "Ada";
-		id = session_execute(s, "name = input('who? ')\nname.upper()",
-				     SESSION_EXEC_ALLOW_STDIN, 0, collect, &o, &err);
-		while (session_wait(s, id) < 0)
-			;
-		strbuf_release(&err);
-	}
+	cell_wait(s, cell_start(s, "name = input('who? ')\nname.upper()", SESSION_EXEC_ALLOW_STDIN,
+				0, "Ada", &o));
 	CHECK(o.input_requests == 1);
 	CHECK_STR(o.result, "'ADA'");
 	outcome_release(&o);
-	run(s, "input('again? ')", 0, 0, &o);	/* no stdin: an error, not a hang */
-	CHECK_STR(o.ename, "StdinNotImplementedError");
-	CHECK_STR(o.status, "error");
-	outcome_release(&o);
+	/* no stdin: an error, not a hang */
+	expect_error(s, "input('again? ')", "StdinNotImplementedError");
 	session_close(s);
 }
 
@@ -388,9 +344,7 @@ static void test_memory_limit(void)
 	run(s, "b = bytearray(2 * 1024 ** 3)", 0, 0, &o);
 	CHECK_STR(o.ename, "MemoryError");
 	outcome_release(&o);
-	run(s, "len(bytearray(10 ** 6))", 0, 0, &o);	/* still serving */
-	CHECK_STR(o.result, "1000000");
-	outcome_release(&o);
+	expect_result(s, "len(bytearray(10 ** 6))", "1000000");	/* still serving */
 	strbuf_release(&err);
 	session_close(s);
 }
@@ -464,9 +418,7 @@ static void test_channel_removed(void)
 	CHECK(session_revive(s, &why, &err) == 1);
 	CHECK(strstr(why.buf, "channel removed") != NULL);
 	CHECK_STR(session_channel_dir(s), dir);
-	run(s, "40 + 2", 0, 0, &o);
-	CHECK_STR(o.result, "42");
-	outcome_release(&o);
+	expect_result(s, "40 + 2", "42");
 	free(dir);
 	strbuf_release(&why);
 	strbuf_release(&err);

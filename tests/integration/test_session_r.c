@@ -13,13 +13,7 @@
 
 #include "session.h"
 #include "util.h"
-#include "../outcome.h"
-
-/* String member `key` of the kernel's ready object, "" when it has none. */
-static const char *info_str(const cJSON *info, const char *key)
-{
-	return str_or_empty(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, key)));
-}
+#include "../harness.h"
 
 #ifndef TEST_RSCRIPT
 #define TEST_RSCRIPT "/usr/bin/Rscript"
@@ -43,13 +37,7 @@ static void test_seed_plots(void)
 
 	if (!s)
 		return;
-	run(s, "plot(1:10)", 0, 0, &o);
-	CHECK(o.plots == 1 && o.last_plot_index == 1);
-	CHECK_STR(o.status, "ok");
-	outcome_release(&o);
-	run(s, "hist(rnorm(100))", SESSION_EXEC_CLEAR_PLOTS, 0, &o);
-	CHECK(o.plots == 1 && o.last_plot_index == 1);
-	outcome_release(&o);
+	check_seed_plots_r(s);
 	/* accumulate: the counter goes on */
 	run(s, "barplot(1:3)", 0, 0, &o);
 	CHECK(o.plots == 1 && o.last_plot_index == 2);
@@ -79,9 +67,7 @@ static void test_state_persists(void)
 	CHECK_STR(o.shown, "[1] 42");
 	CHECK_STR(o.status, "ok");
 	outcome_release(&o);
-	run(s, "f <- function(n) n * x\nf(2)", 0, 0, &o);
-	CHECK_STR(o.shown, "[1] 82");
-	outcome_release(&o);
+	expect_shown(s, "f <- function(n) n * x\nf(2)", "[1] 82");
 	session_close(s);
 }
 
@@ -89,37 +75,16 @@ static void test_state_persists(void)
 static void test_streaming(void)
 {
 	struct session *s = open_r(0);
-	struct strbuf err = STRBUF_INIT;
 	struct outcome o;
-	unsigned long id;
-	double t0;
 
 	if (!s)
 		return;
 	/* the cell waits until the test has seen its output and interrupts it, then goes on */
-	outcome_init(&o);
-	id = session_execute(s, "invisible(tryCatch({cat('first\\n'); message('note'); "
-			     "Sys.sleep(60)}, interrupt = function(e) NULL)); cat('second\\n')",
-			     0, 0, collect, &o, &err);
-	CHECK(id > 0);
-	t0 = now_monotonic();
-	while (id && !(o.out.len && o.err.len) && now_monotonic() - t0 < 30) {
-		struct timespec ts = { 0, 2000000 };
-
-		nanosleep(&ts, NULL);
-		session_dispatch(s);
-	}
-	CHECK_STR(o.out.buf, "first\n");
-	CHECK_STR(o.err.buf, "note\n");
-	CHECK(id && session_pending(s, id));		/* before the cell's end */
-	CHECK(session_interrupt(s) == 0);
-	while (id && session_wait(s, id) < 0)
-		;
-	CHECK_STR(o.out.buf, "first\nsecond\n");
+	check_streaming_r(s, "invisible(tryCatch({cat('first\\n'); message('note'); "
+			  "Sys.sleep(60)}, interrupt = function(e) NULL)); cat('second\\n')", 1, &o);
 	CHECK_STR(o.err.buf, "note\n");
 	CHECK(o.order_ok);
 	outcome_release(&o);
-	strbuf_release(&err);
 	session_close(s);
 }
 
@@ -143,92 +108,29 @@ static void test_errors_and_warnings(void)
 	CHECK_STR(o.shown, "[1] NaN");
 	CHECK_STR(o.err.buf, "Warning message:\nIn log(-1) : NaNs produced\n");
 	outcome_release(&o);
-	run(s, "'still alive'", 0, 0, &o);
-	CHECK_STR(o.shown, "[1] \"still alive\"");
-	outcome_release(&o);
+	expect_shown(s, "'still alive'", "[1] \"still alive\"");
 	session_close(s);
 }
 
 static void test_interrupt(void)
 {
 	struct session *s = open_r(0);
-	struct strbuf err = STRBUF_INIT;
-	struct outcome o;
-	unsigned long id;
-	double t0;
 
 	if (!s)
 		return;
-	run(s, "kept <- 7", 0, 0, &o);
-	outcome_release(&o);
-	outcome_init(&o);
-	id = session_execute(s, "cat('spinning\\n'); repeat {}", 0, 0, collect, &o, &err);
-	t0 = now_monotonic();
-	while (id && !o.out.len && now_monotonic() - t0 < 30) {
-		struct timespec ts = { 0, 5000000 };
-		nanosleep(&ts, NULL);
-		session_dispatch(s);
-	}
-	CHECK(session_interrupt(s) == 0);
-	while (id && session_wait(s, id) < 0)
-		;
-	CHECK_STR(o.status, "aborted");
-	CHECK_STR(o.reason, "interrupt");		/* not "interrupt: kernel restarted" */
-	CHECK_STR(o.ename, "interrupt");
-	outcome_release(&o);
-	run(s, "kept", 0, 0, &o);			/* the same kernel */
-	CHECK_STR(o.shown, "[1] 7");
-	outcome_release(&o);
-	strbuf_release(&err);
+	check_interrupt(s, &lang_r, "cat('spinning\\n'); repeat {}");
 	session_close(s);
 }
 
 static void test_timeout(void)
 {
 	struct session *s = open_r(10);	/* a loaded machine must not turn this into a restart */
-	struct outcome o;
 
 	if (!s)
 		return;
-	run(s, "y <- 5", 0, 0, &o);
-	outcome_release(&o);
-	run(s, "repeat {}", 0, 0.5, &o);
-	CHECK_STR(o.status, "aborted");
-	CHECK_STR(o.reason, "timeout");
-	outcome_release(&o);
-	/*
-	 * A command run by system(): the process group gets the interrupt, as on a terminal.
-	 * Sent once the command runs: R ignores SIGINT while system() starts it and sh while it
-	 * starts its own commands, so one that lands there is lost (the grace then restarts the
-	 * kernel); the shell here traps it before it says "in", so none is lost.
-	 */
-	{
-		struct strbuf err = STRBUF_INIT;
-		unsigned long id;
-		double t0;
-
-		outcome_init(&o);
-		id = session_execute(s, "system(\"trap 'exit 130' INT; echo in; i=0; "
-				     "while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\"); "
-				     "cat('after\\n')", 0, 0, collect, &o, &err);
-		t0 = now_monotonic();
-		while (id && !strstr(o.out.buf ? o.out.buf : "", "in\n") &&
-		       now_monotonic() - t0 < 30) {
-			struct timespec ts = { 0, 5000000 };
-			nanosleep(&ts, NULL);
-			session_dispatch(s);
-		}
-		CHECK(session_interrupt(s) == 0);
-		while (id && session_wait(s, id) < 0)
-			;
-		CHECK_STR(o.reason, "interrupt");
-		CHECK_STR(o.out.buf, "in\nafter\n");
-		outcome_release(&o);
-		strbuf_release(&err);
-	}
-	run(s, "y", 0, 0, &o);
-	CHECK_STR(o.shown, "[1] 5");
-	outcome_release(&o);
+	check_timeout(s, &lang_r, 0.5);
+	check_system_interrupted_r(s);
+	expect_kept(s, &lang_r);
 	session_close(s);
 }
 
@@ -257,18 +159,12 @@ static void test_ggplot_lattice_pages(void)
 static void test_input(void)
 {
 	struct session *s = open_r(0);
-	struct strbuf err = STRBUF_INIT;
 	struct outcome o;
-	unsigned long id;
 
 	if (!s)
 		return;
-	outcome_init(&o);
-	o.answer = "Ada";
-	id = session_execute(s, "name <- readline('who? ')\ntoupper(name)",
-			     SESSION_EXEC_ALLOW_STDIN, 0, collect, &o, &err);
-	while (id && session_wait(s, id) < 0)
-		;
+	cell_wait(s, cell_start(s, "name <- readline('who? ')\ntoupper(name)",
+				SESSION_EXEC_ALLOW_STDIN, 0, "Ada", &o));
 	CHECK(o.input_requests == 1);
 	CHECK_STR(o.shown, "[1] \"ADA\"");
 	outcome_release(&o);
@@ -276,7 +172,6 @@ static void test_input(void)
 	CHECK_STR(o.status, "error");
 	CHECK(strstr(o.evalue, "cannot answer input requests") != NULL);
 	outcome_release(&o);
-	strbuf_release(&err);
 	session_close(s);
 }
 
@@ -343,9 +238,7 @@ static void test_wake_no_polling(void)
 	CHECK(strstr(wchan, "pipe_read") != NULL);
 	if (!strstr(wchan, "pipe_read"))
 		printf("# wchan '%s'\n", wchan);
-	run(s, "2", 0, 0, &o);				/* and it wakes for the next one */
-	CHECK_STR(o.shown, "[1] 2");
-	outcome_release(&o);
+	expect_shown(s, "2", "[1] 2");			/* and it wakes for the next one */
 	session_close(s);
 }
 
@@ -368,9 +261,7 @@ static void test_death(void)
 	CHECK(session_state(s) == SESSION_DEAD);
 	outcome_release(&o);
 	CHECK(session_restart(s, &err) == 0);
-	run(s, "exists('kept')", 0, 0, &o);
-	CHECK_STR(o.shown, "[1] FALSE");
-	outcome_release(&o);
+	expect_shown(s, "exists('kept')", "[1] FALSE");
 	strbuf_release(&err);
 	session_close(s);
 }
