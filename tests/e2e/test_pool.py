@@ -39,7 +39,7 @@ class PoolTest(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix='cellbox-pool-')
         self.env = clean_env(self.tmp)
         self.daemon = None
-        self.prefix = []            # what runs cellbox (as_unprivileged: as another user)
+        self.prefix = [BIN]         # what runs cellbox (as_unprivileged: as another user)
 
     def tearDown(self):
         if self.daemon and self.daemon.poll() is None:
@@ -53,13 +53,13 @@ class PoolTest(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def cellbox(self, *args, stdin=None, timeout=120):
-        return subprocess.run([*self.prefix, BIN, *args], input=stdin, capture_output=True,
+        return subprocess.run([*self.prefix, *args], input=stdin, capture_output=True,
                               text=True, env=self.env, timeout=timeout, cwd=self.tmp)
 
     def serve(self, *args, ready=None):
         if self.daemon:
             self.daemon.stderr.close()
-        self.daemon = subprocess.Popen([*self.prefix, BIN, 'pool', 'serve', *args], env=self.env,
+        self.daemon = subprocess.Popen([*self.prefix, 'pool', 'serve', *args], env=self.env,
                                        cwd=self.tmp,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                        text=True)
@@ -284,10 +284,12 @@ class PoolTest(unittest.TestCase):
         """From now on cellbox runs as a user who is not root: nobody, when we are root."""
         if os.geteuid() != 0:
             return
+        own = os.path.join(self.tmp, 'cellbox')     # the build may be where nobody can read
+        shutil.copy2(BIN, own)
         for d, _, files in os.walk(self.tmp):
             for name in [d] + [os.path.join(d, f) for f in files]:
                 os.chown(name, 65534, 65534)
-        self.prefix = ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups']
+        self.prefix = ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups', own]
 
     def test_zygote_kernels_unprivileged(self):
         # Not root: a kernel's init is cloned into a user namespace of its own, with the ids
