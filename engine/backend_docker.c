@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The docker backend that `be` is. */
 static struct backend_docker *docker_of(struct backend *be)
 {
 	return (struct backend_docker *)be;
@@ -41,6 +42,7 @@ static const char *podman_host(void)
 	return "unix:///run/podman/podman.sock";
 }
 
+/* Connect to the engine of `engine` at `host`, podman's socket found when none is given. */
 int backend_docker_connect(struct docker *d, const char *engine, const char *host,
 			   struct strbuf *err)
 {
@@ -82,6 +84,7 @@ int docker_be_attach_stdin(struct backend_docker *db, struct strbuf *err)
 	return 0;
 }
 
+/* Wake the runner: a byte on the container's stdin, when it is woken so. */
 static void docker_wake(struct backend *be)
 {
 	struct backend_docker *db = docker_of(be);
@@ -113,11 +116,13 @@ static void write_container_file(const char *channel_dir, const char *id)
 	strbuf_release(&err);
 }
 
+/* Create the container ahead of its start (backend prepare()). */
 static int docker_prepare(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
 {
 	return docker_be_create_container(docker_of(be), spec, err);
 }
 
+/* Start the container (created first unless prepared), wait on it, name it in the channel. */
 static int docker_start(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
 {
 	struct backend_docker *db = docker_of(be);
@@ -150,6 +155,7 @@ out:
 	return rc;
 }
 
+/* The wait connection, readable when the container stops. */
 static int docker_exit_fd(struct backend *be)
 {
 	return docker_of(be)->wait_fd;
@@ -233,6 +239,7 @@ out:
 	return reason;
 }
 
+/* Read the wait connection: 0 while the container runs, else 1 (it is removed; `why` says how). */
 static int docker_reap(struct backend *be, enum reason *reason, struct strbuf *why)
 {
 	struct backend_docker *db = docker_of(be);
@@ -264,6 +271,7 @@ static int docker_reap(struct backend *be, enum reason *reason, struct strbuf *w
 	return 1;
 }
 
+/* Send signal `sig` to the container through the API. */
 static int docker_signal(struct backend *be, int sig)
 {
 	struct backend_docker *db = docker_of(be);
@@ -281,6 +289,7 @@ static int docker_signal(struct backend *be, int sig)
 	return status == 204 ? 0 : -1;
 }
 
+/* Remove the container (killing it) and forget it. */
 static void docker_kill(struct backend *be)
 {
 	struct backend_docker *db = docker_of(be);
@@ -291,11 +300,13 @@ static void docker_kill(struct backend *be)
 	docker_forget(db);
 }
 
+/* Let go of the container, which runs on. */
 static void docker_detach(struct backend *be)
 {
 	docker_forget(docker_of(be));	/* the container runs on; free() has nothing to kill */
 }
 
+/* Kill the container, close the engine's connection, free the backend. */
 static void docker_free(struct backend *be)
 {
 	struct backend_docker *db = docker_of(be);

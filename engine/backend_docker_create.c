@@ -71,6 +71,7 @@ static void container_user(const struct sandbox_opts *sb, uid_t *uid, gid_t *gid
 	}
 }
 
+/* The channel's owner: the container's user; 1 when it is not ours. */
 int docker_be_channel_owner(struct backend *be, const struct kernel_spec *spec, uid_t *uid,
 			    gid_t *gid)
 {

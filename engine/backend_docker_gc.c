@@ -35,6 +35,7 @@ static unsigned long long process_start(long pid)
 	return start;
 }
 
+/* Add the labels that tie a container to this process (pid, its start time, the host). */
 void backend_docker_owner_labels(cJSON *labels)
 {
 	char buf[64], host[256] = "";
