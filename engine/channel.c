@@ -1,13 +1,15 @@
-/* The channel's layout: its two one-way parts, host writes, the kernel part, inotify. */
+/*
+ * The channel's layout: its two one-way parts, host writes, the kernel part. Its watches and
+ * their drain, and the gc, are channel_watch.c (channel_int.h).
+ */
 #include "channel.h"
+#include "channel_int.h"
 #include "lastclose.h"
 #include "wall.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,6 @@
 #define READY_MAX (64 << 10)		/* bytes of a ready file */
 #define TMPFS_SLACK (1ull << 20)	/* the tmpfs holds the quota and this much more */
 
-enum { WD_DIR, WD_HOST, WD_KERNEL, WD_RESULTS, WD_COUNT };
 
 /* Close a descriptor member and mark it closed. */
 static void close_fd(int *fd)
@@ -78,50 +79,6 @@ static int make_dir_at(int at, const char *name, mode_t mode, const char *shown,
 		close_fd(&fd);
 	}
 	return fd;
-}
-
-/* Watch what a descriptor names (the path of /proc/self/fd/N is that very directory). */
-static int watch_fd(const struct channel *ch, int fd, uint32_t mask)
-{
-	char path[64];
-
-	if (ch->notify_fd < 0 || fd < 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return inotify_add_watch(ch->notify_fd, path, mask | IN_ONLYDIR);
-}
-
-/*
- * What says the channel lost a part: a watched directory moved or deleted, or one of the
- * entries of its layout removed or renamed away (a directory we hold open is deleted for
- * inotify only when we close it, so its parent's IN_DELETE is what shows).
- */
-#define LOST_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_DELETE | IN_MOVED_FROM)
-/*
- * results/: a write is what tells of events (IN_MODIFY). Not IN_CLOSE_WRITE: the runner's
- * close after its done, and our own close of each results file (we open it read-write), woke
- * the host once more per request for nothing.
- */
-#define RESULTS_MASK (IN_MODIFY | IN_MOVE_SELF | IN_DELETE_SELF)
-
-static const char *const layout[] = { "host", "kernel", "plots", "commands", "files", "runner.py",
-				      "runner.R", "wake", "results", "out", "ready", "log", NULL };
-
-/* Whether `name` is an entry of the channel's layout. */
-static int in_layout(const char *name)
-{
-	for (size_t i = 0; layout[i]; i++)
-		if (!strcmp(layout[i], name))
-			return 1;
-	return 0;
-}
-
-/* Start watching the host's own directories (the kernel part is watched by its reset). */
-static void watch_host(struct channel *ch)
-{
-	ch->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	ch->wd[WD_DIR] = watch_fd(ch, ch->dir_fd, LOST_MASK);
-	ch->wd[WD_HOST] = watch_fd(ch, ch->host_fd, LOST_MASK);
 }
 
 /* Open the host's directories of the channel in `ch->dir_fd`. */
@@ -200,7 +157,7 @@ int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 		goto fail;
 	}
 	open_wake(ch);
-	watch_host(ch);
+	channel_watch_host(ch);
 	close(root_fd);
 	free(name);
 	return 0;
@@ -247,8 +204,9 @@ static int open_kernel_part(struct channel *ch, struct strbuf *err)
 		ch->mounted = top.st_dev != st.st_dev;
 	ch->ready_fd = open_made(ch->kernel_fd, "ready", O_RDONLY);
 	ch->log_fd = open_made(ch->kernel_fd, "log", O_RDONLY);
-	ch->wd[WD_KERNEL] = watch_fd(ch, ch->kernel_fd, IN_MODIFY | IN_CLOSE_WRITE | LOST_MASK);
-	ch->wd[WD_RESULTS] = watch_fd(ch, ch->results_fd, RESULTS_MASK);
+	ch->wd[WD_KERNEL] = channel_watch_fd(ch, ch->kernel_fd,
+					     IN_MODIFY | IN_CLOSE_WRITE | LOST_MASK);
+	ch->wd[WD_RESULTS] = channel_watch_fd(ch, ch->results_fd, RESULTS_MASK);
 	rc = 0;
 out:
 	free(shown);
@@ -273,7 +231,7 @@ int channel_attach(struct channel *ch, const char *dir, struct strbuf *err)
 	}
 	if (open_host_part(ch, 0, err) < 0)
 		goto fail;
-	watch_host(ch);
+	channel_watch_host(ch);
 	if (open_kernel_part(ch, err) < 0)
 		goto fail;
 	open_wake(ch);
@@ -342,52 +300,6 @@ void channel_release(struct channel *ch, int remove)
 	ch->notify_fd = -1;
 	free(ch->dir);
 	ch->dir = NULL;
-}
-
-/* The pid a channel's name starts with ("<pid>-<n>-<hex>"), or 0 when it is no channel's. */
-static long channel_owner_pid(const char *name)
-{
-	char *end;
-	long pid = strtol(name, &end, 10);
-	unsigned long n;
-
-	if (end == name || *end != '-' || pid <= 0)
-		return 0;
-	n = strtoul(end + 1, &end, 10);
-	(void)n;
-	if (*end != '-' || strlen(end + 1) != 16 || strspn(end + 1, "0123456789abcdef") != 16)
-		return 0;
-	return pid;
-}
-
-int channel_gc(const char *root, struct strbuf *out)
-{
-	struct dirent *de;
-	DIR *d = opendir(root);
-	int removed = 0;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		long pid = channel_owner_pid(de->d_name);
-		struct stat st;
-		char *path;
-
-		/* Only a dead process's: a live one (or one that reused the pid) keeps its own. */
-		if (!pid || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-			continue;
-		path = xasprintf("%s/%s", root, de->d_name);
-		channel_remove_dir(path);
-		if (out)
-			strbuf_addf(out, "removed channel %s of process %ld\n", path, pid);
-		free(path);
-		removed++;
-	}
-	closedir(d);
-	return removed;
 }
 
 char *channel_path(const struct channel *ch, const char *rel)
@@ -475,8 +387,9 @@ int channel_reset_kernel(struct channel *ch, int mount_it, struct strbuf *err)
 			ch->ready_fd = fd;
 		fd = -1;
 	}
-	ch->wd[WD_KERNEL] = watch_fd(ch, ch->kernel_fd, IN_MODIFY | IN_CLOSE_WRITE | LOST_MASK);
-	ch->wd[WD_RESULTS] = watch_fd(ch, ch->results_fd, RESULTS_MASK);
+	ch->wd[WD_KERNEL] = channel_watch_fd(ch, ch->kernel_fd,
+					     IN_MODIFY | IN_CLOSE_WRITE | LOST_MASK);
+	ch->wd[WD_RESULTS] = channel_watch_fd(ch, ch->results_fd, RESULTS_MASK);
 	channel_drain(ch);	/* our own removal of the old part is no loss */
 	ch->lost = 0;
 	rc = 0;
@@ -515,7 +428,7 @@ int channel_recreate(struct channel *ch, struct strbuf *err)
 	close(root_fd);
 	if (ch->dir_fd < 0 || open_host_part(ch, 1, err) < 0)
 		goto out;
-	watch_host(ch);
+	channel_watch_host(ch);
 	channel_drain(ch);
 	ch->lost = 0;
 	rc = 0;
@@ -673,37 +586,4 @@ void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct s
 		out->len += (size_t)n;
 	}
 	out->buf[out->len] = '\0';
-}
-
-int channel_drain(struct channel *ch)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	int count = 0;
-
-	if (ch->notify_fd < 0)
-		return 0;
-	for (;;) {
-		ssize_t n = read(ch->notify_fd, buf, sizeof(buf));
-
-		if (n <= 0)
-			break;
-		count++;
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)p;
-			int ours = 0;
-
-			for (size_t i = 0; i < ARRAY_SIZE(ch->wd); i++)
-				ours |= ch->wd[i] >= 0 && ch->wd[i] == ev->wd;
-			if (ours && (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT)))
-				ch->lost = 1;
-			if (ours && ev->wd != ch->wd[WD_RESULTS] && ev->len &&
-			    (ev->mask & (IN_DELETE | IN_MOVED_FROM)) && in_layout(ev->name))
-				ch->lost = 1;
-			p += sizeof(*ev) + ev->len;
-		}
-		/* Room left for the longest event: the queue was empty (no read for EAGAIN). */
-		if ((size_t)n <= sizeof(buf) - sizeof(struct inotify_event) - NAME_MAX - 1)
-			break;
-	}
-	return count;
 }

@@ -1,0 +1,65 @@
+#ifndef CELLBOX_BACKEND_DOCKER_INT_H
+#define CELLBOX_BACKEND_DOCKER_INT_H
+
+/*
+ * What the rooms of the docker family share. Internal: included by the backend_docker*.c files
+ * only. backend_docker.c is the running container: the engine's connection, the start (after
+ * prepare), the wait connection and the stdin wake-up, reap (why it stopped), signal, kill,
+ * detach and free, the adoption of a pooled kernel's container, and the ops table.
+ * backend_docker_create.c is how the container is made: the body of POST /containers/create
+ * (its user, the channel's mounts, the hardening: read-only root, tmpfs, capabilities, limits;
+ * the runtime, the labels) and the create call with its errors (a missing or stale image).
+ * backend_docker_gc.c is what outlives a process: the owner labels, whether a container or its
+ * owner still runs, and the removal of the containers whose cellbox process is gone (gc, and
+ * the sweep before a process's first container).
+ */
+
+#include "backend.h"
+#include "docker.h"
+
+#define DEFAULT_MEMORY (1ull << 30)
+#define LABEL_PID "org.cellbox.pid"
+#define LABEL_START "org.cellbox.start"
+#define LABEL_HOST "org.cellbox.host"
+#define LABEL_CHANNEL "org.cellbox.channel"
+
+struct backend_docker {
+	struct backend base;
+	char *engine;		/* "docker" or "podman" */
+	struct docker d;
+	int connected;
+	char *id;		/* the running container, NULL when none */
+	int created;		/* id is created and not started yet (prepare()) */
+	int wait_fd;		/* POST /containers/ID/wait; readable when it exits */
+	struct strbuf wait_reply;
+	unsigned long long memory;	/* the limit in force, for messages */
+	int stdin_fd;		/* the container's stdin (attached), or -1: the runner's wake-up */
+	int oom_unsure;		/* podman, or a runtime other than runc: OOM kills may go unsaid */
+};
+
+/* backend_docker.c */
+/* Attach to the container's stdin, the runner's wake-up (non-blocking writes). */
+int docker_be_attach_stdin(struct backend_docker *db, struct strbuf *err);
+
+/* backend_docker_create.c */
+/* Whether the engine may not report an OOM kill: podman (cgroup v1), or not runc (gVisor). */
+int docker_be_oom_unsure(const char *engine, const char *runtime);
+/* backend channel_owner(): the container's user, 1 when it is not ours. */
+int docker_be_channel_owner(struct backend *be, const struct kernel_spec *spec, uid_t *uid,
+			    gid_t *gid);
+/* Create the container for `spec` (not started): docker_prepare and docker_start's first half. */
+int docker_be_create_container(struct backend_docker *db, const struct kernel_spec *spec,
+			       struct strbuf *err);
+
+/* backend_docker_gc.c */
+/* Remove the containers of dead cellbox processes, once per process. */
+void docker_be_sweep_once(struct backend_docker *db);
+/* Remove container `id` (killing it first); errors are ignored. */
+void docker_be_remove_container(struct docker *d, const char *id);
+/* Whether container `id` runs: 1, 0 (stopped or gone), -1 when the engine cannot say. */
+int docker_be_container_running(const char *engine, const char *host, const char *id);
+/* backend_gc: patient (up to 10 s for a container the engine is busy with). */
+int docker_be_gc(const char *engine, const char *host, struct strbuf *out,
+		 struct strbuf *err);
+
+#endif
