@@ -408,7 +408,8 @@ int channel_recreate(struct channel *ch, struct strbuf *err)
 
 	close_kernel_part(ch);
 	unmount_kernel(ch);
-	close_fd(&ch->notify_fd);
+	lastclose(ch->notify_fd);	/* a restart need not wait for its grace period */
+	ch->notify_fd = -1;
 	close_fd(&ch->host_fd);
 	close_fd(&ch->commands_fd);
 	close_fd(&ch->files_fd);
