@@ -3,7 +3,8 @@
 
 /*
  * A zygote: a Python runner (local backend) that imported Python, IPython and a pool's
- * --preimport modules, ran no user code and started no threads, and forks kernels on demand.
+ * --preimport modules, built the kernels' IPython shell, ran no user code and started no
+ * threads, and forks kernels on demand.
  * A new kernel is then a fork() of it instead of a fresh interpreter, ready in tens of
  * milliseconds rather than hundreds.
  *
@@ -16,8 +17,8 @@
  * namespace, signals passed on, the runner's status as its own); the init forks the runner,
  * pid 2, which drops what the zygote had (capabilities unless root, every descriptor, the
  * random generators' state, its stdio, limits and working directory) and goes on into the
- * runner's main() (runner.py `_zygote`). The kernel then makes its channel, capture threads,
- * inotify watch and shell as a cold one.
+ * runner's main() (runner.py `_zygote`). The kernel then makes its channel, capture threads
+ * and inotify watch as a cold one, and takes the zygote's shell over.
  *
  * Only a process that installs a zygote (the pool daemon; the tests) gets forked kernels.
  */
