@@ -145,11 +145,8 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 	write_container_file(spec->channel_dir, db->id);
 	rc = 0;
 out:
-	if (rc < 0 && db->id) {
-		docker_be_remove_container(&db->d, db->id);
-		free(db->id);
-		db->id = NULL;
-	}
+	if (rc < 0)
+		docker_be_discard(db);
 	strbuf_release(&msg);
 	free(path);
 	return rc;
@@ -266,8 +263,7 @@ static int docker_reap(struct backend *be, enum reason *reason, struct strbuf *w
 	if (!ended && !strstr(db->wait_reply.buf, "StatusCode"))
 		return 0;
 	*reason = describe_exit(db, why);
-	docker_be_remove_container(&db->d, db->id);
-	docker_forget(db);
+	docker_be_discard(db);
 	return 1;
 }
 
@@ -289,15 +285,18 @@ static int docker_signal(struct backend *be, int sig)
 	return status == 204 ? 0 : -1;
 }
 
-/* Remove the container (killing it) and forget it. */
-static void docker_kill(struct backend *be)
+void docker_be_discard(struct backend_docker *db)
 {
-	struct backend_docker *db = docker_of(be);
-
 	if (!db->id)
 		return;
 	docker_be_remove_container(&db->d, db->id);
 	docker_forget(db);
+}
+
+/* Remove the container (killing it) and forget it. */
+static void docker_kill(struct backend *be)
+{
+	docker_be_discard(docker_of(be));
 }
 
 /* Let go of the container, which runs on. */

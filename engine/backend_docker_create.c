@@ -295,12 +295,8 @@ int docker_be_create_container(struct backend_docker *db, const struct kernel_sp
 		goto out;
 	rc = 0;
 out:
-	if (rc < 0 && db->id) {
-		docker_be_remove_container(&db->d, db->id);
-		free(db->id);
-		db->id = NULL;
-		db->created = 0;
-	}
+	if (rc < 0)
+		docker_be_discard(db);
 	cJSON_Delete(body);
 	cJSON_Delete(reply);
 	strbuf_release(&msg);

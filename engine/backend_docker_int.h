@@ -54,6 +54,11 @@ int docker_be_create_container(struct backend_docker *db, const struct kernel_sp
 /* backend_docker_gc.c */
 /* Remove the containers of dead cellbox processes, once per process. */
 void docker_be_sweep_once(struct backend_docker *db);
+/*
+ * Remove the container of `db` (killing it) and forget it: its id, its wait and stdin
+ * descriptors. Nothing when it has none. Every failed or ended container goes this way.
+ */
+void docker_be_discard(struct backend_docker *db);
 /* Remove container `id` (killing it first); errors are ignored. */
 void docker_be_remove_container(struct docker *d, const char *id);
 /* Whether container `id` runs: 1, 0 (stopped or gone), -1 when the engine cannot say. */
