@@ -6,10 +6,12 @@
 #include "backend.h"
 #include "backend_docker_int.h"
 #include "docker.h"
+#include "numconv.h"
 #include "wall.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +182,7 @@ static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 	char *path = xasprintf("/containers/%s/json", db->id);
 	cJSON *reply = NULL, *state;
 	long status;
+	long long n;
 	int code, oom;
 
 	/*
@@ -197,7 +200,10 @@ static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 			reason = REASON_CHANNEL_LOST;
 			goto out;
 		}
-		code = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(state, "ExitCode"));
+		if (!json_integer(cJSON_GetObjectItemCaseSensitive(state, "ExitCode"), INT_MIN,
+				  INT_MAX, &n))
+			n = -1;
+		code = (int)n;
 		oom = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(state, "OOMKilled"));
 		if (oom || code != 128 + SIGKILL || !db->oom_unsure || tries == 3)
 			break;
@@ -362,6 +368,7 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 	char *path = NULL;
 	cJSON *reply = NULL;
 	long status;
+	long long n;
 	int rc = -1;
 
 	if (read_container_id(k, engine, &idbuf, err) < 0) {
@@ -384,8 +391,8 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 		strbuf_addf(err, "no container %.12s in %s to adopt: %s", id, engine, msg.buf);
 		goto out;
 	}
-	db->memory = (unsigned long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(reply, "HostConfig"), "Memory"));
+	db->memory = json_integer(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		reply, "HostConfig"), "Memory"), 1, LLONG_MAX, &n) ? (unsigned long long)n : 0;
 	if (!db->memory)
 		db->memory = DEFAULT_MEMORY;
 	db->oom_unsure = docker_be_oom_unsure(engine, cJSON_GetStringValue(

@@ -4,14 +4,15 @@
  * cellfile_json.c, the percent format cellfile_percent.c (see cellfile.h).
  */
 #include "cellfile.h"
+#include "numconv.h"
 
 #include <errno.h>
-#include <sys/stat.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -169,7 +170,8 @@ void cellfile_set_kernel(cJSON *nb, const cJSON *kernel_info)
 
 void cellfile_iso_time(double t, struct strbuf *out)
 {
-	time_t sec = (time_t)t;
+	/* (a stamp read back from a history file is outside input) */
+	time_t sec = (time_t)(t = seconds_clamp(t));
 	long usec = (long)((t - (double)sec) * 1e6 + 0.5);
 	struct tm tm;
 	char buf[32];

@@ -1,11 +1,12 @@
 /* The Docker Engine API client. */
 #include "docker.h"
 #include "curl_lazy.h"
+#include "numconv.h"
 
 #include <curl/curl.h>
 #include <errno.h>
-#include <poll.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,7 +349,7 @@ int docker_attach_stdin(struct docker *d, const char *id, struct strbuf *err)
 		double left = deadline - now_monotonic();
 		char c;
 
-		if (left <= 0 || head.len > 4096 || poll(&pfd, 1, (int)(left * 1000) + 1) <= 0 ||
+		if (left <= 0 || head.len > 4096 || poll(&pfd, 1, wait_ms(left)) <= 0 ||
 		    read(fd, &c, 1) != 1) {
 			strbuf_addf(err, "no answer from %s to attach", d->host);
 			goto out;

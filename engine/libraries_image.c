@@ -1,7 +1,8 @@
 /* Libraries for the container backends: an image derived once per (image, set), and gc. */
+#include "docker.h"
 #include "libraries.h"
 #include "libraries_int.h"
-#include "docker.h"
+#include "numconv.h"
 #include "session.h"
 
 #include <errno.h>
@@ -184,6 +185,7 @@ static int build_image(struct docker *d, const struct libraries *l, const struct
 	struct strbuf msg = STRBUF_INIT, path = STRBUF_INIT, out = STRBUF_INIT;
 	char *id = NULL;
 	long status;
+	long long n;
 	int rc = -1, code;
 
 	status = docker_call(d, "POST", "/containers/create", body, &reply, &msg);
@@ -206,7 +208,10 @@ static int build_image(struct docker *d, const struct libraries *l, const struct
 		strbuf_addf(err, "libraries: lost the setup container: %s", msg.buf);
 		goto out;
 	}
-	code = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(reply, "StatusCode"));
+	if (!json_integer(cJSON_GetObjectItemCaseSensitive(reply, "StatusCode"), INT_MIN, INT_MAX,
+			  &n))
+		n = -1;
+	code = (int)n;
 	if (code != 0) {
 		container_logs(d, id, &out);
 		strbuf_addstr(err, "libraries: cannot install ");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "numconv.h"
 #include "request.h"
 #include "wall.h"
 
@@ -60,6 +61,7 @@ void session_arm_timer(struct session *s)
 	if (when) {
 		if (when <= now)
 			when = now + 1e-6;
+		when = seconds_clamp(when);	/* a deadline of now + 1e300: the same as none */
 		its.it_value.tv_sec = (time_t)when;
 		its.it_value.tv_nsec = (long)((when - (double)(time_t)when) * 1e9);
 	} else if (s->timer_off) {
@@ -543,7 +545,7 @@ static void shutdown_kernel(struct session *s)
 		ev.events = EPOLLIN;
 		ev.data.fd = exit_fd;
 		epoll_ctl(fd, EPOLL_CTL_ADD, exit_fd, &ev);
-		n = epoll_wait(fd, &ev, 1, (int)(left * 1000) + 1);
+		n = epoll_wait(fd, &ev, 1, wait_ms(left));
 		close(fd);
 		if (n > 0)
 			break;

@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "kernel.h"
+#include "numconv.h"
 #include "protocol.h"	/* generated from the runner: CELLBOX_PROTOCOL, CELLBOX_KERNEL_IMAGE */
 #include "wall.h"
 
@@ -214,7 +215,7 @@ int session_start_kernel(struct session *s, struct strbuf *err)
 
 		if (left > 0.05 || s->ch.notify_fd < 0)
 			left = s->ch.notify_fd < 0 ? POLL_INTERVAL : (left > 0.05 ? 0.05 : left);
-		if (epoll_wait(s->epfd, evs, ARRAY_SIZE(evs), (int)(left * 1000) + 1) < 0 &&
+		if (epoll_wait(s->epfd, evs, ARRAY_SIZE(evs), wait_ms(left)) < 0 &&
 		    errno != EINTR) {
 			strbuf_addf(err, "epoll_wait: %s", strerror(errno));
 			s->be->ops->kill(s->be);

@@ -1,6 +1,7 @@
 /* The zygote: a warm Python runner that forks kernels (zygote.h). */
 #include "zygote.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,9 +12,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cjson/cJSON.h>
 
 #include "kernel.h"
+#include "numconv.h"
 #include "wall.h"
 
 /* How long the zygote may take to import, and to fork one kernel. */
@@ -196,7 +197,7 @@ static cJSON *receive(struct zygote *z, double timeout, struct strbuf *err)
 			strbuf_addf(err, "the zygote did not answer within %g s", timeout);
 			return NULL;
 		}
-		r = poll(&pfd, 1, (int)(left * 1000) + 1);
+		r = poll(&pfd, 1, wait_ms(left));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)

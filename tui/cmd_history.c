@@ -11,6 +11,7 @@
 
 #include "cellfile.h"
 #include "history.h"
+#include "numconv.h"
 #include "sanitize.h"
 
 struct walk {
@@ -81,7 +82,7 @@ static int on_show(const cJSON *e, void *data)
 	if (++w->n != w->want)
 		return 0;
 	w->found = 1;
-	when = cJSON_IsNumber(t) ? (time_t)t->valuedouble : 0;
+	when = cJSON_IsNumber(t) ? (time_t)seconds_clamp(t->valuedouble) : 0;
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", localtime(&when));
 	{
 		const char *session =

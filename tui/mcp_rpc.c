@@ -1,7 +1,9 @@
 /* cellbox mcp: JSON-RPC framing, the two protocol revisions, the method table. */
 #include "mcp.h"
+#include "numconv.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,8 +337,7 @@ static int request_era(struct mcp_server *srv, const cJSON *id, const cJSON *met
 /* Whether `id` can be a request's id: a string or an integer. */
 static int valid_id(const cJSON *id)
 {
-	return cJSON_IsString(id) ||
-	       (cJSON_IsNumber(id) && id->valuedouble == (double)(long long)id->valuedouble);
+	return cJSON_IsString(id) || json_integer(id, LLONG_MIN, LLONG_MAX, NULL);
 }
 
 /* Handle a parsed message. */

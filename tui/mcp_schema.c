@@ -1,6 +1,8 @@
 /* cellbox mcp: tool arguments checked against the JSON Schema subset the tools use. */
 #include "mcp.h"
+#include "numconv.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +22,7 @@ static int is_type(const cJSON *v, const char *type)
 	if (!strcmp(type, "number"))
 		return cJSON_IsNumber(v);
 	if (!strcmp(type, "integer"))
-		return cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble;
+		return json_integer(v, LLONG_MIN, LLONG_MAX, NULL);
 	return 0;
 }
 

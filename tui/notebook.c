@@ -2,6 +2,7 @@
 #include "notebook.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "notebook_priv.h"
+#include "numconv.h"
 #include "outmodel.h"
 
 /* Whether `path` ends with `ext`. */
@@ -310,8 +312,10 @@ const char *notebook_cell_type(const struct nb_cell *c)
 
 int notebook_cell_count(const struct nb_cell *c)
 {
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(c->json, "execution_count");
-	return cJSON_IsNumber(n) && n->valuedouble > 0 ? (int)n->valuedouble : 0;
+	long long n;
+
+	return json_integer(cJSON_GetObjectItemCaseSensitive(c->json, "execution_count"), 1,
+			    INT_MAX, &n) ? (int)n : 0;
 }
 
 int notebook_cell_changed(const struct nb_cell *c)

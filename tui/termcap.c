@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "numconv.h"
 #include "util.h"
 
 const char termcap_queries[] = "\x1b[?1;1;0S\x1b[?2;1;0S\x1b[14t\x1b[16t"
@@ -328,7 +329,7 @@ int termcap_query(struct termcap *tc, int fd, int timeout_ms)
 
 		if (left <= 0)
 			break;
-		n = poll(&pfd, 1, (int)(left * 1000) + 1);
+		n = poll(&pfd, 1, wait_ms(left));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)

@@ -166,6 +166,13 @@ class RunTest(Base):
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn('timed out', p.stderr)
 
+    def test_timeout_past_any_clock(self):
+        # 1e300 s is a number of seconds, and as good as none: no cast of it may overflow
+        # (the sanitized build's UBSan judges the timer it arms).
+        p = self.cellbox('run', '--timeout', '1e300', '-c', 'print("in time")')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, 'in time\n')
+
     def test_kernel_death_exit_4(self):
         p = self.cellbox('run', '-c', 'import os; os._exit(7)')
         self.assertEqual(p.returncode, 4, p.stderr)

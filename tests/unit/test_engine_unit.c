@@ -1,6 +1,7 @@
 /* Unit tests of the engine's pure parts: buffers, UTF-8, sizes, sanitiser, config, reader. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 
 #include "channel.h"
 #include "config.h"
+#include "numconv.h"
 #include "sanitize.h"
 #include "util.h"
 #include "wall.h"
@@ -92,6 +94,37 @@ static void test_parse_size(void)
 	CHECK(parse_seconds("0.5", &d) == 0 && d == 0.5);
 	CHECK(parse_seconds("x", &d) < 0);
 	CHECK(parse_seconds("-2", &d) < 0);
+}
+
+/* Doubles to integers: what cannot be one is refused or clamped, never cast (UBSan judges). */
+static void test_numconv(void)
+{
+	static const struct { const char *json; long long lo, hi; int ok; long long want; } cases[] = {
+		{ "7", 0, 10, 1, 7 },
+		{ "-3", -5, 5, 1, -3 },
+		{ "11", 0, 10, 0, 0 },
+		{ "1.5", 0, 10, 0, 0 },
+		{ "8e123", LLONG_MIN, LLONG_MAX, 0, 0 },	/* a fuzz find (an MCP id) */
+		{ "-1e19", LLONG_MIN, LLONG_MAX, 0, 0 },
+		{ "1e999", LLONG_MIN, LLONG_MAX, 0, 0 },	/* cJSON: an infinity */
+		{ "9007199254740992", 0, LLONG_MAX, 1, 9007199254740992LL },
+		{ "\"7\"", 0, 10, 0, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		cJSON *v = cJSON_Parse(cases[i].json);
+		long long n = -42;
+
+		CHECK(v != NULL);
+		CHECK(json_integer(v, cases[i].lo, cases[i].hi, &n) == cases[i].ok);
+		CHECK(n == (cases[i].ok ? cases[i].want : -42));
+		cJSON_Delete(v);
+	}
+	CHECK(wait_ms(0) == 0 && wait_ms(-1) == 0 && wait_ms(0.0 / 0.0) == 0);
+	CHECK(wait_ms(0.0001) == 1 && wait_ms(0.25) == 251);
+	CHECK(wait_ms(1e300) == 86400 * 1000);
+	CHECK(seconds_clamp(1e300) == SECONDS_FAR && seconds_clamp(-1) == 0);
+	CHECK(seconds_clamp(0.0 / 0.0) == 0 && seconds_clamp(1714564800.5) == 1714564800.5);
 }
 
 static void test_base64(void)
@@ -699,6 +732,7 @@ static const struct tap_test tests[] = {
 	{ "strbuf_cap", test_strbuf_cap },
 	{ "utf8", test_utf8 },
 	{ "parse_size", test_parse_size },
+	{ "numconv", test_numconv },
 	{ "base64", test_base64 },
 	{ "sanitize", test_sanitize },
 	{ "config", test_config },

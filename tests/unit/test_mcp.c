@@ -208,6 +208,9 @@ static void test_schemas(void)
 		{ "session_open", "{\"memory\":\"1g\"}", "" },
 		{ "session_open", "{\"memory\":true}", "'memory' must be a string or an integer" },
 		{ "session_open", "{\"memory\":1.5}", "'memory' must be a string or an integer" },
+		/* a whole number past long long's range is not an integer here (no undefined cast) */
+		{ "session_open", "{\"memory\":8e300}", "'memory' must be a string or an integer" },
+		{ "session_open", "{\"memory\":-1e19}", "'memory' must be a string or an integer" },
 		{ "session_run", "{\"handle\":\"h\",\"code\":\"\",\"clear_plots\":1}",
 		  "'clear_plots' must be a boolean" },
 		{ "session_list", "{\"x\":1}", "unknown argument 'x' (takes none)" },
@@ -307,6 +310,14 @@ static void test_dispatch(void)
 	CHECK(strstr(rig_line(&g, "{oops"), "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"));
 	CHECK_STR(rig_line(&g, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}"), "");
 	CHECK(strstr(rig_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"}"), "-32601"));
+	/* An id is a string or an integer: 1.5 and 8e123 (a fuzz find: cast to long long, undefined
+	   behaviour) are not, and get an invalid-request answer with a null id. */
+	CHECK(strstr(rig_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}"),
+		     "\"id\":null,\"error\":{\"code\":-32600,"));
+	CHECK(strstr(rig_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":8e123,\"method\":\"ping\"}"),
+		     "\"id\":null,\"error\":{\"code\":-32600,"));
+	CHECK(strstr(rig_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":-9007199254740992,\"method\":"
+			      "\"ping\"}"), "\"result\":{}"));
 	/* A tool that cannot open its sandbox is an error result, not a protocol error. */
 	CHECK(strstr(rig_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
 			      "{\"name\":\"execute_code\",\"arguments\":{\"code\":\"1\"}}}"),
