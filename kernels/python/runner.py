@@ -1237,8 +1237,18 @@ def _make_shell():
     from traitlets.config import Config
     from IPython.core.displayhook import DisplayHook
     from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.history import HistoryManager
+
+    # IPython sets nine traits a cell: the last inputs (_i00, _i, _ii, _iii), the execution
+    # count, the last result and whether it succeeded, the display hook's result (twice).
+    # Nothing observes them, and each set goes through traitlets' validation and change
+    # notification: a third of run_cell("pass"). Here they are plain attributes.
+    class CellboxHistory(HistoryManager):
+        _i00 = _i = _ii = _iii = ""
 
     class CellboxDisplayHook(DisplayHook):
+        exec_result = None
+
         def start_displayhook(self):
             pass
 
@@ -1268,6 +1278,24 @@ def _make_shell():
     class CellboxShell(InteractiveShell):
         displayhook_class = Type(CellboxDisplayHook)
         display_pub_class = Type(CellboxDisplayPublisher)
+        execution_count = 1                 # (plain attributes: see CellboxHistory)
+        last_execution_succeeded = True
+        last_execution_result = None
+
+        def init_history(self):
+            self.history_manager = CellboxHistory(shell=self, parent=self)
+            self.configurables.append(self.history_manager)
+
+        def should_run_async(self, raw_cell, *, transformed_cell=None,
+                             preprocessing_exc_tuple=None):
+            # Top-level await takes the word: a cell without "await" or "async" in it is not
+            # one, and IPython's own test compiles the whole cell once more to say so.
+            cell = raw_cell if transformed_cell is None else transformed_cell
+            if "await" not in cell and "async" not in cell:
+                return False
+            return InteractiveShell.should_run_async(
+                self, raw_cell, transformed_cell=transformed_cell,
+                preprocessing_exc_tuple=preprocessing_exc_tuple)
 
         # `!cmd` runs with fds 1 and 2 on the capture pipes, like os.system and subprocess.
         system = InteractiveShell.system_raw

@@ -105,9 +105,38 @@ class RunnerTest(harness.RunnerCase):
         n = done(evs)["execution_count"]
         evs = self.run_ok("(Out[%d], _, In[%d])" % (n, n))
         self.assertEqual(self.result(evs), "(2, 2, '1+1')")
+        # the last inputs and results, which the runner keeps as plain attributes, not traits
+        self.run_ok("'a'")
+        self.run_ok("'b'")
+        evs = self.run_ok("(_i, _ii, _iii, __, ___, _i%d)" % n)
+        self.assertEqual(self.result(evs), "(\"'b'\", \"'a'\", '(Out[%d], _, In[%d])', 'a', "
+                         "(2, 2, '1+1'), '1+1')" % (n, n))
+        self.assertEqual(done(self.r.execute("1/0"))["status"], "error")
+        evs = self.run_ok("ip = get_ipython(); ip.last_execution_succeeded, "
+                          "type(ip.last_execution_result.error_in_exec).__name__")
+        self.assertEqual(self.result(evs), "(False, 'ZeroDivisionError')")
+        evs = self.run_ok("get_ipython().last_execution_succeeded, get_ipython().execution_count")
+        self.assertEqual(self.result(evs), "(True, %d)" % done(evs)["execution_count"])
         evs = self.run_ok("%history -l 1")   # no SQLite history: must not fail
         evs = self.run_ok("%history -n")
         self.assertIn("x_state = 41", text(evs))
+
+    def test_top_level_await(self):
+        # IPython's autoawait: a cell with a top-level await, async for or async with runs on
+        # its loop (the runner asks IPython only about cells with the words in them)
+        self.run_ok("import asyncio\nasync def three():\n    await asyncio.sleep(0)\n"
+                    "    return 3")
+        self.assertEqual(self.result(self.run_ok("await three()")), "3")
+
+        evs = self.run_ok("async def gen():\n    yield 1\n    yield 2\n"
+                          "[i async for i in gen()]")
+        self.assertEqual(self.result(evs), "[1, 2]")
+        evs = self.run_ok("import contextlib\n@contextlib.asynccontextmanager\n"
+                          "async def cm():\n    yield 'in'\nasync with cm() as v:\n    print(v)")
+        self.assertEqual(text(evs), "in\n")
+        evs = self.r.execute("x = 'await'\nawait")      # the word, and no await statement
+        self.assertEqual(done(evs)["status"], "error")
+        self.assertEqual(self.result(self.run_ok("'no await here'")), "'no await here'")
 
     def test_silent(self):
         before = done(self.run_ok("1"))["execution_count"]
