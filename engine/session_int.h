@@ -40,6 +40,7 @@ struct session {
 	int hand_back;		/* the pool's container is still ours: its daemon may end it */
 	sigset_t wait_mask;	/* for epoll_pwait in session_wait() */
 	int has_wait_mask;
+	int slow_waits;		/* the last session_wait() took long: the next sleeps at once */
 	off_t log_start;	/* size of `log` when the current kernel started */
 	char *policy_error;	/* why the kernel did not take the policy's import hook */
 	int policy_waiting;	/* session_open waits for the hook: it reports, not on_state */

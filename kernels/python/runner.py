@@ -11,7 +11,8 @@ module using only the standard library and IPython (matplotlib is imported only 
 How it works:
 - The main thread serves requests one at a time (inotify on commands/ through ctypes, or a byte on
   stdin per command where inotify does not see the host's writes (gVisor), polling when neither
-  is available) and runs cells with InteractiveShell.run_cell.
+  is available) and runs cells with InteractiveShell.run_cell.  While commands come within
+  SPIN_GAP of the done before them, it looks for the next one awake for SPIN after a done.
 - sys.stdout / sys.stderr are replaced by writers that batch text into stream events.  Fds 1
   and 2 are pipes (the original stderr is kept as the log fd); a reader thread turns what child
   processes and C code write there into stream events too.  Both paths feed one ordered buffer,
@@ -39,6 +40,8 @@ CHUNK = 65536                # max characters of text in one stream event
 FLUSH_DELAY = 0.02           # stream batching window (seconds)
 CHANNEL_CHECK = 1.0          # how often an idle runner checks that its channel still exists
 POLL_FALLBACK = 0.01         # command scan interval when inotify is not available
+SPIN = 0.0003                # after a done, look for the next command this long awake ...
+SPIN_GAP = 0.002             # ... while commands come this soon after the done before them
 LOG_MAX = 1 << 20            # bytes of diagnostics the runner writes to its log
 RESERVE = 8 << 20            # memory held back to get out of a MemoryError in the runner
 INLINE = "module://matplotlib_inline.backend_inline"   # IPython's inline backend, as ipykernel
@@ -102,6 +105,8 @@ class _S:
     wake_fd = -1             # stdin, when the host wakes us with a byte per command
     last_check = 0.0
     pending = set()          # command file names (<id>.json) waiting to be served
+    done_at = 0.0            # when the last request was served (0: a command came since)
+    spin = True              # the last command came within SPIN_GAP of the done before it
     served = set()           # ... and those served (the host removes them; we cannot)
     input_n = 0              # input requests of the request being served
     log_bytes = 0
@@ -691,10 +696,26 @@ def _read_wake():
     _scan()
 
 
+def _spin():
+    """The next command's events, looked for without sleeping for SPIN seconds after a done,
+    or None. A host that sends cells back to back (a replay, a batch) has written it by then,
+    and a sleeping runner would take 0.1-0.5 ms more to wake on an idle core."""
+    end = _S.done_at + SPIN
+    poll = _S.ino_poll.poll
+    while _monotonic() < end:
+        events = poll(0)
+        if events:
+            return events
+        os.sched_yield()
+    return None
+
+
 def _wait(timeout):
     """Block until something happens in commands/ (or timeout seconds). Main thread only."""
     if _woken():
-        events = _S.ino_poll.poll(int(timeout * 1000))
+        events = _spin() if _S.spin and _S.done_at else None
+        if not events:
+            events = _S.ino_poll.poll(int(timeout * 1000))
         if events:
             main = _enter()
             try:
@@ -1947,8 +1968,12 @@ def main(argv):
             if pending:
                 name = min(pending)
                 pending.discard(name)
+                if _S.done_at:
+                    _S.spin = _monotonic() - _S.done_at <= SPIN_GAP
+                    _S.done_at = 0.0
                 try:
                     _serve(name)
+                    _S.done_at = _monotonic()
                 except MemoryError:
                     if name not in _S.served:
                         pending.add(name)   # not read yet: again, once memory is back

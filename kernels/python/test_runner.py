@@ -138,6 +138,14 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual(done(evs)["status"], "error")
         self.assertEqual(self.result(self.run_ok("'no await here'")), "'no await here'")
 
+    def test_syntax_warning_once(self):
+        # IPython's own await check compiles the cell as "<>" and shows its SyntaxWarning a
+        # first time; here the cell's compile shows it, once, under the cell's file name
+        evs = self.run_ok("x = 1\nx is 1")
+        err = text(evs, "stderr")
+        self.assertEqual(err.count("SyntaxWarning"), 1, err)
+        self.assertRegex(err, r"ipykernel_\d+/\d+\.py:2: SyntaxWarning")
+
     def test_silent(self):
         before = done(self.run_ok("1"))["execution_count"]
         evs = self.run_ok("2", silent=True)

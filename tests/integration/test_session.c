@@ -252,6 +252,52 @@ static void test_big_output(void)
 	session_close(s);
 }
 
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/*
+ * Back-to-back cells are looked for awake a moment (both sides spin up to 0.3 ms after a
+ * command or a done); a long cell and an idle kernel are waited for asleep: neither side
+ * spends CPU while it waits.
+ */
+static void test_waits_sleep(void)
+{
+	struct session *s = open_session(0);
+	struct outcome o;
+	double host;
+
+	if (!s)
+		return;
+	for (int i = 0; i < 20; i++) {
+		run(s, "pass", 0, 0, &o);
+		outcome_release(&o);
+	}
+	host = cpu_seconds();
+	run(s, "import time; time.sleep(0.8)", 0, 0, &o);
+	outcome_release(&o);
+	host = cpu_seconds() - host;
+	CHECK(host < 0.2);
+	printf("# host CPU while a 0.8 s cell ran: %.4f s\n", host);
+
+	for (int i = 0; i < 20; i++) {
+		run(s, "pass", 0, 0, &o);
+		outcome_release(&o);
+	}
+	run(s, "import time; _cpu0 = time.process_time()", 0, 0, &o);
+	outcome_release(&o);
+	nanosleep(&(struct timespec){ .tv_nsec = 800 * 1000 * 1000 }, NULL);
+	run(s, "time.process_time() - _cpu0 < 0.2", 0, 0, &o);
+	CHECK_STR(o.result, "True");	/* the kernel's CPU over 0.8 s idle after a burst */
+	outcome_release(&o);
+	session_close(s);
+}
+
 static void test_malformed_event(void)
 {
 	struct session *s = open_session(0);
@@ -598,6 +644,7 @@ static const struct tap_test tests[] = {
 	{ "death_sigkill", test_death_sigkill },
 	{ "invalid_utf8", test_invalid_utf8 },
 	{ "big_output", test_big_output },
+	{ "waits_sleep", test_waits_sleep },
 	{ "malformed_event", test_malformed_event },
 	{ "input", test_input },
 	{ "requests", test_requests },
