@@ -500,7 +500,7 @@ static void test_revive(void)
 
 /* What a kernel's process is, as its own code sees it (a forked kernel must match a cold one). */
 static const char facts_cell[] =
-	"import os, sys, resource, signal\n"
+	"import os, sys, resource, signal, linecache\n"
 	"st = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
 	"import re\n"
 	"chan = os.path.dirname(os.path.dirname(sys.argv[0]))\n"
@@ -519,7 +519,9 @@ static const char facts_cell[] =
 	"         sorted(k for k in os.environ if k not in ('MPLBACKEND',)),\n"
 	"         open('/proc/self/mountinfo').read().count('proc'),\n"
 	"         [os.path.normpath(a.decode()).replace(chan, 'CH')\n"
-	"          for a in open('/proc/self/cmdline', 'rb').read().split(b'\\0')]]\n"
+	"          for a in open('/proc/self/cmdline', 'rb').read().split(b'\\0')],\n"
+	"         get_ipython().execution_count, In, sorted(Out), _i, _,\n"
+	"         len([f for f in linecache.cache if 'ipykernel_' in f])]\n"
 	"print(facts)\n";
 
 /* The facts of a kernel, with or without the zygote installed. */
