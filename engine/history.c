@@ -81,15 +81,30 @@ struct history *history_open(size_t max_entries, double max_age_days, struct str
 
 	localtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	h->id = xasprintf("%s-%ld", stamp, (long)getpid());
-	h->dir = xasprintf("%s/%s", base, h->id);
-	h->path = xasprintf("%s/history.jsonl", h->dir);
-	h->plots = xasprintf("%s/plots", h->dir);
 	h->fd = -1;
-	if (mkdir_p(h->dir) < 0) {
-		strbuf_addf(err, "cannot create '%s': %s", h->dir, strerror(errno));
+	if (mkdir_p(base) < 0) {
+		strbuf_addf(err, "cannot create '%s': %s", base, strerror(errno));
 		goto fail;
 	}
+	/*
+	 * The session's own directory, made here and not found: two sessions one process opens
+	 * in one second (an MCP server's) take STAMP-PID and STAMP-PID-2.
+	 */
+	for (int n = 1;; n++) {
+		free(h->id);
+		free(h->dir);
+		h->id = n == 1 ? xasprintf("%s-%ld", stamp, (long)getpid())
+			       : xasprintf("%s-%ld-%d", stamp, (long)getpid(), n);
+		h->dir = xasprintf("%s/%s", base, h->id);
+		if (mkdir(h->dir, 0700) == 0)
+			break;
+		if (errno != EEXIST || n == 1000) {
+			strbuf_addf(err, "cannot create '%s': %s", h->dir, strerror(errno));
+			goto fail;
+		}
+	}
+	h->path = xasprintf("%s/history.jsonl", h->dir);
+	h->plots = xasprintf("%s/plots", h->dir);
 	h->fd = open(h->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (h->fd < 0) {
 		strbuf_addf(err, "cannot open '%s': %s", h->path, strerror(errno));

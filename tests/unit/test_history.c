@@ -86,6 +86,34 @@ static void test_prune_bound(void)
 }
 
 /* Pruning again within HISTORY_PRUNE_EVERY is left to a later session. */
+/* Sessions one process opens at once each have their own directory and id (an MCP server's). */
+static void test_ids_apart(void)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct history *h[3];
+
+	for (int i = 0; i < 3; i++) {
+		h[i] = history_open(0, 0, &err);
+		CHECK(h[i] != NULL);
+	}
+	if (h[0] && h[1] && h[2]) {
+		size_t n = strlen(history_session_id(h[0]));
+
+		CHECK(strcmp(history_session_id(h[0]), history_session_id(h[1])) != 0);
+		CHECK(strcmp(history_session_id(h[1]), history_session_id(h[2])) != 0);
+		CHECK(strcmp(history_dir(h[0]), history_dir(h[1])) != 0);
+		CHECK(strcmp(history_path(h[1]), history_path(h[2])) != 0);
+		/* in one second (as they almost always are): the same stamp and pid, then -2, -3 */
+		if (!strncmp(history_session_id(h[0]), history_session_id(h[2]), n)) {
+			CHECK_STR(history_session_id(h[1]) + n, "-2");
+			CHECK_STR(history_session_id(h[2]) + n, "-3");
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		history_close(h[i]);
+	strbuf_release(&err);
+}
+
 static void test_prune_every(void)
 {
 	char id[64];
@@ -111,6 +139,7 @@ static void test_prune_every(void)
 static const struct tap_test tests[] = {
 	{ "prune_bound", test_prune_bound },
 	{ "prune_every", test_prune_every },
+	{ "ids_apart", test_ids_apart },
 };
 
 int main(int argc, char **argv)
