@@ -138,13 +138,15 @@ class Runner:
                                      % (until, rid, evs, self.read_log()))
             time.sleep(0.002)
 
-    def request(self, kind, **fields):
-        evs = self.events(self.send(kind, **fields))
+    def request(self, kind, wait=None, **fields):
+        """Send a request (`fields` are the command's) and take its events up to the done,
+        waiting `wait` seconds at most (the runner's default timeout when None)."""
+        evs = self.events(self.send(kind, **fields), timeout=wait)
         assert evs[-1]["type"] == "done", evs
         return evs
 
-    def execute(self, code, **fields):
-        return self.request("execute", code=code, **fields)
+    def execute(self, code, wait=None, **fields):
+        return self.request("execute", wait=wait, code=code, **fields)
 
     def close(self, wait=5):
         """Shut it down as the host does (killed after `wait` seconds), remove what it had."""

@@ -1347,7 +1347,7 @@ def _make_shell():
             # A KeyboardInterrupt raised by _on_sigint carries the handler's own frame; drop
             # it so the traceback ends in the user's code, as with Python's own handler.
             try:
-                etype, _value, tb = exc_tuple if exc_tuple else sys.exc_info()
+                etype, value, tb = exc_tuple if exc_tuple else sys.exc_info()
                 if etype is KeyboardInterrupt:
                     prev, node = None, tb
                     while node is not None:
@@ -1356,6 +1356,16 @@ def _make_shell():
                                 prev.tb_next = None
                             break
                         prev, node = node, node.tb_next
+                    # One that landed in IPython's own steps (compiling the next statement)
+                    # has no frame of a cell; IPython's formatter fails on those frames and
+                    # prints its fallback. As Python's REPL does, the name alone.
+                    cells = self.compile._filename_map
+                    node = tb
+                    while node is not None and node.tb_frame.f_code.co_filename not in cells:
+                        node = node.tb_next
+                    if node is None:
+                        self._showtraceback(etype, value, ["\x1b[0;31mKeyboardInterrupt\x1b[0m"])
+                        return None
             except Exception:
                 pass
             return InteractiveShell.showtraceback(self, exc_tuple, *args, **kwargs)
