@@ -96,11 +96,9 @@ class NotebookTest(Base):
         path = self.path('squares.ipynb')
         four_cells(path)
         ui = self.ready(self.start(path))
-        s = ui.wait_for('command mode')
-        self.assertIn('squares.ipynb', s)
-        self.assertIn('In [2]: squares = [i * i for i in range(n)]', s)
-        self.assertIn('[0, 1, 4, 9]', s)
-        self.assertIn('Out[3]: 14', s)
+        s = ui.wait_for('command mode', 'squares.ipynb',
+                        'In [2]: squares = [i * i for i in range(n)]', '[0, 1, 4, 9]',
+                        'Out[3]: 14')
         # Move to cell 3, edit it, run it: the new output under it.
         ui.keys('Down')
         ui.keys('Down')
@@ -115,9 +113,7 @@ class NotebookTest(Base):
         s = ui.wait_for('[0, 10, 40, 90, 160]')
         self.assertNotIn('[0, 1, 4, 9]', s)    # the old output went
         # its output can show before its done (In [*]): the count comes with the done
-        s = ui.wait_for('In [1]: n = 5; squares')
-        self.assertIn('[0, 10, 40, 90, 160]', s)
-        self.assertIn('[+]', s)
+        s = ui.wait_for('In [1]: n = 5; squares', '[0, 10, 40, 90, 160]', '[+]')
         ui.keys('C-s')
         ui.wait_for("saved 4 cells to '%s'" % path)
         nb = self.nb(path)
@@ -151,8 +147,7 @@ class NotebookTest(Base):
         ui.keys('C-q')
         self.assertEqual(ui.exit_status(), 'exit=0')
         ui = self.ready(self.start('tui', percent, name='percent'))
-        s = ui.wait_for('same.py')
-        self.assertIn('In [ ]: import math', s)
+        s = ui.wait_for('same.py', 'In [ ]: import math')
         ui.command('w')
         ui.wait_for('saved 3 cells')
         self.assertEqual(self.read(percent).decode(), text)
@@ -248,8 +243,7 @@ class NotebookTest(Base):
         ui = self.ready(self.start(path, name='again'))
         ui.wait_for('unsaved changes were found')
         ui.keys('r')
-        s = ui.wait_for('recovered 4 cells')
-        self.assertIn('n = 99  # not saved', s)
+        s = ui.wait_for('recovered 4 cells', 'n = 99  # not saved')
         ui.keys('C-s')
         ui.wait_for('saved 4 cells')
         self.assertEqual(self.nb(path).cells[1].source, 'n = 99  # not saved')
@@ -290,24 +284,19 @@ class NotebookTest(Base):
                               'and `code`.\n\n> quoted\n\n1. first\n2. second\n\n```\nblock\n```'),
             new_code_cell('needle = 1'), new_code_cell('other = 2')])
         ui = self.ready(self.start(path))
-        s = ui.wait_for('Big title')
-        for shown in ('Part one', 'See docs (https://e.org) and code.', '\u2502 quoted',
-                      '1. first', '  block'):
-            self.assertIn(shown, s)
+        s = ui.wait_for('Big title', 'Part one', 'See docs (https://e.org) and code.',
+                        '\u2502 quoted', '1. first', '  block')
         for raw in ('# Big', '**one**', '[docs]', '`code`', '```'):
             self.assertNotIn(raw, s)
         ui.keys('Enter')                        # edit: the raw source
-        s = ui.wait_for('md  >>: # Big title')
-        self.assertIn('**one**', s)
+        s = ui.wait_for('md  >>: # Big title', '**one**')
         self.escape(ui)
         ui.keys('/')
         ui.type('NEEDLE')
         ui.keys('Enter')
         ui.wait_for('cell 2/3')
         ui.keys('F1')
-        s = ui.wait_for('Notebook ')
-        for word in ('Shift-Enter', 'F5', 'Ctrl-S', 'd d', 'run-all', 'Esc'):
-            self.assertIn(word, s)
+        ui.wait_for('Notebook ', 'Shift-Enter', 'F5', 'Ctrl-S', 'd d', 'run-all', 'Esc')
 
     def test_shift_enter_with_extended_keys(self):
         path = self.path('keys.ipynb')
@@ -334,8 +323,7 @@ class NotebookTest(Base):
         ui = self.start(path)
         ui.wait_for('cell 1/1000')
         ui.keys('End')
-        s = ui.wait_for('x_999 = 999')
-        self.assertIn('row 999', s)
+        s = ui.wait_for('x_999 = 999', 'row 999')
         ui.keys('PPage')
         ui.keys('PPage')
         s = ui.wait_gone('x_999 = 999')
@@ -343,8 +331,7 @@ class NotebookTest(Base):
         ui.keys('Home')
         ui.wait_for('x_0 = 0')
         ui.command('stats')
-        s = ui.wait_for('first frame')
-        self.assertIn('1000 cells', s)
+        s = ui.wait_for('first frame', '1000 cells')
 
 
 class ImageTest(Base):
@@ -431,10 +418,9 @@ class PasteTest(Base):
         self.assertNotIn('In [1]:', s)          # nothing ran on the pasted newlines
         ui.keys('Enter')
         ui.wait_for('total 4.0')
-        s = ui.wait_for('In [1]: class Point:')         # done (the output may come first)
-        self.assertIn('   ...:     def __init__(self, x, y):', s)
-        self.assertIn('   ...:         self.x = x', s)      # indented as pasted, not twice
-        self.assertIn('   ...:             s += p.norm()', s)
+        # done (the output may come first); indented as pasted, not twice
+        s = ui.wait_for('In [1]: class Point:', '   ...:     def __init__(self, x, y):',
+                        '   ...:         self.x = x', '   ...:             s += p.norm()')
         self.assertNotIn('In [2]:', s)
 
     def test_paste_in_notebook_edit_mode(self):
