@@ -1,0 +1,411 @@
+/*
+ * Unit tests of what reads the kernel's side: the event reader, the channel's parts and wake-up,
+ * and the wall's file checks (links, FIFOs, sizes, ownership) on real files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "util.h"
+#include "wall.h"
+#include "../tap.h"
+
+static int lines_seen;
+static char last_line[64];
+static size_t dropped;
+
+static int count_line(const char *line, size_t len, void *data)
+{
+	(void)data;
+	lines_seen++;
+	if (!line) {
+		dropped = len;
+		return 0;
+	}
+	snprintf(last_line, sizeof(last_line), "%.*s", (int)len, line);
+	return 0;
+}
+
+static void test_event_reader(void)
+{
+	char path[] = "/tmp/cellbox-unit-XXXXXX";
+	int fd = mkstemp(path);
+	struct event_reader r;
+	char big[300];
+
+	CHECK(fd >= 0);
+	event_reader_init(&r, open(path, O_RDWR | O_CLOEXEC), 256);
+	CHECK(event_reader_poll(&r, 1 << 20, count_line, NULL) == 0);
+	CHECK(write(fd, "{\"a\":1}\n{\"b\"", 12) == 12);
+	CHECK(event_reader_poll(&r, 1 << 20, count_line, NULL) == 1);
+	CHECK_STR(last_line, "{\"a\":1}");
+	CHECK(write(fd, ":2}\n", 4) == 4);	/* the rest of a half-written line */
+	CHECK(event_reader_poll(&r, 1 << 20, count_line, NULL) == 1);
+	CHECK_STR(last_line, "{\"b\":2}");
+	memset(big, 'x', sizeof(big));
+	CHECK(write(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
+	CHECK(write(fd, "\nok\n", 4) == 4);
+	lines_seen = 0;
+	event_reader_poll(&r, 1 << 20, count_line, NULL);
+	CHECK(lines_seen == 2 && dropped == sizeof(big));
+	CHECK_STR(last_line, "ok");
+	/* A budget: one poll reads at most that much, and says there is more. */
+	for (int i = 0; i < 100; i++)
+		CHECK(write(fd, "{\"c\":3}\n", 8) == 8);
+	lines_seen = 0;
+	event_reader_poll(&r, 64, count_line, NULL);
+	CHECK(r.more && lines_seen < 100);
+	while (r.more)
+		event_reader_poll(&r, 64, count_line, NULL);
+	CHECK(lines_seen == 100);
+	/* Truncated under us: noticed, and what is appended after that is read. */
+	CHECK(ftruncate(fd, 0) == 0);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	event_reader_poll(&r, 1 << 20, count_line, NULL);
+	CHECK(r.truncated);
+	CHECK(write(fd, "{\"d\":4}\n", 8) == 8);
+	event_reader_poll(&r, 1 << 20, count_line, NULL);
+	CHECK_STR(last_line, "{\"d\":4}");
+	event_reader_release(&r);
+	close(fd);
+	unlink(path);
+}
+
+static void test_event_reader_punch(void)
+{
+	char path[] = "/tmp/cellbox-unit-XXXXXX";
+	int fd = mkstemp(path);
+	struct event_reader r;
+	char line[1024];
+	struct stat st;
+
+	CHECK(fd >= 0);
+	memset(line, 'y', sizeof(line));
+	line[sizeof(line) - 1] = '\n';
+	for (int i = 0; i < 4096; i++)	/* 4 MB of lines */
+		CHECK(write(fd, line, sizeof(line)) == (ssize_t)sizeof(line));
+	event_reader_init(&r, open(path, O_RDWR | O_CLOEXEC), 4096);
+	lines_seen = 0;
+	while (event_reader_poll(&r, 1 << 20, count_line, NULL) > 0)
+		;
+	CHECK(lines_seen == 4096);
+	/* What was read no longer takes disk space (where punching works: ext4, tmpfs). */
+	CHECK(fstat(fd, &st) == 0);
+	CHECK(st.st_size == 4096 * 1024);
+	CHECK((long long)st.st_blocks * 512 < (1 << 20) + 65536);
+	event_reader_release(&r);
+	close(fd);
+	unlink(path);
+}
+
+static void test_channel(void)
+{
+	struct channel ch;
+	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT;
+	char root[] = "/tmp/cellbox-unit-root-XXXXXX";
+	struct stat st;
+	char *p;
+	int fd;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK(channel_create(&ch, root, &err) == 0);
+	tap_note(err.buf);
+	CHECK(ch.notify_fd >= 0);
+	CHECK(channel_reset_kernel(&ch, 0, &err) == 0);
+	tap_note(err.buf);
+	CHECK(channel_write(&ch, "commands/1.json", "{}", 2, &err) == 0);
+	p = channel_path(&ch, "host/commands/1.json");
+	CHECK(strbuf_read_file(&text, p, 1024) == 0);
+	CHECK_STR(text.buf, "{}");
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0644);
+	free(p);
+	/* No temporary left behind, and none of a guessable name was ever made. */
+	CHECK(channel_write(&ch, "../escape", "x", 1, &err) < 0);
+	CHECK(channel_write(&ch, "commands/a/b", "x", 1, &err) < 0);
+	fd = channel_results_create(&ch, "0000000001-ab", &err);
+	CHECK(fd >= 0);
+	CHECK(channel_results_create(&ch, "0000000001-ab", &err) < 0);	/* O_EXCL */
+	p = channel_path(&ch, "kernel/results/0000000001-ab.jsonl");
+	CHECK(access(p, F_OK) == 0);
+	free(p);
+	{
+		char *rp = channel_path(&ch, "kernel/results/0000000001-ab.jsonl");
+		int w = open(rp, O_WRONLY | O_APPEND);
+		CHECK(w >= 0 && write(w, "x\n", 2) == 2);
+		close(w);
+		free(rp);
+	}
+	CHECK(channel_drain(&ch) > 0);	/* inotify saw it */
+	CHECK(!ch.lost);
+	close(fd);
+	channel_results_remove(&ch, "0000000001-ab");
+	channel_clear_queue(&ch);
+	p = channel_path(&ch, "host/commands/1.json");
+	CHECK(access(p, F_OK) < 0);
+	free(p);
+	/* A kernel that removes part of its channel is noticed. */
+	p = channel_path(&ch, "kernel/results");
+	CHECK(rmdir(p) == 0);
+	free(p);
+	channel_drain(&ch);
+	CHECK(ch.lost);
+	CHECK(channel_recreate(&ch, &err) == 0);
+	CHECK(channel_reset_kernel(&ch, 0, &err) == 0);
+	CHECK(!ch.lost);
+	p = xstrdup(ch.dir);
+	channel_release(&ch, 1);
+	CHECK(access(p, F_OK) < 0);
+	free(p);
+	rmdir(root);
+	strbuf_release(&err);
+	strbuf_release(&text);
+}
+
+/* Make a file `name` in `dir` with `text`. */
+static void make_file(const char *dir, const char *name, const char *text)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0 && write_all(fd, text, strlen(text)) == 0);
+	close(fd);
+	free(p);
+}
+
+static void test_wall_open(void)
+{
+	char dir[] = "/tmp/cellbox-unit-wall-XXXXXX";
+	struct strbuf why = STRBUF_INIT, got = STRBUF_INIT;
+	char *p, *q;
+	int at, fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	at = open(dir, O_RDONLY | O_DIRECTORY);
+	make_file(dir, "plain", "0123456789");
+	fd = wall_open(at, "plain", geteuid(), 100, &why);
+	CHECK(fd >= 0);
+	CHECK(wall_read(fd, 100, &got, &why) == 0);
+	CHECK_STR(got.buf, "0123456789");
+	close(fd);
+	/* Each rule, and the words that say which. */
+	CHECK(wall_open(at, "plain", geteuid(), 5, &why) < 0);
+	CHECK(strstr(why.buf, "over its cap") != NULL);
+	strbuf_reset(&why);
+	CHECK(wall_open(at, "plain", geteuid() + 1, 100, &why) < 0);
+	CHECK(strstr(why.buf, "belongs to uid") != NULL);
+	strbuf_reset(&why);
+	p = xasprintf("%s/plain", dir);
+	q = xasprintf("%s/link", dir);
+	CHECK(symlink(p, q) == 0);
+	CHECK(wall_open(at, "link", geteuid(), 100, &why) < 0);
+	CHECK(strstr(why.buf, "a symbolic link") != NULL);
+	strbuf_reset(&why);
+	free(q);
+	q = xasprintf("%s/hard", dir);
+	CHECK(link(p, q) == 0);
+	CHECK(wall_open(at, "hard", geteuid(), 100, &why) < 0);
+	CHECK(strstr(why.buf, "2 links") != NULL);
+	strbuf_reset(&why);
+	free(q);
+	q = xasprintf("%s/fifo", dir);
+	CHECK(mkfifo(q, 0600) == 0);
+	CHECK(wall_open(at, "fifo", geteuid(), 100, &why) < 0);	/* at once, no writer needed */
+	CHECK(strstr(why.buf, "a FIFO") != NULL);
+	strbuf_reset(&why);
+	CHECK(wall_open(at, "../plain", geteuid(), 100, &why) < 0);
+	CHECK(wall_open(at, "missing", geteuid(), 100, &why) < 0);
+	CHECK(strstr(why.buf, "does not exist") != NULL);
+	free(p);
+	free(q);
+	close(at);
+	remove_tree(dir);
+	CHECK(access(dir, F_OK) < 0);
+	strbuf_release(&why);
+	strbuf_release(&got);
+}
+
+static void test_remove_tree_no_follow(void)
+{
+	char outside[] = "/tmp/cellbox-unit-out-XXXXXX", dir[] = "/tmp/cellbox-unit-rm-XXXXXX";
+	char *sub, *link_path, *kept;
+
+	CHECK(mkdtemp(outside) != NULL && mkdtemp(dir) != NULL);
+	make_file(outside, "precious", "keep me");
+	sub = xasprintf("%s/sub", dir);
+	CHECK(mkdir(sub, 0700) == 0);
+	link_path = xasprintf("%s/sub/to-outside", dir);
+	CHECK(symlink(outside, link_path) == 0);	/* a link to a directory, inside the tree */
+	remove_tree(dir);
+	CHECK(access(dir, F_OK) < 0);
+	kept = xasprintf("%s/precious", outside);
+	CHECK(access(kept, F_OK) == 0);			/* not followed */
+	/* A tree that is itself a link (a channel a kernel swapped): the link goes, not its target. */
+	CHECK(mkdir(dir, 0700) == 0);
+	free(link_path);
+	link_path = xasprintf("%s/channel", dir);
+	CHECK(symlink(outside, link_path) == 0);
+	remove_tree(link_path);
+	CHECK(access(link_path, F_OK) < 0 && errno == ENOENT);
+	CHECK(access(kept, F_OK) == 0);
+	remove_tree(dir);
+	remove_tree(outside);
+	free(sub);
+	free(link_path);
+	free(kept);
+}
+
+static void test_wall_own_dir(void)
+{
+	char base[] = "/tmp/cellbox-unit-own-XXXXXX";
+	struct strbuf err = STRBUF_INIT;
+	char *p, *q;
+
+	CHECK(mkdtemp(base) != NULL);
+	p = xasprintf("%s/a/b/c", base);
+	CHECK(wall_own_dir(p, 1, &err) == 0);		/* made, with its parents */
+	tap_note(err.buf);
+	CHECK(wall_own_dir(p, 0, &err) == 0);		/* and accepted as it is */
+	CHECK(chmod(p, 0755) == 0);
+	CHECK(wall_own_dir(p, 1, &err) < 0);
+	CHECK(strstr(err.buf, "has mode 0755") != NULL);
+	strbuf_reset(&err);
+	CHECK(chmod(p, 0700) == 0);
+	q = xasprintf("%s/link", base);
+	CHECK(symlink(p, q) == 0);
+	CHECK(wall_own_dir(q, 1, &err) < 0);		/* the directory itself may not be a link */
+	CHECK(strstr(err.buf, "symbolic link") != NULL);
+	strbuf_reset(&err);
+	if (geteuid() == 0) {
+		/* Another user's: refused, not used (what /tmp/cellbox-UID made first looks like). */
+		CHECK(chown(p, 4242, 4242) == 0);
+		CHECK(wall_own_dir(p, 1, &err) < 0);
+		CHECK(strstr(err.buf, "belongs to uid 4242") != NULL);
+		strbuf_reset(&err);
+		CHECK(chown(p, 0, 0) == 0);
+		/* A parent others may write (and not sticky): refused. */
+		free(q);
+		q = xasprintf("%s/a", base);
+		CHECK(chmod(q, 0777) == 0);
+		CHECK(wall_own_dir(p, 1, &err) < 0);
+		CHECK(strstr(err.buf, "may be written by others") != NULL);
+		CHECK(chmod(q, 01777) == 0);			/* sticky, as /tmp: fine */
+		strbuf_reset(&err);
+		CHECK(wall_own_dir(p, 1, &err) == 0);
+	}
+	remove_tree(base);
+	free(p);
+	free(q);
+	strbuf_release(&err);
+}
+
+static void test_wall_png(void)
+{
+	static const unsigned char ok[33] = {
+		0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R',
+		0, 0, 2, 0x80, 0, 0, 1, 0xe0, 8, 2, 0, 0, 0,
+	};
+	unsigned char bad[33];
+	struct strbuf why = STRBUF_INIT;
+	int w, h;
+
+	CHECK(wall_png_check(ok, sizeof(ok), 16384, 100000000ull, &w, &h, &why) == 0);
+	CHECK(w == 640 && h == 480);
+	CHECK(wall_png_check("GIF89a", 6, 16384, 100000000ull, &w, &h, &why) < 0);
+	CHECK(strstr(why.buf, "no PNG signature") != NULL);
+	memcpy(bad, ok, sizeof(bad));
+	bad[18] = 0xff;		/* 65 million pixels wide */
+	strbuf_reset(&why);
+	CHECK(wall_png_check(bad, sizeof(bad), 16384, 100000000ull, &w, &h, &why) < 0);
+	CHECK(strstr(why.buf, "outside") != NULL);
+	memcpy(bad, ok, sizeof(bad));
+	bad[12] = 'X';
+	strbuf_reset(&why);
+	CHECK(wall_png_check(bad, sizeof(bad), 16384, 100000000ull, &w, &h, &why) < 0);
+	strbuf_release(&why);
+}
+
+/*
+ * A pooled kernel's channel is attached after the kernel ran. host/wake is read-only to a
+ * container's kernel, but a local kernel (the same user) can replace it: a symlink to a host
+ * FIFO or a regular file in its place is never written.
+ */
+static void test_channel_wake_hostile(void)
+{
+	struct channel ch;
+	struct strbuf err = STRBUF_INIT;
+	char root[] = "/tmp/cellbox-unit-root-XXXXXX";
+	char *dir, *wake, *victim;
+	struct stat st;
+	int vfd;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK(channel_create(&ch, root, &err) == 0);
+	CHECK(ch.wake_fd >= 0);
+	CHECK(channel_wake(&ch) == 0);		/* our own FIFO takes the byte */
+	dir = xstrdup(ch.dir);
+	wake = channel_path(&ch, "host/wake");
+	victim = xasprintf("%s/host-fifo", root);
+	channel_release(&ch, 0);
+	/* The kernel part a runner makes, so that the channel can be attached. */
+	{
+		static const char *const parts[] = { "kernel", "kernel/results", "kernel/plots",
+						     "kernel/out" };
+		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+			char *p = xasprintf("%s/%s", dir, parts[i]);
+			CHECK(mkdir(p, 0700) == 0);
+			free(p);
+		}
+	}
+
+	/* A symlink to a FIFO of the host's: not followed, nothing written into it. */
+	CHECK(mkfifo(victim, 0600) == 0);
+	vfd = open(victim, O_RDWR | O_NONBLOCK);
+	CHECK(vfd >= 0);
+	CHECK(unlink(wake) == 0);
+	CHECK(symlink(victim, wake) == 0);
+	CHECK(channel_attach(&ch, dir, &err) == 0);
+	CHECK(ch.wake_fd < 0);
+	CHECK(channel_wake(&ch) < 0);
+	{
+		char b;
+		CHECK(read(vfd, &b, 1) < 0 && errno == EAGAIN);
+	}
+	channel_release(&ch, 0);
+
+	/* A regular file: not used as the FIFO, nothing written into it. */
+	CHECK(unlink(wake) == 0);
+	close(open(wake, O_WRONLY | O_CREAT | O_EXCL, 0600));
+	CHECK(channel_attach(&ch, dir, &err) == 0);
+	CHECK(ch.wake_fd < 0);
+	CHECK(channel_wake(&ch) < 0);
+	CHECK(stat(wake, &st) == 0 && st.st_size == 0);
+	channel_release(&ch, 1);
+
+	close(vfd);
+	unlink(victim);
+	rmdir(root);
+	free(dir);
+	free(wake);
+	free(victim);
+	strbuf_release(&err);
+}
+
+static const struct tap_test tests[] = {
+	{ "event_reader", test_event_reader },
+	{ "wall_open", test_wall_open },
+	{ "remove_tree_no_follow", test_remove_tree_no_follow },
+	{ "wall_own_dir", test_wall_own_dir },
+	{ "wall_png", test_wall_png },
+	{ "event_reader_punch", test_event_reader_punch },
+	{ "channel", test_channel },
+	{ "channel_wake_hostile", test_channel_wake_hostile },
+};
+
+int main(int argc, char **argv)
+{
+	return tap_main(argc, argv, tests, ARRAY_SIZE(tests));
+}
