@@ -1,5 +1,7 @@
 #include "event.h"
+#include "numconv.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,12 +53,10 @@ static const char *str_of(const cJSON *o, const char *key)
 /* A whole-number member in int range, or `dflt`. */
 static int int_of(const cJSON *o, const char *key, int dflt)
 {
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
-	double d = cJSON_IsNumber(n) ? n->valuedouble : 0;
+	long long n;
 
-	if (!cJSON_IsNumber(n) || d != d || d < -2147483648.0 || d > 2147483647.0)
-		return dflt;
-	return (int)d;
+	return json_integer(cJSON_GetObjectItemCaseSensitive(o, key), INT_MIN, INT_MAX, &n) ?
+		       (int)n : dflt;
 }
 
 /* An object member, or NULL. */
