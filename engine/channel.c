@@ -471,6 +471,33 @@ int channel_write(const struct channel *ch, const char *rel, const void *data, s
 	return rc;
 }
 
+int channel_command_begin(const struct channel *ch, struct wall_pending *p, struct strbuf *err)
+{
+	char *shown = xasprintf("%s/host/commands", ch->dir);
+	int rc = -1;
+
+	p->fd = -1;
+	if (ch->commands_fd >= 0)
+		rc = wall_write_begin(ch->commands_fd, 0644, 4096, p, shown, err);
+	free(shown);
+	return rc;
+}
+
+int channel_command_end(const struct channel *ch, struct wall_pending *p, const char *name,
+			const void *data, size_t len, struct strbuf *err)
+{
+	char *shown = name ? xasprintf("%s/host/commands/%s", ch->dir, name) : NULL;
+	int rc;
+
+	if (name && !wall_name_ok(name)) {
+		strbuf_addf(err, "cannot write '%s': not a file of the channel's host part", shown);
+		name = NULL;
+	}
+	rc = wall_write_end(ch->commands_fd, p, name, data, len, shown, err);
+	free(shown);
+	return rc;
+}
+
 void channel_unlink(const struct channel *ch, const char *rel)
 {
 	int fd;

@@ -36,6 +36,8 @@
 #include <sys/types.h>
 #include "util.h"
 
+struct wall_pending;
+
 struct channel {
 	char *dir;		/* absolute path of the channel directory; stable for its life */
 	int dir_fd, host_fd, commands_fd, files_fd, shown_fd;	/* the host's directories */
@@ -96,6 +98,14 @@ int channel_write(const struct channel *ch, const char *rel, const void *data, s
  * answer, an interrupt). Never blocks; a full FIFO already says so. Returns 0 or -1.
  */
 int channel_wake(const struct channel *ch);
+/*
+ * A command file in two steps (wall_write_begin/end): channel_command_begin() makes its
+ * temporary file in commands/ ahead of time; channel_command_end() writes it and names it
+ * commands/`name` (0, or -1 with `err`), or with `name` NULL removes it.
+ */
+int channel_command_begin(const struct channel *ch, struct wall_pending *p, struct strbuf *err);
+int channel_command_end(const struct channel *ch, struct wall_pending *p, const char *name,
+			const void *data, size_t len, struct strbuf *err);
 /* Remove a host file (`rel` as above); a missing one is fine. */
 void channel_unlink(const struct channel *ch, const char *rel);
 /* Remove every file in commands/ and files/ (before a restarted runner serves). */

@@ -170,40 +170,66 @@ void wall_random_hex(char *hex, size_t n)
 	hex[2 * n] = '\0';
 }
 
-int wall_write_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
-		  const char *shown, struct strbuf *err)
+int wall_write_begin(int dirfd, mode_t mode, size_t reserve, struct wall_pending *p,
+		     const char *shown, struct strbuf *err)
 {
-	char tmp[48];
-	int fd, rc = -1;
-
-	memcpy(tmp, ".tmp-", 5);
-	wall_random_hex(tmp + 5, 16);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0) {
+	memcpy(p->tmp, ".tmp-", 5);
+	wall_random_hex(p->tmp + 5, 16);
+	p->fd = openat(dirfd, p->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (p->fd < 0) {
 		strbuf_addf(err, "cannot write '%s': %s", shown, strerror(errno));
 		return -1;
 	}
-	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0) {
+	if (fchmod(p->fd, mode) < 0) {
+		strbuf_addf(err, "cannot write '%s': %s", shown, strerror(errno));
+		wall_write_end(dirfd, p, NULL, NULL, 0, NULL, NULL);
+		return -1;
+	}
+	/* What the write will need, now (on a tmpfs a write into a new file allocates a page). */
+	if (reserve)
+		fallocate(p->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)reserve);
+	return 0;
+}
+
+int wall_write_end(int dirfd, struct wall_pending *p, const char *name, const void *data,
+		   size_t len, const char *shown, struct strbuf *err)
+{
+	int rc = -1;
+
+	if (p->fd < 0)
+		return -1;
+	if (!name)
+		goto out;
+	if (write_all(p->fd, data, len) < 0) {
 		strbuf_addf(err, "cannot write '%s': %s", shown, strerror(errno));
 		goto out;
 	}
-	if (close(fd) < 0) {
-		fd = -1;
+	rc = close(p->fd);
+	p->fd = -1;
+	if (rc < 0) {
 		strbuf_addf(err, "cannot write '%s': %s", shown, strerror(errno));
 		goto out;
 	}
-	fd = -1;
-	if (renameat(dirfd, tmp, dirfd, name) < 0) {
-		strbuf_addf(err, "cannot rename into '%s': %s", shown, strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	if (fd >= 0)
-		close(fd);
+	rc = renameat(dirfd, p->tmp, dirfd, name);
 	if (rc < 0)
-		unlinkat(dirfd, tmp, 0);
+		strbuf_addf(err, "cannot rename into '%s': %s", shown, strerror(errno));
+out:
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	if (rc < 0)
+		unlinkat(dirfd, p->tmp, 0);
 	return rc;
+}
+
+int wall_write_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+		  const char *shown, struct strbuf *err)
+{
+	struct wall_pending p;
+
+	if (wall_write_begin(dirfd, mode, 0, &p, shown, err) < 0)
+		return -1;
+	return wall_write_end(dirfd, &p, name, data, len, shown, err);
 }
 
 /* Check one existing component of a runtime directory's path; 0 or -1 with `err`. */

@@ -56,6 +56,19 @@ int wall_read(int fd, size_t max, struct strbuf *out, struct strbuf *why);
  */
 int wall_write_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
 		  const char *shown, struct strbuf *err);
+/*
+ * The same in two steps, the first ahead of time: wall_write_begin() makes the temporary file
+ * (`reserve` bytes of it allocated), wall_write_end() writes it and renames it over `name`, or
+ * with `name` NULL removes it. After either the pending write is over (fd -1).
+ */
+struct wall_pending {
+	int fd;
+	char tmp[40];		/* ".tmp-" and 32 random hex digits */
+};
+int wall_write_begin(int dirfd, mode_t mode, size_t reserve, struct wall_pending *p,
+		     const char *shown, struct strbuf *err);
+int wall_write_end(int dirfd, struct wall_pending *p, const char *name, const void *data,
+		   size_t len, const char *shown, struct strbuf *err);
 /* Whether `name` is one plain component (not empty, no '/', not "." or ".."). */
 int wall_name_ok(const char *name);
 
