@@ -76,24 +76,14 @@ void session_arm_timer(struct session *s)
 static void pop_head(struct session *s)
 {
 	struct request *r = s->head;
-	char *rel;
 
 	s->head = r->next;
 	if (!s->head)
 		s->tail = NULL;
 	else if (s->head->timeout)
 		s->head->deadline = now_monotonic() + s->head->timeout;
-	/* Its files go: the command and answers (ours), the results (by name: unfollowed). */
-	rel = xasprintf("commands/%s.json", r->name);
-	channel_unlink(&s->ch, rel);
-	free(rel);
-	for (int k = 1; k <= r->inputs; k++) {
-		rel = xasprintf("commands/%s.%d.input", r->name, k);
-		channel_unlink(&s->ch, rel);
-		free(rel);
-	}
-	channel_results_remove(&s->ch, r->name);
-	request_free(r);
+	/* Its files go, off the round trip: the command and answers (ours), the results. */
+	session_spend(s, r);
 	if (s->state == SESSION_BUSY && !s->head)
 		s->state = SESSION_IDLE;
 }
@@ -304,18 +294,18 @@ unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, doub
 		cJSON_Delete(blocked);
 		return 0;
 	}
-	r = request_new(s->next_id++, is_execute, timeout, fn, data);
-	r->blocked = blocked;
-	if (!blocked && request_open(r, &s->ch, err) < 0) {
+	r = session_new_request(s, is_execute, timeout, fn, data, blocked != NULL, err);
+	if (!r) {
 		cJSON_Delete(cmd);
-		request_free(r);
+		cJSON_Delete(blocked);
 		return 0;
 	}
+	r->blocked = blocked;
 	cJSON_AddStringToObject(cmd, "id", r->name);
 	text = cJSON_PrintUnformatted(cmd);
 	cJSON_Delete(cmd);
 	rel = xasprintf("commands/%s.json", r->name);
-	rc = blocked ? 0 : channel_write(&s->ch, rel, text, strlen(text), err);
+	rc = blocked ? 0 : session_write_command(s, rel, text, err);
 	free(rel);
 	cJSON_free(text);
 	if (rc < 0) {
@@ -336,6 +326,9 @@ unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, doub
 	if (!blocked)
 		wake_kernel(s);
 	session_arm_timer(s);
+	/* While the kernel runs it: the finished requests' files go, the next one's are made. */
+	session_tidy(s);
+	session_make_spare(s);
 	return r->id;
 }
 
@@ -428,10 +421,12 @@ int session_wait(struct session *s, unsigned long id)
 
 	while (session_pending(s, id)) {
 		struct epoll_event evs[4];
-		int spin = spin_end && now_monotonic() < spin_end;
-		int n = epoll_pwait(s->epfd, evs, ARRAY_SIZE(evs), spin ? 0 : -1,
-				    s->has_wait_mask ? &s->wait_mask : NULL);
+		int spin = spin_end && now_monotonic() < spin_end, n;
 
+		if (!spin && s->spent)
+			session_tidy(s);	/* before it sleeps: the host has nothing else to do */
+		n = epoll_pwait(s->epfd, evs, ARRAY_SIZE(evs), spin ? 0 : -1,
+				s->has_wait_mask ? &s->wait_mask : NULL);
 		if (n < 0 && errno == EINTR)
 			return -1;
 		if (n == 0 && spin) {
@@ -575,6 +570,8 @@ out:
 /* Free what every session has, after the kernel was dealt with. */
 static void session_free(struct session *s, int remove_channel)
 {
+	session_tidy(s);
+	session_drop_spare(s);
 	s->state = SESSION_CLOSED;
 	if (s->ch.dir)
 		channel_release(&s->ch, remove_channel);

@@ -8,7 +8,9 @@
  * pool, and the policy's import hook put in place; session_open/prepare/launch/begin/started
  * and session_gc. session.c is the running session: its state and timer, the events it reads
  * and dispatches, the channel's quota, interrupts and restarts, the commands (execute,
- * request, input), the accessors, and its end (close, detach). session_names.c holds the
+ * request, input), the accessors, and its end (close, detach). session_files.c makes and
+ * removes the requests' files off the round trip (the next results file ahead, the finished
+ * ones' behind). session_names.c holds the
  * names a session starts from that need no session (it does not need this header).
  *
  * Include session.h before it (struct session_opts, enum session_state): it does not include
@@ -16,6 +18,7 @@
  */
 
 #include "channel.h"
+#include "wall.h"
 
 #define POLL_INTERVAL 0.010		/* without inotify */
 
@@ -51,6 +54,10 @@ struct session {
 	double start_deadline;	/* a starting kernel's: ready by then */
 	char *runner_path;	/* the runner in the channel's host part, as the backend runs it */
 	int prepared;		/* prepare_kernel() ran: the next launch only starts */
+	struct request *spent;	/* finished, their files still in the channel (session_tidy) */
+	int n_spent;
+	struct request *spare;	/* the request next_id, its results file made ahead */
+	struct wall_pending next_cmd;	/* the next command's file, made ahead (fd -1: none) */
 };
 
 /* Tell the front end about a state change. */
@@ -63,6 +70,27 @@ void session_arm_timer(struct session *s);
  */
 unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
 			     session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err);
+/*
+ * The requests' files (session_files.c). session_new_request() makes request next_id (its
+ * results file too unless `blocked`), from the spare when there is one; NULL with `err`.
+ * session_make_spare() makes the next one's ahead, and the next command's temporary file
+ * (after a command is out, while the kernel runs it); session_drop_spare() removes them
+ * (before the kernel part is remade, at the end). session_write_command() writes commands/REL
+ * into the file made ahead, or as channel_write() does when there is none.
+ * session_spend() takes a finished request off the host's hands: its files are removed by
+ * session_tidy() (after the next command is out, before the host sleeps, at the end), or at
+ * once when many are waiting.
+ */
+struct request *session_new_request(struct session *s, int is_execute, double timeout,
+				    session_event_fn fn, void *data, int blocked,
+				    struct strbuf *err);
+void session_make_spare(struct session *s);
+void session_drop_spare(struct session *s);
+int session_write_command(struct session *s, const char *rel, const char *text,
+			  struct strbuf *err);
+void session_spend(struct session *s, struct request *r);
+void session_tidy(struct session *s);
+
 /* Start the runner and wait for its ready file. */
 int session_start_kernel(struct session *s, struct strbuf *err);
 /* Ask the kernel to refuse the policy's modules when imported; 0 when there are none. */

@@ -62,6 +62,8 @@ static void watch_channel(struct session *s)
  */
 static int prepare_channel(struct session *s, struct strbuf *err)
 {
+	session_tidy(s);
+	session_drop_spare(s);	/* its results file goes with the kernel part */
 	if (s->ch.lost) {
 		if (channel_recreate(&s->ch, err) < 0)
 			return -1;
@@ -261,6 +263,7 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 	struct session *s = xcalloc(1, sizeof(*s));
 	struct epoll_event ev = { .events = EPOLLIN };
 
+	s->next_cmd.fd = -1;	/* (none made ahead yet) */
 	s->opts = *opts;
 	s->kernel = opts->kernel ? kernel_find(opts->kernel) : kernel_default();
 	if (!s->kernel) {

@@ -430,6 +430,38 @@ print('planted', n)
         self.assertIn('after', p.stdout, p.stderr)
         self.assertIn('and after', p.stdout, p.stderr)
 
+    def test_results_made_ahead(self):
+        """The next request's results and command files are made while a cell runs
+        (engine/session_files.c): the kernel writes a forged done into the results file made
+        ahead, then puts a FIFO, a link to /dev/zero and a link to a host FIFO in its place.
+        The host reads only the file it made, never blocks, and the session goes on."""
+        attacks = [r'''
+own = R._S.req_id + '.jsonl'
+ahead = [n for n in os.listdir(R._S.res_dir) if n != own and n.endswith('.jsonl')]
+for n in ahead:
+    with open(os.path.join(R._S.res_dir, n), 'a') as f:
+        f.write('{"type":"stream","name":"stdout","text":"forged\\n"}\n'
+                '{"type":"done","status":"ok","execution_count":99,"duration":0}\n')
+print('ahead', len(ahead))
+'''] + [r'''
+own = R._S.req_id + '.jsonl'
+for n in os.listdir(R._S.res_dir):
+    if n != own:
+        plant(os.path.join(R._S.res_dir, n), HOW, TARGET)
+print('planted')
+'''.replace('HOW', repr(how)).replace('TARGET', repr(target))
+            for how, target in (('fifo', None), ('symlink', '/dev/zero'),
+                                ('symlink', self.host_fifo()))]
+        p = self.repl(*(self.attack(a) for a in attacks), 'print("after")',
+                      'print("and after")', args=('--timeout', '10'), timeout=120)
+        self.assertIn('ahead 1', p.stdout, p.stderr)    # one made ahead, as said
+        self.assertIn('after', p.stdout, p.stderr)
+        self.assertIn('and after', p.stdout, p.stderr)
+        # each request got a results file of its own: none waited for an answer that could
+        # not come (SESSION_REQUEST_TIMEOUT, then a restart)
+        self.assertNotIn('restarted', p.stderr)
+        self.assertVictimIntact()
+
     def test_disk_fill(self):
         """The kernel fills the host's disk through its channel: stopped at the quota, then a
         fresh kernel (before: 2 GB written to the host's disk)."""
