@@ -209,7 +209,11 @@ static void kill_and_restart(struct session *s)
 	s->be->ops->kill(s->be);
 	s->kill_at = 0;
 	if (r) {
-		if (timed_out)
+		if (timed_out && !r->is_execute)
+			strbuf_addf(&msg, "the kernel did not answer within %g s and ignored the "
+				    "interrupt for %g s: the kernel was killed and restarted",
+				    r->timeout, s->opts.interrupt_grace);
+		else if (timed_out)
 			strbuf_addf(&msg, "the cell timed out after %g s and ignored the interrupt for %g s: "
 				    "the kernel was killed and restarted", r->timeout,
 				    s->opts.interrupt_grace);
@@ -364,7 +368,7 @@ unsigned long session_request(struct session *s, const char *kind, const cJSON *
 	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "kind");
 	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "id");
 	cJSON_AddStringToObject(cmd, "kind", kind);
-	return session_submit(s, cmd, 0, 0, fn, data, NULL, err);
+	return session_submit(s, cmd, 0, SESSION_REQUEST_TIMEOUT, fn, data, NULL, err);
 }
 
 int session_input_reply(struct session *s, unsigned long id, const char *value,

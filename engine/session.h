@@ -172,8 +172,12 @@ unsigned long session_execute(struct session *s, const char *code, unsigned flag
 			      double timeout, session_event_fn fn, void *data, struct strbuf *err);
 /*
  * Queue another kind of request ("complete", "inspect", "is_complete", "clear_plots"):
- * `params` (may be NULL) is merged into the command and stays the caller's.
+ * `params` (may be NULL) is merged into the command and stays the caller's. A kernel that does
+ * not answer one within SESSION_REQUEST_TIMEOUT seconds of its turn is treated as a cell past
+ * its timeout (interrupted, then killed and restarted after the grace): no request of the
+ * host's own waits on the kernel for ever.
  */
+#define SESSION_REQUEST_TIMEOUT 30.0
 unsigned long session_request(struct session *s, const char *kind, const cJSON *params,
 			      session_event_fn fn, void *data, struct strbuf *err);
 /* Answer an input request of request `id`. */

@@ -46,6 +46,9 @@ static void on_reply(struct session *s, const struct session_event *ev, void *da
 	struct reply_ctx *ctx = data;
 
 	(void)s;
+	if (ev->type == SESSION_EV_DONE && ev->done.reason == REASON_TIMEOUT_KILLED)
+		cli_error("the kernel did not answer within %g s and ignored the interrupt: "
+			  "it was killed and restarted", SESSION_REQUEST_TIMEOUT);
 	if (ev->type != SESSION_EV_REPLY || ctx->seen)
 		return;
 	ctx->seen = 1;

@@ -719,6 +719,22 @@ class Local(Base):
     """What is about the local backend (no container): its runtime directory, its children."""
     backend = 'local'
 
+    def test_requests_answered(self):
+        """A kernel that never answers the host's own requests (the REPL asks is_complete
+        before each cell): interrupted, then killed and restarted after 30 s, and the session
+        goes on (before: the REPL waited for ever)."""
+        cell = self.attack(r'''
+R._HANDLERS['is_complete'] = lambda req: time.sleep(3600)
+print('deaf')
+''')
+        t0 = time.monotonic()
+        p = self.repl(cell, 'print("after")', timeout=120)
+        self.assertIn('deaf', p.stdout, p.stderr)
+        self.assertIn('did not answer within 30 s', p.stderr)
+        self.assertIn('it was killed and restarted', p.stderr)
+        self.assertIn('after', p.stdout, p.stderr)
+        self.assertLess(time.monotonic() - t0, 110)
+
     def test_children_die_with_the_kernel(self):
         """A kernel's children in a session of their own die with it (close, kill -9)."""
         code = ("import subprocess\n"
