@@ -29,6 +29,7 @@ import json
 import os
 import select
 import signal
+import stat
 import struct
 import sys
 import threading
@@ -86,6 +87,8 @@ class _S:
     channel = ""
     cmd_dir = ""
     res_dir = ""
+    cmd_fd = -1                 # descriptors on the two: a name opened there is one lookup
+    res_fd = -1
     plot_dir = ""
     channel_ino = None
     log_fd = 2
@@ -740,8 +743,8 @@ def _wait(timeout):
         _check_channel()
 
 
-def _read_file(path):
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+def _read_file(path, dir_fd=None):
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
         data = os.read(fd, 65536)       # (a bigger buffer costs an mmap + munmap)
         if len(data) == 65536:
@@ -1729,9 +1732,8 @@ def _internal_error(exc, context):
 
 
 def _serve(fname):
-    path = _S.cmd_dir + "/" + fname
     try:
-        data = _read_file(path)
+        data = _read_file(fname, _S.cmd_fd)
     except FileNotFoundError:
         return                      # stale event: already served
     except OSError:
@@ -1762,9 +1764,18 @@ def _serve(fname):
         _log("cellbox runner: dropped command file %r (%s)" % (fname, bad or "no usable id"))
         return
 
-    # The host made the results file (PROTOCOL.md); make it only when it did not.
-    out = os.open(_S.res_dir + "/" + rid + ".jsonl",
-                  os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    # The host made the results file (PROTOCOL.md); make it only when it did not. Not a FIFO
+    # or a device some code of the kernel's put there (O_NONBLOCK: opening one does not wait).
+    try:
+        out = os.open(rid + ".jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC |
+                      os.O_NOFOLLOW | os.O_NONBLOCK, 0o600, dir_fd=_S.res_fd)
+    except OSError as e:
+        _log("cellbox runner: %s: cannot open its results file: %s" % (rid, e))
+        return
+    if not stat.S_ISREG(os.fstat(out).st_mode):
+        os.close(out)
+        _log("cellbox runner: %s: its results file is not a regular file" % rid)
+        return
     with _lock:
         _S.out_fd = out
     _S.req_id = rid
@@ -1934,6 +1945,8 @@ def main(argv):
     _S.plot_dir = os.path.join(_S.kernel_dir, "plots")
     for d in (_S.res_dir, _S.plot_dir):
         os.makedirs(d, exist_ok=True)
+    _S.cmd_fd = os.open(_S.cmd_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    _S.res_fd = os.open(_S.res_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     _S.channel_ino = os.stat(_S.kernel_dir).st_ino
     _S.last_check = _monotonic()
     sys.modules.setdefault("_cellbox_runner", sys.modules[__name__])

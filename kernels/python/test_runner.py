@@ -588,6 +588,21 @@ class RunnerTest(harness.RunnerCase):
         with open(os.path.join(r.channel, "kernel", "results", "0000099901.jsonl"), "rb") as f:
             self.assertEqual(f.read().count(b'"type":"done"'), 1)
 
+    def test_results_file_not_regular(self):
+        """Something of the kernel's put a FIFO (or a link) where a request's results file
+        is: the runner neither blocks opening it (a FIFO without a reader) nor follows it,
+        and serves the next request."""
+        r = self.r
+        res = os.path.join(r.channel, "kernel", "results")
+        target = os.path.join(r.channel, "kernel", "elsewhere")
+        for n, plant in ((99911, lambda p: os.mkfifo(p)), (99912, lambda p: os.symlink(target, p))):
+            rid = "%010d" % n
+            plant(os.path.join(res, rid + ".jsonl"))
+            r.write_file(rid + ".json", {"id": rid, "kind": "execute", "code": "1"})
+        self.assertEqual(self.result(self.run_ok("1+1")), "2")
+        self.assertFalse(os.path.exists(target))
+        self.assertIn("its results file", r.read_log())
+
     # -- input()
 
     def test_input(self):
