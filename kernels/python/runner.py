@@ -1270,6 +1270,24 @@ def _make_shell():
     class CellboxHistory(HistoryManager):
         _i00 = _i = _ii = _iii = ""
 
+        def store_inputs(self, line_num, source, source_raw=None):
+            # IPython's, less the SQLite write-behind: with the history in memory nothing
+            # reads its cache, and its save flag (a threading.Event set a cell) wakes no thread.
+            if self.enabled:
+                return HistoryManager.store_inputs(self, line_num, source, source_raw)
+            if source_raw is None:
+                source_raw = source
+            source = source.rstrip("\n")
+            source_raw = source_raw.rstrip("\n")
+            if self._exit_re.match(source_raw.strip()):
+                return
+            self.input_hist_parsed.append(source)
+            self.input_hist_raw.append(source_raw)
+            self._iii, self._ii, self._i, self._i00 = self._ii, self._i, self._i00, source_raw
+            if self.shell is not None:
+                self.shell.push({"_i": self._i, "_ii": self._ii, "_iii": self._iii,
+                                 "_i%s" % line_num: source_raw}, interactive=False)
+
     class CellboxDisplayHook(DisplayHook):
         exec_result = None
 
@@ -1620,9 +1638,6 @@ def _do_execute(req):
     _apply_width()
     plots_ok = None if _S.inline else _capture_open_figures()
     _S.executing = False
-    hm = shell.history_manager
-    if hm.db_input_cache and not hm.enabled:
-        del hm.db_input_cache[:]        # nothing writes it out when the SQLite history is off
     # An interrupt that lands between IPython's steps (compiling a node, between two) is
     # its error_before_exec: aborted all the same.
     if isinstance(res.error_in_exec or res.error_before_exec, KeyboardInterrupt):
