@@ -29,7 +29,6 @@ import json
 import os
 import select
 import signal
-import stat
 import struct
 import sys
 import threading
@@ -67,6 +66,7 @@ IN_Q_OVERFLOW = 0x00004000
 IN_IGNORED = 0x00008000
 IN_NONBLOCK = os.O_NONBLOCK
 IN_CLOEXEC = os.O_CLOEXEC
+_RESULTS_OPEN = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 _monotonic = time.monotonic
 _get_ident = threading.get_ident
@@ -1779,17 +1779,17 @@ def _serve(fname):
         _log("cellbox runner: dropped command file %r (%s)" % (fname, bad or "no usable id"))
         return
 
-    # The host made the results file (PROTOCOL.md); make it only when it did not. Not a FIFO
-    # or a device some code of the kernel's put there (O_NONBLOCK: opening one does not wait).
+    # The host made the results file (PROTOCOL.md); make it only when it did not. Not through
+    # a link, and not waiting on a FIFO some code of the kernel's put there (O_NONBLOCK).
     try:
-        out = os.open(rid + ".jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC |
-                      os.O_NOFOLLOW | os.O_NONBLOCK, 0o600, dir_fd=_S.res_fd)
+        # (without O_CREAT first: opening a file that is there takes no lock of the directory,
+        # where the host is making the next request's file)
+        try:
+            out = os.open(rid + ".jsonl", _RESULTS_OPEN, dir_fd=_S.res_fd)
+        except FileNotFoundError:
+            out = os.open(rid + ".jsonl", _RESULTS_OPEN | os.O_CREAT, 0o600, dir_fd=_S.res_fd)
     except OSError as e:
         _log("cellbox runner: %s: cannot open its results file: %s" % (rid, e))
-        return
-    if not stat.S_ISREG(os.fstat(out).st_mode):
-        os.close(out)
-        _log("cellbox runner: %s: its results file is not a regular file" % rid)
         return
     with _lock:
         _S.out_fd = out
