@@ -1988,6 +1988,8 @@ def main(argv):
             _S.shell = _make_shell()
         else:
             _shell_here(_S.shell)   # the zygote made it, before the fork
+            _zygote_warm(_S.shell)  # its pages, shared with the zygote, copied now: not in
+                                    # the first cell of the client that leases this kernel
         _guard_pip()
         import getpass
         builtins.input = _input
