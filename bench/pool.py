@@ -22,6 +22,23 @@ import tempfile
 import time
 
 
+def scratch(prefix):
+    """A runtime directory where a session puts its channels by default (/dev/shm when it is a
+    tmpfs, README "Configuration"), and a state directory (the history) on the disk, as
+    ~/.local/state is: both the bench's own, removed after."""
+    shm = '/dev/shm'
+    on_tmpfs = False
+    try:
+        with open('/proc/self/mounts') as f:
+            on_tmpfs = any(l.split()[1:3] == [shm, 'tmpfs'] for l in f)
+    except OSError:
+        pass
+    run = tempfile.mkdtemp(prefix=prefix, dir=shm if on_tmpfs and os.access(shm, os.W_OK)
+                           else None)
+    state = tempfile.mkdtemp(prefix=prefix + 'state-')
+    return run, state
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -34,9 +51,9 @@ def main():
                     help='runs of each sustained row (0: leave them out)')
     args = ap.parse_args()
     cellbox = os.path.join(args.build, 'tui', 'cellbox')
-    tmp = tempfile.mkdtemp(prefix='cellbox-bench-pool-')
+    tmp, state = scratch('cellbox-bench-pool-')
     env = dict(os.environ, CELLBOX_RUNTIME_DIR=tmp, CELLBOX_PYTHON=sys.executable,
-               CELLBOX_BACKEND=args.backend, XDG_STATE_HOME=os.path.join(tmp, 'state'))
+               CELLBOX_BACKEND=args.backend, XDG_STATE_HOME=state)
     pool_dir = os.path.join(tmp, 'pool', 'default')
     daemon = subprocess.Popen([cellbox, 'pool', 'serve', '--min', '2', '--max', '4'], env=env,
                               stderr=subprocess.DEVNULL)
@@ -67,8 +84,10 @@ def main():
         daemon.terminate()
         daemon.wait()
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(state, ignore_errors=True)
     rows = sustained(cellbox, args) if args.sustained > 0 else []
-    print('%s backend, median (p90) in ms over %d' % (args.backend, args.n))
+    print('%s backend, median (p90) in ms over %d; channels in %s, history in %s'
+          % (args.backend, args.n, os.path.dirname(tmp), os.path.dirname(state)))
     print('%-22s %20s %20s %8s' % ('', 'cold start', 'from the pool', 'ratio'))
     print('%-22s %12.2f (%6.2f) %12.2f (%6.2f) %7.1fx' % (
         'session ready', ready['cold']['median_ms'], ready['cold']['p90_ms'],
@@ -113,9 +132,9 @@ def sustained(cellbox, args):
     """The sustained rows: (name, cold, pooled), each (median ms, p90 ms, runs a second)."""
     rows = []
     for name, code, preimport in SUSTAINED_CELLS:
-        tmp = tempfile.mkdtemp(prefix='cellbox-bench-sustained-')
+        tmp, state = scratch('cellbox-bench-sustained-')
         env = dict(os.environ, CELLBOX_RUNTIME_DIR=tmp, CELLBOX_PYTHON=sys.executable,
-                   CELLBOX_BACKEND=args.backend, XDG_STATE_HOME=os.path.join(tmp, 'state'))
+                   CELLBOX_BACKEND=args.backend, XDG_STATE_HOME=state)
         daemon = subprocess.Popen([cellbox, 'pool', 'serve'] +
                                   (['--preimport', preimport] if preimport else []),
                                   env=env, stderr=subprocess.DEVNULL)
@@ -134,6 +153,7 @@ def sustained(cellbox, args):
             daemon.terminate()
             daemon.wait()
             shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(state, ignore_errors=True)
     return rows
 
 
