@@ -56,24 +56,30 @@ def plant(path, how, target=None):
 '''
 
 
+def docker_get(path):
+    """The JSON answer of dockerd's Engine API to GET `path`, through DOCKER_HOST's socket."""
+    host = os.environ.get('DOCKER_HOST', 'unix:///var/run/docker.sock')[len('unix://'):]
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(host)
+    s.sendall(('GET %s HTTP/1.0\r\nHost: docker\r\n\r\n' % path).encode())
+    data = b''
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return json.loads(data.split(b'\r\n\r\n', 1)[1])
+
+
 def docker_skip_reason():
     """Why the docker cases cannot run here, or None."""
     host = os.environ.get('DOCKER_HOST', 'unix:///var/run/docker.sock')
     if not host.startswith('unix://'):
         return 'only a unix DOCKER_HOST is supported here'
     try:
-        s = socket.socket(socket.AF_UNIX)
-        s.settimeout(10)
-        s.connect(host[len('unix://'):])
-        s.sendall(b'GET /info HTTP/1.0\r\nHost: docker\r\n\r\n')
-        data = b''
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        info = json.loads(data.split(b'\r\n\r\n', 1)[1])
+        info = docker_get('/info')
     except (OSError, ValueError, IndexError) as e:
         return 'no docker daemon at %s (%s)' % (host, e)
     if RUNTIME and RUNTIME not in (info.get('Runtimes') or {}):

@@ -18,8 +18,10 @@ import sys
 import threading
 import time
 import unittest
+import urllib.parse
 
-from hostile_base import Base, BIN, RUNTIME, SKIP, docker_skip_reason, tree_bytes
+from hostile_base import (Base, BIN, RUNTIME, SKIP, docker_get, docker_skip_reason,
+                          tree_bytes)
 from hostile_local import Local
 
 
@@ -491,20 +493,9 @@ class Dockerd(Base):
 
 def containers_of(pid):
     """The ids of containers labelled with cellbox pid `pid`."""
-    host = os.environ.get('DOCKER_HOST', 'unix:///var/run/docker.sock')[len('unix://'):]
     filt = json.dumps({'label': ['org.cellbox.pid=%d' % pid]})
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(host)
-    s.sendall(('GET /containers/json?all=1&filters=%s HTTP/1.0\r\nHost: docker\r\n\r\n'
-               % __import__('urllib.parse').parse.quote(filt)).encode())
-    data = b''
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return [c['Id'] for c in json.loads(data.split(b'\r\n\r\n', 1)[1])]
+    return [c['Id'] for c in docker_get('/containers/json?all=1&filters=%s'
+                                        % urllib.parse.quote(filt))]
 
 
 def main(argv):
