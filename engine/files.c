@@ -1,5 +1,6 @@
 /* Files into and out of the sandbox, through the channel. */
 #include "files.h"
+#include "cellrun.h"
 #include "wall.h"
 
 #include <errno.h>
@@ -8,47 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-struct cell_result {
-	struct strbuf error;
-	int done;
-};
-
-/* Keep the error of the helper cell. */
-static void on_event(struct session *s, const struct session_event *ev, void *data)
-{
-	struct cell_result *r = data;
-
-	(void)s;
-	if (ev->type == SESSION_EV_ERROR) {
-		strbuf_addf(&r->error, "%s: %s", ev->error.ename ? ev->error.ename : "Error",
-			    ev->error.evalue ? ev->error.evalue : "");
-	} else if (ev->type == SESSION_EV_DONE) {
-		r->done = 1;
-	}
-}
-
-/* Run a silent helper cell; -1 with its error in `err`. */
-static int run_helper(struct session *s, const char *code, struct strbuf *err)
-{
-	struct cell_result r = { STRBUF_INIT, 0 };
-	unsigned long id = session_execute(s, code, SESSION_EXEC_SILENT | SESSION_EXEC_TRUSTED, 0,
-					   on_event, &r, err);
-	int rc = -1;
-
-	if (!id)
-		goto out;
-	while (session_wait(s, id) < 0)
-		;
-	if (r.error.len) {
-		strbuf_addstr(err, r.error.buf);
-		goto out;
-	}
-	rc = 0;
-out:
-	strbuf_release(&r.error);
-	return rc;
-}
 
 /* Append `s` as a string literal (JSON strings are Python and R literals). */
 static void add_literal(struct strbuf *sb, const char *s)
@@ -103,7 +63,7 @@ int files_copy_in(struct session *s, const char *src, const char *dst, struct st
 	strbuf_addstr(&code, session_kernel(s)->copy_in[1]);
 	add_literal(&code, dst ? dst : base_name(src));
 	strbuf_addstr(&code, session_kernel(s)->copy_in[2]);
-	rc = run_helper(s, code.buf, err);
+	rc = cellrun_silent(s, code.buf, err);
 	session_remove_file(s, rel);
 out:
 	if (rc < 0 && err->len && !strstr(err->buf, src)) {
@@ -136,7 +96,7 @@ int files_copy_out(struct session *s, const char *src, const char *dst, struct s
 	strbuf_addstr(&code, session_kernel(s)->copy_out[1]);
 	add_literal(&code, staged);
 	strbuf_addstr(&code, session_kernel(s)->copy_out[2]);
-	if (run_helper(s, code.buf, err) < 0) {
+	if (cellrun_silent(s, code.buf, err) < 0) {
 		struct strbuf msg = STRBUF_INIT;
 		strbuf_addf(&msg, "cannot copy '%s' out of the sandbox: %s", src, err->buf);
 		strbuf_reset(err);

@@ -259,7 +259,7 @@ void run_cell(struct ui *ui)
 		free(code);
 		return;
 	}
-	if (code[0] == ':' && !strchr(code, '\n')) {
+	if (cellcmd_is_command(code)) {
 		/* A line starting with ':' is not Python: one of cellbox's commands. */
 		hist_add(ui, code);
 		edbuf_set(&ui->ed, "");
@@ -268,7 +268,7 @@ void run_cell(struct ui *ui)
 		free(code);
 		return;
 	}
-	if (cli_code_is_exit(code)) {	/* as IPython's terminal: exit and quit end it */
+	if (cellcmd_is_exit(code)) {	/* as IPython's terminal: exit and quit end it */
 		ui->quit = 1;
 		free(code);
 		return;

@@ -23,17 +23,17 @@ static int check_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		goto out;
 	}
 	if (!file && !code_arg) {
-		cli_error("check: nothing to check: give a FILE, - for stdin, or -c CODE");
+		msg_error("check: nothing to check: give a FILE, - for stdin, or -c CODE");
 		goto out;
 	}
 	if (file && code_arg) {
-		cli_error("check: one FILE or -c CODE, not both");
+		msg_error("check: one FILE or -c CODE, not both");
 		goto out;
 	}
 	if (code_arg) {
 		strbuf_addstr(&code, code_arg);
 		if (!utf8_valid(code.buf, code.len, NULL)) {
-			cli_error("check: the code is not valid UTF-8");
+			msg_error("check: the code is not valid UTF-8");
 			goto out;
 		}
 	} else if (cli_read_code(file, &code) < 0) {
@@ -45,7 +45,7 @@ static int check_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	}
 	p = cli_policy(cfg, &err);
 	if (!p) {
-		cli_error("policy: %s", err.buf);
+		msg_error("policy: %s", err.buf);
 		goto out;
 	}
 	policy_check(p, code.buf, code.len, &v);

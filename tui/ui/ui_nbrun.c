@@ -149,7 +149,7 @@ static void run_next(struct ui *ui)
 		run_next(ui);
 		return;
 	}
-	if (cli_code_is_exit(next->source)) {
+	if (cellcmd_is_exit(next->source)) {
 		ui_message(ui, "'%s' does not run in a notebook: Ctrl-Q (or :q) quits cellbox",
 			   next->source);
 		nbview_drop_queue(ui);

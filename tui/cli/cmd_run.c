@@ -43,17 +43,17 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	unsigned long id;
 
 	if (!file && !code_arg) {
-		cli_error("run: nothing to run: give a FILE, - for stdin, or -c CODE");
+		msg_error("run: nothing to run: give a FILE, - for stdin, or -c CODE");
 		goto out;
 	}
 	if (file && code_arg) {
-		cli_error("run: one FILE or -c CODE, not both");
+		msg_error("run: one FILE or -c CODE, not both");
 		goto out;
 	}
 	if (code_arg) {
 		strbuf_addstr(&code, code_arg);
 		if (!utf8_valid(code.buf, code.len, NULL)) {
-			cli_error("run: the code is not valid UTF-8");
+			msg_error("run: the code is not valid UTF-8");
 			goto out;
 		}
 	} else if (cli_read_code(file, &code) < 0) {
@@ -62,12 +62,12 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		cli_kernel_from_file(cfg, file, NULL);	/* run analysis.R: the R kernel */
 	}
 	if (plots_dir && mkdir_p(plots_dir) < 0) {
-		cli_error("cannot create '%s': %s", plots_dir, strerror(errno));
+		msg_error("cannot create '%s': %s", plots_dir, strerror(errno));
 		goto out;
 	}
 	for (int i = 0; i < 2; i++)
 		if (copies[i] && !(copy[i] = fopen(copies[i], "w"))) {
-			cli_error("cannot write '%s': %s", copies[i], strerror(errno));
+			msg_error("cannot write '%s': %s", copies[i], strerror(errno));
 			goto out;
 		}
 
@@ -102,13 +102,13 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		struct strbuf why = STRBUF_INIT;
 
 		if (session_revive(s, &why, &err) > 0)
-			cli_error("the kernel had ended (%s): restarted it", why.buf);
+			msg_error("the kernel had ended (%s): restarted it", why.buf);
 		strbuf_release(&why);
 		strbuf_reset(&err);
 	}
 	id = session_execute(s, code.buf, 0, cfg->timeout, on_event, &ctx, &err);
 	if (!id) {
-		cli_error("%s", err.buf);
+		msg_error("%s", err.buf);
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
@@ -125,12 +125,12 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		cJSON_free(text);
 		cJSON_Delete(o);
 	} else if (pr.done.reason == REASON_TIMEOUT) {
-		cli_error("the cell timed out after %g s and was interrupted", cfg->timeout);
+		msg_error("the cell timed out after %g s and was interrupted", cfg->timeout);
 	} else if (pr.done.reason == REASON_TIMEOUT_KILLED) {
-		cli_error("the cell timed out after %g s and ignored the interrupt: "
+		msg_error("the cell timed out after %g s and ignored the interrupt: "
 			  "the kernel was killed", cfg->timeout);
 	} else if (rc == EXIT_KERNEL_DIED && pr.done.detail) {
-		cli_error("%s", pr.done.detail);
+		msg_error("%s", pr.done.detail);
 	}
 out:
 	record_close(&ctx.rec);
@@ -141,7 +141,7 @@ out:
 		printer_release(&pr);
 	for (int i = 0; i < 2; i++)
 		if (copy[i] && fclose(copy[i]) != 0 && rc == EXIT_OK) {
-			cli_error("cannot write '%s': %s", copies[i], strerror(errno));
+			msg_error("cannot write '%s': %s", copies[i], strerror(errno));
 			rc = EXIT_CELL_ERROR;
 		}
 	strbuf_release(&code);

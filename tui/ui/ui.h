@@ -2,10 +2,10 @@
 #define CELLBOX_UI_H
 
 /*
- * The full-screen UI's private header: what its rooms share. Not an API: only tui/ui_*.c and
- * tui/tui.c include it.
+ * The full-screen UI's private header: what its files share. Not an API: only the files of
+ * tui/ui/ include it (the command line sees tui.h).
  *
- *	tui.c		the poll loop and key routing (focused pane, then the others), cmd_tui()
+ *	tui.c		the poll loop and key routing (focused pane, then the others), tui_run()
  *	ui_screen.c	curses start, terminal query and theme choice at start, resize, signals
  *	ui_draw.c	colours, drawing primitives, the layout and the frame
  *	ui_output.c	the output pane: laying out cells (In/Out, streams, plots), scrolling
@@ -29,7 +29,14 @@
 #include <curses.h>
 #include <wchar.h>
 
-#include "cli.h"
+#include "cellcmd.h"
+#include "config.h"
+#include "msg.h"
+#include "reason.h"
+#include "session.h"
+#include "setup.h"
+#include "table.h"
+#include "tui.h"
 #include "edbuf.h"
 #include "graphics.h"
 #include "keys.h"

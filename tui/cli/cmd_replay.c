@@ -127,19 +127,19 @@ static void report_failure(int rc, int shown, int index, const char *code, doubl
 	size_t l = strcspn(code, "\n");
 
 	if (rc == EXIT_TIMEOUT)
-		cli_error("In [%d] (%.*s, cell %d of the file) timed out after %g s", shown, (int)l,
+		msg_error("In [%d] (%.*s, cell %d of the file) timed out after %g s", shown, (int)l,
 			  code, index, timeout);
 	else if (rc == EXIT_KERNEL_DIED)
-		cli_error("In [%d] (%.*s, cell %d of the file): the kernel died", shown, (int)l,
+		msg_error("In [%d] (%.*s, cell %d of the file): the kernel died", shown, (int)l,
 			  code, index);
 	else if (rc == EXIT_INTERRUPTED)
-		cli_error("In [%d] (%.*s, cell %d of the file) was interrupted", shown, (int)l, code,
+		msg_error("In [%d] (%.*s, cell %d of the file) was interrupted", shown, (int)l, code,
 			  index);
 	else if (rc == EXIT_POLICY)
-		cli_error("In [%d] (%.*s, cell %d of the file) was blocked by the security policy",
+		msg_error("In [%d] (%.*s, cell %d of the file) was blocked by the security policy",
 			  shown, (int)l, code, index);
 	else
-		cli_error("In [%d] (%.*s, cell %d of the file) raised an exception", shown, (int)l,
+		msg_error("In [%d] (%.*s, cell %d of the file) raised an exception", shown, (int)l,
 			  code, index);
 }
 
@@ -162,7 +162,7 @@ static int check_options(const struct cli_args *args, struct check *c, int *chec
 	for (size_t k = 0; rc == 0 && (re = cli_value_at(args, "check-ignore", k)); k++) {
 		*check = 1;
 		if (check_add_ignore(c, re, &err) < 0) {
-			cli_error("replay: --check-ignore: %s", err.buf);
+			msg_error("replay: --check-ignore: %s", err.buf);
 			rc = -1;
 		}
 	}
@@ -194,18 +194,18 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		goto out;
 	nb = history_load(file, &err);
 	if (!nb) {
-		cli_error("%s", err.buf);
+		msg_error("%s", err.buf);
 		goto out;
 	}
 	cli_kernel_from_file(cfg, file, nb);
 	if (check) {
 		stored = cJSON_Duplicate(nb, 1);
 		if (!strstr(file, ".ipynb"))
-			cli_error("replay: --check compares with the outputs of a notebook; "
+			msg_error("replay: --check compares with the outputs of a notebook; "
 				  "'%s' has none: every cell with output will differ", file);
 	}
 	if (plots_dir && mkdir_p(plots_dir) < 0) {
-		cli_error("cannot create '%s': %s", plots_dir, strerror(errno));
+		msg_error("cannot create '%s': %s", plots_dir, strerror(errno));
 		goto out;
 	}
 	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
@@ -288,7 +288,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		id = session_execute(r.s, src, 0, cfg->timeout, on_event, &r, &err);
 		if (!id) {
 			bar_clear(&r);
-			cli_error("cell %d: %s", index, err.buf);
+			msg_error("cell %d: %s", index, err.buf);
 			free(src);
 			rc = EXIT_KERNEL_DIED;
 			break;
@@ -348,9 +348,9 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 			strbuf_reset(&err);
 			revived = session_revive(r.s, &why, &err);
 			if (revived < 0)
-				cli_error("cannot restart the kernel (%s): %s", why.buf, err.buf);
+				msg_error("cannot restart the kernel (%s): %s", why.buf, err.buf);
 			else
-				cli_error("the kernel had ended after In [%d] (cell %d of the file: %s): "
+				msg_error("the kernel had ended after In [%d] (cell %d of the file: %s): "
 					  "restarted it", shown, index, why.buf);
 			strbuf_release(&why);
 			if (revived < 0)
@@ -370,12 +370,12 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 					     raised[k], k, stdout);
 	}
 	if (r.out.truncated)
-		cli_error("outputs were cut at %zu bytes per cell; the notebook says so where",
+		msg_error("outputs were cut at %zu bytes per cell; the notebook says so where",
 			  r.out.limit);
 	if (out_path) {
 		strbuf_reset(&err);
 		if (cellfile_save(nb, out_path, &err) < 0) {
-			cli_error("%s", err.buf);
+			msg_error("%s", err.buf);
 			if (rc == EXIT_OK)
 				rc = EXIT_USAGE;
 		}

@@ -219,7 +219,7 @@ static void enter_key(struct ui *ui)
 		edbuf_newline(&ui->ed, 1);
 		return;
 	}
-	if (ui->ed.text.buf[0] == ':' && !strchr(ui->ed.text.buf, '\n')) {
+	if (cellcmd_is_command(ui->ed.text.buf)) {
 		run_cell(ui);		/* one of cellbox's commands, not Python */
 		return;
 	}

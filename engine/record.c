@@ -1,6 +1,6 @@
 #include "record.h"
 
-#include "cli.h"
+#include "msg.h"
 
 void record_open(struct record *r, const struct cellbox_config *cfg, struct session *s)
 {
@@ -12,7 +12,7 @@ void record_open(struct record *r, const struct cellbox_config *cfg, struct sess
 		return;
 	r->h = history_open((size_t)cfg->history_size, cfg->history_days, &err);
 	if (!r->h) {
-		cli_error("warning: no history is recorded: %s", err.buf);
+		msg_error("warning: no history is recorded: %s", err.buf);
 	} else {
 		outputs_init(&r->out, session_channel_dir(s), OUTPUTS_COPY_PLOTS,
 			     history_plots_dir(r->h), HISTORY_OUTPUT_LIMIT);
@@ -45,7 +45,7 @@ void record_cell(struct record *r, const char *code)
 	c.outputs = outs;
 	c.kernel = r->kernel;
 	if (history_append(r->h, &c, &err) < 0) {
-		cli_error("warning: history recording stopped: %s", err.buf);
+		msg_error("warning: history recording stopped: %s", err.buf);
 		record_close(r);
 	}
 	cJSON_Delete(outs);

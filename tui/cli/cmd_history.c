@@ -164,12 +164,12 @@ static int history_show(const struct cli_args *args, struct cellbox_config *cfg)
 	(void)cfg;
 	w.want = (int)strtol(args->argv[0], &end, 10);
 	if (*end || w.want <= 0) {
-		cli_error("history show: give the number of a cell (see 'history list')");
+		msg_error("history show: give the number of a cell (see 'history list')");
 		return EXIT_USAGE;
 	}
 	history_iter(cli_value(args, "session"), on_show, &w, &warn);
 	if (!w.found)
-		cli_error("history show: no cell %d (there are %d)", w.want, w.n);
+		msg_error("history show: no cell %d (there are %d)", w.want, w.n);
 	warn_done(&warn);
 	return w.found ? EXIT_OK : EXIT_USAGE;
 }
@@ -188,7 +188,7 @@ static int history_search(const struct cli_args *args, struct cellbox_config *cf
 	if (!w.re) {
 		PCRE2_UCHAR msg[256];
 		pcre2_get_error_message(e, msg, sizeof(msg));
-		cli_error("history search: bad regular expression at %zu: %s", (size_t)off,
+		msg_error("history search: bad regular expression at %zu: %s", (size_t)off,
 			  (char *)msg);
 		return EXIT_USAGE;
 	}
@@ -208,7 +208,7 @@ static int history_export_cmd(const struct cli_args *args, struct cellbox_config
 
 	(void)cfg;
 	if (history_export(cli_value(args, "session"), args->argv[0], &err) < 0) {
-		cli_error("%s", err.buf);
+		msg_error("%s", err.buf);
 		rc = EXIT_USAGE;
 	}
 	strbuf_release(&err);

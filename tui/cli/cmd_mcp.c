@@ -118,23 +118,23 @@ static int mcp_exec(const struct cli_args *args, struct cellbox_config *cfg)
 
 	(void)args;
 	if (cfg->copy_out.n) {
-		cli_error("mcp: --copy-out has no meaning here (a client reads files with file_get)");
+		msg_error("mcp: --copy-out has no meaning here (a client reads files with file_get)");
 		return EXIT_USAGE;
 	}
 	ops = backend_find(cfg->session.backend ? cfg->session.backend : BACKEND_DEFAULT, &err);
 	if (!ops) {
-		cli_error("mcp: %s", err.buf);
+		msg_error("mcp: %s", err.buf);
 		strbuf_release(&err);
 		return EXIT_USAGE;
 	}
 	strbuf_release(&err);
 	if (ops->flags & BACKEND_CHILD_KERNELS)
-		cli_error("mcp: warning: the %s backend is no sandbox: code a client sends runs as "
+		msg_error("mcp: warning: the %s backend is no sandbox: code a client sends runs as "
 			  "you, on this machine (use --backend docker)", ops->name);
 	/* The protocol gets stdout; anything else that writes to fd 1 goes to stderr. */
 	out = fcntl(1, F_DUPFD_CLOEXEC, 3);
 	if (out < 0 || dup2(2, 1) < 0) {
-		cli_error("mcp: cannot set up stdout: %s", strerror(errno));
+		msg_error("mcp: cannot set up stdout: %s", strerror(errno));
 		return EXIT_USAGE;
 	}
 	catch_signals(&wait);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pool_daemon.h"
+#include "setup.h"
 
 /* The pool directory the configuration names (caller frees). */
 static char *configured_pool(const struct cellbox_config *cfg)
@@ -61,14 +62,18 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 	if (cli_has(args, "preimport"))
 		pc.preimport = cli_value(args, "preimport");
 	if (pc.max_size < 1 || pc.min_size > pc.max_size) {
-		cli_error("pool serve: need --max >= 1 and --min <= --max (got %d, %d)", pc.min_size,
+		msg_error("pool serve: need --max >= 1 and --min <= --max (got %d, %d)", pc.min_size,
 			  pc.max_size);
 		goto out;
 	}
 	dir = configured_pool(cfg);
-	cli_session_opts(cfg, &so);
+	so = cfg->session;
+	so.pool_dir = NULL;
+	so.on_state = NULL;
+	so.state_data = NULL;
 	/* The pool's kernels have the libraries: installed (once) now, before any is started. */
-	if (cli_prepare_libraries(cfg, &so) < 0) {
+	if (setup_settings_libraries(cfg, &so, &err) < 0) {
+		msg_error("%s", err.buf);
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
@@ -76,13 +81,13 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 		pid_t pid = fork();
 
 		if (pid < 0) {
-			cli_error("cannot fork: %s", strerror(errno));
+			msg_error("cannot fork: %s", strerror(errno));
 			rc = EXIT_NO_KERNEL;
 			goto out;
 		}
 		if (pid > 0) {
 			if (wait_started(dir, pid) < 0) {
-				cli_error("the pool daemon did not start (see %s/daemon.log)", dir);
+				msg_error("the pool daemon did not start (see %s/daemon.log)", dir);
 				rc = EXIT_NO_KERNEL;
 			} else {
 				printf("pool '%s' served by pid %ld (log: %s/daemon.log)\n", cfg->pool_name,
@@ -111,7 +116,7 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 		}
 	}
 	if (pool_serve(dir, &pc, &so, stderr, &err) < 0) {
-		cli_error("%s", err.buf);
+		msg_error("%s", err.buf);
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
@@ -134,7 +139,7 @@ static int pool_status_cmd(const struct cli_args *args, struct cellbox_config *c
 	st = pool_status(dir, &err);
 	free(dir);
 	if (!st) {
-		cli_error("%s", err.buf);
+		msg_error("%s", err.buf);
 		strbuf_release(&err);
 		return EXIT_NO_KERNEL;
 	}
@@ -198,7 +203,7 @@ static int pool_stop_cmd(const struct cli_args *args, struct cellbox_config *cfg
 	pid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "daemon"), "pid");
 	if (!st || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "daemon_alive")) ||
 	    !cJSON_IsNumber(pid)) {
-		cli_error("no pool daemon is running for '%s'", dir);
+		msg_error("no pool daemon is running for '%s'", dir);
 		rc = EXIT_USAGE;
 		goto out;
 	}

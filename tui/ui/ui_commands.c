@@ -13,10 +13,9 @@
 
 #include "cellfile.h"
 #include "files.h"
-#include "man.h"
 
 struct tui_command {
-	const char *name;	/* first: cli_find() looks names up */
+	const char *name;	/* first: table_find() looks names up */
 	const char *usage;
 	const char *help;
 	int min, max;		/* the words it takes after its name (tmux's args counts) */
@@ -558,7 +557,7 @@ int run_command(struct ui *ui, const char *line)
 	ui->bang = strlen(argv[0]) > 1 && argv[0][strlen(argv[0]) - 1] == '!';
 	if (ui->bang)
 		argv[0][strlen(argv[0]) - 1] = '\0';
-	i = cli_find(argv[0], tui_commands, ARRAY_SIZE(tui_commands), sizeof(tui_commands[0]),
+	i = table_find(argv[0], tui_commands, ARRAY_SIZE(tui_commands), sizeof(tui_commands[0]),
 		     "command", &msg);
 	if (i < 0) {
 		ui_message(ui, "%s (F1 lists them)", msg.buf);

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "reason.h"
+#include "tui.h"
 
 /* Write text for roff: backslashes and hyphens escaped, a leading '.' or '\'' kept as text. */
 static void roff(FILE *f, const char *s)
@@ -69,8 +70,8 @@ static void option(FILE *f, const struct cli_option *o)
 /* One command (or subcommand): its usage, summary, options and notes. */
 static void command(FILE *f, const struct cli_command *c)
 {
-	size_t n = cli_count_entries(c->spec.options, sizeof(*c->spec.options));
-	size_t nsub = cli_count_entries(c->subcommands, sizeof(*c->subcommands));
+	size_t n = table_count(c->spec.options, sizeof(*c->spec.options));
+	size_t nsub = table_count(c->subcommands, sizeof(*c->subcommands));
 
 	fputs(".TP\n\\fBcellbox ", f);
 	roff(f, c->usage);

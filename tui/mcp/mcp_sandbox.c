@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libraries.h"
+#include "setup.h"
 
 /* A policy a client named, loaded once and kept until the server ends (sessions borrow it). */
 struct mcp_policy {
@@ -88,83 +88,25 @@ static char *library_set(const struct mcp_server *srv, const char *asked)
 int mcp_libraries_prepare(struct mcp_server *srv, struct mcp_session *ms,
 			  struct session_opts *so, const char *asked, struct strbuf *err)
 {
-	char *set = library_set(srv, asked), *image = NULL, *python = NULL, *runtime = NULL;
-	struct libraries l;
-	struct libraries_env e = { 0 };
-	int installed = 0, rc = -1;
-	double t0 = now_monotonic();
+	char *set = library_set(srv, asked), *image = NULL, *python = NULL;
+	int rc;
 
 	if (!set)
 		return 0;
-	if (libraries_parse(&l, set, err) < 0) {
-		free(set);
-		return -1;
+	/* The protocol has stdout: the install's progress goes to stderr. */
+	rc = setup_libraries_prepare(set, srv->cfg->wheelhouse, so, stderr, "cellbox mcp", &image,
+				     &python, err);
+	if (rc == 0) {
+		free(ms->image);
+		free(ms->python);
+		ms->image = image;
+		ms->python = python;
 	}
-	runtime = session_runtime_dir(so->runtime_dir);
-	e.backend = so->backend;
-	e.python = so->python;
-	e.sandbox = &so->sandbox;
-	e.wheelhouse = srv->cfg->wheelhouse;
-	e.lock_dir = runtime;
-	e.progress = stderr;	/* the protocol has stdout */
-	if (libraries_check_policy(&l, so->policy, err) < 0 ||
-	    libraries_prepare(&l, &e, &image, &python, &installed, err) < 0)
-		goto out;
-	if (installed)
-		fprintf(stderr, "cellbox mcp: installed %s in %.1f s\n", l.shown,
-			now_monotonic() - t0);
-	free(ms->image);
-	free(ms->python);
-	ms->image = image;
-	ms->python = python;
-	if (image)
-		so->sandbox.image = image;
-	if (python)
-		so->python = python;
-	rc = 0;
-out:
-	libraries_release(&l);
-	free(runtime);
 	free(set);
 	return rc;
 }
 
-/* Keep the error of the check cell. */
-static void on_check_event(struct session *s, const struct session_event *ev, void *data)
-{
-	struct strbuf *error = data;
-
-	(void)s;
-	if (ev->type == SESSION_EV_ERROR)
-		strbuf_addstr(error, ev->error.evalue ? ev->error.evalue : "the check failed");
-}
-
 int mcp_libraries_verify(struct mcp_server *srv, struct session *s, struct strbuf *err)
 {
-	const char *own = srv->cfg->libraries;
-	struct strbuf code = STRBUF_INIT, error = STRBUF_INIT;
-	struct libraries l;
-	unsigned long id;
-	int rc = -1;
-
-	if (!own || !*own || !session_pooled(s))
-		return 0;
-	if (libraries_parse(&l, own, err) < 0)
-		goto out;
-	libraries_check_code(&l, &code);
-	id = session_execute(s, code.buf, SESSION_EXEC_SILENT | SESSION_EXEC_TRUSTED, 0,
-			     on_check_event, &error, err);
-	if (id) {
-		while (session_wait(s, id) < 0)
-			;
-		if (error.len)
-			strbuf_addstr(err, error.buf);
-		else
-			rc = 0;
-	}
-	libraries_release(&l);
-out:
-	strbuf_release(&code);
-	strbuf_release(&error);
-	return rc;
+	return setup_libraries_verify(s, srv->cfg->libraries, err);
 }

@@ -47,7 +47,7 @@ static void on_reply(struct session *s, const struct session_event *ev, void *da
 
 	(void)s;
 	if (ev->type == SESSION_EV_DONE && ev->done.reason == REASON_TIMEOUT_KILLED)
-		cli_error("the kernel did not answer within %g s and ignored the interrupt: "
+		msg_error("the kernel did not answer within %g s and ignored the interrupt: "
 			  "it was killed and restarted", SESSION_REQUEST_TIMEOUT);
 	if (ev->type != SESSION_EV_REPLY || ctx->seen)
 		return;
@@ -164,7 +164,7 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		line = input_line(r, ev->input.prompt);
 		/* End of input answers with an empty line, as a closed stdin would not hang. */
 		if (session_input_reply(s, ev->id, line ? line : "", &err) < 0)
-			cli_error("%s", err.buf);
+			msg_error("%s", err.buf);
 		free(line);
 		strbuf_release(&err);
 		return;
@@ -191,7 +191,7 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		if (ev->done.reason == REASON_BLOCKED)
 			r->blocked = 1;
 		if (ev->done.detail && ev->done.reason != REASON_INTERRUPTED)
-			cli_error("%s", ev->done.detail);
+			msg_error("%s", ev->done.detail);
 	}
 }
 
@@ -213,11 +213,11 @@ static int repl_command(struct repl *r, const char *code)
 	while (path.len && strchr(" \t\r", path.buf[path.len - 1]))
 		path.buf[--path.len] = '\0';
 	if (!path.len)
-		cli_error(":export needs a file name (FILE.py or FILE.ipynb)");
+		msg_error(":export needs a file name (FILE.py or FILE.ipynb)");
 	else if (!r->rec.h)
-		cli_error(":export: no history is being recorded (history-size is 0)");
+		msg_error(":export: no history is being recorded (history-size is 0)");
 	else if (history_export(history_session_id(r->rec.h), path.buf, &err) < 0)
-		cli_error("%s", err.buf);
+		msg_error("%s", err.buf);
 	else
 		printf("exported the session to %s\n", path.buf);
 	strbuf_release(&err);
@@ -236,10 +236,10 @@ static int revive(struct repl *r)
 	int rc = session_revive(r->s, &why, &err);
 
 	if (rc > 0) {
-		cli_error("the kernel had ended (%s): restarted it", why.buf);
+		msg_error("the kernel had ended (%s): restarted it", why.buf);
 		r->next_count = 1;
 	} else if (rc < 0) {
-		cli_error("cannot restart the kernel (%s): %s", why.len ? why.buf : "it ended",
+		msg_error("cannot restart the kernel (%s): %s", why.len ? why.buf : "it ended",
 			  err.buf);
 	}
 	strbuf_release(&why);
@@ -254,7 +254,7 @@ static void run_cell(struct repl *r, const char *code)
 
 	if (repl_command(r, code))
 		return;
-	if (cli_code_is_exit(code)) {	/* as IPython's terminal: the REPL ends */
+	if (cellcmd_is_exit(code)) {	/* as IPython's terminal: the REPL ends */
 		r->done = 1;
 		return;
 	}
@@ -265,7 +265,7 @@ static void run_cell(struct repl *r, const char *code)
 	id = session_execute(r->s, code, SESSION_EXEC_ALLOW_STDIN, r->cfg->timeout, on_cell_event,
 			     r, &err);
 	if (!id) {
-		cli_error("%s", err.buf);
+		msg_error("%s", err.buf);
 		r->failed = 1;
 		strbuf_release(&err);
 		return;
@@ -315,7 +315,7 @@ static int repl_pipe(struct repl *r)
 		}
 		strbuf_add(&cell, line, (size_t)n);
 		if (!utf8_valid(cell.buf, cell.len, NULL)) {
-			cli_error("line is not valid UTF-8: cell skipped");
+			msg_error("line is not valid UTF-8: cell skipped");
 			r->failed = 1;
 			strbuf_reset(&cell);
 			continue;
@@ -521,7 +521,7 @@ static int load_history_entry(const cJSON *entry, void *data)
 	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "code"));
 
 	(void)data;
-	if (code && *code && !cli_code_is_exit(code))
+	if (code && *code && !cellcmd_is_exit(code))
 		add_history(code);
 	return 0;
 }

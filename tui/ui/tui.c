@@ -254,12 +254,13 @@ static int ui_loop(struct ui *ui)
 static struct session *open_session(struct ui *ui, struct strbuf *err)
 {
 	int fd = memfd_create("cellbox-open", MFD_CLOEXEC), saved = -1;
+	struct strbuf note = STRBUF_INIT, why = STRBUF_INIT;
 	struct session *s;
 
 	fflush(stderr);
 	if (fd >= 0 && (saved = dup(2)) >= 0)
 		dup2(fd, 2);
-	s = cli_open_session_cb(ui->cfg, on_state, ui);
+	s = setup_open(ui->cfg, on_state, ui, NULL, &note, &why);
 	fflush(stderr);
 	if (saved >= 0) {
 		dup2(saved, 2);
@@ -267,29 +268,29 @@ static struct session *open_session(struct ui *ui, struct strbuf *err)
 	}
 	if (fd >= 0) {
 		lseek(fd, 0, SEEK_SET);
-		strbuf_read_fd(err, fd, 1 << 16);
+		strbuf_read_fd(err, fd, 1 << 16);	/* what installing the libraries printed */
 		close(fd);
 	}
+	if (!s)
+		strbuf_addf(err, "cellbox: %s\n", why.buf);
+	else if (note.len)
+		strbuf_addf(err, "cellbox: note: %s\n", note.buf);
 	while (err->len && err->buf[err->len - 1] == '\n')
 		err->buf[--err->len] = '\0';
+	strbuf_release(&note);
+	strbuf_release(&why);
 	return s;
 }
 
 #define NB_FIRST_CELLS 120	/* cells read before the first frame: more than a screen shows */
 
-int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
+int tui_run(struct cellbox_config *cfg, const char *file)
 {
 	struct ui ui;
 	const char *theme = cfg->theme ? cfg->theme : "auto";
-	const char *file = args && args->argc ? args->argv[0] : NULL;
 	struct strbuf err = STRBUF_INIT;
 	int rc = EXIT_OK, screen = 0, signalled = 0;
 
-	if (!isatty(0) || !isatty(1)) {
-		cli_error("tui: standard input and output must be a terminal (try 'cellbox repl'%s)",
-			  file ? ", or 'cellbox replay FILE'" : "");
-		return EXIT_USAGE;
-	}
 	setlocale(LC_ALL, "");
 	memset(&ui, 0, sizeof(ui));
 	ui.t_start = now_monotonic();
@@ -317,7 +318,7 @@ int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 	ui.focus = P_EDITOR;
 	/* The cells of a first screen at once; the others after the first frame. */
 	if (file && nbview_open(&ui, file, NB_FIRST_CELLS, &err) < 0) {
-		cli_error("%s", err.buf);
+		msg_error("%s", err.buf);
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -369,7 +370,9 @@ out:
 		fprintf(stderr, "%s%s\n", strncmp(err.buf, "cellbox: ", 9) ? "cellbox: " : "",
 			err.buf);
 	nbview_close(&ui);
-	cli_close_session(ui.s, cfg);
+	strbuf_reset(&err);
+	if (setup_close(ui.s, cfg, NULL, &err) < 0)
+		msg_error("%s", err.buf);
 	record_close(&ui.rec);
 	strbuf_release(&err);
 	outmodel_release(&ui.out);

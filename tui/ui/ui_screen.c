@@ -83,7 +83,7 @@ int screen_start(struct ui *ui, const char *theme_name)
 	const char *nc = getenv("NO_COLOR");
 
 	if (pipe2(ui->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-		cli_error("cannot make a pipe: %s", strerror(errno));
+		msg_error("cannot make a pipe: %s", strerror(errno));
 		return -1;
 	}
 	wake_fd = ui->wake[1];
@@ -96,7 +96,7 @@ int screen_start(struct ui *ui, const char *theme_name)
 	else
 		termcap_fill(&ui->tc, NULL, 1);
 	if (!initscr()) {
-		cli_error("cannot start the screen (TERM='%s')", getenv("TERM"));
+		msg_error("cannot start the screen (TERM='%s')", getenv("TERM"));
 		return -1;
 	}
 	raw();

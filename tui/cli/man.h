@@ -11,8 +11,5 @@
 #include "cli.h"
 
 void man_write(const struct cli_command *const *cmds, size_t n, FILE *f);
-/* The full-screen UI's help, row by row (ui_commands.c): a key or command and what it does,
-   or a heading when `left` is "". */
-void tui_help_rows(void (*row)(void *data, const char *left, const char *right), void *data);
 
 #endif

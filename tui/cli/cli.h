@@ -2,9 +2,10 @@
 #define CELLBOX_CLI_H
 
 /*
- * What the front-end commands share (cli.c): the shape of a command and its argument spec,
- * the parser and --help made from those and from the settings table (config.h), sessions
- * opened with the configuration, signals.
+ * What the front-end commands share: the shape of a command and its argument spec, the
+ * parser (cli_parse.c) and --help (cli_help.c) made from those and from the settings table
+ * (config.h), signals (cli_signal.c), sessions opened with the settings (cli_session.c), and
+ * the rest (cli.c).
  *
  * A command is a table entry in the style of tmux's cmd_entry: its own options and how many
  * positional arguments it takes (`spec`), which settings flags apply to it (CONFIG_FOR_*),
@@ -16,6 +17,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include "config.h"
+#include "cellcmd.h"
+#include "msg.h"
+#include "table.h"
 #include "reason.h"
 #include "session.h"
 
@@ -85,8 +89,9 @@ struct cli_command {
 
 /* The commands in their own files (main.c lists them all). */
 extern const struct cli_command cmd_run_entry, cmd_repl_entry, cmd_replay_entry,
-	cmd_history_entry, cmd_pool_entry, cmd_check_entry, cmd_mcp_entry;
-int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg);
+	cmd_history_entry, cmd_pool_entry, cmd_check_entry, cmd_mcp_entry, cmd_tui_entry;
+/* Find the command argv names, parse its arguments and the settings, run it: main(). */
+int cli_main(int argc, char **argv);
 
 extern const char *cli_progname;
 /* Set by the SIGINT handler; the command decides what an interrupt means. */
@@ -95,17 +100,6 @@ extern volatile sig_atomic_t cli_sigint;
    with 128 + it (cli_exit_terminated). */
 extern volatile sig_atomic_t cli_sigterm;
 #define cli_exit_terminated() (128 + cli_sigterm)
-
-/*
- * Find `word` in a table of `n` entries of `size` bytes each whose first member is the name
- * (a const char *): the entry of that name, else the one whose name starts with `word`.
- * Returns its index, or -1 with `err` saying "unknown WHAT 'x'" or "ambiguous WHAT 'x':
- * a, b". A table may end early with an entry whose name is NULL.
- */
-int cli_find(const char *word, const void *table, size_t n, size_t size, const char *what,
-	     struct strbuf *err);
-/* The number of entries of a table ended by a NULL name (commands, options). */
-size_t cli_count_entries(const void *table, size_t size);
 
 /*
  * Parse the arguments of command `path` ("run", "pool serve") by `spec`: its own options
@@ -138,8 +132,6 @@ void cli_help_settings(unsigned scope, FILE *f);
  * extension (".R"). Nothing when neither says.
  */
 void cli_kernel_from_file(struct cellbox_config *cfg, const char *path, const cJSON *nb);
-/* Session options from the configuration (the session settings, pool fields unset). */
-void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
 /*
  * Catch SIGINT into cli_sigint (SIGTERM, SIGHUP into cli_sigterm) and keep them blocked except
  * while the command waits (see cli_wait_mask), so that none can arrive between checking the
@@ -148,13 +140,13 @@ void cli_session_opts(const struct cellbox_config *cfg, struct session_opts *o);
 void cli_catch_sigint(void);
 /* The signal mask to sleep with: the one we started with, SIGINT let in. */
 const sigset_t *cli_wait_mask(void);
+/* The mask a session's waits sleep with: cli_wait_mask() once cli_catch_sigint() ran, else NULL. */
+const sigset_t *cli_session_mask(void);
 /*
- * Open a session with the front end's settings (backend, sandbox, pool, --copy-in); NULL
- * after printing why. `on_state` (may be NULL) hears of kernel state changes.
+ * Open a session with the settings (setup_open: policy, libraries, pool, --copy-in); NULL
+ * after printing why. A note about the pool is printed too.
  */
 struct session *cli_open_session(const struct cellbox_config *cfg);
-struct session *cli_open_session_cb(const struct cellbox_config *cfg, session_state_fn on_state,
-				    void *data);
 /*
  * Close a session from cli_open_session(), first copying out the --copy-out files.
  * Returns -1 when a copy failed (after printing why), else 0. NULL is fine.
@@ -177,22 +169,11 @@ int cli_check_policy(const struct cellbox_config *cfg);
 /* Check the libraries setting (names as requirements): -1 after printing why. */
 int cli_check_libraries(const struct cellbox_config *cfg);
 /*
- * Have the libraries of the settings installed (once; later sessions reuse them) and point
- * `so` at them: the derived image, or the venv's interpreter. -1 after printing why.
- */
-int cli_prepare_libraries(const struct cellbox_config *cfg, struct session_opts *so);
-/* A pooled kernel must have the libraries asked for: -1 after printing why it has not. */
-int cli_verify_libraries(const struct cellbox_config *cfg, struct session *s);
-/*
  * Check what the settings of a command (those `spec` takes) need beyond their type: that the
  * policy loads, that the libraries are requirements and none is a module the policy blocks.
  * -1 after printing why (a bad argument: nothing was started).
  */
 int cli_check_settings(const struct cli_spec *spec, const struct cellbox_config *cfg);
-/* Print "cellbox: " + message to stderr. */
-void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Whether a cell is `exit` or `quit` (called or not): IPython's terminal ends there. */
-int cli_code_is_exit(const char *code);
 /* Read a cell file (or "-" for stdin) as UTF-8 text; -1 after printing why. */
 int cli_read_code(const char *path, struct strbuf *code);
 /* Whether output to `fd` should carry colours (a terminal, and NO_COLOR unset). */

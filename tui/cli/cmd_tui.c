@@ -1,0 +1,32 @@
+/* `cellbox tui`: the full-screen UI's command (the UI itself is tui/ui/). */
+#include "cli.h"
+#include "tui.h"
+
+#include <unistd.h>
+
+/* Check that the UI can run here, then run it on FILE (or none). */
+static int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	const char *file = args && args->argc ? args->argv[0] : NULL;
+
+	if (!isatty(0) || !isatty(1)) {
+		msg_error("tui: standard input and output must be a terminal (try 'cellbox repl'%s)",
+			  file ? ", or 'cellbox replay FILE'" : "");
+		return EXIT_USAGE;
+	}
+	return tui_run(cfg, file);
+}
+
+const struct cli_command cmd_tui_entry = {
+	.name = "tui",
+	.run = cmd_tui,
+	.spec = { .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS | CONFIG_FOR_POOL |
+			      CONFIG_FOR_PLOTS | CONFIG_FOR_TUI, .max_args = 1 },
+	.usage = "tui [OPTIONS] [FILE.ipynb|FILE.py]",
+	.summary = "The full-screen notebook/REPL (the default on a terminal).",
+	.help = "Enter runs a complete cell, Ctrl-J adds a line, Ctrl-C interrupts, F1 lists keys\n"
+		"and commands, Ctrl-Q quits. NO_COLOR turns colours off.\n"
+		"With FILE (also as 'cellbox FILE'): the notebook or percent-format script opened\n"
+		"as a notebook, its cells edited, run and saved in place (a new file is made on the\n"
+		"first save). Enter edits a cell, Esc stops, Shift-Enter or F5 runs, Ctrl-S saves.\n",
+};

@@ -1,0 +1,23 @@
+#ifndef CELLBOX_TUI_H
+#define CELLBOX_TUI_H
+
+/*
+ * The full-screen UI as the command line sees it: run it, and list its keys and commands for
+ * the manual page. Everything else of the UI is its own (ui.h, private).
+ */
+
+#include "config.h"
+
+/*
+ * Run the full-screen UI on this terminal (standard input and output must be one) with the
+ * settings of `cfg`, on `file` as a notebook (NULL: the REPL-like view). Returns the exit code
+ * (reason.h: EXIT_OK, EXIT_USAGE, EXIT_NO_KERNEL).
+ */
+int tui_run(struct cellbox_config *cfg, const char *file);
+/*
+ * The full-screen UI's help, row by row (ui_commands.c): a key or command and what it does,
+ * or a heading when `left` is "".
+ */
+void tui_help_rows(void (*row)(void *data, const char *left, const char *right), void *data);
+
+#endif
