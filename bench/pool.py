@@ -24,7 +24,7 @@ import time
 
 def scratch(prefix):
     """A runtime directory where a session puts its channels by default (/dev/shm when it is a
-    tmpfs, README "Configuration"), and a state directory (the history) on the disk, as
+    tmpfs, docs/configuration.md), and a state directory (the history) on the disk, as
     ~/.local/state is: both the bench's own, removed after."""
     shm = '/dev/shm'
     on_tmpfs = False

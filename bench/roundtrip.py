@@ -7,7 +7,7 @@ A round trip is: send a cell, wait until its whole output and its end have arriv
 (jupyter: execute_reply on shell and status idle on iopub; cellbox: the done event).
 The floor row is IPython's own InteractiveShell.run_cell() in this process, with the
 history off as the runner has it: what a round trip costs beyond it is the protocol's.
-The channel is where a session puts it (README "Configuration", runtime-dir): without
+The channel is where a session puts it (docs/configuration.md, runtime-dir): without
 XDG_RUNTIME_DIR, /dev/shm/cellbox-UID (a tmpfs), as the output says.
 """
 import argparse

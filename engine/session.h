@@ -19,7 +19,7 @@
  * structs (event.h: stream, display with its mime bundle and plot, result, error, input
  * request, reply, done); they are valid only during the callback.
  *
- * The kernel is hostile in a container backend (README "Security"), and the session is the
+ * The kernel is hostile in a container backend (docs/security.md), and the session is the
  * wall between it and the front ends: request ids cannot be guessed, and a request's events
  * are read only from the results file the session made for it, only while it is in flight
  * and only up to its done. Lines that are not events are counted and told once, in a stderr

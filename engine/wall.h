@@ -2,7 +2,7 @@
 #define CELLBOX_WALL_H
 
 /*
- * The wall: how the host touches what a kernel can write (README "Security"). In a container
+ * The wall: how the host touches what a kernel can write (docs/security.md). In a container
  * backend the kernel is hostile, and every name it can write (its part of the channel) may be
  * a symbolic link, a hard link, a FIFO, a file that keeps growing or one that is swapped
  * between two looks. These functions are the only way the engine reads such names:

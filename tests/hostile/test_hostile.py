@@ -1,6 +1,6 @@
 """The channel as the sandbox's wall: a hostile kernel on the real dockerd and image.
 
-Each case is one class of attack (README "Security"): the cell plays the attacker, as the
+Each case is one class of attack (docs/security.md): the cell plays the attacker, as the
 container's user, on whatever its channel lets it reach; the test looks from the host that no
 host file changed, nothing leaked into JSON, plots or the history, and that the session said
 what happened and went on (or restarted). Run one: test_hostile.py CASE. With
