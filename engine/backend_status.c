@@ -1,0 +1,42 @@
+/*
+ * What every backend family shares about its kernel: the pid it has on this machine, and how
+ * its end reads (see backend.h): the families, the session and the pool call it.
+ */
+#include "backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+long backend_kernel_pid(const char *dir, const cJSON *ready)
+{
+	struct strbuf text = STRBUF_INIT;
+	char *path = xasprintf("%s/" BACKEND_PID_FILE, dir);
+	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(ready, "pid");
+	long n = 0;
+
+	if (strbuf_read_file(&text, path, 64) == 0)
+		n = strtol(text.buf, NULL, 10);
+	else if (cJSON_IsNumber(pid) && pid->valuedouble > 0 && pid->valuedouble < 1 << 30)
+		n = pid->valueint;
+	strbuf_release(&text);
+	free(path);
+	return n > 0 ? n : 0;
+}
+
+void backend_describe_status(int status, const char *note, struct strbuf *why)
+{
+	if (WIFEXITED(status)) {
+		strbuf_addf(why, "kernel died (exit code %d", WEXITSTATUS(status));
+	} else if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		const char *abbrev = sigabbrev_np(sig);
+		strbuf_addf(why, "kernel died (killed by signal %d%s%s", sig,
+			    abbrev ? ", SIG" : "", abbrev ? abbrev : "");
+	} else {
+		strbuf_addf(why, "kernel died (wait status 0x%x", status);
+	}
+	if (note && *note)
+		strbuf_addf(why, "; %s", note);
+	strbuf_addch(why, ')');
+}
