@@ -1,6 +1,6 @@
 /*
  * The channel's layout: its two one-way parts, host writes, the kernel part. Its watches and
- * their drain, and the gc, are channel_watch.c (channel_int.h).
+ * their drain are channel_watch.c (channel_int.h), its removal and gc channel_gc.c.
  */
 #include "channel.h"
 #include "channel_int.h"
@@ -267,19 +267,6 @@ static void unmount_kernel(struct channel *ch)
 	umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
 	free(path);
 	ch->mounted = 0;
-}
-
-void channel_remove_dir(const char *dir)
-{
-	char *kernel = xasprintf("%s/kernel", dir);
-	struct stat top, st;
-
-	/* A tmpfs of ours sits on kernel/ when the two are on different devices. */
-	if (lstat(dir, &top) == 0 && S_ISDIR(top.st_mode) && lstat(kernel, &st) == 0 &&
-	    S_ISDIR(st.st_mode) && st.st_dev != top.st_dev)
-		umount2(kernel, MNT_DETACH | UMOUNT_NOFOLLOW);
-	remove_tree(dir);
-	free(kernel);
 }
 
 void channel_release(struct channel *ch, int remove)

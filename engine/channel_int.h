@@ -6,8 +6,8 @@
  * channel.c is the channel's layout: its two one-way parts made, attached, reset, recreated
  * and released, the host's writes, the results files, ready and log. channel_watch.c is what
  * inotify tells: the watches on the channel's directories and their drain (a part removed or
- * moved loses the channel), and the gc of the channels of dead processes. channel_read.c,
- * the reading of the kernel part, needs neither.
+ * moved loses the channel). channel_read.c, the reading of the kernel part, and channel_gc.c,
+ * a channel's removal and the gc of dead processes' channels, need neither.
  *
  * Include channel.h before it (struct channel): it does not include channel.h itself, as
  * channel.c, channel.h's own file, includes it (no include circle).

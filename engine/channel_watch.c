@@ -1,19 +1,13 @@
 /*
  * The channel's watches: inotify on its directories and their drain (a part of the channel
- * removed or moved is noticed there), and the gc of the channels of dead processes.
+ * removed or moved is noticed there).
  */
 #include "channel.h"
 #include "channel_int.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Watch what a descriptor names (the path of /proc/self/fd/N is that very directory). */
@@ -45,52 +39,6 @@ void channel_watch_host(struct channel *ch)
 	ch->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	ch->wd[WD_DIR] = channel_watch_fd(ch, ch->dir_fd, LOST_MASK);
 	ch->wd[WD_HOST] = channel_watch_fd(ch, ch->host_fd, LOST_MASK);
-}
-
-/* The pid a channel's name starts with ("<pid>-<n>-<hex>"), or 0 when it is no channel's. */
-static long channel_owner_pid(const char *name)
-{
-	char *end;
-	long pid = strtol(name, &end, 10);
-	unsigned long n;
-
-	if (end == name || *end != '-' || pid <= 0)
-		return 0;
-	n = strtoul(end + 1, &end, 10);
-	(void)n;
-	if (*end != '-' || strlen(end + 1) != 16 || strspn(end + 1, "0123456789abcdef") != 16)
-		return 0;
-	return pid;
-}
-
-int channel_gc(const char *root, struct strbuf *out)
-{
-	struct dirent *de;
-	DIR *d = opendir(root);
-	int removed = 0;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		long pid = channel_owner_pid(de->d_name);
-		struct stat st;
-		char *path;
-
-		/* Only a dead process's: a live one (or one that reused the pid) keeps its own. */
-		if (!pid || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-			continue;
-		path = xasprintf("%s/%s", root, de->d_name);
-		channel_remove_dir(path);
-		if (out)
-			strbuf_addf(out, "removed channel %s of process %ld\n", path, pid);
-		free(path);
-		removed++;
-	}
-	closedir(d);
-	return removed;
 }
 
 int channel_drain(struct channel *ch)
