@@ -3,8 +3,10 @@
 
 /*
  * What the two halves of libraries (libraries.c: requirements and local venvs;
- * libraries_image.c: derived images) share. Internal. It names the types of libraries.h
- * without needing their insides, so it sits below both halves.
+ * libraries_image.c: derived images) share, held by libraries_pip.c (the setup script and
+ * pip's arguments and failures, a set's hash and lock) but for libraries_prepare_image().
+ * Internal. It names the types of libraries.h without needing their insides, so it sits
+ * below both halves.
  */
 
 #include <stddef.h>
