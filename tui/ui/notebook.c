@@ -1,4 +1,7 @@
-/* A notebook open for editing: reading it, its cells and their changes, recovering it. */
+/*
+ * A notebook open for editing: reading it, its cells and their changes, recovering it. Its file
+ * (format, identity, writing, the recovery file) is notebook_save.c (notebook_priv.h).
+ */
 #include "notebook.h"
 
 #include <errno.h>
@@ -19,12 +22,6 @@ static int has_ext(const char *path, const char *ext)
 {
 	size_t l = strlen(path), e = strlen(ext);
 	return l >= e && !strcmp(path + l - e, ext);
-}
-
-/* The format a file name asks for. */
-enum nb_format notebook_format_of(const char *path)
-{
-	return has_ext(path, ".ipynb") ? NB_IPYNB : NB_PERCENT;
 }
 
 void notebook_init(struct notebook *nb)
@@ -135,20 +132,6 @@ static void take_tree(struct notebook *nb, cJSON *root, int percent_orig)
 	cJSON_Delete(cells);
 	if (!nb->ncells)
 		cell_put(nb, 0, cellfile_add_cell(NULL, "code", ""), -1);
-}
-
-/* Remember the file's identity, to see later whether someone else changed it. */
-void notebook_note_stat(struct notebook *nb)
-{
-	struct stat st;
-
-	nb->have_stat = stat(nb->path, &st) == 0;
-	if (nb->have_stat) {
-		nb->dev = st.st_dev;
-		nb->ino = st.st_ino;
-		nb->size = st.st_size;
-		nb->mtime = st.st_mtim;
-	}
 }
 
 /* Parse the cells that wait, up to the `upto`th; -1 with `err` at the first bad one. */
@@ -571,12 +554,4 @@ out:
 	free(keep);
 	free(path);
 	return rc;
-}
-
-void notebook_discard_recovery(const struct notebook *nb)
-{
-	char *path = notebook_recovery_path(nb);
-
-	unlink(path);
-	free(path);
 }

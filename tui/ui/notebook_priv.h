@@ -1,7 +1,7 @@
 #ifndef CELLBOX_NOTEBOOK_PRIV_H
 #define CELLBOX_NOTEBOOK_PRIV_H
 
-/* What notebook.c and notebook_save.c share (not for other modules). */
+/* What notebook.c calls in notebook_save.c beyond notebook.h (not for other modules). */
 
 #include "notebook.h"
 

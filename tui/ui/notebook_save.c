@@ -1,4 +1,7 @@
-/* Writing a notebook: in the format read, tmp + rename, the file on disk checked; autosave. */
+/*
+ * A notebook's file: its format and identity, writing it in the format read (tmp + rename, the
+ * file on disk checked), autosave and the recovery file.
+ */
 #include "notebook.h"
 
 #include <errno.h>
@@ -11,6 +14,35 @@
 #include <unistd.h>
 
 #include "notebook_priv.h"
+
+/* ---- the file ---- */
+
+/* Whether `path` ends with `ext`. */
+static int has_ext(const char *path, const char *ext)
+{
+	size_t l = strlen(path), e = strlen(ext);
+	return l >= e && !strcmp(path + l - e, ext);
+}
+
+/* The format a file name asks for. */
+enum nb_format notebook_format_of(const char *path)
+{
+	return has_ext(path, ".ipynb") ? NB_IPYNB : NB_PERCENT;
+}
+
+/* Remember the file's identity, to see later whether someone else changed it. */
+void notebook_note_stat(struct notebook *nb)
+{
+	struct stat st;
+
+	nb->have_stat = stat(nb->path, &st) == 0;
+	if (nb->have_stat) {
+		nb->dev = st.st_dev;
+		nb->ino = st.st_ino;
+		nb->size = st.st_size;
+		nb->mtime = st.st_mtim;
+	}
+}
 
 /* ---- writing ---- */
 
@@ -245,3 +277,10 @@ int notebook_has_recovery(const struct notebook *nb)
 	return rc;
 }
 
+void notebook_discard_recovery(const struct notebook *nb)
+{
+	char *path = notebook_recovery_path(nb);
+
+	unlink(path);
+	free(path);
+}
