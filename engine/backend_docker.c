@@ -1,7 +1,8 @@
 /*
  * The docker and podman backends: the runner as a container's command, over the Engine API.
- * This room is the running container; how it is made is in backend_docker_create.c, the
- * collection of dead processes' containers in backend_docker_gc.c (backend_docker_int.h).
+ * This room is the running container; its connections are backend_docker_conn.c, how it is
+ * made backend_docker_create.c, the collection of dead processes' containers
+ * backend_docker_gc.c (backend_docker_int.h).
  */
 #include "backend.h"
 #include "backend_docker_int.h"
@@ -25,34 +26,6 @@ static struct backend_docker *docker_of(struct backend *be)
 	return (struct backend_docker *)be;
 }
 
-/* The engine socket for podman when none is given. */
-static const char *podman_host(void)
-{
-	static char buf[512];
-	const char *h = getenv("CONTAINER_HOST"), *xdg = getenv("XDG_RUNTIME_DIR");
-	char path[400];
-
-	if (h && *h)
-		return h;
-	if (xdg && *xdg && getuid() != 0) {
-		snprintf(path, sizeof(path), "%s/podman/podman.sock", xdg);
-		if (access(path, F_OK) == 0) {
-			snprintf(buf, sizeof(buf), "unix://%s", path);
-			return buf;
-		}
-	}
-	return "unix:///run/podman/podman.sock";
-}
-
-/* Connect to the engine of `engine` at `host`, podman's socket found when none is given. */
-int backend_docker_connect(struct docker *d, const char *engine, const char *host,
-			   struct strbuf *err)
-{
-	if (!host && !strcmp(engine, "podman"))
-		host = podman_host();
-	return docker_init(d, host, err);
-}
-
 /* Say a byte count the way limits are written: "64 MB", "1 GB". */
 static void describe_size(struct strbuf *sb, unsigned long long n)
 {
@@ -60,30 +33,6 @@ static void describe_size(struct strbuf *sb, unsigned long long n)
 		strbuf_addf(sb, "%llu GB", n >> 30);
 	else
 		strbuf_addf(sb, "%llu MB", (n + (1ull << 19)) >> 20);
-}
-
-/* Wait on a connection of its own: it answers when the container stops. */
-static int open_wait(struct backend_docker *db, struct strbuf *err)
-{
-	char *path = xasprintf("/containers/%s/wait?condition=not-running", db->id);
-
-	db->wait_fd = docker_send_raw(&db->d, "POST", path, err);
-	free(path);
-	if (db->wait_fd < 0)
-		return -1;
-	fcntl(db->wait_fd, F_SETFL, fcntl(db->wait_fd, F_GETFL) | O_NONBLOCK);
-	strbuf_reset(&db->wait_reply);
-	return 0;
-}
-
-/* Attach to the container's stdin, the runner's wake-up (non-blocking writes). */
-int docker_be_attach_stdin(struct backend_docker *db, struct strbuf *err)
-{
-	db->stdin_fd = docker_attach_stdin(&db->d, db->id, err);
-	if (db->stdin_fd < 0)
-		return -1;
-	fcntl(db->stdin_fd, F_SETFL, fcntl(db->stdin_fd, F_GETFL) | O_NONBLOCK);
-	return 0;
 }
 
 /* Wake the runner: a byte on the container's stdin, when it is woken so. */
@@ -142,7 +91,7 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		strbuf_addf(err, "cannot start the container: %s", msg.buf);
 		goto out;
 	}
-	if (open_wait(db, err) < 0)
+	if (docker_be_open_wait(db, err) < 0)
 		goto out;
 	write_container_file(spec->channel_dir, db->id);
 	rc = 0;
@@ -158,20 +107,6 @@ out:
 static int docker_exit_fd(struct backend *be)
 {
 	return docker_of(be)->wait_fd;
-}
-
-/* Forget the container (it is gone or being removed). */
-static void docker_forget(struct backend_docker *db)
-{
-	if (db->wait_fd >= 0)
-		close(db->wait_fd);
-	db->wait_fd = -1;
-	if (db->stdin_fd >= 0)
-		close(db->stdin_fd);
-	db->stdin_fd = -1;
-	free(db->id);
-	db->id = NULL;
-	db->created = 0;
 }
 
 /* Why the container stopped, from its state. */
@@ -291,14 +226,6 @@ static int docker_signal(struct backend *be, int sig)
 	return status == 204 ? 0 : -1;
 }
 
-void docker_be_discard(struct backend_docker *db)
-{
-	if (!db->id)
-		return;
-	docker_be_remove_container(&db->d, db->id);
-	docker_forget(db);
-}
-
 /* Remove the container (killing it) and forget it. */
 static void docker_kill(struct backend *be)
 {
@@ -308,7 +235,7 @@ static void docker_kill(struct backend *be)
 /* Let go of the container, which runs on. */
 static void docker_detach(struct backend *be)
 {
-	docker_forget(docker_of(be));	/* the container runs on; free() has nothing to kill */
+	docker_be_forget(docker_of(be));	/* the container runs on; free() has nothing to kill */
 }
 
 /* Kill the container, close the engine's connection, free the backend. */
@@ -406,7 +333,7 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 		goto out;
 	}
 	/* An exited container answers the wait at once: reap() then says why it stopped. */
-	if (open_wait(db, err) < 0) {
+	if (docker_be_open_wait(db, err) < 0) {
 		free(db->id);
 		db->id = NULL;
 		goto out;

@@ -3,12 +3,14 @@
 
 /*
  * What the rooms of the docker family share. Internal: included by the backend_docker*.c files
- * only. backend_docker.c is the running container: the engine's connection, the start (after
- * prepare), the wait connection and the stdin wake-up, reap (why it stopped), signal, kill,
- * detach and free, the adoption of a pooled kernel's container, and the ops table.
- * backend_docker_create.c is how the container is made: the body of POST /containers/create
- * (its user, the channel's mounts, the hardening: read-only root, tmpfs, capabilities, limits;
- * the runtime, the labels) and the create call with its errors (a missing or stale image).
+ * only. backend_docker.c is the running container: the start (after prepare), the stdin
+ * wake-up, reap (why it stopped), signal, kill, detach and free, the adoption of a pooled
+ * kernel's container, and the ops table. backend_docker_conn.c is its connections: the
+ * engine's, the wait connection and the stdin, and letting go of a container (forget,
+ * discard). backend_docker_create.c is how the container is made: the body of POST
+ * /containers/create (its user, the channel's mounts, the hardening: read-only root, tmpfs,
+ * capabilities, limits; the runtime, the labels) and the create call with its errors (a
+ * missing or stale image).
  * backend_docker_gc.c is what outlives a process: the owner labels, whether a container or its
  * owner still runs, and the removal of the containers whose cellbox process is gone (gc, and
  * the sweep before a process's first container).
@@ -37,9 +39,18 @@ struct backend_docker {
 	int oom_unsure;		/* podman, or a runtime other than runc: OOM kills may go unsaid */
 };
 
-/* backend_docker.c */
+/* backend_docker_conn.c (and backend_docker_connect() of backend.h) */
+/* Wait on a connection of its own (wait_fd): it answers when the container stops. */
+int docker_be_open_wait(struct backend_docker *db, struct strbuf *err);
 /* Attach to the container's stdin, the runner's wake-up (non-blocking writes). */
 int docker_be_attach_stdin(struct backend_docker *db, struct strbuf *err);
+/* Forget the container (gone, being removed, or left running): its id and descriptors. */
+void docker_be_forget(struct backend_docker *db);
+/*
+ * Remove the container of `db` (killing it) and forget it: its id, its wait and stdin
+ * descriptors. Nothing when it has none. Every failed or ended container goes this way.
+ */
+void docker_be_discard(struct backend_docker *db);
 
 /* backend_docker_create.c */
 /* Whether the engine may not report an OOM kill: podman (cgroup v1), or not runc (gVisor). */
@@ -54,11 +65,6 @@ int docker_be_create_container(struct backend_docker *db, const struct kernel_sp
 /* backend_docker_gc.c */
 /* Remove the containers of dead cellbox processes, once per process. */
 void docker_be_sweep_once(struct backend_docker *db);
-/*
- * Remove the container of `db` (killing it) and forget it: its id, its wait and stdin
- * descriptors. Nothing when it has none. Every failed or ended container goes this way.
- */
-void docker_be_discard(struct backend_docker *db);
 /* Remove container `id` (killing it first); errors are ignored. */
 void docker_be_remove_container(struct docker *d, const char *id);
 /* Whether container `id` runs: 1, 0 (stopped or gone), -1 when the engine cannot say. */
