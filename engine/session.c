@@ -1,4 +1,8 @@
-/* The running session: its state and timer, events, quota, commands, interrupts, its end. */
+/*
+ * The session's API (session.h): opened (started, prepared and launched, attached, pooled),
+ * its commands (execute, request, input), dispatch and wait, interrupts and restarts, the
+ * accessors, and its end (close, detach). It calls its parts through session_int.h.
+ */
 #include "session.h"
 #include "session_int.h"
 
@@ -8,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -16,225 +19,149 @@
 #include "request.h"
 #include "wall.h"
 
-#define REAP_INTERVAL 0.100		/* without an exit descriptor */
-#define READ_BUDGET (4u << 20)		/* bytes of events one dispatch reads; then it yields */
-#define USAGE_INTERVAL 0.05		/* seconds between counts of a channel without a tmpfs */
-
-
-/* Tell the front end about a state change. */
-void session_set_state(struct session *s, enum session_state state, const char *msg)
+/* Put the policy's import hook in place and wait for it; -1 with `err` when it failed. */
+static int install_policy(struct session *s, struct strbuf *err)
 {
-	if (state == SESSION_DEAD && msg) {
-		free(s->death);
-		s->death = xstrdup(msg);
+	unsigned long id;
+
+	free(s->policy_error);
+	s->policy_error = NULL;
+	id = session_send_policy(s, err);
+	if (!id)
+		return err->len ? -1 : 0;
+	s->policy_waiting = 1;
+	while (session_wait(s, id) < 0)
+		;
+	s->policy_waiting = 0;
+	if (s->policy_error || s->state == SESSION_DEAD) {
+		strbuf_addstr(err, s->policy_error ? s->policy_error : "the kernel died");
+		return -1;
 	}
-	s->state = state;
-	if (s->opts.on_state && (msg || state == SESSION_DEAD))
-		s->opts.on_state(s, state, msg, s->opts.state_data);
+	return 0;
 }
 
-/* Arm the timer for the nearest deadline (and the polling fallbacks). */
-void session_arm_timer(struct session *s)
+struct session *session_open(const struct session_opts *opts, struct strbuf *err)
 {
-	struct itimerspec its = { 0 };
-	double when = 0, now = now_monotonic(), interval = 0;
+	struct session *s = session_new(opts, err);
+	int pooled = 0;
 
-	if (s->head && s->head->deadline && !s->head->stop)
-		when = s->head->deadline;
-	if (s->head && s->head->blocked)
-		when = now;	/* a cell the policy blocked ends at the next dispatch */
-	if (s->kill_at && (!when || s->kill_at < when))
-		when = s->kill_at;
-	if (s->more)
-		when = now;	/* a results file has more: read on at once */
-	if (s->state == SESSION_STARTING && s->start_deadline &&
-	    (!when || s->start_deadline < when))
-		when = s->start_deadline;	/* session_started() says it timed out */
-	if (s->ch.notify_fd < 0)
-		interval = POLL_INTERVAL;
-	else if (s->be && s->be->ops->exit_fd(s->be) < 0)
-		interval = REAP_INTERVAL;
-	if (interval && s->state != SESSION_DEAD) {
-		its.it_interval.tv_nsec = (long)(interval * 1e9);
-		if (!when || when > now + interval)
-			when = now + interval;
+	if (!s)
+		return NULL;
+	if (opts->pool_dir) {
+		pooled = session_open_pooled(s, opts, err);
+		if (pooled < 0)
+			goto fail;
+		if (pooled && install_policy(s, err) < 0)
+			goto fail;
+		if (pooled)
+			return s;
 	}
-	if (when) {
-		if (when <= now)
-			when = now + 1e-6;
-		when = seconds_clamp(when);	/* a deadline of now + 1e300: the same as none */
-		its.it_value.tv_sec = (time_t)when;
-		its.it_value.tv_nsec = (long)((when - (double)(time_t)when) * 1e9);
-	} else if (s->timer_off) {
-		return;		/* disarmed already: no call per dispatch and per cell for it */
+	if (session_new_channel(s, err) < 0 || session_start_kernel(s, err) < 0 ||
+	    install_policy(s, err) < 0)
+		goto fail;
+	return s;
+fail:
+	s->state = SESSION_DEAD;
+	session_close(s);
+	return NULL;
+}
+
+struct session *session_prepare(const struct session_opts *opts, struct strbuf *err)
+{
+	struct session *s;
+
+	if (opts->pool_dir || opts->policy) {
+		strbuf_addstr(err, "session_prepare: no pool, no policy (session_open does those)");
+		return NULL;
 	}
-	s->timer_off = !when;
-	timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+	s = session_new(opts, err);
+	if (!s)
+		return NULL;
+	if (session_new_channel(s, err) < 0 || session_prepare_kernel(s, err) < 0)
+		goto fail;
+	return s;
+fail:
+	s->state = SESSION_DEAD;
+	session_close(s);
+	return NULL;
 }
 
-/* Take the finished head off the queue; the next request starts its clock. */
-static void pop_head(struct session *s)
+int session_launch(struct session *s, struct strbuf *err)
 {
-	struct request *r = s->head;
+	int rc = session_launch_kernel(s, err);
 
-	s->head = r->next;
-	if (!s->head)
-		s->tail = NULL;
-	else if (s->head->timeout)
-		s->head->deadline = now_monotonic() + s->head->timeout;
-	/* Its files go, off the round trip: the command and answers (ours), the results. */
-	session_spend(s, r);
-	if (s->state == SESSION_BUSY && !s->head)
-		s->state = SESSION_IDLE;
-}
-
-/* End every queued request with `reason` (the kernel went away). */
-static void abort_all(struct session *s, enum reason reason, const char *ename,
-		      const char *evalue, const char *detail)
-{
-	while (s->head) {
-		request_abort(s, s->head, reason, ename, evalue, detail);
-		pop_head(s);
-	}
-	s->kill_at = 0;
-}
-
-/* Read new events of the head request (and of the ones after it once it is done). */
-static int read_events(struct session *s)
-{
-	struct request_reader rd = {
-		.s = s, .ch = &s->ch, .be = s->be, .output_limit = s->opts.output_limit,
-		.interrupt_grace = s->opts.interrupt_grace, .kill_at = &s->kill_at,
-	};
-
-	s->more = 0;
-	while (s->head) {
-		struct request *r = s->head;
-
-		if (r->blocked) {
-			s->kill_at = 0;
-			request_end_blocked(s, r, s->opts.policy->name);
-			rd.events += 2;
-			pop_head(s);
-			continue;
-		}
-		if (!request_read(&rd, r, READ_BUDGET)) {
-			s->more = r->rd.more;
-			break;
-		}
-		pop_head(s);
-	}
-	return rd.events;
-}
-
-/* The kernel is gone: finish what it left, say why, and mark the session dead. */
-static void kernel_died(struct session *s, enum reason reason, const char *why)
-{
-	read_events(s);		/* what it wrote before it went */
-	abort_all(s, reason, "KernelDied", why, why);
-	channel_clear_queue(&s->ch);
-	session_set_state(s, SESSION_DEAD, why);
-}
-
-/* Stop a kernel that broke the channel's rules (its quota, its channel) and end its cells. */
-static void kernel_stopped(struct session *s, enum reason reason, const char *why)
-{
-	s->be->ops->kill(s->be);
-	s->more = 0;
-	abort_all(s, reason, "KernelStopped", why, why);
-	channel_clear_queue(&s->ch);
-	session_set_state(s, SESSION_DEAD, why);
-}
-
-/* Whether the kernel keeps more on the host than its quota allows (then it is stopped). */
-static int over_quota(struct session *s)
-{
-	struct strbuf why = STRBUF_INIT;
-	unsigned long long used;
-	double now;
-
-	if (!s->ch.quota || s->state == SESSION_DEAD)
-		return 0;
-	/*
-	 * A tmpfs of ours is one fstatfs(); without one, the count walks the kernel part, so it is
-	 * done at most every USAGE_INTERVAL, and for a confined kernel also after each done and
-	 * before each command. A local kernel is not confined (it can fill the disk without its
-	 * channel): its count is only the interval's, off the round trip.
-	 */
-	now = now_monotonic();
-	if (!s->ch.mounted && now - s->usage_at < USAGE_INTERVAL &&
-	    (s->state != SESSION_IDLE || !s->be || !(s->be->ops->flags & BACKEND_SANDBOX)))
-		return 0;
-	s->usage_at = now;
-	used = channel_usage(&s->ch);
-	if (used <= s->ch.quota)
-		return 0;
-	strbuf_addstr(&why, "channel quota exceeded: the kernel kept more than its quota of ");
-	wall_describe_size(&why, s->ch.quota);
-	strbuf_addstr(&why, " on the host (channel-quota); it was stopped");
-	kernel_stopped(s, REASON_QUOTA_EXCEEDED, why.buf);
-	strbuf_release(&why);
-	return 1;
-}
-
-/*
- * Tell the runner that something is there for it (a command, an input answer, an interrupt):
- * the backend's wake-up (a container's stdin) or the host/wake FIFO of a runner that asked for
- * it; a runner that watches the channel with inotify needs neither.
- */
-static void wake_kernel(struct session *s)
-{
-	if (s->be->ops->wake)
-		s->be->ops->wake(s->be);
-	if (s->wake)
-		channel_wake(&s->ch);
-}
-
-/* SIGINT to the kernel, and a wake-up for a runner blocked waiting for one. */
-static int interrupt_kernel(struct session *s)
-{
-	int rc = s->be->ops->signal(s->be, SIGINT);
-
-	wake_kernel(s);
+	if (rc < 0)
+		s->state = SESSION_DEAD;
+	session_arm_timer(s);
 	return rc;
 }
 
-/* Kill an unresponsive kernel, end its requests and start a fresh one. */
-static void kill_and_restart(struct session *s)
+struct session *session_begin(const struct session_opts *opts, struct strbuf *err)
 {
-	struct request *r = s->head;
-	struct strbuf msg = STRBUF_INIT, err = STRBUF_INIT;
-	int timed_out = r && r->stop == REASON_TIMEOUT;
+	struct session *s = session_prepare(opts, err);
 
-	s->be->ops->kill(s->be);
-	s->kill_at = 0;
-	if (r) {
-		if (timed_out && !r->is_execute)
-			strbuf_addf(&msg, "the kernel did not answer within %g s and ignored the "
-				    "interrupt for %g s: the kernel was killed and restarted",
-				    r->timeout, s->opts.interrupt_grace);
-		else if (timed_out)
-			strbuf_addf(&msg, "the cell timed out after %g s and ignored the interrupt for %g s: "
-				    "the kernel was killed and restarted", r->timeout,
-				    s->opts.interrupt_grace);
-		else
-			strbuf_addf(&msg, "the cell ignored the interrupt for %g s: "
-				    "the kernel was killed and restarted", s->opts.interrupt_grace);
-		request_abort(s, r, timed_out ? REASON_TIMEOUT_KILLED : REASON_INTERRUPT_KILLED,
-			      timed_out ? "TimeoutError" : "KeyboardInterrupt", msg.buf,
-			      timed_out ? "timeout: kernel restarted" : "interrupt: kernel restarted");
-		pop_head(s);
+	if (s && session_launch(s, err) < 0) {
+		session_close(s);
+		return NULL;
 	}
-	abort_all(s, REASON_RESTARTED, "KernelRestarted", "the kernel was restarted", "restart");
-	session_set_state(s, SESSION_STARTING, "restarting the kernel");
-	if (session_start_kernel(s, &err) < 0)
-		session_set_state(s, SESSION_DEAD, err.buf);
-	else
-		session_set_state(s, SESSION_IDLE, "kernel restarted");
-	if (s->state == SESSION_IDLE && !session_send_policy(s, &err) && err.len)
-		session_set_state(s, s->state, err.buf);	/* queued first: no cell runs before it */
-	strbuf_release(&msg);
-	strbuf_release(&err);
+	return s;
+}
+
+int session_started(struct session *s, struct strbuf *err)
+{
+	uint64_t ticks;
+	int rc;
+
+	if (s->state != SESSION_STARTING)
+		return s->state == SESSION_DEAD || s->state == SESSION_CLOSED ? -1 : 1;
+	if (!s->timer_off && read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		ticks = 0;
+	rc = session_kernel_ready(s, err);
+	if (rc > 0)
+		session_set_state(s, SESSION_IDLE, NULL);
+	else if (rc < 0)
+		s->state = SESSION_DEAD;
+	session_arm_timer(s);
+	return rc;
+}
+
+const char *session_pool_note(const struct session *s)
+{
+	return s->pool_note;
+}
+
+int session_pooled(const struct session *s)
+{
+	return s->lease.entry != NULL;
+}
+
+struct session *session_attach(const struct session_opts *opts, const char *channel_dir,
+			       struct strbuf *err)
+{
+	struct session *s = session_new(opts, err);
+
+	if (s && session_adopt_kernel(s, channel_dir, err) < 0) {
+		session_detach(s);
+		return NULL;
+	}
+	return s;
+}
+
+int session_gc(const char *configured, struct strbuf *out)
+{
+	char *root = session_runtime_dir(configured), *old;
+	struct strbuf why = STRBUF_INIT;
+	int n = channel_gc(root, out);
+
+	/* Where channels went before /dev/shm was preferred: swept too, when it is ours. */
+	old = xasprintf("/tmp/cellbox-%ld", (long)getuid());
+	if (!configured && strcmp(old, root) && access(old, F_OK) == 0 &&
+	    wall_own_dir(old, 0, &why) == 0)
+		n += channel_gc(old, out);
+	strbuf_release(&why);
+	free(old);
+	free(root);
+	return n;
 }
 
 int session_dispatch(struct session *s)
@@ -251,89 +178,32 @@ int session_dispatch(struct session *s)
 	/* (A disarmed timer has no expiry: timerfd_settime() cleared it.) */
 	if (!s->timer_off && read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		ticks = 0;
-	events = read_events(s);
+	events = session_read_events(s);
 	if (s->state != SESSION_DEAD && s->ch.lost) {
-		kernel_stopped(s, REASON_CHANNEL_LOST,
+		session_kernel_stopped(s, REASON_CHANNEL_LOST,
 			       "channel removed by the kernel: the kernel was stopped (a restart "
 			       "makes the channel again)");
 		goto out;
 	}
 	if (s->state != SESSION_DEAD && s->be->ops->reap(s->be, &reason, &why)) {
-		kernel_died(s, reason, why.buf);
+		session_kernel_died(s, reason, why.buf);
 		goto out;
 	}
-	if (over_quota(s))
+	if (session_over_quota(s))
 		goto out;
 	now = now_monotonic();
 	if (s->kill_at && now >= s->kill_at) {
-		kill_and_restart(s);
+		session_kill_and_restart(s);
 	} else if (s->head && s->head->deadline && !s->head->stop &&
 		   now >= s->head->deadline) {
 		s->head->stop = REASON_TIMEOUT;
-		interrupt_kernel(s);
+		session_interrupt_kernel(s);
 		s->kill_at = now + s->opts.interrupt_grace;
 	}
 out:
 	session_arm_timer(s);
 	strbuf_release(&why);
 	return events;
-}
-
-/*
- * Write a command file and queue the request. With `blocked` (the policy's error event, taken
- * over) nothing is written: the request is ended by the host at the next dispatch.
- */
-unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
-			     session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err)
-{
-	struct request *r;
-	char *text, *rel;
-	int rc;
-
-	if (s->state != SESSION_DEAD && s->state != SESSION_CLOSED)
-		over_quota(s);		/* a kernel over its quota is stopped before it gets more */
-	if (s->state == SESSION_DEAD || s->state == SESSION_CLOSED) {
-		strbuf_addstr(err, "the kernel is not running (restart it)");
-		cJSON_Delete(cmd);
-		cJSON_Delete(blocked);
-		return 0;
-	}
-	r = session_new_request(s, is_execute, timeout, fn, data, blocked != NULL, err);
-	if (!r) {
-		cJSON_Delete(cmd);
-		cJSON_Delete(blocked);
-		return 0;
-	}
-	r->blocked = blocked;
-	cJSON_AddStringToObject(cmd, "id", r->name);
-	text = cJSON_PrintUnformatted(cmd);
-	cJSON_Delete(cmd);
-	rel = xasprintf("commands/%s.json", r->name);
-	rc = blocked ? 0 : session_write_command(s, rel, text, err);
-	free(rel);
-	cJSON_free(text);
-	if (rc < 0) {
-		channel_results_remove(&s->ch, r->name);
-		request_free(r);
-		return 0;
-	}
-	if (!s->head) {
-		s->head = r;
-		if (timeout)
-			r->deadline = now_monotonic() + timeout;
-	} else {
-		s->tail->next = r;
-	}
-	s->tail = r;
-	if (s->state == SESSION_IDLE)
-		s->state = SESSION_BUSY;
-	if (!blocked)
-		wake_kernel(s);
-	session_arm_timer(s);
-	/* While the kernel runs it: the finished requests' files go, the next one's are made. */
-	session_tidy(s);
-	session_make_spare(s);
-	return r->id;
 }
 
 unsigned long session_execute(struct session *s, const char *code, unsigned flags,
@@ -394,7 +264,7 @@ int session_input_reply(struct session *s, unsigned long id, const char *value,
 	free(rel);
 	cJSON_free(text);
 	if (rc == 0)
-		wake_kernel(s);
+		session_wake_kernel(s);
 	return rc;
 }
 
@@ -463,7 +333,7 @@ int session_interrupt(struct session *s)
 	if (!s->kill_at)
 		s->kill_at = now_monotonic() + s->opts.interrupt_grace;
 	session_arm_timer(s);
-	return interrupt_kernel(s);
+	return session_interrupt_kernel(s);
 }
 
 int session_restart(struct session *s, struct strbuf *err)
@@ -471,10 +341,10 @@ int session_restart(struct session *s, struct strbuf *err)
 	int rc;
 
 	s->be->ops->kill(s->be);
-	abort_all(s, REASON_RESTARTED, "KernelRestarted", "the kernel was restarted", "restart");
+	session_abort_all(s, REASON_RESTARTED, "KernelRestarted", "the kernel was restarted", "restart");
 	rc = session_start_kernel(s, err);
 	if (rc == 0)
-		rc = session_install_policy(s, err);
+		rc = install_policy(s, err);
 	if (rc == 0)
 		session_set_state(s, SESSION_IDLE, "kernel restarted");
 	return rc;
@@ -544,7 +414,7 @@ static void shutdown_kernel(struct session *s)
 
 	if (s->state == SESSION_DEAD || s->state == SESSION_STARTING)
 		goto out;
-	abort_all(s, REASON_CLOSED, NULL, NULL, "session closed");
+	session_abort_all(s, REASON_CLOSED, NULL, NULL, "session closed");
 	if (!session_request(s, "shutdown", NULL, NULL, NULL, &err))
 		goto out;
 	deadline = now_monotonic() + 1.0;
@@ -571,31 +441,6 @@ out:
 	strbuf_release(&err);
 }
 
-/* Free what every session has, after the kernel was dealt with. */
-static void session_free(struct session *s, int remove_channel)
-{
-	session_tidy(s);
-	session_drop_spare(s);
-	s->state = SESSION_CLOSED;
-	if (s->ch.dir)
-		channel_release(&s->ch, remove_channel);
-	if (s->epfd >= 0)
-		close(s->epfd);
-	if (s->timerfd >= 0)
-		close(s->timerfd);
-	cJSON_Delete(s->info);
-	free(s->backend_name);
-	free(s->image);
-	free(s->python);
-	free(s->runtime_dir);
-	free(s->cwd);
-	free(s->pool_note);
-	free(s->policy_error);
-	free(s->death);
-	free(s->runner_path);
-	free(s);
-}
-
 void session_close(struct session *s)
 {
 	struct pool_lease lease;
@@ -610,7 +455,7 @@ void session_close(struct session *s)
 		/* A pooled kernel is never reused: no need to let it exit politely. */
 		if (!s->lease.entry)
 			shutdown_kernel(s);
-		abort_all(s, REASON_CLOSED, NULL, NULL, "session closed");
+		session_abort_all(s, REASON_CLOSED, NULL, NULL, "session closed");
 		/*
 		 * Stopping a container takes 100 ms or more: a pooled one goes back to its daemon,
 		 * which removes every released kernel, off our path. Without a daemon we end it.
@@ -632,7 +477,7 @@ void session_detach(struct session *s)
 {
 	if (!s)
 		return;
-	abort_all(s, REASON_CLOSED, NULL, NULL, "session detached");
+	session_abort_all(s, REASON_CLOSED, NULL, NULL, "session detached");
 	if (s->be) {
 		if (s->be->ops->detach)
 			s->be->ops->detach(s->be);

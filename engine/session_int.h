@@ -2,16 +2,17 @@
 #define CELLBOX_SESSION_INT_H
 
 /*
- * What the rooms of a session share. Internal: included by the session_*.c files only.
- * session_open.c is how a session gets its kernel: the channel made ready for it, the kernel
- * prepared, launched and awaited, adopted from a channel (session_attach) or leased from a
- * pool, and the policy's import hook put in place; session_open/prepare/launch/begin/started
- * and session_gc. session.c is the running session: its state and timer, the events it reads
- * and dispatches, the channel's quota, interrupts and restarts, the commands (execute,
- * request, input), the accessors, and its end (close, detach). session_files.c makes and
- * removes the requests' files off the round trip (the next results file ahead, the finished
- * ones' behind). session_names.c holds the
- * names a session starts from that need no session (it does not need this header).
+ * What the rooms of a session share. Internal: included by the session*.c files only.
+ * session.c is the API of session.h and calls the rooms, which call each other through this
+ * header, never session.c. session_kernel.c is how a session gets its kernel: allocated
+ * (and freed), the channel made ready, the kernel prepared, launched and awaited, adopted
+ * from a channel or leased from a pool, and the policy's import hook sent. session_state.c
+ * is its state and timer, and what ends a kernel's run (death, the quota, a lost channel, an
+ * ignored interrupt: killed and restarted). session_queue.c is the requests in flight:
+ * submitted, their events read, ended. session_files.c makes and removes the requests'
+ * files off the round trip (the next results file ahead, the finished ones' behind).
+ * session_names.c holds the names a session starts from that need no session (it does not
+ * need this header).
  *
  * Include session.h before it (struct session_opts, enum session_state): it does not include
  * session.h itself, as session.c, session.h's own file, includes it (no include circle).
@@ -60,16 +61,39 @@ struct session {
 	struct wall_pending next_cmd;	/* the next command's file, made ahead (fd -1: none) */
 };
 
+/* session_state.c */
 /* Tell the front end about a state change. */
 void session_set_state(struct session *s, enum session_state state, const char *msg);
 /* Arm the timer for the nearest deadline (and the polling fallbacks). */
 void session_arm_timer(struct session *s);
+/* The kernel is gone: finish what it left, say why, and mark the session dead. */
+void session_kernel_died(struct session *s, enum reason reason, const char *why);
+/* Stop a kernel that broke the channel's rules (its quota, its channel) and end its cells. */
+void session_kernel_stopped(struct session *s, enum reason reason, const char *why);
+/* Whether the kernel keeps more on the host than its quota allows (then it is stopped). */
+int session_over_quota(struct session *s);
+/* Kill an unresponsive kernel, end its requests and start a fresh one. */
+void session_kill_and_restart(struct session *s);
+
+/* session_queue.c */
 /*
  * Write a command file and queue the request. With `blocked` (the policy's error event, taken
  * over) nothing is written: the request is ended by the host at the next dispatch.
  */
 unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, double timeout,
 			     session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err);
+/* Read new events of the head request (and of the ones after it once it is done). */
+int session_read_events(struct session *s);
+/* Take the finished head off the queue; the next request starts its clock. */
+void session_pop_head(struct session *s);
+/* End every queued request with `reason` (the kernel went away). */
+void session_abort_all(struct session *s, enum reason reason, const char *ename,
+		       const char *evalue, const char *detail);
+/* Tell the runner that something is there for it (a command, an input answer, an interrupt). */
+void session_wake_kernel(struct session *s);
+/* SIGINT to the kernel, and a wake-up for a runner blocked waiting for one. */
+int session_interrupt_kernel(struct session *s);
+
 /*
  * The requests' files (session_files.c). session_new_request() makes request next_id (its
  * results file too unless `blocked`), from the spare when there is one; NULL with `err`.
@@ -91,11 +115,29 @@ int session_write_command(struct session *s, const char *rel, const char *text,
 void session_spend(struct session *s, struct request *r);
 void session_tidy(struct session *s);
 
+/* session_kernel.c */
+/* Allocate a session and the descriptors every session has; NULL with `err`. */
+struct session *session_new(const struct session_opts *opts, struct strbuf *err);
+/* Free what every session has, after the kernel was dealt with. */
+void session_free(struct session *s, int remove_channel);
+/* A backend and a fresh channel with the runner in it, watched: a kernel of our own to start. */
+int session_new_channel(struct session *s, struct strbuf *err);
+/* Lease a pooled kernel: 1 when the session has one, 0 to start our own, -1 on error. */
+int session_open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err);
+/* Take over the kernel serving in `dir`: read its ready file, watch it, adopt its pid. */
+int session_adopt_kernel(struct session *s, const char *dir, struct strbuf *err);
+/* Make the channel ready for a kernel and let the backend prepare its start (prepare()). */
+int session_prepare_kernel(struct session *s, struct strbuf *err);
+/* Start the runner (prepared first unless it is); session_kernel_ready() awaits it. */
+int session_launch_kernel(struct session *s, struct strbuf *err);
+/*
+ * One look at a starting kernel: 1 when its ready file is there (and speaks our protocol),
+ * 0 when it is still starting, -1 with `err` when it failed, died or ran out of time.
+ */
+int session_kernel_ready(struct session *s, struct strbuf *err);
 /* Start the runner and wait for its ready file. */
 int session_start_kernel(struct session *s, struct strbuf *err);
 /* Ask the kernel to refuse the policy's modules when imported; 0 when there are none. */
 unsigned long session_send_policy(struct session *s, struct strbuf *err);
-/* Put the policy's import hook in place and wait for it; -1 with `err` when it failed. */
-int session_install_policy(struct session *s, struct strbuf *err);
 
 #endif

@@ -1,4 +1,7 @@
-/* How a session gets its kernel: started (prepared, launched, awaited), adopted or pooled. */
+/*
+ * How a session gets its kernel: allocated (and freed), its kernel started (prepared, launched,
+ * awaited), adopted or pooled, and the policy's import hook sent (see session_int.h).
+ */
 #include "session.h"
 #include "session_int.h"
 
@@ -19,7 +22,6 @@
 #define LOG_TAIL 2048
 #define DEFAULT_QUOTA (1ull << 30)
 #define DEFAULT_OUTPUT_LIMIT (2ull << 30)
-
 
 /* Append the tail of the runner's log since the current kernel started. */
 static void add_log_tail(struct session *s, struct strbuf *err)
@@ -110,7 +112,7 @@ static void kernel_spec_of(struct session *s, struct kernel_spec *spec)
 }
 
 /* Make the channel ready for a kernel and let the backend prepare its start (prepare()). */
-static int prepare_kernel(struct session *s, struct strbuf *err)
+int session_prepare_kernel(struct session *s, struct strbuf *err)
 {
 	struct kernel_spec spec;
 
@@ -127,15 +129,15 @@ static int prepare_kernel(struct session *s, struct strbuf *err)
 	return 0;
 }
 
-/* Start the runner (prepared first unless it is); its ready file is awaited by kernel_ready(). */
-static int launch_kernel(struct session *s, struct strbuf *err)
+/* Start the runner (prepared first unless it is); session_kernel_ready() awaits its ready file. */
+int session_launch_kernel(struct session *s, struct strbuf *err)
 {
 	struct kernel_spec spec;
 	int exit_fd;
 
 	session_set_state(s, SESSION_STARTING, NULL);
 	s->hand_back = 0;	/* a kernel of our own from now on: we end it */
-	if (!s->prepared && prepare_kernel(s, err) < 0)
+	if (!s->prepared && session_prepare_kernel(s, err) < 0)
 		return -1;
 	s->prepared = 0;
 	kernel_spec_of(s, &spec);
@@ -155,7 +157,7 @@ static int launch_kernel(struct session *s, struct strbuf *err)
  * One look at a starting kernel: 1 when its ready file is there (and speaks our protocol),
  * 0 when it is still starting, -1 with `err` when it failed, died or ran out of time.
  */
-static int kernel_ready(struct session *s, struct strbuf *err)
+int session_kernel_ready(struct session *s, struct strbuf *err)
 {
 	struct strbuf buf = STRBUF_INIT;
 	enum reason reason;
@@ -209,9 +211,9 @@ out:
 /* Start the runner and wait for its ready file. */
 int session_start_kernel(struct session *s, struct strbuf *err)
 {
-	int rc = launch_kernel(s, err);
+	int rc = session_launch_kernel(s, err);
 
-	while (rc == 0 && (rc = kernel_ready(s, err)) == 0) {
+	while (rc == 0 && (rc = session_kernel_ready(s, err)) == 0) {
 		struct epoll_event evs[4];
 		double left = s->start_deadline - now_monotonic();
 
@@ -232,23 +234,6 @@ int session_start_kernel(struct session *s, struct strbuf *err)
 	return rc > 0 ? 0 : -1;
 }
 
-int session_gc(const char *configured, struct strbuf *out)
-{
-	char *root = session_runtime_dir(configured), *old;
-	struct strbuf why = STRBUF_INIT;
-	int n = channel_gc(root, out);
-
-	/* Where channels went before /dev/shm was preferred: swept too, when it is ours. */
-	old = xasprintf("/tmp/cellbox-%ld", (long)getuid());
-	if (!configured && strcmp(old, root) && access(old, F_OK) == 0 &&
-	    wall_own_dir(old, 0, &why) == 0)
-		n += channel_gc(old, out);
-	strbuf_release(&why);
-	free(old);
-	free(root);
-	return n;
-}
-
 /* The local backend's interpreter of kernel `k`: its setting, else the kernel's default. */
 static const char *interpreter_of(const struct kernel_def *k, const struct session_opts *o)
 {
@@ -258,7 +243,7 @@ static const char *interpreter_of(const struct kernel_def *k, const struct sessi
 }
 
 /* Allocate a session and the descriptors every session has. */
-static struct session *session_new(const struct session_opts *opts, struct strbuf *err)
+struct session *session_new(const struct session_opts *opts, struct strbuf *err)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -304,8 +289,7 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (s->epfd < 0 || s->timerfd < 0) {
 		strbuf_addf(err, "cannot create descriptors: %s", strerror(errno));
-		s->state = SESSION_DEAD;
-		session_close(s);
+		session_free(s, 0);
 		return NULL;
 	}
 	ev.data.fd = s->timerfd;
@@ -314,7 +298,7 @@ static struct session *session_new(const struct session_opts *opts, struct strbu
 }
 
 /* Take over the kernel serving in `dir`: read its ready file, watch it, adopt its pid. */
-static int adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
+int session_adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 {
 	struct strbuf buf = STRBUF_INIT;
 	struct kernel_handle handle;
@@ -365,18 +349,6 @@ out:
 	return rc;
 }
 
-struct session *session_attach(const struct session_opts *opts, const char *channel_dir,
-			       struct strbuf *err)
-{
-	struct session *s = session_new(opts, err);
-
-	if (s && adopt_kernel(s, channel_dir, err) < 0) {
-		session_detach(s);
-		return NULL;
-	}
-	return s;
-}
-
 /* Keep why the kernel refused the policy's import hook (after a restart: say so at once). */
 static void on_policy_event(struct session *s, const struct session_event *ev, void *data)
 {
@@ -404,27 +376,6 @@ unsigned long session_send_policy(struct session *s, struct strbuf *err)
 	return session_submit(s, req, 0, 0, on_policy_event, NULL, NULL, err);
 }
 
-/* Put the policy's import hook in place and wait for it; -1 with `err` when it failed. */
-int session_install_policy(struct session *s, struct strbuf *err)
-{
-	unsigned long id;
-
-	free(s->policy_error);
-	s->policy_error = NULL;
-	id = session_send_policy(s, err);
-	if (!id)
-		return err->len ? -1 : 0;
-	s->policy_waiting = 1;
-	while (session_wait(s, id) < 0)
-		;
-	s->policy_waiting = 0;
-	if (s->policy_error || s->state == SESSION_DEAD) {
-		strbuf_addstr(err, s->policy_error ? s->policy_error : "the kernel died");
-		return -1;
-	}
-	return 0;
-}
-
 /* Remove the channels dead processes left in `root`, once per process (as `cellbox gc`). */
 static void sweep_channels(const char *root)
 {
@@ -435,7 +386,7 @@ static void sweep_channels(const char *root)
 }
 
 /* Lease a pooled kernel: 1 when the session has one, 0 to start our own, -1 on error. */
-static int open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err)
+int session_open_pooled(struct session *s, const struct session_opts *opts, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
 	char *serves = pool_backend(opts->pool_dir);
@@ -464,7 +415,7 @@ static int open_pooled(struct session *s, const struct session_opts *opts, struc
 		s->pool_note = strbuf_detach(&why, NULL);
 	else if (rc < 0)
 		strbuf_addstr(err, why.buf);
-	else if (adopt_kernel(s, s->lease.channel_dir, err) < 0)
+	else if (session_adopt_kernel(s, s->lease.channel_dir, err) < 0)
 		rc = -1;
 	else
 		s->hand_back = (s->be->ops->flags & BACKEND_SLOW_KILL) != 0;
@@ -473,7 +424,7 @@ static int open_pooled(struct session *s, const struct session_opts *opts, struc
 }
 
 /* A backend and a fresh channel with the runner in it, watched: a kernel of our own to start. */
-static int new_channel(struct session *s, struct strbuf *err)
+int session_new_channel(struct session *s, struct strbuf *err)
 {
 	s->be = backend_new(s->backend_name, err);
 	if (!s->be || channel_create(&s->ch, s->runtime_dir, err) < 0)
@@ -495,97 +446,27 @@ static int new_channel(struct session *s, struct strbuf *err)
 	return 0;
 }
 
-struct session *session_open(const struct session_opts *opts, struct strbuf *err)
+/* Free what every session has, after the kernel was dealt with. */
+void session_free(struct session *s, int remove_channel)
 {
-	struct session *s = session_new(opts, err);
-	int pooled = 0;
-
-	if (!s)
-		return NULL;
-	if (opts->pool_dir) {
-		pooled = open_pooled(s, opts, err);
-		if (pooled < 0)
-			goto fail;
-		if (pooled && session_install_policy(s, err) < 0)
-			goto fail;
-		if (pooled)
-			return s;
-	}
-	if (new_channel(s, err) < 0 || session_start_kernel(s, err) < 0 ||
-	    session_install_policy(s, err) < 0)
-		goto fail;
-	return s;
-fail:
-	s->state = SESSION_DEAD;
-	session_close(s);
-	return NULL;
-}
-
-struct session *session_prepare(const struct session_opts *opts, struct strbuf *err)
-{
-	struct session *s;
-
-	if (opts->pool_dir || opts->policy) {
-		strbuf_addstr(err, "session_prepare: no pool, no policy (session_open does those)");
-		return NULL;
-	}
-	s = session_new(opts, err);
-	if (!s)
-		return NULL;
-	if (new_channel(s, err) < 0 || prepare_kernel(s, err) < 0)
-		goto fail;
-	return s;
-fail:
-	s->state = SESSION_DEAD;
-	session_close(s);
-	return NULL;
-}
-
-int session_launch(struct session *s, struct strbuf *err)
-{
-	int rc = launch_kernel(s, err);
-
-	if (rc < 0)
-		s->state = SESSION_DEAD;
-	session_arm_timer(s);
-	return rc;
-}
-
-struct session *session_begin(const struct session_opts *opts, struct strbuf *err)
-{
-	struct session *s = session_prepare(opts, err);
-
-	if (s && session_launch(s, err) < 0) {
-		session_close(s);
-		return NULL;
-	}
-	return s;
-}
-
-int session_started(struct session *s, struct strbuf *err)
-{
-	uint64_t ticks;
-	int rc;
-
-	if (s->state != SESSION_STARTING)
-		return s->state == SESSION_DEAD || s->state == SESSION_CLOSED ? -1 : 1;
-	if (!s->timer_off && read(s->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-		ticks = 0;
-	rc = kernel_ready(s, err);
-	if (rc > 0)
-		session_set_state(s, SESSION_IDLE, NULL);
-	else if (rc < 0)
-		s->state = SESSION_DEAD;
-	session_arm_timer(s);
-	return rc;
-}
-
-const char *session_pool_note(const struct session *s)
-{
-	return s->pool_note;
-}
-
-int session_pooled(const struct session *s)
-{
-	return s->lease.entry != NULL;
+	session_tidy(s);
+	session_drop_spare(s);
+	s->state = SESSION_CLOSED;
+	if (s->ch.dir)
+		channel_release(&s->ch, remove_channel);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->timerfd >= 0)
+		close(s->timerfd);
+	cJSON_Delete(s->info);
+	free(s->backend_name);
+	free(s->image);
+	free(s->python);
+	free(s->runtime_dir);
+	free(s->cwd);
+	free(s->pool_note);
+	free(s->policy_error);
+	free(s->death);
+	free(s->runner_path);
+	free(s);
 }
