@@ -12,6 +12,7 @@
 #include "graphics.h"
 #include "ipycolors.h"
 #include "lastclose.h"
+#include "lineplot.h"
 #include "printer.h"
 
 const char *cli_progname = "cellbox";
@@ -37,7 +38,7 @@ int cli_want_color(int fd)
 }
 
 void cli_setup_graphics(const struct cellbox_config *cfg, struct session *s,
-			struct printer *pr, struct graphics_line *gl)
+			struct printer *pr, struct lineplot *gl)
 {
 	enum graphics_mode want = GRAPHICS_AUTO;
 	enum blocks_kind blocks = BLOCKS_AUTO;
@@ -46,10 +47,10 @@ void cli_setup_graphics(const struct cellbox_config *cfg, struct session *s,
 	graphics_mode_parse(cfg->graphics, &want);
 	blocks_kind_parse(cfg->blocks, &blocks);
 	if (want == GRAPHICS_NONE || (want == GRAPHICS_AUTO && !isatty(1))) {
-		graphics_line_init(gl, GRAPHICS_NONE, blocks, 1, 0);	/* the environment's hints */
+		lineplot_init(gl, GRAPHICS_NONE, blocks, 1, 0);	/* the environment's hints */
 	} else {
-		graphics_line_init(gl, want, blocks, -1, cli_want_color(1));
-		pr->plot_hook = graphics_line_plot;
+		lineplot_init(gl, want, blocks, -1, cli_want_color(1));
+		pr->plot_hook = lineplot_show;
 		pr->plot_data = gl;
 	}
 	if ((pr->flags & PRINTER_COLOR) && gl->tc.light == 1 &&

@@ -179,7 +179,7 @@ int cli_read_code(const char *path, struct strbuf *code);
 /* Whether output to `fd` should carry colours (a terminal, and NO_COLOR unset). */
 int cli_want_color(int fd);
 struct printer;
-struct graphics_line;
+struct lineplot;
 /*
  * Let `pr` draw plots inline on stdout by the graphics setting: auto asks the terminal
  * (only when stdout is one), the other modes are used as told, none keeps text lines. When
@@ -187,6 +187,6 @@ struct graphics_line;
  * COLORFGBG), the kernel of `s` gets IPython's LightBG colour scheme.
  */
 void cli_setup_graphics(const struct cellbox_config *cfg, struct session *s,
-			struct printer *pr, struct graphics_line *gl);
+			struct printer *pr, struct lineplot *gl);
 
 #endif

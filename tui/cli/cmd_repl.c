@@ -12,7 +12,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "graphics.h"
+#include "lineplot.h"
 #include "printer.h"
 #include "record.h"
 
@@ -640,7 +640,7 @@ static int repl_tty(struct repl *r)
 static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct repl r = { 0 };
-	struct graphics_line gl;
+	struct lineplot gl;
 	unsigned flags = 0;
 	int rc;
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "graphics.h"
+#include "lineplot.h"
 #include "printer.h"
 #include "record.h"
 
@@ -36,7 +36,7 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	struct strbuf code = STRBUF_INIT, err = STRBUF_INIT;
 	struct session *s = NULL;
 	struct printer pr;
-	struct graphics_line gl;
+	struct lineplot gl;
 	struct run_ctx ctx = { &pr, { NULL } };
 	int json = cli_has(args, "json"), rc = EXIT_USAGE, printer_ready = 0;
 	unsigned flags;

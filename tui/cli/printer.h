@@ -53,7 +53,7 @@ struct printer {
 	int done_seen;
 	struct session_ev_done done;
 	/*
-	 * Draws a plot inline after the output (graphics_line_plot): 0 when it drew it, else
+	 * Draws a plot inline after the output (lineplot_show): 0 when it drew it, else
 	 * the plot's text line is printed. NULL = text lines only. `fd` is the channel's file
 	 * as checked (-1 for our own copy at `path`).
 	 */

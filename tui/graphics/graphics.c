@@ -1,74 +1,220 @@
-#include "graphics.h"
+/*
+ * Plots in the terminal (graphics.h): the table of protocols and the choice of one, fitting an
+ * image to its box, and rendering through the table. The image and its caches are
+ * graphics_image.c (graphics_int.h); the encoders kitty.c, iterm.c, sixelpack.c, blocks.c.
+ */
+#include "graphics_int.h"
 
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "iterm.h"
 #include "kitty.h"
-#include "pixels.h"
-#include "pngfile.h"
 #include "png.h"
 #include "sixelpack.h"
 
-#define CACHE_SLOTS 4			/* encoded bytes of recent requests (blocks, iTerm2) */
-#define SCALED_SLOTS 2			/* scaled pixels of recent sizes */
-#define QUERY_TIMEOUT_MS 500
-#define BLOCKS_MAX_COLS 160
-#define PNG_MAX (64u << 20)		/* bytes of one PNG file */
-#define IMAGE_MAX 8192			/* pixels across or down */
+/* ---- drawing, one function per protocol ------------------------------------------------- */
 
-struct cache_slot {
-	int used;
-	unsigned long stamp;
-	struct graphics_request rq;
-	struct graphics_size sz;
-	struct strbuf bytes;
+/* Append the sixel DCS of pixel rows y0..y1-1 of the image fitted to w x h. */
+static int sixel_dcs(struct graphics_image *img, const struct graphics_request *rq,
+		     int w, int h, int y0, int y1, struct strbuf *out, struct strbuf *err)
+{
+	struct strbuf dcs = STRBUF_INIT, why = STRBUF_INIT;
+
+	if (!img->six || img->six_w != w || img->six_h != h || img->six_colors != rq->colors) {
+		sixelpack_free(img->six);
+		img->six = sixelpack_new(graphics_image_scaled(img, w, h, 0), w, h, rq->colors, &why);
+		img->six_w = w, img->six_h = h, img->six_colors = rq->colors;
+		if (!img->six) {
+			if (err)
+				strbuf_addf(err, "sixel encoding failed: %s", why.buf);
+			strbuf_release(&why);
+			return -1;
+		}
+	}
+	sixelpack_draw(img->six, y0, y1, &dcs);
+	if (rq->flags & GRAPHICS_TMUX_PASSTHROUGH)
+		graphics_wrap_tmux(dcs.buf, dcs.len, out);
+	else
+		strbuf_add(out, dcs.buf, dcs.len);
+	strbuf_release(&dcs);
+	strbuf_release(&why);
+	return 0;
+}
+
+/* kitty: send the PNG once, then place the crop by a source rectangle. */
+static int draw_kitty(struct graphics_image *img, const struct graphics_request *rq,
+		      const struct graphics_size *sz, int row0, int nrows, struct strbuf *out,
+		      struct strbuf *err)
+{
+	int tmux = !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH);
+	int y0 = (int)((long long)img->h * row0 / sz->rows);
+	int y1 = (int)((long long)img->h * (row0 + nrows) / sz->rows);
+	char keys[96];
+
+	(void)err;
+	if (rq->flags & GRAPHICS_NEWLINES) {	/* scrolling output: draw at the cursor */
+		snprintf(keys, sizeof(keys), "a=T,f=100,q=2,c=%d,r=%d", sz->cols, sz->rows);
+		kitty_transmit(out, tmux, img->png.buf, img->png.len, keys);
+		strbuf_addstr(out, "\r\n");
+		return 0;
+	}
+	if (!img->kitty_id)
+		img->kitty_id = kitty_image_id();
+	if (!img->kitty_sent) {
+		snprintf(keys, sizeof(keys), "a=t,f=100,i=%u,q=2", img->kitty_id);
+		kitty_transmit(out, tmux, img->png.buf, img->png.len, keys);
+		img->kitty_sent = 1;
+	}
+	kitty_command(out, tmux, "a=p,i=%u,p=1,x=0,y=%d,w=%d,h=%d,c=%d,r=%d,C=1,q=2",
+		      img->kitty_id, y0, img->w, y1 - y0, sz->cols, nrows);
+	return 0;
+}
+
+/* kitty-unicode: the PNG and its virtual placement once, then placeholder text. */
+static int draw_placeholders(struct graphics_image *img, const struct graphics_request *rq,
+			     const struct graphics_size *sz, int row0, int nrows, struct strbuf *out,
+			     struct strbuf *err)
+{
+	int tmux = !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH);
+
+	(void)err;
+	if (!img->kitty_id)
+		img->kitty_id = kitty_image_id();
+	if (!img->kitty_sent) {
+		char keys[96];
+		snprintf(keys, sizeof(keys), "a=T,U=1,f=100,i=%u,c=%d,r=%d,q=2", img->kitty_id,
+			 sz->cols, sz->rows);
+		kitty_transmit(out, tmux, img->png.buf, img->png.len, keys);
+		img->kitty_sent = 1;
+	} else if (img->kitty_cols != sz->cols || img->kitty_rows != sz->rows) {
+		kitty_command(out, tmux, "a=p,U=1,i=%u,c=%d,r=%d,q=2", img->kitty_id, sz->cols,
+			      sz->rows);
+	}
+	img->kitty_cols = sz->cols;
+	img->kitty_rows = sz->rows;
+	kitty_placeholders(out, img->kitty_id, row0, nrows, sz->cols,
+			   !!(rq->flags & GRAPHICS_NEWLINES));
+	return 0;
+}
+
+/* iTerm2: the file itself when whole, else a PNG of the visible rows. */
+static int draw_iterm(struct graphics_image *img, const struct graphics_request *rq,
+		      const struct graphics_size *sz, int row0, int nrows, struct strbuf *out,
+		      struct strbuf *err)
+{
+	int tmux = !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH);
+	int cw = rq->cell_w > 0 ? rq->cell_w : 10, ch = rq->cell_h > 0 ? rq->cell_h : 20;
+
+	(void)err;
+	if (row0 == 0 && nrows == sz->rows) {
+		iterm_image(out, tmux, img->png.buf, img->png.len, sz->cols, sz->rows);
+	} else {
+		int w = sz->cols * cw, h = sz->rows * ch;
+		const unsigned char *px = graphics_image_scaled(img, w, h, 0);
+		struct strbuf part = STRBUF_INIT;
+
+		png_encode_rgb(px + (size_t)row0 * ch * w * 3, w, nrows * ch, &part);
+		iterm_image(out, tmux, part.buf, part.len, sz->cols, nrows);
+		strbuf_release(&part);
+	}
+	if (rq->flags & GRAPHICS_NEWLINES)
+		strbuf_addstr(out, "\r\n");
+	return 0;
+}
+
+/* Block characters: two colours a cell, from a downscale that keeps lines and text. */
+static int draw_blocks(struct graphics_image *img, const struct graphics_request *rq,
+		       const struct graphics_size *sz, int row0, int nrows, struct strbuf *out,
+		       struct strbuf *err)
+{
+	(void)err;
+	blocks_encode(graphics_image_scaled(img, sz->px_w, sz->px_h, 1), sz->cols, sz->rows,
+		      rq->blocks ? rq->blocks : BLOCKS_QUADRANT, row0, nrows,
+		      rq->truecolor, !!(rq->flags & GRAPHICS_NEWLINES), out);
+	return 0;
+}
+
+/* Sixel: the bands of the visible rows, from the palette and bands kept for the size. */
+static int draw_sixel(struct graphics_image *img, const struct graphics_request *rq,
+		      const struct graphics_size *sz, int row0, int nrows, struct strbuf *out,
+		      struct strbuf *err)
+{
+	int ch = rq->cell_h > 0 ? rq->cell_h : 20;
+	int y1 = (row0 + nrows) * ch < sz->px_h ? (row0 + nrows) * ch : sz->px_h;
+	int rc = sixel_dcs(img, rq, sz->px_w, sz->px_h, row0 * ch, y1, out, err);
+
+	if (rc == 0 && (rq->flags & GRAPHICS_NEWLINES))
+		strbuf_addstr(out, "\r\n");	/* from the image's last text row */
+	return rc;
+}
+
+/* kitty: take the placement off the screen (the terminal keeps the image). */
+static void unplace_kitty(struct graphics_image *img, const struct graphics_request *rq,
+			  struct strbuf *out)
+{
+	if (img->kitty_sent)
+		kitty_command(out, !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH),
+			      "a=d,d=i,i=%u,p=1,q=2", img->kitty_id);
+}
+
+/* kitty, both ways: make the terminal drop the image and its data. */
+static void forget_kitty(struct graphics_image *img, const struct graphics_request *rq,
+			 struct strbuf *out)
+{
+	if (img->kitty_sent)
+		kitty_command(out, !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH),
+			      "a=d,d=I,i=%u,q=2", img->kitty_id);
+}
+
+/* ---- the protocols ---------------------------------------------------------------------- */
+
+/*
+ * One row per mode: what draws an image (at the cursor, rows row0.. of the fitted image), what
+ * takes it off the screen and what makes the terminal drop it (NULL: nothing to do), as
+ * notcurses' termdesc holds its pixel functions. A mode is chosen once (graphics_choose) and
+ * every request names it, so each call is a look-up, never a test of modes.
+ */
+typedef int draw_fn(struct graphics_image *img, const struct graphics_request *rq,
+		    const struct graphics_size *sz, int row0, int nrows, struct strbuf *out,
+		    struct strbuf *err);
+typedef void remove_fn(struct graphics_image *img, const struct graphics_request *rq,
+		       struct strbuf *out);
+
+enum {
+	IN_CELLS = 1 << 0,	/* the image is the content of its cells (graphics_mode_in_cells) */
+	CACHED = 1 << 1,	/* the bytes of a request depend on it alone: kept per request */
 };
 
-struct scaled {
-	int w, h, ink;
-	unsigned long stamp;
-	unsigned char *rgb;		/* NULL = free slot */
-};
-
-struct graphics_image {
-	int w, h;
-	unsigned char *rgb;		/* w * h * 3 bytes, RGB888 */
-	struct strbuf png;		/* the file, for kitty and iTerm2 */
-	unsigned char bg[3];		/* the most common colour (blocks' ink filter) */
-	unsigned long clock;
-	struct cache_slot cache[CACHE_SLOTS];
-	struct scaled scaled[SCALED_SLOTS];
-	struct sixelpack *six;		/* the sixel palette and bands of one size */
-	int six_w, six_h, six_colors;
-	unsigned kitty_id;		/* 0 until first drawn with kitty */
-	int kitty_sent;			/* the terminal has the PNG */
-	int kitty_cols, kitty_rows;	/* of the virtual placement (kitty-unicode) */
-	unsigned long used_at;		/* the budget's clock when last drawn */
-	struct graphics_image *prev, *next;	/* every live image, for the budget */
-};
-
-static struct graphics_image *all_images;
-static unsigned long budget_clock;
-
-static const struct {
+static const struct protocol {
 	const char *name;
-	enum graphics_mode mode;
-} mode_names[] = {
-	{ "auto", GRAPHICS_AUTO },
-	{ "none", GRAPHICS_NONE },
-	{ "blocks", GRAPHICS_BLOCKS },
-	{ "sixel", GRAPHICS_SIXEL },
-	{ "kitty", GRAPHICS_KITTY },
-	{ "kitty-unicode", GRAPHICS_KITTY_UNICODE },
-	{ "iterm", GRAPHICS_ITERM },
-};
+	draw_fn *draw;		/* NULL: the mode draws nothing */
+	remove_fn *unplace;
+	remove_fn *forget;
+	unsigned flags;
+} protocols[] = {
+	[GRAPHICS_AUTO] = { "auto", NULL, NULL, NULL, IN_CELLS },
+	[GRAPHICS_NONE] = { "none", NULL, NULL, NULL, IN_CELLS },
+	[GRAPHICS_BLOCKS] = { "blocks", draw_blocks, NULL, NULL, IN_CELLS | CACHED },
+	/* sixel is assembled from its bands; kitty depends on what the terminal has */
+	[GRAPHICS_SIXEL] = { "sixel", draw_sixel, NULL, NULL, IN_CELLS },
+	[GRAPHICS_KITTY] = { "kitty", draw_kitty, unplace_kitty, forget_kitty, 0 },
+	[GRAPHICS_KITTY_UNICODE] = { "kitty-unicode", draw_placeholders, NULL, forget_kitty,
+				     IN_CELLS },
+	[GRAPHICS_ITERM] = { "iterm", draw_iterm, NULL, NULL, IN_CELLS | CACHED },
+}, unknown = { "?", NULL, NULL, NULL, IN_CELLS };
+
+/* The row of `mode`. */
+static const struct protocol *protocol_of(enum graphics_mode mode)
+{
+	return (unsigned)mode < ARRAY_SIZE(protocols) ? &protocols[mode] : &unknown;
+}
 
 int graphics_mode_parse(const char *s, enum graphics_mode *mode)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++)
-		if (s && !strcmp(s, mode_names[i].name)) {
-			*mode = mode_names[i].mode;
+	for (size_t i = 0; i < ARRAY_SIZE(protocols); i++)
+		if (s && !strcmp(s, protocols[i].name)) {
+			*mode = (enum graphics_mode)i;
 			return 0;
 		}
 	return -1;
@@ -76,10 +222,7 @@ int graphics_mode_parse(const char *s, enum graphics_mode *mode)
 
 const char *graphics_mode_name(enum graphics_mode mode)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++)
-		if (mode_names[i].mode == mode)
-			return mode_names[i].name;
-	return "?";
+	return protocol_of(mode)->name;
 }
 
 enum graphics_mode graphics_choose(enum graphics_mode want, const struct termcap *tc, int color)
@@ -106,142 +249,7 @@ enum blocks_kind graphics_blocks_choose(enum blocks_kind want, const struct term
 
 int graphics_mode_in_cells(enum graphics_mode mode)
 {
-	return mode != GRAPHICS_KITTY;
-}
-
-/* Read and decode the PNG at `path`, or from `fd` when it is >= 0 (`path` then names it). */
-static struct graphics_image *load(const char *path, int fd, struct strbuf *err)
-{
-	struct graphics_image *img = xcalloc(1, sizeof(*img));
-	struct strbuf why = STRBUF_INIT;
-
-	strbuf_init(&img->png, 0);
-	for (int i = 0; i < CACHE_SLOTS; i++)
-		strbuf_init(&img->cache[i].bytes, 0);
-	if (fd >= 0) {
-		if (pngfile_read_fd(fd, PNG_MAX, IMAGE_MAX, &img->png, &why) < 0)
-			goto fail;
-	} else if (!path || !*path) {
-		strbuf_addstr(&why, "no path");
-		goto fail;
-	} else if (pngfile_read(path, PNG_MAX, IMAGE_MAX, &img->png, &why) < 0) {
-		goto fail;
-	}
-	img->rgb = pngfile_decode(img->png.buf, img->png.len, IMAGE_MAX, &img->w, &img->h, &why);
-	if (!img->rgb)
-		goto fail;
-	pixels_background(img->rgb, img->w, img->h, img->bg);
-	img->next = all_images;
-	if (all_images)
-		all_images->prev = img;
-	all_images = img;
-	strbuf_release(&why);
-	return img;
-fail:
-	if (err)
-		strbuf_addf(err, "cannot decode '%s': %s", path ? path : "", why.buf);
-	strbuf_release(&why);
-	graphics_free(img);
-	return NULL;
-}
-
-struct graphics_image *graphics_load(const char *path, struct strbuf *err)
-{
-	return load(path, -1, err);
-}
-
-struct graphics_image *graphics_load_fd(int fd, const char *name, struct strbuf *err)
-{
-	return load(name, fd, err);
-}
-
-/* Drop everything the image keeps for drawing; returns the bytes freed. */
-static size_t drop_caches(struct graphics_image *img)
-{
-	size_t n = 0;
-
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		n += img->cache[i].bytes.alloc;
-		strbuf_release(&img->cache[i].bytes);
-		img->cache[i].used = 0;
-	}
-	for (int i = 0; i < SCALED_SLOTS; i++) {
-		if (img->scaled[i].rgb)
-			n += (size_t)img->scaled[i].w * img->scaled[i].h * 3;
-		free(img->scaled[i].rgb);
-		img->scaled[i].rgb = NULL;
-	}
-	if (img->six)
-		n += sixelpack_bytes(img->six);
-	sixelpack_free(img->six);
-	img->six = NULL;
-	return n;
-}
-
-/* Bytes held by an image's caches. */
-static size_t cache_bytes(const struct graphics_image *img)
-{
-	size_t n = img->six ? sixelpack_bytes(img->six) : 0;
-
-	for (int i = 0; i < CACHE_SLOTS; i++)
-		n += img->cache[i].bytes.alloc;
-	for (int i = 0; i < SCALED_SLOTS; i++)
-		if (img->scaled[i].rgb)
-			n += (size_t)img->scaled[i].w * img->scaled[i].h * 3;
-	return n;
-}
-
-size_t graphics_cache_bytes(void)
-{
-	size_t total = 0;
-
-	for (struct graphics_image *i = all_images; i; i = i->next)
-		total += cache_bytes(i);
-	return total;
-}
-
-/* Keep all caches under the budget: the images drawn longest ago give theirs up. */
-static void budget_trim(const struct graphics_image *keep)
-{
-	size_t total = graphics_cache_bytes();
-
-	while (total > GRAPHICS_CACHE_BUDGET) {
-		struct graphics_image *old = NULL;
-
-		for (struct graphics_image *i = all_images; i; i = i->next)
-			if (i != keep && cache_bytes(i) && (!old || i->used_at < old->used_at))
-				old = i;
-		if (!old)
-			break;
-		total -= drop_caches(old);
-	}
-}
-
-void graphics_free(struct graphics_image *img)
-{
-	if (!img)
-		return;
-	if (img->prev)
-		img->prev->next = img->next;
-	else if (all_images == img)
-		all_images = img->next;
-	if (img->next)
-		img->next->prev = img->prev;
-	drop_caches(img);
-	strbuf_release(&img->png);
-	free(img->rgb);
-	free(img);
-}
-
-void graphics_image_size(const struct graphics_image *img, int *w, int *h)
-{
-	*w = img->w;
-	*h = img->h;
-}
-
-const unsigned char *graphics_image_rgb(const struct graphics_image *img)
-{
-	return img->rgb;
+	return !!(protocol_of(mode)->flags & IN_CELLS);
 }
 
 /* ---- fitting ---------------------------------------------------------------------------- */
@@ -299,133 +307,12 @@ void graphics_fit(const struct graphics_image *img, const struct graphics_reques
 
 /* ---- rendering -------------------------------------------------------------------------- */
 
-/* The image's pixels at w x h (ink-keeping or box-filtered), from the cache when there. */
-static const unsigned char *scaled(struct graphics_image *img, int w, int h, int ink)
-{
-	struct scaled *slot = NULL;
-
-	for (int i = 0; i < SCALED_SLOTS; i++) {
-		struct scaled *s = &img->scaled[i];
-		if (s->rgb && s->w == w && s->h == h && s->ink == ink) {
-			s->stamp = img->clock;
-			return s->rgb;
-		}
-		if (!slot || !s->rgb || (slot->rgb && s->stamp < slot->stamp))
-			slot = s;
-	}
-	free(slot->rgb);
-	slot->rgb = ink ? pixels_scale_ink(img->rgb, img->w, img->h, w, h, img->bg)
-			: pixels_scale_box(img->rgb, img->w, img->h, w, h);
-	slot->w = w;
-	slot->h = h;
-	slot->ink = ink;
-	slot->stamp = img->clock;
-	return slot->rgb;
-}
-
-/* Append the sixel DCS of pixel rows y0..y1-1 of the image fitted to w x h. */
-static int render_sixel(struct graphics_image *img, const struct graphics_request *rq,
-			int w, int h, int y0, int y1, struct strbuf *out, struct strbuf *err)
-{
-	struct strbuf dcs = STRBUF_INIT, why = STRBUF_INIT;
-
-	if (!img->six || img->six_w != w || img->six_h != h || img->six_colors != rq->colors) {
-		sixelpack_free(img->six);
-		img->six = sixelpack_new(scaled(img, w, h, 0), w, h, rq->colors, &why);
-		img->six_w = w, img->six_h = h, img->six_colors = rq->colors;
-		if (!img->six) {
-			if (err)
-				strbuf_addf(err, "sixel encoding failed: %s", why.buf);
-			strbuf_release(&why);
-			return -1;
-		}
-	}
-	sixelpack_draw(img->six, y0, y1, &dcs);
-	if (rq->flags & GRAPHICS_TMUX_PASSTHROUGH)
-		graphics_wrap_tmux(dcs.buf, dcs.len, out);
-	else
-		strbuf_add(out, dcs.buf, dcs.len);
-	strbuf_release(&dcs);
-	strbuf_release(&why);
-	return 0;
-}
-
-/* kitty: send the PNG once, then place the crop by a source rectangle. */
-static void render_kitty(struct graphics_image *img, const struct graphics_request *rq,
-			 const struct graphics_size *sz, int row0, int nrows, struct strbuf *out)
-{
-	int tmux = !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH);
-	int y0 = (int)((long long)img->h * row0 / sz->rows);
-	int y1 = (int)((long long)img->h * (row0 + nrows) / sz->rows);
-	char keys[96];
-
-	if (rq->flags & GRAPHICS_NEWLINES) {	/* scrolling output: draw at the cursor */
-		snprintf(keys, sizeof(keys), "a=T,f=100,q=2,c=%d,r=%d", sz->cols, sz->rows);
-		kitty_transmit(out, tmux, img->png.buf, img->png.len, keys);
-		strbuf_addstr(out, "\r\n");
-		return;
-	}
-	if (!img->kitty_id)
-		img->kitty_id = kitty_image_id();
-	if (!img->kitty_sent) {
-		snprintf(keys, sizeof(keys), "a=t,f=100,i=%u,q=2", img->kitty_id);
-		kitty_transmit(out, tmux, img->png.buf, img->png.len, keys);
-		img->kitty_sent = 1;
-	}
-	kitty_command(out, tmux, "a=p,i=%u,p=1,x=0,y=%d,w=%d,h=%d,c=%d,r=%d,C=1,q=2",
-		      img->kitty_id, y0, img->w, y1 - y0, sz->cols, nrows);
-}
-
-/* kitty-unicode: the PNG and its virtual placement once, then placeholder text. */
-static void render_placeholders(struct graphics_image *img, const struct graphics_request *rq,
-				const struct graphics_size *sz, int row0, int nrows,
-				struct strbuf *out)
-{
-	int tmux = !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH);
-
-	if (!img->kitty_id)
-		img->kitty_id = kitty_image_id();
-	if (!img->kitty_sent) {
-		char keys[96];
-		snprintf(keys, sizeof(keys), "a=T,U=1,f=100,i=%u,c=%d,r=%d,q=2", img->kitty_id,
-			 sz->cols, sz->rows);
-		kitty_transmit(out, tmux, img->png.buf, img->png.len, keys);
-		img->kitty_sent = 1;
-	} else if (img->kitty_cols != sz->cols || img->kitty_rows != sz->rows) {
-		kitty_command(out, tmux, "a=p,U=1,i=%u,c=%d,r=%d,q=2", img->kitty_id, sz->cols,
-			      sz->rows);
-	}
-	img->kitty_cols = sz->cols;
-	img->kitty_rows = sz->rows;
-	kitty_placeholders(out, img->kitty_id, row0, nrows, sz->cols,
-			   !!(rq->flags & GRAPHICS_NEWLINES));
-}
-
-/* iTerm2: the file itself when whole, else a PNG of the visible rows. */
-static void render_iterm(struct graphics_image *img, const struct graphics_request *rq,
-			 const struct graphics_size *sz, int row0, int nrows, struct strbuf *out)
-{
-	int tmux = !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH);
-	int cw = rq->cell_w > 0 ? rq->cell_w : 10, ch = rq->cell_h > 0 ? rq->cell_h : 20;
-
-	if (row0 == 0 && nrows == sz->rows) {
-		iterm_image(out, tmux, img->png.buf, img->png.len, sz->cols, sz->rows);
-	} else {
-		int w = sz->cols * cw, h = sz->rows * ch;
-		const unsigned char *px = scaled(img, w, h, 0);
-		struct strbuf part = STRBUF_INIT;
-
-		png_encode_rgb(px + (size_t)row0 * ch * w * 3, w, nrows * ch, &part);
-		iterm_image(out, tmux, part.buf, part.len, sz->cols, nrows);
-		strbuf_release(&part);
-	}
-}
-
 /* Render without the request cache. */
 static int render(struct graphics_image *img, const struct graphics_request *rq,
 		  struct strbuf *out, struct graphics_size *sz, struct strbuf *err)
 {
-	int row0 = 0, nrows, rc = 0, nl = !!(rq->flags & GRAPHICS_NEWLINES);
+	const struct protocol *p = protocol_of(rq->mode);
+	int row0 = 0, nrows;
 
 	graphics_fit(img, rq, sz);
 	nrows = sz->rows;
@@ -435,109 +322,60 @@ static int render(struct graphics_image *img, const struct graphics_request *rq,
 			return 0;
 		nrows = rq->crop_rows < sz->rows - row0 ? rq->crop_rows : sz->rows - row0;
 	}
-	switch (rq->mode) {
-	case GRAPHICS_BLOCKS:
-		blocks_encode(scaled(img, sz->px_w, sz->px_h, 1), sz->cols, sz->rows,
-			      rq->blocks ? rq->blocks : BLOCKS_QUADRANT, row0, nrows,
-			      rq->truecolor, nl, out);
-		break;
-	case GRAPHICS_SIXEL: {
-		int ch = rq->cell_h > 0 ? rq->cell_h : 20;
-		int y1 = (row0 + nrows) * ch < sz->px_h ? (row0 + nrows) * ch : sz->px_h;
-
-		rc = render_sixel(img, rq, sz->px_w, sz->px_h, row0 * ch, y1, out, err);
-		if (rc == 0 && nl)
-			strbuf_addstr(out, "\r\n");	/* from the image's last text row */
-		break;
-	}
-	case GRAPHICS_KITTY:
-		render_kitty(img, rq, sz, row0, nrows, out);
-		break;
-	case GRAPHICS_KITTY_UNICODE:
-		render_placeholders(img, rq, sz, row0, nrows, out);
-		break;
-	case GRAPHICS_ITERM:
-		render_iterm(img, rq, sz, row0, nrows, out);
-		if (nl)
-			strbuf_addstr(out, "\r\n");
-		break;
-	default:
+	if (!p->draw) {
 		if (err)
 			strbuf_addf(err, "graphics mode '%s' draws nothing",
 				    graphics_mode_name(rq->mode));
-		rc = -1;
+		return -1;
 	}
-	return rc;
-}
-
-/* Whether two requests ask for the same bytes. */
-static int request_equal(const struct graphics_request *a, const struct graphics_request *b)
-{
-	return a->mode == b->mode && a->flags == b->flags && a->cols == b->cols &&
-	       a->rows == b->rows && a->cell_w == b->cell_w && a->cell_h == b->cell_h &&
-	       a->max_w == b->max_w && a->max_h == b->max_h && a->colors == b->colors &&
-	       a->truecolor == b->truecolor && a->blocks == b->blocks &&
-	       a->crop_row == b->crop_row && a->crop_rows == b->crop_rows;
+	return p->draw(img, rq, sz, row0, nrows, out, err);
 }
 
 int graphics_render(struct graphics_image *img, const struct graphics_request *rq,
 		    struct strbuf *out, struct graphics_size *sz, struct strbuf *err)
 {
-	struct cache_slot *slot = NULL;
+	struct cache_slot *slot;
 	struct graphics_size local;
 	int rc;
 
 	if (!sz)
 		sz = &local;
-	img->clock++;
-	img->used_at = ++budget_clock;
-	if (rq->mode != GRAPHICS_BLOCKS && rq->mode != GRAPHICS_ITERM) {
-		/* kitty depends on what the terminal has; sixel is assembled from its bands. */
+	graphics_image_touch(img);
+	if (!(protocol_of(rq->mode)->flags & CACHED)) {
 		rc = render(img, rq, out, sz, err);
 		goto out;
 	}
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		struct cache_slot *c = &img->cache[i];
-		if (c->used && request_equal(&c->rq, rq)) {
-			c->stamp = img->clock;
-			*sz = c->sz;
-			strbuf_add(out, c->bytes.buf, c->bytes.len);
-			return 0;
-		}
-		if (!slot || !c->used || (slot->used && c->stamp < slot->stamp))
-			slot = c;
-	}
-	strbuf_reset(&slot->bytes);
-	slot->used = 0;
+	if (graphics_image_cached(img, rq, out, sz))
+		return 0;
+	slot = graphics_image_slot(img);
 	rc = render(img, rq, &slot->bytes, &slot->sz, err);
 	if (rc == 0) {
-		slot->used = 1;
-		slot->stamp = img->clock;
-		slot->rq = *rq;
+		graphics_image_keep(img, slot, rq);
 		*sz = slot->sz;
 		strbuf_add(out, slot->bytes.buf, slot->bytes.len);
 	}
 out:
-	budget_trim(img);
+	graphics_image_trim(img);
 	return rc;
 }
 
 void graphics_unplace(struct graphics_image *img, const struct graphics_request *rq,
 		      struct strbuf *out)
 {
-	if (rq->mode == GRAPHICS_KITTY && img->kitty_sent)
-		kitty_command(out, !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH),
-			      "a=d,d=i,i=%u,p=1,q=2", img->kitty_id);
+	const struct protocol *p = protocol_of(rq->mode);
+
+	if (p->unplace)
+		p->unplace(img, rq, out);
 }
 
 void graphics_forget(struct graphics_image *img, const struct graphics_request *rq,
 		     struct strbuf *out)
 {
-	if ((rq->mode == GRAPHICS_KITTY || rq->mode == GRAPHICS_KITTY_UNICODE) &&
-	    img->kitty_sent)
-		kitty_command(out, !!(rq->flags & GRAPHICS_TMUX_PASSTHROUGH),
-			      "a=d,d=I,i=%u,q=2", img->kitty_id);
-	img->kitty_sent = 0;
+	const struct protocol *p = protocol_of(rq->mode);
+
+	if (p->forget)
+		p->forget(img, rq, out);
+	img->kitty_sent = 0;	/* whatever the terminal had of it is sent again */
 }
 
 void graphics_wrap_tmux(const char *s, size_t len, struct strbuf *out)
@@ -549,66 +387,4 @@ void graphics_wrap_tmux(const char *s, size_t len, struct strbuf *out)
 		strbuf_addch(out, s[i]);
 	}
 	strbuf_addstr(out, "\x1b\\");
-}
-
-/* ---- the line front ends ---------------------------------------------------------------- */
-
-void graphics_line_init(struct graphics_line *g, enum graphics_mode want,
-			enum blocks_kind blocks, int fd, int color)
-{
-	memset(g, 0, sizeof(*g));
-	if (want == GRAPHICS_NONE) {
-		termcap_fill(&g->tc, NULL, fd);
-		g->mode = GRAPHICS_NONE;
-		return;
-	}
-	termcap_query(&g->tc, fd, QUERY_TIMEOUT_MS);
-	g->mode = graphics_choose(want, &g->tc, color);
-	g->blocks = graphics_blocks_choose(blocks, &g->tc);
-}
-
-int graphics_line_plot(void *data, int fd, const char *path, FILE *out)
-{
-	struct graphics_line *g = data;
-	struct strbuf err = STRBUF_INIT, buf = STRBUF_INIT;
-	struct graphics_request rq = { 0 };
-	struct graphics_image *img;
-	struct graphics_size sz;
-	int rc = -1;
-
-	if (g->mode == GRAPHICS_NONE || g->mode == GRAPHICS_AUTO)
-		return 1;
-	img = fd >= 0 ? graphics_load_fd(fd, path, &err) : graphics_load(path, &err);
-	if (!img)
-		goto out;
-	rq.mode = g->mode;
-	rq.flags = GRAPHICS_NEWLINES;
-	rq.cell_w = g->tc.cell_w;
-	rq.cell_h = g->tc.cell_h;
-	rq.rows = g->tc.rows > 4 ? g->tc.rows - 2 : g->tc.rows;	/* fits on one screen */
-	rq.cols = g->tc.cols;
-	rq.truecolor = g->tc.truecolor;
-	rq.blocks = g->blocks;
-	if (g->mode == GRAPHICS_SIXEL) {
-		rq.max_w = g->tc.r.sixel_max_w;
-		rq.max_h = g->tc.r.sixel_max_h;
-		rq.colors = g->tc.r.color_registers;
-		if (g->tc.tmux && !g->tc.r.sixel)
-			rq.flags |= GRAPHICS_TMUX_PASSTHROUGH;
-	} else if (g->mode == GRAPHICS_BLOCKS) {
-		rq.cols = g->tc.cols < BLOCKS_MAX_COLS ? g->tc.cols : BLOCKS_MAX_COLS;
-	} else if (g->tc.tmux) {
-		rq.flags |= GRAPHICS_TMUX_PASSTHROUGH;	/* kitty and iTerm2: tmux has neither */
-	}
-	if (graphics_render(img, &rq, &buf, &sz, &err) < 0)
-		goto out;
-	fflush(out);
-	fwrite(buf.buf, 1, buf.len, out);
-	fflush(out);
-	rc = 0;
-out:
-	graphics_free(img);
-	strbuf_release(&buf);
-	strbuf_release(&err);
-	return rc;
 }

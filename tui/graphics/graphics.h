@@ -47,7 +47,6 @@
  * give theirs up first). Redrawing an unchanged frame costs a copy.
  */
 
-#include <stdio.h>
 #include "blocks.h"
 #include "termcap.h"
 #include "util.h"
@@ -147,26 +146,5 @@ void graphics_forget(struct graphics_image *img, const struct graphics_request *
 size_t graphics_cache_bytes(void);
 /* Append `s` wrapped in tmux's passthrough: ESC Ptmux; with every ESC doubled, ESC \. */
 void graphics_wrap_tmux(const char *s, size_t len, struct strbuf *out);
-
-/*
- * For the line front ends (`repl`, `run`): how plots are shown in scrolling output. Set up
- * from the --graphics and blocks settings, asking the terminal on `fd` only when it is a
- * terminal and the setting is not none.
- */
-struct graphics_line {
-	enum graphics_mode mode;
-	enum blocks_kind blocks;
-	struct termcap tc;
-};
-
-void graphics_line_init(struct graphics_line *g, enum graphics_mode want,
-			enum blocks_kind blocks, int fd, int color);
-/*
- * Show the PNG read from `fd` (when >= 0; `path` names it) or at `path` on `out` (at the start of a line), written at once, and end at the
- * start of the line below it. Returns 0 when it drew the plot, 1 when the mode draws
- * nothing, -1 when the PNG could not be decoded; after a non-zero return nothing was
- * written and the caller prints its text line instead. Fits printer's plot_hook.
- */
-int graphics_line_plot(void *g, int fd, const char *path, FILE *out);
 
 #endif
