@@ -109,8 +109,9 @@ int graphics_mode_in_cells(enum graphics_mode mode)
 	return mode != GRAPHICS_KITTY;
 }
 
-/* Read and decode the PNG at `path`, or from `fd` when it is >= 0 (`path` then names it). */
-static struct graphics_image *load(const char *path, int fd, struct strbuf *err)
+/* Read and decode the PNG at `path`, or the `len` bytes at `data` (`path` then names it). */
+static struct graphics_image *load(const char *path, const void *data, size_t len,
+				   struct strbuf *err)
 {
 	struct graphics_image *img = xcalloc(1, sizeof(*img));
 	struct strbuf why = STRBUF_INIT;
@@ -118,9 +119,10 @@ static struct graphics_image *load(const char *path, int fd, struct strbuf *err)
 	strbuf_init(&img->png, 0);
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		strbuf_init(&img->cache[i].bytes, 0);
-	if (fd >= 0) {
-		if (pngfile_read_fd(fd, PNG_MAX, IMAGE_MAX, &img->png, &why) < 0)
+	if (data) {
+		if (pngfile_check(data, len, PNG_MAX, IMAGE_MAX, &why) < 0)
 			goto fail;
+		strbuf_add(&img->png, data, len);
 	} else if (!path || !*path) {
 		strbuf_addstr(&why, "no path");
 		goto fail;
@@ -147,12 +149,13 @@ fail:
 
 struct graphics_image *graphics_load(const char *path, struct strbuf *err)
 {
-	return load(path, -1, err);
+	return load(path, NULL, 0, err);
 }
 
-struct graphics_image *graphics_load_fd(int fd, const char *name, struct strbuf *err)
+struct graphics_image *graphics_load_mem(const void *png, size_t len, const char *name,
+					 struct strbuf *err)
 {
-	return load(name, fd, err);
+	return load(name, png ? png : "", len, err);
 }
 
 /* Drop everything the image keeps for drawing; returns the bytes freed. */
@@ -567,7 +570,7 @@ void graphics_line_init(struct graphics_line *g, enum graphics_mode want,
 	g->blocks = graphics_blocks_choose(blocks, &g->tc);
 }
 
-int graphics_line_plot(void *data, int fd, const char *path, FILE *out)
+int graphics_line_plot(void *data, const void *png, size_t len, const char *path, FILE *out)
 {
 	struct graphics_line *g = data;
 	struct strbuf err = STRBUF_INIT, buf = STRBUF_INIT;
@@ -578,7 +581,7 @@ int graphics_line_plot(void *data, int fd, const char *path, FILE *out)
 
 	if (g->mode == GRAPHICS_NONE || g->mode == GRAPHICS_AUTO)
 		return 1;
-	img = fd >= 0 ? graphics_load_fd(fd, path, &err) : graphics_load(path, &err);
+	img = png ? graphics_load_mem(png, len, path, &err) : graphics_load(path, &err);
 	if (!img)
 		goto out;
 	rq.mode = g->mode;

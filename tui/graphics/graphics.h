@@ -113,9 +113,10 @@ int graphics_mode_in_cells(enum graphics_mode mode);
  * `err` on failure.
  */
 struct graphics_image *graphics_load(const char *path, struct strbuf *err);
-/* The same from `fd`, opened by the caller as checked (outputs_open_file()), so nothing is
- * opened by a name the kernel may have changed since; `name` is for messages. */
-struct graphics_image *graphics_load_fd(int fd, const char *name, struct strbuf *err);
+/* The same from `len` bytes in memory (a plot as the session checked it, event.h), so
+ * nothing is read by a name again; `name` is for messages. */
+struct graphics_image *graphics_load_mem(const void *png, size_t len, const char *name,
+					 struct strbuf *err);
 void graphics_free(struct graphics_image *img);
 /* The image's size in pixels. */
 void graphics_image_size(const struct graphics_image *img, int *w, int *h);
@@ -162,11 +163,11 @@ struct graphics_line {
 void graphics_line_init(struct graphics_line *g, enum graphics_mode want,
 			enum blocks_kind blocks, int fd, int color);
 /*
- * Show the PNG read from `fd` (when >= 0; `path` names it) or at `path` on `out` (at the start of a line), written at once, and end at the
- * start of the line below it. Returns 0 when it drew the plot, 1 when the mode draws
+ * Show the PNG of `len` bytes at `png` (when not NULL; `path` names it) or at `path` on `out`
+ * (at the start of a line), written at once, and end at the start of the line below it. Returns 0 when it drew the plot, 1 when the mode draws
  * nothing, -1 when the PNG could not be decoded; after a non-zero return nothing was
  * written and the caller prints its text line instead. Fits printer's plot_hook.
  */
-int graphics_line_plot(void *g, int fd, const char *path, FILE *out);
+int graphics_line_plot(void *g, const void *png, size_t len, const char *path, FILE *out);
 
 #endif
