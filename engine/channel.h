@@ -134,11 +134,12 @@ void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct s
  * plots/ as "<index>.<ext>": a regular file with one link, the kernel's, within its cap (a
  * plot 32 MB, an artifact 64 MB) and the quota; a PNG (".png") must also pass
  * wall_png_check(), and sets *w, *h (left as they are for other formats). This is the one
- * way a file the kernel names reaches a consumer (outputs_open_file() then opens the copy).
+ * place a name or file the kernel gives is checked: consumers get the bytes read here
+ * (`data`, emptied on failure) and never read the kernel's file again.
  * 0, or -1 with `why` saying why it was refused.
  */
 int channel_take_file(struct channel *ch, const char *rel, int index, int *w, int *h,
-		      struct strbuf *why);
+		      struct strbuf *data, struct strbuf *why);
 /*
  * Copy the kernel's out/<name> (the copy-out staging file) to the host path `dst` by the same
  * rules, then remove it. 0 or -1 with `err`.

@@ -41,10 +41,9 @@ static const char *plot_name(const char *rel, const char **ext)
 }
 
 int channel_take_file(struct channel *ch, const char *rel, int index, int *w, int *h,
-		      struct strbuf *why)
+		      struct strbuf *data, struct strbuf *why)
 {
 	const char *ext = NULL, *name = plot_name(rel, &ext);
-	struct strbuf data = STRBUF_INIT;
 	char shown_name[32];
 	struct stat old;
 	unsigned long long replaced = 0;
@@ -62,26 +61,27 @@ int channel_take_file(struct channel *ch, const char *rel, int index, int *w, in
 	png = !strcmp(ext, "png");
 	max = png ? PLOT_MAX : FILE_MAX;
 	fd = wall_open(ch->plots_fd, name, ch->uid, max, why);
-	if (fd < 0 || wall_read(fd, (size_t)max, &data, why) < 0)
+	if (fd < 0 || wall_read(fd, (size_t)max, data, why) < 0)
 		goto out;
-	if (png && wall_png_check(data.buf, data.len, PLOT_SIDE, PLOT_PIXELS, w, h, why) < 0)
+	if (png && wall_png_check(data->buf, data->len, PLOT_SIDE, PLOT_PIXELS, w, h, why) < 0)
 		goto out;
 	snprintf(shown_name, sizeof(shown_name), "%d.%s", index, ext);
 	if (fstatat(ch->shown_fd, shown_name, &old, AT_SYMLINK_NOFOLLOW) == 0)
 		replaced = (unsigned long long)old.st_size;
-	if (ch->quota && ch->shown_bytes - replaced + data.len > ch->quota) {
+	if (ch->quota && ch->shown_bytes - replaced + data->len > ch->quota) {
 		strbuf_addstr(why, "would take the session's plots past the channel quota of ");
 		wall_describe_size(why, ch->quota);
 		goto out;
 	}
-	if (wall_write_at(ch->shown_fd, shown_name, data.buf, data.len, 0644, shown_name, why) < 0)
+	if (wall_write_at(ch->shown_fd, shown_name, data->buf, data->len, 0644, shown_name, why) < 0)
 		goto out;
-	ch->shown_bytes = ch->shown_bytes - replaced + data.len;
+	ch->shown_bytes = ch->shown_bytes - replaced + data->len;
 	rc = 0;
 out:
 	if (fd >= 0)
 		close(fd);
-	strbuf_release(&data);
+	if (rc < 0)
+		strbuf_reset(data);
 	return rc;
 }
 

@@ -86,24 +86,15 @@ static size_t strings_of(struct event_store *st, const cJSON *o, const char *key
 	return n;
 }
 
-/* Whether a plot path from the kernel may be joined to the channel directory. */
-static int safe_relative(const char *p)
-{
-	if (!p || !*p || *p == '/')
-		return 0;
-	for (const char *c = p; (c = strstr(c, "..")); c += 2)
-		if ((c == p || c[-1] == '/') && (!c[2] || c[2] == '/'))
-			return 0;
-	return 1;
-}
-
-/* A file's description (plot member, artifact event), decoded into the store. */
+/*
+ * A file's description (plot member, artifact event), decoded into the store: its name stays
+ * the kernel's word (st->named) until the session checks it and takes the file.
+ */
 static const struct session_plot *file_of(struct event_store *st, const cJSON *p)
 {
-	const char *path = str_of(p, "path");
-
+	memset(&st->plot, 0, sizeof(st->plot));
+	st->named = str_of(p, "path");
 	st->plot.index = int_of(p, "index", 0);
-	st->plot.path = safe_relative(path) ? path : NULL;
 	st->plot.format = str_of(p, "format");
 	st->plot.width = int_of(p, "width", 0);
 	st->plot.height = int_of(p, "height", 0);

@@ -9,10 +9,10 @@
  *
  * Everything in an event came from the kernel, which is hostile in a container backend:
  * every field has been type-checked (a string member that is not a string is NULL, a number
- * that is not a number is -1 or 0 as documented), a plot's or artifact's path is NULL unless
- * it is a safe relative path inside the channel (open the file with outputs_read_file(),
- * which checks more), and strings may hold anything (sanitise before printing). Pointers
- * are valid only during the callback.
+ * that is not a number is -1 or 0 as documented), a plot or artifact reaches a callback only
+ * as the host's checked copy (struct session_plot: the session checked the kernel's name and
+ * file once, where it crosses the wall), and strings may hold anything (sanitise before
+ * printing). Pointers are valid only during the callback.
  *
  * Decoding is the one place where a future check applies to every consumer at once (a byte
  * cap per request, events only for a request in flight).
@@ -51,17 +51,24 @@ enum session_status {
 };
 
 /*
- * A file the kernel wrote into the channel: a captured image (display.plot, result.plot) or
- * an artifact. Open it only with outputs_read_file() (outputs.h), which also wants the name
- * to be plots/<n>.<ext> and the file a regular one.
+ * A file the kernel wrote into the channel (a captured image: display.plot, result.plot; or
+ * an artifact), as the session took it: checked once where it crosses the wall
+ * (channel_take_file(): the kernel's name is plots/<n>.<ext>, the file a regular one of the
+ * kernel's with one link, within its cap and the quota, a PNG's header and size sane) and
+ * copied into the host's plots/. A consumer uses `data` (embed it, decode it, write it where
+ * it keeps plots) and never reads the file again or re-checks the name: a refused file
+ * reaches no callback as a plot at all.
  */
 struct session_plot {
-	int index;		/* n of plots/<n>.<ext>, from 1; 0 when the kernel gave none */
-	const char *path;	/* relative to the channel directory; NULL when it is not a
-				   relative path without ".." (never follow it then) */
+	int index;		/* n of plots/<n>.<ext>, from 1 */
+	const char *path;	/* the host's copy, relative to the channel: "plots/<n>.<ext>"
+				   (for a path to show; the bytes are `data`) */
+	const char *ext;	/* its extension without the dot: "png", "svg", "html", ... */
 	const char *format;	/* "png" (an artifact: "svg", "pdf", "html", ...); NULL when not
 				   said */
-	int width, height;	/* pixels; 0 when not said */
+	int width, height;	/* pixels (a PNG's from its header); 0 when not said */
+	const unsigned char *data;	/* the bytes checked, as the session read them once */
+	size_t len;
 };
 
 /* stream: text as it was printed. */
@@ -94,7 +101,7 @@ struct session_ev_clear {
 
 /* artifact: a file the cell saved (not an output: Jupyter shows nothing for it). */
 struct session_ev_artifact {
-	const struct session_plot *file;	/* never NULL; its path may be (see above) */
+	const struct session_plot *file;	/* never NULL */
 	const char *name;	/* the name the cell gave it ("out.png"); NULL when none */
 };
 
@@ -169,15 +176,20 @@ struct session_event {
 	};
 };
 
-/* What the fields of a decoded event point into, until event_store_release(). */
+/*
+ * What the fields of a decoded event point into, until event_store_release(). A plot or
+ * artifact is decoded into `plot` with path and data NULL, and the kernel's name for its file
+ * in `named` (unchecked: only the session reads it, and hands it to channel_take_file()).
+ */
 struct event_store {
 	cJSON *json;
 	const char **strings;	/* traceback lines or completion matches */
 	size_t alloc;
 	struct session_plot plot;
+	const char *named;
 };
 
-#define EVENT_STORE_INIT { NULL, NULL, 0, { 0 } }
+#define EVENT_STORE_INIT { NULL, NULL, 0, { 0 }, NULL }
 
 /*
  * Decode one event line into `ev` (id set to `id`); its fields point into `st`, which the

@@ -78,23 +78,22 @@ cJSON *outputs_finish(struct outputs *o);
 void outputs_collapse(struct strbuf *text);
 
 /*
- * Open a plot or artifact file the kernel wrote, checked as outputs_read_file() checks it:
- * a descriptor (close-on-exec) or -1 with `err`. Read from the descriptor (an image
- * decoder: graphics_load_fd()), never by the name again: a re-open by the name finds
- * what the kernel put in its place since (and one of /proc/self/fd/<fd> with O_NOFOLLOW
- * is refused as a link).
+ * Open the session's checked copy of a plot or artifact by its name, for a consumer that has
+ * the name from another source than a session event (an MCP client's resource URI): `rel`
+ * must be `plots/<n>.<ext>` (channel_take_file()'s copy), opened by the wall's rules
+ * (wall_open(): no link followed, no blocking, a regular file of ours with one link, at most
+ * `max` bytes). A descriptor (close-on-exec), or -1 with `err`. Consumers of session events
+ * never need it: an event carries the checked bytes (event.h).
  */
 int outputs_open_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *err);
-/*
- * Read a plot or artifact file the kernel wrote: `rel` must be `plots/<n>.<ext>`, which names
- * the session's checked copy (channel_take_file()); it is opened by the wall's rules
- * (wall_open(): no link followed, no blocking, a regular file of ours with one link, at most
- * `max` bytes). 0, or -1 with `err` saying which file and why.
- */
+/* The same, read into `sb`. 0, or -1 with `err` saying which file and why. */
 int outputs_read_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *sb,
 		      struct strbuf *err);
-/* Copy such a file to `dst` (created 0644, replaced if there). 0 or -1 with `err`. */
+/* Copy such a file to `dst` (a plot saved later by its number: :save-plot). 0 or -1. */
 int outputs_copy_file(const char *channel_dir, const char *rel, const char *dst,
 		      struct strbuf *err);
+/* Write `len` bytes of a plot or artifact to `dst` (created 0644, replaced if there). 0 or -1
+   with `err`. */
+int outputs_save_file(const void *data, size_t len, const char *dst, struct strbuf *err);
 
 #endif

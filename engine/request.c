@@ -159,31 +159,35 @@ static void cap_output(struct request_reader *rd, struct request *r)
 }
 
 /*
- * A file the kernel names (a display's or result's plot, an artifact): checked and copied
- * into the host's plots/ (*slot then points at `copy`, naming the copy), or refused with a
- * note (*slot NULL). 0 or -1.
+ * A file the kernel names (a display's or result's plot, an artifact), by its name `named`:
+ * checked and copied into the host's plots/ (*slot then points at `copy`, naming the copy and
+ * carrying the bytes read, which `data` keeps), or refused with a note (*slot NULL). 0 or -1.
  */
 static int take_file(struct request_reader *rd, struct request *r, const char *what,
-		     const struct session_plot **slot, struct session_plot *copy, char *path,
-		     size_t size)
+		     const char *named, const struct session_plot **slot,
+		     struct session_plot *copy, char *path, size_t size, struct strbuf *data)
 {
 	struct strbuf why = STRBUF_INIT, msg = STRBUF_INIT;
 	const struct session_plot *p = *slot;
 	int w = p->width, h = p->height, rc;
 
-	rc = channel_take_file(rd->ch, p->path, p->index, &w, &h, &why);
+	rc = channel_take_file(rd->ch, named, p->index, &w, &h, data, &why);
 	if (rc == 0) {
 		*copy = *p;
 		copy->width = w;
 		copy->height = h;
-		if (!strcmp(strrchr(p->path, '.'), ".png"))
-			copy->format = "png";
-		snprintf(path, size, "plots/%d%s", p->index, strrchr(p->path, '.'));
+		/* The name passed the check: plots/<n>.<ext>. */
+		snprintf(path, size, "plots/%d%s", p->index, strrchr(named, '.'));
 		copy->path = path;	/* the host's copy, relative to the channel */
+		copy->ext = strrchr(path, '.') + 1;
+		if (!strcmp(copy->ext, "png"))
+			copy->format = "png";
+		copy->data = (const unsigned char *)data->buf;
+		copy->len = data->len;
 		*slot = copy;
 	} else {
 		strbuf_addf(&msg, "cellbox: refused %s '%.80s' from the kernel: it %s\n", what,
-			    p->path ? p->path : "(no path)", why.buf);
+			    named ? named : "(no path)", why.buf);
 		if (r->refused++ < 8)
 			request_note(rd->s, r, msg.buf);
 		*slot = NULL;
@@ -211,6 +215,7 @@ static int on_line(const char *line, size_t len, void *data)
 	struct request_reader *rd = ctx->rd;
 	struct request *r = ctx->r;
 	struct event_store st = EVENT_STORE_INIT;
+	struct strbuf bytes = STRBUF_INIT;
 	struct session_plot copy;
 	struct session_event ev;
 	char path[32];
@@ -235,12 +240,16 @@ static int on_line(const char *line, size_t len, void *data)
 	}
 	/* Every file an event names reaches the callback as the host's checked copy, or not. */
 	if (ev.type == SESSION_EV_DISPLAY && ev.display.plot)
-		take_file(rd, r, "plot", &ev.display.plot, &copy, path, sizeof(path));
+		take_file(rd, r, "plot", st.named, &ev.display.plot, &copy, path, sizeof(path),
+			  &bytes);
 	if (ev.type == SESSION_EV_RESULT && ev.result.plot)
-		take_file(rd, r, "plot", &ev.result.plot, &copy, path, sizeof(path));
+		take_file(rd, r, "plot", st.named, &ev.result.plot, &copy, path, sizeof(path),
+			  &bytes);
 	if (ev.type == SESSION_EV_ARTIFACT &&
-	    take_file(rd, r, "artifact", &ev.artifact.file, &copy, path, sizeof(path)) < 0) {
+	    take_file(rd, r, "artifact", st.named, &ev.artifact.file, &copy, path, sizeof(path),
+		      &bytes) < 0) {
 		event_store_release(&st);	/* a refused artifact is not reported at all */
+		strbuf_release(&bytes);
 		return 0;
 	}
 	if (ev.type == SESSION_EV_INPUT_REQUEST)
@@ -256,6 +265,7 @@ static int on_line(const char *line, size_t len, void *data)
 	}
 	request_deliver(rd->s, r, &ev);
 	event_store_release(&st);
+	strbuf_release(&bytes);
 	return r->done;
 }
 

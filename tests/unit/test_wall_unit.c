@@ -329,6 +329,115 @@ static void test_wall_png(void)
 }
 
 /*
+ * The one check of a file a kernel names (plots, artifacts): channel_take_file(). Events hand
+ * on the kernel's name unchecked (event.h), the UI and the printer no longer look for "..":
+ * so this alone must refuse a parent or absolute path, a link, a FIFO, a hard link, a lie
+ * about the format, and hand on exactly the bytes it checked.
+ */
+static void test_take_file_hostile(void)
+{
+	static const unsigned char png[33] = {
+		0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R',
+		0, 0, 2, 0x80, 0, 0, 1, 0xe0, 8, 2, 0, 0, 0,
+	};
+	static const char *const bad_names[] = {
+		"plots/../x.png", "plots/../../plots/1.png", "plots/sub/1.png", "plots/../ready",
+		"../plots/1.png", "plots/../../x.png", "/etc/passwd",
+		"plots/1.png/..", "plots/./1.png", "plots/1", "plots/.png", "plots/1.png ",
+		"results/1.png", "", NULL,
+	};
+	struct channel ch;
+	struct strbuf err = STRBUF_INIT, why = STRBUF_INIT, data = STRBUF_INIT;
+	char root[] = "/tmp/cellbox-unit-take-XXXXXX";
+	char *plots, *p, *q;
+	int w = 0, h = 0, fd;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK(channel_create(&ch, root, &err) == 0 && channel_reset_kernel(&ch, 0, &err) == 0);
+	tap_note(err.buf);
+	plots = channel_path(&ch, "kernel/plots");
+	p = xasprintf("%s/1.png", plots);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write_all(fd, png, sizeof(png)) == 0);
+	close(fd);
+	free(p);
+	/* The good one: taken once, its bytes handed on, the host's copy made. */
+	CHECK(channel_take_file(&ch, "plots/1.png", 1, &w, &h, &data, &why) == 0);
+	tap_note(why.buf);
+	CHECK(data.len == sizeof(png) && !memcmp(data.buf, png, sizeof(png)));
+	CHECK(w == 640 && h == 480);
+	p = channel_path(&ch, "plots/1.png");
+	CHECK(access(p, R_OK) == 0);
+	free(p);
+	/* Good PNGs where a name with ".." or a directory would reach: beside plots/, in the host's
+	   copies, in a subdirectory. */
+	p = channel_path(&ch, "kernel/x.png");
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write_all(fd, png, sizeof(png)) == 0);
+	close(fd);
+	free(p);
+	p = xasprintf("%s/sub", plots);
+	CHECK(mkdir(p, 0700) == 0);
+	free(p);
+	p = xasprintf("%s/sub/1.png", plots);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write_all(fd, png, sizeof(png)) == 0);
+	close(fd);
+	free(p);
+	for (size_t i = 0; i < ARRAY_SIZE(bad_names); i++) {
+		strbuf_reset(&why);
+		strbuf_reset(&data);
+		CHECK(channel_take_file(&ch, bad_names[i], 1, &w, &h, &data, &why) < 0);
+		CHECK(why.len > 0 && data.len == 0);
+		if (why.len == 0)
+			tap_note(bad_names[i] ? bad_names[i] : "(null)");
+	}
+	/* A symlink (to the good plot, or out of the channel), a FIFO, a hard link. */
+	p = xasprintf("%s/2.png", plots);
+	CHECK(symlink("1.png", p) == 0);
+	free(p);
+	p = xasprintf("%s/3.png", plots);
+	CHECK(symlink("/etc/passwd", p) == 0);
+	free(p);
+	p = xasprintf("%s/4.png", plots);
+	CHECK(mkfifo(p, 0600) == 0);	/* would block a reader that opened it plainly */
+	free(p);
+	p = xasprintf("%s/1.png", plots);
+	q = xasprintf("%s/5.png", plots);
+	CHECK(link(p, q) == 0);
+	free(p);
+	free(q);
+	p = xasprintf("%s/6.png", plots);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write_all(fd, "GIF89a", 6) == 0);	/* says PNG, is not */
+	close(fd);
+	free(p);
+	for (int n = 2; n <= 6; n++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "plots/%d.png", n);
+		strbuf_reset(&why);
+		strbuf_reset(&data);
+		CHECK(channel_take_file(&ch, name, n, &w, &h, &data, &why) < 0);
+		CHECK(why.len > 0 && data.len == 0);
+		tap_note(why.buf);
+		snprintf(name, sizeof(name), "plots/%d.png", n);
+		p = channel_path(&ch, name);
+		CHECK(access(p, F_OK) < 0);	/* no host copy of a refused file */
+		free(p);
+	}
+	/* An index out of range names no copy. */
+	strbuf_reset(&why);
+	CHECK(channel_take_file(&ch, "plots/1.png", 0, &w, &h, &data, &why) < 0);
+	free(plots);
+	channel_release(&ch, 1);
+	rmdir(root);
+	strbuf_release(&err);
+	strbuf_release(&why);
+	strbuf_release(&data);
+}
+
+/*
  * A pooled kernel's channel is attached after the kernel ran. host/wake is read-only to a
  * container's kernel, but a local kernel (the same user) can replace it: a symlink to a host
  * FIFO or a regular file in its place is never written.
@@ -403,6 +512,7 @@ static const struct tap_test tests[] = {
 	{ "event_reader_punch", test_event_reader_punch },
 	{ "channel", test_channel },
 	{ "channel_wake_hostile", test_channel_wake_hostile },
+	{ "take_file_hostile", test_take_file_hostile },
 };
 
 int main(int argc, char **argv)

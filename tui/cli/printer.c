@@ -33,7 +33,7 @@ void printer_reset(struct printer *p)
 	p->stdout_bytes = p->stderr_bytes = 0;
 	for (size_t i = 0; i < p->nplots; i++) {
 		free(p->plots[i].path);
-		free(p->plots[i].rel);
+		free(p->plots[i].base64);
 	}
 	p->nplots = 0;
 	cJSON_Delete(p->error);
@@ -122,7 +122,7 @@ static void collect_plot(struct printer *p, struct printer_plot *pl)
 {
 	if (!(p->flags & PRINTER_COLLECT)) {
 		free(pl->path);
-		free(pl->rel);
+		free(pl->base64);
 		return;
 	}
 	if (p->nplots == p->plots_alloc) {
@@ -134,19 +134,16 @@ static void collect_plot(struct printer *p, struct printer_plot *pl)
 
 /*
  * Describe a plot or artifact file from an event and copy it to plots_dir when asked. The
- * kernel names the file: one that is not a regular file of ours (a symlink, a FIFO, a hard
- * link, too big) is refused with a note, and -1 is returned.
+ * session checked the kernel's file once and hands its bytes on (event.h): they are written
+ * or kept from there, the file is not read again. -1 when the copy cannot be written.
  */
 static int take_file(struct printer *p, const struct session_plot *desc, const char *what,
 		     struct printer_plot *pl)
 {
-	const char *rel = desc->path, *fmt = desc->format;
-	const char *ext;
-	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT;
+	const char *fmt = desc->format;
+	struct strbuf err = STRBUF_INIT;
 	int rc = 0;
 
-	if (!rel || strstr(rel, "..") || !(ext = strrchr(rel, '.')))
-		return -1;
 	memset(pl, 0, sizeof(*pl));
 	pl->index = desc->index;
 	pl->width = desc->width;
@@ -154,24 +151,24 @@ static int take_file(struct printer *p, const struct session_plot *desc, const c
 	snprintf(pl->format, sizeof(pl->format), "%s", fmt && strlen(fmt) < 8 ? fmt : "png");
 	strbuf_init(&err, 0);
 	if (p->plots_dir) {
-		char *dst = xasprintf("%s/plot-%d%s", p->plots_dir, pl->index, ext);
-		if (outputs_copy_file(p->channel_dir, rel, dst, &err) < 0) {
+		char *dst = xasprintf("%s/plot-%d.%s", p->plots_dir, pl->index, desc->ext);
+		if (outputs_save_file(desc->data, desc->len, dst, &err) < 0) {
 			free(dst);
 			rc = -1;
 		} else {
 			pl->path = dst;
 		}
-	} else if (outputs_read_file(p->channel_dir, rel, OUTPUTS_FILE_MAX, &data, &err) < 0) {
-		rc = -1;
 	} else {
-		pl->path = xasprintf("%s/%s", p->channel_dir, rel);
+		pl->path = xasprintf("%s/%s", p->channel_dir, desc->path);
 	}
-	if (rc < 0)
+	if (rc < 0) {
 		fprintf(p->err, "cellbox: %s %d not shown: %s\n", what, pl->index, err.buf);
-	else
-		pl->rel = xstrdup(rel);
+	} else if (p->flags & PRINTER_COLLECT) {
+		struct strbuf b64 = STRBUF_INIT;
+		base64_encode(desc->data, desc->len, &b64);
+		pl->base64 = strbuf_detach(&b64, NULL);
+	}
 	strbuf_release(&err);
-	strbuf_release(&data);
 	return rc;
 }
 
@@ -218,20 +215,12 @@ static void on_plot(struct printer *p, const struct session_plot *plot)
 	line = xasprintf("[plot %d: %dx%d PNG, %s %s]\n", pl.index, pl.width, pl.height,
 			 p->plots_dir ? "saved to" : "at", pl.path);
 	fresh_line(p);
-	if (!(p->flags & PRINTER_QUIET) && p->plot_hook) {
-		/* Our copy, or the channel's file as checked (not what the kernel put there since). */
-		struct strbuf err = STRBUF_INIT;
-		int fd = p->plots_dir ? -1 : outputs_open_file(p->channel_dir, pl.rel,
-								OUTPUTS_FILE_MAX, &err);
-		if ((p->plots_dir || fd >= 0) && p->plot_hook(p->plot_data, fd, pl.path,
-							      p->out) == 0) {
-			p->out_at_bol = 1;
-			if (!p->plots_dir || (p->flags & PRINTER_PLOTS_KEPT))
-				*line = '\0';	/* drawn: the line would only repeat it */
-		}
-		if (fd >= 0)
-			close(fd);
-		strbuf_release(&err);
+	/* The bytes as checked, not what is at the path now. */
+	if (!(p->flags & PRINTER_QUIET) && p->plot_hook &&
+	    p->plot_hook(p->plot_data, plot->data, plot->len, pl.path, p->out) == 0) {
+		p->out_at_bol = 1;
+		if (!p->plots_dir || (p->flags & PRINTER_PLOTS_KEPT))
+			*line = '\0';	/* drawn: the line would only repeat it */
 	}
 	emit_own(p, line);
 	fflush(p->out);
@@ -336,7 +325,6 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 	cJSON_AddStringToObject(o, "stderr", p->stderr_text.buf);
 	for (size_t i = 0; i < p->nplots; i++) {
 		const struct printer_plot *pl = &p->plots[i];
-		struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT, err = STRBUF_INIT;
 		cJSON *item = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(item, "index", pl->index);
@@ -347,16 +335,8 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 			cJSON_AddNullToObject(item, "path");	/* the channel goes with the run */
 		cJSON_AddNumberToObject(item, "width", pl->width);
 		cJSON_AddNumberToObject(item, "height", pl->height);
-		/* Our copy, or the channel's file read again with the same checks. */
-		if (p->plots_dir ? strbuf_read_file(&png, pl->path, OUTPUTS_FILE_MAX) == 0
-				 : outputs_read_file(p->channel_dir, pl->rel, OUTPUTS_FILE_MAX, &png,
-						     &err) == 0)
-			base64_encode(png.buf, png.len, &b64);
-		strbuf_release(&err);
-		cJSON_AddStringToObject(item, "content_base64", b64.buf);
+		cJSON_AddStringToObject(item, "content_base64", pl->base64 ? pl->base64 : "");
 		cJSON_AddItemToArray(plots, item);
-		strbuf_release(&png);
-		strbuf_release(&b64);
 	}
 	cJSON_AddItemToObject(o, "plots", plots);
 	cJSON_AddStringToObject(o, "status",

@@ -28,7 +28,7 @@ struct printer_plot {
 	int index;
 	int width, height;
 	char *path;		/* where the file is now (the copy in plots_dir if one was made) */
-	char *rel;		/* its name in the channel ("plots/3.png") */
+	char *base64;		/* its bytes as the session checked them (PRINTER_COLLECT) */
 	char format[8];		/* "png"; an artifact's format: "png", "jpeg", "svg", "html", ... */
 };
 
@@ -54,10 +54,10 @@ struct printer {
 	struct session_ev_done done;
 	/*
 	 * Draws a plot inline after the output (lineplot_show): 0 when it drew it, else
-	 * the plot's text line is printed. NULL = text lines only. `fd` is the channel's file
-	 * as checked (-1 for our own copy at `path`).
+	 * the plot's text line is printed. NULL = text lines only. `png` is the plot's `len`
+	 * bytes as the session checked them (event.h); `path` names it.
 	 */
-	int (*plot_hook)(void *data, int fd, const char *path, FILE *out);
+	int (*plot_hook)(void *data, const void *png, size_t len, const char *path, FILE *out);
 	void *plot_data;
 };
 

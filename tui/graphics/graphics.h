@@ -112,9 +112,10 @@ int graphics_mode_in_cells(enum graphics_mode mode);
  * `err` on failure.
  */
 struct graphics_image *graphics_load(const char *path, struct strbuf *err);
-/* The same from `fd`, opened by the caller as checked (outputs_open_file()), so nothing is
- * opened by a name the kernel may have changed since; `name` is for messages. */
-struct graphics_image *graphics_load_fd(int fd, const char *name, struct strbuf *err);
+/* The same from `len` bytes in memory (a plot as the session checked it, event.h), so
+ * nothing is read by a name again; `name` is for messages. */
+struct graphics_image *graphics_load_mem(const void *png, size_t len, const char *name,
+					 struct strbuf *err);
 void graphics_free(struct graphics_image *img);
 /* The image's size in pixels. */
 void graphics_image_size(const struct graphics_image *img, int *w, int *h);

@@ -19,7 +19,8 @@ static struct graphics_image *all_images;
 static unsigned long budget_clock;
 
 /* Read and decode the PNG at `path`, or from `fd` when it is >= 0 (`path` then names it). */
-static struct graphics_image *load(const char *path, int fd, struct strbuf *err)
+static struct graphics_image *load(const char *path, const void *data, size_t len,
+				   struct strbuf *err)
 {
 	struct graphics_image *img = xcalloc(1, sizeof(*img));
 	struct strbuf why = STRBUF_INIT;
@@ -27,9 +28,10 @@ static struct graphics_image *load(const char *path, int fd, struct strbuf *err)
 	strbuf_init(&img->png, 0);
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		strbuf_init(&img->cache[i].bytes, 0);
-	if (fd >= 0) {
-		if (pngfile_read_fd(fd, PNG_MAX, IMAGE_MAX, &img->png, &why) < 0)
+	if (data) {
+		if (pngfile_check(data, len, PNG_MAX, IMAGE_MAX, &why) < 0)
 			goto fail;
+		strbuf_add(&img->png, data, len);
 	} else if (!path || !*path) {
 		strbuf_addstr(&why, "no path");
 		goto fail;
@@ -56,12 +58,13 @@ fail:
 
 struct graphics_image *graphics_load(const char *path, struct strbuf *err)
 {
-	return load(path, -1, err);
+	return load(path, NULL, 0, err);
 }
 
-struct graphics_image *graphics_load_fd(int fd, const char *name, struct strbuf *err)
+struct graphics_image *graphics_load_mem(const void *png, size_t len, const char *name,
+					 struct strbuf *err)
 {
-	return load(name, fd, err);
+	return load(name, png ? png : "", len, err);
 }
 
 /* Drop everything the image keeps for drawing; returns the bytes freed. */

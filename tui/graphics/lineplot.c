@@ -23,7 +23,7 @@ void lineplot_init(struct lineplot *g, enum graphics_mode want, enum blocks_kind
 	g->blocks = graphics_blocks_choose(blocks, &g->tc);
 }
 
-int lineplot_show(void *data, int fd, const char *path, FILE *out)
+int lineplot_show(void *data, const void *png, size_t len, const char *path, FILE *out)
 {
 	struct lineplot *g = data;
 	struct strbuf err = STRBUF_INIT, buf = STRBUF_INIT;
@@ -34,7 +34,7 @@ int lineplot_show(void *data, int fd, const char *path, FILE *out)
 
 	if (g->mode == GRAPHICS_NONE || g->mode == GRAPHICS_AUTO)
 		return 1;
-	img = fd >= 0 ? graphics_load_fd(fd, path, &err) : graphics_load(path, &err);
+	img = png ? graphics_load_mem(png, len, path, &err) : graphics_load(path, &err);
 	if (!img)
 		goto out;
 	rq.mode = g->mode;

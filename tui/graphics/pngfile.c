@@ -66,6 +66,9 @@ static unsigned long be32(const unsigned char *p)
 	       p[3];
 }
 
+static int read_fd(int fd, size_t max_bytes, int max_side, struct strbuf *png,
+		   struct strbuf *why);
+
 int pngfile_read(const char *path, size_t max_bytes, int max_side, struct strbuf *png,
 		 struct strbuf *why)
 {
@@ -75,42 +78,50 @@ int pngfile_read(const char *path, size_t max_bytes, int max_side, struct strbuf
 		strbuf_addstr(why, errno == ELOOP ? "it is a symbolic link" : strerror(errno));
 		return -1;
 	}
-	rc = pngfile_read_fd(fd, max_bytes, max_side, png, why);
+	rc = read_fd(fd, max_bytes, max_side, png, why);
 	close(fd);
 	return rc;
 }
 
-int pngfile_read_fd(int fd, size_t max_bytes, int max_side, struct strbuf *png,
-		    struct strbuf *why)
+int pngfile_check(const char *png, size_t len, size_t max_bytes, int max_side,
+		  struct strbuf *why)
 {
-	const unsigned char *p;
-	struct stat st;
-	size_t at = png->len;
+	const unsigned char *p = (const unsigned char *)png;
 	unsigned long w, h;
-	int rc = -1;
 
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		strbuf_addstr(why, "not a regular file");
-		goto out;
-	}
-	if (st.st_size > (off_t)max_bytes || strbuf_read_fd(png, fd, max_bytes) < 0) {
+	if (len > max_bytes) {
 		strbuf_addf(why, "larger than %zu bytes", max_bytes);
-		goto out;
+		return -1;
 	}
-	p = (const unsigned char *)png->buf + at;
-	if (png->len - at < 24 || memcmp(p, "\x89PNG\r\n\x1a\n", 8) || memcmp(p + 12, "IHDR", 4)) {
+	if (len < 24 || memcmp(p, "\x89PNG\r\n\x1a\n", 8) || memcmp(p + 12, "IHDR", 4)) {
 		strbuf_addstr(why, "not a PNG");
-		goto out;
+		return -1;
 	}
 	w = be32(p + 16);
 	h = be32(p + 20);
 	if (!w || !h || w > (unsigned long)max_side || h > (unsigned long)max_side) {
 		strbuf_addf(why, "image size %lux%lu is out of range", w, h);
-		goto out;
+		return -1;
 	}
-	rc = 0;
-out:
-	return rc;
+	return 0;
+}
+
+/* Read `fd` into `png` (appended) and check it; 0, or -1 with `why`. */
+static int read_fd(int fd, size_t max_bytes, int max_side, struct strbuf *png,
+		   struct strbuf *why)
+{
+	struct stat st;
+	size_t at = png->len;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		strbuf_addstr(why, "not a regular file");
+		return -1;
+	}
+	if (st.st_size > (off_t)max_bytes || strbuf_read_fd(png, fd, max_bytes) < 0) {
+		strbuf_addf(why, "larger than %zu bytes", max_bytes);
+		return -1;
+	}
+	return pngfile_check(png->buf + at, png->len - at, max_bytes, max_side, why);
 }
 
 unsigned char *pngfile_decode(const char *png, size_t len, int max_side, int *w, int *h,

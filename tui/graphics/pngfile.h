@@ -16,10 +16,10 @@
 /* Read the file at `path` into `png` (appended); 0, or -1 with `why`. */
 int pngfile_read(const char *path, size_t max_bytes, int max_side, struct strbuf *png,
 		 struct strbuf *why);
-/* The same from `fd`, a file already opened (as checked by outputs_open_file()); the caller
- * closes it. Still only a regular file, at most `max_bytes`, a PNG of at most `max_side`. */
-int pngfile_read_fd(int fd, size_t max_bytes, int max_side, struct strbuf *png,
-		    struct strbuf *why);
+/* Check `len` bytes already in memory (a session event's checked plot) the same way: at most
+ * `max_bytes`, a PNG of at most `max_side`. 0, or -1 with `why`. */
+int pngfile_check(const char *png, size_t len, size_t max_bytes, int max_side,
+		  struct strbuf *why);
 /* Decode `len` bytes to w x h RGB888 pixels (the caller frees); NULL with `why`. */
 unsigned char *pngfile_decode(const char *png, size_t len, int max_side, int *w, int *h,
 			      struct strbuf *why);

@@ -52,7 +52,7 @@ static void call_add_plot(struct mcp_call *call, const struct session_plot *plot
 	struct mcp_plot pl = { plot->index, plot->width, plot->height };
 	char line[96];
 
-	if (!plot->path || plot->index <= 0 || call->nplots == MCP_PLOTS_MAX)
+	if (plot->index <= 0 || call->nplots == MCP_PLOTS_MAX)
 		return;
 	if (call->nplots == call->plots_alloc) {
 		call->plots_alloc = call->plots_alloc ? 2 * call->plots_alloc : 4;

@@ -112,7 +112,7 @@ struct nbview {
 struct ui_plot {
 	int index, w, h;
 	char *path;		/* the file in the channel, for the eyes (open it by `rel`) */
-	char *rel;		/* its name there, as the kernel gave it: outputs_open_file() */
+	char *rel;		/* the session's checked copy ("plots/<n>.png"): outputs_open_file() */
 	struct graphics_image *img;
 };
 
@@ -299,7 +299,7 @@ void plots_write(struct ui *ui, int cleared);
 void plots_drop(struct ui *ui);
 /* Free a plot's image, making the terminal drop it too (kitty) and the next frame differ. */
 void plot_image_free(struct ui *ui, struct graphics_image *img);
-void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h, const char *rel);
+void plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot);
 void plots_forget(struct ui *ui);
 
 /* ---- ui_kernel.c: kernel events and running cells ---- */

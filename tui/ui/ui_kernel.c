@@ -27,8 +27,7 @@ static void list_plot(struct ui *ui, const struct session_plot *plot)
 		ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
 		ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
 	}
-	plot_add(ui, &ui->plots[ui->nplots++], plot->index, plot->width, plot->height,
-		 plot->path);
+	plot_add(ui, &ui->plots[ui->nplots++], plot);
 }
 
 /* A plot of a display or result event: its line in the cell and the plot list. */
@@ -59,25 +58,22 @@ static void display_update(struct ui *ui, struct outmodel *m, const struct sessi
 static void cell_artifact(struct ui *ui, struct outmodel *m, struct out_cell *c,
 			  const struct session_ev_artifact *ev)
 {
-	const char *name = ev->name, *fmt = ev->file->format, *rel = ev->file->path;
-	int idx = ev->file->index;
-	const char *ext = rel ? strrchr(rel, '.') : NULL;
-	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT;
+	const struct session_plot *f = ev->file;	/* the session's checked copy */
+	const char *name = ev->name, *fmt = f->format;
+	int idx = f->index;
+	struct strbuf err = STRBUF_INIT;
 	char *line, *dst = NULL;
 
-	if (!rel || strstr(rel, "..") || !ext)
-		return;
 	strbuf_init(&err, 0);
 	/* The channel goes with the session: keep a copy next to the history when recording. */
 	if (ui->rec.h && mkdir_p(history_plots_dir(ui->rec.h)) == 0) {
-		dst = xasprintf("%s/%d%s", history_plots_dir(ui->rec.h), idx, ext);
-		if (outputs_copy_file(session_channel_dir(ui->s), rel, dst, &err) < 0) {
+		dst = xasprintf("%s/%d.%s", history_plots_dir(ui->rec.h), idx, f->ext);
+		if (outputs_save_file(f->data, f->len, dst, &err) < 0) {
 			free(dst);
 			dst = NULL;
 		}
-	} else if (outputs_read_file(session_channel_dir(ui->s), rel, OUTPUTS_FILE_MAX, &data,
-				     &err) == 0) {
-		dst = xasprintf("%s/%s", session_channel_dir(ui->s), rel);
+	} else {
+		dst = xasprintf("%s/%s", session_channel_dir(ui->s), f->path);
 	}
 	if (dst)
 		line = xasprintf("[artifact %d: %s%s%s, %s %s]\n", idx, name ? name : "",
@@ -89,7 +85,6 @@ static void cell_artifact(struct ui *ui, struct outmodel *m, struct out_cell *c,
 	free(line);
 	free(dst);
 	strbuf_release(&err);
-	strbuf_release(&data);
 }
 
 /* Put one event of a running cell into its view `c` (of model `m`). */

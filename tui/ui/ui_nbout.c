@@ -79,21 +79,10 @@ static int unbase64(const char *s, struct strbuf *out)
 	return 0;
 }
 
-/* Decode a PNG held in memory (the decoder reads a descriptor: a memfd stands in for one). */
+/* Decode a PNG held in memory. */
 static struct graphics_image *image_of_png(const struct strbuf *png, struct strbuf *err)
 {
-	struct graphics_image *img = NULL;
-	int fd = memfd_create("cellbox-png", MFD_CLOEXEC);
-
-	if (fd < 0 || write_all(fd, png->buf, png->len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
-		strbuf_addf(err, "cannot hold an image: %s", strerror(errno));
-		goto out;
-	}
-	img = graphics_load_fd(fd, "the notebook's image", err);
-out:
-	if (fd >= 0)
-		close(fd);
-	return img;
+	return graphics_load_mem(png->buf, png->len, "the notebook's image", err);
 }
 
 /* Keep at most NB_IMAGES_MAX images of the file decoded: the oldest others go. */

@@ -262,26 +262,24 @@ void plot_image_free(struct ui *ui, struct graphics_image *img)
 	graphics_free(img);
 }
 
-/* Fill in a captured plot: its file under the channel and, when drawn, its decoded image. */
-void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h, const char *rel)
+/*
+ * Fill in a captured plot from its event: the session's checked copy (event.h), decoded from
+ * the bytes the session read when drawn; nothing is read or checked again here.
+ */
+void plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot)
 {
-	pl->index = index;
-	pl->w = w;
-	pl->h = h;
-	pl->path = rel && !strstr(rel, "..") ?
-		xasprintf("%s/%s", session_channel_dir(ui->s), rel) : NULL;
-	pl->rel = pl->path ? xstrdup(rel) : NULL;
+	pl->index = plot->index;
+	pl->w = plot->width;
+	pl->h = plot->height;
+	pl->path = xasprintf("%s/%s", session_channel_dir(ui->s), plot->path);
+	pl->rel = xstrdup(plot->path);
 	pl->img = NULL;
-	if (pl->path && plots_drawn(ui)) {
+	if (plots_drawn(ui)) {
 		struct strbuf err = STRBUF_INIT;
-		/* The kernel names the file: decode the one checked, not what is there later. */
-		int fd = outputs_open_file(session_channel_dir(ui->s), rel, OUTPUTS_FILE_MAX, &err);
-		if (fd >= 0) {
-			pl->img = graphics_load_fd(fd, rel, &err);
-			close(fd);
-		}
+
+		pl->img = graphics_load_mem(plot->data, plot->len, plot->path, &err);
 		if (!pl->img)
-			ui_message(ui, "plot %d: %s", index, err.buf);
+			ui_message(ui, "plot %d: %s", plot->index, err.buf);
 		strbuf_release(&err);
 	}
 	ui->plot_sel = (size_t)(pl - ui->plots);
