@@ -157,7 +157,7 @@ def _flusher():
 
 
 # --------------------------------------------------------------------------------------------
-# fd capture: fds 1 and 2 are pipes; a thread turns what arrives into stream events.
+# fd capture: fds 1 and 2 are pipes (capture.py); what they hold joins the same ordered text.
 
 
 class _Fd:

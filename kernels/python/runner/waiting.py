@@ -25,9 +25,6 @@ IN_CLOEXEC = os.O_CLOEXEC
 _unpack_event = struct.Struct("iIII").unpack_from
 
 
-# --------------------------------------------------------------------------------------------
-# waiting for commands: inotify through ctypes, or a byte on stdin per command, else polling
-
 _ino_buf = bytearray(65536)      # made once: reading events must not need memory (MemoryError)
 
 
