@@ -85,6 +85,15 @@ def main(argv):
         inits = [p for p in files if os.path.basename(p) == '__init__.py']
         if len(inits) != 1:
             sys.exit('embed.py: the runner package needs its __init__.py (PROTOCOL = N)')
+        # every module of the package is an input (kernels/meson.build lists them): one left
+        # out would be missing from the zip, and its changes would not rebuild it
+        package = os.path.dirname(os.path.abspath(inits[0]))
+        listed = {os.path.abspath(p) for p in files}
+        missing = sorted(n for n in os.listdir(package)
+                         if n.endswith('.py') and os.path.join(package, n) not in listed)
+        if missing:
+            sys.exit('embed.py: %s not among the inputs: list them in kernels/meson.build'
+                     % ', '.join(missing))
         with open(inits[0], 'rb') as f:
             n = python_protocol(f.read(), inits[0])
         data = make_zip(files)

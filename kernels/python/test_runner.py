@@ -715,5 +715,31 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual(self.result(self.run_ok("1+1")), "2")
 
 
+class ZipTest(unittest.TestCase):
+    """The zip the runner ships as (scripts/embed.py): the package, the same bytes each time."""
+
+    def test_zip_is_the_package(self):
+        import zipfile
+        with zipfile.ZipFile(RUNNER) as z:
+            infos = z.infolist()
+            names = [i.filename for i in infos]
+            sources = sorted(glob.glob(os.path.join(PACKAGE, "*.py")))
+            self.assertEqual(names, sorted(
+                "__main__.py" if os.path.basename(p) == "__main__.py"
+                else "runner/" + os.path.basename(p) for p in sources))
+            for p in sources:
+                base = os.path.basename(p)
+                with open(p, "rb") as f:
+                    self.assertEqual(z.read(base if base == "__main__.py" else "runner/" + base),
+                                     f.read(), p)
+            self.assertEqual({(i.date_time, i.external_attr >> 16) for i in infos},
+                             {((1980, 1, 1, 0, 0, 0), 0o100644)})
+        # made again from the same files: the same bytes (a reproducible build)
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
+        import embed
+        with open(RUNNER, "rb") as f:
+            self.assertEqual(embed.make_zip(sources), f.read())
+
+
 if __name__ == "__main__":
     unittest.main()
