@@ -1,5 +1,9 @@
 """The security policy's import hook (request `policy`): imports by the user's code of the
 policy's modules are refused; the runner's own modules and libraries import freely.
+
+The host checks every cell before sending it; this second layer refuses the policy's modules
+when code imports them by a name only known at run time (__import__('o' + 's')). A tripwire,
+not a wall: code in the kernel can take it apart.
 """
 
 import builtins
@@ -7,12 +11,6 @@ import sys
 
 from .events import _emit
 from .state import RequestError
-
-
-# --------------------------------------------------------------------------------------------
-# security policy: the import hook. The host checks every cell before sending it; this second
-# layer refuses the policy's modules when code imports them by a name only known at run time
-# (__import__('o' + 's')). A tripwire, not a wall: code in the kernel can take it apart.
 
 
 class SecurityViolation(ImportError):
@@ -25,6 +23,7 @@ class _Guard:
     trusted = False          # serving the host's own code (files in and out)
     real_import = None
     real_import_module = None
+
 
 # The globals of the runner's own modules, every module of this package (runner.*, in the zip:
 # files runner.zip/runner/<module>.py): code there is the runner's, never the user's. Held, so

@@ -267,6 +267,7 @@ def _rich_event(kind, data, metadata, **extra):
     if PLOTLY_MIME in out and not extra.get("update"):
         _plotly_artifacts(out[PLOTLY_MIME])
 
+
 # The fallback backend (no matplotlib_inline): figures saved as the inline backend would, on
 # plt.show() and for those still open at the end of a cell.
 

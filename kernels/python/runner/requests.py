@@ -150,6 +150,7 @@ def _do_clear_plots(req):
 def _do_shutdown(req):
     return "ok"
 
+
 _HANDLERS = {
     "execute": _do_execute,
     "complete": _do_complete,

@@ -12,9 +12,9 @@ import time
 import traceback
 
 from . import PROTOCOL
+from . import events as _ev
 from .capture import _setup_capture
 from .events import _drain_fds, _emit, _flush_locked, _on_sigint, _segs
-from . import events as _ev
 from .guard import _own_modules
 from .plots import _ImportHooks, _MplFinder, _init_plot_counter
 from .requests import _HANDLERS, _getpass, _input, _valid_id
@@ -131,6 +131,7 @@ def _serve(fname):
     _finish(out, status, t0)
     if kind == "shutdown":
         _shutdown()
+
 
 _DONE_ERROR = b'{"type":"done","status":"error","execution_count":-1,"duration":0}\n'
 

@@ -36,6 +36,7 @@ def _murmur2(text, seed=0xC70F6907):
     h = (h * m) & 0xFFFFFFFF
     return h ^ (h >> 15)
 
+
 _hashes = {}                 # cell text -> _murmur2(text), for cells run again
 
 
