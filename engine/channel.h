@@ -88,7 +88,7 @@ int channel_reset_kernel(struct channel *ch, int mount, struct strbuf *err);
 int channel_recreate(struct channel *ch, struct strbuf *err);
 
 /*
- * Write a host file (`rel`: "runner.py", "commands/<id>.json", "files/<name>") atomically:
+ * Write a host file (`rel`: "runner.zip", "commands/<id>.json", "files/<name>") atomically:
  * an unguessable temporary name (O_EXCL | O_NOFOLLOW), then rename. 0 or -1 with `err`.
  */
 int channel_write(const struct channel *ch, const char *rel, const void *data, size_t len,

@@ -21,7 +21,7 @@ int channel_watch_fd(const struct channel *ch, int fd, uint32_t mask)
 	return inotify_add_watch(ch->notify_fd, path, mask | IN_ONLYDIR);
 }
 
-static const char *const layout[] = { "host", "kernel", "plots", "commands", "files", "runner.py",
+static const char *const layout[] = { "host", "kernel", "plots", "commands", "files", "runner.zip",
 				      "runner.R", "wake", "results", "out", "ready", "log", NULL };
 
 /* Whether `name` is an entry of the channel's layout. */

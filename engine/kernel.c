@@ -12,8 +12,8 @@
 #define CELLBOX_DEFAULT_RSCRIPT "/usr/bin/Rscript"
 #endif
 
-extern const unsigned char runner_py[], runner_r[];
-extern const size_t runner_py_len, runner_r_len;
+extern const unsigned char runner_zip[], runner_r[];
+extern const size_t runner_zip_len, runner_r_len;
 
 /* "import a, b" */
 static char *python_preimport(const char *list)
@@ -43,9 +43,9 @@ static const struct kernel_def kernels[] = {
 		.kernelspec = "python3",
 		.display_name = "Python 3 (ipykernel)",
 		.extensions = ".py",
-		.runner = "runner.py",
-		.code = runner_py,
-		.code_len = &runner_py_len,
+		.runner = "runner.zip",
+		.code = runner_zip,
+		.code_len = &runner_zip_len,
 		.interpreter = CELLBOX_DEFAULT_PYTHON,
 		.uses = KERNEL_USES_PYTHON,
 		.policy = 1,

@@ -20,9 +20,9 @@
 /* How long the zygote may take to import, and to fork one kernel. */
 #define ZYGOTE_START_TIMEOUT 60.0
 #define ZYGOTE_FORK_TIMEOUT 10.0
-/* The descriptor the zygote reads its requests from (runner.py --zygote FD). */
+/* The descriptor the zygote reads its requests from (runner.zip --zygote FD). */
 #define ZYGOTE_FD 3
-/* Bytes of the zygote's arguments a kernel rewrites as its own ("runner.py CHANNEL"). */
+/* Bytes of the zygote's arguments a kernel rewrites as its own ("runner.zip CHANNEL"). */
 #define ZYGOTE_ARG_ROOM 4096
 
 struct zygote {
@@ -68,7 +68,7 @@ static void __attribute__((noreturn)) exec_zygote(const char *python, const char
 	setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
 	if (k && k->env[0])
 		setenv(k->env[0], k->env[1], 1);
-	/* room for a kernel's own command line (runner.py _zygote_cmdline) */
+	/* room for a kernel's own command line (runner/zygote.py _zygote_cmdline) */
 	{
 		char pad[ZYGOTE_ARG_ROOM + 1];
 

@@ -17,7 +17,7 @@
  * namespace, signals passed on, the runner's status as its own); the init forks the runner,
  * pid 2, which drops what the zygote had (capabilities unless root, every descriptor, the
  * random generators' state, its stdio, limits and working directory) and goes on into the
- * runner's main() (runner.py `_zygote`). The kernel then makes its channel, capture threads
+ * runner's main() (runner/zygote.py `_zygote`). The kernel then makes its channel, capture threads
  * and inotify watch as a cold one, and takes the zygote's shell over.
  *
  * Only a process that installs a zygote (the pool daemon; the tests) gets forked kernels.

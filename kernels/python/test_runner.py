@@ -1,22 +1,28 @@
-"""Tests of runner.py against kernels/PROTOCOL.md.
+"""Tests of the Python runner (the package runner/, as it ships: runner.zip) against
+kernels/PROTOCOL.md.
 
 Each test talks to a real runner process the way the cellbox host does: the host part
 <channel>/host/commands gets command files (tmp + rename), the kernel part <channel>/kernel has the
 ready and log files and results/<id>.jsonl (made by the host before its command), where the
-events are read back.
+events are read back. The runner is the build's zip (CELLBOX_RUNNER_ZIP, which meson test
+sets), else one zipped here from runner/ as the build zips it (scripts/embed.py).
 
     /usr/bin/python3 kernels/python/test_runner.py
     /usr/bin/python3 -m unittest kernels/python/test_runner.py
 """
 
+import atexit
 import base64
+import glob
 import json
 import os
 import re
 import signal
 import struct
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import zlib
@@ -26,7 +32,27 @@ sys.path.insert(0, os.path.dirname(HERE))
 import runner_harness as harness
 from runner_harness import done, of_type, text
 
-RUNNER = os.path.join(HERE, "runner.py")
+PACKAGE = os.path.join(HERE, "runner")
+# The one source of the protocol version (scripts/embed.py reads it there).
+PROTOCOL_SOURCE = os.path.join(PACKAGE, "__init__.py")
+
+
+def runner_zip():
+    """The runner's zip: the build's, else one made from the package as the build makes it."""
+    path = os.environ.get("CELLBOX_RUNNER_ZIP")
+    if path:
+        return path
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
+    import embed
+    tmp = tempfile.mkdtemp(prefix="cellbox-runner-zip-")
+    atexit.register(shutil.rmtree, tmp, True)
+    path = os.path.join(tmp, "runner.zip")
+    with open(path, "wb") as f:
+        f.write(embed.make_zip(sorted(glob.glob(os.path.join(PACKAGE, "*.py")))))
+    return path
+
+
+RUNNER = runner_zip()
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 TIMEOUT = 30.0
 
@@ -49,7 +75,7 @@ def tiny_png(w=3, h=2):
 
 
 class Runner(harness.Runner):
-    """runner.py on the interpreter, in a temporary channel directory (runner_harness.Runner)."""
+    """runner.zip on the interpreter, in a temporary channel directory (runner_harness.Runner)."""
 
     def __init__(self, channel=None, env=None, stdin=subprocess.DEVNULL):
         super().__init__([PYTHON, RUNNER], channel=channel, env=env, stdin=stdin,
@@ -72,9 +98,13 @@ class RunnerTest(harness.RunnerCase):
     def test_ready(self):
         ready = self.r.ready
         # The runner's PROTOCOL line is the one source of the version (scripts/embed.py).
-        with open(RUNNER, encoding="utf-8") as f:
+        with open(PROTOCOL_SOURCE, encoding="utf-8") as f:
             line = [l for l in f if l.startswith("PROTOCOL = ")]
         self.assertEqual(len(line), 1)
+        for path in glob.glob(os.path.join(PACKAGE, "*.py")):      # ... and the only one
+            if path != PROTOCOL_SOURCE:
+                with open(path, encoding="utf-8") as f:
+                    self.assertNotRegex(f.read(), r"(?m)^PROTOCOL\b", path)
         self.assertEqual(ready["protocol"], int(line[0].split("=")[1]))
         self.assertGreaterEqual(ready["protocol"], 1)
         self.assertEqual(ready["pid"], self.r.proc.pid)
@@ -167,7 +197,7 @@ class RunnerTest(harness.RunnerCase):
         # A line printed after 30 ms of quiet is sent at once and holds the flusher back for
         # FLUSH_DELAY (20 ms): without it, text waiting alone is the flusher's after 1 ms,
         # which a loaded machine lets it take before the cell's end.
-        self.run_ok("import sys\n_cb = sys.modules['_cellbox_runner']\n_cb_writes = []\n"
+        self.run_ok("import sys\n_cb = sys.modules['runner.events']\n_cb_writes = []\n"
                     "_cb_real = _cb._write_all\n"
                     "def _cb_count(fd, data):\n    _cb_writes.append(bytes(data))\n"
                     "    return _cb_real(fd, data)\n"
@@ -683,6 +713,32 @@ class RunnerTest(harness.RunnerCase):
         time.sleep(0.1)
         self.assertIsNone(r.proc.poll())
         self.assertEqual(self.result(self.run_ok("1+1")), "2")
+
+
+class ZipTest(unittest.TestCase):
+    """The zip the runner ships as (scripts/embed.py): the package, the same bytes each time."""
+
+    def test_zip_is_the_package(self):
+        import zipfile
+        with zipfile.ZipFile(RUNNER) as z:
+            infos = z.infolist()
+            names = [i.filename for i in infos]
+            sources = sorted(glob.glob(os.path.join(PACKAGE, "*.py")))
+            self.assertEqual(names, sorted(
+                "__main__.py" if os.path.basename(p) == "__main__.py"
+                else "runner/" + os.path.basename(p) for p in sources))
+            for p in sources:
+                base = os.path.basename(p)
+                with open(p, "rb") as f:
+                    self.assertEqual(z.read(base if base == "__main__.py" else "runner/" + base),
+                                     f.read(), p)
+            self.assertEqual({(i.date_time, i.external_attr >> 16) for i in infos},
+                             {((1980, 1, 1, 0, 0, 0), 0o100644)})
+        # made again from the same files: the same bytes (a reproducible build)
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
+        import embed
+        with open(RUNNER, "rb") as f:
+            self.assertEqual(embed.make_zip(sources), f.read())
 
 
 if __name__ == "__main__":

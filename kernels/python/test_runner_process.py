@@ -1,6 +1,6 @@
-"""Tests of runner.py as a process: its start, its end and restarts, its wake-ups without
-inotify, and the policy's import hook (kernels/PROTOCOL.md). The request-by-request cases
-are test_runner.py's; this file shares its helpers.
+"""Tests of the Python runner (runner.zip) as a process: its start, its end and restarts, its
+wake-ups without inotify, and the policy's import hook (kernels/PROTOCOL.md). The
+request-by-request cases are test_runner.py's; this file shares its helpers.
 
     /usr/bin/python3 -m unittest kernels/python/test_runner_process.py
 """
@@ -256,6 +256,39 @@ class PolicyHookTest(harness.RunnerCase):
         self.assertEqual(done(evs)["status"], "ok", evs)
         self.assertEqual(text(evs), "/\n")
         self.refused("__import__('os')")      # and the hook is back for the next cell
+
+    def test_runner_modules_are_the_runners(self):
+        # Every module of the runner package (runner.zip/runner/<module>.py) is the runner's
+        # own to the hook, not only the one that holds it; a cell's frames are the user's.
+        evs = self.r.execute(
+            "import sys\n"
+            "g = sys.modules['runner.guard']\n"
+            "pl = sys.modules['runner.plots']\n"
+            "class Loader:\n"
+            "    def exec_module(self, module):\n"
+            "        global frame\n"
+            "        frame = sys._getframe(1)\n"
+            "pl._HookedLoader(Loader(), lambda m: None).exec_module(None)\n"
+            "print(frame.f_code.co_name, frame.f_code.co_filename)\n"
+            "print(g._from_user(frame), g._from_user(sys._getframe()))\n"
+            "mods = sorted(n for n in sys.modules if n.startswith('runner.'))\n"
+            "print(*mods)\n"
+            "print(*[g._from_user(eval('__import__(\"sys\")._getframe()', vars(sys.modules[n])))\n"
+            "        for n in mods])\n"
+            "import shutil\n"
+            "print(g._from_user(sys._getframe()),\n"
+            "      g._from_user(eval('__import__(\"sys\")._getframe()', vars(shutil))))")
+        self.assertEqual(done(evs)["status"], "ok", evs)
+        where, verdict, mods, each, user = text(evs).splitlines()
+        name, path = where.split(" ", 1)
+        self.assertEqual(name, "exec_module")
+        self.assertTrue(path.endswith(os.path.join("runner.zip", "runner", "plots.py")), path)
+        self.assertEqual(verdict, "False True")
+        self.assertEqual(mods.split(), ["runner." + m for m in (
+            "capture", "events", "guard", "plots", "requests", "serve", "shell", "state",
+            "waiting", "zygote")])
+        self.assertEqual(set(each.split()), {"False"})
+        self.assertEqual(user, "True False")        # the cell's; a library's (shutil)
 
     def test_bad_request(self):
         evs = self.r.request("policy", modules="os")

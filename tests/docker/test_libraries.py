@@ -26,7 +26,7 @@ from wheel import make_wheel  # noqa: E402
 SOCKET = '/var/run/docker.sock'
 # The kernel image of this build's protocol (scripts/build-image reads the same line).
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'kernels',
-                       'python', 'runner.py'), encoding='utf-8') as _f:
+                       'python', 'runner', '__init__.py'), encoding='utf-8') as _f:
     IMAGE = 'cellbox-python:p' + re.search(r'^PROTOCOL = (\d+)', _f.read(), re.M).group(1)
 
 

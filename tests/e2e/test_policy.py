@@ -201,7 +201,8 @@ class DockerTest(Base):
         if not os.path.exists('/var/run/docker.sock'):
             self.skipTest('no docker daemon at /var/run/docker.sock')
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
-                               'kernels', 'python', 'runner.py'), encoding='utf-8') as f:
+                               'kernels', 'python', 'runner', '__init__.py'),
+                  encoding='utf-8') as f:
             image = 'cellbox-python:p' + re.search(r'^PROTOCOL = (\d+)', f.read(), re.M).group(1)
         if subprocess.run(['docker', 'image', 'inspect', image],
                           capture_output=True).returncode if shutil.which('docker') else 1:

@@ -70,7 +70,7 @@ print('deaf')
     def test_runtime_dir_of_another_user(self):
         """/dev/shm/cellbox-UID and /tmp/cellbox-UID (the defaults without XDG_RUNTIME_DIR)
         made first by another local user: refused, never used (before: the other user's
-        runner.py ran as the victim)."""
+        runner ran as the victim)."""
         if os.geteuid() != 0:
             raise unittest.SkipTest('makes two local users: needs root')
         victim = ensure_user('cellbox-victim')
@@ -92,7 +92,7 @@ print('deaf')
         os.chmod(self.tmp, 0o777)
         os.chmod(os.path.join(self.tmp, 'evil-runner.py'), 0o644)
         # The other user makes the directory first, and swaps every new channel in it for a
-        # directory of theirs whose runner.py is theirs.
+        # directory of theirs whose runner.zip is theirs.
         thieves = [subprocess.Popen(
             ['setpriv', '--reuid', str(attacker.pw_uid), '--regid', str(attacker.pw_gid),
              '--clear-groups', PYTHON, '-c', THIEF, root, evil,
@@ -157,10 +157,10 @@ while True:
             os.symlink(mine, os.path.join(root, name))
         except OSError:
             continue
-        # Keep our runner.py there, whatever the victim writes in its place, for a while.
+        # Keep our runner.zip there, whatever the victim writes in its place, for a while.
         t_end = time.monotonic() + 3
         while time.monotonic() < t_end:
-            for rel in ('runner.py', 'host/runner.py'):
+            for rel in ('runner.zip', 'host/runner.zip'):
                 p = os.path.join(mine, rel)
                 try:
                     with open(p + '.x', 'w') as f:

@@ -37,7 +37,7 @@ for d in writable_dirs():
     for i in next_ids():
         for suffix in ('.json.tmp', '.json', '.jsonl', '.input', '.input.tmp', '.1.input'):
             planted += plant(os.path.join(d, i + suffix), 'symlink', VICTIM)
-    for name in ('ready.tmp', 'runner.py.tmp', 'container.tmp', 'exit_status', 'pid',
+    for name in ('ready.tmp', 'runner.zip.tmp', 'container.tmp', 'exit_status', 'pid',
                  'log', 'ready', 'container', 'copy-in-0', 'copy-out-0'):
         planted += plant(os.path.join(d, name), 'symlink', VICTIM)
     own = os.path.join(d, 'own-file')

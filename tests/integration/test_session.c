@@ -515,7 +515,7 @@ static const char facts_cell[] =
 	"          'NoNewPrivs', 'Seccomp', 'SigBlk', 'SigIgn', 'Threads')],\n"
 	"         [resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE)],\n"
 	"         signal.getsignal(signal.SIGINT).__name__, sys.argv[1] == chan,\n"
-	"         sys.path[0] == os.path.join(chan, 'host'), len(fds), fds,\n"
+	"         sys.path[0] == os.path.join(chan, 'host', 'runner.zip'), len(fds), fds,\n"
 	"         sorted(k for k in os.environ if k not in ('MPLBACKEND',)),\n"
 	"         open('/proc/self/mountinfo').read().count('proc'),\n"
 	"         [os.path.normpath(a.decode()).replace(chan, 'CH')\n"
