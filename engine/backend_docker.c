@@ -70,7 +70,7 @@ static void write_container_file(const char *channel_dir, const char *id)
 /* Create the container ahead of its start (backend prepare()). */
 static int docker_prepare(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
 {
-	return docker_be_create_container(docker_of(be), spec, err);
+	return backend_docker_create_container(docker_of(be), spec, err);
 }
 
 /* Start the container (created first unless prepared), wait on it, name it in the channel. */
@@ -82,7 +82,7 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 	long status;
 	int rc = -1;
 
-	if (!db->created && docker_be_create_container(db, spec, err) < 0)
+	if (!db->created && backend_docker_create_container(db, spec, err) < 0)
 		return -1;
 	db->created = 0;
 	path = xasprintf("/containers/%s/start", db->id);
@@ -91,13 +91,13 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		strbuf_addf(err, "cannot start the container: %s", msg.buf);
 		goto out;
 	}
-	if (docker_be_open_wait(db, err) < 0)
+	if (backend_docker_open_wait(db, err) < 0)
 		goto out;
 	write_container_file(spec->channel_dir, db->id);
 	rc = 0;
 out:
 	if (rc < 0)
-		docker_be_discard(db);
+		backend_docker_discard(db);
 	strbuf_release(&msg);
 	free(path);
 	return rc;
@@ -204,7 +204,7 @@ static int docker_reap(struct backend *be, enum reason *reason, struct strbuf *w
 	if (!ended && !strstr(db->wait_reply.buf, "StatusCode"))
 		return 0;
 	*reason = describe_exit(db, why);
-	docker_be_discard(db);
+	backend_docker_discard(db);
 	return 1;
 }
 
@@ -229,13 +229,13 @@ static int docker_signal(struct backend *be, int sig)
 /* Remove the container (killing it) and forget it. */
 static void docker_kill(struct backend *be)
 {
-	docker_be_discard(docker_of(be));
+	backend_docker_discard(docker_of(be));
 }
 
 /* Let go of the container, which runs on. */
 static void docker_detach(struct backend *be)
 {
-	docker_be_forget(docker_of(be));	/* the container runs on; free() has nothing to kill */
+	backend_docker_forget(docker_of(be));	/* the container runs on; free() has nothing to kill */
 }
 
 /* Kill the container, close the engine's connection, free the backend. */
@@ -322,18 +322,18 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 		reply, "HostConfig"), "Memory"), 1, LLONG_MAX, &n) ? (unsigned long long)n : 0;
 	if (!db->memory)
 		db->memory = DEFAULT_MEMORY;
-	db->oom_unsure = docker_be_oom_unsure(engine, cJSON_GetStringValue(
+	db->oom_unsure = backend_docker_oom_unsure(engine, cJSON_GetStringValue(
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply,
 			"HostConfig"), "Runtime")));
 	db->id = xstrdup(id);
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply,
-			"Config"), "OpenStdin")) && docker_be_attach_stdin(db, err) < 0) {
+			"Config"), "OpenStdin")) && backend_docker_attach_stdin(db, err) < 0) {
 		free(db->id);
 		db->id = NULL;
 		goto out;
 	}
 	/* An exited container answers the wait at once: reap() then says why it stopped. */
-	if (docker_be_open_wait(db, err) < 0) {
+	if (backend_docker_open_wait(db, err) < 0) {
 		free(db->id);
 		db->id = NULL;
 		goto out;
@@ -360,7 +360,7 @@ static int docker_running(const char *engine, const struct kernel_handle *k, str
 	if (read_container_id(k, engine, &cid, &err) == 0) {
 		if (id)
 			strbuf_addstr(id, cid.buf);
-		running = docker_be_container_running(engine, k->sandbox ? k->sandbox->host : NULL,
+		running = backend_docker_container_running(engine, k->sandbox ? k->sandbox->host : NULL,
 						      cid.buf);
 	}
 	strbuf_release(&cid);
@@ -375,7 +375,7 @@ const struct backend_ops backend_docker_ops = {
 	.create = docker_create,
 	.adopt = docker_adopt,
 	.running = docker_running,
-	.gc = docker_be_gc,
+	.gc = backend_docker_gc_dead,
 	.prepare = docker_prepare,
 	.start = docker_start,
 	.exit_fd = docker_exit_fd,
@@ -385,5 +385,5 @@ const struct backend_ops backend_docker_ops = {
 	.free = docker_free,
 	.detach = docker_detach,
 	.wake = docker_wake,
-	.channel_owner = docker_be_channel_owner,
+	.channel_owner = backend_docker_channel_owner,
 };

@@ -42,7 +42,7 @@ int backend_docker_connect(struct docker *d, const char *engine, const char *hos
 }
 
 /* Wait on a connection of its own: it answers when the container stops. */
-int docker_be_open_wait(struct backend_docker *db, struct strbuf *err)
+int backend_docker_open_wait(struct backend_docker *db, struct strbuf *err)
 {
 	char *path = xasprintf("/containers/%s/wait?condition=not-running", db->id);
 
@@ -56,7 +56,7 @@ int docker_be_open_wait(struct backend_docker *db, struct strbuf *err)
 }
 
 /* Attach to the container's stdin, the runner's wake-up (non-blocking writes). */
-int docker_be_attach_stdin(struct backend_docker *db, struct strbuf *err)
+int backend_docker_attach_stdin(struct backend_docker *db, struct strbuf *err)
 {
 	db->stdin_fd = docker_attach_stdin(&db->d, db->id, err);
 	if (db->stdin_fd < 0)
@@ -66,7 +66,7 @@ int docker_be_attach_stdin(struct backend_docker *db, struct strbuf *err)
 }
 
 /* Forget the container (it is gone or being removed). */
-void docker_be_forget(struct backend_docker *db)
+void backend_docker_forget(struct backend_docker *db)
 {
 	if (db->wait_fd >= 0)
 		close(db->wait_fd);
@@ -80,10 +80,10 @@ void docker_be_forget(struct backend_docker *db)
 }
 
 /* Remove the container (killing it) and forget it; nothing when there is none. */
-void docker_be_discard(struct backend_docker *db)
+void backend_docker_discard(struct backend_docker *db)
 {
 	if (!db->id)
 		return;
-	docker_be_remove_container(&db->d, db->id);
-	docker_be_forget(db);
+	backend_docker_remove_container(&db->d, db->id);
+	backend_docker_forget(db);
 }

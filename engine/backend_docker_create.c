@@ -20,7 +20,7 @@
 #define CONTAINER_UID 1000
 
 /* Whether the engine may not report an OOM kill: podman (cgroup v1), or not runc (gVisor). */
-int docker_be_oom_unsure(const char *engine, const char *runtime)
+int backend_docker_oom_unsure(const char *engine, const char *runtime)
 {
 	return strcmp(engine, "docker") || (runtime && *runtime && strcmp(runtime, "runc"));
 }
@@ -72,7 +72,7 @@ static void container_user(const struct sandbox_opts *sb, uid_t *uid, gid_t *gid
 }
 
 /* The channel's owner: the container's user; 1 when it is not ours. */
-int docker_be_channel_owner(struct backend *be, const struct kernel_spec *spec, uid_t *uid,
+int backend_docker_channel_owner(struct backend *be, const struct kernel_spec *spec, uid_t *uid,
 			    gid_t *gid)
 {
 	(void)be;
@@ -138,7 +138,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 
 	container_user(sb, &uid, &gid);
 	db->memory = spec->memory ? spec->memory : DEFAULT_MEMORY;
-	db->oom_unsure = docker_be_oom_unsure(db->engine, sb->runtime);
+	db->oom_unsure = backend_docker_oom_unsure(db->engine, sb->runtime);
 	cJSON_AddStringToObject(body, "Image", sb->image && *sb->image ? sb->image : DEFAULT_IMAGE);
 	snprintf(buf, sizeof(buf), "%u:%u", (unsigned)uid, (unsigned)gid);
 	cJSON_AddStringToObject(body, "User", buf);
@@ -249,7 +249,7 @@ static void add_stale_images(struct docker *d, const char *image, struct strbuf 
 }
 
 /* Create the container for `spec` (not started): docker_prepare and docker_start's first half. */
-int docker_be_create_container(struct backend_docker *db, const struct kernel_spec *spec,
+int backend_docker_create_container(struct backend_docker *db, const struct kernel_spec *spec,
 			       struct strbuf *err)
 {
 	const struct sandbox_opts *sb = spec->sandbox;
@@ -268,7 +268,7 @@ int docker_be_create_container(struct backend_docker *db, const struct kernel_sp
 			return -1;
 		db->connected = 1;
 	}
-	docker_be_sweep_once(db);
+	backend_docker_sweep_once(db);
 	body = create_body(db, spec);
 	image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "Image"));
 	status = docker_call(&db->d, "POST", "/containers/create", body, &reply, &msg);
@@ -291,12 +291,12 @@ int docker_be_create_container(struct backend_docker *db, const struct kernel_sp
 	db->id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id")));
 	db->created = 1;
 	if (wakes_by_stdin(sb, spec->kernel ? spec->kernel : kernel_default()) &&
-	    docker_be_attach_stdin(db, err) < 0)
+	    backend_docker_attach_stdin(db, err) < 0)
 		goto out;
 	rc = 0;
 out:
 	if (rc < 0)
-		docker_be_discard(db);
+		backend_docker_discard(db);
 	cJSON_Delete(body);
 	cJSON_Delete(reply);
 	strbuf_release(&msg);

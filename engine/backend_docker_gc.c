@@ -52,7 +52,7 @@ static int collect(const char *engine, const char *host, int tries, struct strbu
 		   struct strbuf *err);
 
 /* Remove the containers of dead cellbox processes, once per process. */
-void docker_be_sweep_once(struct backend_docker *db)
+void backend_docker_sweep_once(struct backend_docker *db)
 {
 	static int swept;
 	struct strbuf err = STRBUF_INIT;
@@ -88,7 +88,7 @@ static int remove_container_surely(struct docker *d, const char *id, int tries,
 }
 
 /* Remove container `id` (killing it first); errors are ignored. */
-void docker_be_remove_container(struct docker *d, const char *id)
+void backend_docker_remove_container(struct docker *d, const char *id)
 {
 	struct strbuf err = STRBUF_INIT;
 
@@ -97,7 +97,7 @@ void docker_be_remove_container(struct docker *d, const char *id)
 }
 
 /* Whether container `id` runs: 1, 0 (stopped or gone), -1 when the engine cannot say. */
-int docker_be_container_running(const char *engine, const char *host, const char *id)
+int backend_docker_container_running(const char *engine, const char *host, const char *id)
 {
 	struct docker d;
 	struct strbuf err = STRBUF_INIT;
@@ -200,7 +200,7 @@ out:
 }
 
 /* backend_gc: patient (up to 10 s for a container the engine is busy with). */
-int docker_be_gc(const char *engine, const char *host, struct strbuf *out,
+int backend_docker_gc_dead(const char *engine, const char *host, struct strbuf *out,
 		 struct strbuf *err)
 {
 	return collect(engine, host, 40, out, err);

@@ -41,36 +41,36 @@ struct backend_docker {
 
 /* backend_docker_conn.c (and backend_docker_connect() of backend.h) */
 /* Wait on a connection of its own (wait_fd): it answers when the container stops. */
-int docker_be_open_wait(struct backend_docker *db, struct strbuf *err);
+int backend_docker_open_wait(struct backend_docker *db, struct strbuf *err);
 /* Attach to the container's stdin, the runner's wake-up (non-blocking writes). */
-int docker_be_attach_stdin(struct backend_docker *db, struct strbuf *err);
+int backend_docker_attach_stdin(struct backend_docker *db, struct strbuf *err);
 /* Forget the container (gone, being removed, or left running): its id and descriptors. */
-void docker_be_forget(struct backend_docker *db);
+void backend_docker_forget(struct backend_docker *db);
 /*
  * Remove the container of `db` (killing it) and forget it: its id, its wait and stdin
  * descriptors. Nothing when it has none. Every failed or ended container goes this way.
  */
-void docker_be_discard(struct backend_docker *db);
+void backend_docker_discard(struct backend_docker *db);
 
 /* backend_docker_create.c */
 /* Whether the engine may not report an OOM kill: podman (cgroup v1), or not runc (gVisor). */
-int docker_be_oom_unsure(const char *engine, const char *runtime);
+int backend_docker_oom_unsure(const char *engine, const char *runtime);
 /* backend channel_owner(): the container's user, 1 when it is not ours. */
-int docker_be_channel_owner(struct backend *be, const struct kernel_spec *spec, uid_t *uid,
+int backend_docker_channel_owner(struct backend *be, const struct kernel_spec *spec, uid_t *uid,
 			    gid_t *gid);
 /* Create the container for `spec` (not started): docker_prepare and docker_start's first half. */
-int docker_be_create_container(struct backend_docker *db, const struct kernel_spec *spec,
+int backend_docker_create_container(struct backend_docker *db, const struct kernel_spec *spec,
 			       struct strbuf *err);
 
 /* backend_docker_gc.c */
 /* Remove the containers of dead cellbox processes, once per process. */
-void docker_be_sweep_once(struct backend_docker *db);
+void backend_docker_sweep_once(struct backend_docker *db);
 /* Remove container `id` (killing it first); errors are ignored. */
-void docker_be_remove_container(struct docker *d, const char *id);
+void backend_docker_remove_container(struct docker *d, const char *id);
 /* Whether container `id` runs: 1, 0 (stopped or gone), -1 when the engine cannot say. */
-int docker_be_container_running(const char *engine, const char *host, const char *id);
+int backend_docker_container_running(const char *engine, const char *host, const char *id);
 /* backend_gc: patient (up to 10 s for a container the engine is busy with). */
-int docker_be_gc(const char *engine, const char *host, struct strbuf *out,
+int backend_docker_gc_dead(const char *engine, const char *host, struct strbuf *out,
 		 struct strbuf *err);
 
 #endif

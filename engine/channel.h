@@ -176,13 +176,13 @@ struct event_reader {
 	int truncated;		/* the file shrank under us (the kernel truncated it) */
 };
 
-void event_reader_init(struct event_reader *r, int fd, size_t max_line);
-void event_reader_release(struct event_reader *r);
+void channel_reader_init(struct event_reader *r, int fd, size_t max_line);
+void channel_reader_release(struct event_reader *r);
 /*
  * Read what is new (at most `budget` bytes) and call `fn(line, len, data)` for each complete
  * line, without its newline. `fn` returns nonzero to stop reading (after the final event).
  * Returns the number of lines delivered, or -1 on a read error.
  */
-int event_reader_poll(struct event_reader *r, size_t budget, event_line_fn fn, void *data);
+int channel_reader_poll(struct event_reader *r, size_t budget, event_line_fn fn, void *data);
 
 #endif

@@ -193,7 +193,7 @@ unsigned long long channel_usage(const struct channel *ch)
 	return too_many && ch->quota ? ch->quota + 1 : bytes;
 }
 
-void event_reader_init(struct event_reader *r, int fd, size_t max_line)
+void channel_reader_init(struct event_reader *r, int fd, size_t max_line)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
@@ -201,7 +201,7 @@ void event_reader_init(struct event_reader *r, int fd, size_t max_line)
 	r->max_line = max_line;
 }
 
-void event_reader_release(struct event_reader *r)
+void channel_reader_release(struct event_reader *r)
 {
 	if (r->fd >= 0)
 		close(r->fd);
@@ -258,7 +258,7 @@ static void punch_read(struct event_reader *r)
 		r->punched = (off_t)1 << 62;	/* not supported here: stop trying */
 }
 
-int event_reader_poll(struct event_reader *r, size_t budget, event_line_fn fn, void *data)
+int channel_reader_poll(struct event_reader *r, size_t budget, event_line_fn fn, void *data)
 {
 	size_t read_now = 0;
 	int total = 0, stopped = 0;

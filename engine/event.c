@@ -25,12 +25,12 @@ static const char *const status_names[] = {
 	[SESSION_STATUS_ABORTED] = "aborted",
 };
 
-const char *session_event_name(enum session_event_type type)
+const char *event_type_name(enum session_event_type type)
 {
 	return (unsigned)type < ARRAY_SIZE(event_names) ? event_names[type] : "other";
 }
 
-const char *session_status_name(enum session_status status)
+const char *event_status_name(enum session_status status)
 {
 	return (unsigned)status < ARRAY_SIZE(status_names) ? status_names[status] : "error";
 }

@@ -209,8 +209,8 @@ int event_decode_made(struct event_store *st, cJSON *json, unsigned long id,
 void event_store_release(struct event_store *st);
 
 /* Name of an event type as the protocol spells it ("stream", ...). */
-const char *session_event_name(enum session_event_type type);
+const char *event_type_name(enum session_event_type type);
 /* The status as the protocol spells it ("ok", "error", "aborted"). */
-const char *session_status_name(enum session_status status);
+const char *event_status_name(enum session_status status);
 
 #endif

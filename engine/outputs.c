@@ -396,7 +396,7 @@ static void on_clear(struct outputs *o, const struct session_ev_clear *ev)
 static void on_done(struct outputs *o, const struct session_ev_done *ev)
 {
 	flush_stream(o);
-	snprintf(o->status, sizeof(o->status), "%s", session_status_name(ev->status));
+	snprintf(o->status, sizeof(o->status), "%s", event_status_name(ev->status));
 	o->execution_count = ev->execution_count;
 	o->duration = ev->duration;
 	o->reason = ev->reason;

@@ -6,7 +6,7 @@
 
 static const char *const dynamic_builtins[] = { "exec", "eval", "compile", "__import__", "execfile" };
 
-int scan_decode(const struct frag *f, const struct py_token *t, struct strbuf *out)
+int policy_code_decode(const struct frag *f, const struct py_token *t, struct strbuf *out)
 {
 	const char *s = f->text;
 	int same = 1;
@@ -101,7 +101,7 @@ int scan_decode(const struct frag *f, const struct py_token *t, struct strbuf *o
  * adjacent string literals, maybe in parentheses. Returns 1 with *lit filled, 0 when the
  * argument is something else, -1 when the call has no argument. lx is left where it stopped.
  */
-int scan_first_literal(const struct frag *f, struct pylex *lx, size_t base, const char *kw,
+int policy_code_first_literal(const struct frag *f, struct pylex *lx, size_t base, const char *kw,
 			 struct literal *lit)
 {
 	struct py_token t;
@@ -109,41 +109,41 @@ int scan_first_literal(const struct frag *f, struct pylex *lx, size_t base, cons
 
 	strbuf_init(&lit->value, 0);
 	lit->exact = 0;
-	scan_next_code(lx, &t, base);
-	if (scan_is_op(f, &t, ")"))
+	policy_scan_next_code(lx, &t, base);
+	if (policy_scan_is_op(f, &t, ")"))
 		return -1;
-	if (kw && t.type == PY_NAME && scan_is_text(f, &t, kw)) {
+	if (kw && t.type == PY_NAME && policy_scan_is_text(f, &t, kw)) {
 		struct pylex save = *lx;
 		struct py_token eq;
-		scan_next_code(lx, &eq, base);
-		if (!scan_is_op(f, &eq, "=")) {
+		policy_scan_next_code(lx, &eq, base);
+		if (!policy_scan_is_op(f, &eq, "=")) {
 			*lx = save;
 		} else {
-			scan_next_code(lx, &t, base);
+			policy_scan_next_code(lx, &t, base);
 		}
 	}
-	while (scan_is_op(f, &t, "(")) {
+	while (policy_scan_is_op(f, &t, "(")) {
 		parens++;
-		scan_next_code(lx, &t, base);
+		policy_scan_next_code(lx, &t, base);
 	}
 	lit->start = t.start;
 	while (t.type == PY_STRING) {
-		rc = scan_decode(f, &t, &lit->value);
+		rc = policy_code_decode(f, &t, &lit->value);
 		if (rc < 0)
 			return 0;
 		lit->exact = strings == 0 && rc == 1;
 		lit->body = t.body;
 		lit->body_end = t.body_end;
 		strings++;
-		scan_next_code(lx, &t, base);
+		policy_scan_next_code(lx, &t, base);
 	}
 	if (strings != 1)
 		lit->exact = 0;
-	while (parens && scan_is_op(f, &t, ")")) {
+	while (parens && policy_scan_is_op(f, &t, ")")) {
 		parens--;
-		scan_next_code(lx, &t, base);
+		policy_scan_next_code(lx, &t, base);
 	}
-	return strings && !parens && (scan_is_op(f, &t, ",") || scan_is_op(f, &t, ")") || scan_is_op(f, &t, "]"));
+	return strings && !parens && (policy_scan_is_op(f, &t, ",") || policy_scan_is_op(f, &t, ")") || policy_scan_is_op(f, &t, "]"));
 }
 
 /* Parse `import a.b as c, d` (lx past `import`); advances lx to its end. */
@@ -156,25 +156,25 @@ static void parse_import(struct scan *sc, struct frag *f, struct pylex *lx, size
 		struct pylex save;
 		size_t a, e;
 
-		if (scan_next_code(lx, &t, base) != PY_NAME)
+		if (policy_scan_next_code(lx, &t, base) != PY_NAME)
 			return;
 		a = e = t.start;
 		for (;;) {
 			e = t.end;
 			save = *lx;
-			scan_next_code(lx, &t, base);
-			if (!scan_is_op(f, &t, "."))
+			policy_scan_next_code(lx, &t, base);
+			if (!policy_scan_is_op(f, &t, "."))
 				break;
-			if (scan_next_code(lx, &t, base) != PY_NAME)
+			if (policy_scan_next_code(lx, &t, base) != PY_NAME)
 				return;
 		}
-		scan_module(sc, f, a, f->text + a, e - a, f->text + start, e - start);
-		if (t.type == PY_NAME && scan_is_text(f, &t, "as")) {
-			scan_next_code(lx, &t, base);	/* the alias */
+		policy_scan_module(sc, f, a, f->text + a, e - a, f->text + start, e - start);
+		if (t.type == PY_NAME && policy_scan_is_text(f, &t, "as")) {
+			policy_scan_next_code(lx, &t, base);	/* the alias */
 			save = *lx;
-			scan_next_code(lx, &t, base);
+			policy_scan_next_code(lx, &t, base);
 		}
-		if (!scan_is_op(f, &t, ",")) {
+		if (!policy_scan_is_op(f, &t, ",")) {
 			*lx = save;
 			return;
 		}
@@ -191,39 +191,39 @@ static void parse_from(struct scan *sc, struct frag *f, struct pylex *lx, size_t
 	size_t a = 0, e = 0, last, names[256], name_len[256], nnames = 0;
 	int level = 0, builtins;
 
-	scan_next_code(&look, &t, base);
-	while (scan_is_op(f, &t, ".") || scan_is_op(f, &t, "...")) {
+	policy_scan_next_code(&look, &t, base);
+	while (policy_scan_is_op(f, &t, ".") || policy_scan_is_op(f, &t, "...")) {
 		level += (int)(t.end - t.start);
-		scan_next_code(&look, &t, base);
+		policy_scan_next_code(&look, &t, base);
 	}
-	if (t.type == PY_NAME && !scan_is_text(f, &t, "import")) {
+	if (t.type == PY_NAME && !policy_scan_is_text(f, &t, "import")) {
 		a = t.start;
 		for (;;) {
 			e = t.end;
-			scan_next_code(&look, &t, base);
-			if (!scan_is_op(f, &t, "."))
+			policy_scan_next_code(&look, &t, base);
+			if (!policy_scan_is_op(f, &t, "."))
 				break;
-			if (scan_next_code(&look, &t, base) != PY_NAME)
+			if (policy_scan_next_code(&look, &t, base) != PY_NAME)
 				return;
 		}
 	}
-	if (t.type != PY_NAME || !scan_is_text(f, &t, "import"))
+	if (t.type != PY_NAME || !policy_scan_is_text(f, &t, "import"))
 		return;		/* `raise E from e`, `yield from g` */
 	*lx = look;
 	last = t.end;
 	builtins = e - a == 8 && !memcmp(f->text + a, "builtins", 8);
 	save = *lx;
-	if (scan_next_code(lx, &t, base) == PY_OP && scan_is_op(f, &t, "("))
+	if (policy_scan_next_code(lx, &t, base) == PY_OP && policy_scan_is_op(f, &t, "("))
 		save = *lx;
 	else
 		*lx = save;
 	for (;;) {
-		if (scan_next_code(lx, &t, base) == PY_OP && scan_is_op(f, &t, "*")) {
+		if (policy_scan_next_code(lx, &t, base) == PY_OP && policy_scan_is_op(f, &t, "*")) {
 			last = t.end;
 			break;
 		}
 		if (t.type != PY_NAME) {
-			if (scan_is_op(f, &t, ")"))
+			if (policy_scan_is_op(f, &t, ")"))
 				last = t.end;
 			else
 				*lx = save;
@@ -235,22 +235,22 @@ static void parse_from(struct scan *sc, struct frag *f, struct pylex *lx, size_t
 			name_len[nnames++] = t.end - t.start;
 		}
 		for (size_t k = 0; builtins && k < ARRAY_SIZE(dynamic_builtins); k++)
-			if (scan_is_text(f, &t, dynamic_builtins[k]))
-				scan_dynamic(sc, f, t.start, f->text + start, t.end - start,
+			if (policy_scan_is_text(f, &t, dynamic_builtins[k]))
+				policy_scan_dynamic(sc, f, t.start, f->text + start, t.end - start,
 					    "a builtin that runs code, taken under a name of its own");
 		save = *lx;
-		scan_next_code(lx, &t, base);
-		if (t.type == PY_NAME && scan_is_text(f, &t, "as")) {
-			scan_next_code(lx, &t, base);
+		policy_scan_next_code(lx, &t, base);
+		if (t.type == PY_NAME && policy_scan_is_text(f, &t, "as")) {
+			policy_scan_next_code(lx, &t, base);
 			last = t.end;
 			save = *lx;
-			scan_next_code(lx, &t, base);
+			policy_scan_next_code(lx, &t, base);
 		}
-		if (scan_is_op(f, &t, ",")) {
+		if (policy_scan_is_op(f, &t, ",")) {
 			save = *lx;
 			continue;
 		}
-		if (scan_is_op(f, &t, ")"))
+		if (policy_scan_is_op(f, &t, ")"))
 			last = t.end;
 		else
 			*lx = save;
@@ -259,12 +259,12 @@ static void parse_from(struct scan *sc, struct frag *f, struct pylex *lx, size_t
 	if (level || e == a)
 		return;		/* relative: a cell has no package to be relative to */
 	/* The module, and each name as the submodule it may be; one violation a rule. */
-	scan_module(sc, f, a, f->text + a, e - a, f->text + start, last - start);
+	policy_scan_module(sc, f, a, f->text + a, e - a, f->text + start, last - start);
 	for (size_t k = 0; k < nnames; k++) {
 		strbuf_reset(&full);
 		strbuf_addf(&full, "%.*s.%.*s", (int)(e - a), f->text + a, (int)name_len[k],
 			    f->text + names[k]);
-		scan_module(sc, f, a, full.buf, full.len, f->text + start, last - start);
+		policy_scan_module(sc, f, a, full.buf, full.len, f->text + start, last - start);
 	}
 	strbuf_release(&full);
 }
@@ -277,11 +277,11 @@ static int scan_call_literal(const struct frag *f, struct pylex *lx, size_t base
 {
 	struct py_token t;
 
-	if (scan_next_code(lx, &t, base) != PY_OP || !scan_is_op(f, &t, "(")) {
+	if (policy_scan_next_code(lx, &t, base) != PY_OP || !policy_scan_is_op(f, &t, "(")) {
 		strbuf_init(&lit->value, 0);
 		return -2;	/* not a call */
 	}
-	return scan_first_literal(f, lx, base, kw, lit);
+	return policy_code_first_literal(f, lx, base, kw, lit);
 }
 
 /* Read a literal's code (exec, eval, run_cell of a string) as a fragment. */
@@ -289,9 +289,9 @@ static void scan_literal_code(struct scan *sc, const struct frag *f, const struc
 			 int ipython)
 {
 	if (lit->exact)
-		scan_slice(sc, f, lit->body, lit->body_end, ipython);
+		policy_scan_slice(sc, f, lit->body, lit->body_end, ipython);
 	else
-		scan_made(sc, f, lit->start, lit->value.buf, lit->value.len, ipython);
+		policy_scan_made(sc, f, lit->start, lit->value.buf, lit->value.len, ipython);
 }
 
 /* The code from `a` to where lx stopped, for messages. */
@@ -308,24 +308,24 @@ static void on_builtin(struct scan *sc, const struct frag *f, struct pylex *lx, 
 	struct pylex look = *lx;
 	struct py_token n;
 	struct literal lit;
-	int is_import = scan_is_text(f, t, "__import__"), rc;
+	int is_import = policy_scan_is_text(f, t, "__import__"), rc;
 
-	scan_next_code(&look, &n, base);
-	if (scan_is_op(f, &n, "="))
+	policy_scan_next_code(&look, &n, base);
+	if (policy_scan_is_op(f, &n, "="))
 		return;		/* exec=... as a keyword argument or a new binding */
 	look = *lx;
 	rc = scan_call_literal(f, &look, base, is_import ? "name" : "source", &lit);
 	if (rc == -2) {
-		scan_dynamic(sc, f, t->start, f->text + t->start, t->end - t->start,
+		policy_scan_dynamic(sc, f, t->start, f->text + t->start, t->end - t->start,
 			    "a builtin that runs code, taken as a value (it can be called under "
 			    "another name)");
 	} else if (rc == 1 && is_import) {
-		scan_module(sc, f, t->start, lit.value.buf, lit.value.len, f->text + t->start,
+		policy_scan_module(sc, f, t->start, lit.value.buf, lit.value.len, f->text + t->start,
 			     span(f, &look, base, t->start));
-	} else if (rc == 1 && !scan_is_text(f, t, "execfile")) {
+	} else if (rc == 1 && !policy_scan_is_text(f, t, "execfile")) {
 		scan_literal_code(sc, f, &lit, 0);
 	} else if (rc == 0 || rc == 1) {
-		scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &look, base, t->start),
+		policy_scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &look, base, t->start),
 			    is_import ? "an import of a name computed at run time (the import hook "
 					"checks it)"
 				      : "code computed at run time");
@@ -341,10 +341,10 @@ static void on_import_call(struct scan *sc, const struct frag *f, struct pylex *
 	int rc = scan_call_literal(f, look, base, "name", &lit);
 
 	if (rc == 1 && !by_path)
-		scan_module(sc, f, at, lit.value.buf, lit.value.len, f->text + at,
+		policy_scan_module(sc, f, at, lit.value.buf, lit.value.len, f->text + at,
 			     span(f, look, base, at));
 	else if (rc == 0 || rc == 1)
-		scan_dynamic(sc, f, at, f->text + at, span(f, look, base, at),
+		policy_scan_dynamic(sc, f, at, f->text + at, span(f, look, base, at),
 			    by_path ? "code read from a file at run time"
 				    : "an import of a name computed at run time (the import hook "
 				      "checks it)");
@@ -356,8 +356,8 @@ static int attribute(const struct frag *f, struct pylex *lx, size_t base, struct
 {
 	struct py_token t;
 
-	return scan_next_code(lx, &t, base) == PY_OP && scan_is_op(f, &t, ".") &&
-	       scan_next_code(lx, attr, base) == PY_NAME;
+	return policy_scan_next_code(lx, &t, base) == PY_OP && policy_scan_is_op(f, &t, ".") &&
+	       policy_scan_next_code(lx, attr, base) == PY_NAME;
 }
 
 /* The IPython shell's methods that run commands or code. */
@@ -372,54 +372,54 @@ static void on_get_ipython(struct scan *sc, const struct frag *f, struct pylex *
 	strbuf_init(&l1.value, 0);
 	strbuf_init(&l2.value, 0);
 	strbuf_init(&l3.value, 0);
-	if (scan_next_code(&look, &a, base) != PY_OP || !scan_is_op(f, &a, "(") ||
-	    scan_next_code(&look, &b, base) != PY_OP || !scan_is_op(f, &b, ")") ||
+	if (policy_scan_next_code(&look, &a, base) != PY_OP || !policy_scan_is_op(f, &a, "(") ||
+	    policy_scan_next_code(&look, &b, base) != PY_OP || !policy_scan_is_op(f, &b, ")") ||
 	    !attribute(f, &look, base, &m)) {
-		scan_dynamic(sc, f, t->start, f->text + t->start, t->end - t->start,
+		policy_scan_dynamic(sc, f, t->start, f->text + t->start, t->end - t->start,
 			    "the IPython shell taken as a value: what its system() and run_cell() "
 			    "run is not followed");
 		return;
 	}
-	if (scan_is_text(f, &m, "system") || scan_is_text(f, &m, "system_raw") ||
-	    scan_is_text(f, &m, "system_piped") || scan_is_text(f, &m, "getoutput")) {
+	if (policy_scan_is_text(f, &m, "system") || policy_scan_is_text(f, &m, "system_raw") ||
+	    policy_scan_is_text(f, &m, "system_piped") || policy_scan_is_text(f, &m, "getoutput")) {
 		strbuf_release(&l1.value);
 		rc = scan_call_literal(f, &look, base, "cmd", &l1);
-		scan_form(sc, f, t->start, "os.system(", rc == 1 ? l1.value.buf : "",
+		policy_scan_form(sc, f, t->start, "os.system(", rc == 1 ? l1.value.buf : "",
 			  rc == 1 ? l1.value.len : 0, ")");
 		if (rc == 0)
-			scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &look, base, t->start),
+			policy_scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &look, base, t->start),
 				    "a shell command computed at run time");
-	} else if (scan_is_text(f, &m, "run_line_magic") || scan_is_text(f, &m, "run_cell_magic")) {
-		int cell = scan_is_text(f, &m, "run_cell_magic");
+	} else if (policy_scan_is_text(f, &m, "run_line_magic") || policy_scan_is_text(f, &m, "run_cell_magic")) {
+		int cell = policy_scan_is_text(f, &m, "run_cell_magic");
 
 		strbuf_release(&l1.value);
 		rc = scan_call_literal(f, &look, base, "magic_name", &l1);
 		if (rc == 1)
-			rc = scan_first_literal(f, &look, base, NULL, &l2);
+			rc = policy_code_first_literal(f, &look, base, NULL, &l2);
 		else
 			strbuf_init(&l2.value, 0);
 		if (rc == 1 && cell)
-			rc = scan_first_literal(f, &look, base, NULL, &l3);
+			rc = policy_code_first_literal(f, &look, base, NULL, &l3);
 		else
 			strbuf_init(&l3.value, 0);
 		if (rc == 1)
-			scan_magic(sc, f, t->start, cell, l1.value.buf, l1.value.len, l2.value.buf,
+			policy_magic_scan(sc, f, t->start, cell, l1.value.buf, l1.value.len, l2.value.buf,
 				  l2.value.len, NO_OFF, l3.value.buf, l3.value.len, NO_OFF);
 		else if (rc == 0)
-			scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &look, base, t->start),
+			policy_scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &look, base, t->start),
 				    "a magic computed at run time");
-	} else if (scan_is_text(f, &m, "run_cell") || scan_is_text(f, &m, "run_cell_async") ||
-		   scan_is_text(f, &m, "ex") || scan_is_text(f, &m, "ev") || scan_is_text(f, &m, "run_code") ||
-		   scan_is_text(f, &m, "runcode") || scan_is_text(f, &m, "run_source")) {
+	} else if (policy_scan_is_text(f, &m, "run_cell") || policy_scan_is_text(f, &m, "run_cell_async") ||
+		   policy_scan_is_text(f, &m, "ex") || policy_scan_is_text(f, &m, "ev") || policy_scan_is_text(f, &m, "run_code") ||
+		   policy_scan_is_text(f, &m, "runcode") || policy_scan_is_text(f, &m, "run_source")) {
 		strbuf_release(&l1.value);
 		rc = scan_call_literal(f, &look, base, "raw_cell", &l1);
 		if (rc == 1)
-			scan_literal_code(sc, f, &l1, scan_is_text(f, &m, "run_cell") ||
-						 scan_is_text(f, &m, "run_cell_async"));
+			scan_literal_code(sc, f, &l1, policy_scan_is_text(f, &m, "run_cell") ||
+						 policy_scan_is_text(f, &m, "run_cell_async"));
 		else if (rc == 0)
-			scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &look, base, t->start),
+			policy_scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &look, base, t->start),
 				    "code computed at run time");
-	} else if (!scan_is_text(f, &m, "run_line_magic")) {
+	} else if (!policy_scan_is_text(f, &m, "run_line_magic")) {
 		/* Other attributes (user_ns, display_pub, ...): nothing runs through them here. */
 		static const char *const risky[] = {
 			"register_magic_function", "define_macro", "set_hook", "set_custom_exc",
@@ -429,8 +429,8 @@ static void on_get_ipython(struct scan *sc, const struct frag *f, struct pylex *
 			"prefilter_manager", "system", "kernel", "events", "ast_transformers",
 		};
 		for (size_t k = 0; k < ARRAY_SIZE(risky); k++)
-			if (scan_is_text(f, &m, risky[k]))
-				scan_dynamic(sc, f, t->start, f->text + t->start,
+			if (policy_scan_is_text(f, &m, risky[k]))
+				policy_scan_dynamic(sc, f, t->start, f->text + t->start,
 					    m.end - t->start, "IPython machinery that runs code the "
 					    "policy does not see");
 	}
@@ -440,69 +440,69 @@ static void on_get_ipython(struct scan *sc, const struct frag *f, struct pylex *
 }
 
 /* A name token: imports, and the calls that run code or import by name. */
-void scan_name(struct scan *sc, struct frag *f, struct pylex *lx, size_t base,
+void policy_code_name(struct scan *sc, struct frag *f, struct pylex *lx, size_t base,
 		    const struct py_token *t, const struct py_token *prev,
 		    const struct py_token *prev2)
 {
-	int attr = prev->type == PY_OP && scan_is_op(f, prev, ".");
+	int attr = prev->type == PY_OP && policy_scan_is_op(f, prev, ".");
 	int of_builtins = attr && prev2->type == PY_NAME &&
-			  (scan_is_text(f, prev2, "builtins") || scan_is_text(f, prev2, "__builtins__"));
-	int defined = prev->type == PY_NAME && (scan_is_text(f, prev, "def") || scan_is_text(f, prev, "class"));
+			  (policy_scan_is_text(f, prev2, "builtins") || policy_scan_is_text(f, prev2, "__builtins__"));
+	int defined = prev->type == PY_NAME && (policy_scan_is_text(f, prev, "def") || policy_scan_is_text(f, prev, "class"));
 	struct pylex look = *lx;
 	struct py_token m;
 
-	if (scan_is_text(f, t, "import")) {
+	if (policy_scan_is_text(f, t, "import")) {
 		parse_import(sc, f, lx, base, t->start);
 		return;
 	}
-	if (scan_is_text(f, t, "from")) {
+	if (policy_scan_is_text(f, t, "from")) {
 		parse_from(sc, f, lx, base, t->start);
 		return;
 	}
 	if ((attr && !of_builtins) || defined)
 		return;
 	for (size_t k = 0; k < ARRAY_SIZE(dynamic_builtins); k++)
-		if (scan_is_text(f, t, dynamic_builtins[k])) {
+		if (policy_scan_is_text(f, t, dynamic_builtins[k])) {
 			on_builtin(sc, f, lx, base, t);
 			return;
 		}
-	if (scan_is_text(f, t, "get_ipython")) {
+	if (policy_scan_is_text(f, t, "get_ipython")) {
 		on_get_ipython(sc, f, lx, base, t);
-	} else if (scan_is_text(f, t, "import_module")) {
+	} else if (policy_scan_is_text(f, t, "import_module")) {
 		on_import_call(sc, f, &look, base, t->start, 0);
-	} else if (scan_is_text(f, t, "importlib") && attribute(f, &look, base, &m) &&
-		   (scan_is_text(f, &m, "import_module") || scan_is_text(f, &m, "__import__"))) {
+	} else if (policy_scan_is_text(f, t, "importlib") && attribute(f, &look, base, &m) &&
+		   (policy_scan_is_text(f, &m, "import_module") || policy_scan_is_text(f, &m, "__import__"))) {
 		on_import_call(sc, f, &look, base, t->start, 0);
-	} else if (scan_is_text(f, t, "runpy") && attribute(f, &look, base, &m) &&
-		   (scan_is_text(f, &m, "run_module") || scan_is_text(f, &m, "run_path"))) {
-		on_import_call(sc, f, &look, base, t->start, scan_is_text(f, &m, "run_path"));
-	} else if (scan_is_text(f, t, "sys") && attribute(f, &look, base, &m) &&
-		   scan_is_text(f, &m, "modules")) {
+	} else if (policy_scan_is_text(f, t, "runpy") && attribute(f, &look, base, &m) &&
+		   (policy_scan_is_text(f, &m, "run_module") || policy_scan_is_text(f, &m, "run_path"))) {
+		on_import_call(sc, f, &look, base, t->start, policy_scan_is_text(f, &m, "run_path"));
+	} else if (policy_scan_is_text(f, t, "sys") && attribute(f, &look, base, &m) &&
+		   policy_scan_is_text(f, &m, "modules")) {
 		struct pylex at = look;
 		struct py_token n;
 		struct literal lit;
 		int rc = -3;
 
 		strbuf_init(&lit.value, 0);
-		scan_next_code(&at, &n, base);
-		if (scan_is_op(f, &n, "[")) {
+		policy_scan_next_code(&at, &n, base);
+		if (policy_scan_is_op(f, &n, "[")) {
 			strbuf_release(&lit.value);
-			rc = scan_first_literal(f, &at, base, NULL, &lit);
-		} else if (n.type == PY_OP && scan_is_op(f, &n, ".") && attribute(f, &look, base, &m) &&
-			   (scan_is_text(f, &m, "get") || scan_is_text(f, &m, "pop") ||
-			    scan_is_text(f, &m, "setdefault"))) {
+			rc = policy_code_first_literal(f, &at, base, NULL, &lit);
+		} else if (n.type == PY_OP && policy_scan_is_op(f, &n, ".") && attribute(f, &look, base, &m) &&
+			   (policy_scan_is_text(f, &m, "get") || policy_scan_is_text(f, &m, "pop") ||
+			    policy_scan_is_text(f, &m, "setdefault"))) {
 			strbuf_release(&lit.value);
 			rc = scan_call_literal(f, &look, base, NULL, &lit);
 			at = look;
 		}
 		if (rc == 1)
-			scan_module(sc, f, t->start, lit.value.buf, lit.value.len, f->text + t->start,
+			policy_scan_module(sc, f, t->start, lit.value.buf, lit.value.len, f->text + t->start,
 				     span(f, &at, base, t->start));
 		else if (rc == 0)
-			scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &at, base, t->start),
+			policy_scan_dynamic(sc, f, t->start, f->text + t->start, span(f, &at, base, t->start),
 				    "a module taken from sys.modules by a name computed at run time");
 		else
-			scan_dynamic(sc, f, t->start, f->text + t->start, m.end - t->start,
+			policy_scan_dynamic(sc, f, t->start, f->text + t->start, m.end - t->start,
 				    "sys.modules taken as a whole: any module is reachable through it "
 				    "without an import");
 		strbuf_release(&lit.value);

@@ -51,7 +51,7 @@ static const struct ipython_magic magics[] = {
 	DYN("rehashx", "makes every program on $PATH a magic"),
 };
 
-const struct ipython_magic *ipython_magic_find(const char *name, size_t n, int cell)
+const struct ipython_magic *policy_ipython_magic_find(const char *name, size_t n, int cell)
 {
 	for (size_t i = 0; i < sizeof(magics) / sizeof(*magics); i++)
 		if (!!magics[i].cell == !!cell && strlen(magics[i].name) == n &&
@@ -195,7 +195,7 @@ static void blank_kind(char *s, size_t len, size_t first, const char *ind, size_
 	}
 }
 
-void ipython_blank_prompts(char *s, size_t len)
+void policy_ipython_blank_prompts(char *s, size_t len)
 {
 	size_t first = 0, next, n = 0;
 
@@ -232,7 +232,7 @@ static size_t skip_space(const char *s, size_t len, size_t i)
 	return i;
 }
 
-int ipython_cell_magic(const char *s, size_t len, struct ipython_magic_at *at)
+int policy_ipython_cell_magic(const char *s, size_t len, struct ipython_magic_at *at)
 {
 	/* Leading blank lines and indentation go first (every kind of white space, to be sure). */
 	size_t i = skip_space(s, len, 0), end, next, p;
@@ -257,7 +257,7 @@ int ipython_cell_magic(const char *s, size_t len, struct ipython_magic_at *at)
 	return 1;
 }
 
-int ipython_automagic(const char *s, size_t len, struct ipython_magic_at *at)
+int policy_ipython_automagic(const char *s, size_t len, struct ipython_magic_at *at)
 {
 	size_t i, end, next, w, rest;
 	int lines = 0;
@@ -280,7 +280,7 @@ int ipython_automagic(const char *s, size_t len, struct ipython_magic_at *at)
 				(s[w] >= 'a' && s[w] <= 'z') || (s[w] >= 'A' && s[w] <= 'Z') ||
 				(s[w] >= '0' && s[w] <= '9')); w++)
 		;
-	if (w == i || !ipython_magic_find(s + i, w - i, 0))
+	if (w == i || !policy_ipython_magic_find(s + i, w - i, 0))
 		return 0;
 	rest = w;
 	while (rest < end && (s[rest] == ' ' || s[rest] == '\t'))

@@ -32,13 +32,13 @@ struct ipython_magic {
 };
 
 /* The magic `name[0..n)` of IPython's own that runs something, or NULL. */
-const struct ipython_magic *ipython_magic_find(const char *name, size_t n, int cell);
+const struct ipython_magic *policy_ipython_magic_find(const char *name, size_t n, int cell);
 
 /*
  * Blank (with spaces, in place) the `>>> `/`... ` and `In [n]: `/`...: ` prompts IPython strips
  * from a pasted cell: when the first line has one, or the second line does.
  */
-void ipython_blank_prompts(char *text, size_t len);
+void policy_ipython_blank_prompts(char *text, size_t len);
 
 /* Offsets in the cell of a magic's parts. */
 struct ipython_magic_at {
@@ -48,13 +48,13 @@ struct ipython_magic_at {
 };
 
 /* Whether the cell is a `%%name line` cell magic (its first non-blank line), and where. */
-int ipython_cell_magic(const char *text, size_t len, struct ipython_magic_at *at);
+int policy_ipython_cell_magic(const char *text, size_t len, struct ipython_magic_at *at);
 /*
  * Whether IPython's automagic may read the cell as a line magic: one non-blank line whose
  * first word names one of IPython's magics that run something (`ls -l`, `time f()`), not
  * assigned to (`ls = 1`). Whether a variable shadows the name is not known here, so the cell
  * is read both ways.
  */
-int ipython_automagic(const char *text, size_t len, struct ipython_magic_at *at);
+int policy_ipython_automagic(const char *text, size_t len, struct ipython_magic_at *at);
 
 #endif

@@ -8,11 +8,11 @@
  * A magic as IPython runs it: `name` with its `args` (args_off: their offset in `f` when
  * they are a slice of it, else NO_OFF) and, for a cell magic, its `body` (at body_off).
  */
-void scan_magic(struct scan *sc, const struct frag *f, size_t off, int cell,
+void policy_magic_scan(struct scan *sc, const struct frag *f, size_t off, int cell,
 		const char *name, size_t nn, const char *args, size_t na, size_t args_off,
 		const char *body, size_t nb, size_t body_off)
 {
-	const struct ipython_magic *m = ipython_magic_find(name, nn, cell);
+	const struct ipython_magic *m = policy_ipython_magic_find(name, nn, cell);
 	struct strbuf sb = STRBUF_INIT, what = STRBUF_INIT;
 
 	if (!m)
@@ -29,24 +29,24 @@ void scan_magic(struct scan *sc, const struct frag *f, size_t off, int cell,
 				strbuf_addch(&sb, '\n');
 			strbuf_add(&sb, body, nb);
 		}
-		scan_form(sc, f, off, "os.system(", sb.buf, sb.len, ")");
+		policy_scan_form(sc, f, off, "os.system(", sb.buf, sb.len, ")");
 		break;
 	case MAGIC_CODE:
 		if (args_off != NO_OFF)
-			scan_slice(sc, f, args_off, args_off + na, 1);
+			policy_scan_slice(sc, f, args_off, args_off + na, 1);
 		else
-			scan_made(sc, f, off, args, na, 1);
+			policy_scan_made(sc, f, off, args, na, 1);
 		if (cell) {
 			if (body_off != NO_OFF)
-				scan_slice(sc, f, body_off, body_off + nb, 1);
+				policy_scan_slice(sc, f, body_off, body_off + nb, 1);
 			else
-				scan_made(sc, f, off, body, nb, 1);
+				policy_scan_made(sc, f, off, body, nb, 1);
 		}
 		break;
 	case MAGIC_RUN: {
 		const char *p = args, *end = args + na;
 
-		scan_form(sc, f, off, "exec(open(", args, na, ").read())");
+		policy_scan_form(sc, f, off, "exec(open(", args, na, ").read())");
 		/* %run -m MODULE runs a module: an import. */
 		while (p < end) {
 			const char *w = p;
@@ -62,28 +62,28 @@ void scan_magic(struct scan *sc, const struct frag *f, size_t off, int cell,
 				p = mod;
 				while (p < end && *p != ' ' && *p != '\t')
 					p++;
-				scan_module(sc, f, off, mod, (size_t)(p - mod), what.buf, what.len);
+				policy_scan_module(sc, f, off, mod, (size_t)(p - mod), what.buf, what.len);
 				break;
 			}
 		}
 		break;
 	}
 	case MAGIC_WRITE:
-		scan_form(sc, f, off, "open(", args, na, ", \"w\")");
+		policy_scan_form(sc, f, off, "open(", args, na, ", \"w\")");
 		break;
 	case MAGIC_READ:
-		scan_form(sc, f, off, "open(", args, na, ")");
+		policy_scan_form(sc, f, off, "open(", args, na, ")");
 		break;
 	case MAGIC_CHDIR:
-		scan_form(sc, f, off, "os.chdir(", args, na, ")");
+		policy_scan_form(sc, f, off, "os.chdir(", args, na, ")");
 		break;
 	case MAGIC_ENV:
-		scan_form(sc, f, off, "os.environ[", args, na, "]");
+		policy_scan_form(sc, f, off, "os.environ[", args, na, "]");
 		break;
 	case MAGIC_IMPORT:
 		if (m->modules) {
 			for (const char *mod = m->modules; *mod; mod += strlen(mod) + 1)
-				scan_module(sc, f, off, mod, strlen(mod), what.buf, what.len);
+				policy_scan_module(sc, f, off, mod, strlen(mod), what.buf, what.len);
 		} else {
 			const char *mod = args, *end = args + na, *e;
 			while (mod < end && (*mod == ' ' || *mod == '\t'))
@@ -91,11 +91,11 @@ void scan_magic(struct scan *sc, const struct frag *f, size_t off, int cell,
 			for (e = mod; e < end && *e != ' ' && *e != '\t'; e++)
 				;
 			strbuf_addf(&what, " %.*s", (int)(e - mod), mod);
-			scan_module(sc, f, off, mod, (size_t)(e - mod), what.buf, what.len);
+			policy_scan_module(sc, f, off, mod, (size_t)(e - mod), what.buf, what.len);
 		}
 		break;
 	case MAGIC_DYNAMIC:
-		scan_dynamic(sc, f, off, what.buf, what.len, m->why);
+		policy_scan_dynamic(sc, f, off, what.buf, what.len, m->why);
 		break;
 	}
 	strbuf_release(&sb);
@@ -106,7 +106,7 @@ void scan_magic(struct scan *sc, const struct frag *f, size_t off, int cell,
  * An escaped line f->text[a..b) (`!cmd`, `!!cmd`, `%magic args`, `,f a b`, `;f a b`, `/f a b`,
  * `?obj`), read as IPython's EscapedCommand transforms it.
  */
-void scan_escape(struct scan *sc, const struct frag *f, size_t a, size_t b)
+void policy_magic_escape(struct scan *sc, const struct frag *f, size_t a, size_t b)
 {
 	struct strbuf line = STRBUF_INIT, made = STRBUF_INIT;
 	const char *s = f->text;
@@ -141,7 +141,7 @@ void scan_escape(struct scan *sc, const struct frag *f, size_t a, size_t b)
 	content = line.buf + n;
 	switch (line.buf[0]) {
 	case '!':
-		scan_form(sc, f, a, "os.system(", content, strlen(content), ")");
+		policy_scan_form(sc, f, a, "os.system(", content, strlen(content), ")");
 		break;
 	case '%': {
 		size_t nn, na;
@@ -149,7 +149,7 @@ void scan_escape(struct scan *sc, const struct frag *f, size_t a, size_t b)
 		sp = strchr(content, ' ');
 		nn = sp ? (size_t)(sp - content) : strlen(content);
 		na = sp ? strlen(sp + 1) : 0;
-		scan_magic(sc, f, a, 0, content, nn, sp ? sp + 1 : "", na,
+		policy_magic_scan(sc, f, a, 0, content, nn, sp ? sp + 1 : "", na,
 			  sp && !joined ? a + 1 + nn + 1 : NO_OFF, NULL, 0, NO_OFF);
 		break;
 	}
@@ -183,7 +183,7 @@ void scan_escape(struct scan *sc, const struct frag *f, size_t a, size_t b)
 			}
 			strbuf_addstr(&made, line.buf[0] == ',' ? "\")" : ")");
 		}
-		scan_made(sc, f, a, made.buf, made.len, 0);
+		policy_scan_made(sc, f, a, made.buf, made.len, 0);
 		break;
 	}
 	default:

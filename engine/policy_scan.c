@@ -58,7 +58,7 @@ static size_t root_offset(const struct frag *f, size_t off)
 }
 
 /* Record a violation at fragment offset `off`; `what` is the code it is about. */
-void scan_add(struct scan *sc, const struct frag *f, size_t off, enum policy_kind kind,
+void policy_scan_add(struct scan *sc, const struct frag *f, size_t off, enum policy_kind kind,
 		size_t rule, enum policy_severity sev, const char *what, size_t n,
 		const char *description)
 {
@@ -136,14 +136,14 @@ void scan_add(struct scan *sc, const struct frag *f, size_t off, enum policy_kin
 }
 
 /* Report dynamic code at fragment offset `off`. */
-void scan_dynamic(struct scan *sc, const struct frag *f, size_t off, const char *what,
+void policy_scan_dynamic(struct scan *sc, const struct frag *f, size_t off, const char *what,
 			size_t n, const char *description)
 {
-	scan_add(sc, f, off, POLICY_V_DYNAMIC, 0, sc->p->dynamic, what, n, description);
+	policy_scan_add(sc, f, off, POLICY_V_DYNAMIC, 0, sc->p->dynamic, what, n, description);
 }
 
 /* Check an imported module name against the restricted ones (a module covers its submodules). */
-void scan_module(struct scan *sc, const struct frag *f, size_t off, const char *name,
+void policy_scan_module(struct scan *sc, const struct frag *f, size_t off, const char *name,
 			 size_t n, const char *what, size_t wn)
 {
 	for (size_t i = 0; i < sc->p->nmodules; i++) {
@@ -151,14 +151,14 @@ void scan_module(struct scan *sc, const struct frag *f, size_t off, const char *
 		size_t mn = strlen(m->name);
 
 		if (n >= mn && !memcmp(name, m->name, mn) && (n == mn || name[mn] == '.'))
-			scan_add(sc, f, off, POLICY_V_MODULE, i, m->severity, what, wn, m->description);
+			policy_scan_add(sc, f, off, POLICY_V_MODULE, i, m->severity, what, wn, m->description);
 	}
 }
 
 /* ---- fragments ---- */
 
 /* Read made text as a fragment; its findings are placed at `off` of `f`. */
-void scan_made(struct scan *sc, const struct frag *f, size_t off, const char *text,
+void policy_scan_made(struct scan *sc, const struct frag *f, size_t off, const char *text,
 		      size_t len, int ipython)
 {
 	struct frag sub = { text, len, ipython, 0, root_offset(f, off), f->depth + 1, NULL, NULL,
@@ -172,17 +172,17 @@ void scan_made(struct scan *sc, const struct frag *f, size_t off, const char *te
 		sub.origin = f->text + off;
 		sub.origin_len = e - off;
 	}
-	scan_frag(sc, &sub);
+	policy_scan_frag(sc, &sub);
 }
 
 /* Read f->text[a..b) as a fragment of its own. */
-void scan_slice(struct scan *sc, const struct frag *f, size_t a, size_t b, int ipython)
+void policy_scan_slice(struct scan *sc, const struct frag *f, size_t a, size_t b, int ipython)
 {
 	struct frag sub = { f->text + a, b - a, ipython, f->exact, f->exact ? f->base + a : f->base,
 			    f->depth + 1, NULL, NULL, f->origin, f->origin_len,
 			    f->map ? f->map + a : NULL };
 
-	scan_frag(sc, &sub);
+	policy_scan_frag(sc, &sub);
 }
 
 /* Append s[0..n) as a Python string literal. */
@@ -205,7 +205,7 @@ static void add_repr(struct strbuf *sb, const char *s, size_t n)
 }
 
 /* Read `form(repr(arg)tail` (such as os.system("cmd")) as made Python at `off`. */
-void scan_form(struct scan *sc, const struct frag *f, size_t off, const char *form,
+void policy_scan_form(struct scan *sc, const struct frag *f, size_t off, const char *form,
 		      const char *arg, size_t n, const char *tail)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -213,14 +213,14 @@ void scan_form(struct scan *sc, const struct frag *f, size_t off, const char *fo
 	strbuf_addstr(&sb, form);
 	add_repr(&sb, arg, n);
 	strbuf_addstr(&sb, tail);
-	scan_made(sc, f, off, sb.buf, sb.len, 0);
+	policy_scan_made(sc, f, off, sb.buf, sb.len, 0);
 	strbuf_release(&sb);
 }
 
 /* ---- tokens ---- */
 
 /* The next token, with offsets made relative to the fragment (`base` of the range). */
-enum py_tok scan_next(struct pylex *lx, struct py_token *t, size_t base)
+enum py_tok policy_scan_next(struct pylex *lx, struct py_token *t, size_t base)
 {
 	enum py_tok type = pylex_next(lx, t);
 
@@ -232,29 +232,29 @@ enum py_tok scan_next(struct pylex *lx, struct py_token *t, size_t base)
 }
 
 /* The next token that is not a comment or a line break inside brackets. */
-enum py_tok scan_next_code(struct pylex *lx, struct py_token *t, size_t base)
+enum py_tok policy_scan_next_code(struct pylex *lx, struct py_token *t, size_t base)
 {
 	enum py_tok type;
 
 	do
-		type = scan_next(lx, t, base);
+		type = policy_scan_next(lx, t, base);
 	while (type == PY_COMMENT || type == PY_NL);
 	return type;
 }
 
-int scan_is_text(const struct frag *f, const struct py_token *t, const char *s)
+int policy_scan_is_text(const struct frag *f, const struct py_token *t, const char *s)
 {
 	size_t n = strlen(s);
 	return t->end - t->start == n && !memcmp(f->text + t->start, s, n);
 }
 
-int scan_is_op(const struct frag *f, const struct py_token *t, const char *s)
+int policy_scan_is_op(const struct frag *f, const struct py_token *t, const char *s)
 {
-	return t->type == PY_OP && scan_is_text(f, t, s);
+	return t->type == PY_OP && policy_scan_is_text(f, t, s);
 }
 
 /* Blank f's views over [a, b): `both` for comments and escapes, else only the code view. */
-void scan_blank(struct frag *f, size_t a, size_t b, int both)
+void policy_scan_blank(struct frag *f, size_t a, size_t b, int both)
 {
 	for (size_t i = a; i < b && i < f->len; i++) {
 		if (f->text[i] == '\n')
@@ -278,21 +278,21 @@ static void mask_string(struct scan *sc, struct frag *f, const struct py_token *
 	size_t pos = t->body, last = t->body, fs, fe;
 
 	if (!(t->flags & PY_STR_F)) {
-		scan_blank(f, t->body, t->body_end, 0);
+		policy_scan_blank(f, t->body, t->body_end, 0);
 		return;
 	}
 	if (++sc->nest > MAX_NEST) {
-		scan_dynamic(sc, f, t->start, f->text + t->start, t->end - t->start,
+		policy_scan_dynamic(sc, f, t->start, f->text + t->start, t->end - t->start,
 			    "f-strings nested too deep to check");
 		sc->nest--;
 		return;
 	}
 	while (pylex_fstring_field(f->text, t, &pos, &fs, &fe)) {
-		scan_blank(f, last, fs - 1, 0);
-		scan_range(sc, f, fs, fe, 0);
+		policy_scan_blank(f, last, fs - 1, 0);
+		policy_scan_range(sc, f, fs, fe, 0);
 		last = fe;
 	}
-	scan_blank(f, last, t->body_end, 0);
+	policy_scan_blank(f, last, t->body_end, 0);
 	sc->nest--;
 }
 
@@ -300,13 +300,13 @@ static void mask_string(struct scan *sc, struct frag *f, const struct py_token *
 static int is_escape(const struct frag *f, const struct py_token *t)
 {
 	if (t->type == PY_ERROR)
-		return scan_is_text(f, t, "!") || scan_is_text(f, t, "?");
+		return policy_scan_is_text(f, t, "!") || policy_scan_is_text(f, t, "?");
 	return t->type == PY_OP && t->end - t->start == 1 && f->text[t->start] &&
 	       strchr("%,;/", f->text[t->start]);
 }
 
 /* Read the tokens of f->text[start..end): escapes (when allowed), strings, names. */
-void scan_range(struct scan *sc, struct frag *f, size_t start, size_t end, int escapes)
+void policy_scan_range(struct scan *sc, struct frag *f, size_t start, size_t end, int escapes)
 {
 	struct pylex lx;
 	struct py_token t, prev, prev2;
@@ -316,9 +316,9 @@ void scan_range(struct scan *sc, struct frag *f, size_t start, size_t end, int e
 	memset(&prev2, 0, sizeof(prev2));
 	prev.type = prev2.type = PY_NEWLINE;
 	pylex_init(&lx, f->text + start, end - start);
-	while (scan_next(&lx, &t, start) != PY_END) {
+	while (policy_scan_next(&lx, &t, start) != PY_END) {
 		if (t.type == PY_COMMENT) {
-			scan_blank(f, t.start, t.end, 1);
+			policy_scan_blank(f, t.start, t.end, 1);
 			continue;
 		}
 		if (t.type == PY_NL)
@@ -333,27 +333,27 @@ void scan_range(struct scan *sc, struct frag *f, size_t start, size_t end, int e
 		if (escapes && t.line_first && is_escape(f, &t)) {
 			size_t e = pylex_skip_line(&lx) + start;
 
-			scan_blank(f, t.start, e, 1);
-			scan_escape(sc, f, t.start, e);
+			policy_scan_blank(f, t.start, e, 1);
+			policy_magic_escape(sc, f, t.start, e);
 			prev.type = prev2.type = PY_NEWLINE;
 			continue;
 		}
-		if (escapes && !eq_seen && lx.depth == 0 && scan_is_op(f, &t, "=")) {
+		if (escapes && !eq_seen && lx.depth == 0 && policy_scan_is_op(f, &t, "=")) {
 			/* x = %magic and x = !cmd: IPython looks after the first `=` of the line. */
 			struct pylex look = lx, look2;
 			struct py_token n1, n2;
 
 			eq_seen = 1;
-			scan_next(&look, &n1, start);
+			policy_scan_next(&look, &n1, start);
 			look2 = look;
-			if ((scan_is_op(f, &n1, "%") && scan_next(&look2, &n2, start) == PY_NAME) ||
-			    (n1.type == PY_ERROR && scan_is_text(f, &n1, "!"))) {
+			if ((policy_scan_is_op(f, &n1, "%") && policy_scan_next(&look2, &n2, start) == PY_NAME) ||
+			    (n1.type == PY_ERROR && policy_scan_is_text(f, &n1, "!"))) {
 				size_t e;
 
 				lx = look;
 				e = pylex_skip_line(&lx) + start;
-				scan_blank(f, n1.start, e, 1);
-				scan_escape(sc, f, n1.start, e);
+				policy_scan_blank(f, n1.start, e, 1);
+				policy_magic_escape(sc, f, n1.start, e);
 				prev.type = prev2.type = PY_NEWLINE;
 				continue;
 			}
@@ -361,7 +361,7 @@ void scan_range(struct scan *sc, struct frag *f, size_t start, size_t end, int e
 		if (t.type == PY_STRING)
 			mask_string(sc, f, &t);
 		else if (t.type == PY_NAME)
-			scan_name(sc, f, &lx, start, &t, &prev, &prev2);
+			policy_code_name(sc, f, &lx, start, &t, &prev, &prev2);
 		prev2 = prev;
 		prev = t;
 	}
@@ -383,7 +383,7 @@ static void match_patterns(struct scan *sc, const struct frag *f)
 			if (rc < 0)
 				break;
 			ov = pcre2_get_ovector_pointer(sc->md);
-			scan_add(sc, f, ov[0], POLICY_V_PATTERN, i, pt->severity, f->text + ov[0],
+			policy_scan_add(sc, f, ov[0], POLICY_V_PATTERN, i, pt->severity, f->text + ov[0],
 			    ov[1] - ov[0], pt->description);
 			off = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
 			while (off < f->len && ((unsigned char)subject[off] & 0xc0) == 0x80)
@@ -483,7 +483,7 @@ static char *fold_names(struct frag *f, size_t **map)
 	return strbuf_detach(&fd.text, NULL);
 }
 
-void scan_frag(struct scan *sc, struct frag *f)
+void policy_scan_frag(struct scan *sc, struct frag *f)
 {
 	const char *given = f->text;
 	const size_t *given_map = f->map;
@@ -492,14 +492,14 @@ void scan_frag(struct scan *sc, struct frag *f)
 	struct ipython_magic_at at;
 
 	if (f->depth > MAX_DEPTH) {
-		scan_dynamic(sc, f, 0, f->text, f->len, "code nested too deep to check");
+		policy_scan_dynamic(sc, f, 0, f->text, f->len, "code nested too deep to check");
 		return;
 	}
 	if (f->ipython) {
 		work = xmalloc(f->len + 1);
 		memcpy(work, f->text, f->len);
 		work[f->len] = '\0';
-		ipython_blank_prompts(work, f->len);
+		policy_ipython_blank_prompts(work, f->len);
 		f->text = work;
 	}
 	folded = fold_names(f, &map);
@@ -508,16 +508,16 @@ void scan_frag(struct scan *sc, struct frag *f)
 	memcpy(f->code, f->text, f->len);
 	memcpy(f->lit, f->text, f->len);
 	f->code[f->len] = f->lit[f->len] = '\0';
-	if (f->ipython && ipython_cell_magic(f->text, f->len, &at)) {
+	if (f->ipython && policy_ipython_cell_magic(f->text, f->len, &at)) {
 		/* The whole cell is the magic's: none of it is Python as it stands. */
-		scan_blank(f, 0, f->len, 1);
-		scan_magic(sc, f, at.name - 2, 1, f->text + at.name, at.name_len, f->text + at.args,
+		policy_scan_blank(f, 0, f->len, 1);
+		policy_magic_scan(sc, f, at.name - 2, 1, f->text + at.name, at.name_len, f->text + at.args,
 			  at.args_len, at.args, f->text + at.body, at.body_len, at.body);
 	} else {
-		if (f->ipython && ipython_automagic(f->text, f->len, &at))
-			scan_magic(sc, f, at.name, 0, f->text + at.name, at.name_len,
+		if (f->ipython && policy_ipython_automagic(f->text, f->len, &at))
+			policy_magic_scan(sc, f, at.name, 0, f->text + at.name, at.name_len,
 				  f->text + at.args, at.args_len, at.args, NULL, 0, NO_OFF);
-		scan_range(sc, f, 0, f->len, f->ipython);
+		policy_scan_range(sc, f, 0, f->len, f->ipython);
 	}
 	match_patterns(sc, f);
 	free(f->code);
@@ -553,13 +553,13 @@ void policy_check(const struct policy *p, const char *code, size_t len,
 
 	memset(v, 0, sizeof(*v));
 	if (len > MAX_CELL) {
-		scan_add(&sc, &f, 0, POLICY_V_DYNAMIC, 0, POLICY_HIGH, code, 0,
+		policy_scan_add(&sc, &f, 0, POLICY_V_DYNAMIC, 0, POLICY_HIGH, code, 0,
 		    "the cell is larger than 16 MiB: too large to check");
 		free(sc.lines);
 		return;
 	}
 	sc.md = pcre2_match_data_create(16, NULL);
-	scan_frag(&sc, &f);
+	policy_scan_frag(&sc, &f);
 	pcre2_match_data_free(sc.md);
 	free(sc.lines);
 	if (v->n > 1)

@@ -27,7 +27,7 @@ struct request *request_new(unsigned long id, int is_execute, double timeout,
 void request_free(struct request *r)
 {
 	if (r->reader_open)
-		event_reader_release(&r->rd);
+		channel_reader_release(&r->rd);
 	cJSON_Delete(r->blocked);
 	free(r);
 }
@@ -39,7 +39,7 @@ int request_open(struct request *r, const struct channel *ch, struct strbuf *err
 
 	if (fd < 0)
 		return -1;
-	event_reader_init(&r->rd, fd, REQUEST_MAX_LINE);
+	channel_reader_init(&r->rd, fd, REQUEST_MAX_LINE);
 	r->reader_open = 1;
 	return 0;
 }
@@ -273,7 +273,7 @@ int request_read(struct request_reader *rd, struct request *r, size_t budget)
 {
 	struct line_ctx ctx = { rd, r };
 
-	if (event_reader_poll(&r->rd, budget, on_line, &ctx) >= 0 && r->rd.truncated &&
+	if (channel_reader_poll(&r->rd, budget, on_line, &ctx) >= 0 && r->rd.truncated &&
 	    !r->truncated_told) {
 		r->truncated_told = 1;
 		request_note(rd->s, r, "cellbox: the kernel truncated this request's results file\n");

@@ -15,19 +15,19 @@ enum {
 
 #define CSI_MAX 64
 
-void sanitizer_init(struct sanitizer *san, unsigned flags)
+void sanitize_init(struct sanitizer *san, unsigned flags)
 {
 	san->flags = flags;
 	san->state = S_GROUND;
 	strbuf_init(&san->seq, 0);
 }
 
-void sanitizer_release(struct sanitizer *san)
+void sanitize_release(struct sanitizer *san)
 {
 	strbuf_release(&san->seq);
 }
 
-void sanitizer_reset(struct sanitizer *san)
+void sanitize_reset(struct sanitizer *san)
 {
 	san->state = S_GROUND;
 	strbuf_reset(&san->seq);
@@ -44,7 +44,7 @@ static int sgr_params(const struct strbuf *seq)
 	return 1;
 }
 
-void sanitizer_feed(struct sanitizer *san, const char *in, size_t len, struct strbuf *out)
+void sanitize_feed(struct sanitizer *san, const char *in, size_t len, struct strbuf *out)
 {
 	const unsigned char *s = (const unsigned char *)in;
 	size_t run = 0;		/* start of a run of plain bytes to copy at once */
@@ -145,9 +145,9 @@ void sanitize_str(const char *in, size_t len, unsigned flags, struct strbuf *out
 {
 	struct sanitizer san;
 
-	sanitizer_init(&san, flags);
-	sanitizer_feed(&san, in, len, out);
+	sanitize_init(&san, flags);
+	sanitize_feed(&san, in, len, out);
 	if (san.state == S_C2)
 		strbuf_addch(out, 0xc2);
-	sanitizer_release(&san);
+	sanitize_release(&san);
 }

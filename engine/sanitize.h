@@ -23,12 +23,12 @@ struct sanitizer {
 	struct strbuf seq;	/* parameters of the CSI sequence being read */
 };
 
-void sanitizer_init(struct sanitizer *san, unsigned flags);
-void sanitizer_release(struct sanitizer *san);
+void sanitize_init(struct sanitizer *san, unsigned flags);
+void sanitize_release(struct sanitizer *san);
 /* Forget a sequence in progress (at the end of a cell). */
-void sanitizer_reset(struct sanitizer *san);
+void sanitize_reset(struct sanitizer *san);
 /* Filter `len` bytes of `in`, appending what is safe to show to `out`. */
-void sanitizer_feed(struct sanitizer *san, const char *in, size_t len, struct strbuf *out);
+void sanitize_feed(struct sanitizer *san, const char *in, size_t len, struct strbuf *out);
 /* One-shot convenience: filter a whole string. */
 void sanitize_str(const char *in, size_t len, unsigned flags, struct strbuf *out);
 

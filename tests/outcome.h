@@ -143,7 +143,7 @@ static inline void collect(struct session *s, const struct session_event *ev, vo
 		break;
 	case SESSION_EV_DONE:
 		o->done_seen = 1;
-		snprintf(o->status, sizeof(o->status), "%s", session_status_name(ev->done.status));
+		snprintf(o->status, sizeof(o->status), "%s", event_status_name(ev->done.status));
 		snprintf(o->reason, sizeof(o->reason), "%s", str_or_empty(ev->done.detail));
 		o->why = ev->done.reason;
 		break;

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the sanitiser (sanitizer_feed), which stands between kernel text and the
+ * libFuzzer target: the sanitiser (sanitize_feed), which stands between kernel text and the
  * terminal. The first byte picks the flags and where the input is cut in two (a sequence split
  * across chunks must still be recognised). Built with -Dfuzz=true; run by scripts/fuzz.
  */
@@ -48,12 +48,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	flags = data[0] & 1 ? SAN_KEEP_SGR : 0;
 	data++, size--;
 	cut = size ? (size_t)data[0] * size / 256 : 0;
-	sanitizer_init(&san, flags);
-	sanitizer_feed(&san, (const char *)data, cut, &out);
-	sanitizer_feed(&san, (const char *)data + cut, size - cut, &out);
+	sanitize_init(&san, flags);
+	sanitize_feed(&san, (const char *)data, cut, &out);
+	sanitize_feed(&san, (const char *)data + cut, size - cut, &out);
 	if (!safe(&out, flags & SAN_KEEP_SGR))
 		abort();
-	sanitizer_release(&san);
+	sanitize_release(&san);
 	strbuf_release(&out);
 	return 0;
 }

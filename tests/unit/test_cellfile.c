@@ -262,7 +262,7 @@ static void feed(struct outputs *o, enum session_event_type type, const char *js
 {
 	struct event_store st = EVENT_STORE_INIT;
 	struct session_event ev;
-	char *line = xasprintf("{\"type\":\"%s\",%s", session_event_name(type), json + 1);
+	char *line = xasprintf("{\"type\":\"%s\",%s", event_type_name(type), json + 1);
 
 	CHECK(event_decode(&st, line, strlen(line), 1, &ev) == 0 && ev.type == type);
 	outputs_event(o, &ev);

@@ -193,14 +193,14 @@ static void test_sanitize(void)
 		struct sanitizer san;
 		struct strbuf out = STRBUF_INIT;
 
-		sanitizer_init(&san, SAN_KEEP_SGR);
-		sanitizer_feed(&san, "one\x1b]0;ti", 9, &out);
-		sanitizer_feed(&san, "tle\x07two\x1b[3", 10, &out);
-		sanitizer_feed(&san, "2mthree\xc2", 8, &out);
-		sanitizer_feed(&san, "\xa9", 1, &out);
+		sanitize_init(&san, SAN_KEEP_SGR);
+		sanitize_feed(&san, "one\x1b]0;ti", 9, &out);
+		sanitize_feed(&san, "tle\x07two\x1b[3", 10, &out);
+		sanitize_feed(&san, "2mthree\xc2", 8, &out);
+		sanitize_feed(&san, "\xa9", 1, &out);
 		CHECK_STR(out.buf, "onetwo\x1b[32mthree\xc2\xa9");
 		strbuf_release(&out);
-		sanitizer_release(&san);
+		sanitize_release(&san);
 	}
 }
 

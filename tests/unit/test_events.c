@@ -102,7 +102,7 @@ static void test_decode_outputs(void)
 	CHECK(ev.type == SESSION_EV_CLEAR_OUTPUT && ev.clear.wait);
 	CHECK(decode(&st, "{\"type\":\"clear_output\"}", &ev) == 0);
 	CHECK(ev.type == SESSION_EV_CLEAR_OUTPUT && !ev.clear.wait);
-	CHECK_STR(session_event_name(SESSION_EV_CLEAR_OUTPUT), "clear_output");
+	CHECK_STR(event_type_name(SESSION_EV_CLEAR_OUTPUT), "clear_output");
 
 	CHECK(decode(&st, "{\"type\":\"artifact\",\"index\":7,\"path\":\"plots/7.svg\","
 		      "\"format\":\"svg\",\"width\":0,\"height\":0,\"name\":\"out.svg\"}", &ev) == 0);
@@ -111,7 +111,7 @@ static void test_decode_outputs(void)
 	CHECK_STR(st.named, "plots/7.svg");
 	CHECK_STR(ev.artifact.file->format, "svg");
 	CHECK_STR(ev.artifact.name, "out.svg");
-	CHECK_STR(session_event_name(SESSION_EV_ARTIFACT), "artifact");
+	CHECK_STR(event_type_name(SESSION_EV_ARTIFACT), "artifact");
 	event_store_release(&st);
 }
 

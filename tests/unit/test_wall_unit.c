@@ -38,39 +38,39 @@ static void test_event_reader(void)
 	char big[300];
 
 	CHECK(fd >= 0);
-	event_reader_init(&r, open(path, O_RDWR | O_CLOEXEC), 256);
-	CHECK(event_reader_poll(&r, 1 << 20, count_line, NULL) == 0);
+	channel_reader_init(&r, open(path, O_RDWR | O_CLOEXEC), 256);
+	CHECK(channel_reader_poll(&r, 1 << 20, count_line, NULL) == 0);
 	CHECK(write(fd, "{\"a\":1}\n{\"b\"", 12) == 12);
-	CHECK(event_reader_poll(&r, 1 << 20, count_line, NULL) == 1);
+	CHECK(channel_reader_poll(&r, 1 << 20, count_line, NULL) == 1);
 	CHECK_STR(last_line, "{\"a\":1}");
 	CHECK(write(fd, ":2}\n", 4) == 4);	/* the rest of a half-written line */
-	CHECK(event_reader_poll(&r, 1 << 20, count_line, NULL) == 1);
+	CHECK(channel_reader_poll(&r, 1 << 20, count_line, NULL) == 1);
 	CHECK_STR(last_line, "{\"b\":2}");
 	memset(big, 'x', sizeof(big));
 	CHECK(write(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
 	CHECK(write(fd, "\nok\n", 4) == 4);
 	lines_seen = 0;
-	event_reader_poll(&r, 1 << 20, count_line, NULL);
+	channel_reader_poll(&r, 1 << 20, count_line, NULL);
 	CHECK(lines_seen == 2 && dropped == sizeof(big));
 	CHECK_STR(last_line, "ok");
 	/* A budget: one poll reads at most that much, and says there is more. */
 	for (int i = 0; i < 100; i++)
 		CHECK(write(fd, "{\"c\":3}\n", 8) == 8);
 	lines_seen = 0;
-	event_reader_poll(&r, 64, count_line, NULL);
+	channel_reader_poll(&r, 64, count_line, NULL);
 	CHECK(r.more && lines_seen < 100);
 	while (r.more)
-		event_reader_poll(&r, 64, count_line, NULL);
+		channel_reader_poll(&r, 64, count_line, NULL);
 	CHECK(lines_seen == 100);
 	/* Truncated under us: noticed, and what is appended after that is read. */
 	CHECK(ftruncate(fd, 0) == 0);
 	CHECK(lseek(fd, 0, SEEK_SET) == 0);
-	event_reader_poll(&r, 1 << 20, count_line, NULL);
+	channel_reader_poll(&r, 1 << 20, count_line, NULL);
 	CHECK(r.truncated);
 	CHECK(write(fd, "{\"d\":4}\n", 8) == 8);
-	event_reader_poll(&r, 1 << 20, count_line, NULL);
+	channel_reader_poll(&r, 1 << 20, count_line, NULL);
 	CHECK_STR(last_line, "{\"d\":4}");
-	event_reader_release(&r);
+	channel_reader_release(&r);
 	close(fd);
 	unlink(path);
 }
@@ -88,16 +88,16 @@ static void test_event_reader_punch(void)
 	line[sizeof(line) - 1] = '\n';
 	for (int i = 0; i < 4096; i++)	/* 4 MB of lines */
 		CHECK(write(fd, line, sizeof(line)) == (ssize_t)sizeof(line));
-	event_reader_init(&r, open(path, O_RDWR | O_CLOEXEC), 4096);
+	channel_reader_init(&r, open(path, O_RDWR | O_CLOEXEC), 4096);
 	lines_seen = 0;
-	while (event_reader_poll(&r, 1 << 20, count_line, NULL) > 0)
+	while (channel_reader_poll(&r, 1 << 20, count_line, NULL) > 0)
 		;
 	CHECK(lines_seen == 4096);
 	/* What was read no longer takes disk space (where punching works: ext4, tmpfs). */
 	CHECK(fstat(fd, &st) == 0);
 	CHECK(st.st_size == 4096 * 1024);
 	CHECK((long long)st.st_blocks * 512 < (1 << 20) + 65536);
-	event_reader_release(&r);
+	channel_reader_release(&r);
 	close(fd);
 	unlink(path);
 }

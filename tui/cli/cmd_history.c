@@ -119,13 +119,13 @@ static int on_show(const cJSON *e, void *data)
 			/* Recorded output is kernel output: print it sanitised. */
 			struct sanitizer san;
 			struct strbuf clean = STRBUF_INIT;
-			sanitizer_init(&san, 0);
-			sanitizer_feed(&san, text, strlen(text), &clean);
+			sanitize_init(&san, 0);
+			sanitize_feed(&san, text, strlen(text), &clean);
 			fputs(clean.buf, stdout);
 			if (clean.len && clean.buf[clean.len - 1] != '\n')
 				fputc('\n', stdout);
 			strbuf_release(&clean);
-			sanitizer_release(&san);
+			sanitize_release(&san);
 		}
 		free(text);
 	}

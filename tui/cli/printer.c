@@ -17,8 +17,8 @@ void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
 	p->channel_dir = channel_dir;
 	p->plots_dir = plots_dir;
 	p->out_at_bol = 1;
-	sanitizer_init(&p->san_out, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
-	sanitizer_init(&p->san_err, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
+	sanitize_init(&p->san_out, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
+	sanitize_init(&p->san_err, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
 	strbuf_init(&p->stdout_text, 0);
 	strbuf_init(&p->stderr_text, 0);
 	p->collect_max = PRINTER_COLLECT_MAX;
@@ -41,8 +41,8 @@ void printer_reset(struct printer *p)
 	free((char *)p->done.detail);
 	memset(&p->done, 0, sizeof(p->done));
 	p->done_seen = 0;
-	sanitizer_reset(&p->san_out);
-	sanitizer_reset(&p->san_err);
+	sanitize_reset(&p->san_out);
+	sanitize_reset(&p->san_err);
 }
 
 void printer_release(struct printer *p)
@@ -52,8 +52,8 @@ void printer_release(struct printer *p)
 	strbuf_release(&p->stdout_text);
 	strbuf_release(&p->stderr_text);
 	strbuf_release(&p->clean);
-	sanitizer_release(&p->san_out);
-	sanitizer_release(&p->san_err);
+	sanitize_release(&p->san_out);
+	sanitize_release(&p->san_err);
 }
 
 /* Write kernel text to one of the streams, sanitised. */
@@ -81,7 +81,7 @@ static void emit(struct printer *p, int to_err, const char *text, size_t len)
 	if (p->flags & PRINTER_QUIET)
 		return;
 	strbuf_reset(clean);
-	sanitizer_feed(to_err ? &p->san_err : &p->san_out, text, len, clean);
+	sanitize_feed(to_err ? &p->san_err : &p->san_out, text, len, clean);
 	if (clean->len) {
 		fwrite(clean->buf, 1, clean->len, f);
 		if (!to_err)
@@ -193,9 +193,9 @@ static void on_artifact(struct printer *p, const struct session_ev_artifact *ev)
 		strbuf_addf(&line, " %dx%d", pl.width, pl.height);
 	strbuf_addf(&line, ", %s %s]\n", p->plots_dir ? "saved to" : "at", pl.path);
 	/* The name comes from the kernel: no escapes from it reach the terminal. */
-	sanitizer_init(&san, 0);
-	sanitizer_feed(&san, line.buf, line.len, &clean);
-	sanitizer_release(&san);
+	sanitize_init(&san, 0);
+	sanitize_feed(&san, line.buf, line.len, &clean);
+	sanitize_release(&san);
 	fresh_line(p);
 	emit_own(p, clean.buf);
 	fflush(p->out);
@@ -340,7 +340,7 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 	}
 	cJSON_AddItemToObject(o, "plots", plots);
 	cJSON_AddStringToObject(o, "status",
-				session_status_name(d ? d->status : SESSION_STATUS_ABORTED));
+				event_status_name(d ? d->status : SESSION_STATUS_ABORTED));
 	if (d && d->execution_count >= 0)
 		cJSON_AddNumberToObject(o, "execution_count", d->execution_count);
 	else

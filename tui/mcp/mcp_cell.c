@@ -16,7 +16,7 @@ static void keep_text(struct mcp_call *call, struct strbuf *sb, struct sanitizer
 	size_t room;
 
 	strbuf_reset(clean);
-	sanitizer_feed(san, text, len, clean);
+	sanitize_feed(san, text, len, clean);
 	room = call->srv->output_max > sb->len ? call->srv->output_max - sb->len : 0;
 	if (clean->len > room) {
 		call->cut += clean->len - room;
@@ -265,7 +265,7 @@ cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 		strbuf_release(&b64);
 		strbuf_release(&why_not);
 	}
-	cJSON_AddStringToObject(o, "status", session_status_name(call->done_seen ? d->status :
+	cJSON_AddStringToObject(o, "status", event_status_name(call->done_seen ? d->status :
 								  SESSION_STATUS_ABORTED));
 	if (call->done_seen && d->execution_count >= 0)
 		cJSON_AddNumberToObject(o, "execution_count", d->execution_count);

@@ -338,8 +338,8 @@ struct mcp_call *mcp_call_new(struct mcp_server *srv, const struct mcp_req *req,
 	strbuf_set_max(&call->out, srv->output_max + 1);
 	strbuf_set_max(&call->err, srv->output_max + 1);
 	strbuf_set_max(&call->file, srv->file_max + 1);
-	sanitizer_init(&call->san_out, 0);
-	sanitizer_init(&call->san_err, 0);
+	sanitize_init(&call->san_out, 0);
+	sanitize_init(&call->san_err, 0);
 	return call;
 }
 
@@ -361,8 +361,8 @@ void mcp_call_free(struct mcp_call *call)
 	strbuf_release(&call->out);
 	strbuf_release(&call->err);
 	strbuf_release(&call->file);
-	sanitizer_release(&call->san_out);
-	sanitizer_release(&call->san_err);
+	sanitize_release(&call->san_out);
+	sanitize_release(&call->san_err);
 	free(call);
 }
 

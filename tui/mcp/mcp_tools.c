@@ -436,7 +436,7 @@ static int t_session_history(struct mcp_server *srv, struct mcp_call *call,
 		else
 			cJSON_AddNullToObject(e, "execution_count");
 		cJSON_AddStringToObject(e, "code", c->code);
-		cJSON_AddStringToObject(e, "status", session_status_name(c->status));
+		cJSON_AddStringToObject(e, "status", event_status_name(c->status));
 		cJSON_AddStringToObject(e, "outcome", reason_name(c->reason));
 		cJSON_AddNumberToObject(e, "duration", c->duration);
 		cJSON_AddItemToArray(cells, e);

@@ -26,7 +26,7 @@ void out_cell_free(struct out_cell *c)
 		chunk_release(&c->chunks[i]);
 	for (int k = 0; k < 2; k++)
 		if (c->san[k]) {
-			sanitizer_release(c->san[k]);
+			sanitize_release(c->san[k]);
 			free(c->san[k]);
 		}
 	free(c->chunks);
@@ -86,7 +86,7 @@ static void drop_output(struct out_cell *c)
 	c->nchunks = 0;
 	for (int k = 0; k < 2; k++)
 		if (c->san[k]) {
-			sanitizer_release(c->san[k]);
+			sanitize_release(c->san[k]);
 			free(c->san[k]);
 			c->san[k] = NULL;
 		}
@@ -152,9 +152,9 @@ void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 		int k = kind == OUT_STDERR;
 		if (!c->san[k]) {
 			c->san[k] = xmalloc(sizeof(*c->san[k]));
-			sanitizer_init(c->san[k], SAN_KEEP_SGR);
+			sanitize_init(c->san[k], SAN_KEEP_SGR);
 		}
-		sanitizer_feed(c->san[k], text, len, &clean);
+		sanitize_feed(c->san[k], text, len, &clean);
 	} else {
 		sanitize_str(text, len, SAN_KEEP_SGR, &clean);
 	}
@@ -284,7 +284,7 @@ void out_cell_finish(struct out_cell *c, double duration)
 {
 	for (int k = 0; k < 2; k++)
 		if (c->san[k]) {
-			sanitizer_release(c->san[k]);
+			sanitize_release(c->san[k]);
 			free(c->san[k]);
 			c->san[k] = NULL;
 		}
