@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cellfile.h"
-#include "check.h"
+#include "nbcheck.h"
 #include "history.h"
 #include "outputs.h"
 #include "printer.h"
@@ -147,7 +147,7 @@ static void report_failure(int rc, int shown, int index, const char *code, doubl
  * The --check family into `c`: --check-ignore, --check-images and --check-lax imply --check
  * (*check set). -1 after printing what is wrong.
  */
-static int check_options(const struct cli_args *args, struct check *c, int *check)
+static int check_options(const struct cli_args *args, struct nbcheck *c, int *check)
 {
 	struct strbuf err = STRBUF_INIT;
 	const char *re;
@@ -161,7 +161,7 @@ static int check_options(const struct cli_args *args, struct check *c, int *chec
 	}
 	for (size_t k = 0; rc == 0 && (re = cli_value_at(args, "check-ignore", k)); k++) {
 		*check = 1;
-		if (check_add_ignore(c, re, &err) < 0) {
+		if (nbcheck_add_ignore(c, re, &err) < 0) {
 			msg_error("replay: --check-ignore: %s", err.buf);
 			rc = -1;
 		}
@@ -178,7 +178,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	int json = cli_has(args, "json"), check = cli_has(args, "check");
 	int keep_going = cli_has(args, "keep-going"), no_progress = cli_has(args, "no-progress");
 	int rc = EXIT_USAGE, timing = !cli_has(args, "no-timing");
-	struct check chk;
+	struct nbcheck chk;
 	int *ran_cells = NULL, *raised = NULL;	/* --check: the cells that ran, and how */
 	int index = 0, ran = 0, skipped = 0, failed = 0, differ = 0, next_count = 1;
 	struct strbuf err = STRBUF_INIT;
@@ -189,7 +189,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	int ready = 0;
 
 	memset(&r, 0, sizeof(r));
-	check_init(&chk);
+	nbcheck_init(&chk);
 	if (check_options(args, &chk, &check) < 0)
 		goto out;
 	nb = history_load(file, &err);
@@ -211,7 +211,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(nb, "cells")) {
 		char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
 		if (!strcmp(cellfile_cell_type(cell), "code") && src[strspn(src, " \t\r\n")] &&
-		    !cellfile_has_tag(cell, "skip-execution") && !(check_markers(cell) & CHECK_SKIP))
+		    !cellfile_has_tag(cell, "skip-execution") && !(nbcheck_markers(cell) & CHECK_SKIP))
 			r.total_cells++;
 		free(src);
 	}
@@ -266,7 +266,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		if (strcmp(cellfile_cell_type(cell), "code"))
 			continue;
 		src = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
-		marks = check_markers(cell);
+		marks = nbcheck_markers(cell);
 		if (!src[strspn(src, " \t\r\n")] || cellfile_has_tag(cell, "skip-execution") ||
 		    (marks & CHECK_SKIP)) {
 			if (src[strspn(src, " \t\r\n")])
@@ -364,7 +364,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		const cJSON *old = cJSON_GetArrayItem(
 			cJSON_GetObjectItemCaseSensitive(stored, "cells"), k - 1);
 		if (ran_cells[k])
-			differ += check_cell(&chk, old, cJSON_GetObjectItemCaseSensitive(old, "outputs"),
+			differ += nbcheck_cell(&chk, old, cJSON_GetObjectItemCaseSensitive(old, "outputs"),
 					     cJSON_GetObjectItemCaseSensitive(
 						     cJSON_GetArrayItem(cells, k - 1), "outputs"),
 					     raised[k], k, stdout);
@@ -415,7 +415,7 @@ out:
 		printer_release(&r.pr);
 		outputs_release(&r.out);
 	}
-	check_release(&chk);
+	nbcheck_release(&chk);
 	free(ran_cells);
 	free(raised);
 	cJSON_Delete(nb);

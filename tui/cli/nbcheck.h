@@ -1,5 +1,5 @@
-#ifndef CELLBOX_CHECK_H
-#define CELLBOX_CHECK_H
+#ifndef CELLBOX_NBCHECK_H
+#define CELLBOX_NBCHECK_H
 
 /*
  * `replay --check`: compare a cell's new outputs with the ones stored in the notebook, the way
@@ -21,18 +21,18 @@
  *   `# NBVAL_RAISES_EXCEPTION` (nbval-raises-exception, raises-exception) must raise,
  *   `# NBVAL_CHECK_OUTPUT` (nbval-check-output) are the only ones compared in `lax` mode.
  *
- *	struct check c;
- *	check_init(&c);
- *	check_add_ignore(&c, "seed=\\d+", &err);
- *	differ = check_cell(&c, cell, stored_outputs, fresh_outputs, index, stdout);
- *	check_release(&c);
+ *	struct nbcheck c;
+ *	nbcheck_init(&c);
+ *	nbcheck_add_ignore(&c, "seed=\\d+", &err);
+ *	differ = nbcheck_cell(&c, cell, stored_outputs, fresh_outputs, index, stdout);
+ *	nbcheck_release(&c);
  */
 
 #include <stdio.h>
 #include <cjson/cJSON.h>
 #include "util.h"
 
-/* nbval markers of a cell (check_markers). */
+/* nbval markers of a cell (nbcheck_markers). */
 enum {
 	CHECK_SKIP = 1 << 0,		/* NBVAL_SKIP: do not run */
 	CHECK_IGNORE = 1 << 1,		/* NBVAL_IGNORE_OUTPUT: run, do not compare */
@@ -42,7 +42,7 @@ enum {
 
 #define CHECK_TOLERANCE 2	/* pixels an image's width or height may differ by */
 
-struct check {
+struct nbcheck {
 	int pixels;		/* compare images pixel by pixel too */
 	int lax;		/* compare only NBVAL_CHECK_OUTPUT cells */
 	int tolerance;		/* pixels, CHECK_TOLERANCE by default */
@@ -51,18 +51,18 @@ struct check {
 	void *builtin[12];	/* the placeholders' patterns */
 };
 
-void check_init(struct check *c);
-void check_release(struct check *c);
+void nbcheck_init(struct nbcheck *c);
+void nbcheck_release(struct nbcheck *c);
 /* Add a --check-ignore pattern (PCRE2). -1 with `err` when it does not compile. */
-int check_add_ignore(struct check *c, const char *regex, struct strbuf *err);
+int nbcheck_add_ignore(struct nbcheck *c, const char *regex, struct strbuf *err);
 /* The nbval markers of a cell: comment lines of its source and its tags. */
-unsigned check_markers(const cJSON *cell);
+unsigned nbcheck_markers(const cJSON *cell);
 /*
  * Compare the cell's `stored` and `fresh` outputs (nbformat lists); print what differs to `f`
  * as "--- check: cell N ..." and a line diff. `raised`: the cell ended with an error. Returns
  * 1 when they differ (or a must-raise cell did not raise), else 0.
  */
-int check_cell(struct check *c, const cJSON *cell, const cJSON *stored, const cJSON *fresh,
+int nbcheck_cell(struct nbcheck *c, const cJSON *cell, const cJSON *stored, const cJSON *fresh,
 	       int raised, int index, FILE *f);
 
 #endif

@@ -1,5 +1,5 @@
 /* replay --check: outputs compared as nbval compares them, without false alarms. */
-#include "check.h"
+#include "nbcheck.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,10 +58,10 @@ static pcre2_code *compile(const char *re, struct strbuf *err)
 	return code;
 }
 
-_Static_assert(ARRAY_SIZE(builtin) <= ARRAY_SIZE(((struct check *)0)->builtin),
-	       "struct check has room for every placeholder pattern");
+_Static_assert(ARRAY_SIZE(builtin) <= ARRAY_SIZE(((struct nbcheck *)0)->builtin),
+	       "struct nbcheck has room for every placeholder pattern");
 
-void check_init(struct check *c)
+void nbcheck_init(struct nbcheck *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->tolerance = CHECK_TOLERANCE;
@@ -69,7 +69,7 @@ void check_init(struct check *c)
 		c->builtin[i] = compile(builtin[i].re, NULL);
 }
 
-void check_release(struct check *c)
+void nbcheck_release(struct nbcheck *c)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(builtin); i++)
 		pcre2_code_free(c->builtin[i]);
@@ -79,7 +79,7 @@ void check_release(struct check *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int check_add_ignore(struct check *c, const char *regex, struct strbuf *err)
+int nbcheck_add_ignore(struct nbcheck *c, const char *regex, struct strbuf *err)
 {
 	pcre2_code *code = compile(regex, err);
 
@@ -117,7 +117,7 @@ static void substitute(pcre2_code *re, const char *with, struct strbuf *sb)
 }
 
 /* Apply the placeholders and the --check-ignore patterns. */
-static void normalise(const struct check *c, struct strbuf *sb)
+static void normalise(const struct nbcheck *c, struct strbuf *sb)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(builtin); i++)
 		substitute(c->builtin[i], builtin[i].with, sb);
@@ -126,7 +126,7 @@ static void normalise(const struct check *c, struct strbuf *sb)
 }
 
 /* Add a text item, normalised. */
-static void add_text(const struct check *c, struct items *it, const char *head,
+static void add_text(const struct nbcheck *c, struct items *it, const char *head,
 		     const char *text)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -201,7 +201,7 @@ static void image_size(const char *b64, int *w, int *h)
 }
 
 /* Add an image item. */
-static void add_image(const struct check *c, struct items *it, const char *mime,
+static void add_image(const struct nbcheck *c, struct items *it, const char *mime,
 		      const char *b64)
 {
 	char head[96];
@@ -226,7 +226,7 @@ static int cmp_members(const void *a, const void *b)
 }
 
 /* A display_data / execute_result bundle as items. */
-static void add_bundle(const struct check *c, struct items *it, const char *type,
+static void add_bundle(const struct nbcheck *c, struct items *it, const char *type,
 		       const cJSON *data)
 {
 	const cJSON *m;
@@ -277,7 +277,7 @@ static void add_bundle(const struct check *c, struct items *it, const char *type
 }
 
 /* A cell's outputs as items: each run of streams merged into its stdout and stderr. */
-static void outputs_items(const struct check *c, const cJSON *outputs, struct items *it)
+static void outputs_items(const struct nbcheck *c, const cJSON *outputs, struct items *it)
 {
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	const cJSON *o;
@@ -392,7 +392,7 @@ static int same_pixels(const char *a, const char *b)
 }
 
 /* Whether two items count as the same. */
-static int same_item(const struct check *c, const struct item *a, const struct item *b)
+static int same_item(const struct nbcheck *c, const struct item *a, const struct item *b)
 {
 	if (a->mime[0] || b->mime[0]) {
 		if (strcmp(a->mime, b->mime) || abs(a->w - b->w) > c->tolerance ||
@@ -466,7 +466,7 @@ static unsigned comment_marker(const char *line, size_t len)
 	return 0;
 }
 
-unsigned check_markers(const cJSON *cell)
+unsigned nbcheck_markers(const cJSON *cell)
 {
 	static const struct {
 		const char *tag;
@@ -493,10 +493,10 @@ unsigned check_markers(const cJSON *cell)
 	return flags;
 }
 
-int check_cell(struct check *c, const cJSON *cell, const cJSON *stored, const cJSON *fresh,
+int nbcheck_cell(struct nbcheck *c, const cJSON *cell, const cJSON *stored, const cJSON *fresh,
 	       int raised, int index, FILE *f)
 {
-	unsigned marks = check_markers(cell);
+	unsigned marks = nbcheck_markers(cell);
 	struct items want = { 0 }, got = { 0 };
 	int differ = 0;
 
