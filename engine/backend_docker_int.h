@@ -2,7 +2,7 @@
 #define CELLBOX_BACKEND_DOCKER_INT_H
 
 /*
- * What the rooms of the docker family share. Internal: included by the backend_docker*.c files
+ * What the files of the docker family share. Internal: included by the backend_docker*.c files
  * only. backend_docker.c is the running container: the start (after prepare), the stdin
  * wake-up, reap (why it stopped), signal, kill, detach and free, the adoption of a pooled
  * kernel's container, and the ops table. backend_docker_conn.c is its connections: the

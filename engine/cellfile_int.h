@@ -2,7 +2,7 @@
 #define CELLBOX_CELLFILE_INT_H
 
 /*
- * What the rooms of cellfile share beyond cellfile.h. Internal: included by the cellfile*.c
+ * What the files of cellfile share beyond cellfile.h. Internal: included by the cellfile*.c
  * files only. cellfile_cells.c holds it.
  */
 

@@ -2,7 +2,7 @@
 #define CELLBOX_CHANNEL_INT_H
 
 /*
- * What the rooms of the channel share. Internal: included by channel.c and channel_watch.c.
+ * What the files of the channel share. Internal: included by channel.c and channel_watch.c.
  * channel.c is the channel's layout: its two one-way parts made, attached, reset, recreated
  * and released, the host's writes, the results files, ready and log. channel_watch.c is what
  * inotify tells: the watches on the channel's directories and their drain (a part removed or

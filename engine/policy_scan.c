@@ -1,7 +1,7 @@
 /*
  * The policy's reader (policy_check in policy.h): fragments, their views (comments blanked;
  * string contents blanked too in the code view), tokens, and the patterns run over the views.
- * IPython's syntax is read as IPython transforms it; see policy_scan.h for the rooms.
+ * IPython's syntax is read as IPython transforms it; see policy_scan.h for the files.
  */
 #include "policy_scan.h"
 #include "policy_ipython.h"

@@ -6,7 +6,7 @@
  * fragments, the cell itself and what it hides from a plain reading (the code of a string
  * given to exec, the command of `!cmd` read as os.system("cmd"), the code of %time). A
  * fragment is a slice of the cell (its positions are exact) or made text (its findings are
- * placed at the construct it came from). Three rooms share this: policy_scan.c (fragments,
+ * placed at the construct it came from). Three files share this: policy_scan.c (fragments,
  * tokens, patterns), policy_code.c (imports and calls), policy_magic.c (magics, escapes, by
  * what policy_ipython.h knows of IPython).
  */

@@ -2,7 +2,7 @@
 #define CELLBOX_POOL_INT_H
 
 /*
- * What the rooms of the pool daemon share. Internal. pool_daemon.c is the loop (serving,
+ * What the files of the pool daemon share. Internal. pool_daemon.c is the loop (serving,
  * reaping, health, retiring, the pool's sizes); pool_dir.c reads and tidies the pool
  * directory (leases, waiting clients, leftovers, daemon.json); pool_spawn.c makes kernels
  * (the zygote, several starts in flight, warming, handing a ready kernel to ready/);

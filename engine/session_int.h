@@ -2,8 +2,8 @@
 #define CELLBOX_SESSION_INT_H
 
 /*
- * What the rooms of a session share. Internal: included by the session*.c files only.
- * session.c is the API of session.h and calls the rooms, which call each other through this
+ * What the files of a session share. Internal: included by the session*.c files only.
+ * session.c is the API of session.h and calls its parts, which call each other through this
  * header, never session.c. session_kernel.c is how a session gets its kernel: allocated
  * (and freed), the channel made ready, the kernel prepared, launched and awaited, adopted
  * from a channel or leased from a pool, and the policy's import hook sent. session_state.c

@@ -2,7 +2,7 @@
 #define CELLBOX_GRAPHICS_INT_H
 
 /*
- * What the rooms of graphics share. Internal: included by graphics.c and graphics_image.c.
+ * What the files of graphics share. Internal: included by graphics.c and graphics_image.c.
  * graphics.c is the table of protocols (draw, take off the screen, forget), the choice of one,
  * fitting and rendering through the table. graphics_image.c is the image: read and decoded
  * once, and what it keeps for drawing (scaled pixels, encoded bytes of recent requests, the

@@ -4,7 +4,7 @@
 /*
  * `cellbox mcp`: a Model Context Protocol server on stdio. Programs (agents, editors) get the
  * door people have: persistent, sandboxed IPython sessions behind handles, one-shot runs, files
- * and plots. The server lives in rooms that share this header:
+ * and plots. The server lives in files that share this header:
  *
  *   mcp_frame.c    framing: one message a line, every message size-bounded (an oversized one
  *                  scanned for its id in constant memory); base64

@@ -1,6 +1,6 @@
 /*
  * `cellbox tui`: the full-screen split-pane interface (ncursesw), its poll loop and key
- * routing. The rooms of the UI are listed in ui.h.
+ * routing. The files of the UI are listed in ui.h.
  *
  * One poll loop multiplexes the keyboard, SIGWINCH (through a self-pipe) and the session's
  * descriptor, so the screen stays live while a cell runs. Keys go to the open overlay first,
