@@ -75,7 +75,7 @@ prompt:
 		overlay_push(ui, OV_SEARCH);
 		break;
 	case CTRL('c'):
-		if (ui->npending)
+		if (ui_cell_running(ui))
 			session_interrupt(ui->s);
 		else
 			edbuf_set(&ui->ed, "");
@@ -188,7 +188,7 @@ static int ui_loop(struct ui *ui)
 			{ .fd = ui->wake[0], .events = POLLIN },
 			{ .fd = session_fd(ui->s), .events = POLLIN },
 		};
-		int timeout = nbview_autosave(ui), busy = ui->npending > 0;
+		int timeout = nbview_autosave(ui), busy = ui_cell_running(ui);
 		size_t cells_before = ui->out.ncells;
 
 		if (dirty) {
@@ -209,7 +209,7 @@ static int ui_loop(struct ui *ui)
 					resized |= buf[k] == 'w';
 					if (buf[k] == 'q')
 						quit = signalled = 1;
-					else if (buf[k] == 'i' && ui->npending)
+					else if (buf[k] == 'i' && ui_cell_running(ui))
 						session_interrupt(ui->s);
 				}
 			if (resized) {
@@ -241,7 +241,7 @@ static int ui_loop(struct ui *ui)
 			ui->spin_at = now_monotonic();
 			dirty = 1;
 		}
-		if (busy != (ui->npending > 0))
+		if (busy != ui_cell_running(ui))
 			dirty = 1;
 	}
 	return signalled;

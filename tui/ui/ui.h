@@ -140,7 +140,7 @@ struct ui {
 	size_t hist_pos;		/* == nhist: the cell being written */
 	char *hist_saved;		/* the cell being written while walking history */
 	/* Kernel and cells. */
-	size_t npending;		/* cells submitted and not done */
+	size_t npending;		/* the user's cells submitted and not done: ui_cell_running() */
 	int exec_count;
 	double last_duration;
 	int spinner;
@@ -321,6 +321,16 @@ struct out_cell *view_of_request(struct ui *ui, unsigned long id);
 void kernel_set_width(struct ui *ui);
 /* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
 char *next_input_text(const char *text);
+/*
+ * Whether a cell of the user's runs (or is submitted and not done), in the console or the
+ * notebook: the one answer to "is a cell running" (Ctrl-C, i i, :interrupt, the spinner, a
+ * SIGINT from outside, copies). Not the same as the kernel being busy (a completion of ours
+ * keeps it busy too), nor as notebook cells waiting in the queue (nbview_busy()).
+ */
+int ui_cell_running(const struct ui *ui);
+/* A cell was submitted / is done (its `done` came): what ui_cell_running() counts. */
+void ui_cell_started(struct ui *ui);
+void ui_cell_finished(struct ui *ui);
 /* Whether the kernel can take cells (not dead, not closed). */
 int session_state_usable(const struct ui *ui);
 /* Give the kernel the theme's IPython colour scheme, unless it has it already. */
@@ -384,7 +394,7 @@ void nbview_run(struct ui *ui, enum nb_run how);
 void nbview_run_range(struct ui *ui, size_t from, size_t to);
 /* The queue is dropped (an error, an interrupt, a restart). */
 void nbview_drop_queue(struct ui *ui);
-/* Whether a cell runs or waits to. */
+/* Whether a notebook cell runs or waits in the queue to (more than ui_cell_running()). */
 int nbview_busy(const struct ui *ui);
 /* The kernel was restarted: counts start again, nothing runs. */
 void nbview_restarted(struct ui *ui);

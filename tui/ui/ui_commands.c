@@ -105,7 +105,7 @@ static int tc_restart(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 static int tc_interrupt(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
-	if (!ui->npending) {
+	if (!ui_cell_running(ui)) {
 		strbuf_addstr(msg, "no cell is running");
 		return -1;
 	}
@@ -189,8 +189,8 @@ static int copy_file_cmd(struct ui *ui, int in, int argc, char **argv, struct st
 	int rc;
 
 	/* Waiting behind a cell of the user's would hang the screen (cellbox's own are quick). */
-	if (ui->npending || !session_state_usable(ui)) {
-		strbuf_addstr(msg, ui->npending ? "the kernel is busy: copy when it is idle"
+	if (ui_cell_running(ui) || !session_state_usable(ui)) {
+		strbuf_addstr(msg, ui_cell_running(ui) ? "the kernel is busy: copy when it is idle"
 						: "the kernel is not running: F6 starts a new one");
 		return -1;
 	}

@@ -223,7 +223,7 @@ static void enter_key(struct ui *ui)
 		run_cell(ui);		/* one of cellbox's commands, not Python */
 		return;
 	}
-	if (session_state(ui->s) != SESSION_IDLE || ui->npending || ui->is_complete_id) {
+	if (session_state(ui->s) != SESSION_IDLE || ui_cell_running(ui) || ui->is_complete_id) {
 		if (looks_incomplete(&ui->ed))
 			edbuf_newline(&ui->ed, 1);
 		else

@@ -229,8 +229,7 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 	if (ev->type == SESSION_EV_DONE) {
 		record_cell(&ui->rec, c->code);
 		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
-		if (ui->npending)
-			ui->npending--;
+		ui_cell_finished(ui);
 	}
 }
 
@@ -283,12 +282,31 @@ void run_cell(struct ui *ui)
 		out_cell_finish(c, 0);
 	} else {
 		outmodel_add(&ui->out, id, code);
-		ui->npending++;
+		ui_cell_started(ui);
 	}
 	edbuf_set(&ui->ed, "");
 	ui->follow = 1;
 	free(code);
 	strbuf_release(&err);
+}
+
+/* Whether a cell of the user's runs (submitted, its `done` not come yet). */
+int ui_cell_running(const struct ui *ui)
+{
+	return ui->npending > 0;
+}
+
+/* Count a cell submitted. */
+void ui_cell_started(struct ui *ui)
+{
+	ui->npending++;
+}
+
+/* Count a cell done. */
+void ui_cell_finished(struct ui *ui)
+{
+	if (ui->npending)
+		ui->npending--;
 }
 
 /* Restart the kernel, showing "restarting" while it starts. */

@@ -87,7 +87,7 @@ static int second_key(struct ui *ui, wint_t ch)
 		return 1;
 	}
 	if (first == ch && ch == 'i') {
-		if (ui->npending)
+		if (ui_cell_running(ui))
 			session_interrupt(ui->s);
 		else
 			ui_message(ui, "no cell is running");
@@ -272,7 +272,7 @@ int nbview_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 		return PANE_HANDLED | PANE_REDRAW;
 	}
 	if (!is_key && ch == CTRL('c')) {
-		if (ui->npending)
+		if (ui_cell_running(ui))
 			session_interrupt(ui->s);
 		else if (v->editing)
 			ui_message(ui, "no cell is running (Esc leaves edit mode)");

@@ -105,8 +105,7 @@ static void on_nb_event(struct session *s, const struct session_event *ev, void 
 		c->req = 0;
 	free(v->running_code);
 	v->running_code = NULL;
-	if (ui->npending)
-		ui->npending--;
+	ui_cell_finished(ui);
 	if (ev->done.status != SESSION_STATUS_OK &&
 	    (ev->done.status == SESSION_STATUS_ABORTED || !ui->cfg->run_after_error)) {
 		int n = 0;
@@ -172,7 +171,7 @@ static void run_next(struct ui *ui)
 	next->view = out_cell_new(id, NULL);
 	outputs_init(&v->out, session_channel_dir(ui->s), OUTPUTS_EMBED_PNG, NULL, 0);
 	v->outputs_open = 1;
-	ui->npending++;
+	ui_cell_started(ui);
 	strbuf_release(&err);
 }
 

@@ -52,7 +52,7 @@ void draw_status(struct ui *ui, struct pane *p)
 		state = "restarting", el = TH_STATUS_BUSY;
 	} else if (st == SESSION_DEAD) {
 		state = "dead", el = TH_STATUS_DEAD;
-	} else if (ui->npending || st == SESSION_BUSY) {
+	} else if (ui_cell_running(ui) || st == SESSION_BUSY) {
 		state = "busy", el = TH_STATUS_BUSY;
 	} else if (st == SESSION_STARTING) {
 		state = "starting", el = TH_STATUS_BUSY;
