@@ -20,77 +20,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Keys that work wherever the focus is. */
+/* Keys that work wherever the focus is (Ctrl-R, Ctrl-C, Ctrl-D: in a notebook, its own). */
 static int global_key(struct ui *ui, int is_key, wint_t ch)
 {
-	int rc = PANE_HANDLED | PANE_REDRAW;
-
-	if (is_key) {
-		switch (ch) {
-		case KEY_F(1):
-			ui_help(ui);
-			break;
-		case KEY_F(2):
-			goto prompt;
-		case KEY_F(3):
-			ui_toggle_side(ui);
-			break;
-		case KEY_F(4):
-			if (ui->plot_sel < ui->nplots)
-				overlay_push(ui, OV_PLOT);
-			else
-				ui_message(ui, "no plots yet");
-			break;
-		case KEY_F(6):
-			restart_kernel(ui);
-			break;
-		case KEY_F(10):
-			if (nbview_may_quit(ui))
-				rc |= PANE_QUIT;
-			break;
-		default:
-			rc = 0;
-		}
-		goto out;
-	}
-	/* In a notebook these are the notebook's (run and go on, interrupt, delete a character). */
-	if (ui->nbv && (ch == CTRL('r') || ch == CTRL('c') || ch == CTRL('d')))
-		return 0;
-	switch (ch) {
-	case CTRL('q'):
-		if (nbview_may_quit(ui))
-			rc |= PANE_QUIT;
-		break;
-	case CTRL('l'):
-		clearok(curscr, TRUE);
-		break;
-	case CTRL('o'):
-prompt:
-		strbuf_reset(&ui->line);
-		overlay_push(ui, OV_PROMPT);
-		break;
-	case CTRL('r'):
-		strbuf_reset(&ui->line);
-		ui->search_hit = ui->nhist ? (long)ui->nhist - 1 : -1;
-		overlay_push(ui, OV_SEARCH);
-		break;
-	case CTRL('c'):
-		if (ui_cell_running(ui))
-			session_interrupt(ui->s);
-		else
-			edbuf_set(&ui->ed, "");
-		break;
-	case CTRL('d'):
-		if (!ui->ed.text.len)
-			rc |= PANE_QUIT;
-		else
-			edbuf_delete(&ui->ed);
-		break;
-	default:
-		rc = 0;
-	}
-out:
-	return rc;
+	return keytab_run(ui, KM_GLOBAL | (ui->nbv ? 0 : KM_CONSOLE), is_key, ch);
 }
 
 /*

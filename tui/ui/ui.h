@@ -15,6 +15,7 @@
  *	ui_plots.c	plot placement: reserved rows, one write of graphics a frame, hiding
  *	ui_kernel.c	kernel events -> the output model; running a cell, restart, death
  *	ui_commands.c	the command table (Ctrl-O) and its handlers, the help text
+ *	keytab.c	the key table: each key's mode, command or action and help (dispatch, F1)
  *	ui_notebook.c	notebook mode: the view of a notebook's cells, laid out where they show
  *	ui_nbout.c	a cell's nbformat outputs as the output pane draws them, images decoded
  *	ui_nbfile.c	saving, quitting with unsaved changes, autosave, the recovery question
@@ -70,6 +71,39 @@ enum {
 };
 
 struct ui;
+
+/* Where a key works (a row of the key table has one; the dispatch asks for some). */
+enum key_mode {
+	KM_GLOBAL = 1 << 0,	/* everywhere, before the panes */
+	KM_CONSOLE = 1 << 1,	/* everywhere but in a notebook (there the notebook's) */
+	KM_EDITOR = 1 << 2,	/* the editor: the console's, notebook mode's edit mode */
+	KM_OUTPUT = 1 << 3,	/* the output pane (what the editor leaves) */
+	KM_NB = 1 << 4,		/* notebook mode, both modes */
+	KM_NB_COMMAND = 1 << 5,	/* notebook command mode */
+	KM_NB_EDIT = 1 << 6,	/* notebook edit mode, before the editor's keys */
+	KM_NOTE = 1 << 7,	/* no key: a line of the console's help */
+	KM_NB_NOTE = 1 << 8,	/* no key: a line of notebook mode's help (a heading: keys "") */
+};
+
+#define KB_PLAIN (1u << 8)	/* key_binding.mods: without Shift, Alt or Ctrl */
+
+/*
+ * A row of the key table (keytab.c): a key in a mode, what it runs (one of the commands of
+ * ui_commands.c by name, or an action with its argument) and its line of F1's help, as a tmux
+ * key binding has a key table, a command and a note.
+ */
+struct key_binding {
+	unsigned mode;		/* enum key_mode */
+	int is_key;		/* ch is a curses KEY_* code, not a character */
+	wint_t ch;
+	unsigned mods;		/* KEYMOD_*: any of them held; 0: whatever is held; KB_PLAIN */
+	int twice;		/* the key pressed twice (d d, 0 0, i i) */
+	const char *command;	/* a command line run as Ctrl-O would (NULL: fn) */
+	int (*fn)(struct ui *ui, int arg);	/* PANE_* flags, never 0 */
+	int arg;
+	const char *keys;	/* F1's line: the keys as written (NULL: the line above's) */
+	const char *help;	/* ... and what they do */
+};
 
 struct pane {
 	const char *name;
@@ -255,6 +289,12 @@ int editor_rows(const struct ui *ui, int screen_h);
 void draw_editor(struct ui *ui, struct pane *p);
 int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
 void hist_add(struct ui *ui, const char *code);
+/* Step through the history by `dir` (-1 older, +1 newer); 0 when there is nowhere to go. */
+int editor_hist_walk(struct ui *ui, int dir);
+/* Enter: run when the kernel says the cell is complete, else a new line. */
+void editor_enter(struct ui *ui);
+/* Tab: indent at the start of a line, else ask the kernel for completions. */
+void editor_tab(struct ui *ui);
 long hist_search(struct ui *ui, long from);
 void menu_free(struct ui *ui);
 void menu_accept(struct ui *ui, const char *m);
@@ -340,10 +380,26 @@ void ui_match_kernel_colors(struct ui *ui);
 
 /* Split a command line into words and run it; PANE_* flags. */
 int run_command(struct ui *ui, const char *line);
-/* The help pager (F1). */
-void ui_help(struct ui *ui);
-/* Show or hide the side pane (F3). */
-void ui_toggle_side(struct ui *ui);
+/* Whether `name` is one of the commands (a key table row names it). */
+int ui_command_exists(const char *name);
+
+/* ---- keytab.c: the key table ---- */
+
+/* The first row of the modes `modes` for the key, or NULL. */
+const struct key_binding *keytab_find(unsigned modes, int is_key, wint_t ch, unsigned mods);
+/* Run a row's command or action; PANE_* flags. */
+int keytab_do(struct ui *ui, const struct key_binding *kb);
+/* Run the key's row of modes `modes` (the modifiers of ui->key_mods); 0 when there is none. */
+int keytab_run(struct ui *ui, unsigned modes, int is_key, wint_t ch);
+/* The help's lines of the console's keys, or of notebook mode's (`notebook`), in order. */
+void keytab_rows(int notebook, void (*row)(void *data, const char *left, const char *right),
+		 void *data);
+/*
+ * Check the table: every key row is reached by the dispatch (no row before it in the modes
+ * the keys go through takes its key), F1 shows it (its line, or the line it continues), and
+ * its command is one. -1 with what is wrong in `err`.
+ */
+int keytab_check(struct strbuf *err);
 
 /* ---- ui_notebook.c, ui_nbkeys.c, ui_nbrun.c: notebook mode ---- */
 
@@ -385,6 +441,16 @@ void nbview_scroll(struct ui *ui, int rows);
 void nbview_show_sel(struct ui *ui);
 /* Leave edit mode, keeping the text in the cell. */
 void nbview_leave_edit(struct ui *ui);
+/* What a notebook key does (the key table's actions on the notebook). */
+enum nb_act {
+	NB_UP, NB_DOWN, NB_FIRST, NB_LAST, NB_PAGE_UP, NB_PAGE_DOWN, NB_EDIT,
+	NB_INSERT_ABOVE, NB_INSERT_BELOW, NB_DELETE, NB_UNDELETE, NB_MARKDOWN, NB_CODE, NB_RAW,
+	NB_COPY, NB_CUT, NB_PASTE_BELOW, NB_PASTE_ABOVE, NB_MOVE_UP, NB_MOVE_DOWN, NB_COLLAPSE,
+	NB_FIND, NB_FIND_NEXT, NB_FIND_BACK, NB_FIND_CLEAR,
+	NB_LEAVE_EDIT, NB_NEWLINE, NB_EDIT_UP, NB_EDIT_DOWN,	/* edit mode */
+};
+/* Do `act` on the selected cell. */
+void nbview_act(struct ui *ui, enum nb_act act);
 /* Look for the find text from the selected cell on (`dir` 1 down, -1 up). */
 void nbview_find_next(struct ui *ui, int dir);
 /* Run cell `i` (queued behind others); `how`: what to select after. */

@@ -1,7 +1,8 @@
 /*
  * cellbox's own commands (Ctrl-O, F2): a table of designated initialisers in the style of
  * tmux's cmd_entry, each with its usage, help line and how many words it takes; the handler
- * never counts its arguments. The help pager (F1) is made from this table and the key table.
+ * never counts its arguments. The help pager (F1) is made from this table and the key table
+ * (keytab.c), and so is the manual page's list (tui_help_rows()).
  */
 #include "ui.h"
 
@@ -433,51 +434,20 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return 0;
 }
 
-static const struct { const char *keys, *what; } key_help[] = {
-	{ "Enter", "run the cell when it is complete, else a new line" },
-	{ "Alt-Enter, F5", "run the cell as it is (Shift-/Ctrl-Enter too, where they differ)" },
-	{ "Ctrl-J", "a new line, always" },
-	{ "Up / Down", "move; on the first / last line: walk the history" },
-	{ "Ctrl-R", "search the history (Ctrl-R again: older; Enter takes it)" },
-	{ "Tab", "complete (the kernel's completions) or indent" },
-	{ "obj?  obj??", "help on obj in this pager" },
-	{ "Ctrl-C", "interrupt the running cell; when idle, clear the cell" },
-	{ "PgUp / PgDn", "scroll the output (Shift-Up/Down: one row)" },
-	{ "Home/End, Ctrl-A/E", "start / end of the line; Ctrl-K, Ctrl-U delete" },
-	{ "Ctrl-L", "repaint the screen" },
-	{ "F1", "this help" },
-	{ "F3", "show or hide the side pane (history, plots)" },
-	{ "F4", "the plot viewer: Left/Right other plots, s save as" },
-	{ "F6", "restart the kernel" },
-	{ "Ctrl-O, F2", "a cellbox command (below); a cell of one line starting with ':' too" },
-	{ "Ctrl-Q, Ctrl-D", "quit (Ctrl-D on an empty cell)" },
-};
+/* A line of the notebook's keys in the help pager (a heading when `keys` is ""). */
+static void help_nb_row(void *data, const char *keys, const char *what)
+{
+	if (*keys)
+		strbuf_addf(data, "  %-24s %s\n", keys, what);
+	else
+		strbuf_addf(data, "\n%s\n\n", what);
+}
 
-static const struct { const char *keys, *what; } nb_key_help[] = {
-	{ "", "Command mode (the bar beside the selected cell; Esc comes here)" },
-	{ "Up/Down, k/j", "select the cell above / below (Home, End, PgUp, PgDn)" },
-	{ "Enter", "edit the selected cell" },
-	{ "Shift-Enter, F5, Ctrl-R", "run the cell and select the next (a new one at the end)" },
-	{ "Ctrl-Enter, F7", "run the cell, stay on it" },
-	{ "Alt-Enter", "run the cell and insert a new one below, in edit mode" },
-	{ "a / b", "insert a cell above / below" },
-	{ "d d", "delete the cell (z brings it back)" },
-	{ "m / y / r", "make it markdown / code / raw" },
-	{ "c / x / v / V", "copy / cut / paste below / paste above" },
-	{ "Shift-Up/Down, K/J", "move the cell up / down" },
-	{ "o", "hide or show the cell's outputs" },
-	{ "/ n N", "find text in the cells (n next, N back; Esc clears)" },
-	{ "0 0 / i i", "restart the kernel / interrupt the running cell" },
-	{ "Ctrl-S, s", "save the notebook (its format: .ipynb, or percent .py)" },
-	{ ": or Ctrl-O", "a command (below): run-all, run-above, run-below, write..." },
-	{ "", "Edit mode (the bar changes colour; the cell's text has the cursor)" },
-	{ "Esc", "back to command mode (the text stays in the cell)" },
-	{ "Enter", "a new line (indented); Tab completes; Up/Down past the edge: next cell" },
-	{ "Shift-Enter ...", "run, as in command mode; Ctrl-C interrupts" },
-	{ "", "Everywhere" },
-	{ "F1 / F3 / F4 / F6", "this help / side pane / plot viewer / restart the kernel" },
-	{ "Ctrl-Q, :q", "quit (asks again when there are unsaved changes; :q! does not)" },
-};
+/* A line of the console's keys in the help pager. */
+static void help_row(void *data, const char *keys, const char *what)
+{
+	strbuf_addf(data, "  %-20s %s\n", keys, what);
+}
 
 /* :help: keys and commands in the pager. */
 static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
@@ -492,19 +462,13 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 			    "send Shift-Enter as Enter) to run it. Ctrl-S saves.\n"
 			    "A dot beside a cell: its source changed since it ran. [+]: unsaved "
 			    "changes.\n", ui->nbv->nb.path);
-		for (size_t i = 0; i < ARRAY_SIZE(nb_key_help); i++)
-			if (*nb_key_help[i].keys)
-				strbuf_addf(&sb, "  %-24s %s\n", nb_key_help[i].keys,
-					    nb_key_help[i].what);
-			else
-				strbuf_addf(&sb, "\n%s\n\n", nb_key_help[i].what);
+		keytab_rows(1, help_nb_row, &sb);
 		strbuf_addstr(&sb, "\nThe console (without a notebook: ':open FILE' opens one)\n\n");
 	} else {
 		strbuf_addstr(&sb, "Keys (':open FILE.ipynb' edits a notebook; F1 there lists its "
 			      "keys)\n\n");
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(key_help); i++)
-		strbuf_addf(&sb, "  %-20s %s\n", key_help[i].keys, key_help[i].what);
+	keytab_rows(0, help_row, &sb);
 	strbuf_addstr(&sb, "\nCommands (Ctrl-O, then the command and Enter)\n\n");
 	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
 		if ((int)strlen(tui_commands[i].usage) > wide)
@@ -522,11 +486,9 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 void tui_help_rows(void (*row)(void *data, const char *left, const char *right), void *data)
 {
 	row(data, "", "The console: an output pane, an editor for the next cell");
-	for (size_t i = 0; i < ARRAY_SIZE(key_help); i++)
-		row(data, key_help[i].keys, key_help[i].what);
+	keytab_rows(0, row, data);
 	row(data, "", "Notebook mode (cellbox FILE.ipynb, cellbox FILE.py, :open FILE)");
-	for (size_t i = 0; i < ARRAY_SIZE(nb_key_help); i++)
-		row(data, nb_key_help[i].keys, nb_key_help[i].what);
+	keytab_rows(1, row, data);
 	row(data, "", "Commands (Ctrl-O, F2, or ':' in notebook command mode)");
 	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
 		row(data, tui_commands[i].usage, tui_commands[i].help);
@@ -539,6 +501,15 @@ static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	if (ui->nbv && ui->bang)
 		ui->nbv->quit_armed = 1;
 	return nbview_may_quit(ui) ? PANE_QUIT : 0;
+}
+
+/* Whether `name` is one of the commands (exactly: a key names it as it is spelled). */
+int ui_command_exists(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
+		if (!strcmp(tui_commands[i].name, name))
+			return 1;
+	return 0;
 }
 
 /* Split a command line into words and run it; the command's PANE_* flags. */
@@ -575,22 +546,4 @@ out:
 	strbuf_release(&msg);
 	free(copy);
 	return flags < 0 ? 0 : flags;
-}
-
-/* The help pager (F1). */
-void ui_help(struct ui *ui)
-{
-	struct strbuf msg = STRBUF_INIT;
-
-	tc_help(ui, 0, NULL, &msg);
-	strbuf_release(&msg);
-}
-
-/* Show or hide the side pane (F3). */
-void ui_toggle_side(struct ui *ui)
-{
-	struct strbuf msg = STRBUF_INIT;
-
-	tc_side(ui, 0, NULL, &msg);
-	strbuf_release(&msg);
 }

@@ -119,7 +119,7 @@ out:
 }
 
 /* Step through history by `dir` (-1 older, +1 newer); 0 when there is nowhere to go. */
-static int hist_walk(struct ui *ui, int dir)
+int editor_hist_walk(struct ui *ui, int dir)
 {
 	if (dir < 0 && ui->hist_pos == 0)
 		return 0;
@@ -210,7 +210,7 @@ static void on_is_complete(struct session *s, const struct session_event *ev, vo
 }
 
 /* Enter: run when the kernel says the cell is complete, else a new line. */
-static void enter_key(struct ui *ui)
+void editor_enter(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
 	cJSON *params;
@@ -310,7 +310,7 @@ static void on_complete(struct session *s, const struct session_event *ev, void 
 }
 
 /* Tab: indent at the start of a line, else ask the kernel for completions. */
-static void tab_key(struct ui *ui)
+void editor_tab(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
 	size_t start = edbuf_line_start(&ui->ed, edbuf_line(&ui->ed)), i;
@@ -334,9 +334,11 @@ static void tab_key(struct ui *ui)
 
 /* ---- keys ------------------------------------------------------------------------------- */
 
-/* The editor pane's keys. */
+/* The editor pane's keys: the key table's (KM_EDITOR), then a paste or a character typed. */
 int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
+	int rc;
+
 	(void)p;
 	if (is_key && ch == KEYS_PASTE) {
 		/* Pasted text goes in as it is: no auto-indent, and Enter inside it does not run. */
@@ -344,62 +346,17 @@ int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 			ui_message(ui, "the paste is too big for a cell");
 		return PANE_HANDLED | PANE_REDRAW;
 	}
-	if (is_key) {
-		switch (ch) {
-		case KEY_LEFT: edbuf_left(&ui->ed); break;
-		case KEY_RIGHT: edbuf_right(&ui->ed); break;
-		case KEY_UP:
-			if (!edbuf_up(&ui->ed))
-				hist_walk(ui, -1);
-			break;
-		case KEY_DOWN:
-			if (!edbuf_down(&ui->ed))
-				hist_walk(ui, +1);
-			break;
-		case KEY_HOME: edbuf_home(&ui->ed); break;
-		case KEY_END: edbuf_end(&ui->ed); break;
-		case KEY_BACKSPACE: edbuf_backspace(&ui->ed); break;
-		case KEY_DC: edbuf_delete(&ui->ed); break;
-		case KEY_ENTER: enter_key(ui); break;
-		case KEY_F(5): run_cell(ui); break;
-		default: return 0;
-		}
+	if ((rc = keytab_run(ui, KM_EDITOR, is_key, ch)))
+		return rc;
+	if (!is_key && ch >= 0x20 && ch != 0x7f) {
+		char mb[8];
+		mbstate_t st;
+		size_t n;
+		memset(&st, 0, sizeof(st));
+		n = wcrtomb(mb, (wchar_t)ch, &st);
+		if (n != (size_t)-1 && edbuf_insert(&ui->ed, mb, n) < 0)
+			ui_message(ui, "the cell is too big");
 		return PANE_HANDLED | PANE_REDRAW;
 	}
-	switch (ch) {
-	case 27:
-		return PANE_HANDLED;	/* a lone Esc: nothing to leave here */
-	case '\r':
-		if (ui->key_mods & (KEYMOD_ALT | KEYMOD_SHIFT | KEYMOD_CTRL))
-			run_cell(ui);	/* Alt-Enter (Shift- or Ctrl-Enter where the terminal says) */
-		else
-			enter_key(ui);
-		break;
-	case '\n':
-		edbuf_newline(&ui->ed, 1);
-		break;
-	case '\t': tab_key(ui); break;
-	case 127:
-	case CTRL('h'): edbuf_backspace(&ui->ed); break;
-	case CTRL('a'): edbuf_home(&ui->ed); break;
-	case CTRL('e'): edbuf_end(&ui->ed); break;
-	case CTRL('b'): edbuf_left(&ui->ed); break;
-	case CTRL('f'): edbuf_right(&ui->ed); break;
-	case CTRL('k'): edbuf_kill_right(&ui->ed); break;
-	case CTRL('u'): edbuf_kill_left(&ui->ed); break;
-	default:
-		if (ch >= 0x20 && ch != 0x7f) {
-			char mb[8];
-			mbstate_t st;
-			size_t n;
-			memset(&st, 0, sizeof(st));
-			n = wcrtomb(mb, (wchar_t)ch, &st);
-			if (n != (size_t)-1 && edbuf_insert(&ui->ed, mb, n) < 0)
-				ui_message(ui, "the cell is too big");
-			break;
-		}
-		return 0;
-	}
-	return PANE_HANDLED | PANE_REDRAW;
+	return 0;
 }
-

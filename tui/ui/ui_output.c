@@ -234,23 +234,9 @@ void draw_output(struct ui *ui, struct pane *p)
 /* The output pane's keys: scrolling. */
 int output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
-	int page = p->h > 2 ? p->h - 1 : 1;
-
-	if (!is_key)
-		return 0;
-	switch (ch) {
-	case KEY_PPAGE: ui->scroll += page; break;
-	case KEY_NPAGE: ui->scroll -= page; break;
-	case KEY_SR: ui->scroll++; break;
-	case KEY_SF: ui->scroll--; break;
-	default: return 0;
-	}
-	if (ui->scroll < 0)
-		ui->scroll = 0;
-	ui->follow = ui->scroll == 0;
-	return PANE_HANDLED | PANE_REDRAW;
+	(void)p;
+	return keytab_run(ui, KM_OUTPUT, is_key, ch);	/* PgUp/PgDn, Shift-Up/Down */
 }
-
 
 /* Mark every cell's layout stale (a resize, a redraw benchmark). */
 void output_relayout(struct ui *ui)
