@@ -21,7 +21,7 @@
 static int act_prompt(struct ui *ui, int arg)
 {
 	(void)arg;
-	strbuf_reset(&ui->line);
+	strbuf_reset(&ui->ovl.line);
 	overlay_push(ui, OV_PROMPT);
 	return PANE_HANDLED | PANE_REDRAW;
 }
@@ -30,8 +30,8 @@ static int act_prompt(struct ui *ui, int arg)
 static int act_search(struct ui *ui, int arg)
 {
 	(void)arg;
-	strbuf_reset(&ui->line);
-	ui->search_hit = ui->nhist ? (long)ui->nhist - 1 : -1;
+	strbuf_reset(&ui->ovl.line);
+	ui->ovl.search_hit = ui->editor.nhist ? (long)ui->editor.nhist - 1 : -1;
 	overlay_push(ui, OV_SEARCH);
 	return PANE_HANDLED | PANE_REDRAW;
 }
@@ -40,7 +40,7 @@ static int act_search(struct ui *ui, int arg)
 static int act_plot_view(struct ui *ui, int arg)
 {
 	(void)arg;
-	if (ui->plot_sel < ui->nplots)
+	if (ui->side.plot_sel < ui->nplots)
 		overlay_push(ui, OV_PLOT);
 	else
 		ui_message(ui, "no plots yet");
@@ -54,7 +54,7 @@ static int act_interrupt_or_clear(struct ui *ui, int arg)
 	if (ui_cell_running(ui))
 		session_interrupt(ui->s);
 	else
-		edbuf_set(&ui->ed, "");
+		edbuf_set(&ui->editor.ed, "");
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -62,9 +62,9 @@ static int act_interrupt_or_clear(struct ui *ui, int arg)
 static int act_quit_or_delete(struct ui *ui, int arg)
 {
 	(void)arg;
-	if (!ui->ed.text.len)
+	if (!ui->editor.ed.text.len)
 		return PANE_HANDLED | PANE_REDRAW | PANE_QUIT;
-	edbuf_delete(&ui->ed);
+	edbuf_delete(&ui->editor.ed);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -75,10 +75,10 @@ static int act_output_scroll(struct ui *ui, int arg)
 {
 	int h = ui->panes[P_OUTPUT].h, page = h > 2 ? h - 1 : 1;
 
-	ui->scroll += arg == 2 ? page : arg == -2 ? -page : arg;
-	if (ui->scroll < 0)
-		ui->scroll = 0;
-	ui->follow = ui->scroll == 0;
+	ui->outpane.scroll += arg == 2 ? page : arg == -2 ? -page : arg;
+	if (ui->outpane.scroll < 0)
+		ui->outpane.scroll = 0;
+	ui->outpane.follow = ui->outpane.scroll == 0;
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -97,7 +97,7 @@ static int act_editor_run(struct ui *ui, int arg)
 /* Up/Down (`arg` -1/+1): a line, or the history past the first/last. */
 static int act_editor_updown(struct ui *ui, int arg)
 {
-	if (!(arg < 0 ? edbuf_up(&ui->ed) : edbuf_down(&ui->ed)))
+	if (!(arg < 0 ? edbuf_up(&ui->editor.ed) : edbuf_down(&ui->editor.ed)))
 		editor_hist_walk(ui, arg);
 	return PANE_HANDLED | PANE_REDRAW;
 }
@@ -117,7 +117,7 @@ enum { ED_NEWLINE, ED_HOME, ED_END, ED_LEFT, ED_RIGHT, ED_BACKSPACE, ED_DELETE, 
 /* Move or delete in the editor's text. */
 static int act_editor_edit(struct ui *ui, int arg)
 {
-	struct edbuf *e = &ui->ed;
+	struct edbuf *e = &ui->editor.ed;
 
 	switch (arg) {
 	case ED_NEWLINE: edbuf_newline(e, 1); break;

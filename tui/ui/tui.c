@@ -36,8 +36,8 @@ static int ui_key(struct ui *ui, int is_key, wint_t ch)
 
 	if (is_key && ch == KEY_RESIZE)
 		return PANE_REDRAW;
-	free(ui->message);
-	ui->message = NULL;
+	free(ui->status.message);
+	ui->status.message = NULL;
 	rc = overlay_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;
@@ -169,9 +169,9 @@ static int ui_loop(struct ui *ui)
 			dirty = 1;
 		if (session_state(ui->s) == SESSION_DEAD && !ui->dead_reason)
 			dirty = 1;
-		if (busy && now_monotonic() - ui->spin_at > 0.1) {
-			ui->spinner++;
-			ui->spin_at = now_monotonic();
+		if (busy && now_monotonic() - ui->status.spin_at > 0.1) {
+			ui->status.spinner++;
+			ui->status.spin_at = now_monotonic();
 			dirty = 1;
 		}
 		if (busy != ui_cell_running(ui))
@@ -228,15 +228,13 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 	memset(&ui, 0, sizeof(ui));
 	ui.t_start = now_monotonic();
 	ui.cfg = cfg;
-	ui.follow = 1;
-	ui.search_hit = -1;
+	ui.outpane.follow = 1;
 	graphics_mode_parse(cfg->graphics ? cfg->graphics : "auto", &ui.gwant);
 	strbuf_init(&ui.gbuf, 0);
 	outmodel_init(&ui.out, OUT_CELL_MAX);
-	edbuf_init(&ui.ed);
+	editor_init(&ui.editor);
 	keys_init(&ui.keys);
-	strbuf_init(&ui.pager, 0);
-	strbuf_init(&ui.line, 0);
+	overlays_init(&ui.ovl);
 	theme_init(&ui.theme);
 	strcpy(ui.kernel_scheme, "Linux");
 	themes_dirs(&ui);
@@ -280,8 +278,8 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 	ui_match_kernel_colors(&ui);	/* the theme was chosen before the kernel started */
 	/* The kernel's language: its highlighting and indentation in the editor. */
 	hl_set_language(session_kernel(ui.s)->language);
-	ui.ed.indent = session_kernel(ui.s)->indent;
-	ui.ed.openers = session_kernel(ui.s)->openers;
+	ui.editor.ed.indent = session_kernel(ui.s)->indent;
+	ui.editor.ed.openers = session_kernel(ui.s)->openers;
 	if (cfg->history_size) {
 		/* Up, Ctrl-R and the side pane reach the cells of earlier sessions too. */
 		history_iter(NULL, load_hist_entry, &ui, &err);
@@ -309,16 +307,10 @@ out:
 	record_close(&ui.rec);
 	strbuf_release(&err);
 	outmodel_release(&ui.out);
-	edbuf_release(&ui.ed);
-	strbuf_release(&ui.pager);
-	strbuf_release(&ui.line);
+	editor_release(&ui.editor);
+	overlays_release(&ui.ovl);
 	theme_release(&ui.theme);
-	menu_free(&ui);
 	keys_release(&ui.keys);
-	for (size_t i = 0; i < ui.nhist; i++)
-		free(ui.hist[i]);
-	free(ui.hist);
-	free(ui.hist_saved);
 	for (size_t i = 0; i < ui.nplots; i++) {
 		graphics_free(ui.plots[i].img);
 		free(ui.plots[i].path);
@@ -326,11 +318,8 @@ out:
 	}
 	free(ui.plots);
 	strbuf_release(&ui.gbuf);
-	free(ui.message);
-	free(ui.pager_title);
+	free(ui.status.message);
 	free(ui.dead_reason);
-	free(ui.is_complete_text);
-	free(ui.input_prompt);
 	for (int k = 0; ui.themes_dirs[k]; k++)
 		free(ui.themes_dirs[k]);
 	if (ui.wake[0] > 0) {

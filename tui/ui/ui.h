@@ -129,7 +129,7 @@ struct nbview {
 	size_t sel;		/* the selected cell */
 	size_t top;		/* the first cell drawn ... */
 	int top_row;		/* ... of which this many rows are above the pane */
-	int editing;		/* edit mode: the selected cell's source is in ui->ed */
+	int editing;		/* edit mode: the selected cell's source is in ui->editor.ed */
 	wint_t prefix;		/* the first key of a two-key command (d d, 0 0, i i) */
 	char *find;		/* what `/` looked for last */
 	struct outmodel views;	/* only its cell_max: each cell keeps its own view */
@@ -156,37 +156,81 @@ struct plot_place {
 	int y, x, cols, rows, crop_row, crop_rows;
 };
 
-struct ui {
-	struct cellbox_config *cfg;
-	struct session *s;
-	struct record rec;		/* this session's cells into the history store */
-	struct outmodel out;
-	struct edbuf ed;
-	struct pane panes[P_COUNT];
-	int focus;			/* the pane keys go to first (P_EDITOR) */
-	struct theme theme;
-	char kernel_scheme[16];		/* IPython's colour scheme the kernel has */
-	int ncolors;			/* 0 = no colour (NO_COLOR or a monochrome terminal) */
-	char *themes_dirs[5];
+/* The output pane's own state: where it is scrolled to. */
+struct output_pane {
+	int scroll;			/* rows scrolled back from the bottom */
+	int follow;			/* the newest output stays in view */
+};
+
+/* The editor pane's own state: the cell being written, its history, Enter's and Tab's asks. */
+struct editor_pane {
+	struct edbuf ed;		/* the console's cell; in a notebook, the cell being edited */
 	/* History of this session's cells. */
 	char **hist;
 	size_t nhist, hist_alloc;
 	size_t hist_pos;		/* == nhist: the cell being written */
 	char *hist_saved;		/* the cell being written while walking history */
+	/* The kernel's answers the editor waits for (is_complete for Enter, complete for Tab). */
+	unsigned long is_complete_id, complete_id;
+	char *is_complete_text;		/* the text is_complete was asked about */
+	/* Tab's completions (the menu overlay shows them). */
+	char **menu;
+	size_t nmenu, menu_sel, comp_from, comp_to;
+};
+
+/* The side pane's own state. */
+struct side_pane {
+	size_t plot_sel;		/* the gallery's plot (an index into ui->plots) */
+};
+
+/* The status line's own state. */
+struct status_line {
+	char *message;			/* one line shown until the next key */
+	int spinner;			/* the busy spinner's step ... */
+	double spin_at;			/* ... and when it last moved */
+};
+
+/* Overlays: a stack, the top one on screen last and first to get keys; what they show. */
+struct overlay_stack {
+	enum overlay ovs[OVERLAYS_MAX];
+	int nov;
+	enum overlay ov;		/* the top one's kind (OV_NONE when none is open) */
+	struct strbuf pager;
+	char *pager_title;
+	int pager_top;
+	struct strbuf line;		/* the search or command being typed */
+	long search_hit;
+	unsigned long input_id;		/* the cell whose input() is being answered */
+	char *input_prompt;
+};
+
+struct ui {
+	struct cellbox_config *cfg;
+	struct session *s;
+	struct record rec;		/* this session's cells into the history store */
+	struct outmodel out;		/* the console's cells, as the output pane shows them */
+	/* The panes (keys go to `focus` first) and each pane's own state. */
+	struct pane panes[P_COUNT];
+	int focus;			/* the pane keys go to first (P_EDITOR) */
+	struct output_pane outpane;
+	struct editor_pane editor;
+	struct side_pane side;
+	struct status_line status;
+	struct nbview *nbv;		/* notebook mode; NULL: the console */
+	struct overlay_stack ovl;
+	struct theme theme;
+	char kernel_scheme[16];		/* IPython's colour scheme the kernel has */
+	int ncolors;			/* 0 = no colour (NO_COLOR or a monochrome terminal) */
+	char *themes_dirs[5];
 	/* Kernel and cells. */
 	size_t npending;		/* the user's cells submitted and not done: ui_cell_running() */
 	int exec_count;
 	double last_duration;
-	int spinner;
-	double spin_at;
 	char *dead_reason;
 	int restarting;
-	unsigned long is_complete_id, complete_id;
-	char *is_complete_text;		/* the text is_complete was asked about */
 	/* Plots, for the side pane. */
 	struct ui_plot *plots;
 	size_t nplots, plots_alloc;
-	size_t plot_sel;		/* the gallery's plot (an index into plots) */
 	/* Inline plots: the terminal's capabilities and what the frames drew (graphics.h). */
 	enum graphics_mode gwant, gmode;
 	enum blocks_kind blocks;	/* block characters (resolved from the setting) */
@@ -195,30 +239,12 @@ struct ui {
 	int nplaced, nshown;		/* this frame's plots, the plots on the terminal now */
 	struct strbuf gbuf;		/* the frame's graphics bytes */
 	size_t gbytes;			/* graphics bytes written so far */
-	/* Output pane. */
-	int scroll;			/* rows scrolled back from the bottom */
-	int follow;
-	/* Overlays: a stack, the top one on screen last and first to get keys. */
-	enum overlay ovs[OVERLAYS_MAX];
-	int nov;
-	enum overlay ov;		/* the top one's kind (OV_NONE when none is open) */
-	struct strbuf pager;
-	char *pager_title;
-	int pager_top;
-	char **menu;
-	size_t nmenu, menu_sel, comp_from, comp_to;
-	struct strbuf line;		/* the search or command being typed */
-	long search_hit;
-	unsigned long input_id;		/* the cell whose input() is being answered */
-	char *input_prompt;
-	char *message;			/* one line shown in the status bar until the next key */
 	struct keys keys;		/* escape sequences and pastes being decoded */
 	unsigned key_mods;		/* KEYMOD_* of the key being handled */
 	char *paste;			/* the text of a KEYS_PASTE key being handled */
 	int quit;			/* leave at the next turn (set where PANE_QUIT cannot be returned) */
 	int tty_gone;			/* stdin hung up or failed (EIO): leave as after a signal */
 	int bang;			/* the command being run was given with '!' (':w!', ':q!') */
-	struct nbview *nbv;		/* notebook mode; NULL: the console */
 	int kernel_cols;		/* the width the kernel was told (COLUMNS); 0: not yet */
 	double t_start, t_first_frame;	/* when the UI started and drew its first frame */
 	int wake[2];			/* SIGWINCH self-pipe */
@@ -285,6 +311,9 @@ void output_relayout(struct ui *ui);
 
 /* ---- ui_editor.c: the editor pane and the history ---- */
 
+/* Start / free the editor pane's state. */
+void editor_init(struct editor_pane *e);
+void editor_release(struct editor_pane *e);
 int editor_rows(const struct ui *ui, int screen_h);
 void draw_editor(struct ui *ui, struct pane *p);
 int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
@@ -306,6 +335,9 @@ void draw_status(struct ui *ui, struct pane *p);
 
 /* ---- ui_overlay.c: the overlay stack ---- */
 
+/* Start / free the overlays' state (none open). */
+void overlays_init(struct overlay_stack *o);
+void overlays_release(struct overlay_stack *o);
 /* Open an overlay on top of the others. */
 void overlay_push(struct ui *ui, enum overlay kind);
 /* Close the top overlay. */

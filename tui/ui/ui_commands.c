@@ -132,7 +132,7 @@ static int tc_clear(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 			i++;
 		}
 	}
-	ui->scroll = 0;
+	ui->outpane.scroll = 0;
 	return 0;
 }
 
@@ -242,7 +242,7 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 			continue;
 		code = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
 		if (argc == 3) {
-			edbuf_set(&ui->ed, code);
+			edbuf_set(&ui->editor.ed, code);
 			run_cell(ui);
 		} else {
 			strbuf_addf(&all, "%s%s", n ? "\n\n" : "", code);
@@ -253,7 +253,7 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	if (argc == 3) {
 		strbuf_addf(msg, "running %zu cells from '%s'", n, argv[1]);
 	} else {
-		edbuf_set(&ui->ed, all.buf);
+		edbuf_set(&ui->editor.ed, all.buf);
 		strbuf_addf(msg, "loaded %zu cells from '%s' into the editor", n, argv[1]);
 	}
 	strbuf_release(&all);
@@ -317,7 +317,7 @@ static int tc_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 
 	if (i < 0)
 		return -1;
-	ui->plot_sel = (size_t)i;
+	ui->side.plot_sel = (size_t)i;
 	overlay_push(ui, OV_PLOT);
 	return 0;
 }
@@ -387,7 +387,7 @@ static int nb_redraw(struct ui *ui, int n, int scroll, struct strbuf *msg)
 static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1, scroll = argc > 2 && !strcmp(argv[2], "scroll");
-	int max_scroll = 0, follow = ui->follow, was = ui->scroll;
+	int max_scroll = 0, follow = ui->outpane.follow, was = ui->outpane.scroll;
 	size_t bytes = ui->gbytes;
 	double *t;
 
@@ -398,17 +398,17 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	if (ui->nbv)
 		return nb_redraw(ui, n, scroll, msg);
 	if (scroll) {	/* from the top of the output down, one row a frame, again and again */
-		ui->follow = 0;
-		ui->scroll = INT_MAX / 2;
+		ui->outpane.follow = 0;
+		ui->outpane.scroll = INT_MAX / 2;
 		ui_draw(ui);
-		max_scroll = ui->scroll;
+		max_scroll = ui->outpane.scroll;
 		bytes = ui->gbytes;
 	}
 	t = xmalloc((size_t)n * sizeof(*t));
 	for (int i = 0; i < n; i++) {
 		double t0 = now_monotonic();
 		if (scroll) {
-			ui->scroll = max_scroll ? max_scroll - i % (max_scroll + 1) : 0;
+			ui->outpane.scroll = max_scroll ? max_scroll - i % (max_scroll + 1) : 0;
 		} else {
 			clearok(curscr, TRUE);
 			for (size_t k = 0; k < ui->out.ncells; k++)
@@ -427,8 +427,8 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3);
 	free(t);
 	if (scroll) {
-		ui->follow = follow;
-		ui->scroll = was;
+		ui->outpane.follow = follow;
+		ui->outpane.scroll = was;
 	}
 	clearok(curscr, TRUE);
 	return 0;

@@ -13,8 +13,8 @@ void ui_message(struct ui *ui, const char *fmt, ...)
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	free(ui->message);
-	ui->message = strbuf_detach(&sb, NULL);
+	free(ui->status.message);
+	ui->status.message = strbuf_detach(&sb, NULL);
 }
 
 /* ---- colours ---------------------------------------------------------------------------- */

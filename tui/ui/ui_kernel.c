@@ -159,16 +159,16 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		break;
 	}
 	case SESSION_EV_INPUT_REQUEST: {
-		if (ui->ov == OV_MENU) {
+		if (ui->ovl.ov == OV_MENU) {
 			menu_free(ui);
 			overlay_pop(ui);
 		}
-		free(ui->input_prompt);
-		ui->input_prompt = xstrdup(ev->input.prompt);
-		ui->input_id = ev->id;
-		strbuf_reset(&ui->line);
+		free(ui->ovl.input_prompt);
+		ui->ovl.input_prompt = xstrdup(ev->input.prompt);
+		ui->ovl.input_id = ev->id;
+		strbuf_reset(&ui->ovl.line);
 		/* The one-line overlays share the line being typed: the question takes its place. */
-		if (ui->ov == OV_SEARCH || ui->ov == OV_PROMPT)
+		if (ui->ovl.ov == OV_SEARCH || ui->ovl.ov == OV_PROMPT)
 			overlay_replace(ui, OV_INPUT);
 		else
 			overlay_push(ui, OV_INPUT);
@@ -191,7 +191,7 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		}
 		ui->last_duration = d->duration;
 		out_cell_finish(c, ui->last_duration);
-		if (ui->input_id == ev->id)
+		if (ui->ovl.input_id == ev->id)
 			overlay_close(ui, OV_INPUT);	/* interrupted while asking */
 		break;
 	}
@@ -205,11 +205,11 @@ static void console_next_input(struct ui *ui, const char *text)
 {
 	char *clean = next_input_text(text);
 
-	if (ui->ed.text.len) {	/* typed meanwhile: keep it, the text goes after it */
-		ui->ed.cur = ui->ed.text.len;
-		edbuf_insert(&ui->ed, "\n", 1);
+	if (ui->editor.ed.text.len) {	/* typed meanwhile: keep it, the text goes after it */
+		ui->editor.ed.cur = ui->editor.ed.text.len;
+		edbuf_insert(&ui->editor.ed, "\n", 1);
 	}
-	if (edbuf_insert(&ui->ed, clean, strlen(clean)) < 0)
+	if (edbuf_insert(&ui->editor.ed, clean, strlen(clean)) < 0)
 		ui_message(ui, "the text for the editor is too big");
 	free(clean);
 }
@@ -248,7 +248,7 @@ struct out_cell *view_of_request(struct ui *ui, unsigned long id)
 void run_cell(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
-	char *code = xstrdup(ui->ed.text.buf);
+	char *code = xstrdup(ui->editor.ed.text.buf);
 	size_t len = strlen(code);
 	unsigned long id;
 
@@ -261,7 +261,7 @@ void run_cell(struct ui *ui)
 	if (cellcmd_is_command(code)) {
 		/* A line starting with ':' is not Python: one of cellbox's commands. */
 		hist_add(ui, code);
-		edbuf_set(&ui->ed, "");
+		edbuf_set(&ui->editor.ed, "");
 		if (run_command(ui, code + 1) & PANE_QUIT)
 			ui->quit = 1;
 		free(code);
@@ -284,8 +284,8 @@ void run_cell(struct ui *ui)
 		outmodel_add(&ui->out, id, code);
 		ui_cell_started(ui);
 	}
-	edbuf_set(&ui->ed, "");
-	ui->follow = 1;
+	edbuf_set(&ui->editor.ed, "");
+	ui->outpane.follow = 1;
 	free(code);
 	strbuf_release(&err);
 }
@@ -333,7 +333,7 @@ void restart_kernel(struct ui *ui)
 		ui->dead_reason = NULL;
 	}
 	ui->restarting = 0;
-	ui->follow = 1;
+	ui->outpane.follow = 1;
 	strbuf_release(&err);
 }
 
@@ -357,7 +357,7 @@ void on_state(struct session *s, enum session_state state, const char *msg, void
 	if (ui->nbv)	/* the notebook shows no output pane: say it in the status line */
 		ui_message(ui, "%s: F6 starts a new kernel", ui->dead_reason);
 	free(text);
-	ui->follow = 1;
+	ui->outpane.follow = 1;
 }
 
 /* Whether the kernel can take cells (not dead, not closed). */

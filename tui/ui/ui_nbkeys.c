@@ -18,9 +18,9 @@ static void enter_edit(struct ui *ui, int at_start)
 {
 	struct nbview *v = ui->nbv;
 
-	edbuf_set(&ui->ed, v->nb.cells[v->sel]->source);
+	edbuf_set(&ui->editor.ed, v->nb.cells[v->sel]->source);
 	if (at_start)
-		ui->ed.cur = 0;
+		ui->editor.ed.cur = 0;
 	v->editing = 1;
 	v->nb.cells[v->sel]->rows_width = 0;
 	nbview_show_sel(ui);
@@ -33,11 +33,11 @@ void nbview_leave_edit(struct ui *ui)
 	if (!v->editing)
 		return;
 	if (v->sel < v->nb.ncells) {
-		notebook_set_source(&v->nb, v->sel, ui->ed.text.buf);
+		notebook_set_source(&v->nb, v->sel, ui->editor.ed.text.buf);
 		v->nb.cells[v->sel]->rows_width = 0;
 	}
 	v->editing = 0;
-	if (ui->ov == OV_MENU) {
+	if (ui->ovl.ov == OV_MENU) {
 		menu_free(ui);
 		overlay_pop(ui);
 	}
@@ -74,19 +74,19 @@ static void edit_updown(struct ui *ui, int dir)
 {
 	struct nbview *v = ui->nbv;
 
-	if (dir < 0 && edbuf_line(&ui->ed) == 0 && v->sel > 0) {
+	if (dir < 0 && edbuf_line(&ui->editor.ed) == 0 && v->sel > 0) {
 		nbview_leave_edit(ui);	/* off the top: the cell above, at its end */
 		nbview_select(ui, v->sel - 1);
 		enter_edit(ui, 0);
-	} else if (dir > 0 && edbuf_line(&ui->ed) + 1 >= edbuf_lines(&ui->ed) &&
+	} else if (dir > 0 && edbuf_line(&ui->editor.ed) + 1 >= edbuf_lines(&ui->editor.ed) &&
 		   v->sel + 1 < v->nb.ncells) {
 		nbview_leave_edit(ui);
 		nbview_select(ui, v->sel + 1);
 		enter_edit(ui, 1);
 	} else if (dir < 0) {
-		edbuf_up(&ui->ed);
+		edbuf_up(&ui->editor.ed);
 	} else {
-		edbuf_down(&ui->ed);
+		edbuf_down(&ui->editor.ed);
 	}
 }
 
@@ -153,7 +153,7 @@ void nbview_act(struct ui *ui, enum nb_act act)
 		c->rows_width = 0;
 		break;
 	case NB_FIND:
-		strbuf_reset(&ui->line);
+		strbuf_reset(&ui->ovl.line);
 		overlay_push(ui, OV_FIND);
 		break;
 	case NB_FIND_NEXT: nbview_find_next(ui, +1); break;
@@ -166,7 +166,7 @@ void nbview_act(struct ui *ui, enum nb_act act)
 		break;
 	case NB_LEAVE_EDIT: nbview_leave_edit(ui); break;
 	case NB_NEWLINE:
-		edbuf_newline(&ui->ed, !strcmp(notebook_cell_type(c), "code"));
+		edbuf_newline(&ui->editor.ed, !strcmp(notebook_cell_type(c), "code"));
 		break;
 	case NB_EDIT_UP: edit_updown(ui, -1); break;
 	case NB_EDIT_DOWN: edit_updown(ui, +1); break;
@@ -206,7 +206,7 @@ static int edit_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 	else if (!v->editing || v->sel != sel)
 		return rc;	/* left edit mode, or went on into another cell */
 	/* The cell holds what is typed, so that autosave and the view see it. */
-	notebook_set_source(&v->nb, v->sel, ui->ed.text.buf);
+	notebook_set_source(&v->nb, v->sel, ui->editor.ed.text.buf);
 	nbview_show_sel(ui);
 	return rc;
 }

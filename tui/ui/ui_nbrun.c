@@ -204,7 +204,7 @@ void nbview_run(struct ui *ui, enum nb_run how)
 		if (i + 1 >= v->nb.ncells) {	/* the last one: a new cell to write the next in */
 			notebook_insert(&v->nb, i + 1, "code", "");
 			nbview_select(ui, i + 1);
-			edbuf_set(&ui->ed, "");
+			edbuf_set(&ui->editor.ed, "");
 			v->editing = 1;
 		} else {
 			nbview_select(ui, i + 1);
@@ -212,7 +212,7 @@ void nbview_run(struct ui *ui, enum nb_run how)
 	} else if (how == NB_RUN_INSERT) {
 		notebook_insert(&v->nb, i + 1, "code", "");
 		nbview_select(ui, i + 1);
-		edbuf_set(&ui->ed, "");
+		edbuf_set(&ui->editor.ed, "");
 		v->editing = 1;
 	}
 	nbview_show_sel(ui);

@@ -102,7 +102,7 @@ void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int col
 /* Draw the plot viewer: the gallery's plot on the whole screen but the status line. */
 void draw_plot_view(struct ui *ui)
 {
-	struct ui_plot *pl = ui->plot_sel < ui->nplots ? &ui->plots[ui->plot_sel] : NULL;
+	struct ui_plot *pl = ui->side.plot_sel < ui->nplots ? &ui->plots[ui->side.plot_sel] : NULL;
 	struct graphics_request rq;
 	struct graphics_size sz;
 	int h = LINES - 1, w = COLS;
@@ -114,7 +114,7 @@ void draw_plot_view(struct ui *ui)
 	}
 	snprintf(title, sizeof(title), " plot %d \u00b7 %dx%d \u00b7 %zu of %zu \u00b7 Left/Right: "
 		 "other plots \u00b7 s: save as \u00b7 q or Esc closes ", pl->index, pl->w, pl->h,
-		 ui->plot_sel + 1, ui->nplots);
+		 ui->side.plot_sel + 1, ui->nplots);
 	draw_box(ui, 0, 0, h, w, title);
 	if (!pl->img) {
 		char *line = xasprintf("no inline graphics here (--graphics %s); the PNG is %s",
@@ -138,10 +138,10 @@ static int place_equal(const struct plot_place *a, const struct plot_place *b)
 /* Drop the plots an overlay covers: all under the pager, those beside the completion menu. */
 void plots_hide(struct ui *ui)
 {
-	if (ui->ov == OV_PAGER) {
+	if (ui->ovl.ov == OV_PAGER) {
 		ui->nplaced = 0;
-	} else if (ui->ov == OV_MENU) {
-		int h = (int)(ui->nmenu < 10 ? ui->nmenu : 10), top = ui->panes[P_EDITOR].y - h;
+	} else if (ui->ovl.ov == OV_MENU) {
+		int h = (int)(ui->editor.nmenu < 10 ? ui->editor.nmenu : 10), top = ui->panes[P_EDITOR].y - h;
 		int k = 0;
 		for (int i = 0; i < ui->nplaced; i++)
 			if (ui->placed[i].y + ui->placed[i].crop_rows <= top)
@@ -284,7 +284,7 @@ void plot_add(struct ui *ui, struct ui_plot *pl, int index, int w, int h, const 
 			ui_message(ui, "plot %d: %s", index, err.buf);
 		strbuf_release(&err);
 	}
-	ui->plot_sel = (size_t)(pl - ui->plots);
+	ui->side.plot_sel = (size_t)(pl - ui->plots);
 }
 
 /* Forget the captured plots; the output pane keeps their text lines. */
@@ -297,7 +297,7 @@ void plots_forget(struct ui *ui)
 		free(ui->plots[i].rel);
 	}
 	ui->nplots = 0;
-	ui->plot_sel = 0;
+	ui->side.plot_sel = 0;
 	ui->nplaced = 0;
 	for (int i = 0; i < ui->nshown; i++)
 		ui->shown[i].img = NULL;	/* freed: the next frame differs, whatever it draws */
