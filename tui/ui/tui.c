@@ -4,8 +4,9 @@
  *
  * One poll loop multiplexes the keyboard, SIGWINCH (through a self-pipe) and the session's
  * descriptor, so the screen stays live while a cell runs. Keys go to the open overlay first,
- * then to the keys that work everywhere, then to the focused pane; handlers return PANE_*
- * flags (HANDLED, REDRAW, QUIT), as htop's ScreenManager has them.
+ * then to the keys that work everywhere, then to the focused pane (each reads the key table,
+ * keytab.c, for its mode); handlers return PANE_* flags (HANDLED, REDRAW, QUIT), as htop's
+ * ScreenManager has them.
  */
 #include "ui.h"
 #include "highlight.h"

@@ -24,7 +24,9 @@
  *
  * Panes are rectangles of the screen with a draw function and a key handler that returns
  * PANE_* flags, as htop's Panel does; keys go to the open overlay first, then to the keys
- * that work everywhere, then to the focused pane and the other panes for what it leaves.
+ * that work everywhere, then to the focused pane and the other panes for what it leaves. Each
+ * of those asks the key table (keytab.c) for its mode's row of the key; a pane keeps its own
+ * state in its own struct (output_pane, editor_pane, side_pane, status_line, nbview).
  */
 
 #include <curses.h>
