@@ -395,6 +395,10 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		strbuf_addstr(msg, "usage: redraw [N [scroll]] (N from 1 to 100000)");
 		return -1;
 	}
+	if (argc == 1) {	/* Ctrl-L: the next frame repaints the whole screen */
+		clearok(curscr, TRUE);
+		return 0;
+	}
 	if (ui->nbv)
 		return nb_redraw(ui, n, scroll, msg);
 	if (scroll) {	/* from the top of the output down, one row a frame, again and again */
