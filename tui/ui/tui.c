@@ -230,8 +230,8 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 	ui.t_start = now_monotonic();
 	ui.cfg = cfg;
 	ui.outpane.follow = 1;
-	graphics_mode_parse(cfg->graphics ? cfg->graphics : "auto", &ui.gwant);
-	strbuf_init(&ui.gbuf, 0);
+	graphics_mode_parse(cfg->graphics ? cfg->graphics : "auto", &ui.gfx.gwant);
+	strbuf_init(&ui.gfx.gbuf, 0);
 	outmodel_init(&ui.out, OUT_CELL_MAX);
 	editor_init(&ui.editor);
 	keys_init(&ui.keys);
@@ -318,7 +318,7 @@ out:
 		free(ui.plots[i].rel);
 	}
 	free(ui.plots);
-	strbuf_release(&ui.gbuf);
+	strbuf_release(&ui.gfx.gbuf);
 	free(ui.status.message);
 	free(ui.dead_reason);
 	for (int k = 0; ui.themes_dirs[k]; k++)

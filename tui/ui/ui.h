@@ -158,6 +158,17 @@ struct plot_place {
 	int y, x, cols, rows, crop_row, crop_rows;
 };
 
+/* Inline plots: the terminal's capabilities and what the frames drew (graphics.h). */
+struct plot_frames {
+	enum graphics_mode gwant, gmode;
+	enum blocks_kind blocks;	/* block characters (resolved from the setting) */
+	struct termcap tc;
+	struct plot_place placed[PLACES_MAX], shown[PLACES_MAX];
+	int nplaced, nshown;		/* this frame's plots, the plots on the terminal now */
+	struct strbuf gbuf;		/* the frame's graphics bytes */
+	size_t gbytes;			/* graphics bytes written so far */
+};
+
 /* The output pane's own state: where it is scrolled to. */
 struct output_pane {
 	int scroll;			/* rows scrolled back from the bottom */
@@ -233,14 +244,7 @@ struct ui {
 	/* Plots, for the side pane. */
 	struct ui_plot *plots;
 	size_t nplots, plots_alloc;
-	/* Inline plots: the terminal's capabilities and what the frames drew (graphics.h). */
-	enum graphics_mode gwant, gmode;
-	enum blocks_kind blocks;	/* block characters (resolved from the setting) */
-	struct termcap tc;
-	struct plot_place placed[PLACES_MAX], shown[PLACES_MAX];
-	int nplaced, nshown;		/* this frame's plots, the plots on the terminal now */
-	struct strbuf gbuf;		/* the frame's graphics bytes */
-	size_t gbytes;			/* graphics bytes written so far */
+	struct plot_frames gfx;		/* inline plots on this terminal (ui_plots.c) */
 	struct keys keys;		/* escape sequences and pastes being decoded */
 	unsigned key_mods;		/* KEYMOD_* of the key being handled */
 	char *paste;			/* the text of a KEYS_PASTE key being handled */

@@ -388,7 +388,7 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1, scroll = argc > 2 && !strcmp(argv[2], "scroll");
 	int max_scroll = 0, follow = ui->outpane.follow, was = ui->outpane.scroll;
-	size_t bytes = ui->gbytes;
+	size_t bytes = ui->gfx.gbytes;
 	double *t;
 
 	if (n < 1 || n > 100000 || (argc > 2 && !scroll)) {
@@ -406,7 +406,7 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		ui->outpane.scroll = INT_MAX / 2;
 		ui_draw(ui);
 		max_scroll = ui->outpane.scroll;
-		bytes = ui->gbytes;
+		bytes = ui->gfx.gbytes;
 	}
 	t = xmalloc((size_t)n * sizeof(*t));
 	for (int i = 0; i < n; i++) {
@@ -425,7 +425,7 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	if (scroll)
 		strbuf_addf(msg, "redraw: %d scrolling frames, %d rows, median %.3f ms, "
 			    "p90 %.3f ms, %zu B/frame", n, max_scroll,
-			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3, (ui->gbytes - bytes) / (size_t)n);
+			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3, (ui->gfx.gbytes - bytes) / (size_t)n);
 	else if (n > 1)
 		strbuf_addf(msg, "redraw: %d full frames, median %.3f ms, p90 %.3f ms", n,
 			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3);

@@ -32,9 +32,9 @@ void nbview_images_forget(struct ui *ui)
 	}
 	ui->nplots = k;
 	ui->side.plot_sel = k ? k - 1 : 0;
-	ui->nplaced = 0;
-	for (int i = 0; i < ui->nshown; i++)
-		ui->shown[i].img = NULL;	/* the next frame differs */
+	ui->gfx.nplaced = 0;
+	for (int i = 0; i < ui->gfx.nshown; i++)
+		ui->gfx.shown[i].img = NULL;	/* the next frame differs */
 }
 
 /* A PNG's size from its header; 0 when it is not one. */

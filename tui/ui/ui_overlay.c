@@ -125,7 +125,7 @@ void overlays_draw(struct ui *ui, int cy, int cx)
 			overlay_types[ui->ovl.ovs[i]].draw(ui);
 	plots_hide(ui);
 	if (top && top->own_plots) {
-		ui->nplaced = 0;
+		ui->gfx.nplaced = 0;
 		top->draw(ui);
 		top = ui->ovl.nov ? &overlay_types[ui->ovl.ov] : NULL;	/* it may have closed itself */
 	}
