@@ -4,8 +4,9 @@
  *
  * One poll loop multiplexes the keyboard, SIGWINCH (through a self-pipe) and the session's
  * descriptor, so the screen stays live while a cell runs. Keys go to the open overlay first,
- * then to the keys that work everywhere, then to the focused pane; handlers return PANE_*
- * flags (HANDLED, REDRAW, QUIT), as htop's ScreenManager has them.
+ * then to the keys that work everywhere, then to the focused pane (each reads the key table,
+ * keytab.c, for its mode); handlers return PANE_* flags (HANDLED, REDRAW, QUIT), as htop's
+ * ScreenManager has them.
  */
 #include "ui.h"
 #include "highlight.h"
@@ -20,77 +21,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Keys that work wherever the focus is. */
+/* Keys that work wherever the focus is (Ctrl-R, Ctrl-C, Ctrl-D: in a notebook, its own). */
 static int global_key(struct ui *ui, int is_key, wint_t ch)
 {
-	int rc = PANE_HANDLED | PANE_REDRAW;
-
-	if (is_key) {
-		switch (ch) {
-		case KEY_F(1):
-			ui_help(ui);
-			break;
-		case KEY_F(2):
-			goto prompt;
-		case KEY_F(3):
-			ui_toggle_side(ui);
-			break;
-		case KEY_F(4):
-			if (ui->plot_sel < ui->nplots)
-				overlay_push(ui, OV_PLOT);
-			else
-				ui_message(ui, "no plots yet");
-			break;
-		case KEY_F(6):
-			restart_kernel(ui);
-			break;
-		case KEY_F(10):
-			if (nbview_may_quit(ui))
-				rc |= PANE_QUIT;
-			break;
-		default:
-			rc = 0;
-		}
-		goto out;
-	}
-	/* In a notebook these are the notebook's (run and go on, interrupt, delete a character). */
-	if (ui->nbv && (ch == CTRL('r') || ch == CTRL('c') || ch == CTRL('d')))
-		return 0;
-	switch (ch) {
-	case CTRL('q'):
-		if (nbview_may_quit(ui))
-			rc |= PANE_QUIT;
-		break;
-	case CTRL('l'):
-		clearok(curscr, TRUE);
-		break;
-	case CTRL('o'):
-prompt:
-		strbuf_reset(&ui->line);
-		overlay_push(ui, OV_PROMPT);
-		break;
-	case CTRL('r'):
-		strbuf_reset(&ui->line);
-		ui->search_hit = ui->nhist ? (long)ui->nhist - 1 : -1;
-		overlay_push(ui, OV_SEARCH);
-		break;
-	case CTRL('c'):
-		if (ui->npending)
-			session_interrupt(ui->s);
-		else
-			edbuf_set(&ui->ed, "");
-		break;
-	case CTRL('d'):
-		if (!ui->ed.text.len)
-			rc |= PANE_QUIT;
-		else
-			edbuf_delete(&ui->ed);
-		break;
-	default:
-		rc = 0;
-	}
-out:
-	return rc;
+	return keytab_run(ui, KM_GLOBAL | (ui->nbv ? 0 : KM_CONSOLE), is_key, ch);
 }
 
 /*
@@ -103,8 +37,8 @@ static int ui_key(struct ui *ui, int is_key, wint_t ch)
 
 	if (is_key && ch == KEY_RESIZE)
 		return PANE_REDRAW;
-	free(ui->message);
-	ui->message = NULL;
+	free(ui->status.message);
+	ui->status.message = NULL;
 	rc = overlay_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;
@@ -188,7 +122,7 @@ static int ui_loop(struct ui *ui)
 			{ .fd = ui->wake[0], .events = POLLIN },
 			{ .fd = session_fd(ui->s), .events = POLLIN },
 		};
-		int timeout = nbview_autosave(ui), busy = ui->npending > 0;
+		int timeout = nbview_autosave(ui), busy = ui_cell_running(ui);
 		size_t cells_before = ui->out.ncells;
 
 		if (dirty) {
@@ -209,7 +143,7 @@ static int ui_loop(struct ui *ui)
 					resized |= buf[k] == 'w';
 					if (buf[k] == 'q')
 						quit = signalled = 1;
-					else if (buf[k] == 'i' && ui->npending)
+					else if (buf[k] == 'i' && ui_cell_running(ui))
 						session_interrupt(ui->s);
 				}
 			if (resized) {
@@ -236,12 +170,12 @@ static int ui_loop(struct ui *ui)
 			dirty = 1;
 		if (session_state(ui->s) == SESSION_DEAD && !ui->dead_reason)
 			dirty = 1;
-		if (busy && now_monotonic() - ui->spin_at > 0.1) {
-			ui->spinner++;
-			ui->spin_at = now_monotonic();
+		if (busy && now_monotonic() - ui->status.spin_at > 0.1) {
+			ui->status.spinner++;
+			ui->status.spin_at = now_monotonic();
 			dirty = 1;
 		}
-		if (busy != (ui->npending > 0))
+		if (busy != ui_cell_running(ui))
 			dirty = 1;
 	}
 	return signalled;
@@ -295,15 +229,13 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 	memset(&ui, 0, sizeof(ui));
 	ui.t_start = now_monotonic();
 	ui.cfg = cfg;
-	ui.follow = 1;
-	ui.search_hit = -1;
-	graphics_mode_parse(cfg->graphics ? cfg->graphics : "auto", &ui.gwant);
-	strbuf_init(&ui.gbuf, 0);
+	ui.outpane.follow = 1;
+	graphics_mode_parse(cfg->graphics ? cfg->graphics : "auto", &ui.gfx.gwant);
+	strbuf_init(&ui.gfx.gbuf, 0);
 	outmodel_init(&ui.out, OUT_CELL_MAX);
-	edbuf_init(&ui.ed);
+	editor_init(&ui.editor);
 	keys_init(&ui.keys);
-	strbuf_init(&ui.pager, 0);
-	strbuf_init(&ui.line, 0);
+	overlays_init(&ui.ovl);
 	theme_init(&ui.theme);
 	strcpy(ui.kernel_scheme, "Linux");
 	themes_dirs(&ui);
@@ -347,8 +279,8 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 	ui_match_kernel_colors(&ui);	/* the theme was chosen before the kernel started */
 	/* The kernel's language: its highlighting and indentation in the editor. */
 	hl_set_language(session_kernel(ui.s)->language);
-	ui.ed.indent = session_kernel(ui.s)->indent;
-	ui.ed.openers = session_kernel(ui.s)->openers;
+	ui.editor.ed.indent = session_kernel(ui.s)->indent;
+	ui.editor.ed.openers = session_kernel(ui.s)->openers;
 	if (cfg->history_size) {
 		/* Up, Ctrl-R and the side pane reach the cells of earlier sessions too. */
 		history_iter(NULL, load_hist_entry, &ui, &err);
@@ -376,28 +308,19 @@ out:
 	record_close(&ui.rec);
 	strbuf_release(&err);
 	outmodel_release(&ui.out);
-	edbuf_release(&ui.ed);
-	strbuf_release(&ui.pager);
-	strbuf_release(&ui.line);
+	editor_release(&ui.editor);
+	overlays_release(&ui.ovl);
 	theme_release(&ui.theme);
-	menu_free(&ui);
 	keys_release(&ui.keys);
-	for (size_t i = 0; i < ui.nhist; i++)
-		free(ui.hist[i]);
-	free(ui.hist);
-	free(ui.hist_saved);
 	for (size_t i = 0; i < ui.nplots; i++) {
 		graphics_free(ui.plots[i].img);
 		free(ui.plots[i].path);
 		free(ui.plots[i].rel);
 	}
 	free(ui.plots);
-	strbuf_release(&ui.gbuf);
-	free(ui.message);
-	free(ui.pager_title);
+	strbuf_release(&ui.gfx.gbuf);
+	free(ui.status.message);
 	free(ui.dead_reason);
-	free(ui.is_complete_text);
-	free(ui.input_prompt);
 	for (int k = 0; ui.themes_dirs[k]; k++)
 		free(ui.themes_dirs[k]);
 	if (ui.wake[0] > 0) {

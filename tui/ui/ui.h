@@ -15,6 +15,7 @@
  *	ui_plots.c	plot placement: reserved rows, one write of graphics a frame, hiding
  *	ui_kernel.c	kernel events -> the output model; running a cell, restart, death
  *	ui_commands.c	the command table (Ctrl-O) and its handlers, the help text
+ *	keytab.c	the key table: each key's mode, command or action and help (dispatch, F1)
  *	ui_notebook.c	notebook mode: the view of a notebook's cells, laid out where they show
  *	ui_nbout.c	a cell's nbformat outputs as the output pane draws them, images decoded
  *	ui_nbfile.c	saving, quitting with unsaved changes, autosave, the recovery question
@@ -23,7 +24,9 @@
  *
  * Panes are rectangles of the screen with a draw function and a key handler that returns
  * PANE_* flags, as htop's Panel does; keys go to the open overlay first, then to the keys
- * that work everywhere, then to the focused pane and the other panes for what it leaves.
+ * that work everywhere, then to the focused pane and the other panes for what it leaves. Each
+ * of those asks the key table (keytab.c) for its mode's row of the key; a pane keeps its own
+ * state in its own struct (output_pane, editor_pane, side_pane, status_line, nbview).
  */
 
 #include <curses.h>
@@ -71,6 +74,39 @@ enum {
 
 struct ui;
 
+/* Where a key works (a row of the key table has one; the dispatch asks for some). */
+enum key_mode {
+	KM_GLOBAL = 1 << 0,	/* everywhere, before the panes */
+	KM_CONSOLE = 1 << 1,	/* everywhere but in a notebook (there the notebook's) */
+	KM_EDITOR = 1 << 2,	/* the editor: the console's, notebook mode's edit mode */
+	KM_OUTPUT = 1 << 3,	/* the output pane (what the editor leaves) */
+	KM_NB = 1 << 4,		/* notebook mode, both modes */
+	KM_NB_COMMAND = 1 << 5,	/* notebook command mode */
+	KM_NB_EDIT = 1 << 6,	/* notebook edit mode, before the editor's keys */
+	KM_NOTE = 1 << 7,	/* no key: a line of the console's help */
+	KM_NB_NOTE = 1 << 8,	/* no key: a line of notebook mode's help (a heading: keys "") */
+};
+
+#define KB_PLAIN (1u << 8)	/* key_binding.mods: without Shift, Alt or Ctrl */
+
+/*
+ * A row of the key table (keytab.c): a key in a mode, what it runs (one of the commands of
+ * ui_commands.c by name, or an action with its argument) and its line of F1's help, as a tmux
+ * key binding has a key table, a command and a note.
+ */
+struct key_binding {
+	unsigned mode;		/* enum key_mode */
+	int is_key;		/* ch is a curses KEY_* code, not a character */
+	wint_t ch;
+	unsigned mods;		/* KEYMOD_*: any of them held; 0: whatever is held; KB_PLAIN */
+	int twice;		/* the key pressed twice (d d, 0 0, i i) */
+	const char *command;	/* a command line run as Ctrl-O would (NULL: fn) */
+	int (*fn)(struct ui *ui, int arg);	/* PANE_* flags, never 0 */
+	int arg;
+	const char *keys;	/* F1's line: the keys as written (NULL: the line above's) */
+	const char *help;	/* ... and what they do */
+};
+
 struct pane {
 	const char *name;
 	int x, y, w, h;
@@ -95,7 +131,7 @@ struct nbview {
 	size_t sel;		/* the selected cell */
 	size_t top;		/* the first cell drawn ... */
 	int top_row;		/* ... of which this many rows are above the pane */
-	int editing;		/* edit mode: the selected cell's source is in ui->ed */
+	int editing;		/* edit mode: the selected cell's source is in ui->editor.ed */
 	wint_t prefix;		/* the first key of a two-key command (d d, 0 0, i i) */
 	char *find;		/* what `/` looked for last */
 	struct outmodel views;	/* only its cell_max: each cell keeps its own view */
@@ -122,38 +158,8 @@ struct plot_place {
 	int y, x, cols, rows, crop_row, crop_rows;
 };
 
-struct ui {
-	struct cellbox_config *cfg;
-	struct session *s;
-	struct record rec;		/* this session's cells into the history store */
-	struct outmodel out;
-	struct edbuf ed;
-	struct pane panes[P_COUNT];
-	int focus;			/* the pane keys go to first (P_EDITOR) */
-	struct theme theme;
-	char kernel_scheme[16];		/* IPython's colour scheme the kernel has */
-	int ncolors;			/* 0 = no colour (NO_COLOR or a monochrome terminal) */
-	char *themes_dirs[5];
-	/* History of this session's cells. */
-	char **hist;
-	size_t nhist, hist_alloc;
-	size_t hist_pos;		/* == nhist: the cell being written */
-	char *hist_saved;		/* the cell being written while walking history */
-	/* Kernel and cells. */
-	size_t npending;		/* cells submitted and not done */
-	int exec_count;
-	double last_duration;
-	int spinner;
-	double spin_at;
-	char *dead_reason;
-	int restarting;
-	unsigned long is_complete_id, complete_id;
-	char *is_complete_text;		/* the text is_complete was asked about */
-	/* Plots, for the side pane. */
-	struct ui_plot *plots;
-	size_t nplots, plots_alloc;
-	size_t plot_sel;		/* the gallery's plot (an index into plots) */
-	/* Inline plots: the terminal's capabilities and what the frames drew (graphics.h). */
+/* Inline plots: the terminal's capabilities and what the frames drew (graphics.h). */
+struct plot_frames {
 	enum graphics_mode gwant, gmode;
 	enum blocks_kind blocks;	/* block characters (resolved from the setting) */
 	struct termcap tc;
@@ -161,30 +167,90 @@ struct ui {
 	int nplaced, nshown;		/* this frame's plots, the plots on the terminal now */
 	struct strbuf gbuf;		/* the frame's graphics bytes */
 	size_t gbytes;			/* graphics bytes written so far */
-	/* Output pane. */
+};
+
+/* The output pane's own state: where it is scrolled to. */
+struct output_pane {
 	int scroll;			/* rows scrolled back from the bottom */
-	int follow;
-	/* Overlays: a stack, the top one on screen last and first to get keys. */
+	int follow;			/* the newest output stays in view */
+};
+
+/* The editor pane's own state: the cell being written, its history, Enter's and Tab's asks. */
+struct editor_pane {
+	struct edbuf ed;		/* the console's cell; in a notebook, the cell being edited */
+	/* History of this session's cells. */
+	char **hist;
+	size_t nhist, hist_alloc;
+	size_t hist_pos;		/* == nhist: the cell being written */
+	char *hist_saved;		/* the cell being written while walking history */
+	/* The kernel's answers the editor waits for (is_complete for Enter, complete for Tab). */
+	unsigned long is_complete_id, complete_id;
+	char *is_complete_text;		/* the text is_complete was asked about */
+	/* Tab's completions (the menu overlay shows them). */
+	char **menu;
+	size_t nmenu, menu_sel, comp_from, comp_to;
+};
+
+/* The side pane's own state. */
+struct side_pane {
+	size_t plot_sel;		/* the gallery's plot (an index into ui->plots) */
+};
+
+/* The status line's own state. */
+struct status_line {
+	char *message;			/* one line shown until the next key */
+	int spinner;			/* the busy spinner's step ... */
+	double spin_at;			/* ... and when it last moved */
+};
+
+/* Overlays: a stack, the top one on screen last and first to get keys; what they show. */
+struct overlay_stack {
 	enum overlay ovs[OVERLAYS_MAX];
 	int nov;
 	enum overlay ov;		/* the top one's kind (OV_NONE when none is open) */
 	struct strbuf pager;
 	char *pager_title;
 	int pager_top;
-	char **menu;
-	size_t nmenu, menu_sel, comp_from, comp_to;
 	struct strbuf line;		/* the search or command being typed */
 	long search_hit;
 	unsigned long input_id;		/* the cell whose input() is being answered */
 	char *input_prompt;
-	char *message;			/* one line shown in the status bar until the next key */
+};
+
+struct ui {
+	struct cellbox_config *cfg;
+	struct session *s;
+	struct record rec;		/* this session's cells into the history store */
+	struct outmodel out;		/* the console's cells, as the output pane shows them */
+	/* The panes (keys go to `focus` first) and each pane's own state. */
+	struct pane panes[P_COUNT];
+	int focus;			/* the pane keys go to first (P_EDITOR) */
+	struct output_pane outpane;
+	struct editor_pane editor;
+	struct side_pane side;
+	struct status_line status;
+	struct nbview *nbv;		/* notebook mode; NULL: the console */
+	struct overlay_stack ovl;
+	struct theme theme;
+	char kernel_scheme[16];		/* IPython's colour scheme the kernel has */
+	int ncolors;			/* 0 = no colour (NO_COLOR or a monochrome terminal) */
+	char *themes_dirs[5];
+	/* Kernel and cells. */
+	size_t npending;		/* the user's cells submitted and not done: ui_cell_running() */
+	int exec_count;
+	double last_duration;
+	char *dead_reason;
+	int restarting;
+	/* Plots, for the side pane. */
+	struct ui_plot *plots;
+	size_t nplots, plots_alloc;
+	struct plot_frames gfx;		/* inline plots on this terminal (ui_plots.c) */
 	struct keys keys;		/* escape sequences and pastes being decoded */
 	unsigned key_mods;		/* KEYMOD_* of the key being handled */
 	char *paste;			/* the text of a KEYS_PASTE key being handled */
 	int quit;			/* leave at the next turn (set where PANE_QUIT cannot be returned) */
 	int tty_gone;			/* stdin hung up or failed (EIO): leave as after a signal */
 	int bang;			/* the command being run was given with '!' (':w!', ':q!') */
-	struct nbview *nbv;		/* notebook mode; NULL: the console */
 	int kernel_cols;		/* the width the kernel was told (COLUMNS); 0: not yet */
 	double t_start, t_first_frame;	/* when the UI started and drew its first frame */
 	int wake[2];			/* SIGWINCH self-pipe */
@@ -251,10 +317,19 @@ void output_relayout(struct ui *ui);
 
 /* ---- ui_editor.c: the editor pane and the history ---- */
 
+/* Start / free the editor pane's state. */
+void editor_init(struct editor_pane *e);
+void editor_release(struct editor_pane *e);
 int editor_rows(const struct ui *ui, int screen_h);
 void draw_editor(struct ui *ui, struct pane *p);
 int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
 void hist_add(struct ui *ui, const char *code);
+/* Step through the history by `dir` (-1 older, +1 newer); 0 when there is nowhere to go. */
+int editor_hist_walk(struct ui *ui, int dir);
+/* Enter: run when the kernel says the cell is complete, else a new line. */
+void editor_enter(struct ui *ui);
+/* Tab: indent at the start of a line, else ask the kernel for completions. */
+void editor_tab(struct ui *ui);
 long hist_search(struct ui *ui, long from);
 void menu_free(struct ui *ui);
 void menu_accept(struct ui *ui, const char *m);
@@ -266,6 +341,9 @@ void draw_status(struct ui *ui, struct pane *p);
 
 /* ---- ui_overlay.c: the overlay stack ---- */
 
+/* Start / free the overlays' state (none open). */
+void overlays_init(struct overlay_stack *o);
+void overlays_release(struct overlay_stack *o);
 /* Open an overlay on top of the others. */
 void overlay_push(struct ui *ui, enum overlay kind);
 /* Close the top overlay. */
@@ -321,6 +399,16 @@ struct out_cell *view_of_request(struct ui *ui, unsigned long id);
 void kernel_set_width(struct ui *ui);
 /* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
 char *next_input_text(const char *text);
+/*
+ * Whether a cell of the user's runs (or is submitted and not done), in the console or the
+ * notebook: the one answer to "is a cell running" (Ctrl-C, i i, :interrupt, the spinner, a
+ * SIGINT from outside, copies). Not the same as the kernel being busy (a completion of ours
+ * keeps it busy too), nor as notebook cells waiting in the queue (nbview_busy()).
+ */
+int ui_cell_running(const struct ui *ui);
+/* A cell was submitted / is done (its `done` came): what ui_cell_running() counts. */
+void ui_cell_started(struct ui *ui);
+void ui_cell_finished(struct ui *ui);
 /* Whether the kernel can take cells (not dead, not closed). */
 int session_state_usable(const struct ui *ui);
 /* Give the kernel the theme's IPython colour scheme, unless it has it already. */
@@ -330,10 +418,26 @@ void ui_match_kernel_colors(struct ui *ui);
 
 /* Split a command line into words and run it; PANE_* flags. */
 int run_command(struct ui *ui, const char *line);
-/* The help pager (F1). */
-void ui_help(struct ui *ui);
-/* Show or hide the side pane (F3). */
-void ui_toggle_side(struct ui *ui);
+/* Whether `name` is one of the commands (a key table row names it). */
+int ui_command_exists(const char *name);
+
+/* ---- keytab.c: the key table ---- */
+
+/* The first row of the modes `modes` for the key, or NULL. */
+const struct key_binding *keytab_find(unsigned modes, int is_key, wint_t ch, unsigned mods);
+/* Run a row's command or action; PANE_* flags. */
+int keytab_do(struct ui *ui, const struct key_binding *kb);
+/* Run the key's row of modes `modes` (the modifiers of ui->key_mods); 0 when there is none. */
+int keytab_run(struct ui *ui, unsigned modes, int is_key, wint_t ch);
+/* The help's lines of the console's keys, or of notebook mode's (`notebook`), in order. */
+void keytab_rows(int notebook, void (*row)(void *data, const char *left, const char *right),
+		 void *data);
+/*
+ * Check the table: every key row is reached by the dispatch (no row before it in the modes
+ * the keys go through takes its key), F1 shows it (its line, or the line it continues), and
+ * its command is one. -1 with what is wrong in `err`.
+ */
+int keytab_check(struct strbuf *err);
 
 /* ---- ui_notebook.c, ui_nbkeys.c, ui_nbrun.c: notebook mode ---- */
 
@@ -375,6 +479,16 @@ void nbview_scroll(struct ui *ui, int rows);
 void nbview_show_sel(struct ui *ui);
 /* Leave edit mode, keeping the text in the cell. */
 void nbview_leave_edit(struct ui *ui);
+/* What a notebook key does (the key table's actions on the notebook). */
+enum nb_act {
+	NB_UP, NB_DOWN, NB_FIRST, NB_LAST, NB_PAGE_UP, NB_PAGE_DOWN, NB_EDIT,
+	NB_INSERT_ABOVE, NB_INSERT_BELOW, NB_DELETE, NB_UNDELETE, NB_MARKDOWN, NB_CODE, NB_RAW,
+	NB_COPY, NB_CUT, NB_PASTE_BELOW, NB_PASTE_ABOVE, NB_MOVE_UP, NB_MOVE_DOWN, NB_COLLAPSE,
+	NB_FIND, NB_FIND_NEXT, NB_FIND_BACK, NB_FIND_CLEAR,
+	NB_LEAVE_EDIT, NB_NEWLINE, NB_EDIT_UP, NB_EDIT_DOWN,	/* edit mode */
+};
+/* Do `act` on the selected cell. */
+void nbview_act(struct ui *ui, enum nb_act act);
 /* Look for the find text from the selected cell on (`dir` 1 down, -1 up). */
 void nbview_find_next(struct ui *ui, int dir);
 /* Run cell `i` (queued behind others); `how`: what to select after. */
@@ -384,7 +498,7 @@ void nbview_run(struct ui *ui, enum nb_run how);
 void nbview_run_range(struct ui *ui, size_t from, size_t to);
 /* The queue is dropped (an error, an interrupt, a restart). */
 void nbview_drop_queue(struct ui *ui);
-/* Whether a cell runs or waits to. */
+/* Whether a notebook cell runs or waits in the queue to (more than ui_cell_running()). */
 int nbview_busy(const struct ui *ui);
 /* The kernel was restarted: counts start again, nothing runs. */
 void nbview_restarted(struct ui *ui);

@@ -1,7 +1,8 @@
 /*
  * cellbox's own commands (Ctrl-O, F2): a table of designated initialisers in the style of
  * tmux's cmd_entry, each with its usage, help line and how many words it takes; the handler
- * never counts its arguments. The help pager (F1) is made from this table and the key table.
+ * never counts its arguments. The help pager (F1) is made from this table and the key table
+ * (keytab.c), and so is the manual page's list (tui_help_rows()).
  */
 #include "ui.h"
 
@@ -105,7 +106,7 @@ static int tc_restart(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 static int tc_interrupt(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
-	if (!ui->npending) {
+	if (!ui_cell_running(ui)) {
 		strbuf_addstr(msg, "no cell is running");
 		return -1;
 	}
@@ -131,7 +132,7 @@ static int tc_clear(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 			i++;
 		}
 	}
-	ui->scroll = 0;
+	ui->outpane.scroll = 0;
 	return 0;
 }
 
@@ -189,8 +190,8 @@ static int copy_file_cmd(struct ui *ui, int in, int argc, char **argv, struct st
 	int rc;
 
 	/* Waiting behind a cell of the user's would hang the screen (cellbox's own are quick). */
-	if (ui->npending || !session_state_usable(ui)) {
-		strbuf_addstr(msg, ui->npending ? "the kernel is busy: copy when it is idle"
+	if (ui_cell_running(ui) || !session_state_usable(ui)) {
+		strbuf_addstr(msg, ui_cell_running(ui) ? "the kernel is busy: copy when it is idle"
 						: "the kernel is not running: F6 starts a new one");
 		return -1;
 	}
@@ -241,7 +242,7 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 			continue;
 		code = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
 		if (argc == 3) {
-			edbuf_set(&ui->ed, code);
+			edbuf_set(&ui->editor.ed, code);
 			run_cell(ui);
 		} else {
 			strbuf_addf(&all, "%s%s", n ? "\n\n" : "", code);
@@ -252,7 +253,7 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	if (argc == 3) {
 		strbuf_addf(msg, "running %zu cells from '%s'", n, argv[1]);
 	} else {
-		edbuf_set(&ui->ed, all.buf);
+		edbuf_set(&ui->editor.ed, all.buf);
 		strbuf_addf(msg, "loaded %zu cells from '%s' into the editor", n, argv[1]);
 	}
 	strbuf_release(&all);
@@ -316,7 +317,7 @@ static int tc_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 
 	if (i < 0)
 		return -1;
-	ui->plot_sel = (size_t)i;
+	ui->side.plot_sel = (size_t)i;
 	overlay_push(ui, OV_PLOT);
 	return 0;
 }
@@ -386,28 +387,32 @@ static int nb_redraw(struct ui *ui, int n, int scroll, struct strbuf *msg)
 static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1, scroll = argc > 2 && !strcmp(argv[2], "scroll");
-	int max_scroll = 0, follow = ui->follow, was = ui->scroll;
-	size_t bytes = ui->gbytes;
+	int max_scroll = 0, follow = ui->outpane.follow, was = ui->outpane.scroll;
+	size_t bytes = ui->gfx.gbytes;
 	double *t;
 
 	if (n < 1 || n > 100000 || (argc > 2 && !scroll)) {
 		strbuf_addstr(msg, "usage: redraw [N [scroll]] (N from 1 to 100000)");
 		return -1;
 	}
+	if (argc == 1) {	/* Ctrl-L: the next frame repaints the whole screen */
+		clearok(curscr, TRUE);
+		return 0;
+	}
 	if (ui->nbv)
 		return nb_redraw(ui, n, scroll, msg);
 	if (scroll) {	/* from the top of the output down, one row a frame, again and again */
-		ui->follow = 0;
-		ui->scroll = INT_MAX / 2;
+		ui->outpane.follow = 0;
+		ui->outpane.scroll = INT_MAX / 2;
 		ui_draw(ui);
-		max_scroll = ui->scroll;
-		bytes = ui->gbytes;
+		max_scroll = ui->outpane.scroll;
+		bytes = ui->gfx.gbytes;
 	}
 	t = xmalloc((size_t)n * sizeof(*t));
 	for (int i = 0; i < n; i++) {
 		double t0 = now_monotonic();
 		if (scroll) {
-			ui->scroll = max_scroll ? max_scroll - i % (max_scroll + 1) : 0;
+			ui->outpane.scroll = max_scroll ? max_scroll - i % (max_scroll + 1) : 0;
 		} else {
 			clearok(curscr, TRUE);
 			for (size_t k = 0; k < ui->out.ncells; k++)
@@ -420,64 +425,33 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	if (scroll)
 		strbuf_addf(msg, "redraw: %d scrolling frames, %d rows, median %.3f ms, "
 			    "p90 %.3f ms, %zu B/frame", n, max_scroll,
-			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3, (ui->gbytes - bytes) / (size_t)n);
+			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3, (ui->gfx.gbytes - bytes) / (size_t)n);
 	else if (n > 1)
 		strbuf_addf(msg, "redraw: %d full frames, median %.3f ms, p90 %.3f ms", n,
 			    t[n / 2] * 1e3, t[n * 9 / 10] * 1e3);
 	free(t);
 	if (scroll) {
-		ui->follow = follow;
-		ui->scroll = was;
+		ui->outpane.follow = follow;
+		ui->outpane.scroll = was;
 	}
 	clearok(curscr, TRUE);
 	return 0;
 }
 
-static const struct { const char *keys, *what; } key_help[] = {
-	{ "Enter", "run the cell when it is complete, else a new line" },
-	{ "Alt-Enter, F5", "run the cell as it is (Shift-/Ctrl-Enter too, where they differ)" },
-	{ "Ctrl-J", "a new line, always" },
-	{ "Up / Down", "move; on the first / last line: walk the history" },
-	{ "Ctrl-R", "search the history (Ctrl-R again: older; Enter takes it)" },
-	{ "Tab", "complete (the kernel's completions) or indent" },
-	{ "obj?  obj??", "help on obj in this pager" },
-	{ "Ctrl-C", "interrupt the running cell; when idle, clear the cell" },
-	{ "PgUp / PgDn", "scroll the output (Shift-Up/Down: one row)" },
-	{ "Home/End, Ctrl-A/E", "start / end of the line; Ctrl-K, Ctrl-U delete" },
-	{ "Ctrl-L", "repaint the screen" },
-	{ "F1", "this help" },
-	{ "F3", "show or hide the side pane (history, plots)" },
-	{ "F4", "the plot viewer: Left/Right other plots, s save as" },
-	{ "F6", "restart the kernel" },
-	{ "Ctrl-O, F2", "a cellbox command (below); a cell of one line starting with ':' too" },
-	{ "Ctrl-Q, Ctrl-D", "quit (Ctrl-D on an empty cell)" },
-};
+/* A line of the notebook's keys in the help pager (a heading when `keys` is ""). */
+static void help_nb_row(void *data, const char *keys, const char *what)
+{
+	if (*keys)
+		strbuf_addf(data, "  %-24s %s\n", keys, what);
+	else
+		strbuf_addf(data, "\n%s\n\n", what);
+}
 
-static const struct { const char *keys, *what; } nb_key_help[] = {
-	{ "", "Command mode (the bar beside the selected cell; Esc comes here)" },
-	{ "Up/Down, k/j", "select the cell above / below (Home, End, PgUp, PgDn)" },
-	{ "Enter", "edit the selected cell" },
-	{ "Shift-Enter, F5, Ctrl-R", "run the cell and select the next (a new one at the end)" },
-	{ "Ctrl-Enter, F7", "run the cell, stay on it" },
-	{ "Alt-Enter", "run the cell and insert a new one below, in edit mode" },
-	{ "a / b", "insert a cell above / below" },
-	{ "d d", "delete the cell (z brings it back)" },
-	{ "m / y / r", "make it markdown / code / raw" },
-	{ "c / x / v / V", "copy / cut / paste below / paste above" },
-	{ "Shift-Up/Down, K/J", "move the cell up / down" },
-	{ "o", "hide or show the cell's outputs" },
-	{ "/ n N", "find text in the cells (n next, N back; Esc clears)" },
-	{ "0 0 / i i", "restart the kernel / interrupt the running cell" },
-	{ "Ctrl-S, s", "save the notebook (its format: .ipynb, or percent .py)" },
-	{ ": or Ctrl-O", "a command (below): run-all, run-above, run-below, write..." },
-	{ "", "Edit mode (the bar changes colour; the cell's text has the cursor)" },
-	{ "Esc", "back to command mode (the text stays in the cell)" },
-	{ "Enter", "a new line (indented); Tab completes; Up/Down past the edge: next cell" },
-	{ "Shift-Enter ...", "run, as in command mode; Ctrl-C interrupts" },
-	{ "", "Everywhere" },
-	{ "F1 / F3 / F4 / F6", "this help / side pane / plot viewer / restart the kernel" },
-	{ "Ctrl-Q, :q", "quit (asks again when there are unsaved changes; :q! does not)" },
-};
+/* A line of the console's keys in the help pager. */
+static void help_row(void *data, const char *keys, const char *what)
+{
+	strbuf_addf(data, "  %-20s %s\n", keys, what);
+}
 
 /* :help: keys and commands in the pager. */
 static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
@@ -492,19 +466,13 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 			    "send Shift-Enter as Enter) to run it. Ctrl-S saves.\n"
 			    "A dot beside a cell: its source changed since it ran. [+]: unsaved "
 			    "changes.\n", ui->nbv->nb.path);
-		for (size_t i = 0; i < ARRAY_SIZE(nb_key_help); i++)
-			if (*nb_key_help[i].keys)
-				strbuf_addf(&sb, "  %-24s %s\n", nb_key_help[i].keys,
-					    nb_key_help[i].what);
-			else
-				strbuf_addf(&sb, "\n%s\n\n", nb_key_help[i].what);
+		keytab_rows(1, help_nb_row, &sb);
 		strbuf_addstr(&sb, "\nThe console (without a notebook: ':open FILE' opens one)\n\n");
 	} else {
 		strbuf_addstr(&sb, "Keys (':open FILE.ipynb' edits a notebook; F1 there lists its "
 			      "keys)\n\n");
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(key_help); i++)
-		strbuf_addf(&sb, "  %-20s %s\n", key_help[i].keys, key_help[i].what);
+	keytab_rows(0, help_row, &sb);
 	strbuf_addstr(&sb, "\nCommands (Ctrl-O, then the command and Enter)\n\n");
 	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
 		if ((int)strlen(tui_commands[i].usage) > wide)
@@ -522,11 +490,9 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 void tui_help_rows(void (*row)(void *data, const char *left, const char *right), void *data)
 {
 	row(data, "", "The console: an output pane, an editor for the next cell");
-	for (size_t i = 0; i < ARRAY_SIZE(key_help); i++)
-		row(data, key_help[i].keys, key_help[i].what);
+	keytab_rows(0, row, data);
 	row(data, "", "Notebook mode (cellbox FILE.ipynb, cellbox FILE.py, :open FILE)");
-	for (size_t i = 0; i < ARRAY_SIZE(nb_key_help); i++)
-		row(data, nb_key_help[i].keys, nb_key_help[i].what);
+	keytab_rows(1, row, data);
 	row(data, "", "Commands (Ctrl-O, F2, or ':' in notebook command mode)");
 	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
 		row(data, tui_commands[i].usage, tui_commands[i].help);
@@ -539,6 +505,15 @@ static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	if (ui->nbv && ui->bang)
 		ui->nbv->quit_armed = 1;
 	return nbview_may_quit(ui) ? PANE_QUIT : 0;
+}
+
+/* Whether `name` is one of the commands (exactly: a key names it as it is spelled). */
+int ui_command_exists(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
+		if (!strcmp(tui_commands[i].name, name))
+			return 1;
+	return 0;
 }
 
 /* Split a command line into words and run it; the command's PANE_* flags. */
@@ -575,22 +550,4 @@ out:
 	strbuf_release(&msg);
 	free(copy);
 	return flags < 0 ? 0 : flags;
-}
-
-/* The help pager (F1). */
-void ui_help(struct ui *ui)
-{
-	struct strbuf msg = STRBUF_INIT;
-
-	tc_help(ui, 0, NULL, &msg);
-	strbuf_release(&msg);
-}
-
-/* Show or hide the side pane (F3). */
-void ui_toggle_side(struct ui *ui)
-{
-	struct strbuf msg = STRBUF_INIT;
-
-	tc_side(ui, 0, NULL, &msg);
-	strbuf_release(&msg);
 }

@@ -13,8 +13,8 @@ void ui_message(struct ui *ui, const char *fmt, ...)
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	free(ui->message);
-	ui->message = strbuf_detach(&sb, NULL);
+	free(ui->status.message);
+	ui->status.message = strbuf_detach(&sb, NULL);
 }
 
 /* ---- colours ---------------------------------------------------------------------------- */
@@ -213,7 +213,7 @@ void ui_draw(struct ui *ui)
 
 	ui_layout(ui);
 	erase();
-	ui->nplaced = 0;
+	ui->gfx.nplaced = 0;
 	for (int i = 0; i < P_COUNT; i++) {
 		struct pane *p = &ui->panes[i];
 		if (p->visible && p->w > 0 && p->h > 0 && i != ui->focus)

@@ -16,7 +16,7 @@
 /* Rows the editor wants: its lines and the separator, at most half the screen. */
 int editor_rows(const struct ui *ui, int screen_h)
 {
-	int want = (int)edbuf_lines(&ui->ed) + 1, max = screen_h / 2;
+	int want = (int)edbuf_lines(&ui->editor.ed) + 1, max = screen_h / 2;
 
 	if (max < 2)
 		max = 2;
@@ -28,12 +28,12 @@ void draw_editor(struct ui *ui, struct pane *p)
 {
 	struct look sep = look_of(ui, TH_BORDER, NULL), prompt = look_of(ui, TH_PROMPT_IN, NULL);
 	struct look bracket = look_of(ui, TH_BRACKET, NULL);
-	size_t cur_line = edbuf_line(&ui->ed), nlines = edbuf_lines(&ui->ed), first_line = 0;
+	size_t cur_line = edbuf_line(&ui->editor.ed), nlines = edbuf_lines(&ui->editor.ed), first_line = 0;
 	int rows = p->h - 1, state = HL_STATE_NORMAL, prompt_w = 8, cur_x = 0, cur_y = p->y + 1;
-	size_t cur_col = edbuf_col(&ui->ed), hscroll = 0;
-	long at, match = edbuf_match_bracket(&ui->ed, &at);
-	const char *text = ui->ed.text.buf;
-	unsigned char *cls = xmalloc(ui->ed.text.len + 1);
+	size_t cur_col = edbuf_col(&ui->editor.ed), hscroll = 0;
+	long at, match = edbuf_match_bracket(&ui->editor.ed, &at);
+	const char *text = ui->editor.ed.text.buf;
+	unsigned char *cls = xmalloc(ui->editor.ed.text.len + 1);
 	char title[96];
 
 	for (int x = 0; x < p->w; x++) {
@@ -52,14 +52,15 @@ void draw_editor(struct ui *ui, struct pane *p)
 		hscroll = cur_col + (size_t)prompt_w + 1 - (size_t)p->w;
 	/* Classify the whole text once, line by line, carrying the string state. */
 	for (size_t ln = 0, off = 0; ln < nlines; ln++) {
-		size_t end = edbuf_line_start(&ui->ed, ln + 1), len;
+		size_t end = edbuf_line_start(&ui->editor.ed, ln + 1), len;
 		len = end > off && ln + 1 < nlines ? end - off - 1 : end - off;
 		state = hl_line(text + off, len, state, cls + off);
 		off = end;
 	}
 	for (int r = 0; r < rows && first_line + (size_t)r < nlines; r++) {
-		size_t ln = first_line + (size_t)r, off = edbuf_line_start(&ui->ed, ln);
-		size_t end = ln + 1 < nlines ? edbuf_line_start(&ui->ed, ln + 1) - 1 : ui->ed.text.len;
+		size_t ln = first_line + (size_t)r, off = edbuf_line_start(&ui->editor.ed, ln);
+		size_t end = ln + 1 < nlines ? edbuf_line_start(&ui->editor.ed, ln + 1) - 1
+					     : ui->editor.ed.text.len;
 		int y = p->y + 1 + r, x = prompt_w;
 		size_t col = 0;
 
@@ -78,14 +79,14 @@ void draw_editor(struct ui *ui, struct pane *p)
 				put_wc(y, p->x + x, wc, lk);
 			if (col >= hscroll)
 				x += w;
-			if (ln == cur_line && i + n == ui->ed.cur)
+			if (ln == cur_line && i + n == ui->editor.ed.cur)
 				cur_x = x;
 			col++;
 			i += n;
 		}
 		if (ln == cur_line) {
 			cur_y = y;
-			if (ui->ed.cur == off)
+			if (ui->editor.ed.cur == off)
 				cur_x = prompt_w;
 		}
 	}
@@ -95,46 +96,72 @@ void draw_editor(struct ui *ui, struct pane *p)
 	move(cur_y, p->x + cur_x);
 }
 
+/* Start the editor pane's state: an empty cell, no history. */
+void editor_init(struct editor_pane *e)
+{
+	memset(e, 0, sizeof(*e));
+	edbuf_init(&e->ed);
+}
+
+/* Free the editor pane's state: the cell, the history, the completions. */
+void editor_release(struct editor_pane *e)
+{
+	edbuf_release(&e->ed);
+	for (size_t i = 0; i < e->nhist; i++)
+		free(e->hist[i]);
+	free(e->hist);
+	free(e->hist_saved);
+	free(e->is_complete_text);
+	for (size_t i = 0; i < e->nmenu; i++)
+		free(e->menu[i]);
+	free(e->menu);
+	memset(e, 0, sizeof(*e));
+}
+
 /* ---- history ---------------------------------------------------------------------------- */
 
 /* Remember a cell for Up/Down and Ctrl-R (not twice in a row). */
 void hist_add(struct ui *ui, const char *code)
 {
-	if (ui->nhist && !strcmp(ui->hist[ui->nhist - 1], code))
+	struct editor_pane *e = &ui->editor;
+
+	if (e->nhist && !strcmp(e->hist[e->nhist - 1], code))
 		goto out;
-	if (ui->nhist == HIST_MAX) {
-		free(ui->hist[0]);
-		memmove(ui->hist, ui->hist + 1, (HIST_MAX - 1) * sizeof(*ui->hist));
-		ui->nhist--;
+	if (e->nhist == HIST_MAX) {
+		free(e->hist[0]);
+		memmove(e->hist, e->hist + 1, (HIST_MAX - 1) * sizeof(*e->hist));
+		e->nhist--;
 	}
-	if (ui->nhist == ui->hist_alloc) {
-		ui->hist_alloc = ui->hist_alloc ? 2 * ui->hist_alloc : 64;
-		ui->hist = xrealloc(ui->hist, ui->hist_alloc * sizeof(*ui->hist));
+	if (e->nhist == e->hist_alloc) {
+		e->hist_alloc = e->hist_alloc ? 2 * e->hist_alloc : 64;
+		e->hist = xrealloc(e->hist, e->hist_alloc * sizeof(*e->hist));
 	}
-	ui->hist[ui->nhist++] = xstrdup(code);
+	e->hist[e->nhist++] = xstrdup(code);
 out:
-	ui->hist_pos = ui->nhist;
-	free(ui->hist_saved);
-	ui->hist_saved = NULL;
+	e->hist_pos = e->nhist;
+	free(e->hist_saved);
+	e->hist_saved = NULL;
 }
 
 /* Step through history by `dir` (-1 older, +1 newer); 0 when there is nowhere to go. */
-static int hist_walk(struct ui *ui, int dir)
+int editor_hist_walk(struct ui *ui, int dir)
 {
-	if (dir < 0 && ui->hist_pos == 0)
+	struct editor_pane *e = &ui->editor;
+
+	if (dir < 0 && e->hist_pos == 0)
 		return 0;
-	if (dir > 0 && ui->hist_pos >= ui->nhist)
+	if (dir > 0 && e->hist_pos >= e->nhist)
 		return 0;
-	if (ui->hist_pos == ui->nhist) {
-		free(ui->hist_saved);
-		ui->hist_saved = xstrdup(ui->ed.text.buf);
+	if (e->hist_pos == e->nhist) {
+		free(e->hist_saved);
+		e->hist_saved = xstrdup(e->ed.text.buf);
 	}
-	ui->hist_pos += dir;
-	edbuf_set(&ui->ed, ui->hist_pos == ui->nhist ? (ui->hist_saved ? ui->hist_saved : "")
-						       : ui->hist[ui->hist_pos]);
+	e->hist_pos += dir;
+	edbuf_set(&e->ed, e->hist_pos == e->nhist ? (e->hist_saved ? e->hist_saved : "")
+						  : e->hist[e->hist_pos]);
 	if (dir < 0) {		/* older: cursor on the first line, so Up goes on walking */
-		ui->ed.cur = 0;
-		edbuf_end(&ui->ed);
+		e->ed.cur = 0;
+		edbuf_end(&e->ed);
 	}
 	return 1;
 }
@@ -143,7 +170,7 @@ static int hist_walk(struct ui *ui, int dir)
 long hist_search(struct ui *ui, long from)
 {
 	for (long i = from; i >= 0; i--)
-		if (strstr(ui->hist[i], ui->line.buf))
+		if (strstr(ui->editor.hist[i], ui->ovl.line.buf))
 			return i;
 	return -1;
 }
@@ -188,44 +215,44 @@ static void on_is_complete(struct session *s, const struct session_event *ev, vo
 	const char *status;
 
 	(void)s;
-	if (ev->type == SESSION_EV_DONE && ui->is_complete_id == ev->id) {
-		ui->is_complete_id = 0;
-		free(ui->is_complete_text);
-		ui->is_complete_text = NULL;
+	if (ev->type == SESSION_EV_DONE && ui->editor.is_complete_id == ev->id) {
+		ui->editor.is_complete_id = 0;
+		free(ui->editor.is_complete_text);
+		ui->editor.is_complete_text = NULL;
 	}
-	if (ev->type != SESSION_EV_REPLY || ui->is_complete_id != ev->id)
+	if (ev->type != SESSION_EV_REPLY || ui->editor.is_complete_id != ev->id)
 		return;
 	/* The user typed on meanwhile: the answer is about text that is gone. */
-	if (!ui->is_complete_text || strcmp(ui->is_complete_text, ui->ed.text.buf))
+	if (!ui->editor.is_complete_text || strcmp(ui->editor.is_complete_text, ui->editor.ed.text.buf))
 		return;
 	status = ev->reply.status;
 	if (status && !strcmp(status, "incomplete")) {
 		const char *indent = ev->reply.indent;
-		edbuf_insert(&ui->ed, "\n", 1);
+		edbuf_insert(&ui->editor.ed, "\n", 1);
 		if (indent)
-			edbuf_insert(&ui->ed, indent, strlen(indent));
+			edbuf_insert(&ui->editor.ed, indent, strlen(indent));
 	} else {
 		run_cell(ui);
 	}
 }
 
 /* Enter: run when the kernel says the cell is complete, else a new line. */
-static void enter_key(struct ui *ui)
+void editor_enter(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
 	cJSON *params;
 
-	if (ui->ed.cur != ui->ed.text.len) {	/* in the middle of the text: a new line */
-		edbuf_newline(&ui->ed, 1);
+	if (ui->editor.ed.cur != ui->editor.ed.text.len) {	/* in the middle of the text: a new line */
+		edbuf_newline(&ui->editor.ed, 1);
 		return;
 	}
-	if (cellcmd_is_command(ui->ed.text.buf)) {
+	if (cellcmd_is_command(ui->editor.ed.text.buf)) {
 		run_cell(ui);		/* one of cellbox's commands, not Python */
 		return;
 	}
-	if (session_state(ui->s) != SESSION_IDLE || ui->npending || ui->is_complete_id) {
-		if (looks_incomplete(&ui->ed))
-			edbuf_newline(&ui->ed, 1);
+	if (session_state(ui->s) != SESSION_IDLE || ui_cell_running(ui) || ui->editor.is_complete_id) {
+		if (looks_incomplete(&ui->editor.ed))
+			edbuf_newline(&ui->editor.ed, 1);
 		else
 			run_cell(ui);
 		return;
@@ -236,19 +263,19 @@ static void enter_key(struct ui *ui)
 		 * On a blank last line the user has typed a blank line: the kernel hears of it
 		 * (IPython ends a cell magic there, and would not see it in "...\n").
 		 */
-		const char *t = ui->ed.text.buf, *nl = strrchr(t, '\n');
+		const char *t = ui->editor.ed.text.buf, *nl = strrchr(t, '\n');
 		int blank_last = nl && !nl[1 + strspn(nl + 1, " \t")];
 		char *code = xasprintf("%s%s", t, blank_last ? "\n" : "");
 		cJSON_AddStringToObject(params, "code", code);
 		free(code);
 	}
-	ui->is_complete_id = session_request(ui->s, "is_complete", params, on_is_complete, ui,
+	ui->editor.is_complete_id = session_request(ui->s, "is_complete", params, on_is_complete, ui,
 					     &err);
 	cJSON_Delete(params);
-	if (ui->is_complete_id) {
-		unsigned long id = ui->is_complete_id;
-		free(ui->is_complete_text);
-		ui->is_complete_text = xstrdup(ui->ed.text.buf);
+	if (ui->editor.is_complete_id) {
+		unsigned long id = ui->editor.is_complete_id;
+		free(ui->editor.is_complete_text);
+		ui->editor.is_complete_text = xstrdup(ui->editor.ed.text.buf);
 		/*
 		 * The kernel is idle, so the answer takes well under a millisecond: wait for it,
 		 * as IPython does, so that keys typed next apply to the right text.
@@ -265,19 +292,19 @@ static void enter_key(struct ui *ui)
 /* Forget the completion menu. */
 void menu_free(struct ui *ui)
 {
-	for (size_t i = 0; i < ui->nmenu; i++)
-		free(ui->menu[i]);
-	free(ui->menu);
-	ui->menu = NULL;
-	ui->nmenu = ui->menu_sel = 0;
+	for (size_t i = 0; i < ui->editor.nmenu; i++)
+		free(ui->editor.menu[i]);
+	free(ui->editor.menu);
+	ui->editor.menu = NULL;
+	ui->editor.nmenu = ui->editor.menu_sel = 0;
 }
 
 /* Put completion `m` in place of the text it completes. */
 void menu_accept(struct ui *ui, const char *m)
 {
-	edbuf_replace(&ui->ed, ui->comp_from, ui->comp_to, m);
+	edbuf_replace(&ui->editor.ed, ui->editor.comp_from, ui->editor.comp_to, m);
 	menu_free(ui);
-	if (ui->ov == OV_MENU)
+	if (ui->ovl.ov == OV_MENU)
 		overlay_pop(ui);
 }
 
@@ -288,118 +315,75 @@ static void on_complete(struct session *s, const struct session_event *ev, void 
 	int start, end;
 
 	(void)s;
-	if (ev->type == SESSION_EV_DONE && ev->id == ui->complete_id)
-		ui->complete_id = 0;
-	if (ev->type != SESSION_EV_REPLY || ev->id != ui->complete_id)
+	if (ev->type == SESSION_EV_DONE && ev->id == ui->editor.complete_id)
+		ui->editor.complete_id = 0;
+	if (ev->type != SESSION_EV_REPLY || ev->id != ui->editor.complete_id)
 		return;
 	start = ev->reply.cursor_start;
 	end = ev->reply.cursor_end;
 	menu_free(ui);
 	for (size_t i = 0; i < ev->reply.nmatches; i++) {
-		ui->menu = xrealloc(ui->menu, (ui->nmenu + 1) * sizeof(*ui->menu));
-		ui->menu[ui->nmenu++] = xstrdup(ev->reply.matches[i]);
+		ui->editor.menu = xrealloc(ui->editor.menu, (ui->editor.nmenu + 1) * sizeof(*ui->editor.menu));
+		ui->editor.menu[ui->editor.nmenu++] = xstrdup(ev->reply.matches[i]);
 	}
-	ui->comp_from = edbuf_cp_to_byte(&ui->ed, start > 0 ? (size_t)start : 0);
-	ui->comp_to = edbuf_cp_to_byte(&ui->ed, end > 0 ? (size_t)end : 0);
-	if (!ui->nmenu)
+	ui->editor.comp_from = edbuf_cp_to_byte(&ui->editor.ed, start > 0 ? (size_t)start : 0);
+	ui->editor.comp_to = edbuf_cp_to_byte(&ui->editor.ed, end > 0 ? (size_t)end : 0);
+	if (!ui->editor.nmenu)
 		ui_message(ui, "no completions");
-	else if (ui->nmenu == 1)
-		menu_accept(ui, ui->menu[0]);
+	else if (ui->editor.nmenu == 1)
+		menu_accept(ui, ui->editor.menu[0]);
 	else
 		overlay_push(ui, OV_MENU);
 }
 
 /* Tab: indent at the start of a line, else ask the kernel for completions. */
-static void tab_key(struct ui *ui)
+void editor_tab(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
-	size_t start = edbuf_line_start(&ui->ed, edbuf_line(&ui->ed)), i;
+	size_t start = edbuf_line_start(&ui->editor.ed, edbuf_line(&ui->editor.ed)), i;
 	cJSON *params;
 
-	for (i = start; i < ui->ed.cur && ui->ed.text.buf[i] == ' '; i++)
+	for (i = start; i < ui->editor.ed.cur && ui->editor.ed.text.buf[i] == ' '; i++)
 		;
-	if (i == ui->ed.cur) {
-		edbuf_insert(&ui->ed, ui->ed.indent, strlen(ui->ed.indent));
+	if (i == ui->editor.ed.cur) {
+		edbuf_insert(&ui->editor.ed, ui->editor.ed.indent, strlen(ui->editor.ed.indent));
 		return;
 	}
 	params = cJSON_CreateObject();
-	cJSON_AddStringToObject(params, "code", ui->ed.text.buf);
-	cJSON_AddNumberToObject(params, "cursor_pos", (double)edbuf_cursor_cp(&ui->ed));
-	ui->complete_id = session_request(ui->s, "complete", params, on_complete, ui, &err);
+	cJSON_AddStringToObject(params, "code", ui->editor.ed.text.buf);
+	cJSON_AddNumberToObject(params, "cursor_pos", (double)edbuf_cursor_cp(&ui->editor.ed));
+	ui->editor.complete_id = session_request(ui->s, "complete", params, on_complete, ui, &err);
 	cJSON_Delete(params);
-	if (!ui->complete_id)
+	if (!ui->editor.complete_id)
 		ui_message(ui, "%s", err.buf);
 	strbuf_release(&err);
 }
 
 /* ---- keys ------------------------------------------------------------------------------- */
 
-/* The editor pane's keys. */
+/* The editor pane's keys: the key table's (KM_EDITOR), then a paste or a character typed. */
 int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
+	int rc;
+
 	(void)p;
 	if (is_key && ch == KEYS_PASTE) {
 		/* Pasted text goes in as it is: no auto-indent, and Enter inside it does not run. */
-		if (edbuf_insert(&ui->ed, ui->paste, strlen(ui->paste)) < 0)
+		if (edbuf_insert(&ui->editor.ed, ui->paste, strlen(ui->paste)) < 0)
 			ui_message(ui, "the paste is too big for a cell");
 		return PANE_HANDLED | PANE_REDRAW;
 	}
-	if (is_key) {
-		switch (ch) {
-		case KEY_LEFT: edbuf_left(&ui->ed); break;
-		case KEY_RIGHT: edbuf_right(&ui->ed); break;
-		case KEY_UP:
-			if (!edbuf_up(&ui->ed))
-				hist_walk(ui, -1);
-			break;
-		case KEY_DOWN:
-			if (!edbuf_down(&ui->ed))
-				hist_walk(ui, +1);
-			break;
-		case KEY_HOME: edbuf_home(&ui->ed); break;
-		case KEY_END: edbuf_end(&ui->ed); break;
-		case KEY_BACKSPACE: edbuf_backspace(&ui->ed); break;
-		case KEY_DC: edbuf_delete(&ui->ed); break;
-		case KEY_ENTER: enter_key(ui); break;
-		case KEY_F(5): run_cell(ui); break;
-		default: return 0;
-		}
+	if ((rc = keytab_run(ui, KM_EDITOR, is_key, ch)))
+		return rc;
+	if (!is_key && ch >= 0x20 && ch != 0x7f) {
+		char mb[8];
+		mbstate_t st;
+		size_t n;
+		memset(&st, 0, sizeof(st));
+		n = wcrtomb(mb, (wchar_t)ch, &st);
+		if (n != (size_t)-1 && edbuf_insert(&ui->editor.ed, mb, n) < 0)
+			ui_message(ui, "the cell is too big");
 		return PANE_HANDLED | PANE_REDRAW;
 	}
-	switch (ch) {
-	case 27:
-		return PANE_HANDLED;	/* a lone Esc: nothing to leave here */
-	case '\r':
-		if (ui->key_mods & (KEYMOD_ALT | KEYMOD_SHIFT | KEYMOD_CTRL))
-			run_cell(ui);	/* Alt-Enter (Shift- or Ctrl-Enter where the terminal says) */
-		else
-			enter_key(ui);
-		break;
-	case '\n':
-		edbuf_newline(&ui->ed, 1);
-		break;
-	case '\t': tab_key(ui); break;
-	case 127:
-	case CTRL('h'): edbuf_backspace(&ui->ed); break;
-	case CTRL('a'): edbuf_home(&ui->ed); break;
-	case CTRL('e'): edbuf_end(&ui->ed); break;
-	case CTRL('b'): edbuf_left(&ui->ed); break;
-	case CTRL('f'): edbuf_right(&ui->ed); break;
-	case CTRL('k'): edbuf_kill_right(&ui->ed); break;
-	case CTRL('u'): edbuf_kill_left(&ui->ed); break;
-	default:
-		if (ch >= 0x20 && ch != 0x7f) {
-			char mb[8];
-			mbstate_t st;
-			size_t n;
-			memset(&st, 0, sizeof(st));
-			n = wcrtomb(mb, (wchar_t)ch, &st);
-			if (n != (size_t)-1 && edbuf_insert(&ui->ed, mb, n) < 0)
-				ui_message(ui, "the cell is too big");
-			break;
-		}
-		return 0;
-	}
-	return PANE_HANDLED | PANE_REDRAW;
+	return 0;
 }
-

@@ -154,16 +154,16 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		break;
 	}
 	case SESSION_EV_INPUT_REQUEST: {
-		if (ui->ov == OV_MENU) {
+		if (ui->ovl.ov == OV_MENU) {
 			menu_free(ui);
 			overlay_pop(ui);
 		}
-		free(ui->input_prompt);
-		ui->input_prompt = xstrdup(ev->input.prompt);
-		ui->input_id = ev->id;
-		strbuf_reset(&ui->line);
+		free(ui->ovl.input_prompt);
+		ui->ovl.input_prompt = xstrdup(ev->input.prompt);
+		ui->ovl.input_id = ev->id;
+		strbuf_reset(&ui->ovl.line);
 		/* The one-line overlays share the line being typed: the question takes its place. */
-		if (ui->ov == OV_SEARCH || ui->ov == OV_PROMPT)
+		if (ui->ovl.ov == OV_SEARCH || ui->ovl.ov == OV_PROMPT)
 			overlay_replace(ui, OV_INPUT);
 		else
 			overlay_push(ui, OV_INPUT);
@@ -186,7 +186,7 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		}
 		ui->last_duration = d->duration;
 		out_cell_finish(c, ui->last_duration);
-		if (ui->input_id == ev->id)
+		if (ui->ovl.input_id == ev->id)
 			overlay_close(ui, OV_INPUT);	/* interrupted while asking */
 		break;
 	}
@@ -200,11 +200,11 @@ static void console_next_input(struct ui *ui, const char *text)
 {
 	char *clean = next_input_text(text);
 
-	if (ui->ed.text.len) {	/* typed meanwhile: keep it, the text goes after it */
-		ui->ed.cur = ui->ed.text.len;
-		edbuf_insert(&ui->ed, "\n", 1);
+	if (ui->editor.ed.text.len) {	/* typed meanwhile: keep it, the text goes after it */
+		ui->editor.ed.cur = ui->editor.ed.text.len;
+		edbuf_insert(&ui->editor.ed, "\n", 1);
 	}
-	if (edbuf_insert(&ui->ed, clean, strlen(clean)) < 0)
+	if (edbuf_insert(&ui->editor.ed, clean, strlen(clean)) < 0)
 		ui_message(ui, "the text for the editor is too big");
 	free(clean);
 }
@@ -224,8 +224,7 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 	if (ev->type == SESSION_EV_DONE) {
 		record_cell(&ui->rec, c->code);
 		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
-		if (ui->npending)
-			ui->npending--;
+		ui_cell_finished(ui);
 	}
 }
 
@@ -244,7 +243,7 @@ struct out_cell *view_of_request(struct ui *ui, unsigned long id)
 void run_cell(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
-	char *code = xstrdup(ui->ed.text.buf);
+	char *code = xstrdup(ui->editor.ed.text.buf);
 	size_t len = strlen(code);
 	unsigned long id;
 
@@ -257,7 +256,7 @@ void run_cell(struct ui *ui)
 	if (cellcmd_is_command(code)) {
 		/* A line starting with ':' is not Python: one of cellbox's commands. */
 		hist_add(ui, code);
-		edbuf_set(&ui->ed, "");
+		edbuf_set(&ui->editor.ed, "");
 		if (run_command(ui, code + 1) & PANE_QUIT)
 			ui->quit = 1;
 		free(code);
@@ -278,12 +277,31 @@ void run_cell(struct ui *ui)
 		out_cell_finish(c, 0);
 	} else {
 		outmodel_add(&ui->out, id, code);
-		ui->npending++;
+		ui_cell_started(ui);
 	}
-	edbuf_set(&ui->ed, "");
-	ui->follow = 1;
+	edbuf_set(&ui->editor.ed, "");
+	ui->outpane.follow = 1;
 	free(code);
 	strbuf_release(&err);
+}
+
+/* Whether a cell of the user's runs (submitted, its `done` not come yet). */
+int ui_cell_running(const struct ui *ui)
+{
+	return ui->npending > 0;
+}
+
+/* Count a cell submitted. */
+void ui_cell_started(struct ui *ui)
+{
+	ui->npending++;
+}
+
+/* Count a cell done. */
+void ui_cell_finished(struct ui *ui)
+{
+	if (ui->npending)
+		ui->npending--;
 }
 
 /* Restart the kernel, showing "restarting" while it starts. */
@@ -310,7 +328,7 @@ void restart_kernel(struct ui *ui)
 		ui->dead_reason = NULL;
 	}
 	ui->restarting = 0;
-	ui->follow = 1;
+	ui->outpane.follow = 1;
 	strbuf_release(&err);
 }
 
@@ -334,7 +352,7 @@ void on_state(struct session *s, enum session_state state, const char *msg, void
 	if (ui->nbv)	/* the notebook shows no output pane: say it in the status line */
 		ui_message(ui, "%s: F6 starts a new kernel", ui->dead_reason);
 	free(text);
-	ui->follow = 1;
+	ui->outpane.follow = 1;
 }
 
 /* Whether the kernel can take cells (not dead, not closed). */

@@ -11,7 +11,7 @@ int nbview_save(struct ui *ui, const char *path, int force, struct strbuf *msg)
 	int rc;
 
 	if (v->editing)
-		notebook_set_source(&v->nb, v->sel, ui->ed.text.buf);
+		notebook_set_source(&v->nb, v->sel, ui->editor.ed.text.buf);
 	rc = notebook_save(&v->nb, path, force, msg);
 	if (rc < 0)
 		return -1;
@@ -46,7 +46,7 @@ int nbview_autosave(struct ui *ui)
 	if (now < due)
 		return (int)((due - now) * 1000) + 1;
 	if (v->editing)
-		notebook_set_source(&v->nb, v->sel, ui->ed.text.buf);
+		notebook_set_source(&v->nb, v->sel, ui->editor.ed.text.buf);
 	if (notebook_autosave(&v->nb, &err) < 0) {
 		ui_message(ui, "autosave: %s", err.buf);
 		v->nb.autosaved_at = now;	/* not again at once */
@@ -64,7 +64,7 @@ void nbview_autosave_now(struct ui *ui)
 	if (!v || !v->nb.dirty)
 		return;
 	if (v->editing)
-		notebook_set_source(&v->nb, v->sel, ui->ed.text.buf);
+		notebook_set_source(&v->nb, v->sel, ui->editor.ed.text.buf);
 	notebook_autosave(&v->nb, &err);
 	strbuf_release(&err);
 }

@@ -31,10 +31,10 @@ void nbview_images_forget(struct ui *ui)
 		ui->plots[k++] = ui->plots[i];
 	}
 	ui->nplots = k;
-	ui->plot_sel = k ? k - 1 : 0;
-	ui->nplaced = 0;
-	for (int i = 0; i < ui->nshown; i++)
-		ui->shown[i].img = NULL;	/* the next frame differs */
+	ui->side.plot_sel = k ? k - 1 : 0;
+	ui->gfx.nplaced = 0;
+	for (int i = 0; i < ui->gfx.nshown; i++)
+		ui->gfx.shown[i].img = NULL;	/* the next frame differs */
 }
 
 /* A PNG's size from its header; 0 when it is not one. */
@@ -200,8 +200,8 @@ void nbview_images_drop(struct ui *ui, const struct out_cell *view)
 		}
 		ui->nplots = k;
 	}
-	if (ui->plot_sel >= ui->nplots)
-		ui->plot_sel = ui->nplots ? ui->nplots - 1 : 0;
+	if (ui->side.plot_sel >= ui->nplots)
+		ui->side.plot_sel = ui->nplots ? ui->nplots - 1 : 0;
 }
 
 /* Decode again the images of a cell that shows whose decoded image was let go. */

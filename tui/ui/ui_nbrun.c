@@ -105,8 +105,7 @@ static void on_nb_event(struct session *s, const struct session_event *ev, void 
 		c->req = 0;
 	free(v->running_code);
 	v->running_code = NULL;
-	if (ui->npending)
-		ui->npending--;
+	ui_cell_finished(ui);
 	if (ev->done.status != SESSION_STATUS_OK &&
 	    (ev->done.status == SESSION_STATUS_ABORTED || !ui->cfg->run_after_error)) {
 		int n = 0;
@@ -172,7 +171,7 @@ static void run_next(struct ui *ui)
 	next->view = out_cell_new(id, NULL);
 	outputs_init(&v->out, session_channel_dir(ui->s), OUTPUTS_EMBED_PNG, NULL, 0);
 	v->outputs_open = 1;
-	ui->npending++;
+	ui_cell_started(ui);
 	strbuf_release(&err);
 }
 
@@ -205,7 +204,7 @@ void nbview_run(struct ui *ui, enum nb_run how)
 		if (i + 1 >= v->nb.ncells) {	/* the last one: a new cell to write the next in */
 			notebook_insert(&v->nb, i + 1, "code", "");
 			nbview_select(ui, i + 1);
-			edbuf_set(&ui->ed, "");
+			edbuf_set(&ui->editor.ed, "");
 			v->editing = 1;
 		} else {
 			nbview_select(ui, i + 1);
@@ -213,7 +212,7 @@ void nbview_run(struct ui *ui, enum nb_run how)
 	} else if (how == NB_RUN_INSERT) {
 		notebook_insert(&v->nb, i + 1, "code", "");
 		nbview_select(ui, i + 1);
-		edbuf_set(&ui->ed, "");
+		edbuf_set(&ui->editor.ed, "");
 		v->editing = 1;
 	}
 	nbview_show_sel(ui);

@@ -46,7 +46,7 @@ int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *er
 	ui->panes[P_OUTPUT].visible = ui->panes[P_EDITOR].visible = 0;
 	ui->panes[P_NOTEBOOK].visible = 1;
 	ui->focus = P_NOTEBOOK;
-	ui->scroll = 0;
+	ui->outpane.scroll = 0;
 	ui->kernel_cols = 0;	/* the width output is drawn at changes: tell the kernel */
 	if (notebook_has_recovery(&v->nb))
 		overlay_push(ui, OV_RECOVER);
@@ -183,9 +183,9 @@ static int lay_nbcell(struct ui *ui, struct lay *l, size_t i)
 	struct nb_cell *c = v->nb.cells[i];
 	const char *type = notebook_cell_type(c);
 	int editing = v->editing && i == v->sel, cy = -1, cx = -1;
-	const char *text = editing ? ui->ed.text.buf : c->source;
-	long cursor = editing ? (long)ui->ed.cur : -1;
-	const char *hit = !editing && v->find && ui->ov != OV_FIND ? v->find : NULL;
+	const char *text = editing ? ui->editor.ed.text.buf : c->source;
+	long cursor = editing ? (long)ui->editor.ed.cur : -1;
+	const char *hit = !editing && v->find && ui->ovl.ov != OV_FIND ? v->find : NULL;
 	char first[32];
 
 	l->row = l->col = 0;
@@ -376,7 +376,7 @@ void nbview_draw(struct ui *ui, struct pane *p)
 	if (v->editing) {
 		/* The completion menu goes above the cursor: the editor pane's place for it. */
 		ui->panes[P_EDITOR].y = v->cursor_y;
-		ui->panes[P_EDITOR].x = v->cursor_x - 8 - (int)edbuf_col(&ui->ed);
+		ui->panes[P_EDITOR].x = v->cursor_x - 8 - (int)edbuf_col(&ui->editor.ed);
 		move(v->cursor_y, v->cursor_x < COLS ? v->cursor_x : COLS - 1);
 	} else {
 		move(p->y, p->x);

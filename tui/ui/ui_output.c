@@ -164,7 +164,7 @@ void lay_chunks(struct lay *l, const struct out_cell *c)
 			start = l->row;		/* the image's rows, reserved below its line */
 			if (rows && l->draw) {
 				/* The "more rows below" marker keeps the pane's last row. */
-				int bottom = l->bottom - (l->ui->scroll > 0);
+				int bottom = l->bottom - (l->ui->outpane.scroll > 0);
 				plot_place(l->ui, plot_find(l->ui, ch->plot_index)->img,
 					   l->base_y + start, l->x, l->width, plot_cap_rows(l->ui), rows,
 					   l->top, bottom);
@@ -199,13 +199,13 @@ void draw_output(struct ui *ui, struct pane *p)
 
 	for (i = 0; i < ui->out.ncells; i++)
 		total += cell_rows(ui, ui->out.cells[i], p->w);
-	if (ui->follow)
-		ui->scroll = 0;
-	if (ui->scroll > total - p->h)
-		ui->scroll = total > p->h ? (int)(total - p->h) : 0;
-	if (ui->scroll < 0)
-		ui->scroll = 0;
-	top = total - p->h - ui->scroll;	/* the cell row at the pane's first screen row */
+	if (ui->outpane.follow)
+		ui->outpane.scroll = 0;
+	if (ui->outpane.scroll > total - p->h)
+		ui->outpane.scroll = total > p->h ? (int)(total - p->h) : 0;
+	if (ui->outpane.scroll < 0)
+		ui->outpane.scroll = 0;
+	top = total - p->h - ui->outpane.scroll;	/* the cell row at the pane's first screen row */
 	if (top < 0)
 		top = 0;
 	y = 0;
@@ -223,9 +223,9 @@ void draw_output(struct ui *ui, struct pane *p)
 	if (!ui->out.ncells)
 		put_text(p->y, p->x, p->w, "cellbox: write a cell below, Enter runs it. F1: help.",
 			 look_of(ui, TH_INFO, NULL));
-	if (ui->scroll) {
+	if (ui->outpane.scroll) {
 		char buf[48];
-		snprintf(buf, sizeof(buf), " -- %d more rows below -- ", ui->scroll);
+		snprintf(buf, sizeof(buf), " -- %d more rows below -- ", ui->outpane.scroll);
 		put_text(p->y + p->h - 1, p->x + p->w - (int)strlen(buf), p->w, buf,
 			 look_of(ui, TH_STATUS, NULL));
 	}
@@ -234,23 +234,9 @@ void draw_output(struct ui *ui, struct pane *p)
 /* The output pane's keys: scrolling. */
 int output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
-	int page = p->h > 2 ? p->h - 1 : 1;
-
-	if (!is_key)
-		return 0;
-	switch (ch) {
-	case KEY_PPAGE: ui->scroll += page; break;
-	case KEY_NPAGE: ui->scroll -= page; break;
-	case KEY_SR: ui->scroll++; break;
-	case KEY_SF: ui->scroll--; break;
-	default: return 0;
-	}
-	if (ui->scroll < 0)
-		ui->scroll = 0;
-	ui->follow = ui->scroll == 0;
-	return PANE_HANDLED | PANE_REDRAW;
+	(void)p;
+	return keytab_run(ui, KM_OUTPUT, is_key, ch);	/* PgUp/PgDn, Shift-Up/Down */
 }
-
 
 /* Mark every cell's layout stale (a resize, a redraw benchmark). */
 void output_relayout(struct ui *ui)

@@ -53,27 +53,46 @@ static const struct overlay_type overlay_types[OV_COUNT] = {
 			 .key = nbview_recover_key, .cursor = CURSOR_HIDDEN },
 };
 
-/* Keep ui->ov, the top overlay's kind, in step with the stack. */
+/* Keep ui->ovl.ov, the top overlay's kind, in step with the stack. */
 static void top_changed(struct ui *ui)
 {
-	ui->ov = ui->nov ? ui->ovs[ui->nov - 1] : OV_NONE;
+	ui->ovl.ov = ui->ovl.nov ? ui->ovl.ovs[ui->ovl.nov - 1] : OV_NONE;
+}
+
+/* Start the overlays' state: none open. */
+void overlays_init(struct overlay_stack *o)
+{
+	memset(o, 0, sizeof(*o));
+	strbuf_init(&o->pager, 0);
+	strbuf_init(&o->line, 0);
+	o->search_hit = -1;
+}
+
+/* Free the overlays' state. */
+void overlays_release(struct overlay_stack *o)
+{
+	strbuf_release(&o->pager);
+	strbuf_release(&o->line);
+	free(o->pager_title);
+	free(o->input_prompt);
+	memset(o, 0, sizeof(*o));
 }
 
 /* Open an overlay on top of the others (one of each kind: an open one comes to the top). */
 void overlay_push(struct ui *ui, enum overlay kind)
 {
 	overlay_close(ui, kind);
-	if (ui->nov == OVERLAYS_MAX)
-		memmove(ui->ovs, ui->ovs + 1, (OVERLAYS_MAX - 1) * sizeof(*ui->ovs)), ui->nov--;
-	ui->ovs[ui->nov++] = kind;
+	if (ui->ovl.nov == OVERLAYS_MAX)
+		memmove(ui->ovl.ovs, ui->ovl.ovs + 1, (OVERLAYS_MAX - 1) * sizeof(*ui->ovl.ovs)), ui->ovl.nov--;
+	ui->ovl.ovs[ui->ovl.nov++] = kind;
 	top_changed(ui);
 }
 
 /* Close the top overlay. */
 void overlay_pop(struct ui *ui)
 {
-	if (ui->nov)
-		ui->nov--;
+	if (ui->ovl.nov)
+		ui->ovl.nov--;
 	top_changed(ui);
 }
 
@@ -89,26 +108,26 @@ void overlay_close(struct ui *ui, enum overlay kind)
 {
 	int k = 0;
 
-	for (int i = 0; i < ui->nov; i++)
-		if (ui->ovs[i] != kind)
-			ui->ovs[k++] = ui->ovs[i];
-	ui->nov = k;
+	for (int i = 0; i < ui->ovl.nov; i++)
+		if (ui->ovl.ovs[i] != kind)
+			ui->ovl.ovs[k++] = ui->ovl.ovs[i];
+	ui->ovl.nov = k;
 	top_changed(ui);
 }
 
 /* Draw the open overlays, bottom first; the plots they cover are dropped from the frame. */
 void overlays_draw(struct ui *ui, int cy, int cx)
 {
-	const struct overlay_type *top = ui->nov ? &overlay_types[ui->ov] : NULL;
+	const struct overlay_type *top = ui->ovl.nov ? &overlay_types[ui->ovl.ov] : NULL;
 
-	for (int i = 0; i < ui->nov; i++)
-		if (!overlay_types[ui->ovs[i]].own_plots)
-			overlay_types[ui->ovs[i]].draw(ui);
+	for (int i = 0; i < ui->ovl.nov; i++)
+		if (!overlay_types[ui->ovl.ovs[i]].own_plots)
+			overlay_types[ui->ovl.ovs[i]].draw(ui);
 	plots_hide(ui);
 	if (top && top->own_plots) {
-		ui->nplaced = 0;
+		ui->gfx.nplaced = 0;
 		top->draw(ui);
-		top = ui->nov ? &overlay_types[ui->ov] : NULL;	/* it may have closed itself */
+		top = ui->ovl.nov ? &overlay_types[ui->ovl.ov] : NULL;	/* it may have closed itself */
 	}
 	if (!top || top->cursor == CURSOR_PANE)
 		move(cy, cx);
@@ -118,7 +137,7 @@ void overlays_draw(struct ui *ui, int cy, int cx)
 /* Keys of the top overlay; 0 when none is open. */
 int overlay_key(struct ui *ui, int is_key, wint_t ch)
 {
-	return ui->nov ? overlay_types[ui->ov].key(ui, is_key, ch) : 0;
+	return ui->ovl.nov ? overlay_types[ui->ovl.ov].key(ui, is_key, ch) : 0;
 }
 
 /* ---- the pager ---- */
@@ -126,11 +145,11 @@ int overlay_key(struct ui *ui, int is_key, wint_t ch)
 /* Open the pager overlay on `text`. */
 void pager_open(struct ui *ui, const char *title, const char *text)
 {
-	strbuf_reset(&ui->pager);
-	sanitize_str(text, strlen(text), 0, &ui->pager);
-	free(ui->pager_title);
-	ui->pager_title = xstrdup(title);
-	ui->pager_top = 0;
+	strbuf_reset(&ui->ovl.pager);
+	sanitize_str(text, strlen(text), 0, &ui->ovl.pager);
+	free(ui->ovl.pager_title);
+	ui->ovl.pager_title = xstrdup(title);
+	ui->ovl.pager_top = 0;
 	overlay_push(ui, OV_PAGER);
 }
 
@@ -156,13 +175,13 @@ static void draw_pager(struct ui *ui)
 {
 	int h = LINES - 1, w = COLS, y = 0, x = 0, row = 0, inner = COLS - 2;
 	struct look lk = look_of(ui, TH_OVERLAY, NULL);
-	const char *p = ui->pager.buf;
+	const char *p = ui->ovl.pager.buf;
 	char title[128];
 
 	if (h < 3 || w < 10)
 		return;
 	snprintf(title, sizeof(title), " %s \u00b7 Up/Down/PgUp/PgDn scroll \u00b7 q or Esc closes ",
-		 ui->pager_title);
+		 ui->ovl.pager_title);
 	draw_box(ui, y, x, h, w, title);
 	while (*p) {
 		const char *nl = strchr(p, '\n');
@@ -194,8 +213,8 @@ static void draw_pager(struct ui *ui)
 				size_t n = decode(p + i, len - i, &wc);
 				if (wc == L'\t')
 					wc = L' ';
-				if (row >= ui->pager_top && row - ui->pager_top < h - 2 && col < inner)
-					put_wc(y + 1 + row - ui->pager_top, x + 1 + col, wc, lk);
+				if (row >= ui->ovl.pager_top && row - ui->ovl.pager_top < h - 2 && col < inner)
+					put_wc(y + 1 + row - ui->ovl.pager_top, x + 1 + col, wc, lk);
 				col += char_width(&wc);
 				i += n;
 			}
@@ -209,21 +228,21 @@ static void draw_pager(struct ui *ui)
 		row++;
 		p += len + (nl ? 1 : 0);
 	}
-	if (ui->pager_top > row - 1)
-		ui->pager_top = row > 0 ? row - 1 : 0;
+	if (ui->ovl.pager_top > row - 1)
+		ui->ovl.pager_top = row > 0 ? row - 1 : 0;
 }
 
 /* The pager's keys: scrolling, q or Esc closes. */
 static int pager_key(struct ui *ui, int is_key, wint_t ch)
 {
 	if (is_key && ch == KEY_UP)
-		ui->pager_top -= ui->pager_top > 0;
+		ui->ovl.pager_top -= ui->ovl.pager_top > 0;
 	else if (is_key && ch == KEY_DOWN)
-		ui->pager_top++;
+		ui->ovl.pager_top++;
 	else if (is_key && ch == KEY_PPAGE)
-		ui->pager_top = ui->pager_top > LINES - 3 ? ui->pager_top - (LINES - 3) : 0;
+		ui->ovl.pager_top = ui->ovl.pager_top > LINES - 3 ? ui->ovl.pager_top - (LINES - 3) : 0;
 	else if ((is_key && ch == KEY_NPAGE) || (!is_key && ch == ' '))
-		ui->pager_top += LINES - 3;
+		ui->ovl.pager_top += LINES - 3;
 	else if ((!is_key && (ch == 'q' || ch == 27 || ch == '\r' || ch == CTRL('c'))) ||
 		 (is_key && ch == KEY_F(1)))
 		overlay_pop(ui);
@@ -236,25 +255,25 @@ static int pager_key(struct ui *ui, int is_key, wint_t ch)
 static void draw_menu(struct ui *ui)
 {
 	struct pane *ed = &ui->panes[P_EDITOR];
-	int h = (int)(ui->nmenu < 10 ? ui->nmenu : 10), w = 10, first = 0;
-	int y = ed->y - h, x = ed->x + 8 + (int)edbuf_col(&ui->ed);
+	int h = (int)(ui->editor.nmenu < 10 ? ui->editor.nmenu : 10), w = 10, first = 0;
+	int y = ed->y - h, x = ed->x + 8 + (int)edbuf_col(&ui->editor.ed);
 
-	for (size_t i = 0; i < ui->nmenu; i++)
-		if ((int)strlen(ui->menu[i]) + 2 > w)
-			w = (int)strlen(ui->menu[i]) + 2;
+	for (size_t i = 0; i < ui->editor.nmenu; i++)
+		if ((int)strlen(ui->editor.menu[i]) + 2 > w)
+			w = (int)strlen(ui->editor.menu[i]) + 2;
 	if (w > COLS - 2)
 		w = COLS - 2;
 	if (x + w > COLS)
 		x = COLS - w;
 	if (y < 0)
 		y = 0;
-	if ((int)ui->menu_sel >= h)
-		first = (int)ui->menu_sel - h + 1;
-	for (int r = 0; r < h && first + r < (int)ui->nmenu; r++) {
-		struct look lk = look_of(ui, (size_t)(first + r) == ui->menu_sel ? TH_MENU_SELECTED
+	if ((int)ui->editor.menu_sel >= h)
+		first = (int)ui->editor.menu_sel - h + 1;
+	for (int r = 0; r < h && first + r < (int)ui->editor.nmenu; r++) {
+		struct look lk = look_of(ui, (size_t)(first + r) == ui->editor.menu_sel ? TH_MENU_SELECTED
 								      : TH_MENU, NULL);
 		fill_row(y + r, x, w, lk);
-		put_text(y + r, x + 1, w - 1, ui->menu[first + r], lk);
+		put_text(y + r, x + 1, w - 1, ui->editor.menu[first + r], lk);
 	}
 }
 
@@ -262,11 +281,11 @@ static void draw_menu(struct ui *ui)
 static int menu_key(struct ui *ui, int is_key, wint_t ch)
 {
 	if (is_key && ch == KEY_UP) {
-		ui->menu_sel = ui->menu_sel ? ui->menu_sel - 1 : ui->nmenu - 1;
+		ui->editor.menu_sel = ui->editor.menu_sel ? ui->editor.menu_sel - 1 : ui->editor.nmenu - 1;
 	} else if ((is_key && ch == KEY_DOWN) || (!is_key && ch == '\t')) {
-		ui->menu_sel = (ui->menu_sel + 1) % ui->nmenu;
+		ui->editor.menu_sel = (ui->editor.menu_sel + 1) % ui->editor.nmenu;
 	} else if (!is_key && (ch == '\r' || ch == '\n')) {
-		menu_accept(ui, ui->menu[ui->menu_sel]);
+		menu_accept(ui, ui->editor.menu[ui->editor.menu_sel]);
 	} else {
 		menu_free(ui);
 		overlay_pop(ui);
@@ -286,22 +305,22 @@ static void draw_line_overlay(struct ui *ui)
 	struct strbuf sb = STRBUF_INIT;
 	int y = LINES - 1, x;
 
-	if (ui->ov == OV_SEARCH) {
-		const char *hit = ui->search_hit >= 0 ? ui->hist[ui->search_hit] : "";
+	if (ui->ovl.ov == OV_SEARCH) {
+		const char *hit = ui->ovl.search_hit >= 0 ? ui->editor.hist[ui->ovl.search_hit] : "";
 		char *one = xstrdup(hit), *nl;
 		for (nl = strchr(one, '\n'); nl; nl = strchr(nl, '\n'))
 			*nl = ' ';
-		strbuf_addf(&sb, "(history search)'%s': ", ui->line.buf);
+		strbuf_addf(&sb, "(history search)'%s': ", ui->ovl.line.buf);
 		x = (int)sb.len;
 		strbuf_addstr(&sb, one);
 		free(one);
-	} else if (ui->ov == OV_INPUT) {
-		strbuf_addf(&sb, "input: %s", ui->input_prompt ? ui->input_prompt : "");
+	} else if (ui->ovl.ov == OV_INPUT) {
+		strbuf_addf(&sb, "input: %s", ui->ovl.input_prompt ? ui->ovl.input_prompt : "");
 		x = (int)sb.len;
-		strbuf_addstr(&sb, ui->line.buf);
+		strbuf_addstr(&sb, ui->ovl.line.buf);
 		x = (int)sb.len;
 	} else {
-		strbuf_addf(&sb, "%s%s", ui->ov == OV_FIND ? "/" : ":", ui->line.buf);
+		strbuf_addf(&sb, "%s%s", ui->ovl.ov == OV_FIND ? "/" : ":", ui->ovl.line.buf);
 		x = (int)sb.len;
 	}
 	fill_row(y, 0, COLS, lk);
@@ -313,19 +332,19 @@ static void draw_line_overlay(struct ui *ui)
 /* Keys of the one-line overlays: history search, the command prompt, input(). */
 static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 {
-	if (ui->ov == OV_INPUT && !is_key && (ch == CTRL('c') || ch == '\r' || ch == '\n')) {
+	if (ui->ovl.ov == OV_INPUT && !is_key && (ch == CTRL('c') || ch == '\r' || ch == '\n')) {
 		struct strbuf err = STRBUF_INIT;
-		struct out_cell *c = view_of_request(ui, ui->input_id);
+		struct out_cell *c = view_of_request(ui, ui->ovl.input_id);
 		overlay_pop(ui);
 		if (ch == CTRL('c')) {
 			session_interrupt(ui->s);
 		} else {
 			if (c) {	/* echo the answer where the cell's output goes */
-				char *echo = xasprintf("%s%s\n", ui->input_prompt, ui->line.buf);
+				char *echo = xasprintf("%s%s\n", ui->ovl.input_prompt, ui->ovl.line.buf);
 				out_cell_append(&ui->out, c, OUT_STDOUT, echo, strlen(echo));
 				free(echo);
 			}
-			if (session_input_reply(ui->s, ui->input_id, ui->line.buf, &err) < 0)
+			if (session_input_reply(ui->s, ui->ovl.input_id, ui->ovl.line.buf, &err) < 0)
 				ui_message(ui, "%s", err.buf);
 		}
 		strbuf_release(&err);
@@ -336,12 +355,12 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 		return PANE_HANDLED | PANE_REDRAW;
 	}
 	if (!is_key && (ch == '\r' || ch == '\n')) {
-		char *line = xstrdup(ui->line.buf);
-		enum overlay was = ui->ov;
+		char *line = xstrdup(ui->ovl.line.buf);
+		enum overlay was = ui->ovl.ov;
 		int flags = 0;
 		overlay_pop(ui);
-		if (was == OV_SEARCH && ui->search_hit >= 0) {
-			edbuf_set(&ui->ed, ui->hist[ui->search_hit]);
+		if (was == OV_SEARCH && ui->ovl.search_hit >= 0) {
+			edbuf_set(&ui->editor.ed, ui->editor.hist[ui->ovl.search_hit]);
 		} else if (was == OV_PROMPT) {
 			flags = run_command(ui, line);
 		} else if (was == OV_FIND && ui->nbv) {
@@ -354,37 +373,37 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 		free(line);
 		return flags | PANE_HANDLED | PANE_REDRAW;
 	}
-	if (ui->ov == OV_SEARCH && !is_key && ch == CTRL('r')) {
-		if (ui->search_hit > 0) {
-			long older = hist_search(ui, ui->search_hit - 1);
+	if (ui->ovl.ov == OV_SEARCH && !is_key && ch == CTRL('r')) {
+		if (ui->ovl.search_hit > 0) {
+			long older = hist_search(ui, ui->ovl.search_hit - 1);
 			if (older >= 0)
-				ui->search_hit = older;
+				ui->ovl.search_hit = older;
 		}
 		return PANE_HANDLED | PANE_REDRAW;
 	}
 	if (is_key && ch == KEYS_PASTE) {	/* the first line of it */
 		size_t n = strcspn(ui->paste, "\n");
-		if (ui->line.len + n <= 1024)
-			strbuf_add(&ui->line, ui->paste, n);
+		if (ui->ovl.line.len + n <= 1024)
+			strbuf_add(&ui->ovl.line, ui->paste, n);
 	} else if ((is_key && ch == KEY_BACKSPACE) || (!is_key && (ch == 127 || ch == CTRL('h')))) {
-		while (ui->line.len && (ui->line.buf[ui->line.len - 1] & 0xc0) == 0x80)
-			ui->line.len--;
-		if (ui->line.len)
-			ui->line.len--;
-		ui->line.buf[ui->line.len] = '\0';
+		while (ui->ovl.line.len && (ui->ovl.line.buf[ui->ovl.line.len - 1] & 0xc0) == 0x80)
+			ui->ovl.line.len--;
+		if (ui->ovl.line.len)
+			ui->ovl.line.len--;
+		ui->ovl.line.buf[ui->ovl.line.len] = '\0';
 	} else if (!is_key && ch >= 0x20) {
 		char mb[8];
 		mbstate_t st;
 		size_t n;
 		memset(&st, 0, sizeof(st));
 		n = wcrtomb(mb, (wchar_t)ch, &st);
-		if (n != (size_t)-1 && ui->line.len < 1024)
-			strbuf_add(&ui->line, mb, n);
+		if (n != (size_t)-1 && ui->ovl.line.len < 1024)
+			strbuf_add(&ui->ovl.line, mb, n);
 	} else {
 		return PANE_HANDLED;
 	}
-	if (ui->ov == OV_SEARCH)
-		ui->search_hit = ui->nhist ? hist_search(ui, (long)ui->nhist - 1) : -1;
+	if (ui->ovl.ov == OV_SEARCH)
+		ui->ovl.search_hit = ui->editor.nhist ? hist_search(ui, (long)ui->editor.nhist - 1) : -1;
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -394,12 +413,12 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 static int plot_view_key(struct ui *ui, int is_key, wint_t ch)
 {
 	if (is_key && (ch == KEY_LEFT || ch == KEY_UP)) {
-		ui->plot_sel -= ui->plot_sel > 0;
+		ui->side.plot_sel -= ui->side.plot_sel > 0;
 	} else if (is_key && (ch == KEY_RIGHT || ch == KEY_DOWN)) {
-		ui->plot_sel += ui->plot_sel + 1 < ui->nplots;
-	} else if (!is_key && ch == 's' && ui->plot_sel < ui->nplots) {
-		strbuf_reset(&ui->line);
-		strbuf_addf(&ui->line, "save-plot %d ", ui->plots[ui->plot_sel].index);
+		ui->side.plot_sel += ui->side.plot_sel + 1 < ui->nplots;
+	} else if (!is_key && ch == 's' && ui->side.plot_sel < ui->nplots) {
+		strbuf_reset(&ui->ovl.line);
+		strbuf_addf(&ui->ovl.line, "save-plot %d ", ui->plots[ui->side.plot_sel].index);
 		overlay_replace(ui, OV_PROMPT);
 	} else if ((!is_key && (ch == 'q' || ch == 27 || ch == '\r' || ch == CTRL('c'))) ||
 		   (is_key && ch == KEY_F(4))) {

@@ -23,20 +23,20 @@ struct ui_plot *plot_find(struct ui *ui, int index)
 void plot_request(const struct ui *ui, int cols, int rows, struct graphics_request *rq)
 {
 	memset(rq, 0, sizeof(*rq));
-	rq->mode = ui->gmode;
+	rq->mode = ui->gfx.gmode;
 	rq->cols = cols;
 	rq->rows = rows;
-	rq->cell_w = ui->tc.cell_w;
-	rq->cell_h = ui->tc.cell_h;
-	rq->truecolor = ui->tc.truecolor;
-	rq->blocks = ui->blocks;
-	if (ui->gmode == GRAPHICS_SIXEL) {
-		rq->max_w = ui->tc.r.sixel_max_w;
-		rq->max_h = ui->tc.r.sixel_max_h;
-		rq->colors = ui->tc.r.color_registers;
-		if (ui->tc.tmux && !ui->tc.r.sixel)
+	rq->cell_w = ui->gfx.tc.cell_w;
+	rq->cell_h = ui->gfx.tc.cell_h;
+	rq->truecolor = ui->gfx.tc.truecolor;
+	rq->blocks = ui->gfx.blocks;
+	if (ui->gfx.gmode == GRAPHICS_SIXEL) {
+		rq->max_w = ui->gfx.tc.r.sixel_max_w;
+		rq->max_h = ui->gfx.tc.r.sixel_max_h;
+		rq->colors = ui->gfx.tc.r.color_registers;
+		if (ui->gfx.tc.tmux && !ui->gfx.tc.r.sixel)
 			rq->flags |= GRAPHICS_TMUX_PASSTHROUGH;
-	} else if (ui->gmode != GRAPHICS_BLOCKS && ui->tc.tmux) {
+	} else if (ui->gfx.gmode != GRAPHICS_BLOCKS && ui->gfx.tc.tmux) {
 		rq->flags |= GRAPHICS_TMUX_PASSTHROUGH;	/* kitty, iTerm2: tmux has neither */
 	}
 }
@@ -44,7 +44,7 @@ void plot_request(const struct ui *ui, int cols, int rows, struct graphics_reque
 /* Whether plots are drawn at all. */
 int plots_drawn(const struct ui *ui)
 {
-	return ui->gmode != GRAPHICS_NONE && ui->gmode != GRAPHICS_AUTO;
+	return ui->gfx.gmode != GRAPHICS_NONE && ui->gfx.gmode != GRAPHICS_AUTO;
 }
 
 /*
@@ -55,7 +55,7 @@ int plots_drawn(const struct ui *ui)
  */
 int plot_cap_rows(const struct ui *ui)
 {
-	if (ui->gmode == GRAPHICS_BLOCKS)
+	if (ui->gfx.gmode == GRAPHICS_BLOCKS)
 		return LINES > 15 ? LINES - 9 : 6;
 	return LINES > 12 ? LINES / 2 : 6;
 }
@@ -87,9 +87,9 @@ void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int col
 	struct plot_place *pp;
 	int first = y > top ? y : top, end = y + height < bottom ? y + height : bottom;
 
-	if (end <= first || ui->nplaced >= PLACES_MAX)
+	if (end <= first || ui->gfx.nplaced >= PLACES_MAX)
 		return;
-	pp = &ui->placed[ui->nplaced++];
+	pp = &ui->gfx.placed[ui->gfx.nplaced++];
 	pp->img = img;
 	pp->y = first;
 	pp->x = x;
@@ -102,7 +102,7 @@ void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int col
 /* Draw the plot viewer: the gallery's plot on the whole screen but the status line. */
 void draw_plot_view(struct ui *ui)
 {
-	struct ui_plot *pl = ui->plot_sel < ui->nplots ? &ui->plots[ui->plot_sel] : NULL;
+	struct ui_plot *pl = ui->side.plot_sel < ui->nplots ? &ui->plots[ui->side.plot_sel] : NULL;
 	struct graphics_request rq;
 	struct graphics_size sz;
 	int h = LINES - 1, w = COLS;
@@ -114,11 +114,11 @@ void draw_plot_view(struct ui *ui)
 	}
 	snprintf(title, sizeof(title), " plot %d \u00b7 %dx%d \u00b7 %zu of %zu \u00b7 Left/Right: "
 		 "other plots \u00b7 s: save as \u00b7 q or Esc closes ", pl->index, pl->w, pl->h,
-		 ui->plot_sel + 1, ui->nplots);
+		 ui->side.plot_sel + 1, ui->nplots);
 	draw_box(ui, 0, 0, h, w, title);
 	if (!pl->img) {
 		char *line = xasprintf("no inline graphics here (--graphics %s); the PNG is %s",
-				       graphics_mode_name(ui->gmode), pl->path ? pl->path : "gone");
+				       graphics_mode_name(ui->gfx.gmode), pl->path ? pl->path : "gone");
 		put_text(2, 2, w - 4, line, look_of(ui, TH_OVERLAY, NULL));
 		free(line);
 		return;
@@ -138,15 +138,15 @@ static int place_equal(const struct plot_place *a, const struct plot_place *b)
 /* Drop the plots an overlay covers: all under the pager, those beside the completion menu. */
 void plots_hide(struct ui *ui)
 {
-	if (ui->ov == OV_PAGER) {
-		ui->nplaced = 0;
-	} else if (ui->ov == OV_MENU) {
-		int h = (int)(ui->nmenu < 10 ? ui->nmenu : 10), top = ui->panes[P_EDITOR].y - h;
+	if (ui->ovl.ov == OV_PAGER) {
+		ui->gfx.nplaced = 0;
+	} else if (ui->ovl.ov == OV_MENU) {
+		int h = (int)(ui->editor.nmenu < 10 ? ui->editor.nmenu : 10), top = ui->panes[P_EDITOR].y - h;
 		int k = 0;
-		for (int i = 0; i < ui->nplaced; i++)
-			if (ui->placed[i].y + ui->placed[i].crop_rows <= top)
-				ui->placed[k++] = ui->placed[i];
-		ui->nplaced = k;
+		for (int i = 0; i < ui->gfx.nplaced; i++)
+			if (ui->gfx.placed[i].y + ui->gfx.placed[i].crop_rows <= top)
+				ui->gfx.placed[k++] = ui->gfx.placed[i];
+		ui->gfx.nplaced = k;
 	}
 }
 
@@ -159,24 +159,24 @@ void plots_hide(struct ui *ui)
  */
 int plots_prepare(struct ui *ui, int *cleared)
 {
-	int same = ui->nplaced == ui->nshown;
+	int same = ui->gfx.nplaced == ui->gfx.nshown;
 
 	*cleared = is_cleared(curscr) || is_cleared(stdscr);
-	for (int i = 0; same && i < ui->nplaced; i++)
-		same = place_equal(&ui->placed[i], &ui->shown[i]);
+	for (int i = 0; same && i < ui->gfx.nplaced; i++)
+		same = place_equal(&ui->gfx.placed[i], &ui->gfx.shown[i]);
 	if (same && !*cleared)
 		return 0;
-	for (int i = 0; i < ui->nshown && graphics_mode_in_cells(ui->gmode); i++)
-		wredrawln(stdscr, ui->shown[i].y, ui->shown[i].crop_rows);
+	for (int i = 0; i < ui->gfx.nshown && graphics_mode_in_cells(ui->gfx.gmode); i++)
+		wredrawln(stdscr, ui->gfx.shown[i].y, ui->gfx.shown[i].crop_rows);
 	return 1;
 }
 
 /* The plot this frame places where `old` was shown (the same image), or NULL. */
 static const struct plot_place *placed_again(const struct ui *ui, const struct plot_place *old)
 {
-	for (int i = 0; i < ui->nplaced; i++)
-		if (ui->placed[i].img == old->img)
-			return &ui->placed[i];
+	for (int i = 0; i < ui->gfx.nplaced; i++)
+		if (ui->gfx.placed[i].img == old->img)
+			return &ui->gfx.placed[i];
 	return NULL;
 }
 
@@ -187,42 +187,42 @@ static const struct plot_place *placed_again(const struct ui *ui, const struct p
  */
 void plots_write(struct ui *ui, int cleared)
 {
-	int layer = !graphics_mode_in_cells(ui->gmode);
+	int layer = !graphics_mode_in_cells(ui->gfx.gmode);
 
-	strbuf_reset(&ui->gbuf);
-	strbuf_addstr(&ui->gbuf, "\x1b" "7");	/* DECSC ... DECRC: curses' cursor and colours */
-	for (int i = 0; layer && !cleared && i < ui->nshown; i++) {
+	strbuf_reset(&ui->gfx.gbuf);
+	strbuf_addstr(&ui->gfx.gbuf, "\x1b" "7");	/* DECSC ... DECRC: curses' cursor and colours */
+	for (int i = 0; layer && !cleared && i < ui->gfx.nshown; i++) {
 		struct graphics_request rq;
 
-		if (!ui->shown[i].img || placed_again(ui, &ui->shown[i]))
+		if (!ui->gfx.shown[i].img || placed_again(ui, &ui->gfx.shown[i]))
 			continue;
-		plot_request(ui, ui->shown[i].cols, ui->shown[i].rows, &rq);
-		graphics_unplace(ui->shown[i].img, &rq, &ui->gbuf);
+		plot_request(ui, ui->gfx.shown[i].cols, ui->gfx.shown[i].rows, &rq);
+		graphics_unplace(ui->gfx.shown[i].img, &rq, &ui->gfx.gbuf);
 	}
-	for (int i = 0; i < ui->nplaced; i++) {
-		struct plot_place *pp = &ui->placed[i];
+	for (int i = 0; i < ui->gfx.nplaced; i++) {
+		struct plot_place *pp = &ui->gfx.placed[i];
 		struct graphics_request rq;
 
 		if (layer && !cleared) {
 			int k = 0;
-			while (k < ui->nshown && ui->shown[k].img != pp->img)
+			while (k < ui->gfx.nshown && ui->gfx.shown[k].img != pp->img)
 				k++;
-			if (k < ui->nshown && place_equal(pp, &ui->shown[k]))
+			if (k < ui->gfx.nshown && place_equal(pp, &ui->gfx.shown[k]))
 				continue;	/* a placement that did not move stays */
 		}
 		plot_request(ui, pp->cols, pp->rows, &rq);
 		rq.crop_row = pp->crop_row;
 		rq.crop_rows = pp->crop_rows;
-		strbuf_addf(&ui->gbuf, "\x1b[%d;%dH", pp->y + 1, pp->x + 1);
-		graphics_render(pp->img, &rq, &ui->gbuf, NULL, NULL);
+		strbuf_addf(&ui->gfx.gbuf, "\x1b[%d;%dH", pp->y + 1, pp->x + 1);
+		graphics_render(pp->img, &rq, &ui->gfx.gbuf, NULL, NULL);
 	}
-	if (ui->gbuf.len > 2) {
-		strbuf_addstr(&ui->gbuf, "\x1b" "8");
-		write_all(1, ui->gbuf.buf, ui->gbuf.len);
-		ui->gbytes += ui->gbuf.len;
+	if (ui->gfx.gbuf.len > 2) {
+		strbuf_addstr(&ui->gfx.gbuf, "\x1b" "8");
+		write_all(1, ui->gfx.gbuf.buf, ui->gfx.gbuf.len);
+		ui->gfx.gbytes += ui->gfx.gbuf.len;
 	}
-	memcpy(ui->shown, ui->placed, (size_t)ui->nplaced * sizeof(*ui->placed));
-	ui->nshown = ui->nplaced;
+	memcpy(ui->gfx.shown, ui->gfx.placed, (size_t)ui->gfx.nplaced * sizeof(*ui->gfx.placed));
+	ui->gfx.nshown = ui->gfx.nplaced;
 }
 
 /* Make the terminal drop every plot image it holds (kitty), written at once. */
@@ -231,13 +231,13 @@ void plots_drop(struct ui *ui)
 	struct graphics_request rq;
 
 	plot_request(ui, 1, 1, &rq);
-	strbuf_reset(&ui->gbuf);
+	strbuf_reset(&ui->gfx.gbuf);
 	for (size_t i = 0; i < ui->nplots; i++)
 		if (ui->plots[i].img)
-			graphics_forget(ui->plots[i].img, &rq, &ui->gbuf);
-	if (ui->gbuf.len) {
-		write_all(1, ui->gbuf.buf, ui->gbuf.len);
-		ui->gbytes += ui->gbuf.len;
+			graphics_forget(ui->plots[i].img, &rq, &ui->gfx.gbuf);
+	if (ui->gfx.gbuf.len) {
+		write_all(1, ui->gfx.gbuf.buf, ui->gfx.gbuf.len);
+		ui->gfx.gbytes += ui->gfx.gbuf.len;
 	}
 }
 
@@ -253,12 +253,12 @@ void plot_image_free(struct ui *ui, struct graphics_image *img)
 	graphics_forget(img, &rq, &sb);
 	if (sb.len) {
 		write_all(1, sb.buf, sb.len);
-		ui->gbytes += sb.len;
+		ui->gfx.gbytes += sb.len;
 	}
 	strbuf_release(&sb);
-	for (int i = 0; i < ui->nshown; i++)
-		if (ui->shown[i].img == img)
-			ui->shown[i].img = NULL;	/* freed: the next frame differs */
+	for (int i = 0; i < ui->gfx.nshown; i++)
+		if (ui->gfx.shown[i].img == img)
+			ui->gfx.shown[i].img = NULL;	/* freed: the next frame differs */
 	graphics_free(img);
 }
 
@@ -282,7 +282,7 @@ void plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot
 			ui_message(ui, "plot %d: %s", plot->index, err.buf);
 		strbuf_release(&err);
 	}
-	ui->plot_sel = (size_t)(pl - ui->plots);
+	ui->side.plot_sel = (size_t)(pl - ui->plots);
 }
 
 /* Forget the captured plots; the output pane keeps their text lines. */
@@ -295,10 +295,10 @@ void plots_forget(struct ui *ui)
 		free(ui->plots[i].rel);
 	}
 	ui->nplots = 0;
-	ui->plot_sel = 0;
-	ui->nplaced = 0;
-	for (int i = 0; i < ui->nshown; i++)
-		ui->shown[i].img = NULL;	/* freed: the next frame differs, whatever it draws */
+	ui->side.plot_sel = 0;
+	ui->gfx.nplaced = 0;
+	for (int i = 0; i < ui->gfx.nshown; i++)
+		ui->gfx.shown[i].img = NULL;	/* freed: the next frame differs, whatever it draws */
 	for (size_t i = 0; i < ui->out.ncells; i++) {
 		struct out_cell *c = ui->out.cells[i];
 		for (size_t k = 0; k < c->nchunks; k++)

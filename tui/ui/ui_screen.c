@@ -36,7 +36,7 @@ int ui_set_theme(struct ui *ui, const char *name, struct strbuf *msg)
 	struct theme t;
 
 	theme_init(&t);
-	if (theme_load(&t, theme_resolve(name, ui->tc.light),
+	if (theme_load(&t, theme_resolve(name, ui->gfx.tc.light),
 		       (const char *const *)ui->themes_dirs, msg) < 0) {
 		theme_release(&t);
 		return -1;
@@ -91,10 +91,10 @@ int screen_start(struct ui *ui, const char *theme_name)
 	 * Ask the terminal before curses owns it: termcap sets and restores raw mode itself.
 	 * The background decides the theme `auto`, so that asks too.
 	 */
-	if (ui->gwant != GRAPHICS_NONE || !strcmp(theme_name, "auto"))
-		termcap_query(&ui->tc, -1, TUI_QUERY_MS);
+	if (ui->gfx.gwant != GRAPHICS_NONE || !strcmp(theme_name, "auto"))
+		termcap_query(&ui->gfx.tc, -1, TUI_QUERY_MS);
 	else
-		termcap_fill(&ui->tc, NULL, 1);
+		termcap_fill(&ui->gfx.tc, NULL, 1);
 	if (!initscr()) {
 		msg_error("cannot start the screen (TERM='%s')", getenv("TERM"));
 		return -1;
@@ -120,11 +120,11 @@ int screen_start(struct ui *ui, const char *theme_name)
 		use_default_colors();
 		ui->ncolors = COLORS >= 256 ? 256 : COLORS >= 16 ? 16 : COLORS >= 8 ? 8 : 0;
 	}
-	ui->gmode = graphics_choose(ui->gwant, &ui->tc, ui->ncolors > 0);
-	if (ui->gmode == GRAPHICS_BLOCKS && !ui->ncolors)
-		ui->gmode = GRAPHICS_NONE;	/* half-blocks are colours or nothing */
-	blocks_kind_parse(ui->cfg->blocks, &ui->blocks);
-	ui->blocks = graphics_blocks_choose(ui->blocks, &ui->tc);
+	ui->gfx.gmode = graphics_choose(ui->gfx.gwant, &ui->gfx.tc, ui->ncolors > 0);
+	if (ui->gfx.gmode == GRAPHICS_BLOCKS && !ui->ncolors)
+		ui->gfx.gmode = GRAPHICS_NONE;	/* half-blocks are colours or nothing */
+	blocks_kind_parse(ui->cfg->blocks, &ui->gfx.blocks);
+	ui->gfx.blocks = graphics_blocks_choose(ui->gfx.blocks, &ui->gfx.tc);
 	if (ui_set_theme(ui, theme_name, &err) < 0) {
 		/* A missing theme is not worth refusing to start: fall back to the built-in one. */
 		theme_release(&ui->theme);
@@ -145,8 +145,8 @@ void graphics_requery(struct ui *ui)
 
 	if (!plots_drawn(ui))
 		return;
-	if (termcap_query(&tc, -1, TUI_QUERY_MS) == 0 && (tc.r.da1 || !ui->tc.r.da1))
-		ui->tc = tc;
+	if (termcap_query(&tc, -1, TUI_QUERY_MS) == 0 && (tc.r.da1 || !ui->gfx.tc.r.da1))
+		ui->gfx.tc = tc;
 }
 
 /* Apply a new window size. */

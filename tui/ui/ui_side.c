@@ -19,8 +19,8 @@ void draw_side(struct ui *ui, struct pane *p)
 		mvadd_wch(p->y + r, p->x, &cc);
 	}
 	put_text(y++, p->x + 2, p->w - 2, "History", title);
-	for (size_t i = ui->nhist; i-- > 0 && y < hist_end;) {
-		char *first = xstrdup(ui->hist[i]), *nl = strchr(first, '\n');
+	for (size_t i = ui->editor.nhist; i-- > 0 && y < hist_end;) {
+		char *first = xstrdup(ui->editor.hist[i]), *nl = strchr(first, '\n');
 		if (nl)
 			strcpy(nl, " \u2026");
 		put_text(y++, p->x + 2, p->w - 2, first, text);
@@ -33,7 +33,7 @@ void draw_side(struct ui *ui, struct pane *p)
 			char buf[64];
 			snprintf(buf, sizeof(buf), "%s %d  %dx%d", ui->plots[i].index < 0 ? "image" :
 				 "plot", abs(ui->plots[i].index), ui->plots[i].w, ui->plots[i].h);
-			put_text(y++, p->x + 2, p->w - 2, buf, i == ui->plot_sel ?
+			put_text(y++, p->x + 2, p->w - 2, buf, i == ui->side.plot_sel ?
 				 look_of(ui, TH_MENU_SELECTED, NULL) : text);
 		}
 	}
@@ -52,13 +52,13 @@ void draw_status(struct ui *ui, struct pane *p)
 		state = "restarting", el = TH_STATUS_BUSY;
 	} else if (st == SESSION_DEAD) {
 		state = "dead", el = TH_STATUS_DEAD;
-	} else if (ui->npending || st == SESSION_BUSY) {
+	} else if (ui_cell_running(ui) || st == SESSION_BUSY) {
 		state = "busy", el = TH_STATUS_BUSY;
 	} else if (st == SESSION_STARTING) {
 		state = "starting", el = TH_STATUS_BUSY;
 	}
 	fill_row(p->y, p->x, p->w, look_of(ui, TH_STATUS, NULL));
-	snprintf(buf, sizeof(buf), " %c %s ", !strcmp(state, "busy") ? spin[ui->spinner % 4] : ' ',
+	snprintf(buf, sizeof(buf), " %c %s ", !strcmp(state, "busy") ? spin[ui->status.spinner % 4] : ' ',
 		 state);
 	{
 		int x = put_text(p->y, p->x, p->w, buf, look_of(ui, el, NULL));
@@ -67,8 +67,8 @@ void draw_status(struct ui *ui, struct pane *p)
 			nbview_status(ui, &nb);
 			strbuf_addstr(&nb, " \u2502 ");
 		}
-		if (ui->message)
-			snprintf(buf, sizeof(buf), " %s", ui->message);
+		if (ui->status.message)
+			snprintf(buf, sizeof(buf), " %s", ui->status.message);
 		else if (!ui->s)
 			snprintf(buf, sizeof(buf), " %sstarting the kernel...", nb.buf);
 		else if (ui->nbv)	/* less room: the notebook's part comes first */
