@@ -155,23 +155,11 @@ int outputs_copy_file(const char *channel_dir, const char *rel, const char *dst,
 		      struct strbuf *err)
 {
 	struct strbuf data = STRBUF_INIT;
-	char *tmp = xasprintf("%s.tmp%ld", dst, (long)getpid());
-	int fd = -1, rc = -1;
+	int rc = -1;
 
 	strbuf_init(&data, 0);
-	if (outputs_read_file(channel_dir, rel, OUTPUTS_FILE_MAX, &data, err) < 0)
-		goto out;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, data.buf, data.len) < 0 || close(fd) < 0 ||
-	    rename(tmp, dst) < 0) {
-		strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
-		if (fd >= 0)
-			unlink(tmp);
-		goto out;
-	}
-	rc = 0;
-out:
-	free(tmp);
+	if (outputs_read_file(channel_dir, rel, OUTPUTS_FILE_MAX, &data, err) == 0)
+		rc = fsutil_write_atomic(dst, data.buf, data.len, 0644, err);
 	strbuf_release(&data);
 	return rc;
 }

@@ -11,7 +11,7 @@
  *	parse.h		str_trim, kv_parse (`key = value` lines), parse_size, parse_seconds
  *	base64.h	base64_encode
  *	clock.h		now_monotonic, now_wall
- *	fsutil.h	write_all, mkdir_p, remove_tree
+ *	fsutil.h	write_all, mkdir_p, remove_tree, replacing a file atomically
  *	process.h	process_alive, signals_for_child
  *	random.h	random_hex: names no one can guess
  */
