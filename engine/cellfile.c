@@ -282,35 +282,13 @@ cJSON *cellfile_load(const char *path, struct strbuf *err)
 int cellfile_save(const cJSON *nb, const char *path, struct strbuf *err)
 {
 	struct strbuf text = STRBUF_INIT;
-	char *tmp = xasprintf("%s.tmp%ld", path, (long)getpid());
-	int fd = -1, rc = -1;
+	int rc;
 
-	strbuf_init(&text, 0);
 	if (has_ext(path, ".ipynb"))
 		cellfile_write_ipynb(nb, &text);
 	else
 		cellfile_write_percent(nb, &text);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, text.buf, text.len) < 0) {
-		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		goto out;
-	}
-	if (close(fd) < 0) {
-		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path) < 0) {
-		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = 0;
-out:
-	free(tmp);
+	rc = fsutil_write_atomic(path, text.buf, text.len, 0644, err);
 	strbuf_release(&text);
 	return rc;
 }

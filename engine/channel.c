@@ -49,7 +49,7 @@ static char *channel_name(void)
 	static unsigned counter;
 	char rnd[17];
 
-	wall_random_hex(rnd, 8);
+	random_hex(rnd, 8);
 	return xasprintf("%ld-%u-%s", (long)getpid(), counter++, rnd);
 }
 

@@ -53,7 +53,7 @@ int files_copy_in(struct session *s, const char *src, const char *dst, struct st
 		goto out;
 	}
 	/* Staged in the host part, which the kernel reads but cannot change; ours to remove. */
-	wall_random_hex(rnd, 8);
+	random_hex(rnd, 8);
 	rel = xasprintf("files/copy-in-%s", rnd);
 	if (session_write_file(s, rel, data.buf, data.len, err) < 0)
 		goto out;
@@ -88,7 +88,7 @@ int files_copy_out(struct session *s, const char *src, const char *dst, struct s
 	int rc = -1;
 
 	/* Staged in the kernel part; taken by the wall's rules (a regular file, one link). */
-	wall_random_hex(rnd, 8);
+	random_hex(rnd, 8);
 	name = xasprintf("copy-out-%s", rnd);
 	staged = xasprintf("%s/kernel/out/%s", session_channel_dir(s), name);
 	strbuf_addstr(&code, session_kernel(s)->copy_out[0]);

@@ -165,21 +165,7 @@ int outputs_copy_file(const char *channel_dir, const char *rel, const char *dst,
 
 int outputs_save_file(const void *data, size_t len, const char *dst, struct strbuf *err)
 {
-	char *tmp = xasprintf("%s.tmp%ld", dst, (long)getpid());
-	int fd, rc = -1;
-
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, data, len) < 0 || close(fd) < 0 ||
-	    rename(tmp, dst) < 0) {
-		strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
-		if (fd >= 0)
-			unlink(tmp);
-		goto out;
-	}
-	rc = 0;
-out:
-	free(tmp);
-	return rc;
+	return fsutil_write_atomic(dst, data, len, 0644, err);
 }
 
 /* ---- outputs ---- */

@@ -176,8 +176,8 @@ void pool_write_info(struct daemon *d)
 {
 	const struct kernel_def *k;
 	cJSON *o = cJSON_CreateObject();
-	char *text, *path = pool_path(d, "daemon.json", NULL), *tmp = xasprintf("%s.tmp", path);
-	int fd;
+	char *text, *path = pool_path(d, "daemon.json", NULL);
+	struct strbuf err = STRBUF_INIT;
 
 	cJSON_AddNumberToObject(o, "pid", getpid());
 	cJSON_AddNumberToObject(o, "started", now_wall());
@@ -194,14 +194,10 @@ void pool_write_info(struct daemon *d)
 	if (d->kopts.sandbox.host)
 		cJSON_AddStringToObject(o, "host", d->kopts.sandbox.host);
 	text = cJSON_Print(o);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		write_all(fd, text, strlen(text));
-		close(fd);
-		rename(tmp, path);
-	}
+	if (fsutil_write_atomic(path, text, strlen(text), 0600, &err) < 0)
+		pool_log(d, "%s", err.buf);
+	strbuf_release(&err);
 	cJSON_free(text);
 	cJSON_Delete(o);
 	free(path);
-	free(tmp);
 }

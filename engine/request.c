@@ -15,7 +15,7 @@ struct request *request_new(unsigned long id, int is_execute, double timeout,
 	char rnd[33];
 
 	r->id = id;
-	wall_random_hex(rnd, 16);
+	random_hex(rnd, 16);
 	snprintf(r->name, sizeof(r->name), "%010lu-%s", id, rnd);
 	r->is_execute = is_execute;
 	r->timeout = timeout;

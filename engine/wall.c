@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 static const unsigned char png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
@@ -141,40 +140,11 @@ int wall_read(int fd, size_t max, struct strbuf *out, struct strbuf *why)
 	return 0;
 }
 
-void wall_random_hex(char *hex, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	unsigned char buf[64];
-	size_t got = 0;
-
-	if (n > sizeof(buf))
-		n = sizeof(buf);
-	while (got < n) {
-		ssize_t r = getrandom(buf + got, n - got, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			/* No getrandom: the names must still differ; the clock and pid will do. */
-			unsigned long long x = (unsigned long long)(now_wall() * 1e9) ^
-					       ((unsigned long long)getpid() << 32);
-			for (; got < n; got++, x = x * 6364136223846793005ull + 1442695040888963407ull)
-				buf[got] = (unsigned char)(x >> 56);
-			break;
-		}
-		got += (size_t)r;
-	}
-	for (size_t i = 0; i < n; i++) {
-		hex[2 * i] = digits[buf[i] >> 4];
-		hex[2 * i + 1] = digits[buf[i] & 15];
-	}
-	hex[2 * n] = '\0';
-}
-
 int wall_write_begin(int dirfd, mode_t mode, size_t reserve, struct wall_pending *p,
 		     const char *shown, struct strbuf *err)
 {
 	memcpy(p->tmp, ".tmp-", 5);
-	wall_random_hex(p->tmp + 5, 16);
+	random_hex(p->tmp + 5, 16);
 	p->fd = openat(dirfd, p->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (p->fd < 0) {
 		strbuf_addf(err, "cannot write '%s': %s", shown, strerror(errno));

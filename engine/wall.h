@@ -18,7 +18,7 @@
  *
  * Writes the host makes into directories the kernel can read use unpredictable temporary
  * names created with O_EXCL | O_NOFOLLOW and renamed into place; nothing here ever chowns
- * an entry it did not just create. Removal (util.h: remove_tree_at) never follows a link.
+ * an entry it did not just create. Removal (fsutil.h: remove_tree_at) never follows a link.
  *
  * Runtime directories (where channels and pools live) are checked as OpenSSH and tmux check
  * theirs: wall_own_dir() makes or accepts a directory only when it is ours and mode 0700.
@@ -71,9 +71,6 @@ int wall_write_end(int dirfd, struct wall_pending *p, const char *name, const vo
 		   size_t len, const char *shown, struct strbuf *err);
 /* Whether `name` is one plain component (not empty, no '/', not "." or ".."). */
 int wall_name_ok(const char *name);
-
-/* `n` random bytes from the kernel (getrandom), as 2n lowercase hex digits into `hex`. */
-void wall_random_hex(char *hex, size_t n);
 
 /*
  * Accept the directory `path` only when it is ours: a directory (not a link), owned by our

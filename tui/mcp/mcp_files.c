@@ -104,7 +104,7 @@ int mcp_file_put(struct mcp_server *srv, struct mcp_call *call, const char *path
 	}
 	/* Staged in the host part (the kernel reads it, cannot change it), under a name it cannot
 	   guess; removed by the host when the call ends (mcp_call_free). */
-	wall_random_hex(rnd, 8);
+	random_hex(rnd, 8);
 	snprintf(rel, sizeof(rel), "files/mcp-put-%s", rnd);
 	if (session_write_file(call->ms->s, rel, data.buf, data.len, err) < 0)
 		goto out;

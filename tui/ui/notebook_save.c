@@ -128,44 +128,6 @@ void notebook_serialize(const struct notebook *nb, struct strbuf *out)
 		write_percent(nb, out);
 }
 
-/* Write `data` to `path` as tmp + rename, with `mode`. 0 or -1 with `err`. */
-static int write_file(const char *path, const struct strbuf *data, mode_t mode,
-		      struct strbuf *err)
-{
-	char *tmp = NULL;
-	int fd = -1, rc = -1;
-
-	for (int tries = 0; fd < 0 && tries < 8; tries++) {
-		unsigned r = 0;
-		if (getentropy(&r, sizeof(r)) < 0)
-			r = (unsigned)getpid() * 2654435761u + (unsigned)tries;
-		free(tmp);
-		tmp = xasprintf("%s.tmp-%08x", path, r);
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (fd < 0) {
-		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	if (write_all(fd, data->buf, data->len) < 0 || fsync(fd) < 0) {
-		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		goto out;
-	}
-	if (close(fd) < 0 || rename(tmp, path) < 0) {
-		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = 0;
-out:
-	free(tmp);
-	return rc;
-}
-
 int notebook_disk_changed(const struct notebook *nb)
 {
 	struct stat st;
@@ -219,7 +181,7 @@ int notebook_save(struct notebook *nb, const char *path, int force, struct strbu
 	}
 	strbuf_init(&data, 0);
 	notebook_serialize(nb, &data);
-	if (write_file(nb->path, &data, mode, err) < 0)
+	if (fsutil_write_atomic(nb->path, data.buf, data.len, mode, err) < 0)
 		goto out;
 	notebook_note_stat(nb);
 	nb->dirty = 0;
@@ -255,7 +217,7 @@ int notebook_autosave(struct notebook *nb, struct strbuf *err)
 		return 0;
 	path = notebook_recovery_path(nb);
 	notebook_serialize(nb, &data);
-	rc = write_file(path, &data, 0600, err);
+	rc = fsutil_write_atomic(path, data.buf, data.len, 0600, err);
 	if (rc == 0)
 		nb->autosaved_at = now_monotonic();
 	strbuf_release(&data);

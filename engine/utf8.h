@@ -1,0 +1,22 @@
+#ifndef CELLBOX_UTF8_H
+#define CELLBOX_UTF8_H
+
+/* UTF-8 and text checks (git's utf8.c): is what a file holds text cellbox can show and edit. */
+
+#include <stddef.h>
+
+struct strbuf;
+
+/*
+ * Check that `s[0..len)` is valid UTF-8. Returns 1 when valid; else 0 and the offset of the
+ * first bad byte in *bad.
+ */
+int utf8_valid(const char *s, size_t len, size_t *bad);
+/*
+ * Check that `s[0..len)`, read from `name`, is text: no NUL bytes, valid UTF-8. Returns 0, or
+ * -1 with `err` saying "'NAME' is not a text file (it contains NUL bytes)" or "'NAME' is not
+ * valid UTF-8 (byte 0xe9 at offset 10)".
+ */
+int text_check(const char *s, size_t len, const char *name, struct strbuf *err);
+
+#endif
