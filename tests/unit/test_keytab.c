@@ -31,7 +31,7 @@ static void test_man_rows(void)
 	struct strbuf man = STRBUF_INIT, console = STRBUF_INIT, nb = STRBUF_INIT;
 	const char *c, *n;
 
-	tui_help_rows(add_row, &man);
+	ui_help_rows(add_row, &man);
 	keytab_rows(0, add_row, &console);
 	keytab_rows(1, add_row, &nb);
 	c = strstr(man.buf, console.buf);

@@ -627,7 +627,7 @@ static const char *md(const char *src, int width)
 	strbuf_release(&o.text);
 	strbuf_init(&o.text, 0);
 	o.last = 0;
-	md_render(src, width, md_collect, &o);
+	markdown_render(src, width, md_collect, &o);
 	return o.text.buf;
 }
 
@@ -699,7 +699,7 @@ static void test_markdown_fuzz(void)
 			src[k] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
 		}
 		src[n] = 0;
-		md_render(src, width, md_measure, &w);
+		markdown_render(src, width, md_measure, &w);
 		if (w.widest > width && over++ < 3)
 			printf("# %d columns at width %d: '%s'\n", w.widest, width, src);
 	}

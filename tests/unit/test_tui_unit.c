@@ -88,7 +88,7 @@ static char *classes(const char *line, int *state)
 	unsigned char cls[256];
 	size_t len = strlen(line);
 
-	*state = hl_line(line, len, *state, cls);
+	*state = highlight_line(line, len, *state, cls);
 	for (size_t i = 0; i < len; i++)
 		out[i] = "tkbsncdm"[cls[i]];
 	out[len] = '\0';
@@ -112,14 +112,14 @@ static void test_highlight(void)
 	CHECK_STR(classes("!ls", &st), "mmm");
 	CHECK_STR(classes("obj.print", &st), "ttttttttt");	/* an attribute, not the builtin */
 	CHECK_STR(classes("Trueish", &st), "ttttttt");
-	CHECK(!strcmp(hl_class_name(HL_KEYWORD), "keyword"));
+	CHECK(!strcmp(highlight_class_name(HL_KEYWORD), "keyword"));
 }
 
 static void test_highlight_r(void)
 {
 	int st = HL_STATE_NORMAL;
 
-	hl_set_language("R");
+	highlight_set_language("R");
 	CHECK_STR(classes("f <- function(x) x + 1L  # hi", &st), "tttttkkkkkkkkttttttttnnttcccc");
 	CHECK(st == HL_STATE_NORMAL);
 	CHECK_STR(classes("print('a#b'); is.na(NA)", &st), "bbbbbtssssstttttttttkkt");
@@ -138,7 +138,7 @@ static void test_highlight_r(void)
 	CHECK_STR(classes("`my var` <- 0x1F", &st), "ttttttttttttnnnn");
 	/* no IPython magics in R: % and ! are operators */
 	CHECK_STR(classes("!ok", &st), "ttt");
-	hl_set_language("python");
+	highlight_set_language("python");
 	CHECK_STR(classes("%timeit x", &st), "mmmmmmmmm");
 }
 
@@ -175,34 +175,34 @@ static void test_output(void)
 	outmodel_init(&m, 64);
 	c = outmodel_add(&m, 7, "print(1)");
 	CHECK(outmodel_find(&m, 7) == c && !outmodel_find(&m, 8));
-	out_cell_append(&m, c, OUT_STDOUT, hostile, strlen(hostile));
+	outmodel_cell_append(&m, c, OUT_STDOUT, hostile, strlen(hostile));
 	CHECK(c->nchunks == 1);
 	CHECK_STR(c->chunks[0].text.buf, "\x1b[31mred\x1b[0m ok\n");
 	/* A sequence split over two events is still caught. */
-	out_cell_append(&m, c, OUT_STDOUT, "a\x1b]0;T", 6);
-	out_cell_append(&m, c, OUT_STDOUT, "ITLE\x07" "b\n", 7);
+	outmodel_cell_append(&m, c, OUT_STDOUT, "a\x1b]0;T", 6);
+	outmodel_cell_append(&m, c, OUT_STDOUT, "ITLE\x07" "b\n", 7);
 	CHECK_STR(c->chunks[0].text.buf, "\x1b[31mred\x1b[0m ok\nab\n");
 	/* Carriage return rewinds the line. */
-	out_cell_append(&m, c, OUT_STDOUT, "10%\r50%\r\n", 9);
+	outmodel_cell_append(&m, c, OUT_STDOUT, "10%\r50%\r\n", 9);
 	CHECK(strstr(c->chunks[0].text.buf, "ab\n50%\n") != NULL);
-	out_cell_append(&m, c, OUT_STDERR, "warn\n", 5);
+	outmodel_cell_append(&m, c, OUT_STDERR, "warn\n", 5);
 	CHECK(c->nchunks == 2 && c->chunks[1].kind == OUT_STDERR);
 	/* Past the bound: dropped, counted, marked. */
-	out_cell_append(&m, c, OUT_STDOUT, "0123456789012345678901234567890123456789", 40);
+	outmodel_cell_append(&m, c, OUT_STDOUT, "0123456789012345678901234567890123456789", 40);
 	CHECK(c->stored <= 64 && c->dropped > 0);
-	out_cell_append(&m, c, OUT_ERROR, "Traceback\n", 10);	/* errors still show */
-	out_cell_finish(c, 0.5);
+	outmodel_cell_append(&m, c, OUT_ERROR, "Traceback\n", 10);	/* errors still show */
+	outmodel_cell_finish(c, 0.5);
 	CHECK(c->done && c->chunks[c->nchunks - 1].kind == OUT_TRUNCATED);
 	CHECK(strstr(c->chunks[c->nchunks - 1].text.buf, "truncated") != NULL);
 	CHECK(c->chunks[c->nchunks - 2].kind == OUT_ERROR);
-	out_cell_plot(&m, c, 3, 640, 480);
+	outmodel_cell_plot(&m, c, 3, 640, 480);
 	CHECK_STR(c->chunks[c->nchunks - 1].text.buf, "[plot 3: 640x480 PNG]\n");
 	CHECK(outmodel_bytes(&m) > 0);
 	/* Past the total budget the oldest finished cells lose their output, not their code. */
 	{
 		struct out_cell *c2 = outmodel_add(&m, 8, "2");
-		out_cell_append(&m, c2, OUT_STDOUT, "fresh\n", 6);
-		out_cell_finish(c2, 0);
+		outmodel_cell_append(&m, c2, OUT_STDOUT, "fresh\n", 6);
+		outmodel_cell_finish(c2, 0);
 		CHECK(outmodel_trim(&m, 10) > 0);
 		CHECK(c->nchunks == 1 && c->chunks[0].kind == OUT_TRUNCATED);
 		CHECK(strstr(c->chunks[0].text.buf, "dropped to save memory") != NULL);
@@ -278,25 +278,25 @@ static void test_output_clear(void)
 
 	outmodel_init(&m, 64);
 	c = outmodel_add(&m, 1, "loop");
-	out_cell_append(&m, c, OUT_STDOUT, "step 1\npart\x1b]0;", 15);
-	out_cell_plot(&m, c, 0, 10, 10);
-	out_cell_clear(c, 0);
+	outmodel_cell_append(&m, c, OUT_STDOUT, "step 1\npart\x1b]0;", 15);
+	outmodel_cell_plot(&m, c, 0, 10, 10);
+	outmodel_cell_clear(c, 0);
 	CHECK(c->nchunks == 0 && c->stored == 0);
-	out_cell_append(&m, c, OUT_STDOUT, "T\x07step 2\n", 9);	/* the cut OSC is forgotten */
+	outmodel_cell_append(&m, c, OUT_STDOUT, "T\x07step 2\n", 9);	/* the cut OSC is forgotten */
 	CHECK(c->nchunks == 1);
 	CHECK_STR(c->chunks[0].text.buf, "Tstep 2\n");
 	/* wait: the old output stays until something new comes, then only that shows. */
-	out_cell_clear(c, 1);
+	outmodel_cell_clear(c, 1);
 	CHECK(c->nchunks == 1);
-	out_cell_append(&m, c, OUT_STDERR, "step 3\n", 7);
+	outmodel_cell_append(&m, c, OUT_STDERR, "step 3\n", 7);
 	CHECK(c->nchunks == 1 && c->chunks[0].kind == OUT_STDERR);
 	CHECK_STR(c->chunks[0].text.buf, "step 3\n");
-	out_cell_clear(c, 1);
-	out_cell_plot(&m, c, 2, 10, 10);		/* a figure is an output too */
+	outmodel_cell_clear(c, 1);
+	outmodel_cell_plot(&m, c, 2, 10, 10);		/* a figure is an output too */
 	CHECK(c->nchunks == 1 && c->chunks[0].kind == OUT_PLOT && c->chunks[0].plot_index == 2);
 	/* A note of the host's (the cell's end) is not an output: a pending clear waits on. */
-	out_cell_clear(c, 1);
-	out_cell_append(&m, c, OUT_INFO, "[interrupted]\n", 14);
+	outmodel_cell_clear(c, 1);
+	outmodel_cell_append(&m, c, OUT_INFO, "[interrupted]\n", 14);
 	CHECK(c->nchunks == 2 && c->chunks[0].kind == OUT_PLOT);
 	outmodel_release(&m);
 }
@@ -309,14 +309,14 @@ static void test_output_display(void)
 
 	outmodel_init(&m, 64);
 	c1 = outmodel_add(&m, 1, "h = display('a', display_id=True)");
-	out_cell_append(&m, c1, OUT_STDOUT, "before\n", 7);
-	out_cell_display(&m, c1, "d1", "'a'\n", 4);
-	out_cell_append(&m, c1, OUT_STDOUT, "after\n", 6);	/* not merged into the display */
+	outmodel_cell_append(&m, c1, OUT_STDOUT, "before\n", 7);
+	outmodel_cell_display(&m, c1, "d1", "'a'\n", 4);
+	outmodel_cell_append(&m, c1, OUT_STDOUT, "after\n", 6);	/* not merged into the display */
 	CHECK(c1->nchunks == 3);
 	CHECK_STR(c1->chunks[1].text.buf, "'a'\n");
-	out_cell_plot(&m, c1, 4, 8, 8);
-	out_cell_tag(c1, c1->nchunks - 1, "d2");
-	out_cell_finish(c1, 0);
+	outmodel_cell_plot(&m, c1, 4, 8, 8);
+	outmodel_cell_tag(c1, c1->nchunks - 1, "d2");
+	outmodel_cell_finish(c1, 0);
 	c2 = outmodel_add(&m, 2, "h.update('b')");
 	c1->rows_width = 80;
 	CHECK(outmodel_update_text(&m, "d1", "'b'\x1b]0;T\x07\n", 10) == 1);
@@ -331,7 +331,7 @@ static void test_output_display(void)
 	CHECK(outmodel_update_text(&m, "nosuch", "x\n", 2) == 0);
 	CHECK(c2->nchunks == 0);				/* an update shows nothing new */
 	/* Cleared, a display's chunk goes with its id. */
-	out_cell_clear(c1, 0);
+	outmodel_cell_clear(c1, 0);
 	CHECK(outmodel_update_text(&m, "d1", "x\n", 2) == 0);
 	outmodel_release(&m);
 }

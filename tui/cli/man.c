@@ -177,7 +177,7 @@ void man_write(const struct cli_command *const *cmds, size_t n, FILE *f)
 	      "\\fBcellbox config\\fR shows the values in force.\n", f);
 	settings(f);
 	fputs(".SH \"THE FULL-SCREEN UI\"\nF1 shows these in the UI.\n", f);
-	tui_help_rows(ui_row, f);
+	ui_help_rows(ui_row, f);
 	fputs(".SH \"EXIT STATUS\"\n", f);
 	reason_describe_exit_codes("\n", &codes);
 	for (const char *p = codes.buf; *p;) {

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <strings.h>
 
-static int r_code;	/* hl_set_language("R") */
+static int r_code;	/* highlight_set_language("R") */
 
-void hl_set_language(const char *language)
+void highlight_set_language(const char *language)
 {
 	r_code = language && !strcasecmp(language, "R");
 }
@@ -27,7 +27,7 @@ static const char *const class_names[HL_NCLASSES] = {
 	"text", "keyword", "builtin", "string", "number", "comment", "decorator", "magic",
 };
 
-const char *hl_class_name(enum hl_class c)
+const char *highlight_class_name(enum hl_class c)
 {
 	return c < HL_NCLASSES ? class_names[c] : "text";
 }
@@ -58,7 +58,7 @@ static int open_state(char quote)
 	return quote == '\'' ? HL_STATE_TRIPLE_SINGLE : HL_STATE_TRIPLE_DOUBLE;
 }
 
-int hl_line(const char *s, size_t len, int state, unsigned char *cls)
+int highlight_line(const char *s, size_t len, int state, unsigned char *cls)
 {
 	struct pylex lx;
 	struct py_token t;
@@ -66,7 +66,7 @@ int hl_line(const char *s, size_t len, int state, unsigned char *cls)
 	int open;
 
 	if (r_code)
-		return hl_line_r(s, len, state, cls);
+		return highlight_line_r(s, len, state, cls);
 	if (len)
 		fill(cls, 0, len, HL_TEXT);
 	if (state != HL_STATE_NORMAL) {

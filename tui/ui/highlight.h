@@ -6,7 +6,7 @@
  * byte of a line a class. Python by default: the tokens come from the engine's Python
  * tokenizer (pylex.h), the one the security policy reads cells with; IPython's line magics
  * (%...) and shell escapes (!...) at the start of a line are a class of their own. R after
- * hl_set_language("R") (highlight_r.c): its strings span lines, raw strings r"(...)", names
+ * highlight_set_language("R") (highlight_r.c): its strings span lines, raw strings r"(...)", names
  * with dots, %op% operators as builtins. Lines are highlighted in order; the state carried
  * from one line to the next says whether a string is still open.
  */
@@ -32,12 +32,12 @@ enum {
 };
 
 /* Classify `len` bytes of one line (no '\n') into cls[0..len); returns the next line's state. */
-int hl_line(const char *s, size_t len, int state, unsigned char *cls);
-/* Which language hl_line() highlights from now on: "python" (the default) or "R". */
-void hl_set_language(const char *language);
-/* R's highlighter (what hl_line() does after hl_set_language("R")). */
-int hl_line_r(const char *s, size_t len, int state, unsigned char *cls);
+int highlight_line(const char *s, size_t len, int state, unsigned char *cls);
+/* Which language highlight_line() highlights from now on: "python" (the default) or "R". */
+void highlight_set_language(const char *language);
+/* R's highlighter (what highlight_line() does after highlight_set_language("R")). */
+int highlight_line_r(const char *s, size_t len, int state, unsigned char *cls);
 /* Name of a class as themes spell it after "syntax-" ("keyword", ...). */
-const char *hl_class_name(enum hl_class c);
+const char *highlight_class_name(enum hl_class c);
 
 #endif

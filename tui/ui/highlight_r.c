@@ -1,4 +1,4 @@
-/* R syntax highlighting, one line at a time (hl_set_language("R")). */
+/* R syntax highlighting, one line at a time (highlight_set_language("R")). */
 #include "highlight.h"
 
 #include <ctype.h>
@@ -114,7 +114,7 @@ static size_t raw_open(const char *s, size_t len, size_t i, char *close, int *da
 	return j + 1 - i;
 }
 
-int hl_line_r(const char *s, size_t len, int state, unsigned char *cls)
+int highlight_line_r(const char *s, size_t len, int state, unsigned char *cls)
 {
 	size_t i = 0;
 	int open;

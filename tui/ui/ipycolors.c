@@ -11,7 +11,7 @@ const char *ipycolors_for_background(int light)
 }
 
 /* Events of the silent cell: nobody wants them. */
-static void on_ignore(struct session *s, const struct session_event *ev, void *data)
+static void ui_on_ignore(struct session *s, const struct session_event *ev, void *data)
 {
 	(void)s, (void)ev, (void)data;
 }
@@ -25,5 +25,5 @@ int ipycolors_apply(struct session *s, const char *scheme, struct strbuf *err)
 		return -1;
 	}
 	snprintf(code, sizeof(code), "get_ipython().run_line_magic('colors', '%s')", scheme);
-	return session_execute(s, code, SESSION_EXEC_SILENT, 0, on_ignore, NULL, err) ? 0 : -1;
+	return session_execute(s, code, SESSION_EXEC_SILENT, 0, ui_on_ignore, NULL, err) ? 0 : -1;
 }

@@ -22,7 +22,7 @@ static int act_prompt(struct ui *ui, int arg)
 {
 	(void)arg;
 	strbuf_reset(&ui->ovl.line);
-	overlay_push(ui, OV_PROMPT);
+	ui_overlay_push(ui, OV_PROMPT);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -32,7 +32,7 @@ static int act_search(struct ui *ui, int arg)
 	(void)arg;
 	strbuf_reset(&ui->ovl.line);
 	ui->ovl.search_hit = ui->editor.nhist ? (long)ui->editor.nhist - 1 : -1;
-	overlay_push(ui, OV_SEARCH);
+	ui_overlay_push(ui, OV_SEARCH);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -41,7 +41,7 @@ static int act_plot_view(struct ui *ui, int arg)
 {
 	(void)arg;
 	if (ui->side.plot_sel < ui->nplots)
-		overlay_push(ui, OV_PLOT);
+		ui_overlay_push(ui, OV_PLOT);
 	else
 		ui_message(ui, "no plots yet");
 	return PANE_HANDLED | PANE_REDRAW;
@@ -88,9 +88,9 @@ static int act_output_scroll(struct ui *ui, int arg)
 static int act_editor_run(struct ui *ui, int arg)
 {
 	if (arg)
-		run_cell(ui);
+		ui_run_cell(ui);
 	else
-		editor_enter(ui);
+		ui_editor_enter(ui);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -98,7 +98,7 @@ static int act_editor_run(struct ui *ui, int arg)
 static int act_editor_updown(struct ui *ui, int arg)
 {
 	if (!(arg < 0 ? edbuf_up(&ui->editor.ed) : edbuf_down(&ui->editor.ed)))
-		editor_hist_walk(ui, arg);
+		ui_editor_hist_walk(ui, arg);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -106,7 +106,7 @@ static int act_editor_updown(struct ui *ui, int arg)
 static int act_editor_tab(struct ui *ui, int arg)
 {
 	(void)arg;
-	editor_tab(ui);
+	ui_editor_tab(ui);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -139,7 +139,7 @@ static int act_editor_edit(struct ui *ui, int arg)
 /* Run the selected cell; `arg` is what to select after (enum nb_run). */
 static int act_nb_run(struct ui *ui, int arg)
 {
-	nbview_run(ui, (enum nb_run)arg);
+	ui_nbview_run(ui, (enum nb_run)arg);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -149,7 +149,7 @@ static int act_nb_save(struct ui *ui, int arg)
 	struct strbuf msg = STRBUF_INIT;
 
 	(void)arg;
-	nbview_save(ui, NULL, 0, &msg);
+	ui_nbview_save(ui, NULL, 0, &msg);
 	ui_message(ui, "%s", msg.buf);
 	strbuf_release(&msg);
 	return PANE_HANDLED | PANE_REDRAW;
@@ -170,7 +170,7 @@ static int act_nb_interrupt(struct ui *ui, int arg)
 /* Select a cell, move one, change it, edit it; `arg` says which (enum nb_act). */
 static int act_nb(struct ui *ui, int arg)
 {
-	nbview_act(ui, arg);
+	ui_nbview_act(ui, arg);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -343,7 +343,7 @@ const struct key_binding *keytab_find(unsigned modes, int is_key, wint_t ch, uns
 int keytab_do(struct ui *ui, const struct key_binding *kb)
 {
 	if (kb->command)
-		return PANE_HANDLED | PANE_REDRAW | run_command(ui, kb->command);
+		return PANE_HANDLED | PANE_REDRAW | ui_run_command(ui, kb->command);
 	return kb->fn(ui, kb->arg);
 }
 

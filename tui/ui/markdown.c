@@ -386,7 +386,7 @@ static size_t list_marker(const char *l, size_t n, char *num, size_t numsz)
 	return 0;
 }
 
-void md_render(const char *src, int width, md_fn fn, void *data)
+void markdown_render(const char *src, int width, md_fn fn, void *data)
 {
 	struct md m = { .fn = fn, .data = data, .width = width < 8 ? 8 : width, .blank = 1,
 			.list_indent = -1 };

@@ -10,7 +10,7 @@
  * The renderer calls `fn` for each run of text in one style, in order, and with `s` NULL at
  * the end of each display line:
  *
- *	md_render(source, 72, emit, &ctx);
+ *	markdown_render(source, 72, emit, &ctx);
  *
  * Styles are MD_* bits (a heading's emphasis is MD_HEADING | MD_BOLD ...). No terminal code.
  */
@@ -34,6 +34,6 @@ enum {
 typedef void (*md_fn)(void *data, const char *s, size_t len, unsigned style);
 
 /* Render markdown `src` at `width` columns (at least 8). */
-void md_render(const char *src, int width, md_fn fn, void *data);
+void markdown_render(const char *src, int width, md_fn fn, void *data);
 
 #endif

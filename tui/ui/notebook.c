@@ -38,7 +38,7 @@ static void cell_free(struct nb_cell *c)
 	cJSON_Delete(c->json);
 	free(c->source);
 	free(c->ran);
-	out_cell_free(c->view);
+	outmodel_cell_free(c->view);
 	free(c);
 }
 
@@ -412,7 +412,7 @@ void notebook_set_type(struct notebook *nb, size_t at, const char *type)
 		cJSON_DeleteItemFromObjectCaseSensitive(j, "outputs");
 		free(c->ran);
 		c->ran = NULL;
-		out_cell_free(c->view);
+		outmodel_cell_free(c->view);
 		c->view = NULL;
 	}
 	c->orig = -1;		/* its marker line says another type: written anew */
@@ -464,7 +464,7 @@ void notebook_clear_outputs(struct notebook *nb, size_t at)
 	cJSON_ReplaceItemInObjectCaseSensitive(c->json, "execution_count", cJSON_CreateNull());
 	free(c->ran);
 	c->ran = NULL;
-	out_cell_free(c->view);
+	outmodel_cell_free(c->view);
 	c->view = NULL;
 	changed(nb, c);
 }

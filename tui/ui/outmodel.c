@@ -18,7 +18,7 @@ static void chunk_release(struct out_chunk *ch)
 	ch->display_id = NULL;
 }
 
-void out_cell_free(struct out_cell *c)
+void outmodel_cell_free(struct out_cell *c)
 {
 	if (!c)
 		return;
@@ -37,7 +37,7 @@ void out_cell_free(struct out_cell *c)
 void outmodel_clear(struct outmodel *m)
 {
 	for (size_t i = 0; i < m->ncells; i++)
-		out_cell_free(m->cells[i]);
+		outmodel_cell_free(m->cells[i]);
 	m->ncells = 0;
 }
 
@@ -49,7 +49,7 @@ void outmodel_release(struct outmodel *m)
 	m->cells_alloc = 0;
 }
 
-struct out_cell *out_cell_new(unsigned long id, const char *code)
+struct out_cell *outmodel_cell_new(unsigned long id, const char *code)
 {
 	struct out_cell *c = xcalloc(1, sizeof(*c));
 
@@ -60,7 +60,7 @@ struct out_cell *out_cell_new(unsigned long id, const char *code)
 
 struct out_cell *outmodel_add(struct outmodel *m, unsigned long id, const char *code)
 {
-	struct out_cell *c = out_cell_new(id, code);
+	struct out_cell *c = outmodel_cell_new(id, code);
 
 	if (m->ncells == m->cells_alloc) {
 		m->cells_alloc = m->cells_alloc ? 2 * m->cells_alloc : 64;
@@ -95,7 +95,7 @@ static void drop_output(struct out_cell *c)
 	c->rows_width = 0;
 }
 
-void out_cell_clear(struct out_cell *c, int wait)
+void outmodel_cell_clear(struct out_cell *c, int wait)
 {
 	if (wait)
 		c->clear_pending = 1;
@@ -138,7 +138,7 @@ static void add_text(struct strbuf *sb, const char *s, size_t len)
 	}
 }
 
-void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
+void outmodel_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 		     const char *text, size_t len)
 {
 	struct strbuf clean = STRBUF_INIT;
@@ -178,13 +178,13 @@ void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 	strbuf_release(&clean);
 }
 
-void out_cell_tag(struct out_cell *c, size_t at, const char *display_id)
+void outmodel_cell_tag(struct out_cell *c, size_t at, const char *display_id)
 {
 	if (at < c->nchunks && !c->chunks[at].display_id)
 		c->chunks[at].display_id = xstrdup(display_id);
 }
 
-void out_cell_display(struct outmodel *m, struct out_cell *c, const char *display_id,
+void outmodel_cell_display(struct outmodel *m, struct out_cell *c, const char *display_id,
 		      const char *text, size_t len)
 {
 	struct strbuf clean = STRBUF_INIT;
@@ -220,7 +220,7 @@ static size_t each_shown(struct outmodel *m, const char *display_id,
 }
 
 /* An update's text in place of a chunk's (already sanitised). */
-static void put_text(struct out_chunk *ch, const void *arg)
+static void ui_put_text(struct out_chunk *ch, const void *arg)
 {
 	const struct strbuf *clean = arg;
 
@@ -249,7 +249,7 @@ size_t outmodel_update_text(struct outmodel *m, const char *display_id, const ch
 	size_t n;
 
 	sanitize_str(text, len < m->cell_max ? len : m->cell_max, SAN_KEEP_SGR, &clean);
-	n = each_shown(m, display_id, put_text, &clean);
+	n = each_shown(m, display_id, ui_put_text, &clean);
 	strbuf_release(&clean);
 	return n;
 }
@@ -262,7 +262,7 @@ size_t outmodel_update_plot(struct outmodel *m, const char *display_id, int inde
 	return each_shown(m, display_id, put_plot, p);
 }
 
-void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h)
+void outmodel_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h)
 {
 	struct out_chunk *ch;
 
@@ -280,7 +280,7 @@ void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int
 	c->rows_width = 0;
 }
 
-void out_cell_finish(struct out_cell *c, double duration)
+void outmodel_cell_finish(struct out_cell *c, double duration)
 {
 	for (int k = 0; k < 2; k++)
 		if (c->san[k]) {

@@ -56,26 +56,26 @@ void outmodel_init(struct outmodel *m, size_t cell_max);
 void outmodel_release(struct outmodel *m);
 /* Forget every cell. */
 void outmodel_clear(struct outmodel *m);
-/* A cell of no model (a notebook's cell keeps its own); free it with out_cell_free(). */
-struct out_cell *out_cell_new(unsigned long id, const char *code);
-void out_cell_free(struct out_cell *c);
+/* A cell of no model (a notebook's cell keeps its own); free it with outmodel_cell_free(). */
+struct out_cell *outmodel_cell_new(unsigned long id, const char *code);
+void outmodel_cell_free(struct out_cell *c);
 /* Add a cell for request `id` with its code (NULL for a message with no code). */
 struct out_cell *outmodel_add(struct outmodel *m, unsigned long id, const char *code);
 /* The cell of request `id`, or NULL. */
 struct out_cell *outmodel_find(const struct outmodel *m, unsigned long id);
 /* Append raw kernel text of one kind (sanitised here; streams are bounded). */
-void out_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
+void outmodel_cell_append(struct outmodel *m, struct out_cell *c, enum out_kind kind,
 		     const char *text, size_t len);
 /* Add a plot placeholder "[plot N: WxH PNG]". */
-void out_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h);
+void outmodel_cell_plot(struct outmodel *m, struct out_cell *c, int index, int w, int h);
 /*
  * display(..., display_id=ID): the display's text as a chunk of its own, or (tag) chunk `at`
  * (its plot) marked as that display's, for outmodel_update_*() to replace. Nothing is
  * merged into such a chunk.
  */
-void out_cell_display(struct outmodel *m, struct out_cell *c, const char *display_id,
+void outmodel_cell_display(struct outmodel *m, struct out_cell *c, const char *display_id,
 		      const char *text, size_t len);
-void out_cell_tag(struct out_cell *c, size_t at, const char *display_id);
+void outmodel_cell_tag(struct out_cell *c, size_t at, const char *display_id);
 /*
  * update_display(ID): every output shown with that id, in any cell, becomes this text (a
  * display's text/plain) or this plot. Returns how many were replaced.
@@ -85,12 +85,12 @@ size_t outmodel_update_text(struct outmodel *m, const char *display_id, const ch
 size_t outmodel_update_plot(struct outmodel *m, const char *display_id, int index, int w,
 			    int h);
 /* Mark the cell finished: free its sanitisers, add the truncated marker when needed. */
-void out_cell_finish(struct out_cell *c, double duration);
+void outmodel_cell_finish(struct out_cell *c, double duration);
 /*
  * clear_output: the cell's output so far goes (at once, or with `wait` just before its next
  * output arrives, as Jupyter's front ends do: a progress display does not flicker).
  */
-void out_cell_clear(struct out_cell *c, int wait);
+void outmodel_cell_clear(struct out_cell *c, int wait);
 /*
  * Keep the finished cells' output under `max` bytes in all: the oldest cells lose their
  * output first (their code stays) and show a marker instead. Returns the bytes freed.

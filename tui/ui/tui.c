@@ -39,7 +39,7 @@ static int ui_key(struct ui *ui, int is_key, wint_t ch)
 		return PANE_REDRAW;
 	free(ui->status.message);
 	ui->status.message = NULL;
-	rc = overlay_key(ui, is_key, ch);
+	rc = ui_overlay_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;
 	rc = global_key(ui, is_key, ch);
@@ -122,12 +122,12 @@ static int ui_loop(struct ui *ui)
 			{ .fd = ui->wake[0], .events = POLLIN },
 			{ .fd = session_fd(ui->s), .events = POLLIN },
 		};
-		int timeout = nbview_autosave(ui), busy = ui_cell_running(ui);
+		int timeout = ui_nbview_autosave(ui), busy = ui_cell_running(ui);
 		size_t cells_before = ui->out.ncells;
 
 		if (dirty) {
 			ui_draw(ui);
-			kernel_set_width(ui);	/* the pane's width may have changed */
+			ui_kernel_set_width(ui);	/* the pane's width may have changed */
 			dirty = 0;
 		}
 		if (busy && (timeout < 0 || timeout > 100))
@@ -147,10 +147,10 @@ static int ui_loop(struct ui *ui)
 						session_interrupt(ui->s);
 				}
 			if (resized) {
-				screen_resize();
-				graphics_requery(ui);
+				ui_screen_resize();
+				ui_graphics_requery(ui);
 				clearok(curscr, TRUE);	/* the terminal may have reflowed */
-				output_relayout(ui);
+				ui_output_relayout(ui);
 			}
 			dirty = 1;
 		}
@@ -194,7 +194,7 @@ static struct session *open_session(struct ui *ui, struct strbuf *err)
 	fflush(stderr);
 	if (fd >= 0 && (saved = dup(2)) >= 0)
 		dup2(fd, 2);
-	s = setup_open(ui->cfg, on_state, ui, NULL, &note, &why);
+	s = setup_open(ui->cfg, ui_on_state, ui, NULL, &note, &why);
 	fflush(stderr);
 	if (saved >= 0) {
 		dup2(saved, 2);
@@ -233,28 +233,28 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 	graphics_mode_parse(cfg->graphics ? cfg->graphics : "auto", &ui.gfx.gwant);
 	strbuf_init(&ui.gfx.gbuf, 0);
 	outmodel_init(&ui.out, OUT_CELL_MAX);
-	editor_init(&ui.editor);
+	ui_editor_init(&ui.editor);
 	keys_init(&ui.keys);
-	overlays_init(&ui.ovl);
+	ui_overlays_init(&ui.ovl);
 	theme_init(&ui.theme);
 	strcpy(ui.kernel_scheme, "Linux");
-	themes_dirs(&ui);
-	ui.panes[P_OUTPUT] = (struct pane){ .name = "output", .visible = 1, .draw = draw_output,
-					    .key = output_key };
-	ui.panes[P_EDITOR] = (struct pane){ .name = "editor", .visible = 1, .draw = draw_editor,
-					    .key = editor_key };
-	ui.panes[P_SIDE] = (struct pane){ .name = "side", .visible = 0, .draw = draw_side };
-	ui.panes[P_STATUS] = (struct pane){ .name = "status", .visible = 1, .draw = draw_status };
-	ui.panes[P_NOTEBOOK] = (struct pane){ .name = "notebook", .draw = nbview_draw,
-					      .key = nbview_key };
+	ui_themes_dirs(&ui);
+	ui.panes[P_OUTPUT] = (struct pane){ .name = "output", .visible = 1, .draw = ui_output_draw,
+					    .key = ui_output_key };
+	ui.panes[P_EDITOR] = (struct pane){ .name = "editor", .visible = 1, .draw = ui_editor_draw,
+					    .key = ui_editor_key };
+	ui.panes[P_SIDE] = (struct pane){ .name = "side", .visible = 0, .draw = ui_side_draw };
+	ui.panes[P_STATUS] = (struct pane){ .name = "status", .visible = 1, .draw = ui_status_draw };
+	ui.panes[P_NOTEBOOK] = (struct pane){ .name = "notebook", .draw = ui_nbview_draw,
+					      .key = ui_nbview_key };
 	ui.focus = P_EDITOR;
 	/* The cells of a first screen at once; the others after the first frame. */
-	if (file && nbview_open(&ui, file, NB_FIRST_CELLS, &err) < 0) {
+	if (file && ui_nbview_open(&ui, file, NB_FIRST_CELLS, &err) < 0) {
 		msg_error("%s", err.buf);
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (screen_start(&ui, theme) < 0) {
+	if (ui_screen_start(&ui, theme) < 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -278,38 +278,38 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 	strbuf_reset(&err);
 	ui_match_kernel_colors(&ui);	/* the theme was chosen before the kernel started */
 	/* The kernel's language: its highlighting and indentation in the editor. */
-	hl_set_language(session_kernel(ui.s)->language);
+	highlight_set_language(session_kernel(ui.s)->language);
 	ui.editor.ed.indent = session_kernel(ui.s)->indent;
 	ui.editor.ed.openers = session_kernel(ui.s)->openers;
 	if (cfg->history_size) {
 		/* Up, Ctrl-R and the side pane reach the cells of earlier sessions too. */
-		history_iter(NULL, load_hist_entry, &ui, &err);
+		history_iter(NULL, ui_load_hist_entry, &ui, &err);
 		strbuf_reset(&err);
 	}
 	record_open(&ui.rec, cfg, ui.s);
 	signalled = ui_loop(&ui);
 	if (ui.nbv && signalled)	/* not a quit of the user's: keep what is unsaved */
-		nbview_autosave_now(&ui);
+		ui_nbview_autosave_now(&ui);
 	else if (ui.nbv)
 		notebook_discard_recovery(&ui.nbv->nb);
 out:
 	if (screen) {
-		plots_drop(&ui);	/* kitty keeps images until told */
+		ui_plots_drop(&ui);	/* kitty keeps images until told */
 		write_all(1, keys_disable, strlen(keys_disable));
 		endwin();
 	}
 	if (screen && rc != EXIT_OK && err.len)	/* why it could not go on */
 		fprintf(stderr, "%s%s\n", strncmp(err.buf, "cellbox: ", 9) ? "cellbox: " : "",
 			err.buf);
-	nbview_close(&ui);
+	ui_nbview_close(&ui);
 	strbuf_reset(&err);
 	if (setup_close(ui.s, cfg, NULL, &err) < 0)
 		msg_error("%s", err.buf);
 	record_close(&ui.rec);
 	strbuf_release(&err);
 	outmodel_release(&ui.out);
-	editor_release(&ui.editor);
-	overlays_release(&ui.ovl);
+	ui_editor_release(&ui.editor);
+	ui_overlays_release(&ui.ovl);
 	theme_release(&ui.theme);
 	keys_release(&ui.keys);
 	for (size_t i = 0; i < ui.nplots; i++) {

@@ -18,6 +18,6 @@ int tui_run(struct cellbox_config *cfg, const char *file);
  * The full-screen UI's help, row by row (ui_commands.c): a key or command and what it does,
  * or a heading when `left` is "".
  */
-void tui_help_rows(void (*row)(void *data, const char *left, const char *right), void *data);
+void ui_help_rows(void (*row)(void *data, const char *left, const char *right), void *data);
 
 #endif

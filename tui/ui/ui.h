@@ -153,7 +153,7 @@ struct ui_plot {
 };
 
 /* Where a frame draws a plot: screen rows y.. of the image fitted to cols x rows, cropped. */
-struct plot_place {
+struct ui_plot_place {
 	struct graphics_image *img;
 	int y, x, cols, rows, crop_row, crop_rows;
 };
@@ -163,7 +163,7 @@ struct plot_frames {
 	enum graphics_mode gwant, gmode;
 	enum blocks_kind blocks;	/* block characters (resolved from the setting) */
 	struct termcap tc;
-	struct plot_place placed[PLACES_MAX], shown[PLACES_MAX];
+	struct ui_plot_place placed[PLACES_MAX], shown[PLACES_MAX];
 	int nplaced, nshown;		/* this frame's plots, the plots on the terminal now */
 	struct strbuf gbuf;		/* the frame's graphics bytes */
 	size_t gbytes;			/* graphics bytes written so far */
@@ -280,19 +280,19 @@ struct lay {
 /* Show a message in the status line until the next key (printf-style). */
 void ui_message(struct ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The look of theme element `el`, with SGR attributes `sgr` (may be NULL) on top. */
-struct look look_of(struct ui *ui, int el, const struct sgr_attr *sgr);
+struct look ui_look_of(struct ui *ui, int el, const struct sgr_attr *sgr);
 /* Forget the colour pairs (after a theme change). */
-void colors_reset(struct ui *ui);
+void ui_colors_reset(struct ui *ui);
 /* Decode one UTF-8 character of s[0..len): its code point in *wc, its length returned. */
-size_t decode(const char *s, size_t len, wchar_t *wc);
+size_t ui_decode(const char *s, size_t len, wchar_t *wc);
 /* Columns a character takes; control characters become '?'. */
-int char_width(wchar_t *wc);
-void put_wc(int y, int x, wchar_t wc, struct look l);
+int ui_char_width(wchar_t *wc);
+void ui_put_wc(int y, int x, wchar_t wc, struct look l);
 /* Write UTF-8 text at y, x, at most `maxw` columns; returns the columns used. */
-int put_text(int y, int x, int maxw, const char *s, struct look l);
-void fill_row(int y, int x, int w, struct look l);
+int ui_put_text(int y, int x, int maxw, const char *s, struct look l);
+void ui_fill_row(int y, int x, int w, struct look l);
 /* A box with a title over its top border. */
-void draw_box(struct ui *ui, int y, int x, int h, int w, const char *title);
+void ui_draw_box(struct ui *ui, int y, int x, int h, int w, const char *title);
 /* Place the panes for the current screen size. */
 void ui_layout(struct ui *ui);
 /* Draw one frame and write it to the terminal once, the plots right after. */
@@ -300,124 +300,124 @@ void ui_draw(struct ui *ui);
 
 /* ---- ui_output.c: the output pane ---- */
 
-int lay_visible(const struct lay *l);
-void lay_newline(struct lay *l);
-void lay_put(struct lay *l, wchar_t wc, struct look lk);
-void lay_text(struct lay *l, const char *s, struct look lk);
-void lay_sgr_text(struct lay *l, const char *s, size_t len, int el);
-void lay_code(struct lay *l, const char *code, const char *first, const char *cont);
+int ui_lay_visible(const struct lay *l);
+void ui_lay_newline(struct lay *l);
+void ui_lay_put(struct lay *l, wchar_t wc, struct look lk);
+void ui_lay_text(struct lay *l, const char *s, struct look lk);
+void ui_lay_sgr_text(struct lay *l, const char *s, size_t len, int el);
+void ui_lay_code(struct lay *l, const char *code, const char *first, const char *cont);
 /* Lay out one cell: In [n] and its code, then its output. Returns its rows. */
-int lay_cell(struct lay *l, const struct out_cell *c);
+int ui_lay_cell(struct lay *l, const struct out_cell *c);
 /* Lay out a cell's output (streams, Out[n], tracebacks, plots in their reserved rows). */
-void lay_chunks(struct lay *l, const struct out_cell *c);
-void draw_output(struct ui *ui, struct pane *p);
-int output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+void ui_lay_chunks(struct lay *l, const struct out_cell *c);
+void ui_output_draw(struct ui *ui, struct pane *p);
+int ui_output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
 /* Mark every cell's layout stale (a resize, a redraw benchmark). */
-void output_relayout(struct ui *ui);
+void ui_output_relayout(struct ui *ui);
 
 /* ---- ui_editor.c: the editor pane and the history ---- */
 
 /* Start / free the editor pane's state. */
-void editor_init(struct editor_pane *e);
-void editor_release(struct editor_pane *e);
-int editor_rows(const struct ui *ui, int screen_h);
-void draw_editor(struct ui *ui, struct pane *p);
-int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
-void hist_add(struct ui *ui, const char *code);
+void ui_editor_init(struct editor_pane *e);
+void ui_editor_release(struct editor_pane *e);
+int ui_editor_rows(const struct ui *ui, int screen_h);
+void ui_editor_draw(struct ui *ui, struct pane *p);
+int ui_editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+void ui_hist_add(struct ui *ui, const char *code);
 /* Step through the history by `dir` (-1 older, +1 newer); 0 when there is nowhere to go. */
-int editor_hist_walk(struct ui *ui, int dir);
+int ui_editor_hist_walk(struct ui *ui, int dir);
 /* Enter: run when the kernel says the cell is complete, else a new line. */
-void editor_enter(struct ui *ui);
+void ui_editor_enter(struct ui *ui);
 /* Tab: indent at the start of a line, else ask the kernel for completions. */
-void editor_tab(struct ui *ui);
-long hist_search(struct ui *ui, long from);
-void menu_free(struct ui *ui);
-void menu_accept(struct ui *ui, const char *m);
+void ui_editor_tab(struct ui *ui);
+long ui_hist_search(struct ui *ui, long from);
+void ui_menu_free(struct ui *ui);
+void ui_menu_accept(struct ui *ui, const char *m);
 
 /* ---- ui_side.c: side pane, status line ---- */
 
-void draw_side(struct ui *ui, struct pane *p);
-void draw_status(struct ui *ui, struct pane *p);
+void ui_side_draw(struct ui *ui, struct pane *p);
+void ui_status_draw(struct ui *ui, struct pane *p);
 
 /* ---- ui_overlay.c: the overlay stack ---- */
 
 /* Start / free the overlays' state (none open). */
-void overlays_init(struct overlay_stack *o);
-void overlays_release(struct overlay_stack *o);
+void ui_overlays_init(struct overlay_stack *o);
+void ui_overlays_release(struct overlay_stack *o);
 /* Open an overlay on top of the others. */
-void overlay_push(struct ui *ui, enum overlay kind);
+void ui_overlay_push(struct ui *ui, enum overlay kind);
 /* Close the top overlay. */
-void overlay_pop(struct ui *ui);
+void ui_overlay_pop(struct ui *ui);
 /* Close the top overlay and open `kind` in its place. */
-void overlay_replace(struct ui *ui, enum overlay kind);
+void ui_overlay_replace(struct ui *ui, enum overlay kind);
 /* Close the overlay of `kind` wherever it is in the stack (nothing when it is not open). */
-void overlay_close(struct ui *ui, enum overlay kind);
+void ui_overlay_close(struct ui *ui, enum overlay kind);
 /* Draw the open overlays (bottom first); the plot viewer after the panes' plots are hidden. */
-void overlays_draw(struct ui *ui, int cy, int cx);
+void ui_overlays_draw(struct ui *ui, int cy, int cx);
 /* Keys of the top overlay; 0 when none is open or it does not take the key. */
-int overlay_key(struct ui *ui, int is_key, wint_t ch);
+int ui_overlay_key(struct ui *ui, int is_key, wint_t ch);
 /* Open the pager overlay on `text`. */
-void pager_open(struct ui *ui, const char *title, const char *text);
+void ui_pager_open(struct ui *ui, const char *title, const char *text);
 
 /* ---- ui_plots.c: plot placement ---- */
 
-struct ui_plot *plot_find(struct ui *ui, int index);
-void plot_request(const struct ui *ui, int cols, int rows, struct graphics_request *rq);
+struct ui_plot *ui_plot_find(struct ui *ui, int index);
+void ui_plot_request(const struct ui *ui, int cols, int rows, struct graphics_request *rq);
 /* Whether plots are drawn at all (a graphics mode was chosen). */
-int plots_drawn(const struct ui *ui);
-int plot_cap_rows(const struct ui *ui);
-int plot_rows(struct ui *ui, const struct out_chunk *ch, int width);
-void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int cols, int rows,
+int ui_plots_drawn(const struct ui *ui);
+int ui_plot_cap_rows(const struct ui *ui);
+int ui_plot_rows(struct ui *ui, const struct out_chunk *ch, int width);
+void ui_plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int cols, int rows,
 		int height, int top, int bottom);
-void draw_plot_view(struct ui *ui);
-void plots_hide(struct ui *ui);
-int plots_prepare(struct ui *ui, int *cleared);
-void plots_write(struct ui *ui, int cleared);
+void ui_plot_view_draw(struct ui *ui);
+void ui_plots_hide(struct ui *ui);
+int ui_plots_prepare(struct ui *ui, int *cleared);
+void ui_plots_write(struct ui *ui, int cleared);
 /* Make the terminal drop every plot image it holds (kitty), written at once. */
-void plots_drop(struct ui *ui);
+void ui_plots_drop(struct ui *ui);
 /* Free a plot's image, making the terminal drop it too (kitty) and the next frame differ. */
-void plot_image_free(struct ui *ui, struct graphics_image *img);
-void plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot);
-void plots_forget(struct ui *ui);
+void ui_plot_image_free(struct ui *ui, struct graphics_image *img);
+void ui_plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot);
+void ui_plots_forget(struct ui *ui);
 
 /* ---- ui_kernel.c: kernel events and running cells ---- */
 
-int load_hist_entry(const cJSON *entry, void *data);
-void on_cell_event(struct session *s, const struct session_event *ev, void *data);
+int ui_load_hist_entry(const cJSON *entry, void *data);
+void ui_on_cell_event(struct session *s, const struct session_event *ev, void *data);
 /* Submit the editor's text as a cell. */
-void run_cell(struct ui *ui);
-void restart_kernel(struct ui *ui);
-void on_state(struct session *s, enum session_state state, const char *msg, void *data);
+void ui_run_cell(struct ui *ui);
+void ui_restart_kernel(struct ui *ui);
+void ui_on_state(struct session *s, enum session_state state, const char *msg, void *data);
 /* Events nobody waits for. */
-void on_ignore(struct session *s, const struct session_event *ev, void *data);
+void ui_on_ignore(struct session *s, const struct session_event *ev, void *data);
 /* Put one event of a running cell into its view `c` (streams, results, errors, plots). */
-void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
+void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		const struct session_event *ev);
 /* The view of request `id`: a cell of the output pane or of the notebook; NULL when gone. */
-struct out_cell *view_of_request(struct ui *ui, unsigned long id);
+struct out_cell *ui_view_of_request(struct ui *ui, unsigned long id);
 /* Tell the kernel the width output is drawn at (COLUMNS, pandas), when it changed. */
-void kernel_set_width(struct ui *ui);
+void ui_kernel_set_width(struct ui *ui);
 /* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
-char *next_input_text(const char *text);
+char *ui_next_input_text(const char *text);
 /*
  * Whether a cell of the user's runs (or is submitted and not done), in the console or the
  * notebook: the one answer to "is a cell running" (Ctrl-C, i i, :interrupt, the spinner, a
  * SIGINT from outside, copies). Not the same as the kernel being busy (a completion of ours
- * keeps it busy too), nor as notebook cells waiting in the queue (nbview_busy()).
+ * keeps it busy too), nor as notebook cells waiting in the queue (ui_nbview_busy()).
  */
 int ui_cell_running(const struct ui *ui);
 /* A cell was submitted / is done (its `done` came): what ui_cell_running() counts. */
 void ui_cell_started(struct ui *ui);
 void ui_cell_finished(struct ui *ui);
 /* Whether the kernel can take cells (not dead, not closed). */
-int session_state_usable(const struct ui *ui);
+int ui_session_usable(const struct ui *ui);
 /* Give the kernel the theme's IPython colour scheme, unless it has it already. */
 void ui_match_kernel_colors(struct ui *ui);
 
 /* ---- ui_commands.c: the command table ---- */
 
 /* Split a command line into words and run it; PANE_* flags. */
-int run_command(struct ui *ui, const char *line);
+int ui_run_command(struct ui *ui, const char *line);
 /* Whether `name` is one of the commands (a key table row names it). */
 int ui_command_exists(const char *name);
 
@@ -445,40 +445,40 @@ int keytab_check(struct strbuf *err);
  * Open `path` in notebook mode (a missing file is made by the first save): its first `first`
  * cells now (SIZE_MAX: all), the rest with notebook_open_rest(). -1 with `err`.
  */
-int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *err);
+int ui_nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *err);
 /* Leave notebook mode (back to the console). */
-void nbview_close(struct ui *ui);
+void ui_nbview_close(struct ui *ui);
 /* ui_nbout.c: the cell's outputs (nbformat) as the output pane shows them. */
-void nbview_view_build(struct ui *ui, struct nb_cell *c);
+void ui_nbview_view_build(struct ui *ui, struct nb_cell *c);
 /* Decode again the images of a cell that shows, when they were let go. */
-void nbview_view_images(struct ui *ui, struct nb_cell *c);
+void ui_nbview_view_images(struct ui *ui, struct nb_cell *c);
 /* Forget the images read from the notebook's file. */
-void nbview_images_forget(struct ui *ui);
+void ui_nbview_images_forget(struct ui *ui);
 /* Drop the images a cell's view shows (before the view goes: a run, a delete). */
-void nbview_images_drop(struct ui *ui, const struct out_cell *view);
-void nbview_draw(struct ui *ui, struct pane *p);
-int nbview_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+void ui_nbview_images_drop(struct ui *ui, const struct out_cell *view);
+void ui_nbview_draw(struct ui *ui, struct pane *p);
+int ui_nbview_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
 /* The status line's part about the notebook ("name.ipynb [+] | cell 3/12 | command"). */
-void nbview_status(struct ui *ui, struct strbuf *sb);
+void ui_nbview_status(struct ui *ui, struct strbuf *sb);
 /* Save (to `path`, NULL: its file); `force` writes over a file changed on disk. */
-int nbview_save(struct ui *ui, const char *path, int force, struct strbuf *msg);
+int ui_nbview_save(struct ui *ui, const char *path, int force, struct strbuf *msg);
 /* Whether the UI may quit now (no unsaved changes, or the user said so twice). */
-int nbview_may_quit(struct ui *ui);
+int ui_nbview_may_quit(struct ui *ui);
 /* Write the recovery file when it is due; ms until it is due next (-1: nothing to do). */
-int nbview_autosave(struct ui *ui);
+int ui_nbview_autosave(struct ui *ui);
 /* Write it now (the UI is leaving on a signal). */
-void nbview_autosave_now(struct ui *ui);
+void ui_nbview_autosave_now(struct ui *ui);
 /* The overlay over a recovery file (drawn and keyed by ui_overlay.c's table). */
-void nbview_draw_recover(struct ui *ui);
-int nbview_recover_key(struct ui *ui, int is_key, wint_t ch);
+void ui_nbview_draw_recover(struct ui *ui);
+int ui_nbview_recover_key(struct ui *ui, int is_key, wint_t ch);
 /* Select cell `i` (and show it). */
-void nbview_select(struct ui *ui, size_t i);
+void ui_nbview_select(struct ui *ui, size_t i);
 /* Scroll the view by `rows` (up when negative). */
-void nbview_scroll(struct ui *ui, int rows);
+void ui_nbview_scroll(struct ui *ui, int rows);
 /* Make the selected cell (in edit mode: the cursor) show. */
-void nbview_show_sel(struct ui *ui);
+void ui_nbview_show_sel(struct ui *ui);
 /* Leave edit mode, keeping the text in the cell. */
-void nbview_leave_edit(struct ui *ui);
+void ui_nbview_leave_edit(struct ui *ui);
 /* What a notebook key does (the key table's actions on the notebook). */
 enum nb_act {
 	NB_UP, NB_DOWN, NB_FIRST, NB_LAST, NB_PAGE_UP, NB_PAGE_DOWN, NB_EDIT,
@@ -488,36 +488,36 @@ enum nb_act {
 	NB_LEAVE_EDIT, NB_NEWLINE, NB_EDIT_UP, NB_EDIT_DOWN,	/* edit mode */
 };
 /* Do `act` on the selected cell. */
-void nbview_act(struct ui *ui, enum nb_act act);
+void ui_nbview_act(struct ui *ui, enum nb_act act);
 /* Look for the find text from the selected cell on (`dir` 1 down, -1 up). */
-void nbview_find_next(struct ui *ui, int dir);
+void ui_nbview_find_next(struct ui *ui, int dir);
 /* Run cell `i` (queued behind others); `how`: what to select after. */
 enum nb_run { NB_RUN_STAY, NB_RUN_NEXT, NB_RUN_INSERT };
-void nbview_run(struct ui *ui, enum nb_run how);
+void ui_nbview_run(struct ui *ui, enum nb_run how);
 /* Queue cells [from, to) to run in order. */
-void nbview_run_range(struct ui *ui, size_t from, size_t to);
+void ui_nbview_run_range(struct ui *ui, size_t from, size_t to);
 /* The queue is dropped (an error, an interrupt, a restart). */
-void nbview_drop_queue(struct ui *ui);
+void ui_nbview_drop_queue(struct ui *ui);
 /* Whether a notebook cell runs or waits in the queue to (more than ui_cell_running()). */
-int nbview_busy(const struct ui *ui);
+int ui_nbview_busy(const struct ui *ui);
 /* The kernel was restarted: counts start again, nothing runs. */
-void nbview_restarted(struct ui *ui);
+void ui_nbview_restarted(struct ui *ui);
 /* Commands of notebook mode (rows of ui_commands.c's table). */
-int tc_open(struct ui *ui, int argc, char **argv, struct strbuf *msg);
-int tc_write(struct ui *ui, int argc, char **argv, struct strbuf *msg);
-int tc_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg);
-int tc_run_above(struct ui *ui, int argc, char **argv, struct strbuf *msg);
-int tc_run_below(struct ui *ui, int argc, char **argv, struct strbuf *msg);
-int tc_restart_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg);
-int tc_clear_outputs(struct ui *ui, int argc, char **argv, struct strbuf *msg);
-int tc_stats(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int ui_nbcmd_open(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int ui_nbcmd_write(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int ui_nbcmd_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int ui_nbcmd_run_above(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int ui_nbcmd_run_below(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int ui_nbcmd_restart_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int ui_nbcmd_clear_outputs(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+int ui_nbcmd_stats(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 
 /* ---- ui_screen.c: curses, the terminal, signals ---- */
 
-void themes_dirs(struct ui *ui);
-int screen_start(struct ui *ui, const char *theme_name);
-void graphics_requery(struct ui *ui);
-void screen_resize(void);
+void ui_themes_dirs(struct ui *ui);
+int ui_screen_start(struct ui *ui, const char *theme_name);
+void ui_graphics_requery(struct ui *ui);
+void ui_screen_resize(void);
 /*
  * Load theme `name` (`auto`: light or dark by the terminal's background) and fit it to the
  * terminal; -1 with `msg`.

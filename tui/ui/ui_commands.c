@@ -2,7 +2,7 @@
  * cellbox's own commands (Ctrl-O, F2): a table of designated initialisers in the style of
  * tmux's cmd_entry, each with its usage, help line and how many words it takes; the handler
  * never counts its arguments. The help pager (F1) is made from this table and the key table
- * (keytab.c), and so is the manual page's list (tui_help_rows()).
+ * (keytab.c), and so is the manual page's list (ui_help_rows()).
  */
 #include "ui.h"
 
@@ -52,21 +52,21 @@ static const struct tui_command tui_commands[] = {
 	{ .name = "save", .usage = "save [FILE.py|FILE.ipynb]", .fn = tc_save, .max = 1,
 	  .help = "save this session's cells as a percent-format .py or an .ipynb (in a "
 		  "notebook: the notebook, as 'write')" },
-	{ .name = "write", .usage = "write [FILE] (:w, :w!)", .fn = tc_write, .max = 1,
+	{ .name = "write", .usage = "write [FILE] (:w, :w!)", .fn = ui_nbcmd_write, .max = 1,
 	  .help = "save the notebook (Ctrl-S) in its format; FILE: save as; '!': over a file "
 		  "changed on disk" },
-	{ .name = "open", .usage = "open FILE (:open!)", .fn = tc_open, .min = 1, .max = 1,
+	{ .name = "open", .usage = "open FILE (:open!)", .fn = ui_nbcmd_open, .min = 1, .max = 1,
 	  .help = "open FILE.ipynb or a percent FILE.py as a notebook (a new file is made when "
 		  "saved); '!': drop unsaved changes" },
-	{ .name = "run-all", .usage = "run-all", .fn = tc_run_all,
+	{ .name = "run-all", .usage = "run-all", .fn = ui_nbcmd_run_all,
 	  .help = "notebook: run every code cell, in order" },
-	{ .name = "run-above", .usage = "run-above", .fn = tc_run_above,
+	{ .name = "run-above", .usage = "run-above", .fn = ui_nbcmd_run_above,
 	  .help = "notebook: run the cells above the selected one" },
-	{ .name = "run-below", .usage = "run-below", .fn = tc_run_below,
+	{ .name = "run-below", .usage = "run-below", .fn = ui_nbcmd_run_below,
 	  .help = "notebook: run the selected cell and those below it" },
-	{ .name = "restart-run-all", .usage = "restart-run-all", .fn = tc_restart_run_all,
+	{ .name = "restart-run-all", .usage = "restart-run-all", .fn = ui_nbcmd_restart_run_all,
 	  .help = "notebook: restart the kernel, then run every cell" },
-	{ .name = "clear-outputs", .usage = "clear-outputs", .fn = tc_clear_outputs,
+	{ .name = "clear-outputs", .usage = "clear-outputs", .fn = ui_nbcmd_clear_outputs,
 	  .help = "notebook: clear every cell's outputs and counts" },
 	{ .name = "load", .usage = "load FILE [run]", .fn = tc_load, .min = 1, .max = 2,
 	  .help = "load a .py (percent cells), an .ipynb or a recorded session (its id) into "
@@ -88,7 +88,7 @@ static const struct tui_command tui_commands[] = {
 	  .help = "copy plot N's PNG to FILE (s in the plot view)" },
 	{ .name = "help", .usage = "help", .fn = tc_help,
 	  .help = "keys and commands (F1)" },
-	{ .name = "stats", .usage = "stats", .fn = tc_stats,
+	{ .name = "stats", .usage = "stats", .fn = ui_nbcmd_stats,
 	  .help = "how long the first frame took, the cells, the memory in use" },
 	{ .name = "quit", .usage = "quit (:q, :q!)", .fn = tc_quit,
 	  .help = "leave cellbox (Ctrl-Q; Ctrl-D on an empty cell); '!': without saving" },
@@ -98,7 +98,7 @@ static const struct tui_command tui_commands[] = {
 static int tc_restart(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv, (void)msg;
-	restart_kernel(ui);
+	ui_restart_kernel(ui);
 	return 0;
 }
 
@@ -118,7 +118,7 @@ static int tc_interrupt(struct ui *ui, int argc, char **argv, struct strbuf *msg
 static int tc_clear(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	if (ui->nbv)		/* a notebook has no output pane: its outputs */
-		return tc_clear_outputs(ui, argc, argv, msg);
+		return ui_nbcmd_clear_outputs(ui, argc, argv, msg);
 	/* Running cells stay, so their events still have somewhere to go. */
 	for (size_t i = 0; i < ui->out.ncells;) {
 		struct out_cell *c = ui->out.cells[i];
@@ -140,9 +140,9 @@ static int tc_clear(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 static int tc_clear_plots(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
-	if (!session_request(ui->s, "clear_plots", NULL, on_ignore, NULL, msg))
+	if (!session_request(ui->s, "clear_plots", NULL, ui_on_ignore, NULL, msg))
 		return -1;
-	plots_forget(ui);
+	ui_plots_forget(ui);
 	return 0;
 }
 
@@ -154,7 +154,7 @@ static int tc_save(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	int rc;
 
 	if (ui->nbv)
-		return nbview_save(ui, argc > 1 ? argv[1] : NULL, ui->bang, msg);
+		return ui_nbview_save(ui, argc > 1 ? argv[1] : NULL, ui->bang, msg);
 	if (argc < 2) {
 		strbuf_addstr(msg, "save FILE.py or FILE.ipynb (the console has no file of its own)");
 		return -1;
@@ -190,7 +190,7 @@ static int copy_file_cmd(struct ui *ui, int in, int argc, char **argv, struct st
 	int rc;
 
 	/* Waiting behind a cell of the user's would hang the screen (cellbox's own are quick). */
-	if (ui_cell_running(ui) || !session_state_usable(ui)) {
+	if (ui_cell_running(ui) || !ui_session_usable(ui)) {
 		strbuf_addstr(msg, ui_cell_running(ui) ? "the kernel is busy: copy when it is idle"
 						: "the kernel is not running: F6 starts a new one");
 		return -1;
@@ -243,7 +243,7 @@ static int tc_load(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		code = cellfile_join(cJSON_GetObjectItemCaseSensitive(cell, "source"));
 		if (argc == 3) {
 			edbuf_set(&ui->editor.ed, code);
-			run_cell(ui);
+			ui_run_cell(ui);
 		} else {
 			strbuf_addf(&all, "%s%s", n ? "\n\n" : "", code);
 		}
@@ -318,7 +318,7 @@ static int tc_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	if (i < 0)
 		return -1;
 	ui->side.plot_sel = (size_t)i;
-	overlay_push(ui, OV_PLOT);
+	ui_overlay_push(ui, OV_PLOT);
 	return 0;
 }
 
@@ -357,7 +357,7 @@ static int nb_redraw(struct ui *ui, int n, int scroll, struct strbuf *msg)
 		if (scroll) {	/* one row down (back to the top at the end) */
 			size_t was = v->top;
 			int was_row = v->top_row;
-			nbview_scroll(ui, 1);
+			ui_nbview_scroll(ui, 1);
 			if (v->top == was && v->top_row == was_row)
 				v->top = 0, v->top_row = 0;
 			else
@@ -481,13 +481,13 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		strbuf_addf(&sb, "  %-*s  %s\n", wide, tui_commands[i].usage, tui_commands[i].help);
 	strbuf_addstr(&sb, "\nIPython magics (%timeit, %%bash ...) and !shell lines go to the "
 			   "kernel as they are.\n");
-	pager_open(ui, "cellbox help", sb.buf);
+	ui_pager_open(ui, "cellbox help", sb.buf);
 	strbuf_release(&sb);
 	return 0;
 }
 
 /* The help's rows, for the manual page: the console's keys, notebook mode's, the commands. */
-void tui_help_rows(void (*row)(void *data, const char *left, const char *right), void *data)
+void ui_help_rows(void (*row)(void *data, const char *left, const char *right), void *data)
 {
 	row(data, "", "The console: an output pane, an editor for the next cell");
 	keytab_rows(0, row, data);
@@ -504,7 +504,7 @@ static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	(void)argc, (void)argv, (void)msg;
 	if (ui->nbv && ui->bang)
 		ui->nbv->quit_armed = 1;
-	return nbview_may_quit(ui) ? PANE_QUIT : 0;
+	return ui_nbview_may_quit(ui) ? PANE_QUIT : 0;
 }
 
 /* Whether `name` is one of the commands (exactly: a key names it as it is spelled). */
@@ -517,7 +517,7 @@ int ui_command_exists(const char *name)
 }
 
 /* Split a command line into words and run it; the command's PANE_* flags. */
-int run_command(struct ui *ui, const char *line)
+int ui_run_command(struct ui *ui, const char *line)
 {
 	char *copy = xstrdup(line), *argv[8], *save = NULL;
 	int argc = 0, i, flags = 0;

@@ -67,7 +67,7 @@ static int fit_color(const struct ui *ui, int c)
 
 
 /* The look of theme element `el`, with SGR attributes `sgr` (may be NULL) on top. */
-struct look look_of(struct ui *ui, int el, const struct sgr_attr *sgr)
+struct look ui_look_of(struct ui *ui, int el, const struct sgr_attr *sgr)
 {
 	const struct theme_style *st = &ui->theme.style[el];
 	int fg = st->fg, bg = st->bg;
@@ -87,7 +87,7 @@ struct look look_of(struct ui *ui, int el, const struct sgr_attr *sgr)
 }
 
 /* Forget the colour pairs (after a theme change). */
-void colors_reset(struct ui *ui)
+void ui_colors_reset(struct ui *ui)
 {
 	ui->npairs = 0;
 	if (ui->ncolors)
@@ -98,7 +98,7 @@ void colors_reset(struct ui *ui)
 /* ---- drawing primitives ----------------------------------------------------------------- */
 
 /* Decode one UTF-8 character of s[0..len): its code point in *wc, its length returned. */
-size_t decode(const char *s, size_t len, wchar_t *wc)
+size_t ui_decode(const char *s, size_t len, wchar_t *wc)
 {
 	mbstate_t st;
 	size_t n;
@@ -113,7 +113,7 @@ size_t decode(const char *s, size_t len, wchar_t *wc)
 }
 
 /* Columns a character takes; control characters are shown as '?'. */
-int char_width(wchar_t *wc)
+int ui_char_width(wchar_t *wc)
 {
 	int w;
 
@@ -130,7 +130,7 @@ int char_width(wchar_t *wc)
 }
 
 /* Put one character at y, x with a look. */
-void put_wc(int y, int x, wchar_t wc, struct look l)
+void ui_put_wc(int y, int x, wchar_t wc, struct look l)
 {
 	cchar_t cc;
 	wchar_t str[2] = { wc, 0 };
@@ -140,7 +140,7 @@ void put_wc(int y, int x, wchar_t wc, struct look l)
 }
 
 /* Write UTF-8 text at y, x, at most `maxw` columns; returns the columns used. */
-int put_text(int y, int x, int maxw, const char *s, struct look l)
+int ui_put_text(int y, int x, int maxw, const char *s, struct look l)
 {
 	size_t len = strlen(s);
 	int used = 0;
@@ -149,39 +149,39 @@ int put_text(int y, int x, int maxw, const char *s, struct look l)
 		wchar_t wc;
 		int w;
 
-		i += decode(s + i, len - i, &wc);
+		i += ui_decode(s + i, len - i, &wc);
 		if (wc == L'\t')
 			wc = L' ';
-		w = char_width(&wc);
+		w = ui_char_width(&wc);
 		if (used + w > maxw)
 			break;
-		put_wc(y, x + used, wc, l);
+		ui_put_wc(y, x + used, wc, l);
 		used += w;
 	}
 	return used;
 }
 
 /* Fill a row segment with blanks of a look. */
-void fill_row(int y, int x, int w, struct look l)
+void ui_fill_row(int y, int x, int w, struct look l)
 {
 	for (int i = 0; i < w; i++)
-		put_wc(y, x + i, L' ', l);
+		ui_put_wc(y, x + i, L' ', l);
 }
 
 /* Draw a box with a title over its top border. */
-void draw_box(struct ui *ui, int y, int x, int h, int w, const char *title)
+void ui_draw_box(struct ui *ui, int y, int x, int h, int w, const char *title)
 {
-	struct look lk = look_of(ui, TH_OVERLAY, NULL);
+	struct look lk = ui_look_of(ui, TH_OVERLAY, NULL);
 
 	for (int r = 0; r < h; r++)
-		fill_row(y + r, x, w, lk);
+		ui_fill_row(y + r, x, w, lk);
 	for (int c = 0; c < w; c++) {
 		cchar_t cc;
 		setcchar(&cc, L"\u2500", lk.attr, lk.pair, NULL);
 		mvadd_wch(y, x + c, &cc);
 		mvadd_wch(y + h - 1, x + c, &cc);
 	}
-	put_text(y, x + 2, w - 4, title, look_of(ui, TH_TITLE, NULL));
+	ui_put_text(y, x + 2, w - 4, title, ui_look_of(ui, TH_TITLE, NULL));
 }
 
 /* ---- layout and the frame --------------------------------------------------------------- */
@@ -190,7 +190,7 @@ void draw_box(struct ui *ui, int y, int x, int h, int w, const char *title)
 void ui_layout(struct ui *ui)
 {
 	int side = ui->panes[P_SIDE].visible && COLS >= 60 ? SIDE_WIDTH : 0;
-	int ed_h = editor_rows(ui, LINES - 1);
+	int ed_h = ui_editor_rows(ui, LINES - 1);
 	struct pane *o = &ui->panes[P_OUTPUT], *e = &ui->panes[P_EDITOR];
 	struct pane *sd = &ui->panes[P_SIDE], *st = &ui->panes[P_STATUS];
 
@@ -221,10 +221,10 @@ void ui_draw(struct ui *ui)
 	}
 	ui->panes[ui->focus].draw(ui, &ui->panes[ui->focus]);	/* last: it places the cursor */
 	getyx(stdscr, cy, cx);
-	overlays_draw(ui, cy, cx);	/* and hides the plots they cover */
-	plots = plots_prepare(ui, &cleared);
+	ui_overlays_draw(ui, cy, cx);	/* and hides the plots they cover */
+	plots = ui_plots_prepare(ui, &cleared);
 	refresh();
 	if (plots)
-		plots_write(ui, cleared);
+		ui_plots_write(ui, cleared);
 }
 

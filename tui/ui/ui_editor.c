@@ -14,7 +14,7 @@
 /* ---- editor pane ------------------------------------------------------------------------ */
 
 /* Rows the editor wants: its lines and the separator, at most half the screen. */
-int editor_rows(const struct ui *ui, int screen_h)
+int ui_editor_rows(const struct ui *ui, int screen_h)
 {
 	int want = (int)edbuf_lines(&ui->editor.ed) + 1, max = screen_h / 2;
 
@@ -24,10 +24,10 @@ int editor_rows(const struct ui *ui, int screen_h)
 }
 
 /* Draw the editor pane: a separator with hints, the highlighted cell, the cursor. */
-void draw_editor(struct ui *ui, struct pane *p)
+void ui_editor_draw(struct ui *ui, struct pane *p)
 {
-	struct look sep = look_of(ui, TH_BORDER, NULL), prompt = look_of(ui, TH_PROMPT_IN, NULL);
-	struct look bracket = look_of(ui, TH_BRACKET, NULL);
+	struct look sep = ui_look_of(ui, TH_BORDER, NULL), prompt = ui_look_of(ui, TH_PROMPT_IN, NULL);
+	struct look bracket = ui_look_of(ui, TH_BRACKET, NULL);
 	size_t cur_line = edbuf_line(&ui->editor.ed), nlines = edbuf_lines(&ui->editor.ed), first_line = 0;
 	int rows = p->h - 1, state = HL_STATE_NORMAL, prompt_w = 8, cur_x = 0, cur_y = p->y + 1;
 	size_t cur_col = edbuf_col(&ui->editor.ed), hscroll = 0;
@@ -43,7 +43,7 @@ void draw_editor(struct ui *ui, struct pane *p)
 	}
 	snprintf(title, sizeof(title), " In [%d] \u00b7 Enter runs \u00b7 Ctrl-J newline \u00b7 "
 		 "F1 help ", ui->exec_count + 1);
-	put_text(p->y, p->x + 2, p->w - 2, title, look_of(ui, TH_TITLE, NULL));
+	ui_put_text(p->y, p->x + 2, p->w - 2, title, ui_look_of(ui, TH_TITLE, NULL));
 	if (rows < 1)
 		rows = 1;
 	if (cur_line >= (size_t)rows)
@@ -54,7 +54,7 @@ void draw_editor(struct ui *ui, struct pane *p)
 	for (size_t ln = 0, off = 0; ln < nlines; ln++) {
 		size_t end = edbuf_line_start(&ui->editor.ed, ln + 1), len;
 		len = end > off && ln + 1 < nlines ? end - off - 1 : end - off;
-		state = hl_line(text + off, len, state, cls + off);
+		state = highlight_line(text + off, len, state, cls + off);
 		off = end;
 	}
 	for (int r = 0; r < rows && first_line + (size_t)r < nlines; r++) {
@@ -64,19 +64,19 @@ void draw_editor(struct ui *ui, struct pane *p)
 		int y = p->y + 1 + r, x = prompt_w;
 		size_t col = 0;
 
-		put_text(y, p->x, prompt_w, ln ? "   ...: " : "In  >>: ", prompt);
+		ui_put_text(y, p->x, prompt_w, ln ? "   ...: " : "In  >>: ", prompt);
 		for (size_t i = off; i < end;) {
 			wchar_t wc;
-			size_t n = decode(text + i, end - i, &wc);
+			size_t n = ui_decode(text + i, end - i, &wc);
 			int el = cls[i] == HL_TEXT ? TH_NORMAL : TH_SYNTAX_KEYWORD + cls[i] - 1;
-			int w = wc == L'\t' ? 1 : char_width(&wc);
+			int w = wc == L'\t' ? 1 : ui_char_width(&wc);
 			struct look lk = ((long)i == at || (long)i == match) && match >= 0 ?
-					 bracket : look_of(ui, el, NULL);
+					 bracket : ui_look_of(ui, el, NULL);
 
 			if (wc == L'\t')
 				wc = L' ';
 			if (col >= hscroll && x + w <= p->w)
-				put_wc(y, p->x + x, wc, lk);
+				ui_put_wc(y, p->x + x, wc, lk);
 			if (col >= hscroll)
 				x += w;
 			if (ln == cur_line && i + n == ui->editor.ed.cur)
@@ -97,14 +97,14 @@ void draw_editor(struct ui *ui, struct pane *p)
 }
 
 /* Start the editor pane's state: an empty cell, no history. */
-void editor_init(struct editor_pane *e)
+void ui_editor_init(struct editor_pane *e)
 {
 	memset(e, 0, sizeof(*e));
 	edbuf_init(&e->ed);
 }
 
 /* Free the editor pane's state: the cell, the history, the completions. */
-void editor_release(struct editor_pane *e)
+void ui_editor_release(struct editor_pane *e)
 {
 	edbuf_release(&e->ed);
 	for (size_t i = 0; i < e->nhist; i++)
@@ -121,7 +121,7 @@ void editor_release(struct editor_pane *e)
 /* ---- history ---------------------------------------------------------------------------- */
 
 /* Remember a cell for Up/Down and Ctrl-R (not twice in a row). */
-void hist_add(struct ui *ui, const char *code)
+void ui_hist_add(struct ui *ui, const char *code)
 {
 	struct editor_pane *e = &ui->editor;
 
@@ -144,7 +144,7 @@ out:
 }
 
 /* Step through history by `dir` (-1 older, +1 newer); 0 when there is nowhere to go. */
-int editor_hist_walk(struct ui *ui, int dir)
+int ui_editor_hist_walk(struct ui *ui, int dir)
 {
 	struct editor_pane *e = &ui->editor;
 
@@ -167,7 +167,7 @@ int editor_hist_walk(struct ui *ui, int dir)
 }
 
 /* Find the newest history entry before `from` containing the search text. */
-long hist_search(struct ui *ui, long from)
+long ui_hist_search(struct ui *ui, long from)
 {
 	for (long i = from; i >= 0; i--)
 		if (strstr(ui->editor.hist[i], ui->ovl.line.buf))
@@ -188,7 +188,7 @@ static int looks_incomplete(const struct edbuf *e)
 
 	for (size_t ln = 0, off = 0; ln < nlines; ln++) {
 		size_t end = ln + 1 < nlines ? edbuf_line_start(e, ln + 1) - 1 : e->text.len;
-		state = hl_line(s + off, end - off, state, cls + off);
+		state = highlight_line(s + off, end - off, state, cls + off);
 		off = end + 1;
 	}
 	for (size_t i = 0; i < e->text.len; i++)
@@ -232,12 +232,12 @@ static void on_is_complete(struct session *s, const struct session_event *ev, vo
 		if (indent)
 			edbuf_insert(&ui->editor.ed, indent, strlen(indent));
 	} else {
-		run_cell(ui);
+		ui_run_cell(ui);
 	}
 }
 
 /* Enter: run when the kernel says the cell is complete, else a new line. */
-void editor_enter(struct ui *ui)
+void ui_editor_enter(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
 	cJSON *params;
@@ -247,14 +247,14 @@ void editor_enter(struct ui *ui)
 		return;
 	}
 	if (cellcmd_is_command(ui->editor.ed.text.buf)) {
-		run_cell(ui);		/* one of cellbox's commands, not Python */
+		ui_run_cell(ui);		/* one of cellbox's commands, not Python */
 		return;
 	}
 	if (session_state(ui->s) != SESSION_IDLE || ui_cell_running(ui) || ui->editor.is_complete_id) {
 		if (looks_incomplete(&ui->editor.ed))
 			edbuf_newline(&ui->editor.ed, 1);
 		else
-			run_cell(ui);
+			ui_run_cell(ui);
 		return;
 	}
 	params = cJSON_CreateObject();
@@ -284,13 +284,13 @@ void editor_enter(struct ui *ui)
 			if (session_wait(ui->s, id) < 0 && errno != EINTR)
 				break;
 	} else {
-		run_cell(ui);
+		ui_run_cell(ui);
 	}
 	strbuf_release(&err);
 }
 
 /* Forget the completion menu. */
-void menu_free(struct ui *ui)
+void ui_menu_free(struct ui *ui)
 {
 	for (size_t i = 0; i < ui->editor.nmenu; i++)
 		free(ui->editor.menu[i]);
@@ -300,12 +300,12 @@ void menu_free(struct ui *ui)
 }
 
 /* Put completion `m` in place of the text it completes. */
-void menu_accept(struct ui *ui, const char *m)
+void ui_menu_accept(struct ui *ui, const char *m)
 {
 	edbuf_replace(&ui->editor.ed, ui->editor.comp_from, ui->editor.comp_to, m);
-	menu_free(ui);
+	ui_menu_free(ui);
 	if (ui->ovl.ov == OV_MENU)
-		overlay_pop(ui);
+		ui_overlay_pop(ui);
 }
 
 /* Take the kernel's completions: insert the only one, or open the menu. */
@@ -321,7 +321,7 @@ static void on_complete(struct session *s, const struct session_event *ev, void 
 		return;
 	start = ev->reply.cursor_start;
 	end = ev->reply.cursor_end;
-	menu_free(ui);
+	ui_menu_free(ui);
 	for (size_t i = 0; i < ev->reply.nmatches; i++) {
 		ui->editor.menu = xrealloc(ui->editor.menu, (ui->editor.nmenu + 1) * sizeof(*ui->editor.menu));
 		ui->editor.menu[ui->editor.nmenu++] = xstrdup(ev->reply.matches[i]);
@@ -331,13 +331,13 @@ static void on_complete(struct session *s, const struct session_event *ev, void 
 	if (!ui->editor.nmenu)
 		ui_message(ui, "no completions");
 	else if (ui->editor.nmenu == 1)
-		menu_accept(ui, ui->editor.menu[0]);
+		ui_menu_accept(ui, ui->editor.menu[0]);
 	else
-		overlay_push(ui, OV_MENU);
+		ui_overlay_push(ui, OV_MENU);
 }
 
 /* Tab: indent at the start of a line, else ask the kernel for completions. */
-void editor_tab(struct ui *ui)
+void ui_editor_tab(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
 	size_t start = edbuf_line_start(&ui->editor.ed, edbuf_line(&ui->editor.ed)), i;
@@ -362,7 +362,7 @@ void editor_tab(struct ui *ui)
 /* ---- keys ------------------------------------------------------------------------------- */
 
 /* The editor pane's keys: the key table's (KM_EDITOR), then a paste or a character typed. */
-int editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
+int ui_editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
 	int rc;
 

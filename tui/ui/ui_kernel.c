@@ -11,12 +11,12 @@
 #include <string.h>
 
 /* Take the code of one recorded cell of an earlier session into the history list. */
-int load_hist_entry(const cJSON *entry, void *data)
+int ui_load_hist_entry(const cJSON *entry, void *data)
 {
 	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "code"));
 
 	if (code && *code)
-		hist_add(data, code);
+		ui_hist_add(data, code);
 	return 0;
 }
 
@@ -27,14 +27,14 @@ static void list_plot(struct ui *ui, const struct session_plot *plot)
 		ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
 		ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
 	}
-	plot_add(ui, &ui->plots[ui->nplots++], plot);
+	ui_plot_add(ui, &ui->plots[ui->nplots++], plot);
 }
 
 /* A plot of a display or result event: its line in the cell and the plot list. */
 static void cell_plot(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		      const struct session_plot *plot)
 {
-	out_cell_plot(m, c, plot->index, plot->width, plot->height);
+	outmodel_cell_plot(m, c, plot->index, plot->width, plot->height);
 	list_plot(ui, plot);
 }
 
@@ -81,19 +81,19 @@ static void cell_artifact(struct ui *ui, struct outmodel *m, struct out_cell *c,
 				 dst);
 	else
 		line = xasprintf("[artifact %d not kept: %s]\n", idx, err.buf);
-	out_cell_append(m, c, OUT_INFO, line, strlen(line));	/* sanitised there */
+	outmodel_cell_append(m, c, OUT_INFO, line, strlen(line));	/* sanitised there */
 	free(line);
 	free(dst);
 	strbuf_release(&err);
 }
 
 /* Put one event of a running cell into its view `c` (of model `m`). */
-void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
+void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		const struct session_event *ev)
 {
 	switch (ev->type) {
 	case SESSION_EV_STREAM:
-		out_cell_append(m, c, ev->stream.stream == SESSION_STDERR ? OUT_STDERR
+		outmodel_cell_append(m, c, ev->stream.stream == SESSION_STDERR ? OUT_STDERR
 										 : OUT_STDOUT,
 				ev->stream.text, ev->stream.len);
 		break;
@@ -109,16 +109,16 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		if (plot) {
 			cell_plot(ui, m, c, plot);
 			if (id)
-				out_cell_tag(c, c->nchunks - 1, id);
+				outmodel_cell_tag(c, c->nchunks - 1, id);
 		} else if (ev->display.pager && text) {
-			pager_open(ui, "help", text);
+			ui_pager_open(ui, "help", text);
 		} else if (text) {
 			char *line = xasprintf("%s\n", text);
 
 			if (id)
-				out_cell_display(m, c, id, line, strlen(line));
+				outmodel_cell_display(m, c, id, line, strlen(line));
 			else
-				out_cell_append(m, c, OUT_STDOUT, line, strlen(line));
+				outmodel_cell_append(m, c, OUT_STDOUT, line, strlen(line));
 			free(line);
 		}
 		break;
@@ -129,7 +129,7 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 			c->count = ev->result.execution_count;
 		if (text) {
 			char *line = xasprintf("%s\n", text);
-			out_cell_append(m, c, OUT_RESULT, line, strlen(line));
+			outmodel_cell_append(m, c, OUT_RESULT, line, strlen(line));
 			free(line);
 		}
 		if (ev->result.plot)
@@ -140,7 +140,7 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		cell_artifact(ui, m, c, &ev->artifact);
 		break;
 	case SESSION_EV_CLEAR_OUTPUT:
-		out_cell_clear(c, ev->clear.wait);
+		outmodel_cell_clear(c, ev->clear.wait);
 		break;
 	case SESSION_EV_ERROR: {
 		struct strbuf sb = STRBUF_INIT;
@@ -149,14 +149,14 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		if (!sb.len)
 			strbuf_addf(&sb, "%s: %s\n", ev->error.ename ? ev->error.ename : "Error",
 				    ev->error.evalue ? ev->error.evalue : "");
-		out_cell_append(m, c, OUT_ERROR, sb.buf, sb.len);
+		outmodel_cell_append(m, c, OUT_ERROR, sb.buf, sb.len);
 		strbuf_release(&sb);
 		break;
 	}
 	case SESSION_EV_INPUT_REQUEST: {
 		if (ui->ovl.ov == OV_MENU) {
-			menu_free(ui);
-			overlay_pop(ui);
+			ui_menu_free(ui);
+			ui_overlay_pop(ui);
 		}
 		free(ui->ovl.input_prompt);
 		ui->ovl.input_prompt = xstrdup(ev->input.prompt);
@@ -164,9 +164,9 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		strbuf_reset(&ui->ovl.line);
 		/* The one-line overlays share the line being typed: the question takes its place. */
 		if (ui->ovl.ov == OV_SEARCH || ui->ovl.ov == OV_PROMPT)
-			overlay_replace(ui, OV_INPUT);
+			ui_overlay_replace(ui, OV_INPUT);
 		else
-			overlay_push(ui, OV_INPUT);
+			ui_overlay_push(ui, OV_INPUT);
 		break;
 	}
 	case SESSION_EV_DONE: {
@@ -179,15 +179,15 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		if (d->detail) {
 			char *msg = xasprintf("[%s]\n", d->reason == REASON_INTERRUPTED ? "interrupted"
 										   : d->detail);
-			out_cell_append(m, c, OUT_INFO, msg, strlen(msg));
+			outmodel_cell_append(m, c, OUT_INFO, msg, strlen(msg));
 			free(msg);
 		} else if (d->status == SESSION_STATUS_ABORTED) {
-			out_cell_append(m, c, OUT_INFO, "[interrupted]\n", 14);
+			outmodel_cell_append(m, c, OUT_INFO, "[interrupted]\n", 14);
 		}
 		ui->last_duration = d->duration;
-		out_cell_finish(c, ui->last_duration);
+		outmodel_cell_finish(c, ui->last_duration);
 		if (ui->ovl.input_id == ev->id)
-			overlay_close(ui, OV_INPUT);	/* interrupted while asking */
+			ui_overlay_close(ui, OV_INPUT);	/* interrupted while asking */
 		break;
 	}
 	default:
@@ -198,7 +198,7 @@ void view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 /* `%load` and the like: the text the kernel asks to be the next cell, as the editor's. */
 static void console_next_input(struct ui *ui, const char *text)
 {
-	char *clean = next_input_text(text);
+	char *clean = ui_next_input_text(text);
 
 	if (ui->editor.ed.text.len) {	/* typed meanwhile: keep it, the text goes after it */
 		ui->editor.ed.cur = ui->editor.ed.text.len;
@@ -210,7 +210,7 @@ static void console_next_input(struct ui *ui, const char *text)
 }
 
 /* Put one event of a running cell of the output pane into its cell. */
-void on_cell_event(struct session *s, const struct session_event *ev, void *data)
+void ui_on_cell_event(struct session *s, const struct session_event *ev, void *data)
 {
 	struct ui *ui = data;
 	struct out_cell *c = outmodel_find(&ui->out, ev->id);
@@ -220,7 +220,7 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 	record_event(&ui->rec, s, ev);	/* the full output goes to the history store */
 	if (ev->type == SESSION_EV_NEXT_INPUT)
 		console_next_input(ui, ev->next_input.text);
-	view_event(ui, &ui->out, c, ev);
+	ui_view_event(ui, &ui->out, c, ev);
 	if (ev->type == SESSION_EV_DONE) {
 		record_cell(&ui->rec, c->code);
 		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
@@ -229,7 +229,7 @@ void on_cell_event(struct session *s, const struct session_event *ev, void *data
 }
 
 /* The view of request `id`: a cell of the output pane or of the notebook; NULL when gone. */
-struct out_cell *view_of_request(struct ui *ui, unsigned long id)
+struct out_cell *ui_view_of_request(struct ui *ui, unsigned long id)
 {
 	struct out_cell *c = outmodel_find(&ui->out, id);
 
@@ -240,7 +240,7 @@ struct out_cell *view_of_request(struct ui *ui, unsigned long id)
 }
 
 /* Submit the editor's text as a cell. */
-void run_cell(struct ui *ui)
+void ui_run_cell(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
 	char *code = xstrdup(ui->editor.ed.text.buf);
@@ -255,9 +255,9 @@ void run_cell(struct ui *ui)
 	}
 	if (cellcmd_is_command(code)) {
 		/* A line starting with ':' is not Python: one of cellbox's commands. */
-		hist_add(ui, code);
+		ui_hist_add(ui, code);
 		edbuf_set(&ui->editor.ed, "");
-		if (run_command(ui, code + 1) & PANE_QUIT)
+		if (ui_run_command(ui, code + 1) & PANE_QUIT)
 			ui->quit = 1;
 		free(code);
 		return;
@@ -267,14 +267,14 @@ void run_cell(struct ui *ui)
 		free(code);
 		return;
 	}
-	id = session_execute(ui->s, code, SESSION_EXEC_ALLOW_STDIN, ui->cfg->timeout, on_cell_event,
+	id = session_execute(ui->s, code, SESSION_EXEC_ALLOW_STDIN, ui->cfg->timeout, ui_on_cell_event,
 			     ui, &err);
-	hist_add(ui, code);
+	ui_hist_add(ui, code);
 	if (!id) {
 		struct out_cell *c = outmodel_add(&ui->out, 0, code);
 		strbuf_addstr(&err, "\n");
-		out_cell_append(&ui->out, c, OUT_ERROR, err.buf, err.len);
-		out_cell_finish(c, 0);
+		outmodel_cell_append(&ui->out, c, OUT_ERROR, err.buf, err.len);
+		outmodel_cell_finish(c, 0);
 	} else {
 		outmodel_add(&ui->out, id, code);
 		ui_cell_started(ui);
@@ -305,7 +305,7 @@ void ui_cell_finished(struct ui *ui)
 }
 
 /* Restart the kernel, showing "restarting" while it starts. */
-void restart_kernel(struct ui *ui)
+void ui_restart_kernel(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
 
@@ -315,14 +315,14 @@ void restart_kernel(struct ui *ui)
 		ui_message(ui, "cannot restart the kernel: %s", err.buf);
 	} else {
 		struct out_cell *c = outmodel_add(&ui->out, 0, NULL);
-		out_cell_append(&ui->out, c, OUT_INFO, "[kernel restarted]\n", 19);
-		out_cell_finish(c, 0);
+		outmodel_cell_append(&ui->out, c, OUT_INFO, "[kernel restarted]\n", 19);
+		outmodel_cell_finish(c, 0);
 		ui->exec_count = 0;
 		ui->kernel_cols = 0;	/* a new kernel: tell it the width again */
 		strcpy(ui->kernel_scheme, "Linux");	/* a fresh kernel has IPython's default */
 		ui_match_kernel_colors(ui);
 		if (ui->nbv)
-			nbview_restarted(ui);
+			ui_nbview_restarted(ui);
 		ui_message(ui, "kernel restarted");
 		free(ui->dead_reason);
 		ui->dead_reason = NULL;
@@ -333,7 +333,7 @@ void restart_kernel(struct ui *ui)
 }
 
 /* Show a kernel death at once, with the reason and the way back. */
-void on_state(struct session *s, enum session_state state, const char *msg, void *data)
+void ui_on_state(struct session *s, enum session_state state, const char *msg, void *data)
 {
 	struct ui *ui = data;
 	struct out_cell *c;
@@ -347,8 +347,8 @@ void on_state(struct session *s, enum session_state state, const char *msg, void
 	text = xasprintf("[%s: press F6 or run ':restart' to start a new kernel; the history "
 			 "stays]\n", ui->dead_reason);
 	c = outmodel_add(&ui->out, 0, NULL);
-	out_cell_append(&ui->out, c, OUT_ERROR, text, strlen(text));
-	out_cell_finish(c, 0);
+	outmodel_cell_append(&ui->out, c, OUT_ERROR, text, strlen(text));
+	outmodel_cell_finish(c, 0);
 	if (ui->nbv)	/* the notebook shows no output pane: say it in the status line */
 		ui_message(ui, "%s: F6 starts a new kernel", ui->dead_reason);
 	free(text);
@@ -356,14 +356,14 @@ void on_state(struct session *s, enum session_state state, const char *msg, void
 }
 
 /* Whether the kernel can take cells (not dead, not closed). */
-int session_state_usable(const struct ui *ui)
+int ui_session_usable(const struct ui *ui)
 {
 	enum session_state st = ui->s ? session_state(ui->s) : SESSION_CLOSED;
 	return st != SESSION_DEAD && st != SESSION_CLOSED;
 }
 
 /* Text the kernel sent for an editor: controls but tabs and newlines dropped, size capped. */
-char *next_input_text(const char *text)
+char *ui_next_input_text(const char *text)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -375,19 +375,19 @@ char *next_input_text(const char *text)
 }
 
 /* Tell the kernel the width output is drawn at (COLUMNS; pandas follows), when it changed. */
-void kernel_set_width(struct ui *ui)
+void ui_kernel_set_width(struct ui *ui)
 {
 	struct strbuf err = STRBUF_INIT;
 	int cols = ui->nbv ? ui->panes[P_NOTEBOOK].w - 2 : ui->panes[P_OUTPUT].w;
 	char *code;
 
-	if (!ui->s || cols < 20 || cols == ui->kernel_cols || !session_state_usable(ui))
+	if (!ui->s || cols < 20 || cols == ui->kernel_cols || !ui_session_usable(ui))
 		return;
 	code = xasprintf("import os as __cellbox_os\n__cellbox_os.environ['COLUMNS'] = '%d'\n"
 			 "__cellbox_os.environ['LINES'] = '%d'\ndel __cellbox_os\n", cols,
 			 LINES > 2 ? LINES - 2 : 24);
 	/* cellbox's own cell: the security policy is for the user's (it imports os) */
-	if (session_execute(ui->s, code, SESSION_EXEC_SILENT | SESSION_EXEC_TRUSTED, 0, on_ignore,
+	if (session_execute(ui->s, code, SESSION_EXEC_SILENT | SESSION_EXEC_TRUSTED, 0, ui_on_ignore,
 			    NULL, &err))
 		ui->kernel_cols = cols;
 	free(code);
@@ -407,7 +407,7 @@ void ui_match_kernel_colors(struct ui *ui)
 }
 
 /* Events nobody waits for. */
-void on_ignore(struct session *s, const struct session_event *ev, void *data)
+void ui_on_ignore(struct session *s, const struct session_event *ev, void *data)
 {
 	(void)s, (void)ev, (void)data;
 }

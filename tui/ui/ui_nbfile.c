@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int nbview_save(struct ui *ui, const char *path, int force, struct strbuf *msg)
+int ui_nbview_save(struct ui *ui, const char *path, int force, struct strbuf *msg)
 {
 	struct nbview *v = ui->nbv;
 	int rc;
@@ -20,7 +20,7 @@ int nbview_save(struct ui *ui, const char *path, int force, struct strbuf *msg)
 	return 0;
 }
 
-int nbview_may_quit(struct ui *ui)
+int ui_nbview_may_quit(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
 
@@ -31,7 +31,7 @@ int nbview_may_quit(struct ui *ui)
 	return 0;
 }
 
-int nbview_autosave(struct ui *ui)
+int ui_nbview_autosave(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
 	struct strbuf err = STRBUF_INIT;
@@ -56,7 +56,7 @@ int nbview_autosave(struct ui *ui)
 }
 
 /* Write the recovery file now (leaving after a signal: what is unsaved stays beside it). */
-void nbview_autosave_now(struct ui *ui)
+void ui_nbview_autosave_now(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
 	struct strbuf err = STRBUF_INIT;
@@ -70,24 +70,24 @@ void nbview_autosave_now(struct ui *ui)
 }
 
 /* Draw the question about a recovery file. */
-void nbview_draw_recover(struct ui *ui)
+void ui_nbview_draw_recover(struct ui *ui)
 {
 	int h = 7, w = COLS > 72 ? 72 : COLS - 2, y = (LINES - h) / 2, x = (COLS - w) / 2;
-	struct look lk = look_of(ui, TH_OVERLAY, NULL);
+	struct look lk = ui_look_of(ui, TH_OVERLAY, NULL);
 	char *rec = ui->nbv ? notebook_recovery_path(&ui->nbv->nb) : NULL;
 
 	if (!rec || w < 20 || LINES < h + 1)
 		goto out;
-	draw_box(ui, y, x, h, w, " unsaved changes were found ");
-	put_text(y + 2, x + 2, w - 4, "cellbox did not close this notebook cleanly; its last", lk);
-	put_text(y + 3, x + 2, w - 4, "unsaved state is kept beside it.", lk);
-	put_text(y + 5, x + 2, w - 4, "r: recover it   d: discard it   Esc: decide later", lk);
+	ui_draw_box(ui, y, x, h, w, " unsaved changes were found ");
+	ui_put_text(y + 2, x + 2, w - 4, "cellbox did not close this notebook cleanly; its last", lk);
+	ui_put_text(y + 3, x + 2, w - 4, "unsaved state is kept beside it.", lk);
+	ui_put_text(y + 5, x + 2, w - 4, "r: recover it   d: discard it   Esc: decide later", lk);
 out:
 	free(rec);
 }
 
 /* The recovery question's keys. */
-int nbview_recover_key(struct ui *ui, int is_key, wint_t ch)
+int ui_nbview_recover_key(struct ui *ui, int is_key, wint_t ch)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct nbview *v = ui->nbv;
@@ -98,26 +98,26 @@ int nbview_recover_key(struct ui *ui, int is_key, wint_t ch)
 		if (notebook_recover(&v->nb, &err) < 0) {
 			ui_message(ui, "cannot recover: %s", err.buf);
 		} else {
-			nbview_images_forget(ui);
+			ui_nbview_images_forget(ui);
 			v->sel = v->top = 0;
 			v->top_row = 0;
 			ui_message(ui, "recovered %zu cells (not saved yet: Ctrl-S saves them)",
 				   v->nb.ncells);
 		}
-		overlay_pop(ui);
+		ui_overlay_pop(ui);
 	} else if (ch == 'd') {
 		notebook_discard_recovery(&v->nb);
 		ui_message(ui, "the recovery file is gone");
-		overlay_pop(ui);
+		ui_overlay_pop(ui);
 	} else if (ch == 27 || ch == 'q') {
-		overlay_pop(ui);
+		ui_overlay_pop(ui);
 	}
 	strbuf_release(&err);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
 /* :stats: how fast the first frame came, the notebook's size, memory. */
-int tc_stats(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+int ui_nbcmd_stats(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	struct strbuf status = STRBUF_INIT;
 	const char *rss = NULL;

@@ -23,10 +23,10 @@ static void enter_edit(struct ui *ui, int at_start)
 		ui->editor.ed.cur = 0;
 	v->editing = 1;
 	v->nb.cells[v->sel]->rows_width = 0;
-	nbview_show_sel(ui);
+	ui_nbview_show_sel(ui);
 }
 
-void nbview_leave_edit(struct ui *ui)
+void ui_nbview_leave_edit(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
 
@@ -38,12 +38,12 @@ void nbview_leave_edit(struct ui *ui)
 	}
 	v->editing = 0;
 	if (ui->ovl.ov == OV_MENU) {
-		menu_free(ui);
-		overlay_pop(ui);
+		ui_menu_free(ui);
+		ui_overlay_pop(ui);
 	}
 }
 
-void nbview_find_next(struct ui *ui, int dir)
+void ui_nbview_find_next(struct ui *ui, int dir)
 {
 	struct nbview *v = ui->nbv;
 	long i;
@@ -59,14 +59,14 @@ void nbview_find_next(struct ui *ui, int dir)
 	}
 	if ((dir > 0 && (size_t)i <= v->sel) || (dir < 0 && (size_t)i >= v->sel))
 		ui_message(ui, "search went round: %s", v->find);
-	nbview_select(ui, (size_t)i);
+	ui_nbview_select(ui, (size_t)i);
 }
 
 /* Insert a code cell at `at` and select it. */
 static void insert_cell(struct ui *ui, size_t at)
 {
 	notebook_insert(&ui->nbv->nb, at, "code", "");
-	nbview_select(ui, at);
+	ui_nbview_select(ui, at);
 }
 
 /* Move the cursor up (`dir` -1) or down in edit mode, into the next cell past the edge. */
@@ -75,13 +75,13 @@ static void edit_updown(struct ui *ui, int dir)
 	struct nbview *v = ui->nbv;
 
 	if (dir < 0 && edbuf_line(&ui->editor.ed) == 0 && v->sel > 0) {
-		nbview_leave_edit(ui);	/* off the top: the cell above, at its end */
-		nbview_select(ui, v->sel - 1);
+		ui_nbview_leave_edit(ui);	/* off the top: the cell above, at its end */
+		ui_nbview_select(ui, v->sel - 1);
 		enter_edit(ui, 0);
 	} else if (dir > 0 && edbuf_line(&ui->editor.ed) + 1 >= edbuf_lines(&ui->editor.ed) &&
 		   v->sel + 1 < v->nb.ncells) {
-		nbview_leave_edit(ui);
-		nbview_select(ui, v->sel + 1);
+		ui_nbview_leave_edit(ui);
+		ui_nbview_select(ui, v->sel + 1);
 		enter_edit(ui, 1);
 	} else if (dir < 0) {
 		edbuf_up(&ui->editor.ed);
@@ -90,7 +90,7 @@ static void edit_updown(struct ui *ui, int dir)
 	}
 }
 
-void nbview_act(struct ui *ui, enum nb_act act)
+void ui_nbview_act(struct ui *ui, enum nb_act act)
 {
 	struct nbview *v = ui->nbv;
 	struct nb_cell *c = v->nb.cells[v->sel];
@@ -98,13 +98,13 @@ void nbview_act(struct ui *ui, enum nb_act act)
 	long at;
 
 	switch (act) {
-	case NB_UP: nbview_select(ui, v->sel ? v->sel - 1 : 0); break;
-	case NB_DOWN: nbview_select(ui, v->sel + 1); break;
-	case NB_FIRST: nbview_select(ui, 0); break;
-	case NB_LAST: nbview_select(ui, v->nb.ncells - 1); break;
+	case NB_UP: ui_nbview_select(ui, v->sel ? v->sel - 1 : 0); break;
+	case NB_DOWN: ui_nbview_select(ui, v->sel + 1); break;
+	case NB_FIRST: ui_nbview_select(ui, 0); break;
+	case NB_LAST: ui_nbview_select(ui, v->nb.ncells - 1); break;
 	case NB_PAGE_UP:
 	case NB_PAGE_DOWN:
-		nbview_scroll(ui, act == NB_PAGE_DOWN ? page : -page);
+		ui_nbview_scroll(ui, act == NB_PAGE_DOWN ? page : -page);
 		/* the selection follows to the first cell that starts in view */
 		v->sel = v->top + (v->top_row > 0 && v->top + 1 < v->nb.ncells);
 		break;
@@ -112,17 +112,17 @@ void nbview_act(struct ui *ui, enum nb_act act)
 	case NB_INSERT_ABOVE: insert_cell(ui, v->sel); break;
 	case NB_INSERT_BELOW: insert_cell(ui, v->sel + 1); break;
 	case NB_DELETE:
-		nbview_images_drop(ui, c->view);
+		ui_nbview_images_drop(ui, c->view);
 		notebook_delete(&v->nb, v->sel);
 		ui_message(ui, "cell deleted (z brings it back)");
-		nbview_select(ui, v->sel);
+		ui_nbview_select(ui, v->sel);
 		break;
 	case NB_UNDELETE:
 		at = notebook_undelete(&v->nb);
 		if (at < 0)
 			ui_message(ui, "no deleted cell to bring back");
 		else
-			nbview_select(ui, (size_t)at);
+			ui_nbview_select(ui, (size_t)at);
 		break;
 	case NB_MARKDOWN: notebook_set_type(&v->nb, v->sel, "markdown"); break;
 	case NB_CODE: notebook_set_type(&v->nb, v->sel, "code"); break;
@@ -132,13 +132,13 @@ void nbview_act(struct ui *ui, enum nb_act act)
 		ui_message(ui, "cell copied (v pastes it below, V above)");
 		break;
 	case NB_CUT:
-		nbview_images_drop(ui, c->view);
+		ui_nbview_images_drop(ui, c->view);
 		notebook_copy(&v->nb, v->sel, 1);
-		nbview_select(ui, v->sel);
+		ui_nbview_select(ui, v->sel);
 		break;
 	case NB_PASTE_BELOW:
 		if (notebook_paste(&v->nb, v->sel + 1))
-			nbview_select(ui, v->sel + 1);
+			ui_nbview_select(ui, v->sel + 1);
 		else
 			ui_message(ui, "nothing to paste (c copies a cell, x cuts it)");
 		break;
@@ -146,25 +146,25 @@ void nbview_act(struct ui *ui, enum nb_act act)
 		if (!notebook_paste(&v->nb, v->sel))
 			ui_message(ui, "nothing to paste (c copies a cell, x cuts it)");
 		break;
-	case NB_MOVE_UP: nbview_select(ui, notebook_move(&v->nb, v->sel, -1)); break;
-	case NB_MOVE_DOWN: nbview_select(ui, notebook_move(&v->nb, v->sel, +1)); break;
+	case NB_MOVE_UP: ui_nbview_select(ui, notebook_move(&v->nb, v->sel, -1)); break;
+	case NB_MOVE_DOWN: ui_nbview_select(ui, notebook_move(&v->nb, v->sel, +1)); break;
 	case NB_COLLAPSE:
 		c->collapsed = !c->collapsed;
 		c->rows_width = 0;
 		break;
 	case NB_FIND:
 		strbuf_reset(&ui->ovl.line);
-		overlay_push(ui, OV_FIND);
+		ui_overlay_push(ui, OV_FIND);
 		break;
-	case NB_FIND_NEXT: nbview_find_next(ui, +1); break;
-	case NB_FIND_BACK: nbview_find_next(ui, -1); break;
+	case NB_FIND_NEXT: ui_nbview_find_next(ui, +1); break;
+	case NB_FIND_BACK: ui_nbview_find_next(ui, -1); break;
 	case NB_FIND_CLEAR:	/* Esc: the find marks go */
 		free(v->find);
 		v->find = NULL;
 		for (size_t i = 0; i < v->nb.ncells; i++)
 			v->nb.cells[i]->rows_width = 0;
 		break;
-	case NB_LEAVE_EDIT: nbview_leave_edit(ui); break;
+	case NB_LEAVE_EDIT: ui_nbview_leave_edit(ui); break;
 	case NB_NEWLINE:
 		edbuf_newline(&ui->editor.ed, !strcmp(notebook_cell_type(c), "code"));
 		break;
@@ -188,7 +188,7 @@ static int command_key(struct ui *ui, int is_key, wint_t ch)
 	if (kb)
 		return keytab_do(ui, kb);
 	if (is_key && ch == KEYS_PASTE) {	/* text pasted in command mode: a new cell of it below */
-		nbview_select(ui, notebook_insert(&v->nb, v->sel + 1, "code", ui->paste));
+		ui_nbview_select(ui, notebook_insert(&v->nb, v->sel + 1, "code", ui->paste));
 		return PANE_HANDLED | PANE_REDRAW;
 	}
 	return 0;
@@ -202,16 +202,16 @@ static int edit_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 	int rc = keytab_run(ui, KM_NB_EDIT, is_key, ch);
 
 	if (!rc)
-		rc = editor_key(ui, p, is_key, ch);
+		rc = ui_editor_key(ui, p, is_key, ch);
 	else if (!v->editing || v->sel != sel)
 		return rc;	/* left edit mode, or went on into another cell */
 	/* The cell holds what is typed, so that autosave and the view see it. */
 	notebook_set_source(&v->nb, v->sel, ui->editor.ed.text.buf);
-	nbview_show_sel(ui);
+	ui_nbview_show_sel(ui);
 	return rc;
 }
 
-int nbview_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
+int ui_nbview_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
 	struct nbview *v = ui->nbv;
 	int rc;

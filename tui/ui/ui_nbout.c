@@ -17,13 +17,13 @@
 #define NB_IMAGES_MAX 12	/* images of the file kept decoded at once */
 
 /* Forget the images read from the notebook's file (their plot entries go too). */
-void nbview_images_forget(struct ui *ui)
+void ui_nbview_images_forget(struct ui *ui)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < ui->nplots; i++) {
 		if (ui->plots[i].index < 0) {
-			plot_image_free(ui, ui->plots[i].img);
+			ui_plot_image_free(ui, ui->plots[i].img);
 			free(ui->plots[i].path);
 			free(ui->plots[i].rel);
 			continue;
@@ -92,7 +92,7 @@ static void images_trim(struct ui *ui)
 
 	for (size_t i = ui->nplots; i-- > 0;)
 		if (ui->plots[i].index < 0 && ui->plots[i].img && ++n > NB_IMAGES_MAX) {
-			plot_image_free(ui, ui->plots[i].img);
+			ui_plot_image_free(ui, ui->plots[i].img);
 			ui->plots[i].img = NULL;
 		}
 }
@@ -116,7 +116,7 @@ static int image_add(struct ui *ui, const char *b64, int *w, int *h)
 	index = pl->index = ui->nbv->next_image--;
 	pl->w = *w;
 	pl->h = *h;
-	if (plots_drawn(ui)) {
+	if (ui_plots_drawn(ui)) {
 		pl->img = image_of_png(&png, &err);
 		if (!pl->img)
 			ui_message(ui, "image: %s", err.buf);
@@ -129,11 +129,11 @@ out:
 }
 
 /* The cell's outputs (nbformat) as the output pane shows them. */
-void nbview_view_build(struct ui *ui, struct nb_cell *c)
+void ui_nbview_view_build(struct ui *ui, struct nb_cell *c)
 {
 	struct outmodel *m = &ui->nbv->views;
 	const cJSON *o;
-	struct out_cell *v = out_cell_new(0, NULL);
+	struct out_cell *v = outmodel_cell_new(0, NULL);
 
 	v->count = notebook_cell_count(c);
 	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(c->json, "outputs")) {
@@ -150,7 +150,7 @@ void nbview_view_build(struct ui *ui, struct nb_cell *c)
 			const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
 								       o, "name"));
 			text = joined(cJSON_GetObjectItemCaseSensitive(o, "text"));
-			out_cell_append(m, v, name && !strcmp(name, "stderr") ? OUT_STDERR : OUT_STDOUT,
+			outmodel_cell_append(m, v, name && !strcmp(name, "stderr") ? OUT_STDERR : OUT_STDOUT,
 					text, strlen(text));
 		} else if (!strcmp(type, "error")) {
 			struct strbuf sb = STRBUF_INIT;
@@ -158,17 +158,17 @@ void nbview_view_build(struct ui *ui, struct nb_cell *c)
 			cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(o, "traceback"))
 				if (cJSON_IsString(l))
 					strbuf_addf(&sb, "%s\n", l->valuestring);
-			out_cell_append(m, v, OUT_ERROR, sb.buf, sb.len);
+			outmodel_cell_append(m, v, OUT_ERROR, sb.buf, sb.len);
 			strbuf_release(&sb);
 		} else if (png) {
 			int w = 0, h = 0, index = image_add(ui, png, &w, &h);
 			if (index)
-				out_cell_plot(m, v, index, w, h);
+				outmodel_cell_plot(m, v, index, w, h);
 		} else {
 			text = joined(cJSON_GetObjectItemCaseSensitive(data, "text/plain"));
 			if (*text) {
 				char *line = xasprintf("%s\n", text);
-				out_cell_append(m, v, strcmp(type, "execute_result") ? OUT_STDOUT
+				outmodel_cell_append(m, v, strcmp(type, "execute_result") ? OUT_STDOUT
 										: OUT_RESULT,
 						line, strlen(line));
 				free(line);
@@ -176,12 +176,12 @@ void nbview_view_build(struct ui *ui, struct nb_cell *c)
 		}
 		free(text);
 	}
-	out_cell_finish(v, 0);
+	outmodel_cell_finish(v, 0);
 	c->view = v;
 }
 
 /* Drop the plot entries of the images a cell's view shows (the view is going). */
-void nbview_images_drop(struct ui *ui, const struct out_cell *view)
+void ui_nbview_images_drop(struct ui *ui, const struct out_cell *view)
 {
 	for (size_t i = 0; view && i < view->nchunks; i++) {
 		int index = view->chunks[i].plot_index;
@@ -194,7 +194,7 @@ void nbview_images_drop(struct ui *ui, const struct out_cell *view)
 				ui->plots[k++] = ui->plots[j];
 				continue;
 			}
-			plot_image_free(ui, ui->plots[j].img);	/* the next frame differs */
+			ui_plot_image_free(ui, ui->plots[j].img);	/* the next frame differs */
 			free(ui->plots[j].path);
 			free(ui->plots[j].rel);
 		}
@@ -205,7 +205,7 @@ void nbview_images_drop(struct ui *ui, const struct out_cell *view)
 }
 
 /* Decode again the images of a cell that shows whose decoded image was let go. */
-void nbview_view_images(struct ui *ui, struct nb_cell *c)
+void ui_nbview_view_images(struct ui *ui, struct nb_cell *c)
 {
 	int missing = 0;
 
@@ -214,14 +214,14 @@ void nbview_view_images(struct ui *ui, struct nb_cell *c)
 		const struct ui_plot *pl;
 		if (ch->kind != OUT_PLOT || ch->plot_index >= 0)
 			continue;
-		pl = plot_find(ui, ch->plot_index);
-		missing |= !pl || (!pl->img && plots_drawn(ui));
+		pl = ui_plot_find(ui, ch->plot_index);
+		missing |= !pl || (!pl->img && ui_plots_drawn(ui));
 	}
 	if (missing && !c->req) {
-		nbview_images_drop(ui, c->view);
-		out_cell_free(c->view);
+		ui_nbview_images_drop(ui, c->view);
+		outmodel_cell_free(c->view);
 		c->view = NULL;
-		nbview_view_build(ui, c);
+		ui_nbview_view_build(ui, c);
 		c->rows_width = 0;
 	}
 }

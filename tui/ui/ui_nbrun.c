@@ -21,7 +21,7 @@ static long cell_of_request(const struct nbview *v, unsigned long id)
 	return -1;
 }
 
-int nbview_busy(const struct ui *ui)
+int ui_nbview_busy(const struct ui *ui)
 {
 	const struct nbview *v = ui->nbv;
 
@@ -31,7 +31,7 @@ int nbview_busy(const struct ui *ui)
 	return 0;
 }
 
-void nbview_drop_queue(struct ui *ui)
+void ui_nbview_drop_queue(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
 
@@ -48,7 +48,7 @@ static void run_next(struct ui *ui);
 static void next_input(struct ui *ui, long i, const struct session_ev_next_input *ni)
 {
 	struct nbview *v = ui->nbv;
-	char *text = next_input_text(ni->text);
+	char *text = ui_next_input_text(ni->text);
 
 	if (i < 0) {
 		free(text);
@@ -82,7 +82,7 @@ static void on_nb_event(struct session *s, const struct session_event *ev, void 
 	if (ev->type == SESSION_EV_NEXT_INPUT)
 		next_input(ui, i, &ev->next_input);
 	if (c && c->view) {
-		view_event(ui, &v->views, c->view, ev);
+		ui_view_event(ui, &v->views, c->view, ev);
 		c->rows_width = 0;
 	}
 	if (ev->type != SESSION_EV_DONE)
@@ -111,7 +111,7 @@ static void on_nb_event(struct session *s, const struct session_event *ev, void 
 		int n = 0;
 		for (size_t k = 0; k < v->nb.ncells; k++)
 			n += v->nb.cells[k]->queued != 0;
-		nbview_drop_queue(ui);
+		ui_nbview_drop_queue(ui);
 		if (n)
 			ui_message(ui, "%d queued cell%s not run: a cell failed (the run-after-error "
 				   "setting runs them anyway)", n, n == 1 ? "" : "s");
@@ -151,24 +151,24 @@ static void run_next(struct ui *ui)
 	if (cellcmd_is_exit(next->source)) {
 		ui_message(ui, "'%s' does not run in a notebook: Ctrl-Q (or :q) quits cellbox",
 			   next->source);
-		nbview_drop_queue(ui);
+		ui_nbview_drop_queue(ui);
 		return;
 	}
 	id = session_execute(ui->s, next->source, SESSION_EXEC_ALLOW_STDIN, ui->cfg->timeout,
 			     on_nb_event, ui, &err);
 	if (!id) {
 		ui_message(ui, "cannot run the cell: %s", err.buf);
-		nbview_drop_queue(ui);
+		ui_nbview_drop_queue(ui);
 		strbuf_release(&err);
 		return;
 	}
-	hist_add(ui, next->source);
+	ui_hist_add(ui, next->source);
 	free(v->running_code);
 	v->running_code = xstrdup(next->source);
 	next->req = id;
-	nbview_images_drop(ui, next->view);
-	out_cell_free(next->view);
-	next->view = out_cell_new(id, NULL);
+	ui_nbview_images_drop(ui, next->view);
+	outmodel_cell_free(next->view);
+	next->view = outmodel_cell_new(id, NULL);
 	outputs_init(&v->out, session_channel_dir(ui->s), OUTPUTS_EMBED_PNG, NULL, 0);
 	v->outputs_open = 1;
 	ui_cell_started(ui);
@@ -187,14 +187,14 @@ static void enqueue(struct ui *ui, size_t i)
 	c->rows_width = 0;
 }
 
-void nbview_run(struct ui *ui, enum nb_run how)
+void ui_nbview_run(struct ui *ui, enum nb_run how)
 {
 	struct nbview *v = ui->nbv;
 	size_t i = v->sel;
 
 	if (v->editing)
-		nbview_leave_edit(ui);
-	if (!session_state_usable(ui)) {
+		ui_nbview_leave_edit(ui);
+	if (!ui_session_usable(ui)) {
 		ui_message(ui, "the kernel is not running: F6 starts a new one");
 		return;
 	}
@@ -203,35 +203,35 @@ void nbview_run(struct ui *ui, enum nb_run how)
 	if (how == NB_RUN_NEXT) {
 		if (i + 1 >= v->nb.ncells) {	/* the last one: a new cell to write the next in */
 			notebook_insert(&v->nb, i + 1, "code", "");
-			nbview_select(ui, i + 1);
+			ui_nbview_select(ui, i + 1);
 			edbuf_set(&ui->editor.ed, "");
 			v->editing = 1;
 		} else {
-			nbview_select(ui, i + 1);
+			ui_nbview_select(ui, i + 1);
 		}
 	} else if (how == NB_RUN_INSERT) {
 		notebook_insert(&v->nb, i + 1, "code", "");
-		nbview_select(ui, i + 1);
+		ui_nbview_select(ui, i + 1);
 		edbuf_set(&ui->editor.ed, "");
 		v->editing = 1;
 	}
-	nbview_show_sel(ui);
+	ui_nbview_show_sel(ui);
 }
 
-void nbview_run_range(struct ui *ui, size_t from, size_t to)
+void ui_nbview_run_range(struct ui *ui, size_t from, size_t to)
 {
 	struct nbview *v = ui->nbv;
 
 	if (v->editing)
-		nbview_leave_edit(ui);
+		ui_nbview_leave_edit(ui);
 	for (size_t i = from; i < to && i < v->nb.ncells; i++)
 		enqueue(ui, i);
 	run_next(ui);
 }
 
-void nbview_restarted(struct ui *ui)
+void ui_nbview_restarted(struct ui *ui)
 {
-	nbview_drop_queue(ui);
+	ui_nbview_drop_queue(ui);
 	ui->kernel_cols = 0;
 }
 
@@ -245,49 +245,49 @@ static int need_notebook(struct ui *ui, struct strbuf *msg)
 }
 
 /* :run-all */
-int tc_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+int ui_nbcmd_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
 	if (need_notebook(ui, msg) < 0)
 		return -1;
-	nbview_run_range(ui, 0, ui->nbv->nb.ncells);
+	ui_nbview_run_range(ui, 0, ui->nbv->nb.ncells);
 	return 0;
 }
 
 /* :run-above: the cells before the selected one. */
-int tc_run_above(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+int ui_nbcmd_run_above(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
 	if (need_notebook(ui, msg) < 0)
 		return -1;
-	nbview_run_range(ui, 0, ui->nbv->sel);
+	ui_nbview_run_range(ui, 0, ui->nbv->sel);
 	return 0;
 }
 
 /* :run-below: the selected cell and the ones after it. */
-int tc_run_below(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+int ui_nbcmd_run_below(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
 	if (need_notebook(ui, msg) < 0)
 		return -1;
-	nbview_run_range(ui, ui->nbv->sel, ui->nbv->nb.ncells);
+	ui_nbview_run_range(ui, ui->nbv->sel, ui->nbv->nb.ncells);
 	return 0;
 }
 
 /* :restart-run-all */
-int tc_restart_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+int ui_nbcmd_restart_run_all(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
 	if (need_notebook(ui, msg) < 0)
 		return -1;
-	restart_kernel(ui);
-	if (session_state_usable(ui))
-		nbview_run_range(ui, 0, ui->nbv->nb.ncells);
+	ui_restart_kernel(ui);
+	if (ui_session_usable(ui))
+		ui_nbview_run_range(ui, 0, ui->nbv->nb.ncells);
 	return 0;
 }
 
 /* :clear-outputs: every cell's outputs and counts (the notebook, not the kernel). */
-int tc_clear_outputs(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+int ui_nbcmd_clear_outputs(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv;
 	if (need_notebook(ui, msg) < 0)
@@ -300,15 +300,15 @@ int tc_clear_outputs(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 }
 
 /* :write [FILE] (:w, :w!): save the notebook. */
-int tc_write(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+int ui_nbcmd_write(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	if (need_notebook(ui, msg) < 0)
 		return -1;
-	return nbview_save(ui, argc > 1 ? argv[1] : NULL, ui->bang, msg);
+	return ui_nbview_save(ui, argc > 1 ? argv[1] : NULL, ui->bang, msg);
 }
 
 /* :open FILE: a notebook (.ipynb, or a percent .py) in place of the console or another. */
-int tc_open(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+int ui_nbcmd_open(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	int rc;
 
@@ -318,19 +318,19 @@ int tc_open(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 			      "drops them");
 		return -1;
 	}
-	if (ui->nbv && nbview_busy(ui)) {
+	if (ui->nbv && ui_nbview_busy(ui)) {
 		strbuf_addstr(msg, "cells are running: interrupt them first");
 		return -1;
 	}
 	if (ui->nbv && ui->bang)
 		notebook_discard_recovery(&ui->nbv->nb);
-	rc = nbview_open(ui, argv[1], SIZE_MAX, msg);
+	rc = ui_nbview_open(ui, argv[1], SIZE_MAX, msg);
 	if (rc < 0)
 		return -1;
 	if (rc == 1)
 		strbuf_addf(msg, "new notebook '%s' (made when saved)", argv[1]);
 	else
 		strbuf_addf(msg, "opened %zu cells from '%s'", ui->nbv->nb.ncells, argv[1]);
-	kernel_set_width(ui);
+	ui_kernel_set_width(ui);
 	return 0;
 }

@@ -24,7 +24,7 @@
 
 /* ---- opening and closing ---- */
 
-int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *err)
+int ui_nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *err)
 {
 	struct nbview *v = xcalloc(1, sizeof(*v));
 	int rc;
@@ -39,7 +39,7 @@ int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *er
 		return -1;
 	}
 	if (ui->nbv)
-		nbview_close(ui);
+		ui_nbview_close(ui);
 	outmodel_init(&v->views, OUT_CELL_MAX);
 	v->next_image = -1;
 	ui->nbv = v;
@@ -49,21 +49,21 @@ int nbview_open(struct ui *ui, const char *path, size_t first, struct strbuf *er
 	ui->outpane.scroll = 0;
 	ui->kernel_cols = 0;	/* the width output is drawn at changes: tell the kernel */
 	if (notebook_has_recovery(&v->nb))
-		overlay_push(ui, OV_RECOVER);
+		ui_overlay_push(ui, OV_RECOVER);
 	return rc;
 }
 
-void nbview_close(struct ui *ui)
+void ui_nbview_close(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
 
 	if (!v)
 		return;
 	if (v->editing)
-		nbview_leave_edit(ui);
+		ui_nbview_leave_edit(ui);
 	if (v->outputs_open)
 		outputs_release(&v->out);
-	nbview_images_forget(ui);
+	ui_nbview_images_forget(ui);
 	notebook_release(&v->nb);
 	outmodel_release(&v->views);
 	free(v->find);
@@ -84,7 +84,7 @@ void nbview_close(struct ui *ui)
 static void lay_source(struct lay *l, const char *text, int code, const char *first,
 		       const char *cont, long cursor, int *cy, int *cx, const char *hit)
 {
-	struct look prompt = look_of(l->ui, TH_PROMPT_IN, NULL);
+	struct look prompt = ui_look_of(l->ui, TH_PROMPT_IN, NULL);
 	size_t len = strlen(text), hitlen = hit ? strlen(hit) : 0;
 	unsigned char *cls = xmalloc(len + 1);
 	int state = HL_STATE_NORMAL;
@@ -92,7 +92,7 @@ static void lay_source(struct lay *l, const char *text, int code, const char *fi
 	for (size_t off = 0; off <= len;) {	/* classify line by line */
 		size_t e = off + strcspn(text + off, "\n");
 		if (code)
-			state = hl_line(text + off, e - off, state, cls + off);
+			state = highlight_line(text + off, e - off, state, cls + off);
 		else
 			memset(cls + off, HL_TEXT, e - off);
 		cls[e] = HL_TEXT;
@@ -101,7 +101,7 @@ static void lay_source(struct lay *l, const char *text, int code, const char *fi
 	if (hitlen)
 		for (const char *p = strcasestr(text, hit); p; p = strcasestr(p + hitlen, hit))
 			memset(cls + (p - text), HL_NCLASSES, hitlen);
-	lay_text(l, first, prompt);
+	ui_lay_text(l, first, prompt);
 	for (size_t i = 0; i <= len;) {
 		wchar_t wc;
 		size_t n;
@@ -109,30 +109,30 @@ static void lay_source(struct lay *l, const char *text, int code, const char *fi
 
 		if ((long)i == cursor) {
 			if (l->col >= l->width)
-				lay_newline(l);
+				ui_lay_newline(l);
 			*cy = l->base_y + l->row;
 			*cx = l->x + l->col;
 		}
 		if (i == len)
 			break;
 		if (text[i] == '\n') {
-			lay_newline(l);
-			lay_text(l, cont, prompt);
+			ui_lay_newline(l);
+			ui_lay_text(l, cont, prompt);
 			i++;
 			continue;
 		}
-		n = decode(text + i, len - i, &wc);
+		n = ui_decode(text + i, len - i, &wc);
 		el = cls[i] == HL_NCLASSES ? TH_FIND_MATCH : cls[i] == HL_TEXT ? TH_NORMAL :
 		     TH_SYNTAX_KEYWORD + cls[i] - 1;
 		if (wc != L'\t') {
 			wchar_t probe = wc;
-			if (l->col + char_width(&probe) > l->width)
-				lay_newline(l);
+			if (l->col + ui_char_width(&probe) > l->width)
+				ui_lay_newline(l);
 		}
-		lay_put(l, wc, look_of(l->ui, el, NULL));
+		ui_lay_put(l, wc, ui_look_of(l->ui, el, NULL));
 		i += n;
 	}
-	lay_newline(l);
+	ui_lay_newline(l);
 	free(cls);
 }
 
@@ -149,7 +149,7 @@ static void md_put(void *data, const char *s, size_t len, unsigned style)
 	int el = TH_NORMAL;
 
 	if (!s) {
-		lay_newline(l);
+		ui_lay_newline(l);
 		return;
 	}
 	sgr_reset(&a);
@@ -171,8 +171,8 @@ static void md_put(void *data, const char *s, size_t len, unsigned style)
 		a.flags |= SGR_DIM;
 	for (size_t i = 0; i < len;) {
 		wchar_t wc;
-		i += decode(s + i, len - i, &wc);
-		lay_put(l, wc, look_of(l->ui, el, &a));
+		i += ui_decode(s + i, len - i, &wc);
+		ui_lay_put(l, wc, ui_look_of(l->ui, el, &a));
 	}
 }
 
@@ -199,25 +199,25 @@ static int lay_nbcell(struct ui *ui, struct lay *l, size_t i)
 			snprintf(first, sizeof(first), "In [ ]: ");
 		lay_source(l, text, 1, first, "   ...: ", cursor, &cy, &cx, hit);
 		if (!c->view && !c->req)
-			nbview_view_build(ui, c);
+			ui_nbview_view_build(ui, c);
 		else if (l->draw)
-			nbview_view_images(ui, c);
+			ui_nbview_view_images(ui, c);
 		if (c->collapsed && c->view && c->view->nchunks)
-			lay_text(l, "[outputs hidden: o shows them]\n", look_of(ui, TH_INFO, NULL));
+			ui_lay_text(l, "[outputs hidden: o shows them]\n", ui_look_of(ui, TH_INFO, NULL));
 		else if (c->view)
-			lay_chunks(l, c->view);
+			ui_lay_chunks(l, c->view);
 	} else if (!strcmp(type, "markdown") && !editing && *c->source) {
 		struct md_lay ml = { l };
-		md_render(c->source, l->width, md_put, &ml);
+		markdown_render(c->source, l->width, md_put, &ml);
 	} else if (!strcmp(type, "markdown")) {
 		lay_source(l, text, 0, editing ? "md  >>: " : "", editing ? "   ...: " : "", cursor,
 			   &cy, &cx, hit);
 		if (!editing)	/* an empty markdown cell */
-			lay_text(l, "(empty markdown cell)\n", look_of(ui, TH_INFO, NULL));
+			ui_lay_text(l, "(empty markdown cell)\n", ui_look_of(ui, TH_INFO, NULL));
 	} else {
 		lay_source(l, text, 0, "   raw: ", "        ", cursor, &cy, &cx, hit);
 	}
-	lay_newline(l);		/* a blank row between cells */
+	ui_lay_newline(l);		/* a blank row between cells */
 	if (editing && cy >= 0) {
 		v->cursor_y = cy;
 		v->cursor_x = cx;
@@ -257,7 +257,7 @@ static int cells_height(const struct ui *ui)
 
 /* ---- scrolling ---- */
 
-void nbview_scroll(struct ui *ui, int rows)
+void ui_nbview_scroll(struct ui *ui, int rows)
 {
 	struct nbview *v = ui->nbv;
 	int w = cell_width(ui);
@@ -277,7 +277,7 @@ void nbview_scroll(struct ui *ui, int rows)
 		v->top_row = nbcell_rows(ui, v->top, w) - 1;
 }
 
-void nbview_show_sel(struct ui *ui)
+void ui_nbview_show_sel(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
 	int w = cell_width(ui), h = cells_height(ui), y, rows, need_top, need_end;
@@ -297,7 +297,7 @@ void nbview_show_sel(struct ui *ui)
 		v->top_row = 0;
 		rows = nbcell_rows(ui, v->sel, w);
 		if (rows < h)
-			nbview_scroll(ui, rows - h);
+			ui_nbview_scroll(ui, rows - h);
 	}
 	/* Where the cell starts in the pane, then what of it must show. */
 	y = -v->top_row;
@@ -312,20 +312,20 @@ void nbview_show_sel(struct ui *ui)
 		need_top = need_end = v->cursor_y;
 	}
 	if (y + need_end >= h)
-		nbview_scroll(ui, y + need_end - h + 1 > y + need_top ? y + need_top
+		ui_nbview_scroll(ui, y + need_end - h + 1 > y + need_top ? y + need_top
 								     : y + need_end - h + 1);
 	else if (y + need_top < 0)
-		nbview_scroll(ui, y + need_top);
+		ui_nbview_scroll(ui, y + need_top);
 }
 
-void nbview_select(struct ui *ui, size_t i)
+void ui_nbview_select(struct ui *ui, size_t i)
 {
 	struct nbview *v = ui->nbv;
 
 	if (v->nb.ncells)
 		v->sel = i < v->nb.ncells ? i : v->nb.ncells - 1;
 	v->prefix = 0;
-	nbview_show_sel(ui);
+	ui_nbview_show_sel(ui);
 }
 
 /* ---- drawing ---- */
@@ -338,30 +338,30 @@ static void draw_gutter(struct ui *ui, struct pane *p, size_t i, int y0, int y1)
 	int top = p->y + 1, bottom = p->y + p->h;
 
 	if (i == v->sel) {
-		struct look bar = look_of(ui, v->editing ? TH_CELL_EDITING : TH_CELL_SELECTED, NULL);
+		struct look bar = ui_look_of(ui, v->editing ? TH_CELL_EDITING : TH_CELL_SELECTED, NULL);
 		for (int y = y0 < top ? top : y0; y < y1 - 1 && y < bottom; y++)
-			put_wc(y, p->x, L'\u258c', bar);
+			ui_put_wc(y, p->x, L'\u258c', bar);
 	}
 	if (notebook_cell_changed(c) && y0 >= top && y0 < bottom)
-		put_wc(y0, p->x + 1, L'\u2022', look_of(ui, TH_CELL_CHANGED, NULL));
+		ui_put_wc(y0, p->x + 1, L'\u2022', ui_look_of(ui, TH_CELL_CHANGED, NULL));
 }
 
 /* Draw the notebook pane: a header, then the cells that show. */
-void nbview_draw(struct ui *ui, struct pane *p)
+void ui_nbview_draw(struct ui *ui, struct pane *p)
 {
 	struct nbview *v = ui->nbv;
-	struct look sep = look_of(ui, TH_BORDER, NULL);
+	struct look sep = ui_look_of(ui, TH_BORDER, NULL);
 	int w = cell_width(ui), y = p->y + 1 - v->top_row;
 	char title[256];
 	const char *name = strrchr(v->nb.path, '/') ? strrchr(v->nb.path, '/') + 1 : v->nb.path;
 
 	for (int x = 0; x < p->w; x++)
-		put_wc(p->y, p->x + x, L'\u2500', sep);
+		ui_put_wc(p->y, p->x + x, L'\u2500', sep);
 	snprintf(title, sizeof(title), " %s%s \u00b7 %s \u00b7 %s \u00b7 F1 help ", name,
 		 v->nb.dirty ? " [+]" : "", v->editing ? "edit mode" : "command mode",
 		 v->editing ? "Esc: command mode \u00b7 Shift-Enter/F5 runs"
 			    : "Enter edits \u00b7 Shift-Enter/F5 runs \u00b7 a/b new cell");
-	put_text(p->y, p->x + 2, p->w - 2, title, look_of(ui, TH_TITLE, NULL));
+	ui_put_text(p->y, p->x + 2, p->w - 2, title, ui_look_of(ui, TH_TITLE, NULL));
 	if (v->nb.ncells && v->top >= v->nb.ncells)
 		v->top = v->nb.ncells - 1;
 	for (size_t i = v->top; i < v->nb.ncells && y < p->y + p->h; i++) {
@@ -384,7 +384,7 @@ void nbview_draw(struct ui *ui, struct pane *p)
 }
 
 /* The status line's part about the notebook. */
-void nbview_status(struct ui *ui, struct strbuf *sb)
+void ui_nbview_status(struct ui *ui, struct strbuf *sb)
 {
 	struct nbview *v = ui->nbv;
 	const char *name = strrchr(v->nb.path, '/') ? strrchr(v->nb.path, '/') + 1 : v->nb.path;

@@ -12,64 +12,64 @@
 #include "highlight.h"
 
 /* Whether row `row` is on screen. */
-int lay_visible(const struct lay *l)
+int ui_lay_visible(const struct lay *l)
 {
 	int y = l->base_y + l->row;
 	return l->draw && y >= l->top && y < l->bottom;
 }
 
 /* End the current row. */
-void lay_newline(struct lay *l)
+void ui_lay_newline(struct lay *l)
 {
 	l->row++;
 	l->col = 0;
 }
 
 /* Put one character, wrapping at the pane's width. */
-void lay_put(struct lay *l, wchar_t wc, struct look lk)
+void ui_lay_put(struct lay *l, wchar_t wc, struct look lk)
 {
 	int w;
 
 	if (wc == L'\n') {
-		lay_newline(l);
+		ui_lay_newline(l);
 		return;
 	}
 	if (wc == L'\t') {
 		int n = 8 - l->col % 8;
 		while (n-- > 0 && l->col < l->width)
-			lay_put(l, L' ', lk);
+			ui_lay_put(l, L' ', lk);
 		return;
 	}
-	w = char_width(&wc);
+	w = ui_char_width(&wc);
 	if (w == 0)
 		return;
 	if (l->col + w > l->width)
-		lay_newline(l);
-	if (lay_visible(l))
-		put_wc(l->base_y + l->row, l->x + l->col, wc, lk);
+		ui_lay_newline(l);
+	if (ui_lay_visible(l))
+		ui_put_wc(l->base_y + l->row, l->x + l->col, wc, lk);
 	l->col += w;
 }
 
 /* Lay out plain UTF-8 text in one look. */
-void lay_text(struct lay *l, const char *s, struct look lk)
+void ui_lay_text(struct lay *l, const char *s, struct look lk)
 {
 	size_t len = strlen(s);
 
 	for (size_t i = 0; i < len;) {
 		wchar_t wc;
-		i += decode(s + i, len - i, &wc);
-		lay_put(l, wc, lk);
+		i += ui_decode(s + i, len - i, &wc);
+		ui_lay_put(l, wc, lk);
 	}
 }
 
 /* Lay out sanitised kernel text, its SGR sequences turned into looks over element `el`. */
-void lay_sgr_text(struct lay *l, const char *s, size_t len, int el)
+void ui_lay_sgr_text(struct lay *l, const char *s, size_t len, int el)
 {
 	struct sgr_attr a;
 	struct look lk;
 
 	sgr_reset(&a);
-	lk = look_of(l->ui, el, NULL);
+	lk = ui_look_of(l->ui, el, NULL);
 	for (size_t i = 0; i < len;) {
 		wchar_t wc;
 		size_t n;
@@ -78,20 +78,20 @@ void lay_sgr_text(struct lay *l, const char *s, size_t len, int el)
 			n = sgr_take(s + i, len - i, &a);
 			i += n ? n : 1;		/* a cut-off sequence is skipped */
 			if (n)
-				lk = look_of(l->ui, el, &a);
+				lk = ui_look_of(l->ui, el, &a);
 			continue;
 		}
-		i += decode(s + i, len - i, &wc);
-		lay_put(l, wc, lk);
+		i += ui_decode(s + i, len - i, &wc);
+		ui_lay_put(l, wc, lk);
 	}
 }
 
 /* Lay out Python code, highlighted, each line after `first` or `cont`. */
-void lay_code(struct lay *l, const char *code, const char *first, const char *cont)
+void ui_lay_code(struct lay *l, const char *code, const char *first, const char *cont)
 {
 	int state = HL_STATE_NORMAL;
 	const char *p = code;
-	struct look prompt = look_of(l->ui, TH_PROMPT_IN, NULL);
+	struct look prompt = ui_look_of(l->ui, TH_PROMPT_IN, NULL);
 	unsigned char *cls = NULL;
 	size_t cls_alloc = 0;
 
@@ -103,16 +103,16 @@ void lay_code(struct lay *l, const char *code, const char *first, const char *co
 			cls_alloc = len + 64;
 			cls = xrealloc(cls, cls_alloc);
 		}
-		state = hl_line(p, len, state, cls);
-		lay_text(l, lineno ? cont : first, prompt);
+		state = highlight_line(p, len, state, cls);
+		ui_lay_text(l, lineno ? cont : first, prompt);
 		for (size_t i = 0; i < len;) {
 			wchar_t wc;
 			int el = cls[i] == HL_TEXT ? TH_NORMAL : TH_SYNTAX_KEYWORD + cls[i] - 1;
-			size_t n = decode(p + i, len - i, &wc);
-			lay_put(l, wc, look_of(l->ui, el, NULL));
+			size_t n = ui_decode(p + i, len - i, &wc);
+			ui_lay_put(l, wc, ui_look_of(l->ui, el, NULL));
 			i += n;
 		}
-		lay_newline(l);
+		ui_lay_newline(l);
 		if (!nl)
 			break;
 		p = nl + 1;
@@ -121,7 +121,7 @@ void lay_code(struct lay *l, const char *code, const char *first, const char *co
 }
 
 /* Lay out one cell: In [n] and its code, then its output. Returns its rows. */
-int lay_cell(struct lay *l, const struct out_cell *c)
+int ui_lay_cell(struct lay *l, const struct out_cell *c)
 {
 	char first[32];
 
@@ -131,15 +131,15 @@ int lay_cell(struct lay *l, const struct out_cell *c)
 			snprintf(first, sizeof(first), "In [%d]: ", c->count);
 		else
 			snprintf(first, sizeof(first), "In [%s]: ", c->done ? " " : "*");
-		lay_code(l, c->code, first, "   ...: ");
+		ui_lay_code(l, c->code, first, "   ...: ");
 	}
-	lay_chunks(l, c);
-	lay_newline(l);		/* a blank row between cells */
+	ui_lay_chunks(l, c);
+	ui_lay_newline(l);		/* a blank row between cells */
 	return l->row;
 }
 
 /* Lay out a cell's output: streams, Out[n], tracebacks, plots in their reserved rows. */
-void lay_chunks(struct lay *l, const struct out_cell *c)
+void ui_lay_chunks(struct lay *l, const struct out_cell *c)
 {
 	for (size_t i = 0; i < c->nchunks; i++) {
 		const struct out_chunk *ch = &c->chunks[i];
@@ -154,28 +154,28 @@ void lay_chunks(struct lay *l, const struct out_cell *c)
 			char out[32];
 			const char *nl = memchr(ch->text.buf, '\n', len);
 			snprintf(out, sizeof(out), "Out[%d]: ", c->count);
-			lay_text(l, out, look_of(l->ui, TH_PROMPT_OUT, NULL));
+			ui_lay_text(l, out, ui_look_of(l->ui, TH_PROMPT_OUT, NULL));
 			if (nl && nl + 1 < ch->text.buf + len)	/* more than one line: as IPython */
-				lay_newline(l);
+				ui_lay_newline(l);
 		}
 		if (ch->kind == OUT_PLOT) {
-			int start, rows = plot_rows(l->ui, ch, l->width);
-			lay_sgr_text(l, ch->text.buf, len, TH_PLOT);
+			int start, rows = ui_plot_rows(l->ui, ch, l->width);
+			ui_lay_sgr_text(l, ch->text.buf, len, TH_PLOT);
 			start = l->row;		/* the image's rows, reserved below its line */
 			if (rows && l->draw) {
 				/* The "more rows below" marker keeps the pane's last row. */
 				int bottom = l->bottom - (l->ui->outpane.scroll > 0);
-				plot_place(l->ui, plot_find(l->ui, ch->plot_index)->img,
-					   l->base_y + start, l->x, l->width, plot_cap_rows(l->ui), rows,
+				ui_plot_place(l->ui, ui_plot_find(l->ui, ch->plot_index)->img,
+					   l->base_y + start, l->x, l->width, ui_plot_cap_rows(l->ui), rows,
 					   l->top, bottom);
 			}
 			while (l->row - start < rows)
-				lay_newline(l);
+				ui_lay_newline(l);
 			continue;
 		}
-		lay_sgr_text(l, ch->text.buf, len, el_of[ch->kind]);
+		ui_lay_sgr_text(l, ch->text.buf, len, el_of[ch->kind]);
 		if (len && ch->text.buf[len - 1] != '\n')
-			lay_newline(l);
+			ui_lay_newline(l);
 	}
 }
 
@@ -185,14 +185,14 @@ static int cell_rows(struct ui *ui, struct out_cell *c, int width)
 	struct lay l = { .ui = ui, .width = width };
 
 	if (c->rows_width != width) {
-		c->rows = lay_cell(&l, c);
+		c->rows = ui_lay_cell(&l, c);
 		c->rows_width = width;
 	}
 	return c->rows;
 }
 
 /* Draw the output pane: the cells that fall in view after scrolling. */
-void draw_output(struct ui *ui, struct pane *p)
+void ui_output_draw(struct ui *ui, struct pane *p)
 {
 	long total = 0, top, y;
 	size_t i;
@@ -216,30 +216,30 @@ void draw_output(struct ui *ui, struct pane *p)
 			struct lay l = { .ui = ui, .x = p->x, .width = p->w, .draw = 1,
 					 .base_y = p->y + (int)(y - top), .top = p->y,
 					 .bottom = p->y + p->h };
-			lay_cell(&l, c);
+			ui_lay_cell(&l, c);
 		}
 		y += rows;
 	}
 	if (!ui->out.ncells)
-		put_text(p->y, p->x, p->w, "cellbox: write a cell below, Enter runs it. F1: help.",
-			 look_of(ui, TH_INFO, NULL));
+		ui_put_text(p->y, p->x, p->w, "cellbox: write a cell below, Enter runs it. F1: help.",
+			 ui_look_of(ui, TH_INFO, NULL));
 	if (ui->outpane.scroll) {
 		char buf[48];
 		snprintf(buf, sizeof(buf), " -- %d more rows below -- ", ui->outpane.scroll);
-		put_text(p->y + p->h - 1, p->x + p->w - (int)strlen(buf), p->w, buf,
-			 look_of(ui, TH_STATUS, NULL));
+		ui_put_text(p->y + p->h - 1, p->x + p->w - (int)strlen(buf), p->w, buf,
+			 ui_look_of(ui, TH_STATUS, NULL));
 	}
 }
 
 /* The output pane's keys: scrolling. */
-int output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
+int ui_output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
 	(void)p;
 	return keytab_run(ui, KM_OUTPUT, is_key, ch);	/* PgUp/PgDn, Shift-Up/Down */
 }
 
 /* Mark every cell's layout stale (a resize, a redraw benchmark). */
-void output_relayout(struct ui *ui)
+void ui_output_relayout(struct ui *ui)
 {
 	for (size_t i = 0; i < ui->out.ncells; i++)
 		ui->out.cells[i]->rows_width = 0;

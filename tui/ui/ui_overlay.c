@@ -45,12 +45,12 @@ static const struct overlay_type overlay_types[OV_COUNT] = {
 			.cursor = CURSOR_OWN },
 	[OV_INPUT] = { .name = "input", .draw = draw_line_overlay, .key = line_overlay_key,
 		       .cursor = CURSOR_OWN },
-	[OV_PLOT] = { .name = "plot", .draw = draw_plot_view, .key = plot_view_key,
+	[OV_PLOT] = { .name = "plot", .draw = ui_plot_view_draw, .key = plot_view_key,
 		      .cursor = CURSOR_HIDDEN, .own_plots = 1 },
 	[OV_FIND] = { .name = "find", .draw = draw_line_overlay, .key = line_overlay_key,
 		      .cursor = CURSOR_OWN },
-	[OV_RECOVER] = { .name = "recover", .draw = nbview_draw_recover,
-			 .key = nbview_recover_key, .cursor = CURSOR_HIDDEN },
+	[OV_RECOVER] = { .name = "recover", .draw = ui_nbview_draw_recover,
+			 .key = ui_nbview_recover_key, .cursor = CURSOR_HIDDEN },
 };
 
 /* Keep ui->ovl.ov, the top overlay's kind, in step with the stack. */
@@ -60,7 +60,7 @@ static void top_changed(struct ui *ui)
 }
 
 /* Start the overlays' state: none open. */
-void overlays_init(struct overlay_stack *o)
+void ui_overlays_init(struct overlay_stack *o)
 {
 	memset(o, 0, sizeof(*o));
 	strbuf_init(&o->pager, 0);
@@ -69,7 +69,7 @@ void overlays_init(struct overlay_stack *o)
 }
 
 /* Free the overlays' state. */
-void overlays_release(struct overlay_stack *o)
+void ui_overlays_release(struct overlay_stack *o)
 {
 	strbuf_release(&o->pager);
 	strbuf_release(&o->line);
@@ -79,9 +79,9 @@ void overlays_release(struct overlay_stack *o)
 }
 
 /* Open an overlay on top of the others (one of each kind: an open one comes to the top). */
-void overlay_push(struct ui *ui, enum overlay kind)
+void ui_overlay_push(struct ui *ui, enum overlay kind)
 {
-	overlay_close(ui, kind);
+	ui_overlay_close(ui, kind);
 	if (ui->ovl.nov == OVERLAYS_MAX)
 		memmove(ui->ovl.ovs, ui->ovl.ovs + 1, (OVERLAYS_MAX - 1) * sizeof(*ui->ovl.ovs)), ui->ovl.nov--;
 	ui->ovl.ovs[ui->ovl.nov++] = kind;
@@ -89,7 +89,7 @@ void overlay_push(struct ui *ui, enum overlay kind)
 }
 
 /* Close the top overlay. */
-void overlay_pop(struct ui *ui)
+void ui_overlay_pop(struct ui *ui)
 {
 	if (ui->ovl.nov)
 		ui->ovl.nov--;
@@ -97,14 +97,14 @@ void overlay_pop(struct ui *ui)
 }
 
 /* Close the top overlay and open `kind` in its place. */
-void overlay_replace(struct ui *ui, enum overlay kind)
+void ui_overlay_replace(struct ui *ui, enum overlay kind)
 {
-	overlay_pop(ui);
-	overlay_push(ui, kind);
+	ui_overlay_pop(ui);
+	ui_overlay_push(ui, kind);
 }
 
 /* Close the overlay of `kind` wherever it is in the stack. */
-void overlay_close(struct ui *ui, enum overlay kind)
+void ui_overlay_close(struct ui *ui, enum overlay kind)
 {
 	int k = 0;
 
@@ -116,14 +116,14 @@ void overlay_close(struct ui *ui, enum overlay kind)
 }
 
 /* Draw the open overlays, bottom first; the plots they cover are dropped from the frame. */
-void overlays_draw(struct ui *ui, int cy, int cx)
+void ui_overlays_draw(struct ui *ui, int cy, int cx)
 {
 	const struct overlay_type *top = ui->ovl.nov ? &overlay_types[ui->ovl.ov] : NULL;
 
 	for (int i = 0; i < ui->ovl.nov; i++)
 		if (!overlay_types[ui->ovl.ovs[i]].own_plots)
 			overlay_types[ui->ovl.ovs[i]].draw(ui);
-	plots_hide(ui);
+	ui_plots_hide(ui);
 	if (top && top->own_plots) {
 		ui->gfx.nplaced = 0;
 		top->draw(ui);
@@ -135,7 +135,7 @@ void overlays_draw(struct ui *ui, int cy, int cx)
 }
 
 /* Keys of the top overlay; 0 when none is open. */
-int overlay_key(struct ui *ui, int is_key, wint_t ch)
+int ui_overlay_key(struct ui *ui, int is_key, wint_t ch)
 {
 	return ui->ovl.nov ? overlay_types[ui->ovl.ov].key(ui, is_key, ch) : 0;
 }
@@ -143,14 +143,14 @@ int overlay_key(struct ui *ui, int is_key, wint_t ch)
 /* ---- the pager ---- */
 
 /* Open the pager overlay on `text`. */
-void pager_open(struct ui *ui, const char *title, const char *text)
+void ui_pager_open(struct ui *ui, const char *title, const char *text)
 {
 	strbuf_reset(&ui->ovl.pager);
 	sanitize_str(text, strlen(text), 0, &ui->ovl.pager);
 	free(ui->ovl.pager_title);
 	ui->ovl.pager_title = xstrdup(title);
 	ui->ovl.pager_top = 0;
-	overlay_push(ui, OV_PAGER);
+	ui_overlay_push(ui, OV_PAGER);
 }
 
 /*
@@ -174,7 +174,7 @@ static int hang_of(const char *line, size_t len)
 static void draw_pager(struct ui *ui)
 {
 	int h = LINES - 1, w = COLS, y = 0, x = 0, row = 0, inner = COLS - 2;
-	struct look lk = look_of(ui, TH_OVERLAY, NULL);
+	struct look lk = ui_look_of(ui, TH_OVERLAY, NULL);
 	const char *p = ui->ovl.pager.buf;
 	char title[128];
 
@@ -182,7 +182,7 @@ static void draw_pager(struct ui *ui)
 		return;
 	snprintf(title, sizeof(title), " %s \u00b7 Up/Down/PgUp/PgDn scroll \u00b7 q or Esc closes ",
 		 ui->ovl.pager_title);
-	draw_box(ui, y, x, h, w, title);
+	ui_draw_box(ui, y, x, h, w, title);
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p), i = 0;
@@ -195,8 +195,8 @@ static void draw_pager(struct ui *ui)
 			int c = col;
 			while (end < len) {
 				wchar_t wc;
-				size_t n = decode(p + end, len - end, &wc);
-				int cw = wc == L'\t' ? 1 : char_width(&wc);
+				size_t n = ui_decode(p + end, len - end, &wc);
+				int cw = wc == L'\t' ? 1 : ui_char_width(&wc);
 				if (c + cw > inner)
 					break;
 				if (wc == L' ')
@@ -207,15 +207,15 @@ static void draw_pager(struct ui *ui)
 			if (end < len && brk > i && p[end] != ' ')
 				end = brk;	/* at the last space, not in a word */
 			if (end == i)	/* not even one character fits */
-				end += decode(p + i, len - i, &(wchar_t){ 0 });
+				end += ui_decode(p + i, len - i, &(wchar_t){ 0 });
 			for (; i < end;) {
 				wchar_t wc;
-				size_t n = decode(p + i, len - i, &wc);
+				size_t n = ui_decode(p + i, len - i, &wc);
 				if (wc == L'\t')
 					wc = L' ';
 				if (row >= ui->ovl.pager_top && row - ui->ovl.pager_top < h - 2 && col < inner)
-					put_wc(y + 1 + row - ui->ovl.pager_top, x + 1 + col, wc, lk);
-				col += char_width(&wc);
+					ui_put_wc(y + 1 + row - ui->ovl.pager_top, x + 1 + col, wc, lk);
+				col += ui_char_width(&wc);
 				i += n;
 			}
 			if (i < len) {
@@ -245,7 +245,7 @@ static int pager_key(struct ui *ui, int is_key, wint_t ch)
 		ui->ovl.pager_top += LINES - 3;
 	else if ((!is_key && (ch == 'q' || ch == 27 || ch == '\r' || ch == CTRL('c'))) ||
 		 (is_key && ch == KEY_F(1)))
-		overlay_pop(ui);
+		ui_overlay_pop(ui);
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -270,10 +270,10 @@ static void draw_menu(struct ui *ui)
 	if ((int)ui->editor.menu_sel >= h)
 		first = (int)ui->editor.menu_sel - h + 1;
 	for (int r = 0; r < h && first + r < (int)ui->editor.nmenu; r++) {
-		struct look lk = look_of(ui, (size_t)(first + r) == ui->editor.menu_sel ? TH_MENU_SELECTED
+		struct look lk = ui_look_of(ui, (size_t)(first + r) == ui->editor.menu_sel ? TH_MENU_SELECTED
 								      : TH_MENU, NULL);
-		fill_row(y + r, x, w, lk);
-		put_text(y + r, x + 1, w - 1, ui->editor.menu[first + r], lk);
+		ui_fill_row(y + r, x, w, lk);
+		ui_put_text(y + r, x + 1, w - 1, ui->editor.menu[first + r], lk);
 	}
 }
 
@@ -285,10 +285,10 @@ static int menu_key(struct ui *ui, int is_key, wint_t ch)
 	} else if ((is_key && ch == KEY_DOWN) || (!is_key && ch == '\t')) {
 		ui->editor.menu_sel = (ui->editor.menu_sel + 1) % ui->editor.nmenu;
 	} else if (!is_key && (ch == '\r' || ch == '\n')) {
-		menu_accept(ui, ui->editor.menu[ui->editor.menu_sel]);
+		ui_menu_accept(ui, ui->editor.menu[ui->editor.menu_sel]);
 	} else {
-		menu_free(ui);
-		overlay_pop(ui);
+		ui_menu_free(ui);
+		ui_overlay_pop(ui);
 		if (!is_key && (ch == 27 || ch == CTRL('c') || ch == CTRL('g')))
 			return PANE_HANDLED | PANE_REDRAW;
 		return PANE_REDRAW;	/* not taken: the editor gets the key too */
@@ -301,7 +301,7 @@ static int menu_key(struct ui *ui, int is_key, wint_t ch)
 /* The one-line overlays (history search, command prompt) over the status line. */
 static void draw_line_overlay(struct ui *ui)
 {
-	struct look lk = look_of(ui, TH_MENU, NULL);
+	struct look lk = ui_look_of(ui, TH_MENU, NULL);
 	struct strbuf sb = STRBUF_INIT;
 	int y = LINES - 1, x;
 
@@ -323,8 +323,8 @@ static void draw_line_overlay(struct ui *ui)
 		strbuf_addf(&sb, "%s%s", ui->ovl.ov == OV_FIND ? "/" : ":", ui->ovl.line.buf);
 		x = (int)sb.len;
 	}
-	fill_row(y, 0, COLS, lk);
-	put_text(y, 0, COLS, sb.buf, lk);
+	ui_fill_row(y, 0, COLS, lk);
+	ui_put_text(y, 0, COLS, sb.buf, lk);
 	move(y, x < COLS ? x : COLS - 1);
 	strbuf_release(&sb);
 }
@@ -334,14 +334,14 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 {
 	if (ui->ovl.ov == OV_INPUT && !is_key && (ch == CTRL('c') || ch == '\r' || ch == '\n')) {
 		struct strbuf err = STRBUF_INIT;
-		struct out_cell *c = view_of_request(ui, ui->ovl.input_id);
-		overlay_pop(ui);
+		struct out_cell *c = ui_view_of_request(ui, ui->ovl.input_id);
+		ui_overlay_pop(ui);
 		if (ch == CTRL('c')) {
 			session_interrupt(ui->s);
 		} else {
 			if (c) {	/* echo the answer where the cell's output goes */
 				char *echo = xasprintf("%s%s\n", ui->ovl.input_prompt, ui->ovl.line.buf);
-				out_cell_append(&ui->out, c, OUT_STDOUT, echo, strlen(echo));
+				outmodel_cell_append(&ui->out, c, OUT_STDOUT, echo, strlen(echo));
 				free(echo);
 			}
 			if (session_input_reply(ui->s, ui->ovl.input_id, ui->ovl.line.buf, &err) < 0)
@@ -351,31 +351,31 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 		return PANE_HANDLED | PANE_REDRAW;
 	}
 	if (!is_key && (ch == 27 || ch == CTRL('g') || ch == CTRL('c'))) {
-		overlay_pop(ui);
+		ui_overlay_pop(ui);
 		return PANE_HANDLED | PANE_REDRAW;
 	}
 	if (!is_key && (ch == '\r' || ch == '\n')) {
 		char *line = xstrdup(ui->ovl.line.buf);
 		enum overlay was = ui->ovl.ov;
 		int flags = 0;
-		overlay_pop(ui);
+		ui_overlay_pop(ui);
 		if (was == OV_SEARCH && ui->ovl.search_hit >= 0) {
 			edbuf_set(&ui->editor.ed, ui->editor.hist[ui->ovl.search_hit]);
 		} else if (was == OV_PROMPT) {
-			flags = run_command(ui, line);
+			flags = ui_run_command(ui, line);
 		} else if (was == OV_FIND && ui->nbv) {
 			if (*line) {
 				free(ui->nbv->find);
 				ui->nbv->find = xstrdup(line);
 			}
-			nbview_find_next(ui, +1);
+			ui_nbview_find_next(ui, +1);
 		}
 		free(line);
 		return flags | PANE_HANDLED | PANE_REDRAW;
 	}
 	if (ui->ovl.ov == OV_SEARCH && !is_key && ch == CTRL('r')) {
 		if (ui->ovl.search_hit > 0) {
-			long older = hist_search(ui, ui->ovl.search_hit - 1);
+			long older = ui_hist_search(ui, ui->ovl.search_hit - 1);
 			if (older >= 0)
 				ui->ovl.search_hit = older;
 		}
@@ -403,7 +403,7 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 		return PANE_HANDLED;
 	}
 	if (ui->ovl.ov == OV_SEARCH)
-		ui->ovl.search_hit = ui->editor.nhist ? hist_search(ui, (long)ui->editor.nhist - 1) : -1;
+		ui->ovl.search_hit = ui->editor.nhist ? ui_hist_search(ui, (long)ui->editor.nhist - 1) : -1;
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
@@ -419,10 +419,10 @@ static int plot_view_key(struct ui *ui, int is_key, wint_t ch)
 	} else if (!is_key && ch == 's' && ui->side.plot_sel < ui->nplots) {
 		strbuf_reset(&ui->ovl.line);
 		strbuf_addf(&ui->ovl.line, "save-plot %d ", ui->plots[ui->side.plot_sel].index);
-		overlay_replace(ui, OV_PROMPT);
+		ui_overlay_replace(ui, OV_PROMPT);
 	} else if ((!is_key && (ch == 'q' || ch == 27 || ch == '\r' || ch == CTRL('c'))) ||
 		   (is_key && ch == KEY_F(4))) {
-		overlay_pop(ui);
+		ui_overlay_pop(ui);
 	}
 	return PANE_HANDLED | PANE_REDRAW;
 }

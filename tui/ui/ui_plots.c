@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* The captured plot with kernel index `index`, or NULL. */
-struct ui_plot *plot_find(struct ui *ui, int index)
+struct ui_plot *ui_plot_find(struct ui *ui, int index)
 {
 	for (size_t i = ui->nplots; i-- > 0;)
 		if (ui->plots[i].index == index)
@@ -20,7 +20,7 @@ struct ui_plot *plot_find(struct ui *ui, int index)
 }
 
 /* The request that fits a plot in `cols` x `rows` cells in this terminal's graphics mode. */
-void plot_request(const struct ui *ui, int cols, int rows, struct graphics_request *rq)
+void ui_plot_request(const struct ui *ui, int cols, int rows, struct graphics_request *rq)
 {
 	memset(rq, 0, sizeof(*rq));
 	rq->mode = ui->gfx.gmode;
@@ -42,7 +42,7 @@ void plot_request(const struct ui *ui, int cols, int rows, struct graphics_reque
 }
 
 /* Whether plots are drawn at all. */
-int plots_drawn(const struct ui *ui)
+int ui_plots_drawn(const struct ui *ui)
 {
 	return ui->gfx.gmode != GRAPHICS_NONE && ui->gfx.gmode != GRAPHICS_AUTO;
 }
@@ -53,7 +53,7 @@ int plots_drawn(const struct ui *ui)
  * a two-row editor) less six rows, so the plot's line, the text around it and the cell's
  * first row still show with it.
  */
-int plot_cap_rows(const struct ui *ui)
+int ui_plot_cap_rows(const struct ui *ui)
 {
 	if (ui->gfx.gmode == GRAPHICS_BLOCKS)
 		return LINES > 15 ? LINES - 9 : 6;
@@ -61,18 +61,18 @@ int plot_cap_rows(const struct ui *ui)
 }
 
 /* Rows of the image of plot `ch` in the output pane at `width`; 0 when it is not drawn. */
-int plot_rows(struct ui *ui, const struct out_chunk *ch, int width)
+int ui_plot_rows(struct ui *ui, const struct out_chunk *ch, int width)
 {
 	struct ui_plot *pl;
 	struct graphics_request rq;
 	struct graphics_size sz;
 
-	if (!plots_drawn(ui))
+	if (!ui_plots_drawn(ui))
 		return 0;
-	pl = plot_find(ui, ch->plot_index);
+	pl = ui_plot_find(ui, ch->plot_index);
 	if (!pl || !pl->img || width < 4)
 		return 0;
-	plot_request(ui, width, plot_cap_rows(ui), &rq);
+	ui_plot_request(ui, width, ui_plot_cap_rows(ui), &rq);
 	graphics_fit(pl->img, &rq, &sz);
 	return sz.rows;
 }
@@ -81,10 +81,10 @@ int plot_rows(struct ui *ui, const struct out_chunk *ch, int width)
  * Add a plot to the frame: fitted to cols x rows cells, its `height` rows starting at screen
  * row y, drawn where they fall inside screen rows top..bottom-1.
  */
-void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int cols,
+void ui_plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int cols,
 		       int rows, int height, int top, int bottom)
 {
-	struct plot_place *pp;
+	struct ui_plot_place *pp;
 	int first = y > top ? y : top, end = y + height < bottom ? y + height : bottom;
 
 	if (end <= first || ui->gfx.nplaced >= PLACES_MAX)
@@ -100,7 +100,7 @@ void plot_place(struct ui *ui, struct graphics_image *img, int y, int x, int col
 }
 
 /* Draw the plot viewer: the gallery's plot on the whole screen but the status line. */
-void draw_plot_view(struct ui *ui)
+void ui_plot_view_draw(struct ui *ui)
 {
 	struct ui_plot *pl = ui->side.plot_sel < ui->nplots ? &ui->plots[ui->side.plot_sel] : NULL;
 	struct graphics_request rq;
@@ -109,34 +109,34 @@ void draw_plot_view(struct ui *ui)
 	char title[192];
 
 	if (!pl || h < 4 || w < 10) {
-		overlay_pop(ui);
+		ui_overlay_pop(ui);
 		return;
 	}
 	snprintf(title, sizeof(title), " plot %d \u00b7 %dx%d \u00b7 %zu of %zu \u00b7 Left/Right: "
 		 "other plots \u00b7 s: save as \u00b7 q or Esc closes ", pl->index, pl->w, pl->h,
 		 ui->side.plot_sel + 1, ui->nplots);
-	draw_box(ui, 0, 0, h, w, title);
+	ui_draw_box(ui, 0, 0, h, w, title);
 	if (!pl->img) {
 		char *line = xasprintf("no inline graphics here (--graphics %s); the PNG is %s",
 				       graphics_mode_name(ui->gfx.gmode), pl->path ? pl->path : "gone");
-		put_text(2, 2, w - 4, line, look_of(ui, TH_OVERLAY, NULL));
+		ui_put_text(2, 2, w - 4, line, ui_look_of(ui, TH_OVERLAY, NULL));
 		free(line);
 		return;
 	}
-	plot_request(ui, w - 2, h - 2, &rq);
+	ui_plot_request(ui, w - 2, h - 2, &rq);
 	graphics_fit(pl->img, &rq, &sz);
-	plot_place(ui, pl->img, 1, 1 + (w - 2 - sz.cols) / 2, w - 2, h - 2, sz.rows, 1, h - 1);
+	ui_plot_place(ui, pl->img, 1, 1 + (w - 2 - sz.cols) / 2, w - 2, h - 2, sz.rows, 1, h - 1);
 }
 
 /* Whether two frames draw a plot the same way. */
-static int place_equal(const struct plot_place *a, const struct plot_place *b)
+static int place_equal(const struct ui_plot_place *a, const struct ui_plot_place *b)
 {
 	return a->img == b->img && a->y == b->y && a->x == b->x && a->cols == b->cols &&
 	       a->rows == b->rows && a->crop_row == b->crop_row && a->crop_rows == b->crop_rows;
 }
 
 /* Drop the plots an overlay covers: all under the pager, those beside the completion menu. */
-void plots_hide(struct ui *ui)
+void ui_plots_hide(struct ui *ui)
 {
 	if (ui->ovl.ov == OV_PAGER) {
 		ui->gfx.nplaced = 0;
@@ -157,7 +157,7 @@ void plots_hide(struct ui *ui)
  * whether the plots must be written after the update; sets *cleared when the screen is
  * wiped, which takes kitty's placements with it.
  */
-int plots_prepare(struct ui *ui, int *cleared)
+int ui_plots_prepare(struct ui *ui, int *cleared)
 {
 	int same = ui->gfx.nplaced == ui->gfx.nshown;
 
@@ -172,7 +172,7 @@ int plots_prepare(struct ui *ui, int *cleared)
 }
 
 /* The plot this frame places where `old` was shown (the same image), or NULL. */
-static const struct plot_place *placed_again(const struct ui *ui, const struct plot_place *old)
+static const struct ui_plot_place *placed_again(const struct ui *ui, const struct ui_plot_place *old)
 {
 	for (int i = 0; i < ui->gfx.nplaced; i++)
 		if (ui->gfx.placed[i].img == old->img)
@@ -185,7 +185,7 @@ static const struct plot_place *placed_again(const struct ui *ui, const struct p
  * Images in the cells are all drawn again (curses has just rewritten the old ones away);
  * kitty placements that went are deleted, and only those that moved are placed again.
  */
-void plots_write(struct ui *ui, int cleared)
+void ui_plots_write(struct ui *ui, int cleared)
 {
 	int layer = !graphics_mode_in_cells(ui->gfx.gmode);
 
@@ -196,11 +196,11 @@ void plots_write(struct ui *ui, int cleared)
 
 		if (!ui->gfx.shown[i].img || placed_again(ui, &ui->gfx.shown[i]))
 			continue;
-		plot_request(ui, ui->gfx.shown[i].cols, ui->gfx.shown[i].rows, &rq);
+		ui_plot_request(ui, ui->gfx.shown[i].cols, ui->gfx.shown[i].rows, &rq);
 		graphics_unplace(ui->gfx.shown[i].img, &rq, &ui->gfx.gbuf);
 	}
 	for (int i = 0; i < ui->gfx.nplaced; i++) {
-		struct plot_place *pp = &ui->gfx.placed[i];
+		struct ui_plot_place *pp = &ui->gfx.placed[i];
 		struct graphics_request rq;
 
 		if (layer && !cleared) {
@@ -210,7 +210,7 @@ void plots_write(struct ui *ui, int cleared)
 			if (k < ui->gfx.nshown && place_equal(pp, &ui->gfx.shown[k]))
 				continue;	/* a placement that did not move stays */
 		}
-		plot_request(ui, pp->cols, pp->rows, &rq);
+		ui_plot_request(ui, pp->cols, pp->rows, &rq);
 		rq.crop_row = pp->crop_row;
 		rq.crop_rows = pp->crop_rows;
 		strbuf_addf(&ui->gfx.gbuf, "\x1b[%d;%dH", pp->y + 1, pp->x + 1);
@@ -226,11 +226,11 @@ void plots_write(struct ui *ui, int cleared)
 }
 
 /* Make the terminal drop every plot image it holds (kitty), written at once. */
-void plots_drop(struct ui *ui)
+void ui_plots_drop(struct ui *ui)
 {
 	struct graphics_request rq;
 
-	plot_request(ui, 1, 1, &rq);
+	ui_plot_request(ui, 1, 1, &rq);
 	strbuf_reset(&ui->gfx.gbuf);
 	for (size_t i = 0; i < ui->nplots; i++)
 		if (ui->plots[i].img)
@@ -242,14 +242,14 @@ void plots_drop(struct ui *ui)
 }
 
 /* Free a plot's image, making the terminal drop it too (kitty) and the next frame differ. */
-void plot_image_free(struct ui *ui, struct graphics_image *img)
+void ui_plot_image_free(struct ui *ui, struct graphics_image *img)
 {
 	struct graphics_request rq;
 	struct strbuf sb = STRBUF_INIT;
 
 	if (!img)
 		return;
-	plot_request(ui, 1, 1, &rq);
+	ui_plot_request(ui, 1, 1, &rq);
 	graphics_forget(img, &rq, &sb);
 	if (sb.len) {
 		write_all(1, sb.buf, sb.len);
@@ -266,7 +266,7 @@ void plot_image_free(struct ui *ui, struct graphics_image *img)
  * Fill in a captured plot from its event: the session's checked copy (event.h), decoded from
  * the bytes the session read when drawn; nothing is read or checked again here.
  */
-void plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot)
+void ui_plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot)
 {
 	pl->index = plot->index;
 	pl->w = plot->width;
@@ -274,7 +274,7 @@ void plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot
 	pl->path = xasprintf("%s/%s", session_channel_dir(ui->s), plot->path);
 	pl->rel = xstrdup(plot->path);
 	pl->img = NULL;
-	if (plots_drawn(ui)) {
+	if (ui_plots_drawn(ui)) {
 		struct strbuf err = STRBUF_INIT;
 
 		pl->img = graphics_load_mem(plot->data, plot->len, plot->path, &err);
@@ -286,9 +286,9 @@ void plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot
 }
 
 /* Forget the captured plots; the output pane keeps their text lines. */
-void plots_forget(struct ui *ui)
+void ui_plots_forget(struct ui *ui)
 {
-	plots_drop(ui);
+	ui_plots_drop(ui);
 	for (size_t i = 0; i < ui->nplots; i++) {
 		graphics_free(ui->plots[i].img);
 		free(ui->plots[i].path);

@@ -44,13 +44,13 @@ int ui_set_theme(struct ui *ui, const char *name, struct strbuf *msg)
 	theme_degrade(&t, ui->ncolors);
 	theme_release(&ui->theme);
 	ui->theme = t;
-	colors_reset(ui);
+	ui_colors_reset(ui);
 	ui_match_kernel_colors(ui);
 	return 0;
 }
 
 /* The directories themes are looked up in, first match wins. */
-void themes_dirs(struct ui *ui)
+void ui_themes_dirs(struct ui *ui)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	char exe[PATH_MAX];
@@ -76,7 +76,7 @@ void themes_dirs(struct ui *ui)
 }
 
 /* Start curses: raw keys, our own SIGWINCH, colours as far as the terminal goes. */
-int screen_start(struct ui *ui, const char *theme_name)
+int ui_screen_start(struct ui *ui, const char *theme_name)
 {
 	struct sigaction sa;
 	struct strbuf err = STRBUF_INIT;
@@ -131,7 +131,7 @@ int screen_start(struct ui *ui, const char *theme_name)
 		theme_init(&ui->theme);
 		theme_parse(&ui->theme, theme_builtin_dark, "dark", NULL);
 		theme_degrade(&ui->theme, ui->ncolors);
-		colors_reset(ui);
+		ui_colors_reset(ui);
 		ui_message(ui, "theme: %s (using the built-in dark theme)", err.buf);
 	}
 	strbuf_release(&err);
@@ -139,18 +139,18 @@ int screen_start(struct ui *ui, const char *theme_name)
 }
 
 /* Ask the terminal again after a resize (the font, so the cell size, may have changed). */
-void graphics_requery(struct ui *ui)
+void ui_graphics_requery(struct ui *ui)
 {
 	struct termcap tc;
 
-	if (!plots_drawn(ui))
+	if (!ui_plots_drawn(ui))
 		return;
 	if (termcap_query(&tc, -1, TUI_QUERY_MS) == 0 && (tc.r.da1 || !ui->gfx.tc.r.da1))
 		ui->gfx.tc = tc;
 }
 
 /* Apply a new window size. */
-void screen_resize(void)
+void ui_screen_resize(void)
 {
 	struct winsize ws;
 

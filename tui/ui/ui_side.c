@@ -6,10 +6,10 @@
 #include <string.h>
 
 /* Draw the side pane: this session's history, newest first, and the plots. */
-void draw_side(struct ui *ui, struct pane *p)
+void ui_side_draw(struct ui *ui, struct pane *p)
 {
-	struct look title = look_of(ui, TH_TITLE, NULL), text = look_of(ui, TH_SIDE, NULL);
-	struct look border = look_of(ui, TH_BORDER, NULL);
+	struct look title = ui_look_of(ui, TH_TITLE, NULL), text = ui_look_of(ui, TH_SIDE, NULL);
+	struct look border = ui_look_of(ui, TH_BORDER, NULL);
 	int y = p->y, plots_h = ui->nplots ? (int)(ui->nplots < 6 ? ui->nplots : 6) + 1 : 0;
 	int hist_end = p->y + p->h - plots_h;
 
@@ -18,29 +18,29 @@ void draw_side(struct ui *ui, struct pane *p)
 		setcchar(&cc, L"\u2502", border.attr, border.pair, NULL);
 		mvadd_wch(p->y + r, p->x, &cc);
 	}
-	put_text(y++, p->x + 2, p->w - 2, "History", title);
+	ui_put_text(y++, p->x + 2, p->w - 2, "History", title);
 	for (size_t i = ui->editor.nhist; i-- > 0 && y < hist_end;) {
 		char *first = xstrdup(ui->editor.hist[i]), *nl = strchr(first, '\n');
 		if (nl)
 			strcpy(nl, " \u2026");
-		put_text(y++, p->x + 2, p->w - 2, first, text);
+		ui_put_text(y++, p->x + 2, p->w - 2, first, text);
 		free(first);
 	}
 	if (plots_h) {
 		y = hist_end;
-		put_text(y++, p->x + 2, p->w - 2, "Plots", title);
+		ui_put_text(y++, p->x + 2, p->w - 2, "Plots", title);
 		for (size_t i = ui->nplots; i-- > 0 && y < p->y + p->h;) {
 			char buf[64];
 			snprintf(buf, sizeof(buf), "%s %d  %dx%d", ui->plots[i].index < 0 ? "image" :
 				 "plot", abs(ui->plots[i].index), ui->plots[i].w, ui->plots[i].h);
-			put_text(y++, p->x + 2, p->w - 2, buf, i == ui->side.plot_sel ?
-				 look_of(ui, TH_MENU_SELECTED, NULL) : text);
+			ui_put_text(y++, p->x + 2, p->w - 2, buf, i == ui->side.plot_sel ?
+				 ui_look_of(ui, TH_MENU_SELECTED, NULL) : text);
 		}
 	}
 }
 
 /* Draw the status line: kernel state, backend, count, duration, theme or a message. */
-void draw_status(struct ui *ui, struct pane *p)
+void ui_status_draw(struct ui *ui, struct pane *p)
 {
 	static const char spin[] = "|/-\\";
 	enum session_state st = ui->s ? session_state(ui->s) : SESSION_STARTING;
@@ -57,14 +57,14 @@ void draw_status(struct ui *ui, struct pane *p)
 	} else if (st == SESSION_STARTING) {
 		state = "starting", el = TH_STATUS_BUSY;
 	}
-	fill_row(p->y, p->x, p->w, look_of(ui, TH_STATUS, NULL));
+	ui_fill_row(p->y, p->x, p->w, ui_look_of(ui, TH_STATUS, NULL));
 	snprintf(buf, sizeof(buf), " %c %s ", !strcmp(state, "busy") ? spin[ui->status.spinner % 4] : ' ',
 		 state);
 	{
-		int x = put_text(p->y, p->x, p->w, buf, look_of(ui, el, NULL));
+		int x = ui_put_text(p->y, p->x, p->w, buf, ui_look_of(ui, el, NULL));
 		struct strbuf nb = STRBUF_INIT;
 		if (ui->nbv) {
-			nbview_status(ui, &nb);
+			ui_nbview_status(ui, &nb);
 			strbuf_addstr(&nb, " \u2502 ");
 		}
 		if (ui->status.message)
@@ -80,6 +80,6 @@ void draw_status(struct ui *ui, struct pane *p)
 				 "F1 help  Ctrl-O command  Ctrl-Q quit", session_backend_name(ui->s),
 				 ui->exec_count, ui->last_duration, ui->theme.name ? ui->theme.name : "");
 		strbuf_release(&nb);
-		put_text(p->y, p->x + x, p->w - x, buf, look_of(ui, TH_STATUS, NULL));
+		ui_put_text(p->y, p->x + x, p->w - x, buf, ui_look_of(ui, TH_STATUS, NULL));
 	}
 }
