@@ -156,7 +156,7 @@ static double anchor_cell(struct docker *d, const char *id, int n)
 	char name[64], result[128];
 	const char *test[] = { "test", "-f", result, NULL };
 	const char *rm[] = { "rm", "-f", result, NULL };
-	double t0 = now_monotonic();
+	double t0 = clock_now();
 
 	snprintf(name, sizeof(name), "cmd%06d.json", n);
 	snprintf(result, sizeof(result), QUEUE "/result%06d.json", n);
@@ -186,7 +186,7 @@ static double anchor_cell(struct docker *d, const char *id, int n)
 	strbuf_release(&err);
 	strbuf_release(&path);
 	strbuf_release(&got);
-	return (now_monotonic() - t0) * 1e3;
+	return (clock_now() - t0) * 1e3;
 }
 
 /* Start the anchor's container: same image, a writable root for the archive API. */
@@ -299,25 +299,25 @@ static void measure(const char *backend, struct row *r, int n, int warm)
 	so.sandbox.runtime = r->runtime;
 	/* Cold start: session_open() returns once the runner wrote `ready`. */
 	for (int i = 0; i < 5; i++) {
-		double t0 = now_monotonic();
+		double t0 = clock_now();
 		s = session_open(&so, &err);
 		if (!s) {
 			fprintf(stderr, "bench_docker: %s: %s\n", r->label, err.buf);
 			goto out;
 		}
-		cold[i] = (now_monotonic() - t0) * 1e3;
+		cold[i] = (clock_now() - t0) * 1e3;
 		if (i < 4)
 			session_close(s);
 	}
 	for (int i = -warm; i < n; i++) {
-		double t0 = now_monotonic();
+		double t0 = clock_now();
 		unsigned long rid = session_execute(s, "pass", 0, 0, NULL, NULL, &err);
 		if (!rid)
 			fail("execute", err.buf);
 		while (session_wait(s, rid) < 0)
 			;
 		if (i >= 0)
-			ours[i] = (now_monotonic() - t0) * 1e3;
+			ours[i] = (clock_now() - t0) * 1e3;
 	}
 	session_close(s);
 	r->warm = median(ours, n);

@@ -48,7 +48,7 @@ static void measure(const char *name, struct session_opts *so, int n)
 
 		if (so->pool_dir)
 			wait_warm(so->pool_dir);
-		t0 = now_monotonic();
+		t0 = clock_now();
 		s = session_open(so, &err);
 
 		if (!s || (so->pool_dir && !session_pooled(s))) {
@@ -56,7 +56,7 @@ static void measure(const char *name, struct session_opts *so, int n)
 				s ? session_pool_note(s) : err.buf);
 			exit(1);
 		}
-		t[i] = (now_monotonic() - t0) * 1e3;
+		t[i] = (clock_now() - t0) * 1e3;
 		session_close(s);
 	}
 	qsort(t, (size_t)n, sizeof(double), cmp_double);

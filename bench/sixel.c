@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 		struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
 		struct graphics_request rq;
 		struct graphics_image *img;
-		double t0 = now_monotonic(), t1;
+		double t0 = clock_now(), t1;
 
 		img = graphics_load(file, &err);
 		if (!img) {
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 			strbuf_release(&err);
 			goto out;
 		}
-		t1 = now_monotonic();
+		t1 = clock_now();
 		request_for(img, width, &rq);
 		if (graphics_render(img, &rq, &out, &sz, &err) < 0) {
 			fprintf(stderr, "bench_sixel: %s\n", err.buf);
@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 			strbuf_release(&out);
 			goto out;
 		}
-		enc[i] = (now_monotonic() - t1) * 1e3;
+		enc[i] = (clock_now() - t1) * 1e3;
 		dec[i] = (t1 - t0) * 1e3;
 		bytes = out.len;
 		if (emit)

@@ -46,7 +46,7 @@ static void __attribute__((noreturn)) exec_runner(const struct kernel_spec *spec
 	char *log;
 	int fd, saved;
 
-	signals_for_child();
+	process_signals_for_child();
 
 	fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0 && fd != 0) {
@@ -162,7 +162,7 @@ static int map_ids(pid_t pid, uid_t uid, gid_t gid)
 			     xasprintf("%u %u 1\n", (unsigned)gid, (unsigned)gid);
 		int fd = open(path, O_WRONLY | O_CLOEXEC);
 
-		if (fd < 0 || write_all(fd, text, strlen(text)) < 0)
+		if (fd < 0 || fsutil_write_all(fd, text, strlen(text)) < 0)
 			rc = -1;
 		if (fd >= 0)
 			close(fd);
@@ -196,7 +196,7 @@ static void write_pid_file(const char *channel_dir, pid_t pid)
 
 	snprintf(text, sizeof(text), "%ld\n", (long)pid);
 	if (fd >= 0) {
-		if (write_all(fd, text, strlen(text)) < 0)
+		if (fsutil_write_all(fd, text, strlen(text)) < 0)
 			unlink(path);
 		close(fd);
 	}

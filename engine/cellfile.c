@@ -259,7 +259,7 @@ int cellfile_read(const char *path, struct strbuf *text, struct strbuf *err)
 	close(fd);
 	if (rc < 0)
 		return -1;
-	return text_check(text->buf, text->len, path, err);
+	return utf8_check_text(text->buf, text->len, path, err);
 }
 
 cJSON *cellfile_load(const char *path, struct strbuf *err)

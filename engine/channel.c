@@ -163,7 +163,7 @@ int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 	return 0;
 fail:
 	channel_release(ch, 0);
-	remove_tree_at(root_fd, name, REMOVE_TREE_DEPTH);
+	fsutil_remove_tree_at(root_fd, name, REMOVE_TREE_DEPTH);
 	close(root_fd);
 	free(name);
 	return -1;
@@ -336,7 +336,7 @@ int channel_reset_kernel(struct channel *ch, int mount_it, struct strbuf *err)
 	close_kernel_part(ch);
 	unmount_kernel(ch);
 	ch->shown_bytes = 0;
-	if (remove_tree_at(ch->dir_fd, "kernel", REMOVE_TREE_DEPTH) < 0) {
+	if (fsutil_remove_tree_at(ch->dir_fd, "kernel", REMOVE_TREE_DEPTH) < 0) {
 		strbuf_addf(err, "cannot clear '%s'", shown);
 		goto out;
 	}
@@ -411,7 +411,7 @@ int channel_recreate(struct channel *ch, struct strbuf *err)
 	}
 	/* Whatever is at the name now (a link, the kernel's own directory) goes unfollowed. */
 	channel_remove_dir(dir);
-	remove_tree_at(root_fd, slash + 1, REMOVE_TREE_DEPTH);
+	fsutil_remove_tree_at(root_fd, slash + 1, REMOVE_TREE_DEPTH);
 	ch->dir_fd = make_dir_at(root_fd, slash + 1, 0700, dir, err);
 	close(root_fd);
 	if (ch->dir_fd < 0 || open_host_part(ch, 1, err) < 0)
@@ -511,7 +511,7 @@ static void clear_at(int fd)
 	rewinddir(d);
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			remove_tree_at(fd, de->d_name, REMOVE_TREE_DEPTH);
+			fsutil_remove_tree_at(fd, de->d_name, REMOVE_TREE_DEPTH);
 	closedir(d);
 }
 
@@ -550,7 +550,7 @@ void channel_results_remove(const struct channel *ch, const char *name)
 	char *file = xasprintf("%s.jsonl", name);
 
 	if (ch->results_fd >= 0 && wall_name_ok(file))
-		remove_tree_at(ch->results_fd, file, REMOVE_TREE_DEPTH);
+		fsutil_remove_tree_at(ch->results_fd, file, REMOVE_TREE_DEPTH);
 	free(file);
 }
 

@@ -22,7 +22,7 @@ void channel_remove_dir(const char *dir)
 	if (lstat(dir, &top) == 0 && S_ISDIR(top.st_mode) && lstat(kernel, &st) == 0 &&
 	    S_ISDIR(st.st_mode) && st.st_dev != top.st_dev)
 		umount2(kernel, MNT_DETACH | UMOUNT_NOFOLLOW);
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	free(kernel);
 }
 

@@ -119,7 +119,7 @@ int channel_take_out(const struct channel *ch, const char *name, const char *dst
 			strbuf_addstr(err, "the sandbox's copy grew past the channel quota while it was read");
 			goto out;
 		}
-		if (write_all(out, buf, (size_t)n) < 0) {
+		if (fsutil_write_all(out, buf, (size_t)n) < 0) {
 			strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
 			goto out;
 		}
@@ -137,7 +137,7 @@ out:
 	if (out >= 0)
 		close(out);
 	if (ch->out_fd >= 0)
-		remove_tree_at(ch->out_fd, name, REMOVE_TREE_DEPTH);
+		fsutil_remove_tree_at(ch->out_fd, name, REMOVE_TREE_DEPTH);
 	strbuf_release(&why);
 	return rc;
 }

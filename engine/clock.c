@@ -3,7 +3,7 @@
 #include <time.h>
 
 /* Read the monotonic clock in seconds. */
-double now_monotonic(void)
+double clock_now(void)
 {
 	struct timespec ts;
 
@@ -12,7 +12,7 @@ double now_monotonic(void)
 }
 
 /* Read the wall clock in seconds since the epoch. */
-double now_wall(void)
+double clock_wall(void)
 {
 	struct timespec ts;
 

@@ -4,8 +4,8 @@
 /* Clocks as seconds in a double: for timeouts (monotonic) and for records (wall). */
 
 /* Seconds on the monotonic clock. */
-double now_monotonic(void);
+double clock_now(void);
 /* Seconds since the epoch. */
-double now_wall(void);
+double clock_wall(void);
 
 #endif

@@ -348,7 +348,7 @@ static int config_pair(char *key, char *value, struct strbuf *why, void *data)
 int config_parse(struct cellbox_config *cfg, const char *text, const char *name,
 		 struct strbuf *err)
 {
-	return kv_parse(text, name, "key = value", config_pair, cfg, err);
+	return parse_kv(text, name, "key = value", config_pair, cfg, err);
 }
 
 /* The config file's path by the rules in config.h. */

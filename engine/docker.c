@@ -315,7 +315,7 @@ int docker_send_raw(struct docker *d, const char *method, const char *path, stru
 	}
 	req = xasprintf("%s /v%s%s HTTP/1.1\r\nHost: docker\r\nContent-Length: 0\r\n"
 			"Connection: close\r\n\r\n", method, d->api, path);
-	rc = write_all(fd, req, strlen(req));
+	rc = fsutil_write_all(fd, req, strlen(req));
 	free(req);
 	if (rc < 0) {
 		strbuf_addf(err, "cannot write to %s: %s", d->host, strerror(errno));
@@ -330,7 +330,7 @@ int docker_attach_stdin(struct docker *d, const char *id, struct strbuf *err)
 	struct strbuf head = STRBUF_INIT;
 	char *req;
 	int fd = connect_daemon(d), rc = -1;
-	double deadline = now_monotonic() + 10;
+	double deadline = clock_now() + 10;
 
 	if (fd < 0) {
 		strbuf_addf(err, "cannot connect to %s: %s", d->host, strerror(errno));
@@ -339,14 +339,14 @@ int docker_attach_stdin(struct docker *d, const char *id, struct strbuf *err)
 	req = xasprintf("POST /v%s/containers/%s/attach?stream=1&stdin=1 HTTP/1.1\r\n"
 			"Host: docker\r\nContent-Length: 0\r\nUpgrade: tcp\r\n"
 			"Connection: Upgrade\r\n\r\n", d->api, id);
-	if (write_all(fd, req, strlen(req)) < 0) {
+	if (fsutil_write_all(fd, req, strlen(req)) < 0) {
 		strbuf_addf(err, "cannot write to %s: %s", d->host, strerror(errno));
 		goto out;
 	}
 	/* The answer's head, byte by byte: what follows it is the raw stream. */
 	while (!strstr(head.buf, "\r\n\r\n")) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		double left = deadline - now_monotonic();
+		double left = deadline - clock_now();
 		char c;
 
 		if (left <= 0 || head.len > 4096 || poll(&pfd, 1, wait_ms(left)) <= 0 ||

@@ -14,7 +14,7 @@
 #include "strbuf.h"
 
 /* Write all of `len` bytes. */
-int write_all(int fd, const void *buf, size_t len)
+int fsutil_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -31,7 +31,7 @@ int write_all(int fd, const void *buf, size_t len)
 }
 
 /* Make a directory and those above it that are missing. */
-int mkdir_p(const char *path)
+int fsutil_mkdir_p(const char *path)
 {
 	char *p = xstrdup(path);
 	int rc = 0;
@@ -54,7 +54,7 @@ int mkdir_p(const char *path)
 }
 
 /* Remove `name` in `at` and all below it, never following a link. */
-int remove_tree_at(int at, const char *name, int max_depth)
+int fsutil_remove_tree_at(int at, const char *name, int max_depth)
 {
 	struct dirent *de;
 	DIR *d;
@@ -77,7 +77,7 @@ int remove_tree_at(int at, const char *name, int max_depth)
 	}
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    remove_tree_at(dirfd(d), de->d_name, max_depth - 1) < 0)
+		    fsutil_remove_tree_at(dirfd(d), de->d_name, max_depth - 1) < 0)
 			rc = -1;
 	closedir(d);
 	if (unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
@@ -86,7 +86,7 @@ int remove_tree_at(int at, const char *name, int max_depth)
 }
 
 /* Remove `path` and all below it, never following a link. */
-void remove_tree(const char *path)
+void fsutil_remove_tree(const char *path)
 {
 	char *copy = xstrdup(path), *slash;
 	int at;
@@ -101,7 +101,7 @@ void remove_tree(const char *path)
 	*slash = '\0';
 	at = open(slash == copy ? "/" : copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (at >= 0) {
-		remove_tree_at(at, slash + 1, REMOVE_TREE_DEPTH);
+		fsutil_remove_tree_at(at, slash + 1, REMOVE_TREE_DEPTH);
 		close(at);
 	}
 	free(copy);
@@ -207,7 +207,7 @@ int fsutil_write_atomic(const char *path, const void *data, size_t len, mode_t m
 
 	if (fsutil_atomic_begin(&a, path, mode, err) < 0)
 		return -1;
-	if (write_all(a.fd, data, len) < 0) {
+	if (fsutil_write_all(a.fd, data, len) < 0) {
 		strbuf_addf(err, "cannot write '%s': %s", path, strerror(errno));
 		fsutil_atomic_rollback(&a);
 		return -1;

@@ -12,7 +12,7 @@
  *
  *	if (fsutil_atomic_begin(&a, "nb.ipynb", 0644, err) < 0)	// the temporary, beside it
  *		return -1;
- *	if (write_all(a.fd, text, len) < 0) {				// stream into a.fd
+ *	if (fsutil_write_all(a.fd, text, len) < 0) {				// stream into a.fd
  *		fsutil_atomic_rollback(&a);				// removed; nb.ipynb untouched
  *		return -1;
  *	}
@@ -35,18 +35,18 @@
 struct strbuf;
 
 /* Write all of `len` bytes, retrying short writes and EINTR. */
-int write_all(int fd, const void *buf, size_t len);
+int fsutil_write_all(int fd, const void *buf, size_t len);
 /* mkdir -p with mode 0700 for each made component. */
-int mkdir_p(const char *path);
+int fsutil_mkdir_p(const char *path);
 /*
  * rm -rf below and including `path`, never following a symbolic link: each level is opened
  * O_NOFOLLOW | O_DIRECTORY relative to the one above, so a link planted anywhere inside (or
  * swapped in while it runs) is removed, never followed. Errors are ignored.
  */
-void remove_tree(const char *path);
+void fsutil_remove_tree(const char *path);
 /* The same for `name` in directory `dirfd`, at most `max_depth` levels; 0, or -1 when
    something remains. */
-int remove_tree_at(int dirfd, const char *name, int max_depth);
+int fsutil_remove_tree_at(int dirfd, const char *name, int max_depth);
 #define REMOVE_TREE_DEPTH 64
 
 /* A replacement of a file in progress (above); FSUTIL_ATOMIC_INIT when none is. */

@@ -82,7 +82,7 @@ struct history *history_open(size_t max_entries, double max_age_days, struct str
 	localtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	h->fd = -1;
-	if (mkdir_p(base) < 0) {
+	if (fsutil_mkdir_p(base) < 0) {
 		strbuf_addf(err, "cannot create '%s': %s", base, strerror(errno));
 		goto fail;
 	}
@@ -143,7 +143,7 @@ int history_append(struct history *h, const struct history_cell *c, struct strbu
 	if (c->reason)
 		cJSON_AddStringToObject(e, "reason", c->reason);
 	cJSON_AddNumberToObject(e, "duration", c->duration);
-	cJSON_AddNumberToObject(e, "time", c->time ? c->time : now_wall());
+	cJSON_AddNumberToObject(e, "time", c->time ? c->time : clock_wall());
 	if (c->kernel && strcmp(c->kernel, kernel_default()->name))
 		cJSON_AddStringToObject(e, "kernel", c->kernel);
 	cJSON_AddItemToObject(e, "outputs", c->outputs ? cJSON_Duplicate(c->outputs, 1)
@@ -316,7 +316,7 @@ void history_prune(size_t max_entries, double max_age_days, const char *keep)
 {
 	char **list = history_sessions(), *base = history_sessions_dir();
 	size_t n = 0, total = 0;
-	double oldest = max_age_days > 0 ? now_wall() - max_age_days * 86400 : 0;
+	double oldest = max_age_days > 0 ? clock_wall() - max_age_days * 86400 : 0;
 
 	while (list[n])
 		n++;
@@ -331,7 +331,7 @@ void history_prune(size_t max_entries, double max_age_days, const char *keep)
 		if (keep && !strcmp(keep, list[i]))
 			total += count_lines(path);
 		else if (old || (max_entries && total >= max_entries))
-			remove_tree(dir);
+			fsutil_remove_tree(dir);
 		else
 			total += count_lines(path);
 		free(path);

@@ -128,7 +128,7 @@ int libraries_parse(struct libraries *l, const char *list, struct strbuf *err)
 		}
 		t = xstrndup(p, n);
 		p += n + (p[n] == ',');
-		piece = str_trim(t);
+		piece = parse_trim(t);
 		if (!*piece) {
 			free(t);
 			continue;
@@ -312,8 +312,8 @@ static int prepare_local(const struct libraries *l, const struct libraries_env *
 	if (e->progress)
 		fprintf(e->progress, "cellbox: installing %s for %s (once: kept in %s)\n", l->shown,
 			py, dir);
-	remove_tree(dir);
-	if (mkdir_p(cache) < 0) {
+	fsutil_remove_tree(dir);
+	if (fsutil_mkdir_p(cache) < 0) {
 		strbuf_addf(err, "libraries: cannot create '%s': %s", cache, strerror(errno));
 		goto out;
 	}
@@ -330,7 +330,7 @@ static int prepare_local(const struct libraries *l, const struct libraries_env *
 		libraries_failed(l, out.buf, err);
 		strbuf_addf(err, " (pip exited with %d):", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		libraries_pip_reason(out.buf, err);
-		remove_tree(dir);
+		fsutil_remove_tree(dir);
 		goto out;
 	}
 	*installed = 1;

@@ -48,7 +48,7 @@ int libraries_lock(const char *dir, const char *hash)
 	char *path;
 	int fd;
 
-	if (!dir || mkdir_p(dir) < 0)
+	if (!dir || fsutil_mkdir_p(dir) < 0)
 		return -1;
 	path = xasprintf("%s/libraries-%s.lock", dir, hash);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

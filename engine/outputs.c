@@ -267,7 +267,7 @@ static void add_plot(struct outputs *o, const struct session_plot *plot, cJSON *
 		char *dst = xasprintf("%s/%d.png", o->plots_dir, plot->index);
 		cJSON *cb = cJSON_AddObjectToObject(meta, "cellbox");
 		strbuf_reset(&err);
-		if (mkdir_p(o->plots_dir) < 0) {
+		if (fsutil_mkdir_p(o->plots_dir) < 0) {
 			if (!o->plot_note)
 				o->plot_note = xasprintf("cannot create '%s': %s", o->plots_dir,
 							 strerror(errno));

@@ -9,7 +9,7 @@
 #include "strbuf.h"
 
 /* Trim white space at both ends, in place. */
-char *str_trim(char *s)
+char *parse_trim(char *s)
 {
 	char *e;
 
@@ -31,7 +31,7 @@ static int is_colour(const char *p)
 }
 
 /* Read `key = value` lines, handing each pair to `fn`. */
-int kv_parse(const char *text, const char *name, const char *form, kv_fn fn, void *data,
+int parse_kv(const char *text, const char *name, const char *form, kv_fn fn, void *data,
 	     struct strbuf *err)
 {
 	char *copy = xstrdup(text), *line, *next;
@@ -50,7 +50,7 @@ int kv_parse(const char *text, const char *name, const char *form, kv_fn fn, voi
 			hash = strchr(hash + 1, '#');
 		if (hash)
 			*hash = '\0';
-		line = str_trim(line);
+		line = parse_trim(line);
 		if (!*line)
 			continue;
 		eq = strchr(line, '=');
@@ -60,14 +60,14 @@ int kv_parse(const char *text, const char *name, const char *form, kv_fn fn, voi
 			break;
 		}
 		*eq = '\0';
-		if (!*str_trim(line)) {
+		if (!*parse_trim(line)) {
 			strbuf_addf(err, "%s:%d: expected '%s' (no key before the '=')", name, lineno,
 				    form);
 			rc = -1;
 			break;
 		}
 		strbuf_reset(&why);
-		if (fn(str_trim(line), str_trim(eq + 1), &why, data) < 0) {
+		if (fn(parse_trim(line), parse_trim(eq + 1), &why, data) < 0) {
 			strbuf_addf(err, "%s:%d: %s", name, lineno, why.buf);
 			rc = -1;
 		}

@@ -6,7 +6,7 @@
 struct strbuf;
 
 /* Trim white space at both ends of `s`, in place; returns the first kept character. */
-char *str_trim(char *s);
+char *parse_trim(char *s);
 
 /*
  * Read `key = value` lines (the config file, themes): blank lines are skipped and `#` starts
@@ -16,7 +16,7 @@ char *str_trim(char *s);
  * goes to `err` as "NAME:LINE: ..."; a line without `=` is "expected '<form>'". 0 or -1.
  */
 typedef int (*kv_fn)(char *key, char *value, struct strbuf *why, void *data);
-int kv_parse(const char *text, const char *name, const char *form, kv_fn fn, void *data,
+int parse_kv(const char *text, const char *name, const char *form, kv_fn fn, void *data,
 	     struct strbuf *err);
 
 /*

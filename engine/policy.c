@@ -202,7 +202,7 @@ struct policy *policy_parse(const char *text, const char *name, struct strbuf *e
 		strbuf_reset(&line);
 		strbuf_add(&line, s, n);
 		s += n + (s[n] == '\n');
-		l = str_trim(line.buf);
+		l = parse_trim(line.buf);
 		if (want_regex) {
 			struct policy_pattern *pt = &p->patterns[p->npatterns - 1];
 
@@ -236,12 +236,12 @@ struct policy *policy_parse(const char *text, const char *name, struct strbuf *e
 			size_t nk;
 
 			*eq = '\0';
-			nk = strlen(str_trim(l));
+			nk = strlen(parse_trim(l));
 			/* A trailing comment on a setting line. */
 			hash = strchr(value, '#');
 			if (hash)
 				*hash = '\0';
-			if (parse_setting(p, str_trim(l), nk, str_trim(value), &why) < 0)
+			if (parse_setting(p, parse_trim(l), nk, parse_trim(value), &why) < 0)
 				goto fail;
 		} else {
 			strbuf_addf(&why, "expected 'module NAME SEVERITY DESCRIPTION', 'pattern SEVERITY "

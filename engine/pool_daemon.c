@@ -120,9 +120,9 @@ static void remove_container(struct daemon *d, struct backend *be)
 /* Wait (up to `seconds`) for the containers still being removed. */
 static void wait_removals(double seconds)
 {
-	double until = now_monotonic() + seconds;
+	double until = clock_now() + seconds;
 
-	while (__atomic_load_n(&removals, __ATOMIC_SEQ_CST) > 0 && now_monotonic() < until)
+	while (__atomic_load_n(&removals, __ATOMIC_SEQ_CST) > 0 && clock_now() < until)
 		usleep(10000);
 }
 
@@ -174,7 +174,7 @@ struct pkernel *pool_add_kernel(struct daemon *d, const char *name, pid_t pid,
 	k->name = xstrdup(name);
 	k->pid = pid;
 	k->be = be;
-	k->born = k->ready_since = now_monotonic();
+	k->born = k->ready_since = clock_now();
 	return k;
 }
 
@@ -228,7 +228,7 @@ static void reap_containers(struct daemon *d)
 static void back_off(struct daemon *d)
 {
 	d->backoff = d->backoff > 0 ? (d->backoff * 2 < 30 ? d->backoff * 2 : 30) : 0.5;
-	d->spawn_after = now_monotonic() + d->backoff;
+	d->spawn_after = clock_now() + d->backoff;
 }
 
 /* Move the kernels in flight on; a failure backs off, a kernel made ends the back-off. */
@@ -268,7 +268,7 @@ static void reap(struct daemon *d)
 			{
 				int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 				if (fd >= 0) {
-					write_all(fd, text, strlen(text));
+					fsutil_write_all(fd, text, strlen(text));
 					close(fd);
 				}
 			}
@@ -329,7 +329,7 @@ static int ping(struct daemon *d, struct pkernel *k)
 	struct session *s = NULL;
 	cJSON *params = NULL;
 	unsigned long id = 0;
-	double deadline = now_monotonic() + 5;
+	double deadline = clock_now() + 5;
 	int rc = -1;
 
 	if (rename(from, to) < 0) {
@@ -342,7 +342,7 @@ static int ping(struct daemon *d, struct pkernel *k)
 	params = cJSON_CreateObject();
 	cJSON_AddStringToObject(params, "code", "pass");
 	id = session_request(s, "is_complete", params, NULL, NULL, &err);
-	while (id && session_pending(s, id) && now_monotonic() < deadline &&
+	while (id && session_pending(s, id) && clock_now() < deadline &&
 	       session_state(s) != SESSION_DEAD) {
 		struct pollfd pfd = { .fd = session_fd(s), .events = POLLIN };
 		poll(&pfd, 1, 100);
@@ -367,7 +367,7 @@ out:
 static void maintain(struct daemon *d)
 {
 	const struct pool_config *pc = d->pc;
-	double now = now_monotonic();
+	double now = clock_now();
 	int ready, leased, want;
 
 	reap(d);
@@ -403,12 +403,12 @@ static void maintain(struct daemon *d)
 	 */
 	want = pc->min_size + pool_waiting_clients(d);
 	while (ready + flying(d) < want && ready + leased + flying(d) < pc->max_size &&
-	       now_monotonic() >= d->spawn_after &&
+	       clock_now() >= d->spawn_after &&
 	       (!d->containers || pool_spawn_spares(d) || room(d) > 0))
 		if (pool_spawn_begin(d) < 0)
 			back_off(d);
 	/* Containers: fill the room left under max with spares, one a pass (the loop comes back). */
-	if (d->containers && room(d) > 0 && now_monotonic() >= d->spawn_after &&
+	if (d->containers && room(d) > 0 && clock_now() >= d->spawn_after &&
 	    pool_spawn_prepare(d) < 0)
 		back_off(d);
 }
@@ -501,7 +501,7 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	}
 	pool_log(&d, "serving '%s' (pid %ld): min %d, max %d%s", pool_dir, (long)getpid(),
 	     pc->min_size, pc->max_size, pc->prewarm ? "" : ", no pre-warming");
-	d.next_health = now_monotonic() + pc->health_interval;
+	d.next_health = clock_now() + pc->health_interval;
 	while (!d.stop) {
 		struct epoll_event evs[4];
 		struct signalfd_siginfo si;
@@ -519,7 +519,7 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 		if (started && ((ready_n + flying(&d) < pc->min_size &&
 				 ready_n + leased_n + flying(&d) < pc->max_size) ||
 				(d.containers && room(&d) > 0))) {
-			double wait = d.spawn_after - now_monotonic();
+			double wait = d.spawn_after - clock_now();
 
 			/*
 			 * More kernels to start: come straight back, or when the back-off ends.

@@ -180,7 +180,7 @@ void pool_write_info(struct daemon *d)
 	struct strbuf err = STRBUF_INIT;
 
 	cJSON_AddNumberToObject(o, "pid", getpid());
-	cJSON_AddNumberToObject(o, "started", now_wall());
+	cJSON_AddNumberToObject(o, "started", clock_wall());
 	cJSON_AddNumberToObject(o, "min_size", d->pc->min_size);
 	cJSON_AddNumberToObject(o, "max_size", d->pc->max_size);
 	cJSON_AddBoolToObject(o, "prewarm", d->pc->prewarm);

@@ -81,7 +81,7 @@ int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout
 	       struct pool_lease *lease, struct strbuf *err)
 {
 	char *ready = NULL, *want = NULL;
-	double deadline = now_monotonic() + timeout;
+	double deadline = clock_now() + timeout;
 	int fd = -1, rc = -1;
 
 	memset(lease, 0, sizeof(*lease));
@@ -120,7 +120,7 @@ int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout
 				inotify_add_watch(fd, ready, IN_CREATE | IN_MOVED_TO);
 			continue;	/* look again: one may have come before the watch */
 		}
-		left = deadline - now_monotonic();
+		left = deadline - clock_now();
 		if (left <= 0) {
 			strbuf_addf(err, "pool exhausted: no kernel became free within %g s", timeout);
 			goto out;

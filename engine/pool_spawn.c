@@ -78,7 +78,7 @@ static void note_zygote_pid(struct daemon *d, pid_t pid)
 
 	snprintf(text, sizeof(text), "%ld\n", (long)pid);
 	if (fd >= 0) {
-		write_all(fd, text, strlen(text));
+		fsutil_write_all(fd, text, strlen(text));
 		close(fd);
 	}
 	free(p);
@@ -104,13 +104,13 @@ void pool_keep_zygote(struct daemon *d)
 				 zygote_error(d->zygote));
 			d->zygote_backoff = d->zygote_backoff > 0 ?
 					    (d->zygote_backoff * 2 < 60 ? d->zygote_backoff * 2 : 60) : 1;
-			d->zygote_after = now_monotonic() + d->zygote_backoff;
+			d->zygote_after = clock_now() + d->zygote_backoff;
 		}
 		zygote_free(d->zygote);
 		d->zygote = NULL;
 		note_zygote_pid(d, 0);
 	}
-	if (now_monotonic() < d->zygote_after)
+	if (clock_now() < d->zygote_after)
 		return;
 	dir = pool_path(d, "zygote", NULL);
 	d->zygote = zygote_start(dir, zygote_python(d), pre, &err);
@@ -120,7 +120,7 @@ void pool_keep_zygote(struct daemon *d)
 		note_zygote_pid(d, zygote_pid(d->zygote));
 	} else {
 		pool_log(d, "cannot start a zygote: %s", err.buf);
-		d->zygote_after = now_monotonic() + 60;
+		d->zygote_after = clock_now() + 60;
 	}
 	zygote_install(d->zygote);
 	free(dir);
@@ -208,7 +208,7 @@ int pool_spawn_begin(struct daemon *d)
 
 	if (sp) {
 		/* a container created ahead: only its start is left */
-		sp->t0 = now_monotonic();
+		sp->t0 = clock_now();
 		sp->stage = SPAWN_STARTING;
 		if (session_launch(sp->s, &err) < 0) {
 			pool_log(d, "cannot start a kernel: %s", err.buf);
@@ -228,7 +228,7 @@ int pool_spawn_begin(struct daemon *d)
 	forked = zygote_usable(d->zygote);
 	sp = xcalloc(1, sizeof(*sp));
 	sp->fd = -1;
-	sp->t0 = now_monotonic();
+	sp->t0 = clock_now();
 	sp->s = session_begin(&d->kopts, &err);
 	sp->forked = forked && zygote_usable(d->zygote);
 	if (sp->forked && d->zygote_backoff > 0)
@@ -350,7 +350,7 @@ static int finish(struct daemon *d, struct pspawn *sp)
 	k = pool_add_kernel(d, name, kpid, be);
 	pool_watch_container(d, k);
 	pool_log(d, "kernel %s (pid %ld) ready in %.0f ms (started in %.0f)%s", k->name,
-		 (long)k->pid, (now_monotonic() - sp->t0) * 1e3, (sp->t_open - sp->t0) * 1e3,
+		 (long)k->pid, (clock_now() - sp->t0) * 1e3, (sp->t_open - sp->t0) * 1e3,
 		 sp->forked ? ", forked from the zygote" : "");
 	/* out of the loop's set first: the detaching thread closes the descriptor */
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, sp->fd, NULL);
@@ -379,7 +379,7 @@ static int step(struct daemon *d, struct pspawn *sp)
 			pool_log(d, "cannot start a kernel: %s", err.buf);
 		if (rc <= 0)
 			goto out;
-		sp->t_open = now_monotonic();
+		sp->t_open = clock_now();
 		next_stage(d, sp);
 		rc = 0;
 	}

@@ -15,7 +15,7 @@ static double age_of(const char *path)
 
 	if (stat(path, &st) < 0)
 		return -1;
-	return now_wall() - ((double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
+	return clock_wall() - ((double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9);
 }
 
 /* The pid of a pooled kernel as this machine sees it, or 0. */

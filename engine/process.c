@@ -26,7 +26,7 @@ int process_alive(pid_t pid)
 }
 
 /* Unblock every signal and reset ours to their defaults. */
-void signals_for_child(void)
+void process_signals_for_child(void)
 {
 	static const int ours[] = { SIGINT, SIGPIPE, SIGTERM, SIGHUP, SIGCHLD };
 	sigset_t none;

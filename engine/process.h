@@ -8,6 +8,6 @@
 /* Whether process `pid` runs (a zombie that nobody reaped yet does not). */
 int process_alive(pid_t pid);
 /* In a child that will run a kernel: no signal blocked, and ours back at their defaults. */
-void signals_for_child(void);
+void process_signals_for_child(void);
 
 #endif

@@ -21,7 +21,7 @@ void random_hex(char *hex, size_t n)
 			continue;
 		if (r <= 0) {
 			/* No getrandom: the names must still differ; the clock and pid will do. */
-			unsigned long long x = (unsigned long long)(now_wall() * 1e9) ^
+			unsigned long long x = (unsigned long long)(clock_wall() * 1e9) ^
 					       ((unsigned long long)getpid() << 32);
 			for (; got < n; got++, x = x * 6364136223846793005ull + 1442695040888963407ull)
 				buf[got] = (unsigned char)(x >> 56);

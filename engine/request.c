@@ -154,7 +154,7 @@ static void cap_output(struct request_reader *rd, struct request *r)
 		r->stop = REASON_OUTPUT_LIMIT;
 		rd->be->ops->signal(rd->be, SIGINT);
 		if (!*rd->kill_at)
-			*rd->kill_at = now_monotonic() + rd->interrupt_grace;
+			*rd->kill_at = clock_now() + rd->interrupt_grace;
 	}
 }
 

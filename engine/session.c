@@ -191,7 +191,7 @@ int session_dispatch(struct session *s)
 	}
 	if (session_over_quota(s))
 		goto out;
-	now = now_monotonic();
+	now = clock_now();
 	if (s->kill_at && now >= s->kill_at) {
 		session_kill_and_restart(s);
 	} else if (s->head && s->head->deadline && !s->head->stop &&
@@ -291,11 +291,11 @@ int session_pending(const struct session *s, unsigned long id)
 
 int session_wait(struct session *s, unsigned long id)
 {
-	double start = now_monotonic(), spin_end = s->slow_waits ? 0 : start + SPIN_WINDOW;
+	double start = clock_now(), spin_end = s->slow_waits ? 0 : start + SPIN_WINDOW;
 
 	while (session_pending(s, id)) {
 		struct epoll_event evs[4];
-		int spin = spin_end && now_monotonic() < spin_end, n;
+		int spin = spin_end && clock_now() < spin_end, n;
 
 		if (!spin && s->spent)
 			session_tidy(s);	/* before it sleeps: the host has nothing else to do */
@@ -309,7 +309,7 @@ int session_wait(struct session *s, unsigned long id)
 		}
 		session_dispatch(s);
 	}
-	s->slow_waits = now_monotonic() - start > SPIN_GAP;
+	s->slow_waits = clock_now() - start > SPIN_GAP;
 	return 0;
 }
 
@@ -331,7 +331,7 @@ int session_interrupt(struct session *s)
 	if (!r->stop)
 		r->stop = REASON_INTERRUPTED;
 	if (!s->kill_at)
-		s->kill_at = now_monotonic() + s->opts.interrupt_grace;
+		s->kill_at = clock_now() + s->opts.interrupt_grace;
 	session_arm_timer(s);
 	return session_interrupt_kernel(s);
 }
@@ -417,10 +417,10 @@ static void shutdown_kernel(struct session *s)
 	session_abort_all(s, REASON_CLOSED, NULL, NULL, "session closed");
 	if (!session_request(s, "shutdown", NULL, NULL, NULL, &err))
 		goto out;
-	deadline = now_monotonic() + 1.0;
+	deadline = clock_now() + 1.0;
 	while (exit_fd >= 0) {
 		struct epoll_event ev;
-		double left = deadline - now_monotonic();
+		double left = deadline - clock_now();
 		int fd = epoll_create1(EPOLL_CLOEXEC), n;
 
 		if (left <= 0 || fd < 0) {

@@ -149,7 +149,7 @@ int session_launch_kernel(struct session *s, struct strbuf *err)
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = exit_fd };
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, exit_fd, &ev);
 	}
-	s->start_deadline = now_monotonic() + s->opts.startup_timeout;
+	s->start_deadline = clock_now() + s->opts.startup_timeout;
 	return 0;
 }
 
@@ -195,7 +195,7 @@ int session_kernel_ready(struct session *s, struct strbuf *err)
 		add_log_tail(s, err);
 		goto out;
 	}
-	if (now_monotonic() >= s->start_deadline) {
+	if (clock_now() >= s->start_deadline) {
 		strbuf_addf(err, "the kernel did not become ready within %g s",
 			    s->opts.startup_timeout);
 		add_log_tail(s, err);
@@ -215,7 +215,7 @@ int session_start_kernel(struct session *s, struct strbuf *err)
 
 	while (rc == 0 && (rc = session_kernel_ready(s, err)) == 0) {
 		struct epoll_event evs[4];
-		double left = s->start_deadline - now_monotonic();
+		double left = s->start_deadline - clock_now();
 
 		if (left > 0.05 || s->ch.notify_fd < 0)
 			left = s->ch.notify_fd < 0 ? POLL_INTERVAL : (left > 0.05 ? 0.05 : left);

@@ -25,7 +25,7 @@ void session_pop_head(struct session *s)
 	if (!s->head)
 		s->tail = NULL;
 	else if (s->head->timeout)
-		s->head->deadline = now_monotonic() + s->head->timeout;
+		s->head->deadline = clock_now() + s->head->timeout;
 	/* Its files go, off the round trip: the command and answers (ours), the results. */
 	session_spend(s, r);
 	if (s->state == SESSION_BUSY && !s->head)
@@ -134,7 +134,7 @@ unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, doub
 	if (!s->head) {
 		s->head = r;
 		if (timeout)
-			r->deadline = now_monotonic() + timeout;
+			r->deadline = clock_now() + timeout;
 	} else {
 		s->tail->next = r;
 	}

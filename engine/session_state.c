@@ -35,7 +35,7 @@ void session_set_state(struct session *s, enum session_state state, const char *
 void session_arm_timer(struct session *s)
 {
 	struct itimerspec its = { 0 };
-	double when = 0, now = now_monotonic(), interval = 0;
+	double when = 0, now = clock_now(), interval = 0;
 
 	if (s->head && s->head->deadline && !s->head->stop)
 		when = s->head->deadline;
@@ -104,7 +104,7 @@ int session_over_quota(struct session *s)
 	 * before each command. A local kernel is not confined (it can fill the disk without its
 	 * channel): its count is only the interval's, off the round trip.
 	 */
-	now = now_monotonic();
+	now = clock_now();
 	if (!s->ch.mounted && now - s->usage_at < USAGE_INTERVAL &&
 	    (s->state != SESSION_IDLE || !s->be || !(s->be->ops->flags & BACKEND_SANDBOX)))
 		return 0;

@@ -49,7 +49,7 @@ int setup_libraries_prepare(const char *set, const char *wheelhouse, struct sess
 	struct libraries_env e = { 0 };
 	char *runtime;
 	int installed = 0, rc;
-	double t0 = now_monotonic();
+	double t0 = clock_now();
 
 	*image = *python = NULL;
 	if (!set || !*set)
@@ -73,7 +73,7 @@ int setup_libraries_prepare(const char *set, const char *wheelhouse, struct sess
 		rc = libraries_prepare(&l, &e, image, python, &installed, err);
 	if (rc == 0 && installed && progress)
 		fprintf(progress, "%s: installed %s in %.1f s\n", who, l.shown,
-			now_monotonic() - t0);
+			clock_now() - t0);
 	if (*image)
 		so->sandbox.image = *image;
 	if (*python)

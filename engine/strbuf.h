@@ -1,7 +1,7 @@
 #ifndef CELLBOX_STRBUF_H
 #define CELLBOX_STRBUF_H
 
-/* Growable buffers: bytes (struct strbuf) and a list of strings (struct strlist). */
+/* A growable buffer of bytes with a cap of its own (struct strbuf). */
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,17 +51,5 @@ char *strbuf_detach(struct strbuf *sb, size_t *len);
 int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 /* Read a whole descriptor until EOF. */
 int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
-
-/* A growable list of strings the list owns. */
-struct strlist {
-	char **items;
-	size_t n, alloc;
-};
-
-#define STRLIST_INIT { NULL, 0, 0 }
-
-/* Append a copy of `s`. */
-void strlist_append(struct strlist *l, const char *s);
-void strlist_release(struct strlist *l);
 
 #endif

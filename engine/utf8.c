@@ -49,7 +49,7 @@ invalid:
 }
 
 /* Check that what was read from `name` is text. */
-int text_check(const char *s, size_t len, const char *name, struct strbuf *err)
+int utf8_check_text(const char *s, size_t len, const char *name, struct strbuf *err)
 {
 	size_t bad;
 

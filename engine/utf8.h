@@ -17,6 +17,6 @@ int utf8_valid(const char *s, size_t len, size_t *bad);
  * -1 with `err` saying "'NAME' is not a text file (it contains NUL bytes)" or "'NAME' is not
  * valid UTF-8 (byte 0xe9 at offset 10)".
  */
-int text_check(const char *s, size_t len, const char *name, struct strbuf *err);
+int utf8_check_text(const char *s, size_t len, const char *name, struct strbuf *err);
 
 #endif

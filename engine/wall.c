@@ -170,7 +170,7 @@ int wall_write_end(int dirfd, struct wall_pending *p, const char *name, const vo
 		return -1;
 	if (!name)
 		goto out;
-	if (write_all(p->fd, data, len) < 0) {
+	if (fsutil_write_all(p->fd, data, len) < 0) {
 		strbuf_addf(err, "cannot write '%s': %s", shown, strerror(errno));
 		goto out;
 	}

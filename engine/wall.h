@@ -18,7 +18,7 @@
  *
  * Writes the host makes into directories the kernel can read use unpredictable temporary
  * names created with O_EXCL | O_NOFOLLOW and renamed into place; nothing here ever chowns
- * an entry it did not just create. Removal (fsutil.h: remove_tree_at) never follows a link.
+ * an entry it did not just create. Removal (fsutil.h: fsutil_remove_tree_at) never follows a link.
  *
  * Runtime directories (where channels and pools live) are checked as OpenSSH and tmux check
  * theirs: wall_own_dir() makes or accepts a directory only when it is ours and mode 0700.

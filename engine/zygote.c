@@ -46,7 +46,7 @@ static void __attribute__((noreturn)) exec_zygote(const char *python, const char
 	const struct kernel_def *k = kernel_find("python");
 	int fd;
 
-	signals_for_child();
+	process_signals_for_child();
 	setpgid(0, 0);		/* a terminal's Ctrl-C for the daemon is not for the zygote */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -92,7 +92,7 @@ static char *write_runner(const char *dir, struct strbuf *err)
 	}
 	path = xasprintf("%s/%s", dir, k->runner);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, k->code, *k->code_len) < 0) {
+	if (fd < 0 || fsutil_write_all(fd, k->code, *k->code_len) < 0) {
 		strbuf_addf(err, "cannot write the zygote's runner '%s': %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -184,13 +184,13 @@ int zygote_usable(const struct zygote *z)
 /* Read one message from the zygote within `timeout` seconds; NULL with `err` set. */
 static cJSON *receive(struct zygote *z, double timeout, struct strbuf *err)
 {
-	double deadline = now_monotonic() + timeout;
+	double deadline = clock_now() + timeout;
 	char buf[4096];
 	ssize_t n;
 
 	for (;;) {
 		struct pollfd pfd = { .fd = z->fd, .events = POLLIN };
-		double left = deadline - now_monotonic();
+		double left = deadline - clock_now();
 		int r;
 
 		if (left <= 0) {

@@ -186,10 +186,10 @@ static inline void cell_wait(struct session *s, unsigned long id)
 static inline void cell_await(struct session *s, unsigned long id, struct outcome *o,
 			      const char *out, int need_err)
 {
-	double t0 = now_monotonic();
+	double t0 = clock_now();
 
 	while (id && (!o->out.len || (out && !strstr(o->out.buf, out)) ||
-		      (need_err && !o->err.len)) && now_monotonic() - t0 < 30) {
+		      (need_err && !o->err.len)) && clock_now() - t0 < 30) {
 		struct timespec ts = { 0, 2000000 };
 
 		nanosleep(&ts, NULL);
@@ -208,11 +208,11 @@ static inline void cell_interrupt(struct session *s, unsigned long id)
 static inline double run(struct session *s, const char *code, unsigned flags, double timeout,
 		  struct outcome *o)
 {
-	double t0 = now_monotonic();
+	double t0 = clock_now();
 
 	cell_wait(s, cell_start(s, code, flags, timeout, NULL, o));
 	CHECK(o->done_seen);
-	return now_monotonic() - t0;
+	return clock_now() - t0;
 }
 
 /*

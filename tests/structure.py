@@ -12,6 +12,8 @@
                  mcp)
   parts          a module split into files (name.c and name_*.c in one folder) is a main file
                  that calls its parts: a part never calls a function defined in name.c
+  names          every global function carries its file's prefix: in name_part.c, name_* or
+                 name_part_* (alloc.c's x* wrappers, xmalloc ..., are git's names, kept)
 
 A "floor" is a folder: tui/cli, tui/ui, tui/mcp, tui/graphics, engine (tui/main.c is above
 them all). The checks read the sources as text (comments and strings blanked first), so a
@@ -256,9 +258,32 @@ def check_parts():
     return ok
 
 
+# alloc.c's wrappers keep the names every C programmer reads as "allocate or abort".
+NAME_EXCEPTIONS = {'engine/alloc.c': re.compile(r'^x[a-z]+$')}
+
+
+def check_names():
+    ok = True
+    for rel in floor_sources():
+        if not rel.endswith('.c'):
+            continue
+        parts = os.path.basename(rel)[:-2].split('_')
+        prefixes = ['_'.join(parts[:i]) for i in range(1, len(parts) + 1)]
+        allowed = NAME_EXCEPTIONS.get(rel)
+        for m in DEFINITION.finditer(code_of(rel)):
+            name = m.group(1)
+            if name == 'main' or (allowed and allowed.match(name)):
+                continue
+            if not any(name == p or name.startswith(p + '_') for p in prefixes):
+                print('# %s: %s() is global but does not start with %s_' %
+                      (rel, name, ' or '.join(prefixes[::-1])))
+                ok = False
+    return ok
+
+
 CHECKS = {'includes': check_includes, 'backend_names': check_backend_names,
           'folders': check_folders, 'floors': check_floors, 'calls': check_calls,
-          'parts': check_parts}
+          'parts': check_parts, 'names': check_names}
 
 if __name__ == '__main__':
     names = sys.argv[1:] or sorted(CHECKS)

@@ -147,7 +147,7 @@ static void test_replay(void)
 	}
 	CHECK(strstr(out.buf, "outputs match") != NULL);
 	tap_note(out.buf);
-	remove_tree(home);
+	fsutil_remove_tree(home);
 	free(src);
 	free(nb);
 	strbuf_release(&out);
@@ -201,7 +201,7 @@ static void test_pool(void)
 		CHECK(cellbox(home, args, &out) == 0);
 	}
 	unsetenv("CELLBOX_RUNTIME_DIR");
-	remove_tree(home);
+	fsutil_remove_tree(home);
 	free(run_dir);
 	strbuf_release(&out);
 	strbuf_release(&first);

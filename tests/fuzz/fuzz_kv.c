@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the `key = value` reader (kv_parse) behind the config file and themes,
+ * libFuzzer target: the `key = value` reader (parse_kv) behind the config file and themes,
  * through config_parse() so that every setting's own parser (sizes, seconds, choices,
  * booleans, lists) is reached. Built with -Dfuzz=true; run by scripts/fuzz.
  */
@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	kv_parse(text, "fuzz", "key = value", check_pair, NULL, &err);
+	parse_kv(text, "fuzz", "key = value", check_pair, NULL, &err);
 	strbuf_reset(&err);
 	config_defaults(&cfg);
 	if (config_parse(&cfg, text, "fuzz", &err) < 0 && strncmp(err.buf, "fuzz:", 5))

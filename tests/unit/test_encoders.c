@@ -45,7 +45,7 @@ static char *temp_file(const void *data, size_t len)
 	char *path = xstrdup("/tmp/cellbox-enc-XXXXXX");
 	int fd = mkstemp(path);
 
-	if (fd < 0 || write_all(fd, data, len) < 0) {
+	if (fd < 0 || fsutil_write_all(fd, data, len) < 0) {
 		CHECK(!"cannot write a temporary file");
 		exit(1);
 	}
@@ -120,8 +120,8 @@ static void test_hostile_files(void)
 	head[16] = 0, head[17] = 1, head[18] = 0x86, head[19] = 0xa0;	/* width 100000 */
 	snprintf(path, sizeof(path), "%s/huge.png", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	CHECK(fd >= 0 && write_all(fd, head, 24) == 0 &&
-	      write_all(fd, png.buf + 24, png.len - 24) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, head, 24) == 0 &&
+	      fsutil_write_all(fd, png.buf + 24, png.len - 24) == 0);
 	close(fd);
 	strbuf_reset(&err);
 	CHECK(graphics_load(path, &err) == NULL && strstr(err.buf, "100000x8 is out of range"));
@@ -129,7 +129,7 @@ static void test_hostile_files(void)
 	/* Cut short: the signature and IHDR are there, the data is not. */
 	snprintf(path, sizeof(path), "%s/short.png", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	CHECK(fd >= 0 && write_all(fd, png.buf, 40) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, png.buf, 40) == 0);
 	close(fd);
 	strbuf_reset(&err);
 	CHECK(graphics_load(path, &err) == NULL && err.len > 0);
@@ -137,14 +137,14 @@ static void test_hostile_files(void)
 	/* Not a PNG at all (a GIF, say). */
 	snprintf(path, sizeof(path), "%s/plot.png", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	CHECK(fd >= 0 && write_all(fd, "GIF89a\x01\x00\x01\x00\x00\x00\x00;junkjunkjunkjunk", 30) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, "GIF89a\x01\x00\x01\x00\x00\x00\x00;junkjunkjunkjunk", 30) == 0);
 	close(fd);
 	strbuf_reset(&err);
 	CHECK(graphics_load(path, &err) == NULL && strstr(err.buf, "not a PNG"));
 	unlink(path);
 	/* Larger than the cap (64 MiB) by its size alone: a sparse file, not read. */
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	CHECK(fd >= 0 && write_all(fd, png.buf, png.len) == 0 && ftruncate(fd, 65 << 20) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, png.buf, png.len) == 0 && ftruncate(fd, 65 << 20) == 0);
 	close(fd);
 	strbuf_reset(&err);
 	CHECK(graphics_load(path, &err) == NULL && strstr(err.buf, "larger than"));

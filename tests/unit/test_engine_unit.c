@@ -329,17 +329,17 @@ static void test_kv_parse(void)
 {
 	struct strbuf got = STRBUF_INIT, err = STRBUF_INIT;
 
-	CHECK(kv_parse("# a comment\n\n a = 1 # trailing\nfg = #ff00aa on #000000 # dark\n"
+	CHECK(parse_kv("# a comment\n\n a = 1 # trailing\nfg = #ff00aa on #000000 # dark\n"
 		       "b=two words\n", "f", "key = value", kv_collect, &got, &err) == 0);
 	CHECK_STR(got.buf, "a=1;fg=#ff00aa on #000000;b=two words;");
 	strbuf_reset(&got);
-	CHECK(kv_parse("a = 1\nno equals here\n", "f", "key = value", kv_collect, &got, &err) < 0);
+	CHECK(parse_kv("a = 1\nno equals here\n", "f", "key = value", kv_collect, &got, &err) < 0);
 	CHECK_STR(err.buf, "f:2: expected 'key = value'");
 	strbuf_reset(&err);
-	CHECK(kv_parse("a = 1\n\nbad = 3\nc = 4\n", "f", "k = v", kv_collect, &got, &err) < 0);
+	CHECK(parse_kv("a = 1\n\nbad = 3\nc = 4\n", "f", "k = v", kv_collect, &got, &err) < 0);
 	CHECK_STR(err.buf, "f:3: no bad keys");
 	strbuf_reset(&err);
-	CHECK(kv_parse("a = 1\n = 2\n", "f", "k = v", kv_collect, &got, &err) < 0);
+	CHECK(parse_kv("a = 1\n = 2\n", "f", "k = v", kv_collect, &got, &err) < 0);
 	CHECK_STR(err.buf, "f:2: expected 'k = v' (no key before the '=')");
 	CHECK(strstr(got.buf, "c=") == NULL);	/* it stopped at the error */
 	strbuf_release(&got);
@@ -357,7 +357,7 @@ static const struct tap_test tests[] = {
 	{ "config", test_config },
 	{ "config_table", test_config_table },
 	{ "config_env", test_config_env },
-	{ "kv_parse", test_kv_parse },
+	{ "parse_kv", test_kv_parse },
 };
 
 int main(int argc, char **argv)

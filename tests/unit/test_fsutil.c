@@ -46,7 +46,7 @@ static void put(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
-	CHECK(fd >= 0 && write_all(fd, text, strlen(text)) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, text, strlen(text)) == 0);
 	if (fd >= 0)
 		close(fd);
 }
@@ -94,7 +94,7 @@ static void test_replaces(void)
 	CHECK(entries(dir) == 2);
 	CHECK_STR(err.buf, "");
 
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	strbuf_release(&err);
 	free(fresh);
 	free(path);
@@ -111,10 +111,10 @@ static void test_streamed(void)
 	put(path, "old");
 	CHECK(fsutil_atomic_begin(&a, path, 0644, &err) == 0);
 	CHECK(a.fd >= 0 && a.tmp && !strncmp(a.tmp, path, strlen(path)));
-	CHECK(write_all(a.fd, "first half, ", 12) == 0);
+	CHECK(fsutil_write_all(a.fd, "first half, ", 12) == 0);
 	CHECK_STR(got = slurp(path), "old");	/* half written: the target is as it was */
 	free(got);
-	CHECK(write_all(a.fd, "second half", 11) == 0);
+	CHECK(fsutil_write_all(a.fd, "second half", 11) == 0);
 	CHECK(fsutil_atomic_commit(&a, &err) == 0);
 	CHECK(a.fd == -1 && !a.tmp && !a.path);	/* nothing pending after it */
 	CHECK_STR(got = slurp(path), "first half, second half");
@@ -123,7 +123,7 @@ static void test_streamed(void)
 
 	/* Given up: the temporary goes, the target stays; a second rollback does nothing. */
 	CHECK(fsutil_atomic_begin(&a, path, 0644, &err) == 0);
-	CHECK(write_all(a.fd, "never", 5) == 0);
+	CHECK(fsutil_write_all(a.fd, "never", 5) == 0);
 	fsutil_atomic_rollback(&a);
 	fsutil_atomic_rollback(&a);
 	CHECK_STR(got = slurp(path), "first half, second half");
@@ -131,7 +131,7 @@ static void test_streamed(void)
 	CHECK(entries(dir) == 1);
 	CHECK_STR(err.buf, "");
 
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	strbuf_release(&err);
 	free(path);
 	free(dir);
@@ -148,7 +148,7 @@ static void test_fails_no_dir(void)
 	CHECK_STR(err.buf, want);
 	CHECK(entries(dir) == 0);
 
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	strbuf_release(&err);
 	free(want);
 	free(path);
@@ -172,7 +172,7 @@ static void test_fails_rename(void)
 	free(got);
 	CHECK(entries(dir) == 1);		/* the temporary was removed */
 
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	strbuf_release(&err);
 	free(inside);
 	free(path);
@@ -201,7 +201,7 @@ static void test_fails_write(void)
 	free(got);
 	CHECK(entries(dir) == 1);
 
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	strbuf_release(&err);
 	free(path);
 	free(dir);
@@ -226,7 +226,7 @@ static void test_fails_read_only_dir(void)
 	}
 	CHECK(chmod(dir, 0700) == 0);
 
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	strbuf_release(&err);
 	free(path);
 	free(dir);
@@ -255,7 +255,7 @@ static void test_unpredictable(void)
 	fsutil_atomic_rollback(&a);
 	CHECK(entries(dir) == 0);
 
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	strbuf_release(&err);
 	free(first);
 	free(pid);
@@ -302,7 +302,7 @@ static void test_planted_links(void)
 	CHECK(entries(dir) == 2 + (int)ARRAY_SIZE(guesses));
 	CHECK_STR(err.buf, "");
 
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	strbuf_release(&err);
 	for (size_t i = 0; i < ARRAY_SIZE(guesses); i++)
 		free(guesses[i]);

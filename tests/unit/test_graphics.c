@@ -327,7 +327,7 @@ static char *tiny_png_file(void)
 	char *path = xstrdup("/tmp/cellbox-tiny-XXXXXX");
 	int fd = mkstemp(path);
 
-	if (fd < 0 || write_all(fd, tiny_png, sizeof(tiny_png) - 1) < 0) {
+	if (fd < 0 || fsutil_write_all(fd, tiny_png, sizeof(tiny_png) - 1) < 0) {
 		CHECK(!"cannot write the tiny PNG");
 		exit(1);
 	}
@@ -398,7 +398,7 @@ static char *png_file(const unsigned char *rgb, int w, int h)
 	int fd = mkstemp(path);
 
 	png_encode_rgb(rgb, w, h, &png);
-	if (fd < 0 || write_all(fd, png.buf, png.len) < 0) {
+	if (fd < 0 || fsutil_write_all(fd, png.buf, png.len) < 0) {
 		CHECK(!"cannot write a PNG");
 		exit(1);
 	}
@@ -727,7 +727,7 @@ static void test_load_errors(void)
 	CHECK(strstr(err.buf, "cannot decode '/nonexistent/plot.png'") != NULL);
 	strbuf_reset(&err);
 	CHECK(graphics_load("-", &err) == NULL);
-	CHECK(fd >= 0 && write_all(fd, "\x89PNG\r\n\x1a\nnot really", 18) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, "\x89PNG\r\n\x1a\nnot really", 18) == 0);
 	close(fd);
 	strbuf_reset(&err);
 	CHECK(graphics_load(path, &err) == NULL && err.len > 0);

@@ -20,7 +20,7 @@ static void make_session(const char *name, int cells)
 	char *path = xasprintf("%s/history.jsonl", dir);
 	FILE *f;
 
-	CHECK(mkdir_p(dir) == 0);
+	CHECK(fsutil_mkdir_p(dir) == 0);
 	f = fopen(path, "w");
 	CHECK(f != NULL);
 	for (int i = 0; f && i < cells; i++)
@@ -150,6 +150,6 @@ int main(int argc, char **argv)
 		return 1;
 	setenv("XDG_STATE_HOME", state, 1);
 	rc = tap_main(argc, argv, tests, ARRAY_SIZE(tests));
-	remove_tree(state);
+	fsutil_remove_tree(state);
 	return rc;
 }

@@ -262,7 +262,7 @@ static void test_lookup(void)
 
 	CHECK(mkdtemp(dir) != NULL);
 	sub = xasprintf("%s/cellbox/policies", dir);
-	CHECK(mkdir_p(sub) == 0);
+	CHECK(fsutil_mkdir_p(sub) == 0);
 	file = xasprintf("%s/mine.policy", sub);
 	f = fopen(file, "w");
 	CHECK(f != NULL);
@@ -284,7 +284,7 @@ static void test_lookup(void)
 	CHECK(p == NULL && strstr(err.buf, "'a b' is not a policy name"));
 	CHECK(policy_is_none("none") && policy_is_none("") && !policy_is_none("strict"));
 	unlink(file);
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	free(sub);
 	free(file);
 	strbuf_release(&err);

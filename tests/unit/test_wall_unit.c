@@ -171,7 +171,7 @@ static void make_file(const char *dir, const char *name, const char *text)
 	char *p = xasprintf("%s/%s", dir, name);
 	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
-	CHECK(fd >= 0 && write_all(fd, text, strlen(text)) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, text, strlen(text)) == 0);
 	close(fd);
 	free(p);
 }
@@ -222,7 +222,7 @@ static void test_wall_open(void)
 	free(p);
 	free(q);
 	close(at);
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	CHECK(access(dir, F_OK) < 0);
 	strbuf_release(&why);
 	strbuf_release(&got);
@@ -239,7 +239,7 @@ static void test_remove_tree_no_follow(void)
 	CHECK(mkdir(sub, 0700) == 0);
 	link_path = xasprintf("%s/sub/to-outside", dir);
 	CHECK(symlink(outside, link_path) == 0);	/* a link to a directory, inside the tree */
-	remove_tree(dir);
+	fsutil_remove_tree(dir);
 	CHECK(access(dir, F_OK) < 0);
 	kept = xasprintf("%s/precious", outside);
 	CHECK(access(kept, F_OK) == 0);			/* not followed */
@@ -248,11 +248,11 @@ static void test_remove_tree_no_follow(void)
 	free(link_path);
 	link_path = xasprintf("%s/channel", dir);
 	CHECK(symlink(outside, link_path) == 0);
-	remove_tree(link_path);
+	fsutil_remove_tree(link_path);
 	CHECK(access(link_path, F_OK) < 0 && errno == ENOENT);
 	CHECK(access(kept, F_OK) == 0);
-	remove_tree(dir);
-	remove_tree(outside);
+	fsutil_remove_tree(dir);
+	fsutil_remove_tree(outside);
 	free(sub);
 	free(link_path);
 	free(kept);
@@ -296,7 +296,7 @@ static void test_wall_own_dir(void)
 		strbuf_reset(&err);
 		CHECK(wall_own_dir(p, 1, &err) == 0);
 	}
-	remove_tree(base);
+	fsutil_remove_tree(base);
 	free(p);
 	free(q);
 	strbuf_release(&err);
@@ -358,7 +358,7 @@ static void test_take_file_hostile(void)
 	plots = channel_path(&ch, "kernel/plots");
 	p = xasprintf("%s/1.png", plots);
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0 && write_all(fd, png, sizeof(png)) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, png, sizeof(png)) == 0);
 	close(fd);
 	free(p);
 	/* The good one: taken once, its bytes handed on, the host's copy made. */
@@ -373,7 +373,7 @@ static void test_take_file_hostile(void)
 	   copies, in a subdirectory. */
 	p = channel_path(&ch, "kernel/x.png");
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0 && write_all(fd, png, sizeof(png)) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, png, sizeof(png)) == 0);
 	close(fd);
 	free(p);
 	p = xasprintf("%s/sub", plots);
@@ -381,7 +381,7 @@ static void test_take_file_hostile(void)
 	free(p);
 	p = xasprintf("%s/sub/1.png", plots);
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0 && write_all(fd, png, sizeof(png)) == 0);
+	CHECK(fd >= 0 && fsutil_write_all(fd, png, sizeof(png)) == 0);
 	close(fd);
 	free(p);
 	for (size_t i = 0; i < ARRAY_SIZE(bad_names); i++) {
@@ -409,7 +409,7 @@ static void test_take_file_hostile(void)
 	free(q);
 	p = xasprintf("%s/6.png", plots);
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0 && write_all(fd, "GIF89a", 6) == 0);	/* says PNG, is not */
+	CHECK(fd >= 0 && fsutil_write_all(fd, "GIF89a", 6) == 0);	/* says PNG, is not */
 	close(fd);
 	free(p);
 	for (int n = 2; n <= 6; n++) {

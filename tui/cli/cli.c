@@ -74,7 +74,7 @@ int cli_read_code(const char *path, struct strbuf *code)
 		msg_error("cannot read '%s': %s", shown, strerror(errno));
 		return -1;
 	}
-	if (text_check(code->buf, code->len, shown, &err) < 0) {
+	if (utf8_check_text(code->buf, code->len, shown, &err) < 0) {
 		msg_error("%s", err.buf);
 		strbuf_release(&err);
 		return -1;

@@ -27,10 +27,10 @@ static char *configured_pool(const struct cellbox_config *cfg)
 static int wait_started(const char *dir, pid_t pid)
 {
 	char *info = xasprintf("%s/daemon.json", dir);
-	double deadline = now_monotonic() + 30;
+	double deadline = clock_now() + 30;
 	int rc = -1;
 
-	while (now_monotonic() < deadline) {
+	while (clock_now() < deadline) {
 		if (access(info, R_OK) == 0) {
 			rc = 0;
 			break;
@@ -97,7 +97,7 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 			goto out;
 		}
 		setsid();
-		if (mkdir_p(dir) == 0) {
+		if (fsutil_mkdir_p(dir) == 0) {
 			char *log = xasprintf("%s/daemon.log", dir);
 			int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 			if (fd >= 0) {
@@ -211,8 +211,8 @@ static int pool_stop_cmd(const struct cli_args *args, struct cellbox_config *cfg
 	lock = xasprintf("%s/daemon.lock", dir);
 	fd = open(lock, O_RDONLY | O_CLOEXEC);
 	free(lock);
-	deadline = now_monotonic() + 10;
-	while (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && now_monotonic() < deadline)
+	deadline = clock_now() + 10;
+	while (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && clock_now() < deadline)
 		usleep(5000);
 	if (fd >= 0)
 		close(fd);

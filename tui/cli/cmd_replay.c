@@ -55,7 +55,7 @@ static void bar_draw(struct replay *r, int index)
 		bar[i] = i < fill ? '#' : '-';
 	bar[20] = '\0';
 	fprintf(stderr, "\r\x1b[K[%s] %d/%d %.1fs cell %d: %.*s", bar, r->done_cells,
-		r->total_cells, now_monotonic() - r->started, index, (int)(l > 40 ? 40 : l),
+		r->total_cells, clock_now() - r->started, index, (int)(l > 40 ? 40 : l),
 		r->current);
 	fflush(stderr);
 	r->bar_shown = 1;
@@ -204,7 +204,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 			msg_error("replay: --check compares with the outputs of a notebook; "
 				  "'%s' has none: every cell with output will differ", file);
 	}
-	if (plots_dir && mkdir_p(plots_dir) < 0) {
+	if (plots_dir && fsutil_mkdir_p(plots_dir) < 0) {
 		msg_error("cannot create '%s': %s", plots_dir, strerror(errno));
 		goto out;
 	}
@@ -217,16 +217,16 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	}
 
 	cli_catch_sigint();
-	t_open = now_monotonic();
+	t_open = clock_now();
 	r.s = cli_open_session(cfg);
 	if (!r.s) {
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
-	t_open = now_monotonic() - t_open;
+	t_open = clock_now() - t_open;
 	record_open(&r.rec, cfg, r.s);
 	/* The channel goes with the session: without --plots, plots stay next to the history. */
-	if (!plots_dir && r.rec.h && mkdir_p(history_plots_dir(r.rec.h)) == 0)
+	if (!plots_dir && r.rec.h && fsutil_mkdir_p(history_plots_dir(r.rec.h)) == 0)
 		plots_dir = history_plots_dir(r.rec.h);
 	{
 		unsigned pflags = PRINTER_PROMPTS;
@@ -249,7 +249,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	r.transcript_max = REPLAY_TRANSCRIPT_MAX < max_output ? REPLAY_TRANSCRIPT_MAX
 							       : (size_t)max_output;
 	r.progress = isatty(2) && !no_progress && !json;
-	r.started = now_monotonic();
+	r.started = clock_now();
 	if (json)
 		cells_json = cJSON_CreateArray();
 
@@ -283,8 +283,8 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		r.printed = 0;
 		r.cut = 0;
 		printer_reset(&r.pr);
-		t0 = now_monotonic();
-		started = now_wall();
+		t0 = clock_now();
+		started = clock_wall();
 		id = session_execute(r.s, src, 0, cfg->timeout, on_event, &r, &err);
 		if (!id) {
 			bar_clear(&r);
@@ -301,7 +301,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		}
 		record_cell(&r.rec, src);
 		outs = outputs_finish(&r.out);
-		t0 = now_monotonic() - t0;	/* the overhead counted includes recording */
+		t0 = clock_now() - t0;	/* the overhead counted includes recording */
 		cells_wall += t0;
 		cells_kernel += r.out.duration;
 		bar_clear(&r);
@@ -312,7 +312,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 			raised[index] = strcmp(r.out.status, "ok") != 0;
 		}
 		if (timing)
-			cellfile_set_timing(cell, started, now_wall());
+			cellfile_set_timing(cell, started, clock_wall());
 		if (r.out.execution_count >= 0) {
 			next_count = r.out.execution_count + 1;
 			cJSON_ReplaceItemInObjectCaseSensitive(cell, "execution_count",
@@ -404,7 +404,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		fprintf(stderr, "replay: %d cell%s run, %d failed, %d skipped%s in %.2f s\n", ran,
 			ran == 1 ? "" : "s", failed, skipped,
 			check ? (differ ? ", outputs differ" : ", outputs match") : "",
-			now_monotonic() - r.started + t_open);
+			clock_now() - r.started + t_open);
 	}
 out:
 	/* First: closing may still end requests through the printer; --copy-out runs here. */

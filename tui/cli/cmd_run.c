@@ -61,7 +61,7 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	} else {
 		cli_kernel_from_file(cfg, file, NULL);	/* run analysis.R: the R kernel */
 	}
-	if (plots_dir && mkdir_p(plots_dir) < 0) {
+	if (plots_dir && fsutil_mkdir_p(plots_dir) < 0) {
 		msg_error("cannot create '%s': %s", plots_dir, strerror(errno));
 		goto out;
 	}
@@ -85,7 +85,7 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		flags |= PRINTER_COLOR;
 	record_open(&ctx.rec, cfg, s);
 	/* The channel goes with the run: without --plots, plots stay next to the history. */
-	if (!plots_dir && ctx.rec.h && mkdir_p(history_plots_dir(ctx.rec.h)) == 0) {
+	if (!plots_dir && ctx.rec.h && fsutil_mkdir_p(history_plots_dir(ctx.rec.h)) == 0) {
 		plots_dir = history_plots_dir(ctx.rec.h);
 		flags |= PRINTER_PLOTS_KEPT;
 	}

@@ -351,7 +351,7 @@ static struct graphics_image *load_b64(const char *b64)
 
 	n = b64_decode(b64, d, max);
 	if (fd >= 0) {
-		if (write_all(fd, d, n) == 0 && close(fd) == 0)
+		if (fsutil_write_all(fd, d, n) == 0 && close(fd) == 0)
 			img = graphics_load(path, &err);
 		else
 			close(fd);

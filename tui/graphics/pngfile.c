@@ -134,7 +134,7 @@ unsigned char *pngfile_decode(const char *png, size_t len, int max_side, int *w,
 	SIXELSTATUS st;
 	int fd = memfd_create("cellbox-plot", MFD_CLOEXEC);
 
-	if (fd < 0 || write_all(fd, png, len) < 0) {
+	if (fd < 0 || fsutil_write_all(fd, png, len) < 0) {
 		strbuf_addf(why, "cannot hold it in memory: %s", strerror(errno));
 		goto out;
 	}

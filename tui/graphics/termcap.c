@@ -297,7 +297,7 @@ int termcap_query(struct termcap *tc, int fd, int timeout_ms)
 	struct termcap_reply r = { 0 };
 	const char *term, *q;
 	int own = 0, rc = -1, sentinel = 0;
-	double start = now_monotonic(), deadline = start + timeout_ms / 1000.0;
+	double start = clock_now(), deadline = start + timeout_ms / 1000.0;
 
 	if (fd < 0) {
 		fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -319,11 +319,11 @@ int termcap_query(struct termcap *tc, int fd, int timeout_ms)
 	rc = 0;
 	term = getenv("TERM");
 	q = term && !strcmp(term, "linux") ? termcap_queries_short : termcap_queries;
-	if (write_all(fd, q, strlen(q)) < 0)
+	if (fsutil_write_all(fd, q, strlen(q)) < 0)
 		goto done;
 	while (!sentinel && got.len < REPLY_MAX) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		double left = deadline - now_monotonic();
+		double left = deadline - clock_now();
 		char chunk[512];
 		ssize_t n;
 
@@ -349,7 +349,7 @@ done:
 	tcsetattr(fd, TCSANOW, &saved);
 	termcap_fill(tc, &r, fd);
 out:
-	tc->waited = now_monotonic() - start;
+	tc->waited = clock_now() - start;
 	if (own)
 		close(fd);
 	strbuf_release(&got);

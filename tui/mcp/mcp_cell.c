@@ -125,7 +125,7 @@ static void call_step_done(struct mcp_call *call, const struct session_ev_done *
 	if (ms && ms->running == call)
 		ms->running = NULL;
 	if (ms)
-		ms->used = now_wall();
+		ms->used = clock_wall();
 	call->done_seen = 1;
 	call->done = *d;
 	free(call->detail);

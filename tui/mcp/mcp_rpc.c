@@ -80,7 +80,7 @@ int mcp_send(struct mcp_server *srv, cJSON *msg)
 		return 0;
 	}
 	text[len] = '\n';	/* cJSON's buffer has the NUL's byte: print it as the newline */
-	if (write_all(srv->out_fd, text, len + 1) < 0) {
+	if (fsutil_write_all(srv->out_fd, text, len + 1) < 0) {
 		fprintf(stderr, "cellbox mcp: the client is gone (%s)\n", strerror(errno));
 		srv->client_gone = 1;
 		rc = -1;

@@ -24,7 +24,7 @@ static void new_handle(char *out, size_t size)
 	unsigned char r[8];
 
 	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
-		double t = now_monotonic() * 1e9;
+		double t = clock_now() * 1e9;
 		unsigned long long x = (unsigned long long)t ^ ((unsigned long long)getpid() << 32);
 
 		memcpy(r, &x, sizeof(r));
@@ -209,7 +209,7 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 		if (rc < 0)
 			goto fail;
 	}
-	ms->created = ms->used = now_wall();
+	ms->created = ms->used = clock_wall();
 	for (tail = &srv->sessions; *tail; tail = &(*tail)->next)
 		;
 	*tail = ms;
@@ -448,7 +448,7 @@ static void call_start(struct mcp_server *srv, struct mcp_call *call)
 	} else {
 		call->state = MCP_CALL_RUNNING;
 		ms->running = call;
-		ms->used = now_wall();
+		ms->used = clock_wall();
 	}
 	strbuf_release(&err);
 }

@@ -387,7 +387,7 @@ static int t_session_list(struct mcp_server *srv, struct mcp_call *call, const c
 {
 	cJSON *o = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(o, "sessions");
 	struct strbuf text = STRBUF_INIT;
-	double now = now_wall();
+	double now = clock_wall();
 
 	(void)args, (void)err;
 	for (struct mcp_session *ms = srv->sessions; ms; ms = ms->next) {

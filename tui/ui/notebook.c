@@ -315,7 +315,7 @@ void notebook_cell_stale(struct nb_cell *c)
 static void touched(struct notebook *nb)
 {
 	nb->dirty = 1;
-	nb->changed_at = now_monotonic();
+	nb->changed_at = clock_now();
 }
 
 size_t notebook_insert(struct notebook *nb, size_t at, const char *type, const char *source)

@@ -219,7 +219,7 @@ int notebook_autosave(struct notebook *nb, struct strbuf *err)
 	notebook_serialize(nb, &data);
 	rc = fsutil_write_atomic(path, data.buf, data.len, 0600, err);
 	if (rc == 0)
-		nb->autosaved_at = now_monotonic();
+		nb->autosaved_at = clock_now();
 	strbuf_release(&data);
 	free(path);
 	return rc;

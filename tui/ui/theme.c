@@ -228,7 +228,7 @@ int theme_parse(struct theme *t, const char *text, const char *name, struct strb
 
 	memset(&ctx, 0, sizeof(ctx));
 	strcpy(ctx.ipython, "Linux");
-	if (kv_parse(text, name, "element = style", theme_pair, &ctx, err) < 0)
+	if (parse_kv(text, name, "element = style", theme_pair, &ctx, err) < 0)
 		return -1;
 	strcpy(t->ipython, ctx.ipython);
 	if (!set[TH_NORMAL]) {

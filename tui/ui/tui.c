@@ -170,9 +170,9 @@ static int ui_loop(struct ui *ui)
 			dirty = 1;
 		if (session_state(ui->s) == SESSION_DEAD && !ui->dead_reason)
 			dirty = 1;
-		if (busy && now_monotonic() - ui->status.spin_at > 0.1) {
+		if (busy && clock_now() - ui->status.spin_at > 0.1) {
 			ui->status.spinner++;
-			ui->status.spin_at = now_monotonic();
+			ui->status.spin_at = clock_now();
 			dirty = 1;
 		}
 		if (busy != ui_cell_running(ui))
@@ -227,7 +227,7 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 
 	setlocale(LC_ALL, "");
 	memset(&ui, 0, sizeof(ui));
-	ui.t_start = now_monotonic();
+	ui.t_start = clock_now();
 	ui.cfg = cfg;
 	ui.outpane.follow = 1;
 	graphics_mode_parse(cfg->graphics ? cfg->graphics : "auto", &ui.gfx.gwant);
@@ -260,10 +260,10 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 	}
 	screen = 1;
 	/* Pastes bracketed, Shift- and Ctrl-Enter told apart where the terminal can. */
-	write_all(1, keys_enable, strlen(keys_enable));
+	fsutil_write_all(1, keys_enable, strlen(keys_enable));
 	/* The first frame before the kernel: a notebook shows while its kernel starts. */
 	ui_draw(&ui);
-	ui.t_first_frame = now_monotonic();
+	ui.t_first_frame = clock_now();
 	if (ui.nbv && notebook_open_rest(&ui.nbv->nb, &err) < 0) {
 		rc = EXIT_USAGE;	/* a cell further down is not a cell: say so, as at once */
 		goto out;
@@ -295,7 +295,7 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 out:
 	if (screen) {
 		ui_plots_drop(&ui);	/* kitty keeps images until told */
-		write_all(1, keys_disable, strlen(keys_disable));
+		fsutil_write_all(1, keys_disable, strlen(keys_disable));
 		endwin();
 	}
 	if (screen && rc != EXIT_OK && err.len)	/* why it could not go on */

@@ -353,7 +353,7 @@ static int nb_redraw(struct ui *ui, int n, int scroll, struct strbuf *msg)
 	if (scroll)
 		v->top = 0, v->top_row = 0;
 	for (int i = 0; i < n; i++) {
-		double t0 = now_monotonic();
+		double t0 = clock_now();
 		if (scroll) {	/* one row down (back to the top at the end) */
 			size_t was = v->top;
 			int was_row = v->top_row;
@@ -369,7 +369,7 @@ static int nb_redraw(struct ui *ui, int n, int scroll, struct strbuf *msg)
 				v->nb.cells[k]->rows_width = 0;	/* the cells that show, again */
 		}
 		ui_draw(ui);
-		t[i] = now_monotonic() - t0;
+		t[i] = clock_now() - t0;
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
 	strbuf_addf(msg, "redraw: %d %s frames%s, median %.3f ms, p90 %.3f ms", n,
@@ -410,7 +410,7 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	}
 	t = xmalloc((size_t)n * sizeof(*t));
 	for (int i = 0; i < n; i++) {
-		double t0 = now_monotonic();
+		double t0 = clock_now();
 		if (scroll) {
 			ui->outpane.scroll = max_scroll ? max_scroll - i % (max_scroll + 1) : 0;
 		} else {
@@ -419,7 +419,7 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 				ui->out.cells[k]->rows_width = 0;	/* lay out every cell again */
 		}
 		ui_draw(ui);
-		t[i] = now_monotonic() - t0;
+		t[i] = clock_now() - t0;
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
 	if (scroll)

@@ -35,7 +35,7 @@ int ui_nbview_autosave(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
 	struct strbuf err = STRBUF_INIT;
-	double now = now_monotonic(), due;
+	double now = clock_now(), due;
 
 	if (!v || !v->nb.dirty || v->nb.autosaved_at > v->nb.changed_at)
 		return -1;

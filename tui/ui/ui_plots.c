@@ -218,7 +218,7 @@ void ui_plots_write(struct ui *ui, int cleared)
 	}
 	if (ui->gfx.gbuf.len > 2) {
 		strbuf_addstr(&ui->gfx.gbuf, "\x1b" "8");
-		write_all(1, ui->gfx.gbuf.buf, ui->gfx.gbuf.len);
+		fsutil_write_all(1, ui->gfx.gbuf.buf, ui->gfx.gbuf.len);
 		ui->gfx.gbytes += ui->gfx.gbuf.len;
 	}
 	memcpy(ui->gfx.shown, ui->gfx.placed, (size_t)ui->gfx.nplaced * sizeof(*ui->gfx.placed));
@@ -236,7 +236,7 @@ void ui_plots_drop(struct ui *ui)
 		if (ui->plots[i].img)
 			graphics_forget(ui->plots[i].img, &rq, &ui->gfx.gbuf);
 	if (ui->gfx.gbuf.len) {
-		write_all(1, ui->gfx.gbuf.buf, ui->gfx.gbuf.len);
+		fsutil_write_all(1, ui->gfx.gbuf.buf, ui->gfx.gbuf.len);
 		ui->gfx.gbytes += ui->gfx.gbuf.len;
 	}
 }
@@ -252,7 +252,7 @@ void ui_plot_image_free(struct ui *ui, struct graphics_image *img)
 	ui_plot_request(ui, 1, 1, &rq);
 	graphics_forget(img, &rq, &sb);
 	if (sb.len) {
-		write_all(1, sb.buf, sb.len);
+		fsutil_write_all(1, sb.buf, sb.len);
 		ui->gfx.gbytes += sb.len;
 	}
 	strbuf_release(&sb);
