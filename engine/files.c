@@ -110,7 +110,7 @@ int files_copy_out(struct session *s, const char *src, const char *dst, struct s
 		target = xasprintf("%s/%s", dst, base_name(src));
 	else
 		target = xstrdup(dst);
-	if (session_take_file(s, name, target, err) < 0) {
+	if (session_take_file(s, name, 0, target, NULL, err) < 0) {
 		struct strbuf msg = STRBUF_INIT;
 		strbuf_addf(&msg, "cannot copy '%s' out of the sandbox: %s", src, err->buf);
 		strbuf_reset(err);
