@@ -41,13 +41,30 @@ void files_parse_spec(const char *spec, char **src, char **dst)
 	*dst = colon && colon[1] ? xstrdup(colon + 1) : NULL;
 }
 
+/* The helper cell of `body` with s and d the strings `from` and `to`, and n the digits `n`. */
+static char *helper_code(struct session *s, const char *body, const char *from, const char *to,
+			 const char *n)
+{
+	const struct kernel_def *k = session_kernel(s);
+	const char *names[] = { "s", "d", n ? "n" : NULL, NULL }, *values[3];
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	char *code;
+
+	kernel_literal(&a, from);
+	kernel_literal(&b, to);
+	values[0] = a.buf;
+	values[1] = b.buf;
+	values[2] = n;
+	code = k->helper_cell(body, names, values);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	return code;
+}
+
 int files_in_begin(struct session *s, const void *data, size_t len, const char *dst,
 		   struct files_move *m, struct strbuf *err)
 {
-	const struct kernel_def *k = session_kernel(s);
-	const char *names[] = { "s", "d", NULL }, *values[2];
-	struct strbuf staged = STRBUF_INIT, to = STRBUF_INIT;
-	char rnd[17], *path;
+	char rnd[17], *staged;
 
 	memset(m, 0, sizeof(*m));
 	/* Staged in the host part, which the kernel reads but cannot change, under a name it
@@ -59,25 +76,16 @@ int files_in_begin(struct session *s, const void *data, size_t len, const char *
 		m->name = NULL;
 		return -1;
 	}
-	path = xasprintf("%s/host/%s", session_channel_dir(s), m->name);
-	kernel_literal(&staged, path);
-	kernel_literal(&to, dst);
-	values[0] = staged.buf;
-	values[1] = to.buf;
-	m->code = k->helper_cell(k->copy_in, names, values);
-	free(path);
-	strbuf_release(&staged);
-	strbuf_release(&to);
+	staged = xasprintf("%s/host/%s", session_channel_dir(s), m->name);
+	m->code = helper_code(s, session_kernel(s)->copy_in, staged, dst, NULL);
+	free(staged);
 	return 0;
 }
 
 int files_out_begin(struct session *s, const char *src, size_t max, struct files_move *m,
 		    struct strbuf *err)
 {
-	const struct kernel_def *k = session_kernel(s);
-	const char *names[] = { "s", "d", "n", NULL }, *values[3];
-	struct strbuf from = STRBUF_INIT, staged = STRBUF_INIT, n = STRBUF_INIT;
-	char rnd[17], *path;
+	char rnd[17], n[32], *staged;
 
 	(void)err;
 	memset(m, 0, sizeof(*m));
@@ -86,18 +94,10 @@ int files_out_begin(struct session *s, const char *src, size_t max, struct files
 	/* Staged in the kernel part, under a name it cannot guess; taken by the wall's rules. */
 	wall_random_hex(rnd, 8);
 	m->name = xasprintf("copy-out-%s", rnd);
-	path = xasprintf("%s/kernel/out/%s", session_channel_dir(s), m->name);
-	kernel_literal(&from, src);
-	kernel_literal(&staged, path);
-	strbuf_addf(&n, "%zu", max ? max : OUT_UNCAPPED);
-	values[0] = from.buf;
-	values[1] = staged.buf;
-	values[2] = n.buf;
-	m->code = k->helper_cell(k->copy_out, names, values);
-	free(path);
-	strbuf_release(&from);
-	strbuf_release(&staged);
-	strbuf_release(&n);
+	staged = xasprintf("%s/kernel/out/%s", session_channel_dir(s), m->name);
+	snprintf(n, sizeof(n), "%zu", max ? max : OUT_UNCAPPED);
+	m->code = helper_code(s, session_kernel(s)->copy_out, src, staged, n);
+	free(staged);
 	return 0;
 }
 
