@@ -141,11 +141,12 @@ void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct s
 int channel_take_file(struct channel *ch, const char *rel, int index, int *w, int *h,
 		      struct strbuf *data, struct strbuf *why);
 /*
- * Copy the kernel's out/<name> (the copy-out staging file) to the host path `dst` by the same
- * rules, then remove it. 0 or -1 with `err`.
+ * Take the kernel's out/<name> (a helper cell's copy, files.h) by the same rules, of at most
+ * `max` bytes (0: the channel quota): into `data`, or with `dst` set into that host path; then
+ * remove it. With neither, only remove it. 0 or -1 with `err`.
  */
-int channel_take_out(const struct channel *ch, const char *name, const char *dst,
-		     struct strbuf *err);
+int channel_take_out(const struct channel *ch, const char *name, size_t max, const char *dst,
+		     struct strbuf *data, struct strbuf *err);
 
 /* Bytes the kernel holds on the host now: its part of the channel and the plots copied. */
 unsigned long long channel_usage(const struct channel *ch);

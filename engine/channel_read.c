@@ -85,17 +85,34 @@ out:
 	return rc;
 }
 
-int channel_take_out(const struct channel *ch, const char *name, const char *dst,
-		     struct strbuf *err)
+int channel_take_out(const struct channel *ch, const char *name, size_t max, const char *dst,
+		     struct strbuf *data, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
-	off_t cap = ch->quota ? (off_t)ch->quota : (off_t)1 << 40;
+	size_t cap = max ? max : ch->quota ? (size_t)ch->quota : (size_t)1 << 40;
 	int in = -1, out = -1, rc = -1;
 	char buf[65536];
 
-	in = wall_open(ch->out_fd, name, ch->uid, cap, &why);
+	if (!dst && !data)
+		goto out;
+	/* One byte past the cap is let through, to be seen: the helper copies no more. */
+	in = wall_open(ch->out_fd, name, ch->uid, (off_t)cap + 1, &why);
 	if (in < 0) {
 		strbuf_addf(err, "the sandbox's copy is refused: it %s", why.buf);
+		goto out;
+	}
+	if (!dst) {
+		if (wall_read(in, cap + 1, data, &why) < 0) {
+			strbuf_reset(data);
+			strbuf_addf(err, "the sandbox's copy is refused: it %s", why.buf);
+			goto out;
+		}
+		if (data->len > cap) {
+			strbuf_reset(data);
+			strbuf_addf(err, "the sandbox's copy is larger than %zu bytes", cap);
+			goto out;
+		}
+		rc = 0;
 		goto out;
 	}
 	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
@@ -103,7 +120,7 @@ int channel_take_out(const struct channel *ch, const char *name, const char *dst
 		strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
 		goto out;
 	}
-	for (off_t total = 0;;) {
+	for (size_t total = 0;;) {
 		ssize_t n = read(in, buf, sizeof(buf));
 
 		if (n < 0 && errno == EINTR)
@@ -114,9 +131,9 @@ int channel_take_out(const struct channel *ch, const char *name, const char *dst
 		}
 		if (n == 0)
 			break;
-		total += n;
+		total += (size_t)n;
 		if (total > cap) {
-			strbuf_addstr(err, "the sandbox's copy grew past the channel quota while it was read");
+			strbuf_addf(err, "the sandbox's copy is larger than %zu bytes", cap);
 			goto out;
 		}
 		if (fsutil_write_all(out, buf, (size_t)n) < 0) {
@@ -136,7 +153,7 @@ out:
 		close(in);
 	if (out >= 0)
 		close(out);
-	if (ch->out_fd >= 0)
+	if (ch->out_fd >= 0 && wall_name_ok(name))
 		fsutil_remove_tree_at(ch->out_fd, name, REMOVE_TREE_DEPTH);
 	strbuf_release(&why);
 	return rc;

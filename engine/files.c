@@ -1,4 +1,4 @@
-/* Files into and out of the sandbox, through the channel. */
+/* Files into and out of the sandbox, through the channel: one way for every front end. */
 #include "files.h"
 #include "cellrun.h"
 #include "wall.h"
@@ -10,16 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Append `s` as a string literal (JSON strings are Python and R literals). */
-static void add_literal(struct strbuf *sb, const char *s)
-{
-	cJSON *str = cJSON_CreateString(s);
-	char *text = cJSON_PrintUnformatted(str);
-
-	strbuf_addstr(sb, text);
-	cJSON_free(text);
-	cJSON_Delete(str);
-}
+#define OUT_UNCAPPED ((size_t)1 << 40)	/* what the helper copies when the quota is the cap */
 
 /* The last path component. */
 static const char *base_name(const char *path)
@@ -27,6 +18,19 @@ static const char *base_name(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* Say "cannot copy SRC into|out of the sandbox: " before `err` (`unnamed`: unless it names SRC). */
+static void err_prefix(struct strbuf *err, const char *src, const char *way, int unnamed)
+{
+	struct strbuf msg = STRBUF_INIT;
+
+	if (!err->len || (unnamed && strstr(err->buf, src)))
+		return;
+	strbuf_addf(&msg, "cannot copy '%s' %s the sandbox: %s", src, way, err->buf);
+	strbuf_reset(err);
+	strbuf_addstr(err, msg.buf);
+	strbuf_release(&msg);
 }
 
 void files_parse_spec(const char *spec, char **src, char **dst)
@@ -37,10 +41,96 @@ void files_parse_spec(const char *spec, char **src, char **dst)
 	*dst = colon && colon[1] ? xstrdup(colon + 1) : NULL;
 }
 
+/* The helper cell of `body` with s and d the strings `from` and `to`, and n the digits `n`. */
+static char *helper_code(struct session *s, const char *body, const char *from, const char *to,
+			 const char *n)
+{
+	const struct kernel_def *k = session_kernel(s);
+	const char *names[] = { "s", "d", n ? "n" : NULL, NULL }, *values[3];
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	char *code;
+
+	kernel_literal(&a, from);
+	kernel_literal(&b, to);
+	values[0] = a.buf;
+	values[1] = b.buf;
+	values[2] = n;
+	code = k->helper_cell(body, names, values);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	return code;
+}
+
+int files_in_begin(struct session *s, const void *data, size_t len, const char *dst,
+		   struct files_move *m, struct strbuf *err)
+{
+	char rnd[17], *staged;
+
+	memset(m, 0, sizeof(*m));
+	/* Staged in the host part, which the kernel reads but cannot change, under a name it
+	   cannot guess; ours to remove (files_move_release). */
+	random_hex(rnd, 8);
+	m->name = xasprintf("files/copy-in-%s", rnd);
+	if (session_write_file(s, m->name, data, len, err) < 0) {
+		free(m->name);
+		m->name = NULL;
+		return -1;
+	}
+	staged = xasprintf("%s/host/%s", session_channel_dir(s), m->name);
+	m->code = helper_code(s, session_kernel(s)->copy_in, staged, dst, NULL);
+	free(staged);
+	return 0;
+}
+
+int files_out_begin(struct session *s, const char *src, size_t max, struct files_move *m,
+		    struct strbuf *err)
+{
+	char rnd[17], n[32], *staged;
+
+	(void)err;
+	memset(m, 0, sizeof(*m));
+	m->out = 1;
+	m->max = max;
+	/* Staged in the kernel part, under a name it cannot guess; taken by the wall's rules. */
+	random_hex(rnd, 8);
+	m->name = xasprintf("copy-out-%s", rnd);
+	staged = xasprintf("%s/kernel/out/%s", session_channel_dir(s), m->name);
+	snprintf(n, sizeof(n), "%zu", max ? max : OUT_UNCAPPED);
+	m->code = helper_code(s, session_kernel(s)->copy_out, src, staged, n);
+	free(staged);
+	return 0;
+}
+
+int files_out_end(struct session *s, struct files_move *m, struct strbuf *data, const char *dst,
+		  struct strbuf *err)
+{
+	int rc;
+
+	if (!m->out || !m->name) {
+		strbuf_addstr(err, "nothing was copied out");
+		return -1;
+	}
+	rc = session_take_file(s, m->name, m->max, dst, data, err);	/* and removes it */
+	free(m->name);
+	m->name = NULL;
+	return rc;
+}
+
+void files_move_release(struct session *s, struct files_move *m)
+{
+	if (s && m->name && m->out)
+		session_take_file(s, m->name, 0, NULL, NULL, NULL);
+	else if (s && m->name)
+		session_remove_file(s, m->name);
+	free(m->code);
+	free(m->name);
+	memset(m, 0, sizeof(*m));
+}
+
 int files_copy_in(struct session *s, const char *src, const char *dst, struct strbuf *err)
 {
-	struct strbuf data = STRBUF_INIT, code = STRBUF_INIT;
-	char *rel = NULL, *staged = NULL, rnd[17];
+	struct files_move m = { 0 };
+	struct strbuf data = STRBUF_INIT;
 	struct stat st;
 	int rc = -1;
 
@@ -52,77 +142,37 @@ int files_copy_in(struct session *s, const char *src, const char *dst, struct st
 		strbuf_addf(err, "cannot read '%s': %s", src, strerror(errno));
 		goto out;
 	}
-	/* Staged in the host part, which the kernel reads but cannot change; ours to remove. */
-	random_hex(rnd, 8);
-	rel = xasprintf("files/copy-in-%s", rnd);
-	if (session_write_file(s, rel, data.buf, data.len, err) < 0)
+	if (files_in_begin(s, data.buf, data.len, dst ? dst : base_name(src), &m, err) < 0)
 		goto out;
-	staged = xasprintf("%s/host/%s", session_channel_dir(s), rel);
-	strbuf_addstr(&code, session_kernel(s)->copy_in[0]);
-	add_literal(&code, staged);
-	strbuf_addstr(&code, session_kernel(s)->copy_in[1]);
-	add_literal(&code, dst ? dst : base_name(src));
-	strbuf_addstr(&code, session_kernel(s)->copy_in[2]);
-	rc = cellrun_silent(s, code.buf, err);
-	session_remove_file(s, rel);
+	rc = cellrun_silent(s, m.code, err);
 out:
-	if (rc < 0 && err->len && !strstr(err->buf, src)) {
-		struct strbuf msg = STRBUF_INIT;
-		strbuf_addf(&msg, "cannot copy '%s' into the sandbox: %s", src, err->buf);
-		strbuf_reset(err);
-		strbuf_addstr(err, msg.buf);
-		strbuf_release(&msg);
-	}
+	if (rc < 0)
+		err_prefix(err, src, "into", 1);
+	files_move_release(s, &m);
 	strbuf_release(&data);
-	strbuf_release(&code);
-	free(rel);
-	free(staged);
 	return rc;
 }
 
 int files_copy_out(struct session *s, const char *src, const char *dst, struct strbuf *err)
 {
-	struct strbuf code = STRBUF_INIT;
-	char rnd[17], *name, *staged, *target = NULL;
+	struct files_move m = { 0 };
+	char *target = NULL;
 	struct stat st;
 	int rc = -1;
 
-	/* Staged in the kernel part; taken by the wall's rules (a regular file, one link). */
-	random_hex(rnd, 8);
-	name = xasprintf("copy-out-%s", rnd);
-	staged = xasprintf("%s/kernel/out/%s", session_channel_dir(s), name);
-	strbuf_addstr(&code, session_kernel(s)->copy_out[0]);
-	add_literal(&code, src);
-	strbuf_addstr(&code, session_kernel(s)->copy_out[1]);
-	add_literal(&code, staged);
-	strbuf_addstr(&code, session_kernel(s)->copy_out[2]);
-	if (cellrun_silent(s, code.buf, err) < 0) {
-		struct strbuf msg = STRBUF_INIT;
-		strbuf_addf(&msg, "cannot copy '%s' out of the sandbox: %s", src, err->buf);
-		strbuf_reset(err);
-		strbuf_addstr(err, msg.buf);
-		strbuf_release(&msg);
+	if (files_out_begin(s, src, 0, &m, err) < 0 || cellrun_silent(s, m.code, err) < 0)
 		goto out;
-	}
 	if (!dst)
 		target = xstrdup(base_name(src));
 	else if (stat(dst, &st) == 0 && S_ISDIR(st.st_mode))
 		target = xasprintf("%s/%s", dst, base_name(src));
 	else
 		target = xstrdup(dst);
-	if (session_take_file(s, name, target, err) < 0) {
-		struct strbuf msg = STRBUF_INIT;
-		strbuf_addf(&msg, "cannot copy '%s' out of the sandbox: %s", src, err->buf);
-		strbuf_reset(err);
-		strbuf_addstr(err, msg.buf);
-		strbuf_release(&msg);
-		goto out;
-	}
-	rc = 0;
+	rc = files_out_end(s, &m, NULL, target, err);
 out:
-	strbuf_release(&code);
-	free(name);
-	free(staged);
+	if (rc < 0)
+		err_prefix(err, src, "out of", 0);
+	files_move_release(s, &m);
 	free(target);
 	return rc;
 }

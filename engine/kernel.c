@@ -35,6 +35,43 @@ static char *r_preimport(const char *list)
 	return strbuf_detach(&code, NULL);
 }
 
+void kernel_literal(struct strbuf *sb, const char *s)
+{
+	cJSON *str = cJSON_CreateString(s);
+	char *text = cJSON_PrintUnformatted(str);
+
+	strbuf_addstr(sb, text);
+	cJSON_free(text);
+	cJSON_Delete(str);
+}
+
+/* exec(body, {names: values}): the user's namespace sees nothing of it. */
+static char *python_helper_cell(const char *body, const char *const *names,
+				const char *const *values)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "exec(");
+	kernel_literal(&sb, body);
+	strbuf_addstr(&sb, ", {");
+	for (size_t i = 0; names[i]; i++)
+		strbuf_addf(&sb, "%s'%s': %s", i ? ", " : "", names[i], values[i]);
+	strbuf_addstr(&sb, "})\n");
+	return strbuf_detach(&sb, NULL);
+}
+
+/* local({names <- values; body}): the global environment sees nothing of it. */
+static char *r_helper_cell(const char *body, const char *const *names, const char *const *values)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "local({\n");
+	for (size_t i = 0; names[i]; i++)
+		strbuf_addf(&sb, "%s <- %s\n", names[i], values[i]);
+	strbuf_addf(&sb, "%sinvisible()})\n", body);
+	return strbuf_detach(&sb, NULL);
+}
+
 static const struct kernel_def kernels[] = {
 	{
 		.name = "python",
@@ -56,10 +93,25 @@ static const struct kernel_def kernels[] = {
 		.openers = ":",
 		.blank_line_ends_cell = 1,
 		.preimport = python_preimport,
-		.copy_in = { "(lambda os, sh, s, d: (os.makedirs(os.path.dirname(os.path.abspath(d)), "
-			     "exist_ok=True), sh.copyfile(s, d)))(__import__('os'), "
-			     "__import__('shutil'), ", ", ", ")\n" },
-		.copy_out = { "__import__('shutil').copyfile(", ", ", ")\n" },
+		.helper_cell = python_helper_cell,
+		.copy_in = "import os, shutil\n"
+			   "d = os.path.expanduser(d)\n"
+			   "if os.path.isdir(d):\n"
+			   "    raise IsADirectoryError('%r is a directory' % d)\n"
+			   "os.makedirs(os.path.dirname(os.path.abspath(d)), exist_ok=True)\n"
+			   "shutil.copyfile(s, d)\n",
+		.copy_out = "import os, stat\n"
+			    "s = os.path.expanduser(s)\n"
+			    "with open(s, 'rb') as f:\n"
+			    "    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):\n"
+			    "        raise IsADirectoryError('%r is not a regular file' % s)\n"
+			    "    with open(d, 'xb') as o:\n"
+			    "        while n >= 0:\n"
+			    "            b = f.read(min(n + 1, 1 << 20))\n"
+			    "            if not b:\n"
+			    "                break\n"
+			    "            o.write(b)\n"
+			    "            n -= len(b)\n",
 	},
 	{
 		.name = "r",
@@ -82,19 +134,26 @@ static const struct kernel_def kernels[] = {
 		.indent = "  ",
 		.openers = "{([",
 		.preimport = r_preimport,
-		.copy_in = { "local({s <- ", "; d <- ", "\n"
-			     "dir.create(dirname(normalizePath(d, mustWork = FALSE)), recursive = TRUE, "
-			     "showWarnings = FALSE)\n"
-			     "ok <- withCallingHandlers(file.copy(s, d, overwrite = TRUE), warning = "
-			     "function(w) stop(conditionMessage(w), call. = FALSE))\n"
-			     "if (!ok) stop(\"cannot write '\", d, \"'\", call. = FALSE)\n"
-			     "invisible()})\n" },
-		.copy_out = { "local({s <- ", "; d <- ", "\n"
-			      "if (!file.exists(s) || dir.exists(s)) stop(\"no such file: '\", s, \"'\", "
-			      "call. = FALSE)\n"
-			      "if (!file.copy(s, d, overwrite = TRUE)) stop(\"cannot read '\", s, \"'\", "
-			      "call. = FALSE)\n"
-			      "invisible()})\n" },
+		.helper_cell = r_helper_cell,
+		.copy_in = "d <- path.expand(d)\n"
+			   "if (dir.exists(d)) stop(\"'\", d, \"' is a directory\", call. = FALSE)\n"
+			   "dir.create(dirname(normalizePath(d, mustWork = FALSE)), recursive = TRUE, "
+			   "showWarnings = FALSE)\n"
+			   "ok <- withCallingHandlers(file.copy(s, d, overwrite = TRUE), warning = "
+			   "function(w) stop(conditionMessage(w), call. = FALSE))\n"
+			   "if (!ok) stop(\"cannot write '\", d, \"'\", call. = FALSE)\n",
+		.copy_out = "s <- path.expand(s)\n"
+			    "if (!file.exists(s) || dir.exists(s)) stop(\"no such file: '\", s, \"'\", "
+			    "call. = FALSE)\n"
+			    "i <- file(s, \"rb\")\n"
+			    "o <- file(d, \"wb\")\n"
+			    "tryCatch(repeat {\n"
+			    "  b <- readBin(i, \"raw\", min(n + 1, 1048576))\n"
+			    "  if (!length(b)) break\n"
+			    "  writeBin(b, o)\n"
+			    "  n <- n - length(b)\n"
+			    "  if (n < 0) break\n"
+			    "}, finally = { close(i); close(o) })\n",
 	},
 };
 

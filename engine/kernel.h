@@ -54,13 +54,20 @@ struct kernel_def {
 	/* Code that imports a comma-separated list of modules (the pool's --preimport). */
 	char *(*preimport)(const char *list);
 	/*
-	 * The silent cells of files.h, in three parts around two string literals (JSON's, which
-	 * both languages read): copy_in puts staged file A at path B, copy_out copies A to B.
+	 * The helper cells of files.h, as code of the language that reads the variables s, d and n:
+	 * copy_in puts the staged file s at the path d (relative to the working directory, "~"
+	 * expanded; an existing directory is an error); copy_out copies at most n + 1 bytes of the
+	 * file s (a missing one or a directory is an error) into the new file d, so the host sees
+	 * whether there were more than n. helper_cell() wraps such code into a cell that gives it the
+	 * variables `names` (NULL-ended) with `values` (literals of the language: kernel_literal(),
+	 * digits) and leaves the user's namespace alone. The caller frees the cell.
 	 */
-	const char *copy_in[3];
-	const char *copy_out[3];
+	const char *copy_in, *copy_out;
+	char *(*helper_cell)(const char *body, const char *const *names, const char *const *values);
 };
 
+/* Append `s` as a string literal of every kernel's language (a JSON string is one). */
+void kernel_literal(struct strbuf *sb, const char *s);
 /* The kernel called `name` (or one of its aliases, any case); NULL when there is none. */
 const struct kernel_def *kernel_find(const char *name);
 /* The kernel used when nothing says which: python. */

@@ -376,9 +376,10 @@ void session_remove_file(struct session *s, const char *rel)
 	channel_unlink(&s->ch, rel);
 }
 
-int session_take_file(struct session *s, const char *name, const char *dst, struct strbuf *err)
+int session_take_file(struct session *s, const char *name, size_t max, const char *dst,
+		      struct strbuf *data, struct strbuf *err)
 {
-	return channel_take_out(&s->ch, name, dst, err);
+	return channel_take_out(&s->ch, name, max, dst, data, err);
 }
 
 int session_revive(struct session *s, struct strbuf *why, struct strbuf *err)

@@ -252,10 +252,12 @@ int session_write_file(struct session *s, const char *rel, const void *data, siz
 /* Remove `files/NAME` from the host part. */
 void session_remove_file(struct session *s, const char *rel);
 /*
- * Copy the kernel's `<channel>/kernel/out/NAME` to the host path `dst` by the wall's rules (a
- * regular file of the kernel's with one link, within the quota), then remove it. 0 or -1.
+ * Take the kernel's `<channel>/kernel/out/NAME` by the wall's rules (a regular file of the
+ * kernel's with one link, of at most `max` bytes, 0: the channel quota): into `data`, or with
+ * `dst` set into that host path; then remove it (with neither, only remove it). 0 or -1.
  */
-int session_take_file(struct session *s, const char *name, const char *dst, struct strbuf *err);
+int session_take_file(struct session *s, const char *name, size_t max, const char *dst,
+		      struct strbuf *data, struct strbuf *err);
 
 /* The container image this build's runner protocol needs ("cellbox-python:p2"). */
 const char *session_kernel_image(void);

@@ -617,23 +617,40 @@ class HostileTest(Base):
         self.assertEqual([c for c in r['content'] if c['type'] == 'image'], [])
 
     def test_file_get_answers_are_checked(self):
+        """file_get's helper leaves its copy in the kernel's part of the channel; a kernel that
+        puts a link to a host secret, a FIFO, a hard link or more than the cap there instead
+        is refused by the host's checks, quickly (a FIFO never blocks the server)."""
+        secret = os.path.join(self.tmp, 'secret')
+        with open(secret, 'w') as f:
+            f.write('TOP SECRET')
         s = self.server('--mcp-file-max', '1k')
         h = self.open(s)
         self.run_cell(s, h, 'open("f", "w").write("ok")')
         evil = {
-            'too much': "_o({'text/x-cellbox-file': 'QUFB' * 1000}, raw=True)",
-            'not base64': "_o({'text/x-cellbox-file': '!!!!'}, raw=True)",
-            'wrong size': "_o({'text/x-cellbox-file': 'QUFB'}, raw=True); "
-                          "_o({'text/x-cellbox-file-end': '999'}, raw=True)",
-            'no end': "_o({'text/x-cellbox-file': 'QUFB'}, raw=True)",
+            'symlink': 'os.symlink(%r, p)' % secret,
+            'fifo': 'os.mkfifo(p)',
+            'hard link': '_open(p + "-mine", "w").write("x"); os.link(p + "-mine", p)',
+            'too much': '_open(p, "wb").write(b"A" * 5000)',
         }
         for name, body in evil.items():
-            self.run_cell(s, h, 'import IPython.display as d\n_o = getattr(d, "_orig", d.display)\n'
-                          'd._orig = _o\ndef _evil(*a, **k):\n    %s\nd.display = _evil' % body)
+            # the helper opens its copy with the builtin open: the kernel plays its trick there
+            self.run_cell(s, h, 'import builtins, os\n'
+                          '_open = getattr(builtins, "_orig_open", builtins.open)\n'
+                          'builtins._orig_open = _open\n'
+                          'def _evil(p, mode="r", *a, **k):\n'
+                          '    if isinstance(p, str) and "/out/copy-out-" in p:\n'
+                          '        %s\n'
+                          '        return _open(os.devnull, "wb")\n'
+                          '    return _open(p, mode, *a, **k)\n'
+                          'builtins.open = _evil' % body)
+            t0 = time.monotonic()
             r = s.call('file_get', {'handle': h, 'path': 'f'})
-            self.assertTrue(r.get('isError'), name)
+            self.assertLess(time.monotonic() - t0, 20, name)
+            self.assertTrue(r.get('isError'), (name, r))
             self.assertIn('was not a file of at most 1024 bytes', text(r), name)
-        self.run_cell(s, h, 'import IPython.display as d\nd.display = d._orig')
+            self.assertNotIn('TOP SECRET', json.dumps(r), name)
+            self.assertNotIn(base64.b64encode(b'TOP SECRET').decode()[:12], json.dumps(r), name)
+        self.run_cell(s, h, 'import builtins\nbuiltins.open = builtins._orig_open')
         self.assertEqual(text(s.call('file_get', {'handle': h, 'path': 'f'})), 'ok')
 
 

@@ -437,6 +437,109 @@ static void test_take_file_hostile(void)
 	strbuf_release(&data);
 }
 
+/* Make out/`name` in the kernel part with `len` bytes of 'x'; its path. */
+static char *make_out(struct channel *ch, const char *name, size_t len)
+{
+	char *rel = xasprintf("kernel/out/%s", name), *p = channel_path(ch, rel);
+	char *bytes = xmalloc(len + 1);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	memset(bytes, 'x', len);
+	CHECK(fd >= 0 && fsutil_write_all(fd, bytes, len) == 0);
+	if (fd >= 0)
+		close(fd);
+	free(bytes);
+	free(rel);
+	return p;
+}
+
+/* Put `trick` at out/x, as a kernel could in place of its copy; the path. */
+static char *plant_out(struct channel *ch, const char *trick)
+{
+	char *p, *q;
+
+	if (!strcmp(trick, "cap and one"))
+		return make_out(ch, "x", 4);	/* what the helper copies of a larger file */
+	if (!strcmp(trick, "huge"))
+		return make_out(ch, "x", 4096);
+	if (!strcmp(trick, "hard link")) {
+		p = make_out(ch, "x", 2);
+		q = channel_path(ch, "kernel/mine");
+		unlink(q);
+		CHECK(link(p, q) == 0);
+		free(q);
+		return p;
+	}
+	p = channel_path(ch, "kernel/out/x");
+	if (!strcmp(trick, "symlink"))
+		CHECK(symlink("/etc/passwd", p) == 0);
+	else if (!strcmp(trick, "fifo"))
+		CHECK(mkfifo(p, 0600) == 0);	/* would block a reader that opened it plainly */
+	else
+		CHECK(mkdir(p, 0700) == 0);
+	return p;
+}
+
+/*
+ * The copy a helper cell leaves in out/ (files.h: file_get, --copy-out): channel_take_out()
+ * takes it within its cap, into memory or onto a host path, and refuses what a kernel may put
+ * in its place: more bytes than the cap, a symlink, a FIFO (without blocking), a hard link, a
+ * directory. Taken or refused, the name is gone afterwards and nothing reached the host path.
+ */
+static void test_take_out_hostile(void)
+{
+	static const char *const tricks[] = { "cap and one", "huge", "symlink", "fifo",
+					      "hard link", "directory" };
+	struct channel ch;
+	struct strbuf err = STRBUF_INIT, data = STRBUF_INIT, back = STRBUF_INIT;
+	char root[] = "/tmp/cellbox-unit-out-XXXXXX";
+	char *p, *dst;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK(channel_create(&ch, root, &err) == 0 && channel_reset_kernel(&ch, 0, &err) == 0);
+	tap_note(err.buf);
+	dst = xasprintf("%s/taken", root);
+	/* The good one, exactly the cap: into memory, then onto a host path. */
+	for (int to_path = 0; to_path <= 1; to_path++) {
+		p = make_out(&ch, "good", 3);
+		strbuf_reset(&data);
+		CHECK(channel_take_out(&ch, "good", 3, to_path ? dst : NULL, &data, &err) == 0);
+		tap_note(err.buf);
+		if (to_path)
+			CHECK(strbuf_read_file(&data, dst, 64) == 0);
+		CHECK_STR(data.buf, "xxx");
+		CHECK(access(p, F_OK) < 0);
+		free(p);
+		unlink(dst);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(tricks); i++) {
+		for (int to_path = 0; to_path <= 1; to_path++) {
+			p = plant_out(&ch, tricks[i]);
+			strbuf_reset(&err);
+			strbuf_reset(&data);
+			CHECK(channel_take_out(&ch, "x", 3, to_path ? dst : NULL,
+					       to_path ? NULL : &data, &err) < 0);
+			CHECK(err.len > 0 && data.len == 0);
+			if (!err.len)
+				tap_note(tricks[i]);
+			tap_note(err.buf);
+			CHECK(access(p, F_OK) < 0);	/* removed, and never followed */
+			strbuf_reset(&back);
+			if (strbuf_read_file(&back, dst, 1 << 20) == 0)
+				CHECK(back.len == 0);	/* opened at most, nothing written */
+			unlink(dst);
+			free(p);
+		}
+	}
+	CHECK(access("/etc/passwd", R_OK) == 0);
+	free(dst);
+	channel_release(&ch, 1);
+	rmdir(root);
+	strbuf_release(&err);
+	strbuf_release(&data);
+	strbuf_release(&back);
+}
+
 /*
  * A pooled kernel's channel is attached after the kernel ran. host/wake is read-only to a
  * container's kernel, but a local kernel (the same user) can replace it: a symlink to a host
@@ -513,6 +616,7 @@ static const struct tap_test tests[] = {
 	{ "channel", test_channel },
 	{ "channel_wake_hostile", test_channel_wake_hostile },
 	{ "take_file_hostile", test_take_file_hostile },
+	{ "take_out_hostile", test_take_out_hostile },
 };
 
 int main(int argc, char **argv)

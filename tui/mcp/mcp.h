@@ -16,7 +16,8 @@
  *   mcp_cell.c     a cell's events collected into its ExecutionResult, progress on the way
  *   mcp_sandbox.c  the security policy and the libraries a session gets (as --policy and
  *                  --libraries give them)
- *   mcp_files.c    file_put, file_get, plots as resources (the kernel's files read through
+ *   mcp_files.c    file_put, file_get (their arguments and answers; files.h moves the
+ *                  bytes), plots as resources (the kernel's files read through
  *                  outputs_read_file())
  *   cmd_mcp.c      the command entry and the poll loop (stdin and every session), shutdown
  *
@@ -40,6 +41,7 @@
 
 #include <cjson/cJSON.h>
 #include "config.h"
+#include "files.h"
 #include "sanitize.h"
 #include "session.h"
 
@@ -302,10 +304,9 @@ struct mcp_call {
 	double progress;		/* notifications sent */
 	/* File calls. */
 	char *path;			/* the sandbox path */
-	char *staged;			/* file_put: the host path of the staged bytes */
-	struct strbuf file;		/* file_get: the bytes so far */
-	int file_bad;			/* file_get: the kernel sent more than it may, or junk */
-	long long file_size;		/* file_get: the size the kernel said, -1 before */
+	struct files_move move;		/* what files.h staged; its code is `code` */
+	struct strbuf file;		/* file_get: the bytes taken */
+	long long file_size;		/* file_put: the size written */
 	/* The answer, when it is ready. */
 	cJSON *result;			/* a CallToolResult */
 };
@@ -393,9 +394,6 @@ int mcp_file_put(struct mcp_server *srv, struct mcp_call *call, const char *path
 /* Start file_get: queue the helper cell. */
 int mcp_file_get(struct mcp_server *srv, struct mcp_call *call, const char *path,
 		 struct strbuf *err);
-/* A display event of a file_get's helper cell. */
-void mcp_file_event(struct mcp_server *srv, struct mcp_call *call,
-		    const struct session_event *ev);
 /* Make the result of a finished file call. */
 void mcp_file_finish(struct mcp_server *srv, struct mcp_call *call);
 /* The URI of plot `index` of `handle`. */

@@ -157,10 +157,6 @@ void mcp_cell_event(struct session *s, const struct session_event *ev, void *dat
 	struct strbuf clean = STRBUF_INIT;
 
 	(void)s;
-	if (call->kind == MCP_CALL_FILE_GET && ev->type == SESSION_EV_DISPLAY) {
-		mcp_file_event(call->srv, call, ev);
-		return;
-	}
 	switch (ev->type) {
 	case SESSION_EV_STREAM: {
 		int to_err = ev->stream.stream == SESSION_STDERR;

@@ -1,7 +1,6 @@
 /* cellbox mcp: files in and out of a session's sandbox, plots as resources. */
 #include "mcp.h"
 #include "outputs.h"
-#include "wall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,22 +11,9 @@
 #include <unistd.h>
 
 #define URI_PREFIX "cellbox://sessions/"
-#define FILE_MIME "text/x-cellbox-file"		/* a chunk of a file_get, base64 */
-#define FILE_END_MIME "text/x-cellbox-file-end"	/* its size, after the last chunk */
 #define FILE_TIMEOUT 60				/* seconds a helper cell may take */
 
-/* ---- file_put and file_get ------------------------------------------------------------- */
-
-/* Append `s` as a Python string literal (a JSON string is one). */
-static void add_literal(struct strbuf *sb, const char *s)
-{
-	cJSON *str = cJSON_CreateString(s);
-	char *text = cJSON_PrintUnformatted(str);
-
-	strbuf_addstr(sb, text);
-	cJSON_free(text);
-	cJSON_Delete(str);
-}
+/* ---- file_put and file_get: the MCP side of files.h ------------------------------------ */
 
 /* Check a sandbox path argument. */
 static int check_path(const char *path, struct strbuf *err)
@@ -39,52 +25,22 @@ static int check_path(const char *path, struct strbuf *err)
 	return 0;
 }
 
-/* The helper cell of file_put: put the staged bytes in place, in a namespace of its own. */
-static const char put_helper[] =
-	"import os, shutil\n"
-	"d = os.path.expanduser(d)\n"
-	"if os.path.isdir(d):\n"
-	"    raise IsADirectoryError('%r is a directory' % d)\n"
-	"os.makedirs(os.path.dirname(os.path.abspath(d)), exist_ok=True)\n"
-	"shutil.copyfile(s, d)\n";	/* the staged file is the host's to remove (host/ is read-only) */
-
-/* The helper cell of file_get: the file's bytes as base64 displays of 1 MiB each. */
-static const char get_helper[] =
-	"import base64, os, stat\n"
-	"from IPython.display import display\n"
-	"p = os.path.expanduser(p)\n"
-	"with open(p, 'rb') as f:\n"
-	"    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):\n"
-	"        raise IsADirectoryError('%r is not a regular file' % p)\n"
-	"    data = f.read(cap + 1)\n"
-	"if len(data) > cap:\n"
-	"    raise ValueError('%r is larger than %d bytes (mcp-file-max)' % (p, cap))\n"
-	"for i in range(0, len(data), 786432):\n"
-	"    display({'" FILE_MIME "': base64.b64encode(data[i:i + 786432]).decode()}, raw=True)\n"
-	"display({'" FILE_END_MIME "': str(len(data))}, raw=True)\n";
-
-/* exec(helper, {names...}) as a cell: nothing lands in the user's namespace. */
-static char *helper_cell(const char *helper, const char *const *names, const char *const *values)
+/* Queue the helper cell of a move files.h began. */
+static void queue_move(struct mcp_server *srv, struct mcp_call *call, const char *path,
+		       enum mcp_call_kind kind)
 {
-	struct strbuf sb = STRBUF_INIT;
-
-	strbuf_addstr(&sb, "exec(");
-	add_literal(&sb, helper);
-	strbuf_addstr(&sb, ", {");
-	for (size_t i = 0; names[i]; i++) {
-		strbuf_addf(&sb, "%s'%s': ", i ? ", " : "", names[i]);
-		strbuf_addstr(&sb, values[i]);
-	}
-	strbuf_addstr(&sb, "})\n");
-	return strbuf_detach(&sb, NULL);
+	call->code = call->move.code;
+	call->move.code = NULL;
+	call->path = xstrdup(path);
+	call->kind = kind;
+	call->timeout = FILE_TIMEOUT;
+	mcp_call_queue(srv, call);
 }
 
 int mcp_file_put(struct mcp_server *srv, struct mcp_call *call, const char *path,
 		 const char *base64, struct strbuf *err)
 {
-	struct strbuf data = STRBUF_INIT, staged = STRBUF_INIT, dst = STRBUF_INIT;
-	const char *names[] = { "s", "d", NULL }, *values[3];
-	char rel[64], rnd[17];
+	struct strbuf data = STRBUF_INIT;
 	int rc = -1;
 
 	if (check_path(path, err) < 0)
@@ -102,89 +58,35 @@ int mcp_file_put(struct mcp_server *srv, struct mcp_call *call, const char *path
 		strbuf_addf(err, "the file is larger than %zu bytes (mcp-file-max)", srv->file_max);
 		goto out;
 	}
-	/* Staged in the host part (the kernel reads it, cannot change it), under a name it cannot
-	   guess; removed by the host when the call ends (mcp_call_free). */
-	random_hex(rnd, 8);
-	snprintf(rel, sizeof(rel), "files/mcp-put-%s", rnd);
-	if (session_write_file(call->ms->s, rel, data.buf, data.len, err) < 0)
+	/* Staged until the call is freed (mcp_call_free). */
+	if (files_in_begin(call->ms->s, data.buf, data.len, path, &call->move, err) < 0)
 		goto out;
-	call->staged = xasprintf("%s/host/%s", session_channel_dir(call->ms->s), rel);
-	add_literal(&staged, call->staged);
-	add_literal(&dst, path);
-	values[0] = staged.buf;
-	values[1] = dst.buf;
-	call->code = helper_cell(put_helper, names, values);
-	call->path = xstrdup(path);
 	call->file_size = (long long)data.len;
-	call->kind = MCP_CALL_FILE_PUT;
-	call->timeout = FILE_TIMEOUT;
-	mcp_call_queue(srv, call);
+	queue_move(srv, call, path, MCP_CALL_FILE_PUT);
 	rc = 1;
 out:
 	strbuf_release(&data);
-	strbuf_release(&staged);
-	strbuf_release(&dst);
 	return rc;
 }
 
 int mcp_file_get(struct mcp_server *srv, struct mcp_call *call, const char *path,
 		 struct strbuf *err)
 {
-	struct strbuf p = STRBUF_INIT, cap = STRBUF_INIT;
-	const char *names[] = { "p", "cap", NULL }, *values[2];
-
-	if (check_path(path, err) < 0)
+	if (check_path(path, err) < 0 ||
+	    files_out_begin(call->ms->s, path, srv->file_max, &call->move, err) < 0)
 		return -1;
-	add_literal(&p, path);
-	strbuf_addf(&cap, "%zu", srv->file_max);
-	values[0] = p.buf;
-	values[1] = cap.buf;
-	call->code = helper_cell(get_helper, names, values);
-	call->path = xstrdup(path);
-	call->kind = MCP_CALL_FILE_GET;
-	call->timeout = FILE_TIMEOUT;
-	mcp_call_queue(srv, call);
-	strbuf_release(&p);
-	strbuf_release(&cap);
+	queue_move(srv, call, path, MCP_CALL_FILE_GET);
 	return 1;
-}
-
-void mcp_file_event(struct mcp_server *srv, struct mcp_call *call,
-		    const struct session_event *ev)
-{
-	const cJSON *data = ev->display.data;
-	const char *chunk = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, FILE_MIME));
-	const char *end = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data,
-										FILE_END_MIME));
-
-	(void)srv;
-	if (call->file_bad)
-		return;
-	if (chunk && call->file_size < 0) {
-		/* The kernel's word, checked: base64, and never past the cap. */
-		if (mcp_base64_decode(chunk, strlen(chunk), &call->file) < 0 ||
-		    call->file.len > srv->file_max)
-			call->file_bad = 1;
-	} else if (end && call->file_size < 0) {
-		char *e;
-		long long n = strtoll(end, &e, 10);
-
-		if (*e || n < 0 || (unsigned long long)n != call->file.len)
-			call->file_bad = 1;
-		else
-			call->file_size = n;
-	}
 }
 
 void mcp_file_finish(struct mcp_server *srv, struct mcp_call *call)
 {
 	const struct session_ev_done *d = &call->done;
 	const char *handle = call->ms ? call->ms->handle : "";
-	struct strbuf b64 = STRBUF_INIT, text = STRBUF_INIT;
+	struct strbuf b64 = STRBUF_INIT, text = STRBUF_INIT, why = STRBUF_INIT;
 	cJSON *o;
 
-	(void)srv;
-	if (d->reason != REASON_OK || call->error) {
+	if (d->reason != REASON_OK || call->error || !call->ms) {
 		const char *ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(call->error,
 											   "ename"));
 		const char *evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(call->error,
@@ -198,6 +100,13 @@ void mcp_file_finish(struct mcp_server *srv, struct mcp_call *call)
 				      d->detail ? d->detail : reason_name(d->reason));
 		return;
 	}
+	if (call->kind == MCP_CALL_FILE_GET &&
+	    files_out_end(call->ms->s, &call->move, &call->file, NULL, &why) < 0) {
+		/* The host's verdict on the kernel's copy: a regular file within the cap, or none. */
+		mcp_call_fail(call, "file_get '%s': the kernel's answer was not a file of at most %zu "
+			      "bytes (mcp-file-max): %s", call->path, srv->file_max, why.buf);
+		goto out;
+	}
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "handle", handle);
 	cJSON_AddStringToObject(o, "path", call->path);
@@ -205,12 +114,6 @@ void mcp_file_finish(struct mcp_server *srv, struct mcp_call *call)
 		cJSON_AddNumberToObject(o, "size", (double)call->file_size);
 		strbuf_addf(&text, "wrote %lld bytes to %s", call->file_size, call->path);
 		mcp_call_succeed(call, text.buf, o);
-		goto out;
-	}
-	if (call->file_bad || call->file_size < 0) {
-		cJSON_Delete(o);
-		mcp_call_fail(call, "file_get '%s': the kernel's answer was not a file of at most %zu "
-			      "bytes", call->path, srv->file_max);
 		goto out;
 	}
 	base64_encode(call->file.buf, call->file.len, &b64);
@@ -227,6 +130,7 @@ void mcp_file_finish(struct mcp_server *srv, struct mcp_call *call)
 out:
 	strbuf_release(&b64);
 	strbuf_release(&text);
+	strbuf_release(&why);
 }
 
 /* ---- plots as resources ---------------------------------------------------------------- */

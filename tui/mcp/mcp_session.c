@@ -331,13 +331,11 @@ struct mcp_call *mcp_call_new(struct mcp_server *srv, const struct mcp_req *req,
 			       NULL;
 	call->modern = req->modern;
 	call->tool = tool;
-	call->file_size = -1;
 	strbuf_init(&call->out, 0);
 	strbuf_init(&call->err, 0);
 	strbuf_init(&call->file, 0);
 	strbuf_set_max(&call->out, srv->output_max + 1);
 	strbuf_set_max(&call->err, srv->output_max + 1);
-	strbuf_set_max(&call->file, srv->file_max + 1);
 	sanitize_init(&call->san_out, 0);
 	sanitize_init(&call->san_err, 0);
 	return call;
@@ -347,8 +345,7 @@ void mcp_call_free(struct mcp_call *call)
 {
 	if (!call)
 		return;
-	if (call->staged)
-		unlink(call->staged);
+	files_move_release(call->ms ? call->ms->s : NULL, &call->move);	/* NULL: gone with it */
 	cJSON_Delete(call->id);
 	cJSON_Delete(call->progress_token);
 	cJSON_Delete(call->error);
@@ -357,7 +354,6 @@ void mcp_call_free(struct mcp_call *call)
 	free(call->detail);
 	free(call->plots);
 	free(call->path);
-	free(call->staged);
 	strbuf_release(&call->out);
 	strbuf_release(&call->err);
 	strbuf_release(&call->file);
