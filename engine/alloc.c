@@ -1,5 +1,6 @@
 #include "alloc.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,13 +63,9 @@ char *xasprintf(const char *fmt, ...)
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vasprintf(&p, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return xstrdup("");
-	p = xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return p;
+	if (n < 0 && errno == ENOMEM)
+		oom(strlen(fmt));
+	return n < 0 ? xstrdup("") : p;	/* a format error: an empty string, as before */
 }
