@@ -32,10 +32,8 @@ def main(terminal, shot=None):
     done = os.path.join(tmp, 'done')
     env = xscreen.clean_env(tmp, PYTHON)
     _, cell_h = xscreen.TERMINALS[terminal]['cell']
-    try:
-        xvfb = xscreen.Xvfb(env)
-    except RuntimeError as e:
-        print('not ok: %s' % e)
+    xvfb = xscreen.open_display(env)
+    if not xvfb:
         return 1
     term = None
     try:

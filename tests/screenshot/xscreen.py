@@ -101,6 +101,15 @@ def red_pixels(env, path):
             if px[x, y][0] >= 240 and px[x, y][1] < 60 and px[x, y][2] < 60]
 
 
+def open_display(env):
+    """Start Xvfb for `env` (a 'not ok' line when it does not start); the Xvfb, or None."""
+    try:
+        return Xvfb(env)
+    except RuntimeError as e:
+        print('not ok: %s' % e)
+        return None
+
+
 def bounds(red):
     """The box (x0, y0, x1, y1) around the pixels `red`."""
     return (min(p[0] for p in red), min(p[1] for p in red),
