@@ -27,6 +27,7 @@
 
 #include "docker.h"
 #include "session.h"
+#include "stats.h"
 #include "util.h"
 
 #define POLL_INTERVAL_NS 100000000L	/* llm-sandbox's poll_interval = 0.1 */
@@ -54,16 +55,10 @@ static const char watcher[] =
 	"        os.unlink(p)\n"
 	"    time.sleep(0.005)\n";
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Sort and return the median. */
 static double median(double *t, int n)
 {
-	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	stats_sort(t, n);
 	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 

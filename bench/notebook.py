@@ -34,6 +34,9 @@ import time
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+import tmux_term
+from tmux_term import rss_kb
+
 
 def make(path, n):
     cells = []
@@ -54,22 +57,9 @@ def make(path, n):
     nbformat.write(nb, path)
 
 
-def rss_kb(pid):
-    with open('/proc/%d/status' % pid) as f:
-        for line in f:
-            if line.startswith('VmRSS:'):
-                return int(line.split()[1])
-    return 0
-
-
-class Term:
+class Term(tmux_term.Term):
     def __init__(self, name, env):
-        self.sock = 'bench-nb-%d-%s' % (os.getpid(), name)
-        self.env = env
-
-    def tmux(self, *args):
-        return subprocess.run(['tmux', '-L', self.sock] + list(args), env=self.env,
-                              capture_output=True, text=True, timeout=60).stdout
+        super().__init__('bench-nb-%d-%s' % (os.getpid(), name), env)
 
     def serve(self):
         """A tmux server with a window of the size, so that runs do not pay for its start."""
@@ -80,25 +70,10 @@ class Term:
         self.tmux('respawn-pane', '-k', 'exec ' + cmd)
         return t0
 
-    def screen(self):
-        return self.tmux('capture-pane', '-p')
-
-    def wait(self, pred, timeout=60, poll=0.002):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            s = self.screen()
-            if pred(s):
-                return s
-            time.sleep(poll)
-        raise SystemExit('bench: timed out; the screen is:\n' + self.screen())
-
     def command(self, line):
         self.tmux('send-keys', 'C-o')
         self.tmux('send-keys', '-l', line)
         self.tmux('send-keys', 'Enter')
-
-    def close(self):
-        self.tmux('kill-server')
 
 
 def first_frame_ms(argv, env, marks):

@@ -9,13 +9,8 @@
 #include <unistd.h>
 
 #include "session.h"
+#include "stats.h"
 #include "util.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* Wait until the daemon has a warm kernel in ready/ (the refill is not what we time). */
 static void wait_warm(const char *pool_dir)
@@ -59,10 +54,7 @@ static void measure(const char *name, struct session_opts *so, int n)
 		t[i] = (clock_now() - t0) * 1e3;
 		session_close(s);
 	}
-	qsort(t, (size_t)n, sizeof(double), cmp_double);
-	printf("{\"case\": \"%s\", \"n\": %d, \"median_ms\": %.3f, \"p90_ms\": %.3f}\n", name, n,
-	       t[n / 2], t[n * 9 / 10]);
-	fflush(stdout);
+	stats_print_case(name, t, n, 3);
 	free(t);
 	strbuf_release(&err);
 }

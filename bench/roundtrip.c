@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "stats.h"
 #include "util.h"
 
 static size_t bytes_seen;
@@ -23,12 +24,6 @@ static void count(struct session *s, const struct session_event *ev, void *data)
 	(void)s, (void)data;
 	if (ev->type == SESSION_EV_STREAM)
 		bytes_seen += ev->stream.len;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 /* Time `n` round trips of `code` after `warm` unmeasured ones. */
@@ -58,10 +53,7 @@ static void measure(struct session *s, const char *name, const char *code, int n
 		if (i >= 0)
 			t[i] = (clock_now() - t0) * 1e3;
 	}
-	qsort(t, (size_t)n, sizeof(double), cmp_double);
-	printf("{\"case\": \"%s\", \"n\": %d, \"median_ms\": %.4f, \"p90_ms\": %.4f}\n", name, n,
-	       t[n / 2], t[n * 9 / 10]);
-	fflush(stdout);
+	stats_print_case(name, t, n, 4);
 	free(t);
 	strbuf_release(&err);
 }

@@ -13,10 +13,11 @@ XDG_RUNTIME_DIR, /dev/shm/cellbox-UID (a tmpfs), as the output says.
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
+
+import jupyter_anchor
 
 
 def jupyter_cases(scale):
@@ -25,49 +26,13 @@ def jupyter_cases(scale):
     t0 = time.monotonic()
     km, kc = start_new_kernel(kernel_name='python3')
     start_ms = (time.monotonic() - t0) * 1e3
-    results = [{'case': 'start', 'n': 1, 'median_ms': start_ms, 'p90_ms': start_ms}]
+    results = [jupyter_anchor.summary('start', [start_ms])]
 
-    def one(code):
-        msg_id = kc.execute(code)
-        got_reply = got_idle = False
-        nbytes = 0
-        while not (got_reply and got_idle):
-            if not got_reply:
-                try:
-                    r = kc.get_shell_msg(timeout=0)
-                    if r['parent_header'].get('msg_id') == msg_id:
-                        got_reply = True
-                except Exception:
-                    pass
-            try:
-                m = kc.get_iopub_msg(timeout=0.001 if got_reply else 0)
-            except Exception:
-                continue
-            if m['parent_header'].get('msg_id') != msg_id:
-                continue
-            if m['msg_type'] == 'stream':
-                nbytes += len(m['content']['text'])
-            elif m['msg_type'] == 'status' and m['content']['execution_state'] == 'idle':
-                got_idle = True
-        return nbytes
-
-    for name, code, n, warm, expect in [('pass', 'pass', 1000, 50, 0),
-                                        ('print(1)', 'print(1)', 500, 50, 2),
-                                        ('two prints', 'print(1); print(2)', 500, 50, 4),
-                                        ('print 1 MB', "print('x' * (1 << 20))", 30, 3,
-                                         (1 << 20) + 1)]:
-        n *= scale
-        times = []
-        for i in range(-warm, n):
-            t = time.monotonic()
-            got = one(code)
-            if got != expect:
-                raise SystemExit('jupyter %s: got %d bytes, expected %d' % (name, got, expect))
-            if i >= 0:
-                times.append((time.monotonic() - t) * 1e3)
-        times.sort()
-        results.append({'case': name, 'n': n, 'median_ms': statistics.median(times),
-                        'p90_ms': times[len(times) * 9 // 10]})
+    results += jupyter_anchor.time_cases(kc, [
+        ('pass', 'pass', 1000, 50, 0),
+        ('print(1)', 'print(1)', 500, 50, 2),
+        ('two prints', 'print(1); print(2)', 500, 50, 4),
+        ('print 1 MB', "print('x' * (1 << 20))", 30, 3, (1 << 20) + 1)], scale, 'jupyter')
     kc.stop_channels()
     km.shutdown_kernel(now=True)
     return results
@@ -97,9 +62,7 @@ def floor_cases(scale):
                     times.append((time.perf_counter() - t) * 1e3)
                 sink.seek(0)
                 sink.truncate()
-        times.sort()
-        results.append({'case': name, 'n': n, 'median_ms': statistics.median(times),
-                        'p90_ms': times[len(times) * 9 // 10]})
+        results.append(jupyter_anchor.summary(name, times))
     InteractiveShell.clear_instance()
     return results
 

@@ -12,10 +12,11 @@ shell and status idle on iopub; cellbox: the done event).
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
+
+import jupyter_anchor
 
 CASES = [  # name, code, n, warm-up, stdout bytes expected
     ('NULL', 'NULL', 500, 50, 0),
@@ -47,51 +48,12 @@ def starts(args):
         kc.stop_channels()
         km.shutdown_kernel(now=True)
         c.append(cellbox_start(args))
-    return [{'case': 'start', 'n': len(v), 'median_ms': statistics.median(v),
-             'p90_ms': sorted(v)[len(v) * 9 // 10]} for v in (a, c)]
+    return [jupyter_anchor.summary('start', v) for v in (a, c)]
 
 
 def irkernel_cases(scale):
     _, km, kc = irkernel_start()
-    results = []
-
-    def one(code):
-        msg_id = kc.execute(code)
-        got_reply = got_idle = False
-        nbytes = 0
-        while not (got_reply and got_idle):
-            if not got_reply:
-                try:
-                    r = kc.get_shell_msg(timeout=0)
-                    if r['parent_header'].get('msg_id') == msg_id:
-                        got_reply = True
-                except Exception:
-                    pass
-            try:
-                m = kc.get_iopub_msg(timeout=0.001 if got_reply else 0)
-            except Exception:
-                continue
-            if m['parent_header'].get('msg_id') != msg_id:
-                continue
-            if m['msg_type'] == 'stream':
-                nbytes += len(m['content']['text'])
-            elif m['msg_type'] == 'status' and m['content']['execution_state'] == 'idle':
-                got_idle = True
-        return nbytes
-
-    for name, code, n, warm, expect in CASES:
-        n *= scale
-        times = []
-        for i in range(-warm, n):
-            t = time.monotonic()
-            got = one(code)
-            if got != expect:
-                raise SystemExit('IRkernel %s: got %d bytes, expected %d' % (name, got, expect))
-            if i >= 0:
-                times.append((time.monotonic() - t) * 1e3)
-        times.sort()
-        results.append({'case': name, 'n': n, 'median_ms': statistics.median(times),
-                        'p90_ms': times[len(times) * 9 // 10]})
+    results = jupyter_anchor.time_cases(kc, CASES, scale, 'IRkernel')
     kc.stop_channels()
     km.shutdown_kernel(now=True)
     return results

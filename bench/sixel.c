@@ -14,14 +14,8 @@
 #include <string.h>
 
 #include "graphics.h"
+#include "stats.h"
 #include "util.h"
-
-/* Compare doubles for qsort. */
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* The request that draws `img` at `width` pixels (0 = its own width), cells of 10x20. */
 static void request_for(const struct graphics_image *img, int width,
@@ -96,8 +90,8 @@ int main(int argc, char **argv)
 		strbuf_release(&out);
 	}
 	if (!emit) {
-		qsort(dec, (size_t)n, sizeof(*dec), cmp_double);
-		qsort(enc, (size_t)n, sizeof(*enc), cmp_double);
+		stats_sort(dec, n);
+		stats_sort(enc, n);
 		printf("{\"file\": \"%s\", \"n\": %d, \"px_w\": %d, \"px_h\": %d, \"bytes\": %zu, "
 		       "\"decode_median_ms\": %.3f, \"encode_median_ms\": %.3f, "
 		       "\"encode_p90_ms\": %.3f}\n", file, n, sz.px_w, sz.px_h, bytes,

@@ -22,16 +22,8 @@ import sys
 import tempfile
 import time
 
-
-def rss_kb(pid):
-    try:
-        with open('/proc/%d/status' % pid) as f:
-            for line in f:
-                if line.startswith('VmRSS:'):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+import tmux_term
+from tmux_term import rss_kb
 
 
 def children(pid):
@@ -43,32 +35,12 @@ def children(pid):
     return pids
 
 
-class Term:
+class Term(tmux_term.Term):
     def __init__(self, name, cmd, env, ready):
-        self.sock = 'bench-tui-%d-%s' % (os.getpid(), name)
-        self.env = env
+        super().__init__('bench-tui-%d-%s' % (os.getpid(), name), env)
         self.tmux('-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', 'exec ' + cmd)
         self.pid = int(self.tmux('display', '-p', '#{pane_pid}').strip())
         self.wait(lambda s: ready in s, 120)
-
-    def tmux(self, *args):
-        return subprocess.run(['tmux', '-L', self.sock] + list(args), env=self.env,
-                              capture_output=True, text=True, timeout=60).stdout
-
-    def screen(self):
-        return self.tmux('capture-pane', '-p')
-
-    def wait(self, pred, timeout=60, poll=0.002):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            s = self.screen()
-            if pred(s):
-                return s
-            time.sleep(poll)
-        raise SystemExit('bench: timed out; the screen is:\n' + self.screen())
-
-    def close(self):
-        self.tmux('kill-server')
 
 
 def measure(term, cells, prompt, extra=None, full_screen=True):

@@ -10,13 +10,6 @@
 #include <string.h>
 #include <strings.h>
 
-#ifndef CELLBOX_DEFAULT_PYTHON
-#define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
-#endif
-#ifndef CELLBOX_DEFAULT_RSCRIPT
-#define CELLBOX_DEFAULT_RSCRIPT "/usr/bin/Rscript"
-#endif
-
 /* Offsets of the fields the rows set. */
 #define FIELD(f) offsetof(struct cellbox_config, f)
 #define SESSION(f) offsetof(struct cellbox_config, session.f)

@@ -5,13 +5,6 @@
 #include <string.h>
 #include <strings.h>
 
-#ifndef CELLBOX_DEFAULT_PYTHON
-#define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
-#endif
-#ifndef CELLBOX_DEFAULT_RSCRIPT
-#define CELLBOX_DEFAULT_RSCRIPT "/usr/bin/Rscript"
-#endif
-
 extern const unsigned char runner_zip[], runner_r[];
 extern const size_t runner_zip_len, runner_r_len;
 

@@ -15,6 +15,15 @@
 #include <cjson/cJSON.h>
 #include "util.h"
 
+/* The interpreters the local backend runs when no setting names one: the engine is built with
+ * the configured ones (engine/meson.build); these stand where it is not. */
+#ifndef CELLBOX_DEFAULT_PYTHON
+#define CELLBOX_DEFAULT_PYTHON "/usr/bin/python3"
+#endif
+#ifndef CELLBOX_DEFAULT_RSCRIPT
+#define CELLBOX_DEFAULT_RSCRIPT "/usr/bin/Rscript"
+#endif
+
 /* Which interpreter setting of the session (session_opts) starts a kernel on the local backend. */
 enum kernel_interpreter {
 	KERNEL_USES_PYTHON,	/* session_opts.python, the `python` setting */

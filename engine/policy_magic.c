@@ -4,6 +4,32 @@
 
 #include <string.h>
 
+/* The call a magic of one argument is read as: %%writefile F is open("F", "w"). */
+static const struct {
+	const char *open, *close;
+} forms[] = {
+	[MAGIC_WRITE] = { "open(", ", \"w\")" },
+	[MAGIC_READ] = { "open(", ")" },
+	[MAGIC_CHDIR] = { "os.chdir(", ")" },
+	[MAGIC_ENV] = { "os.environ[", "]" },
+};
+
+/* The first character of p..end that is not a space or a tab (or end). */
+static const char *skip_blanks(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/* Where the word at p ends: its first space or tab (or end). */
+static const char *word_end(const char *p, const char *end)
+{
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	return p;
+}
+
 /*
  * A magic as IPython runs it: `name` with its `args` (args_off: their offset in `f` when
  * they are a slice of it, else NO_OFF) and, for a cell magic, its `body` (at body_off).
@@ -49,19 +75,11 @@ void policy_magic_scan(struct scan *sc, const struct frag *f, size_t off, int ce
 		policy_scan_form(sc, f, off, "exec(open(", args, na, ").read())");
 		/* %run -m MODULE runs a module: an import. */
 		while (p < end) {
-			const char *w = p;
-			while (w < end && (*w == ' ' || *w == '\t'))
-				w++;
-			p = w;
-			while (p < end && *p != ' ' && *p != '\t')
-				p++;
+			const char *w = skip_blanks(p, end);
+			p = word_end(w, end);
 			if (p - w == 2 && !memcmp(w, "-m", 2)) {
-				const char *mod = p;
-				while (mod < end && (*mod == ' ' || *mod == '\t'))
-					mod++;
-				p = mod;
-				while (p < end && *p != ' ' && *p != '\t')
-					p++;
+				const char *mod = skip_blanks(p, end);
+				p = word_end(mod, end);
 				policy_scan_module(sc, f, off, mod, (size_t)(p - mod), what.buf, what.len);
 				break;
 			}
@@ -69,27 +87,17 @@ void policy_magic_scan(struct scan *sc, const struct frag *f, size_t off, int ce
 		break;
 	}
 	case MAGIC_WRITE:
-		policy_scan_form(sc, f, off, "open(", args, na, ", \"w\")");
-		break;
 	case MAGIC_READ:
-		policy_scan_form(sc, f, off, "open(", args, na, ")");
-		break;
 	case MAGIC_CHDIR:
-		policy_scan_form(sc, f, off, "os.chdir(", args, na, ")");
-		break;
 	case MAGIC_ENV:
-		policy_scan_form(sc, f, off, "os.environ[", args, na, "]");
+		policy_scan_form(sc, f, off, forms[m->kind].open, args, na, forms[m->kind].close);
 		break;
 	case MAGIC_IMPORT:
 		if (m->modules) {
 			for (const char *mod = m->modules; *mod; mod += strlen(mod) + 1)
 				policy_scan_module(sc, f, off, mod, strlen(mod), what.buf, what.len);
 		} else {
-			const char *mod = args, *end = args + na, *e;
-			while (mod < end && (*mod == ' ' || *mod == '\t'))
-				mod++;
-			for (e = mod; e < end && *e != ' ' && *e != '\t'; e++)
-				;
+			const char *mod = skip_blanks(args, args + na), *e = word_end(mod, args + na);
 			strbuf_addf(&what, " %.*s", (int)(e - mod), mod);
 			policy_scan_module(sc, f, off, mod, (size_t)(e - mod), what.buf, what.len);
 		}

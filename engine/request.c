@@ -63,6 +63,20 @@ static void deliver_blocked(struct session *s, struct request *r)
 	event_store_release(&st);
 }
 
+/* End a request the kernel did not end: its done event, with no execution count. */
+static void deliver_done(struct session *s, struct request *r, enum session_status status,
+			 enum reason reason, const char *detail)
+{
+	struct session_event ev = { .type = SESSION_EV_DONE };
+
+	ev.done.status = status;
+	ev.done.execution_count = -1;
+	ev.done.reason = reason;
+	ev.done.detail = detail;
+	r->done = 1;
+	request_deliver(s, r, &ev);
+}
+
 /* The words of a stop the session made: "timeout", "interrupt". */
 static const char *stop_detail(enum reason stop)
 {
@@ -84,28 +98,15 @@ void request_abort(struct session *s, struct request *r, enum reason reason, con
 		ev.error.traceback = no_lines;
 		request_deliver(s, r, &ev);
 	}
-	memset(&ev, 0, sizeof(ev));
-	ev.type = SESSION_EV_DONE;
-	ev.done.status = SESSION_STATUS_ABORTED;
-	ev.done.execution_count = -1;
-	ev.done.reason = reason;
-	ev.done.detail = detail;
-	r->done = 1;
-	request_deliver(s, r, &ev);
+	deliver_done(s, r, SESSION_STATUS_ABORTED, reason, detail);
 }
 
 void request_end_blocked(struct session *s, struct request *r, const char *policy)
 {
 	char *detail = xasprintf("blocked by security policy '%s'", policy);
-	struct session_event ev = { .type = SESSION_EV_DONE };
 
 	deliver_blocked(s, r);
-	ev.done.status = SESSION_STATUS_ERROR;
-	ev.done.execution_count = -1;
-	ev.done.reason = REASON_BLOCKED;
-	ev.done.detail = detail;
-	r->done = 1;
-	request_deliver(s, r, &ev);
+	deliver_done(s, r, SESSION_STATUS_ERROR, REASON_BLOCKED, detail);
 	free(detail);
 }
 

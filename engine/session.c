@@ -40,6 +40,14 @@ static int install_policy(struct session *s, struct strbuf *err)
 	return 0;
 }
 
+/* Close a session that could not open, as a dead one; NULL, for its opener to return. */
+static struct session *abandon(struct session *s)
+{
+	s->state = SESSION_DEAD;
+	session_close(s);
+	return NULL;
+}
+
 struct session *session_open(const struct session_opts *opts, struct strbuf *err)
 {
 	struct session *s = session_new(opts, err);
@@ -50,20 +58,16 @@ struct session *session_open(const struct session_opts *opts, struct strbuf *err
 	if (opts->pool_dir) {
 		pooled = session_open_pooled(s, opts, err);
 		if (pooled < 0)
-			goto fail;
+			return abandon(s);
 		if (pooled && install_policy(s, err) < 0)
-			goto fail;
+			return abandon(s);
 		if (pooled)
 			return s;
 	}
 	if (session_new_channel(s, err) < 0 || session_start_kernel(s, err) < 0 ||
 	    install_policy(s, err) < 0)
-		goto fail;
+		return abandon(s);
 	return s;
-fail:
-	s->state = SESSION_DEAD;
-	session_close(s);
-	return NULL;
 }
 
 struct session *session_prepare(const struct session_opts *opts, struct strbuf *err)
@@ -78,12 +82,8 @@ struct session *session_prepare(const struct session_opts *opts, struct strbuf *
 	if (!s)
 		return NULL;
 	if (session_new_channel(s, err) < 0 || session_prepare_kernel(s, err) < 0)
-		goto fail;
+		return abandon(s);
 	return s;
-fail:
-	s->state = SESSION_DEAD;
-	session_close(s);
-	return NULL;
 }
 
 int session_launch(struct session *s, struct strbuf *err)

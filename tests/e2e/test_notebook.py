@@ -12,6 +12,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_tui import Tui  # noqa: E402  (the tmux driver the UI's tests share)
+from test_daily import BLOCK  # noqa: E402  (the block the paste tests paste)
 
 try:
     import nbformat
@@ -381,27 +382,6 @@ class ImageTest(Base):
 
 
 class PasteTest(Base):
-    BLOCK = ('class Point:\n'
-             '    def __init__(self, x, y):\n'
-             '        self.x = x\n'
-             '        self.y = y\n'
-             '\n'
-             '    def norm(self):\n'
-             '        return (self.x ** 2 + self.y ** 2) ** 0.5\n'
-             '\n'
-             '\n'
-             'def total(points):\n'
-             '    s = 0\n'
-             '    for p in points:\n'
-             '        if p.x > 0:\n'
-             '            s += p.norm()\n'
-             '\n'
-             '        else:\n'
-             '            s -= 1\n'
-             '    return s\n'
-             '\n'
-             'print("total", total([Point(3, 4), Point(-1, 0)]))\n')
-
     def paste(self, ui, text):
         path = self.path('paste.txt')
         with open(path, 'w') as f:
@@ -410,9 +390,9 @@ class PasteTest(Base):
         ui.tmux('paste-buffer', '-p')      # bracketed, as the application asked
 
     def test_paste_in_the_console_is_one_cell(self):
-        self.assertEqual(self.BLOCK.count('\n'), 20)
+        self.assertEqual(BLOCK.count('\n'), 20)
         ui = self.ready(self.start())
-        self.paste(ui, self.BLOCK)
+        self.paste(ui, BLOCK)
         ui.wait_for('   ...: print("total"')
         s = ui.screen()
         self.assertNotIn('In [1]:', s)          # nothing ran on the pasted newlines
@@ -429,13 +409,13 @@ class PasteTest(Base):
         ui = self.ready(self.start(path))
         ui.keys('Enter')
         ui.wait_for('edit mode')
-        self.paste(ui, self.BLOCK)
+        self.paste(ui, BLOCK)
         ui.wait_for('   ...: print("total"')
         ui.keys('F5')
         ui.wait_for('total 4.0')
         ui.keys('C-s')
         ui.wait_for('saved')
-        self.assertEqual(self.nb(path).cells[0].source, self.BLOCK)
+        self.assertEqual(self.nb(path).cells[0].source, BLOCK)
 
 
 if __name__ == '__main__':

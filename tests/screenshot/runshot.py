@@ -32,10 +32,8 @@ def main(terminal, shot=None):
     done = os.path.join(tmp, 'done')
     env = xscreen.clean_env(tmp, PYTHON)
     _, cell_h = xscreen.TERMINALS[terminal]['cell']
-    try:
-        xvfb = xscreen.Xvfb(env)
-    except RuntimeError as e:
-        print('not ok: %s' % e)
+    xvfb = xscreen.open_display(env)
+    if not xvfb:
         return 1
     term = None
     try:
@@ -58,13 +56,9 @@ def main(terminal, shot=None):
     status = open(done).read().strip()
     check = xscreen.Checks()
     check(status == '0', 'cellbox run exited 0 (got %s)' % status)
-    check(len(red) > 2000, 'the red line covers %d pixels (> 2000)' % len(red))
-    if red:
-        xs = [p[0] for p in red]
-        ys = [p[1] for p in red]
-        check(max(xs) - min(xs) > 250 and max(ys) - min(ys) > 150,
-              'the line spans %dx%d pixels' % (max(xs) - min(xs), max(ys) - min(ys)))
-        check(min(ys) > cell_h, 'it is below the first text row (top at y=%d)' % min(ys))
+    box = xscreen.check_line(check, red, 2000, 250, 150)
+    if box:
+        check(box[1] > cell_h, 'it is below the first text row (top at y=%d)' % box[1])
     print('screenshot: %s' % shot)
     if check.ok and shot.startswith(tmp):
         shutil.rmtree(tmp, ignore_errors=True)

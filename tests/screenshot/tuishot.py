@@ -96,10 +96,8 @@ def main(terminal, prefix=None, marker=b'\x1bP'):
     env = xscreen.clean_env(tmp, PYTHON, XDG_STATE_HOME=os.path.join(tmp, 'state'),
                             TERM='xterm-256color', LANG='C.UTF-8', LC_ALL='C.UTF-8')
     cell_h = xscreen.TERMINALS[terminal]['cell'][1]
-    try:
-        xvfb = xscreen.Xvfb(env)
-    except RuntimeError as e:
-        print('not ok: %s' % e)
+    xvfb = xscreen.open_display(env)
+    if not xvfb:
         return 1
     s = None
     check = xscreen.Checks()
@@ -112,16 +110,11 @@ def main(terminal, prefix=None, marker=b'\x1bP'):
         at = s.wait_for(b'after the plot', at)
         s.wait_for(marker, at - 40000 if at > 40000 else 0)   # the plot's graphics
         red = s.shot(prefix + '-1-plot.png')
-        check(len(red) > 1000, 'the plot: the red line covers %d pixels (> 1000)' % len(red))
-        if red:
-            xs = [p[0] for p in red]
-            ys = [p[1] for p in red]
-            check(max(xs) - min(xs) > 150 and max(ys) - min(ys) > 100,
-                  'the line spans %dx%d pixels' % (max(xs) - min(xs), max(ys) - min(ys)))
-            check(min(ys) > 3 * cell_h, 'below the cell\'s first three text rows (top at y=%d)'
-                  % min(ys))
-            check(max(ys) < (ROWS - 3) * cell_h, 'above the editor (bottom at y=%d)' % max(ys))
-            first = (min(xs), min(ys), max(xs), max(ys))
+        first = xscreen.check_line(check, red, 1000, 150, 100, 'the plot: the red line')
+        if first:
+            check(first[1] > 3 * cell_h, 'below the cell\'s first three text rows (top at y=%d)'
+                  % first[1])
+            check(first[3] < (ROWS - 3) * cell_h, 'above the editor (bottom at y=%d)' % first[3])
         at = len(s.output())
         # The wait is for a line the screen never showed before: curses writes only the cells
         # that change, so "line 59" over "line 49" comes out as "59", and the code's echo must
@@ -147,8 +140,7 @@ def main(terminal, prefix=None, marker=b'\x1bP'):
         s.type(b'q')
         red = s.shot(prefix + '-5-back.png')
         if red and first:
-            box = (min(p[0] for p in red), min(p[1] for p in red),
-                   max(p[0] for p in red), max(p[1] for p in red))
+            box = xscreen.bounds(red)
             check(box == first, 'the pager closed: the plot where it was (%r, first %r)'
                   % (box, first))
         else:

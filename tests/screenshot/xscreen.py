@@ -101,6 +101,32 @@ def red_pixels(env, path):
             if px[x, y][0] >= 240 and px[x, y][1] < 60 and px[x, y][2] < 60]
 
 
+def open_display(env):
+    """Start Xvfb for `env` (a 'not ok' line when it does not start); the Xvfb, or None."""
+    try:
+        return Xvfb(env)
+    except RuntimeError as e:
+        print('not ok: %s' % e)
+        return None
+
+
+def bounds(red):
+    """The box (x0, y0, x1, y1) around the pixels `red`."""
+    return (min(p[0] for p in red), min(p[1] for p in red),
+            max(p[0] for p in red), max(p[1] for p in red))
+
+
+def check_line(check, red, pixels, wide, high, what='the red line'):
+    """Check the plot's red line: more than `pixels` pixels, over more than `wide` x `high`;
+    its bounds, or None when it is not on screen."""
+    check(len(red) > pixels, '%s covers %d pixels (> %d)' % (what, len(red), pixels))
+    if not red:
+        return None
+    x0, y0, x1, y1 = box = bounds(red)
+    check(x1 - x0 > wide and y1 - y0 > high, 'the line spans %dx%d pixels' % (x1 - x0, y1 - y0))
+    return box
+
+
 class Checks:
     """Prints 'ok - ...' or 'not ok - ...' per check and remembers whether all passed."""
 

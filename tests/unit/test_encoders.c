@@ -67,6 +67,22 @@ static char *picture_file(int w, int h)
 	return path;
 }
 
+/* The test picture loaded through a PNG file, which is then removed; the file's bytes in
+ * `png` when given (a check that they were read). */
+static struct graphics_image *load_picture(int w, int h, struct strbuf *png)
+{
+	char *path = picture_file(w, h);
+	struct strbuf err = STRBUF_INIT;
+	struct graphics_image *img = graphics_load(path, &err);
+
+	if (png)
+		CHECK(strbuf_read_file(png, path, 1u << 20) == 0);
+	unlink(path);
+	free(path);
+	strbuf_release(&err);
+	return img;
+}
+
 static void test_png_roundtrip(void)
 {
 	static const int sizes[][2] = { { 1, 1 }, { 3, 4 }, { 97, 61 }, { 640, 480 } };
@@ -229,16 +245,15 @@ static void test_kitty_ids(void)
 
 static void test_kitty_render(void)
 {
-	char *path = picture_file(64, 48);
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, png = STRBUF_INIT, tmp = STRBUF_INIT;
-	struct graphics_image *img = graphics_load(path, &err);
+	struct graphics_image *img = load_picture(64, 48, &png);
 	struct graphics_request rq = { .mode = GRAPHICS_KITTY, .cols = 80, .rows = 20,
 				       .cell_w = 8, .cell_h = 16 };
 	struct graphics_size sz;
 	unsigned id;
 	char want[128];
 
-	CHECK(img != NULL && strbuf_read_file(&png, path, 1u << 20) == 0);
+	CHECK(img != NULL);
 	if (!img)
 		goto out;
 	/* First: the PNG, then the placement over 8 x 3 cells, the cursor left alone. */
@@ -282,8 +297,6 @@ static void test_kitty_render(void)
 	CHECK(!strcmp(out.buf + out.len - 4, "\x1b\\\r\n"));
 out:
 	graphics_free(img);
-	unlink(path);
-	free(path);
 	strbuf_release(&out);
 	strbuf_release(&png);
 	strbuf_release(&tmp);
@@ -292,9 +305,8 @@ out:
 
 static void test_kitty_placeholders(void)
 {
-	char *path = picture_file(64, 48);
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, want = STRBUF_INIT;
-	struct graphics_image *img = graphics_load(path, &err);
+	struct graphics_image *img = load_picture(64, 48, NULL);
 	struct graphics_request rq = { .mode = GRAPHICS_KITTY_UNICODE, .cols = 80, .rows = 20,
 				       .cell_w = 8, .cell_h = 16, .crop_row = 1, .crop_rows = 2 };
 	const char *ph = "\xf4\x8e\xbb\xae";	/* U+10EEEE */
@@ -326,8 +338,6 @@ static void test_kitty_placeholders(void)
 	CHECK(!strncmp(out.buf, want.buf, want.len));
 out:
 	graphics_free(img);
-	unlink(path);
-	free(path);
 	strbuf_release(&out);
 	strbuf_release(&want);
 	strbuf_release(&err);
@@ -335,15 +345,14 @@ out:
 
 static void test_iterm(void)
 {
-	char *path = picture_file(64, 48);
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, png = STRBUF_INIT, b64 = STRBUF_INIT;
-	struct graphics_image *img = graphics_load(path, &err);
+	struct graphics_image *img = load_picture(64, 48, &png);
 	struct graphics_request rq = { .mode = GRAPHICS_ITERM, .cols = 80, .rows = 20,
 				       .cell_w = 8, .cell_h = 16 };
 	char want[128];
 	const char *colon;
 
-	CHECK(img != NULL && strbuf_read_file(&png, path, 1u << 20) == 0);
+	CHECK(img != NULL);
 	if (!img)
 		goto out;
 	/* Whole: the file itself over 8 x 3 cells. */
@@ -369,8 +378,6 @@ static void test_iterm(void)
 	}
 out:
 	graphics_free(img);
-	unlink(path);
-	free(path);
 	strbuf_release(&out);
 	strbuf_release(&png);
 	strbuf_release(&b64);

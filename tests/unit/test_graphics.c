@@ -335,23 +335,34 @@ static char *tiny_png_file(void)
 	return path;
 }
 
+/* Load the PNG at `path` (a note when it does not load), then unlink and free the path. */
+static struct graphics_image *load_file(char *path)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct graphics_image *img = graphics_load(path, &err);
+
+	if (!img)
+		tap_note(err.buf);
+	unlink(path);
+	free(path);
+	strbuf_release(&err);
+	return img;
+}
+
 #define UB "\xe2\x96\x80"	/* U+2580 */
 
 static void test_blocks_truecolor(void)
 {
-	char *path = tiny_png_file();
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
-	struct graphics_image *img = graphics_load(path, &err);
+	struct graphics_image *img = load_file(tiny_png_file());
 	struct graphics_request rq = { .mode = GRAPHICS_BLOCKS, .cols = 80, .truecolor = 1,
 				       .blocks = BLOCKS_HALF };
 	struct graphics_size sz;
 	int w = 0, h = 0;
 
 	CHECK(img != NULL);
-	if (!img) {
-		tap_note(err.buf);
+	if (!img)
 		goto out;
-	}
 	graphics_image_size(img, &w, &h);
 	CHECK(w == 3 && h == 4);
 	CHECK(graphics_render(img, &rq, &out, &sz, &err) == 0);
@@ -384,8 +395,6 @@ static void test_blocks_truecolor(void)
 	CHECK(sz.cols == 1 && sz.rows == 1 && sz.px_w == 1 && sz.px_h == 2);
 out:
 	graphics_free(img);
-	unlink(path);
-	free(path);
 	strbuf_release(&out);
 	strbuf_release(&err);
 }
@@ -410,16 +419,24 @@ static char *png_file(const unsigned char *rgb, int w, int h)
 /* Load pixels through a PNG file (png.c writes it, graphics_load reads it back). */
 static struct graphics_image *load_pixels(const unsigned char *rgb, int w, int h)
 {
-	char *path = png_file(rgb, w, h);
-	struct strbuf err = STRBUF_INIT;
-	struct graphics_image *img = graphics_load(path, &err);
+	return load_file(png_file(rgb, w, h));
+}
 
+/* Render `w` x `h` pixels with `rq` into `out` (a check each: loaded, rendered); -1 when not. */
+static int render_pixels(const unsigned char *rgb, int w, int h,
+			 const struct graphics_request *rq, struct strbuf *out,
+			 struct graphics_size *sz)
+{
+	struct graphics_image *img = load_pixels(rgb, w, h);
+	int rc;
+
+	CHECK(img != NULL);
 	if (!img)
-		tap_note(err.buf);
-	unlink(path);
-	free(path);
-	strbuf_release(&err);
-	return img;
+		return -1;
+	rc = graphics_render(img, rq, out, sz, NULL);
+	CHECK(rc == 0);
+	graphics_free(img);
+	return rc;
 }
 
 #define R 255, 0, 0
@@ -438,16 +455,13 @@ static void test_quadrants(void)
 		B, B, G, G,
 		B, B, W, W,
 	};
-	struct graphics_image *img = load_pixels(px, 4, 4);
 	struct graphics_request rq = { .mode = GRAPHICS_BLOCKS, .cols = 80, .cell_w = 10,
 				       .cell_h = 10, .truecolor = 1, .blocks = BLOCKS_QUADRANT };
 	struct strbuf out = STRBUF_INIT;
 	struct graphics_size sz;
 
-	CHECK(img != NULL);
-	if (!img)
-		return;
-	CHECK(graphics_render(img, &rq, &out, &sz, NULL) == 0);
+	if (render_pixels(px, 4, 4, &rq, &out, &sz) < 0)
+		goto out;
 	CHECK(sz.cols == 2 && sz.rows == 2 && sz.px_w == 4 && sz.px_h == 4);
 	/*
 	 * Red top-left: U+2598 red on white. The black cell keeps white as background and
@@ -459,7 +473,7 @@ static void test_quadrants(void)
 		  "\x1b[38;2;0;0;0m\xe2\x96\x9b\x1b[0m\x1b[2D\x1b[B"
 		  "\x1b[48;2;0;0;255m "
 		  "\x1b[38;2;255;255;255;48;2;0;255;0m\xe2\x96\x84\x1b[0m");
-	graphics_free(img);
+out:
 	strbuf_release(&out);
 }
 
@@ -471,20 +485,17 @@ static void test_sextants(void)
 		K, K,
 		K, W,
 	};
-	struct graphics_image *img = load_pixels(px, 2, 3);
 	struct graphics_request rq = { .mode = GRAPHICS_BLOCKS, .cols = 80, .cell_w = 6,
 				       .cell_h = 9, .blocks = BLOCKS_SEXTANT };
 	struct strbuf out = STRBUF_INIT;
 	struct graphics_size sz;
 
-	CHECK(img != NULL);
-	if (!img)
-		return;
-	CHECK(graphics_render(img, &rq, &out, &sz, NULL) == 0);
+	if (render_pixels(px, 2, 3, &rq, &out, &sz) < 0)
+		goto out;
 	CHECK(sz.cols == 1 && sz.rows == 1 && sz.px_w == 2 && sz.px_h == 3);
 	/* U+1FB20 BLOCK SEXTANT-26, white on black, in the 256-colour cube. */
 	CHECK_STR(out.buf, "\x1b[38;5;231;48;5;16m\xf0\x9f\xac\xa0\x1b[0m");
-	graphics_free(img);
+out:
 	strbuf_release(&out);
 }
 
@@ -519,7 +530,6 @@ static void test_blocks_keep_lines(void)
 	 * cells: four pixels a cell across, four a row. The column's cells stay dark. */
 	enum { IW = 80, IH = 40 };
 	unsigned char px[IW * IH * 3];
-	struct graphics_image *img;
 	struct graphics_request rq = { .mode = GRAPHICS_BLOCKS, .cols = 20, .truecolor = 1,
 				       .blocks = BLOCKS_HALF };
 	struct strbuf out = STRBUF_INIT;
@@ -529,11 +539,8 @@ static void test_blocks_keep_lines(void)
 	memset(px, 255, sizeof(px));
 	for (int y = 0; y < IH; y++)
 		memset(px + 3 * (y * IW + 41), 0, 3);
-	img = load_pixels(px, IW, IH);
-	CHECK(img != NULL);
-	if (!img)
-		return;
-	CHECK(graphics_render(img, &rq, &out, &sz, NULL) == 0);
+	if (render_pixels(px, IW, IH, &rq, &out, &sz) < 0)
+		goto out;
 	CHECK(sz.cols == 20 && sz.rows == 5);
 	/* Cell 10 of each row: its colours; a box average would give (191, 191, 191). */
 	for (const char *p = out.buf; (p = strstr(p, "38;2;")); p++) {
@@ -546,7 +553,7 @@ static void test_blocks_keep_lines(void)
 		}
 	}
 	CHECK(dark == 5 && pale == 0);
-	graphics_free(img);
+out:
 	strbuf_release(&out);
 }
 
@@ -649,9 +656,8 @@ static void test_sixel_bands(void)
 
 static void test_sixel(void)
 {
-	char *path = tiny_png_file();
 	struct strbuf err = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT;
-	struct graphics_image *img = graphics_load(path, &err);
+	struct graphics_image *img = load_file(tiny_png_file());
 	struct graphics_request rq = { .mode = GRAPHICS_SIXEL, .cols = 80, .rows = 24,
 				       .cell_w = 10, .cell_h = 20 };
 	struct graphics_size sz;
@@ -683,8 +689,6 @@ static void test_sixel(void)
 	CHECK(!strncmp(b.buf, "\x1bPq\"1;1;3;2#", 12));
 out:
 	graphics_free(img);
-	unlink(path);
-	free(path);
 	strbuf_release(&a);
 	strbuf_release(&b);
 	strbuf_release(&err);
@@ -692,9 +696,8 @@ out:
 
 static void test_fit(void)
 {
-	char *path = tiny_png_file();
 	struct strbuf err = STRBUF_INIT;
-	struct graphics_image *img = graphics_load(path, &err);
+	struct graphics_image *img = load_file(tiny_png_file());
 	struct graphics_request rq = { .mode = GRAPHICS_SIXEL, .cols = 80, .rows = 24,
 				       .cell_w = 10, .cell_h = 20 };
 	struct graphics_size sz;
@@ -711,8 +714,6 @@ static void test_fit(void)
 	CHECK(graphics_render(img, &rq, &out, &sz, &err) == 0 && out.len == 0);
 out:
 	graphics_free(img);
-	unlink(path);
-	free(path);
 	strbuf_release(&out);
 	strbuf_release(&err);
 }

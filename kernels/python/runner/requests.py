@@ -91,12 +91,16 @@ def _do_execute(req):
     return "ok"
 
 
-def _do_complete(req):
-    from IPython.core.completer import provisionalcompleter, rectify_completions
+def _code_and_cursor(req):
+    """A complete or inspect request's code and cursor (the end of the code when not given)."""
     code = req.get("code", "")
     pos = req.get("cursor_pos")
-    if pos is None:
-        pos = len(code)
+    return code, len(code) if pos is None else pos
+
+
+def _do_complete(req):
+    from IPython.core.completer import provisionalcompleter, rectify_completions
+    code, pos = _code_and_cursor(req)
     shell = _S.shell
     _S.executing = True
     with provisionalcompleter():
@@ -114,10 +118,7 @@ def _do_complete(req):
 
 def _do_inspect(req):
     from IPython.utils.tokenutil import token_at_cursor
-    code = req.get("code", "")
-    pos = req.get("cursor_pos")
-    if pos is None:
-        pos = len(code)
+    code, pos = _code_and_cursor(req)
     level = 1 if req.get("detail_level") else 0
     name = token_at_cursor(code, pos)
     _S.executing = True

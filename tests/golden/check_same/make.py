@@ -1,4 +1,5 @@
-"""A notebook whose stored outputs are what the cells print (addresses and timings vary)."""
+"""A notebook whose stored outputs are what the cells print (addresses and timings vary);
+with a second argument, the first one differs (check_differs makes it so)."""
 import os, sys
 import nbformat
 from nbformat.v4 import new_notebook, new_code_cell, new_output
