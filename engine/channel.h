@@ -136,8 +136,10 @@ void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct s
  * wall_png_check(), and sets *w, *h (left as they are for other formats). This is the one
  * place a name or file the kernel gives is checked: consumers get the bytes read here
  * (`data`, emptied on failure) and never read the kernel's file again.
- * 0, or -1 with `why` saying why it was refused.
+ * 0, or -1 with `why` saying why it was refused; CHANNEL_BAD_NAME when `rel` is not such a
+ * name (then a message should not quote it: it is the kernel's words, not a file of its).
  */
+enum { CHANNEL_BAD_NAME = -2 };
 int channel_take_file(struct channel *ch, const char *rel, int index, int *w, int *h,
 		      struct strbuf *data, struct strbuf *why);
 /*

@@ -52,7 +52,7 @@ int channel_take_file(struct channel *ch, const char *rel, int index, int *w, in
 
 	if (!name) {
 		strbuf_addstr(why, "is not a file of the kernel's plots/");
-		return -1;
+		return CHANNEL_BAD_NAME;
 	}
 	if (index < 1 || index > PLOT_INDEX_MAX) {
 		strbuf_addf(why, "has index %d, outside 1..%d", index, PLOT_INDEX_MAX);

@@ -186,9 +186,14 @@ static int take_file(struct request_reader *rd, struct request *r, const char *w
 		copy->data = (const unsigned char *)data->buf;
 		copy->len = data->len;
 		*slot = copy;
+	} else if (rc == CHANNEL_BAD_NAME) {	/* not a name of a file: not repeated */
+		strbuf_addf(&msg, "cellbox: refused %s from the kernel: its name %s\n", what,
+			    why.buf);
 	} else {
 		strbuf_addf(&msg, "cellbox: refused %s '%.80s' from the kernel: it %s\n", what,
 			    named ? named : "(no path)", why.buf);
+	}
+	if (rc < 0) {
 		if (r->refused++ < 8)
 			request_note(rd->s, r, msg.buf);
 		*slot = NULL;

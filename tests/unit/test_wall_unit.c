@@ -387,7 +387,8 @@ static void test_take_file_hostile(void)
 	for (size_t i = 0; i < ARRAY_SIZE(bad_names); i++) {
 		strbuf_reset(&why);
 		strbuf_reset(&data);
-		CHECK(channel_take_file(&ch, bad_names[i], 1, &w, &h, &data, &why) < 0);
+		CHECK(channel_take_file(&ch, bad_names[i], 1, &w, &h, &data, &why) ==
+		      CHANNEL_BAD_NAME);
 		CHECK(why.len > 0 && data.len == 0);
 		if (why.len == 0)
 			tap_note(bad_names[i] ? bad_names[i] : "(null)");
