@@ -10,6 +10,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A plot shown in an output of the cell, kept by reference for the copy shape. */
+struct outputs_copy_plot {
+	cJSON *output;		/* in the cell's list */
+	int index, width, height;
+	cJSON *png, *cellbox;	/* while the copy shape is lent (outputs_copy_shape) */
+};
+
+/* outputs_share(): what the copy shape needs beside the one collection. */
+struct outputs_copy {
+	const char *plots_dir;
+	size_t limit, bytes;		/* the bytes a copy-shape collector would have counted */
+	struct outputs_copy_plot *plots;	/* the plot outputs of the cell's list */
+	size_t nplots, plots_alloc;
+	char *plot_note;		/* an error copying a plot, or NULL */
+	struct outputs *fork;		/* the shapes parted: the copy shape collected apart */
+	cJSON *forked;			/* the fork's list of the cell finished last */
+	const cJSON *finished;		/* the list outputs_finish() gave last, no event since */
+};
+
+static void copy_free(struct outputs *o);
+
 void outputs_init(struct outputs *o, const char *channel_dir, unsigned flags,
 		  const char *plots_dir, size_t limit)
 {
@@ -45,6 +66,7 @@ void outputs_release(struct outputs *o)
 	o->displays_alloc = 0;
 	cJSON_Delete(o->list);
 	strbuf_release(&o->stream);
+	copy_free(o);
 	free(o->detail);
 	free(o->plot_note);
 	o->list = NULL;
@@ -180,6 +202,8 @@ static void clear_now(struct outputs *o)
 	o->list = cJSON_CreateArray();
 	o->bytes = 0;
 	o->clear_pending = 0;
+	if (o->copy)
+		o->copy->bytes = o->copy->nplots = 0;
 }
 
 /* A new output is coming: run a clear_output(wait=True) that waits for it. */
@@ -234,6 +258,8 @@ static void on_stream(struct outputs *o, const struct session_ev_stream *ev)
 		snprintf(o->stream_name, sizeof(o->stream_name), "%s", name);
 	}
 	keep = take_bytes(o, len);
+	if (o->copy && !o->copy->fork)
+		o->copy->bytes += keep;
 	/* Cut at a character boundary. */
 	while (keep < len && keep && ((unsigned char)text[keep] & 0xc0) == 0x80)
 		keep--;
@@ -243,13 +269,39 @@ static void on_stream(struct outputs *o, const struct session_ev_stream *ev)
 			    o->limit);
 }
 
+/* Copy a plot to `plots_dir` as <n>.png, the first error in *note. */
+static void copy_plot(const char *plots_dir, const struct session_plot *plot, char **note)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *dst = xasprintf("%s/%d.png", plots_dir, plot->index);
+
+	if (fsutil_mkdir_p(plots_dir) < 0) {
+		if (!*note)
+			*note = xasprintf("cannot create '%s': %s", plots_dir, strerror(errno));
+	} else if (outputs_save_file(plot->data, plot->len, dst, &err) < 0 && !*note) {
+		*note = xstrdup(err.buf);
+	}
+	strbuf_release(&err);
+	free(dst);
+}
+
+/* metadata.cellbox of plot <index> copied to `plots_dir`: its path and size. */
+static cJSON *cellbox_meta(const char *plots_dir, int index, int width, int height)
+{
+	cJSON *cb = cJSON_CreateObject();
+	char *dst = xasprintf("%s/%d.png", plots_dir, index);
+
+	cJSON_AddStringToObject(cb, "plot", dst);
+	cJSON_AddNumberToObject(cb, "width", width);
+	cJSON_AddNumberToObject(cb, "height", height);
+	free(dst);
+	return cb;
+}
+
 /* Add a plot to a display's data, embedded or as a copied file. */
 static void add_plot(struct outputs *o, const struct session_plot *plot, cJSON *data,
 		     cJSON *meta)
 {
-	struct strbuf err = STRBUF_INIT;
-
-	strbuf_init(&err, 0);
 	/* The session's checked bytes (event.h): no file is read again here. */
 	if (o->flags & OUTPUTS_EMBED_PNG) {
 		struct strbuf b64 = STRBUF_INIT;
@@ -264,30 +316,48 @@ static void add_plot(struct outputs *o, const struct session_plot *plot, cJSON *
 		strbuf_release(&b64);
 	}
 	if ((o->flags & OUTPUTS_COPY_PLOTS) && o->plots_dir) {
-		char *dst = xasprintf("%s/%d.png", o->plots_dir, plot->index);
-		cJSON *cb = cJSON_AddObjectToObject(meta, "cellbox");
-		strbuf_reset(&err);
-		if (fsutil_mkdir_p(o->plots_dir) < 0) {
-			if (!o->plot_note)
-				o->plot_note = xasprintf("cannot create '%s': %s", o->plots_dir,
-							 strerror(errno));
-		} else if (outputs_save_file(plot->data, plot->len, dst, &err) < 0 &&
-			   !o->plot_note) {
-			o->plot_note = xstrdup(err.buf);
-		}
-		cJSON_AddStringToObject(cb, "plot", dst);
-		cJSON_AddNumberToObject(cb, "width", plot->width);
-		cJSON_AddNumberToObject(cb, "height", plot->height);
-		free(dst);
+		copy_plot(o->plots_dir, plot, &o->plot_note);
+		cJSON_AddItemToObject(meta, "cellbox", cellbox_meta(o->plots_dir, plot->index,
+								    plot->width, plot->height));
 	}
-	strbuf_release(&err);
 }
 
-/* The data and metadata of a display or result event, as an output's members. */
-static void fill_bundle(struct outputs *o, const struct session_ev_rich *ev, cJSON *out)
+/* The copy shape's part of a new bundle of `out`: its plot copied and remembered, or none. */
+static void copy_bundle(struct outputs *o, cJSON *out, const struct session_plot *plot)
+{
+	struct outputs_copy *c = o->copy;
+	size_t i = 0;
+
+	while (i < c->nplots && c->plots[i].output != out)
+		i++;
+	if (!plot) {
+		if (i < c->nplots)
+			c->plots[i] = c->plots[--c->nplots];
+		return;
+	}
+	copy_plot(c->plots_dir, plot, &c->plot_note);
+	if (i == c->nplots) {
+		if (c->nplots == c->plots_alloc) {
+			c->plots_alloc = c->plots_alloc ? 2 * c->plots_alloc : 8;
+			c->plots = xrealloc(c->plots, c->plots_alloc * sizeof(*c->plots));
+		}
+		c->nplots++;
+	}
+	c->plots[i] = (struct outputs_copy_plot){
+		.output = out, .index = plot->index, .width = plot->width, .height = plot->height,
+	};
+}
+
+/*
+ * The data and metadata of a display or result event, as an output's members; `current`:
+ * `out` is in the cell's own list (not an earlier cell's, OUTPUTS_KEEP_DISPLAYS).
+ */
+static void fill_bundle(struct outputs *o, const struct session_ev_rich *ev, cJSON *out,
+			int current)
 {
 	const cJSON *m;
 	cJSON *d = cJSON_CreateObject(), *meta;
+	int copy = current && o->copy && !o->copy->fork;
 
 	cJSON_ArrayForEach(m, ev->data) {
 		size_t len = cJSON_IsString(m) ? strlen(m->valuestring) : 0;
@@ -295,11 +365,15 @@ static void fill_bundle(struct outputs *o, const struct session_ev_rich *ev, cJS
 			continue;
 		if (len && take_bytes(o, len) < len)
 			continue;
+		if (copy)
+			o->copy->bytes += len;
 		cJSON_AddItemToObject(d, m->string, cJSON_Duplicate(m, 1));
 	}
 	meta = ev->metadata ? cJSON_Duplicate(ev->metadata, 1) : cJSON_CreateObject();
 	if (ev->plot)
 		add_plot(o, ev->plot, d, meta);
+	if (copy)
+		copy_bundle(o, out, ev->plot);
 	cJSON_DeleteItemFromObjectCaseSensitive(out, "data");
 	cJSON_DeleteItemFromObjectCaseSensitive(out, "metadata");
 	cJSON_AddItemToObject(out, "data", d);
@@ -311,7 +385,7 @@ static void update_displays(struct outputs *o, const struct session_ev_rich *ev,
 {
 	for (size_t i = 0; i < o->ndisplays; i++)
 		if (!strcmp(o->displays[i].id, id))
-			fill_bundle(o, ev, o->displays[i].output);
+			fill_bundle(o, ev, o->displays[i].output, o->displays[i].list == o->list);
 }
 
 /* Remember that `out` was shown with display id `id`. */
@@ -341,7 +415,7 @@ static void on_rich(struct outputs *o, const struct session_ev_rich *ev, int res
 	before_output(o);
 	flush_stream(o);
 	out = cJSON_CreateObject();
-	fill_bundle(o, ev, out);
+	fill_bundle(o, ev, out, 1);
 	if (result)
 		cJSON_AddNumberToObject(out, "execution_count",
 					ev->execution_count >= 0 ? ev->execution_count : 0);
@@ -390,8 +464,166 @@ static void on_done(struct outputs *o, const struct session_ev_done *ev)
 	o->detail = ev->detail ? xstrdup(ev->detail) : NULL;
 }
 
+/* ---- the copy shape of the same collection (outputs_share) ---- */
+
+/* Forget the cell finished last (its plots, its forked list): an event of the next came. */
+static void copy_forget_finished(struct outputs_copy *c)
+{
+	if (!c->finished)
+		return;
+	c->nplots = 0;
+	cJSON_Delete(c->forked);
+	c->forked = NULL;
+	c->finished = NULL;
+}
+
+/* Stop collecting the copy shape apart. */
+static void copy_unfork(struct outputs_copy *c)
+{
+	if (!c->fork)
+		return;
+	outputs_release(c->fork);
+	free(c->fork);
+	c->fork = NULL;
+}
+
+static void copy_free(struct outputs *o)
+{
+	struct outputs_copy *c = o->copy;
+
+	if (!c)
+		return;
+	copy_forget_finished(c);
+	copy_unfork(c);
+	free(c->plots);
+	free(c->plot_note);
+	free(c);
+	o->copy = NULL;
+}
+
+void outputs_share(struct outputs *o, const char *plots_dir, size_t limit)
+{
+	copy_free(o);
+	if (!plots_dir)
+		return;
+	o->copy = xcalloc(1, sizeof(*o->copy));
+	o->copy->plots_dir = plots_dir;
+	o->copy->limit = limit ? limit : OUTPUTS_LIMIT;
+}
+
+/*
+ * Whether event `ev` may make the two shapes part: text that may pass either limit (counted
+ * for every output it would fill), or a plot whose bundle has an image/png of its own (the
+ * embedded plot replaces it, the copy shape keeps it).
+ */
+static int shapes_part(const struct outputs *o, const struct session_event *ev)
+{
+	const struct session_ev_rich *rich;
+	const cJSON *m;
+	size_t n, shown, b = 0;
+
+	if (ev->type == SESSION_EV_STREAM) {
+		n = ev->stream.stream == SESSION_STREAM_OTHER ? 0 : ev->stream.len;
+	} else if (ev->type == SESSION_EV_RESULT || ev->type == SESSION_EV_DISPLAY) {
+		rich = ev->type == SESSION_EV_RESULT ? &ev->result : &ev->display;
+		if (rich->pager)
+			return 0;
+		if (rich->plot && cJSON_GetObjectItemCaseSensitive(rich->data, "image/png"))
+			return 1;
+		shown = !rich->update;
+		for (size_t i = 0; rich->display_id && i < o->ndisplays; i++)
+			shown += !strcmp(o->displays[i].id, rich->display_id);
+		cJSON_ArrayForEach(m, rich->data)	/* the bytes fill_bundle() counts */
+			if (m->string && cJSON_IsString(m))
+				b += strlen(m->valuestring);
+		if (shown && b > SIZE_MAX / shown)
+			return 1;
+		n = b * shown;
+	} else {
+		return 0;
+	}
+	return n > o->limit - o->bytes || n > o->copy->limit - o->copy->bytes;
+}
+
+/* The copy shape of output `out` (a duplicate): its plot by reference made a copied one. */
+static void copy_plot_output(const struct outputs_copy *c, const struct outputs_copy_plot *p,
+			     cJSON *out)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "data"),
+						"image/png");
+	cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(out, "metadata"), "cellbox",
+			      cellbox_meta(c->plots_dir, p->index, p->width, p->height));
+}
+
+/* The position of `item` in `list`, or -1. */
+static int index_in(const cJSON *list, const cJSON *item)
+{
+	int i = 0;
+
+	for (const cJSON *e = list ? list->child : NULL; e; e = e->next, i++)
+		if (e == item)
+			return i;
+	return -1;
+}
+
+/*
+ * The shapes part from here on: a collector of the copy shape of its own takes the rest of
+ * the cell, made from what was collected so far as that collector would have it.
+ */
+static void copy_fork(struct outputs *o)
+{
+	struct outputs_copy *c = o->copy;
+	struct outputs *f = xmalloc(sizeof(*f));
+
+	outputs_init(f, o->channel_dir, OUTPUTS_COPY_PLOTS, c->plots_dir, c->limit);
+	cJSON_Delete(f->list);
+	f->list = cJSON_Duplicate(o->list, 1);
+	for (size_t i = 0; i < c->nplots; i++)
+		copy_plot_output(c, &c->plots[i],
+				 cJSON_GetArrayItem(f->list, index_in(o->list, c->plots[i].output)));
+	strbuf_add(&f->stream, o->stream.buf, o->stream.len);
+	memcpy(f->stream_name, o->stream_name, sizeof(f->stream_name));
+	f->clear_pending = o->clear_pending;
+	f->bytes = c->bytes;
+	for (size_t i = 0; i < o->ndisplays; i++)
+		if (o->displays[i].list == o->list)
+			add_display(f, o->displays[i].id,
+				    cJSON_GetArrayItem(f->list,
+						       index_in(o->list, o->displays[i].output)));
+	c->nplots = 0;
+	c->fork = f;
+}
+
+/* An event, for the copy shape: nothing, or to the fork. */
+static void copy_event(struct outputs *o, const struct session_event *ev)
+{
+	struct outputs_copy *c = o->copy;
+
+	copy_forget_finished(c);
+	if (!c->fork && shapes_part(o, ev))
+		copy_fork(o);
+	if (c->fork)
+		outputs_event(c->fork, ev);
+}
+
+/* The cell is done: its plots (or the fork's list) wait for outputs_copy_shape(). */
+static void copy_finish(struct outputs *o, const cJSON *list)
+{
+	struct outputs_copy *c = o->copy;
+
+	copy_forget_finished(c);
+	c->bytes = 0;
+	if (c->fork) {
+		c->forked = outputs_finish(c->fork);
+		copy_unfork(c);
+	}
+	c->finished = list;
+}
+
 void outputs_event(struct outputs *o, const struct session_event *ev)
 {
+	if (o->copy)
+		copy_event(o, ev);
 	switch (ev->type) {
 	case SESSION_EV_STREAM:
 		on_stream(o, &ev->stream);
@@ -427,5 +659,41 @@ cJSON *outputs_finish(struct outputs *o)
 	list = o->list;
 	o->list = cJSON_CreateArray();
 	o->bytes = 0;
+	if (o->copy)
+		copy_finish(o, list);
 	return list;
+}
+
+int outputs_copy_shape(struct outputs *o, cJSON *list,
+		       int (*fn)(const cJSON *outputs, void *data), void *data)
+{
+	struct outputs_copy *c = o->copy;
+	int rc;
+
+	if (!c || !list || list != c->finished)
+		return fn(list, data);
+	if (c->forked)
+		return fn(c->forked, data);
+	/* Lent in place: the embedded image (appended last) out, metadata.cellbox in. */
+	for (size_t i = 0; i < c->nplots; i++) {
+		struct outputs_copy_plot *p = &c->plots[i];
+
+		p->png = cJSON_DetachItemFromObjectCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(p->output, "data"), "image/png");
+		p->cellbox = cellbox_meta(c->plots_dir, p->index, p->width, p->height);
+		cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(p->output, "metadata"),
+				      "cellbox", p->cellbox);
+	}
+	rc = fn(list, data);
+	for (size_t i = 0; i < c->nplots; i++) {
+		struct outputs_copy_plot *p = &c->plots[i];
+
+		cJSON_Delete(cJSON_DetachItemViaPointer(
+			cJSON_GetObjectItemCaseSensitive(p->output, "metadata"), p->cellbox));
+		if (p->png)
+			cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(p->output, "data"),
+					      "image/png", p->png);
+		p->png = p->cellbox = NULL;
+	}
+	return rc;
 }

@@ -18,6 +18,9 @@
  * Artifacts (files a cell saved) are not outputs: they are left to the front end.
  * The text kept is capped (`limit` bytes, default OUTPUTS_LIMIT): past it the text is cut and
  * a note says so, and `truncated` is set.
+ *
+ * One collection, two shapes: a notebook's collector can give the history its shape of the
+ * same outputs (outputs_share(), outputs_copy_shape()), so that a cell is collected once.
  */
 
 #include <cjson/cJSON.h>
@@ -46,6 +49,8 @@ struct outputs_display {
 	const cJSON *list;	/* the outputs list it is in */
 };
 
+struct outputs_copy;
+
 struct outputs {
 	unsigned flags;
 	const char *channel_dir;	/* plot paths in events are relative to it */
@@ -65,6 +70,7 @@ struct outputs {
 	enum reason reason;		/* why it ended (session.h) */
 	char *detail;			/* "timeout", "kernel died (...)", ..., or NULL */
 	char *plot_note;		/* an error reading or copying a plot, or NULL */
+	struct outputs_copy *copy;	/* outputs_share(): the copy shape (outputs.c) */
 };
 
 void outputs_init(struct outputs *o, const char *channel_dir, unsigned flags,
@@ -74,6 +80,24 @@ void outputs_release(struct outputs *o);
 void outputs_event(struct outputs *o, const struct session_event *ev);
 /* The outputs list (the caller owns it); the collector is empty again afterwards. */
 cJSON *outputs_finish(struct outputs *o);
+/*
+ * Also give the outputs in the copy shape: as a collector with OUTPUTS_COPY_PLOTS, `plots_dir`
+ * and `limit` would make them (the history's), from this one collection. `o` embeds its plots
+ * (OUTPUTS_EMBED_PNG, no OUTPUTS_COPY_PLOTS). Each plot is copied to `plots_dir` as it comes;
+ * the outputs are kept once, each plot output remembering its plot, and the copy shape is made
+ * from them when asked for. Where the shapes part (text past either limit, a plot whose bundle
+ * has an image/png of its own) the rest of the cell is collected in the copy shape apart, as
+ * two collectors would. `plots_dir` NULL: no copy shape any more.
+ */
+void outputs_share(struct outputs *o, const char *plots_dir, size_t limit);
+/*
+ * Call `fn` with the cell's outputs in the copy shape; `list` is what outputs_finish() gave
+ * last, no event fed since. Usually lent in place: the embedded image/png taken out of each
+ * plot output's data and metadata.cellbox {plot, width, height} put in, all put back before
+ * this returns. Without outputs_share() `fn` gets `list`. What `fn` returns.
+ */
+int outputs_copy_shape(struct outputs *o, cJSON *list,
+		       int (*fn)(const cJSON *outputs, void *data), void *data);
 /* nbconvert's `\r` and backspace collapse of a stream text, in place. */
 void outputs_collapse(struct strbuf *text);
 

@@ -30,25 +30,59 @@ void record_event(struct record *r, struct session *s, const struct session_even
 
 void record_cell(struct record *r, const char *code)
 {
-	struct strbuf err = STRBUF_INIT;
-	struct history_cell c = { 0 };
 	cJSON *outs;
 
 	if (!r->h)
 		return;
 	outs = outputs_finish(&r->out);
-	c.execution_count = r->out.execution_count;
-	c.code = code;
-	c.status = r->out.status[0] ? r->out.status : "aborted";
-	c.reason = r->out.detail;
-	c.duration = r->out.duration;
+	record_append(r, code, &r->out, outs);
+	cJSON_Delete(outs);
+}
+
+void record_share(struct record *r, struct outputs *o)
+{
+	if (r->h)
+		outputs_share(o, history_plots_dir(r->h), HISTORY_OUTPUT_LIMIT);
+}
+
+/* A cell to append, while its outputs are lent in the history's shape. */
+struct append {
+	struct record *r;
+	const char *code;
+	const struct outputs *o;
+	struct strbuf *err;
+};
+
+/* Append the cell with `outs`, its outputs in the history's shape. */
+static int append(const cJSON *outs, void *data)
+{
+	const struct append *a = data;
+	const struct outputs *o = a->o;
+	struct history_cell c = { 0 };
+
+	c.execution_count = o->execution_count;
+	c.code = a->code;
+	c.status = o->status[0] ? o->status : "aborted";
+	c.reason = o->detail;
+	c.duration = o->duration;
 	c.outputs = outs;
-	c.kernel = r->kernel;
-	if (history_append(r->h, &c, &err) < 0) {
+	c.kernel = a->r->kernel;
+	return history_append(a->r->h, &c, a->err);
+}
+
+void record_append(struct record *r, const char *code, struct outputs *o, cJSON *outputs)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct append a = { r, code, o, &err };
+
+	if (!r->h)
+		return;
+	if (outputs_copy_shape(o, outputs, append, &a) < 0) {
 		msg_error("warning: history recording stopped: %s", err.buf);
 		record_close(r);
+		if (o != &r->out)
+			outputs_share(o, NULL, 0);	/* no more plots copied for it */
 	}
-	cJSON_Delete(outs);
 	strbuf_release(&err);
 }
 

@@ -392,6 +392,162 @@ static void test_outputs_displays(void)
 	outputs_release(&o);
 }
 
+/* The plot of a "plot" event of feed_all(): its index as said, a few bytes as its data. */
+static struct session_plot test_plot = {
+	.path = "plots/n.png", .ext = "png", .format = "png", .width = 4, .height = 2,
+	.data = (const unsigned char *)"\x89PNG-bytes", .len = 10,
+};
+
+/* Feed event lines ("type {members}", NULL-ended) to every collector of `os`. */
+static void feed_all(struct outputs **os, const char *const *lines)
+{
+	for (; *lines; lines++) {
+		struct event_store st = EVENT_STORE_INIT;
+		struct session_event ev;
+		size_t t = strcspn(*lines, " ");
+		char *line = xasprintf("{\"type\":\"%.*s\",%s", (int)t, *lines, *lines + t + 2);
+
+		CHECK(event_decode(&st, line, strlen(line), 1, &ev) == 0);
+		if (ev.type == SESSION_EV_DISPLAY && ev.display.plot) {
+			test_plot.index = ev.display.plot->index;
+			ev.display.plot = &test_plot;
+		}
+		if (ev.type == SESSION_EV_RESULT && ev.result.plot) {
+			test_plot.index = ev.result.plot->index;
+			ev.result.plot = &test_plot;
+		}
+		for (struct outputs **o = os; *o; o++)
+			outputs_event(*o, &ev);
+		event_store_release(&st);
+		free(line);
+	}
+}
+
+/* outputs_copy_shape()'s callback: the lent list as text. */
+static int print_shape(const cJSON *list, void *data)
+{
+	*(char **)data = cJSON_PrintUnformatted(list);
+	return 0;
+}
+
+/*
+ * Check that the shared collector's two shapes are the two collectors' lists, cell by cell,
+ * and that it copied each cell's plot to `mine` (its plots directory; NULL: not shared).
+ */
+static void check_shapes(struct outputs *shared, struct outputs *embed, struct outputs *copy,
+			 const char *const *const *cells, const char *mine)
+{
+	const char *theirs = copy->plots_dir;
+	struct outputs *os[] = { shared, embed, copy, NULL };
+	cJSON *keep = cJSON_CreateArray();	/* the lists live on (OUTPUTS_KEEP_DISPLAYS) */
+
+	for (; *cells; cells++) {
+		cJSON *a, *b, *c;
+		char *ta, *tb, *tc, *lent = NULL, *after;
+
+		feed_all(os, *cells);
+		a = outputs_finish(shared), b = outputs_finish(embed), c = outputs_finish(copy);
+		ta = cJSON_PrintUnformatted(a), tb = cJSON_PrintUnformatted(b);
+		tc = cJSON_PrintUnformatted(c);
+		CHECK(outputs_copy_shape(shared, a, print_shape, &lent) == 0);
+		if (mine && theirs) {	/* the same plots, copied to a directory each */
+			char *at, *cmd = xasprintf("cd %s && ls >../l1 && cd %s && ls >../l2 && "
+						   "cmp -s ../l1 ../l2 && test -s ../l1 && "
+						   "rm ../l1 ../l2 *.png %s/*.png", mine, theirs, mine);
+			CHECK(system(cmd) == 0);
+			while ((at = strstr(lent, mine)))
+				memcpy(at, theirs, strlen(theirs));
+			free(cmd);
+		}
+		after = cJSON_PrintUnformatted(a);
+		CHECK_STR(ta, tb);
+		CHECK_STR(lent, tc);
+		CHECK_STR(after, ta);		/* put back as it was */
+		cJSON_free(ta), cJSON_free(tb), cJSON_free(tc), cJSON_free(lent), cJSON_free(after);
+		cJSON_AddItemToArray(keep, a), cJSON_AddItemToArray(keep, b);
+		cJSON_Delete(c);
+	}
+	/* Updates of earlier cells reached the same outputs in both. */
+	for (int i = 0; i + 1 < cJSON_GetArraySize(keep); i += 2) {
+		char *ta = cJSON_PrintUnformatted(cJSON_GetArrayItem(keep, i));
+		char *tb = cJSON_PrintUnformatted(cJSON_GetArrayItem(keep, i + 1));
+		CHECK_STR(ta, tb);
+		cJSON_free(ta), cJSON_free(tb);
+	}
+	outputs_release(shared), outputs_release(embed), outputs_release(copy);
+	cJSON_Delete(keep);
+}
+
+/* One collection, two shapes: the same lists as an embedding and a copying collector. */
+static void test_outputs_shared(void)
+{
+	static const char *const plots[] = {
+		"stream {\"name\":\"stdout\",\"text\":\"a\\r\"}",
+		"display {\"data\":{\"text/plain\":\"<Figure>\"},\"plot\":{\"path\":\"plots/1.png\",\"index\":1}}",
+		"stream {\"name\":\"stdout\",\"text\":\"b\\n\"}",
+		"display {\"display_id\":\"d\",\"data\":{\"text/plain\":\"one\"},"
+		"\"metadata\":{\"cellbox\":1},\"plot\":{\"path\":\"plots/2.png\",\"index\":2}}",
+		"display {\"display_id\":\"d\",\"update\":true,\"data\":{\"text/plain\":\"two\"},"
+		"\"plot\":{\"path\":\"plots/3.png\",\"index\":3}}",
+		"display {\"display_id\":\"e\",\"data\":{\"text/plain\":\"e\"},\"plot\":{\"path\":\"plots/4.png\",\"index\":4}}",
+		"display {\"display_id\":\"e\",\"update\":true,\"data\":{\"text/plain\":\"no plot\"}}",
+		"result {\"execution_count\":2,\"data\":{\"text/plain\":\"F\"},\"plot\":{\"path\":\"plots/5.png\",\"index\":5}}",
+		"done {\"status\":\"ok\",\"execution_count\":2}", NULL,
+	};
+	static const char *const later[] = {	/* an earlier cell's display updated */
+		"display {\"display_id\":\"d\",\"update\":true,\"data\":{\"text/plain\":\"three\"},"
+		"\"plot\":{\"path\":\"plots/6.png\",\"index\":6}}",
+		"stream {\"name\":\"stdout\",\"text\":\"0\\n\"}",
+		"clear_output {\"wait\":true}",
+		"display {\"display_id\":\"d\",\"data\":{\"text/plain\":\"four\"},\"plot\":{\"path\":\"plots/7.png\",\"index\":7}}",
+		"done {\"status\":\"ok\"}", NULL,
+	};
+	static const char *const long_text[] = {	/* past the history's limit: forked */
+		"display {\"display_id\":\"f\",\"data\":{\"text/plain\":\"f\"},\"plot\":{\"path\":\"plots/8.png\",\"index\":8}}",
+		"stream {\"name\":\"stdout\",\"text\":\"0123456789012345678901234567890123456789\"}",
+		"stream {\"name\":\"stderr\",\"text\":\"0123456789012345678901234567890123456789\"}",
+		"display {\"display_id\":\"f\",\"update\":true,\"data\":{\"text/plain\":\"g\"},"
+		"\"plot\":{\"path\":\"plots/9.png\",\"index\":9}}",
+		"display {\"data\":{\"text/plain\":\"0123456789012345678901234567890123456789\","
+		"\"text/html\":\"<b>\"}}",
+		"done {\"status\":\"ok\"}", NULL,
+	};
+	static const char *const own_png[] = {	/* a plot beside an image/png: forked */
+		"display {\"data\":{\"image/png\":\"AAAA\",\"text/plain\":\"p\"},"
+		"\"plot\":{\"path\":\"plots/10.png\",\"index\":10}}",
+		"done {\"status\":\"ok\"}", NULL,
+	};
+	static const char *const *const cells[] = { plots, later, long_text, own_png, plots, NULL };
+	char base[] = "/tmp/cellbox-test-XXXXXX", *dir, *other;
+	struct outputs shared, embed, copy;
+	unsigned keep = OUTPUTS_EMBED_PNG | OUTPUTS_KEEP_DISPLAYS;
+
+	CHECK(mkdtemp(base) != NULL);
+	dir = xasprintf("%s/a", base);		/* the two of the same length */
+	other = xasprintf("%s/b", base);
+	for (unsigned flags = OUTPUTS_EMBED_PNG; flags <= keep; flags += OUTPUTS_KEEP_DISPLAYS) {
+		/* The history's limit the smaller, and the notebook's. */
+		for (size_t small = 64; small <= 96; small += 32) {
+			size_t big = 1000;
+			outputs_init(&shared, dir, flags, NULL, small == 64 ? big : small);
+			outputs_share(&shared, dir, small == 64 ? small : big);
+			outputs_init(&embed, dir, flags, NULL, small == 64 ? big : small);
+			outputs_init(&copy, dir, OUTPUTS_COPY_PLOTS, other, small == 64 ? small : big);
+			check_shapes(&shared, &embed, &copy, cells, dir);
+		}
+	}
+	/* Unshared: the list as it is. */
+	outputs_init(&shared, dir, OUTPUTS_EMBED_PNG, NULL, 0);
+	outputs_share(&shared, dir, 0);
+	outputs_share(&shared, NULL, 0);
+	outputs_init(&embed, dir, OUTPUTS_EMBED_PNG, NULL, 0);
+	outputs_init(&copy, dir, OUTPUTS_EMBED_PNG, NULL, 0);
+	check_shapes(&shared, &embed, &copy, cells, NULL);
+	fsutil_remove_tree(base);
+	free(dir);
+	free(other);
+}
+
 /* nbclient's kernel metadata and timestamps. */
 static void test_notebook_metadata(void)
 {
@@ -563,6 +719,7 @@ static const struct tap_test tests[] = {
 	{ "ipynb_huge_numbers", test_ipynb_huge_numbers },
 	{ "outputs", test_outputs },
 	{ "outputs_displays", test_outputs_displays },
+	{ "outputs_shared", test_outputs_shared },
 	{ "notebook_metadata", test_notebook_metadata },
 	{ "history_parse", test_history_parse },
 	{ "fuzz_parsers", test_fuzz_parsers },

@@ -66,8 +66,8 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 {
 	struct replay *r = data;
 
-	outputs_event(&r->out, ev);
-	record_event(&r->rec, s, ev);
+	(void)s;
+	outputs_event(&r->out, ev);	/* the history's too (record_share) */
 	if (r->bar_shown && isatty(1))
 		bar_clear(r);
 	if (ev->type == SESSION_EV_STREAM) {
@@ -239,6 +239,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	}
 	outputs_init(&r.out, session_channel_dir(r.s), OUTPUTS_EMBED_PNG | OUTPUTS_KEEP_DISPLAYS,
 		     NULL, (size_t)max_output);
+	record_share(&r.rec, &r.out);	/* one collection: the notebook's and the history's */
 	cellfile_set_kernel(nb, session_kernel_info(r.s));
 	if (check) {
 		int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nb, "cells"));
@@ -299,8 +300,8 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 			rc = cli_exit_terminated();
 			break;
 		}
-		record_cell(&r.rec, src);
 		outs = outputs_finish(&r.out);
+		record_append(&r.rec, src, &r.out, outs);
 		t0 = clock_now() - t0;	/* the overhead counted includes recording */
 		cells_wall += t0;
 		cells_kernel += r.out.duration;

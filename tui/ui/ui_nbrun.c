@@ -3,7 +3,7 @@
  * kernel one at a time, so that when one fails the cells behind it are dropped, as Jupyter
  * does (the run-after-error setting keeps them). A running cell's events go to its view as
  * they come and to an nbformat collector; when it is done its outputs and execution count
- * become the cell's, and the history records it as any other cell.
+ * become the cell's, and the history records it from that same collection (record_share).
  */
 #include "ui.h"
 
@@ -76,9 +76,10 @@ static void on_nb_event(struct session *s, const struct session_event *ev, void 
 		return;
 	i = cell_of_request(v, ev->id);
 	c = i >= 0 ? v->nb.cells[i] : NULL;
-	record_event(&ui->rec, s, ev);
 	if (v->outputs_open)
-		outputs_event(&v->out, ev);
+		outputs_event(&v->out, ev);	/* the history's too (record_share) */
+	else
+		record_event(&ui->rec, s, ev);
 	if (ev->type == SESSION_EV_NEXT_INPUT)
 		next_input(ui, i, &ev->next_input);
 	if (c && c->view) {
@@ -87,10 +88,10 @@ static void on_nb_event(struct session *s, const struct session_event *ev, void 
 	}
 	if (ev->type != SESSION_EV_DONE)
 		return;
-	record_cell(&ui->rec, v->running_code ? v->running_code : "");
 	if (v->outputs_open) {
 		cJSON *outs = outputs_finish(&v->out);
 		int count = v->out.execution_count;
+		record_append(&ui->rec, v->running_code ? v->running_code : "", &v->out, outs);
 		outputs_release(&v->out);
 		v->outputs_open = 0;
 		if (c) {
@@ -100,6 +101,8 @@ static void on_nb_event(struct session *s, const struct session_event *ev, void 
 		} else {
 			cJSON_Delete(outs);
 		}
+	} else {
+		record_cell(&ui->rec, v->running_code ? v->running_code : "");
 	}
 	if (c)
 		c->req = 0;
@@ -170,6 +173,7 @@ static void run_next(struct ui *ui)
 	outmodel_cell_free(next->view);
 	next->view = outmodel_cell_new(id, NULL);
 	outputs_init(&v->out, session_channel_dir(ui->s), OUTPUTS_EMBED_PNG, NULL, 0);
+	record_share(&ui->rec, &v->out);
 	v->outputs_open = 1;
 	ui_cell_started(ui);
 	strbuf_release(&err);
