@@ -1,5 +1,5 @@
-"""Tests of the Python runner (the package runner/, as it ships: runner.zip) against
-kernels/PROTOCOL.md.
+"""Tests of the Python runner (the package runner/, as it ships: runner.zip, see
+test_runner_zip.py) against kernels/PROTOCOL.md.
 
 Each test talks to a real runner process the way the cellbox host does: the host part
 <channel>/host/commands gets command files (tmp + rename), the kernel part <channel>/kernel has the
@@ -11,7 +11,6 @@ sets), else one zipped here from runner/ as the build zips it (scripts/embed.py)
     /usr/bin/python3 -m unittest kernels/python/test_runner.py
 """
 
-import atexit
 import base64
 import glob
 import json
@@ -19,10 +18,8 @@ import os
 import re
 import signal
 import struct
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 import zlib
@@ -32,25 +29,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import runner_harness as harness
 from runner_harness import done, of_type, text
 
-PACKAGE = os.path.join(HERE, "runner")
-# The one source of the protocol version (scripts/embed.py reads it there).
-PROTOCOL_SOURCE = os.path.join(PACKAGE, "__init__.py")
-
-
-def runner_zip():
-    """The runner's zip: the build's, else one made from the package as the build makes it."""
-    path = os.environ.get("CELLBOX_RUNNER_ZIP")
-    if path:
-        return path
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
-    import embed
-    tmp = tempfile.mkdtemp(prefix="cellbox-runner-zip-")
-    atexit.register(shutil.rmtree, tmp, True)
-    path = os.path.join(tmp, "runner.zip")
-    with open(path, "wb") as f:
-        f.write(embed.make_zip(sorted(glob.glob(os.path.join(PACKAGE, "*.py")))))
-    return path
-
+from test_runner_zip import PACKAGE, PROTOCOL_SOURCE, runner_zip  # noqa: E402
 
 RUNNER = runner_zip()
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -713,32 +692,6 @@ class RunnerTest(harness.RunnerCase):
         time.sleep(0.1)
         self.assertIsNone(r.proc.poll())
         self.assertEqual(self.result(self.run_ok("1+1")), "2")
-
-
-class ZipTest(unittest.TestCase):
-    """The zip the runner ships as (scripts/embed.py): the package, the same bytes each time."""
-
-    def test_zip_is_the_package(self):
-        import zipfile
-        with zipfile.ZipFile(RUNNER) as z:
-            infos = z.infolist()
-            names = [i.filename for i in infos]
-            sources = sorted(glob.glob(os.path.join(PACKAGE, "*.py")))
-            self.assertEqual(names, sorted(
-                "__main__.py" if os.path.basename(p) == "__main__.py"
-                else "runner/" + os.path.basename(p) for p in sources))
-            for p in sources:
-                base = os.path.basename(p)
-                with open(p, "rb") as f:
-                    self.assertEqual(z.read(base if base == "__main__.py" else "runner/" + base),
-                                     f.read(), p)
-            self.assertEqual({(i.date_time, i.external_attr >> 16) for i in infos},
-                             {((1980, 1, 1, 0, 0, 0), 0o100644)})
-        # made again from the same files: the same bytes (a reproducible build)
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
-        import embed
-        with open(RUNNER, "rb") as f:
-            self.assertEqual(embed.make_zip(sources), f.read())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,65 @@
+"""The runner as it ships: the package runner/ zipped into one runner.zip (scripts/embed.py),
+and the zip the runner's tests run (the build's, CELLBOX_RUNNER_ZIP, else one made here).
+
+    /usr/bin/python3 -m unittest kernels/python/test_runner_zip.py
+"""
+
+import atexit
+import glob
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.join(HERE, "runner")
+# The one source of the protocol version (scripts/embed.py reads it there).
+PROTOCOL_SOURCE = os.path.join(PACKAGE, "__init__.py")
+
+
+def runner_zip():
+    """The runner's zip: the build's, else one made from the package as the build makes it."""
+    path = os.environ.get("CELLBOX_RUNNER_ZIP")
+    if path:
+        return path
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
+    import embed
+    tmp = tempfile.mkdtemp(prefix="cellbox-runner-zip-")
+    atexit.register(shutil.rmtree, tmp, True)
+    path = os.path.join(tmp, "runner.zip")
+    with open(path, "wb") as f:
+        f.write(embed.make_zip(sorted(glob.glob(os.path.join(PACKAGE, "*.py")))))
+    return path
+
+RUNNER = runner_zip()
+
+
+class ZipTest(unittest.TestCase):
+    """The zip the runner ships as (scripts/embed.py): the package, the same bytes each time."""
+
+    def test_zip_is_the_package(self):
+        import zipfile
+        with zipfile.ZipFile(RUNNER) as z:
+            infos = z.infolist()
+            names = [i.filename for i in infos]
+            sources = sorted(glob.glob(os.path.join(PACKAGE, "*.py")))
+            self.assertEqual(names, sorted(
+                "__main__.py" if os.path.basename(p) == "__main__.py"
+                else "runner/" + os.path.basename(p) for p in sources))
+            for p in sources:
+                base = os.path.basename(p)
+                with open(p, "rb") as f:
+                    self.assertEqual(z.read(base if base == "__main__.py" else "runner/" + base),
+                                     f.read(), p)
+            self.assertEqual({(i.date_time, i.external_attr >> 16) for i in infos},
+                             {((1980, 1, 1, 0, 0, 0), 0o100644)})
+        # made again from the same files: the same bytes (a reproducible build)
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
+        import embed
+        with open(RUNNER, "rb") as f:
+            self.assertEqual(embed.make_zip(sources), f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
