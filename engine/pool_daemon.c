@@ -36,6 +36,7 @@ void pool_config_defaults(struct pool_config *pc)
 	pc->idle_timeout = 300;
 	pc->max_age = 3600;
 	pc->health_interval = 30;
+	pc->ready_fd = -1;
 }
 
 void pool_log(struct daemon *d, const char *fmt, ...)
@@ -461,6 +462,8 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	d.kopts.keep_channel = 1;
 	pool_clean_leftovers(&d);
 	pool_write_info(&d);
+	if (pc->ready_fd >= 0 && write(pc->ready_fd, "1", 1) != 1)
+		pool_log(&d, "cannot tell the starter that we serve: %s", strerror(errno));
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);

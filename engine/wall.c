@@ -288,6 +288,28 @@ out:
 	return rc;
 }
 
+int wall_own_dir_open(const char *path, int make, struct strbuf *err)
+{
+	struct stat st;
+	int fd;
+
+	if (wall_own_dir(path, make, err) < 0)
+		return -1;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		strbuf_addf(err, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	/* What was opened is what was checked (not something swapped in since) */
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		strbuf_addf(err, "'%s' changed while it was checked: refusing to use it", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* A big-endian 32-bit number. */
 static unsigned long be32(const unsigned char *p)
 {

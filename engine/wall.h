@@ -80,6 +80,12 @@ int wall_name_ok(const char *name);
  * and what to do; never a silent fallback. 0 or -1 with `err`.
  */
 int wall_own_dir(const char *path, int make, struct strbuf *err);
+/*
+ * The same, and the directory opened (O_DIRECTORY | O_NOFOLLOW, close-on-exec) and checked
+ * again through the descriptor: what a caller then opens relative to it (openat, O_NOFOLLOW)
+ * is in the directory that was checked. The descriptor, or -1 with `err`.
+ */
+int wall_own_dir_open(const char *path, int make, struct strbuf *err);
 
 /*
  * Check PNG bytes before they are copied anywhere: the signature, an IHDR first chunk of

@@ -380,5 +380,29 @@ class PoolTest(unittest.TestCase):
         self.assertIn('no pool at', p.stderr)
 
 
+    def test_detach_and_stop(self):
+        # --detach returns once the daemon serves (it says so on a pipe, not by a file);
+        # `pool stop` ends the process holding the pool's lock, and waits for it.
+        p = self.cellbox('pool', 'serve', '--detach', '--min', '1', '--max', '1', timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        pid = int(p.stdout.split('served by pid ')[1].split()[0])
+        try:
+            self.assertTrue(self.status()['daemon_alive'])
+            self.assertEqual(self.status()['daemon']['pid'], pid)
+            p = self.cellbox('pool', 'stop', timeout=60)
+            self.assertEqual((p.returncode, p.stdout), (0, 'pool daemon %d stopped\n' % pid),
+                             p.stderr)
+            wait_for(lambda: gone(pid), timeout=5, what='the daemon to end')
+            self.assertFalse(self.status()['daemon_alive'])
+            p = self.cellbox('pool', 'stop')
+            self.assertEqual(p.returncode, 2)
+            self.assertIn('no pool daemon of ours is running', p.stderr)
+            with open(self.log_path()) as f:
+                self.assertIn('serving', f.read())
+        finally:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
 if __name__ == '__main__':
     unittest.main()

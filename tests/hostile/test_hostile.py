@@ -23,6 +23,7 @@ import urllib.parse
 from hostile_base import (Base, BIN, RUNTIME, SKIP, docker_get, docker_skip_reason,
                           tree_bytes)
 from hostile_local import Local
+from hostile_pool import LocalPool
 
 
 class Hostile(Base):
@@ -499,7 +500,8 @@ def containers_of(pid):
 
 
 def main(argv):
-    cases = {n[len('test_'):]: cls for cls in (Hostile, Local, Dockerd) for n in cls.__dict__
+    cases = {n[len('test_'):]: cls for cls in (Hostile, Local, LocalPool, Dockerd)
+             for n in cls.__dict__
              if n.startswith('test_')}
     case = argv[1] if len(argv) > 1 else None
     if case and case not in cases:

@@ -3,15 +3,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pool_daemon.h"
+#include "sanitize.h"
 #include "setup.h"
+#include "wall.h"
 
 /* The pool directory the configuration names (caller frees). */
 static char *configured_pool(const struct cellbox_config *cfg)
@@ -23,24 +26,59 @@ static char *configured_pool(const struct cellbox_config *cfg)
 	return dir;
 }
 
-/* Wait until the detached daemon has written daemon.json (or died). */
-static int wait_started(const char *dir, pid_t pid)
+/*
+ * The pool directory checked before anything in it is opened (the runtime directory above
+ * it included: ours, 0700, no link; wall.h), by every pool command alike: its descriptor,
+ * or -1 with the error shown.
+ */
+static int checked_pool(const char *dir, int make)
 {
-	char *info = xasprintf("%s/daemon.json", dir);
+	struct strbuf err = STRBUF_INIT;
+	struct stat st;
+	int fd;
+
+	if (!make && lstat(dir, &st) < 0 && errno == ENOENT) {
+		msg_error("no pool at '%s' (start one with 'cellbox pool serve')", dir);
+		return -1;
+	}
+	fd = wall_own_dir_open(dir, make, &err);
+	if (fd < 0)
+		msg_error("%s", err.buf);
+	strbuf_release(&err);
+	return fd;
+}
+
+/* Wait until the detached daemon says it serves (a byte on `fd`), EOF if it died first. */
+static int wait_started(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	double deadline = clock_now() + 30;
-	int rc = -1;
+	char c;
 
 	while (clock_now() < deadline) {
-		if (access(info, R_OK) == 0) {
-			rc = 0;
-			break;
-		}
-		if (kill(pid, 0) < 0)
-			break;
-		usleep(5000);
+		int n = poll(&pfd, 1, 100);
+
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (n > 0)
+			return read(fd, &c, 1) == 1 && c == '1' ? 0 : -1;
 	}
-	free(info);
-	return rc;
+	return -1;
+}
+
+/* The detached daemon's stdio: its log (checked: pool_log_open) and /dev/null. */
+static void detached_stdio(int logfd)
+{
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	setsid();
+	dup2(logfd, 1);
+	dup2(logfd, 2);
+	close(logfd);
+	if (null >= 0) {
+		dup2(null, 0);
+		close(null);
+	}
 }
 
 /* pool serve */
@@ -50,7 +88,8 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 	struct session_opts so;
 	struct strbuf err = STRBUF_INIT;
 	char *dir = NULL;
-	int detach = cli_has(args, "detach"), rc = EXIT_USAGE;
+	int detach = cli_has(args, "detach"), rc = EXIT_USAGE, dirfd = -1, logfd = -1;
+	int started[2] = { -1, -1 };
 
 	pool_config_defaults(&pc);
 	pc.min_size = cli_count(args, "min", pc.min_size);
@@ -67,6 +106,11 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 		goto out;
 	}
 	dir = configured_pool(cfg);
+	dirfd = checked_pool(dir, 1);
+	if (dirfd < 0) {
+		rc = EXIT_NO_KERNEL;
+		goto out;
+	}
 	so = cfg->session;
 	so.pool_dir = NULL;
 	so.on_state = NULL;
@@ -78,15 +122,24 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 		goto out;
 	}
 	if (detach) {
-		pid_t pid = fork();
+		pid_t pid;
 
+		logfd = pool_log_open(dirfd, &err);
+		if (logfd < 0 || pipe2(started, O_CLOEXEC) < 0) {
+			msg_error("%s", logfd < 0 ? err.buf : strerror(errno));
+			rc = EXIT_NO_KERNEL;
+			goto out;
+		}
+		pid = fork();
 		if (pid < 0) {
 			msg_error("cannot fork: %s", strerror(errno));
 			rc = EXIT_NO_KERNEL;
 			goto out;
 		}
 		if (pid > 0) {
-			if (wait_started(dir, pid) < 0) {
+			close(started[1]);
+			started[1] = -1;
+			if (wait_started(started[0]) < 0) {
 				msg_error("the pool daemon did not start (see %s/daemon.log)", dir);
 				rc = EXIT_NO_KERNEL;
 			} else {
@@ -96,24 +149,13 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 			}
 			goto out;
 		}
-		setsid();
-		if (fsutil_mkdir_p(dir) == 0) {
-			char *log = xasprintf("%s/daemon.log", dir);
-			int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-			if (fd >= 0) {
-				dup2(fd, 1);
-				dup2(fd, 2);
-				close(fd);
-			}
-			free(log);
-		}
-		{
-			int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-			if (null >= 0) {
-				dup2(null, 0);
-				close(null);
-			}
-		}
+		close(started[0]);
+		started[0] = -1;
+		close(dirfd);
+		dirfd = -1;
+		detached_stdio(logfd);
+		logfd = -1;
+		pc.ready_fd = started[1];
 	}
 	if (pool_serve(dir, &pc, &so, stderr, &err) < 0) {
 		msg_error("%s", err.buf);
@@ -122,103 +164,140 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 	}
 	rc = EXIT_OK;
 out:
+	for (size_t i = 0; i < ARRAY_SIZE(started); i++)
+		if (started[i] >= 0)
+			close(started[i]);
+	if (logfd >= 0)
+		close(logfd);
+	if (dirfd >= 0)
+		close(dirfd);
 	free(dir);
 	strbuf_release(&err);
 	return rc;
+}
+
+/* A string of the pool's files as the terminal may show it (sanitize.h); valid until the next. */
+static const char *shown(const char *text, struct strbuf *sb)
+{
+	strbuf_reset(sb);
+	if (text)
+		sanitize_str(text, strlen(text), 0, sb);
+	return sb->buf;
+}
+
+/* A number of a status object, or 0. */
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(n) ? n->valuedouble : 0;
+}
+
+/* The status as a table; every name in it was read from the pool's files: sanitised. */
+static void print_status(const cJSON *st)
+{
+	const cJSON *info = cJSON_GetObjectItemCaseSensitive(st, "daemon"), *k;
+	const char *kernel = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel"));
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+	printf("pool %s: daemon %s", shown(cJSON_GetStringValue(
+		       cJSON_GetObjectItemCaseSensitive(st, "pool")), &a),
+	       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "daemon_alive")) ? "running" :
+	       "not running");
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(info, "pid")))
+		printf(" (pid %.0f, min %.0f, max %.0f, %s kernels)", num(info, "pid"),
+		       num(info, "min_size"), num(info, "max_size"),
+		       shown(kernel ? kernel : kernel_default()->name, &a));
+	printf("\n%-8s %-28s %8s %8s  %s\n", "STATE", "KERNEL", "PID", "AGE", "HEALTH / CLIENT");
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "ready")) {
+		const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "container"));
+
+		printf("%-8s %-28s %8.0f %7.1fs  %s", "ready",
+		       shown(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "name")), &a),
+		       num(k, "pid"), num(k, "age"),
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "alive")) ? "alive" : "dead");
+		if (cid)
+			printf(" (container %.12s)", shown(cid, &b));
+		putchar('\n');
+	}
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "leased"))
+		printf("%-8s %-28s %8.0f %7.1fs  pid %.0f%s\n", "leased",
+		       shown(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "name")), &a),
+		       num(k, "pid"), num(k, "age"), num(k, "client"),
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "client_alive")) ? "" : " (gone)");
+	strbuf_release(&a);
+	strbuf_release(&b);
 }
 
 /* pool status */
 static int pool_status_cmd(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf err = STRBUF_INIT;
-	char *dir;
-	cJSON *st, *k;
-	int json = cli_has(args, "json");
+	char *dir = configured_pool(cfg);
+	int dirfd = checked_pool(dir, 0);
+	cJSON *st = NULL;
 
-	dir = configured_pool(cfg);
-	st = pool_status(dir, &err);
-	free(dir);
-	if (!st) {
-		msg_error("%s", err.buf);
-		strbuf_release(&err);
-		return EXIT_NO_KERNEL;
+	if (dirfd >= 0) {
+		close(dirfd);
+		st = pool_status(dir, &err);
+		if (!st)
+			msg_error("%s", err.buf);
 	}
-	if (json) {
-		char *text = cJSON_Print(st);
+	free(dir);
+	strbuf_release(&err);
+	if (!st)
+		return EXIT_NO_KERNEL;
+	if (cli_has(args, "json")) {
+		char *text = cJSON_Print(st);	/* (controls come out as \u escapes) */
 		puts(text);
 		cJSON_free(text);
 	} else {
-		const cJSON *info = cJSON_GetObjectItemCaseSensitive(st, "daemon");
-		const cJSON *pid = cJSON_GetObjectItemCaseSensitive(info, "pid");
-		const cJSON *min = cJSON_GetObjectItemCaseSensitive(info, "min_size");
-		const cJSON *max = cJSON_GetObjectItemCaseSensitive(info, "max_size");
-
-		printf("pool %s: daemon %s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "pool")),
-		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "daemon_alive")) ? "running" : "not running");
-		if (cJSON_IsNumber(pid))
-			printf(" (pid %d, min %d, max %d, %s kernels)", pid->valueint,
-			       cJSON_IsNumber(min) ? min->valueint : 0, cJSON_IsNumber(max) ? max->valueint : 0,
-			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel")) ?
-			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "kernel")) :
-			       kernel_default()->name);
-		printf("\n%-8s %-28s %8s %8s  %s\n", "STATE", "KERNEL", "PID", "AGE", "HEALTH / CLIENT");
-		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "ready")) {
-			const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "container"));
-
-			printf("%-8s %-28s %8d %7.1fs  %s", "ready",
-			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "name")),
-			       cJSON_GetObjectItemCaseSensitive(k, "pid")->valueint,
-			       cJSON_GetObjectItemCaseSensitive(k, "age")->valuedouble,
-			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "alive")) ? "alive" : "dead");
-			if (cid)
-				printf(" (container %.12s)", cid);
-			putchar('\n');
-		}
-		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "leased"))
-			printf("%-8s %-28s %8d %7.1fs  pid %d%s\n", "leased",
-			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "name")),
-			       cJSON_GetObjectItemCaseSensitive(k, "pid")->valueint,
-			       cJSON_GetObjectItemCaseSensitive(k, "age")->valuedouble,
-			       cJSON_GetObjectItemCaseSensitive(k, "client")->valueint,
-			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "client_alive")) ? "" : " (gone)");
+		print_status(st);
 	}
 	cJSON_Delete(st);
-	strbuf_release(&err);
 	return EXIT_OK;
 }
 
-/* pool stop */
+/* Wait up to `seconds` for the daemon to exit (its pidfd) and its lock to be let go. */
+static int wait_stopped(int dirfd, int pidfd, double seconds)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	double deadline = clock_now() + seconds;
+
+	while (poll(&pfd, 1, 10) == 0 || pool_daemon_pid(dirfd))
+		if (clock_now() > deadline)
+			return -1;
+	return 0;
+}
+
+/* pool stop: signal the process holding the pool's lock, never a pid read from a file. */
 static int pool_stop_cmd(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf err = STRBUF_INIT;
-	char *dir, *lock;
-	cJSON *st;
-	const cJSON *pid;
-	int rc = EXIT_OK, fd;
-	double deadline;
+	char *dir = configured_pool(cfg);
+	int rc = EXIT_USAGE, dirfd = checked_pool(dir, 0), pidfd = -1;
+	pid_t pid = 0;
 
 	(void)args;
-	dir = configured_pool(cfg);
-	st = pool_status(dir, &err);
-	pid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "daemon"), "pid");
-	if (!st || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "daemon_alive")) ||
-	    !cJSON_IsNumber(pid)) {
-		msg_error("no pool daemon is running for '%s'", dir);
-		rc = EXIT_USAGE;
+	if (dirfd < 0)
+		goto out;
+	pidfd = pool_daemon_signal(dirfd, SIGTERM, &pid, &err);
+	if (pidfd < 0) {
+		msg_error("no pool daemon of ours is running for '%s' (%s)", dir, err.buf);
 		goto out;
 	}
-	kill((pid_t)pid->valueint, SIGTERM);
-	lock = xasprintf("%s/daemon.lock", dir);
-	fd = open(lock, O_RDONLY | O_CLOEXEC);
-	free(lock);
-	deadline = clock_now() + 10;
-	while (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && clock_now() < deadline)
-		usleep(5000);
-	if (fd >= 0)
-		close(fd);
-	printf("pool daemon %d stopped\n", pid->valueint);
+	if (wait_stopped(dirfd, pidfd, 10) < 0) {
+		msg_error("pool daemon %ld did not stop within 10 s", (long)pid);
+		rc = EXIT_NO_KERNEL;
+		goto out;
+	}
+	printf("pool daemon %ld stopped\n", (long)pid);
+	rc = EXIT_OK;
 out:
-	cJSON_Delete(st);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (dirfd >= 0)
+		close(dirfd);
 	free(dir);
 	strbuf_release(&err);
 	return rc;
