@@ -61,6 +61,7 @@ static void __attribute__((noreturn)) exec_runner(const struct kernel_spec *spec
 		if (fd > 2)
 			close(fd);
 	}
+	process_close_fds(errfd, -1);	/* errfd closes on exec, or carries errno */
 	if (spec->memory) {
 		struct rlimit rl = { spec->memory, spec->memory };
 		setrlimit(RLIMIT_AS, &rl);
@@ -245,6 +246,7 @@ static int local_start(struct backend *be, const struct kernel_spec *spec, struc
 		close(pipefd[0]);
 		close(syncfd[1]);
 		zygote_close_inherited();	/* the init does not exec: never a kernel's to reach */
+		process_close_fds(pipefd[1], syncfd[0]);	/* nor anything else of ours */
 		setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		/* The parent's go (after it mapped our ids); EOF: it died before PDEATHSIG. */

@@ -4,6 +4,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "strbuf.h"
@@ -35,4 +38,33 @@ void process_signals_for_child(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
 		signal(ours[i], SIG_DFL);
+}
+
+/* Close descriptors lo..hi (close_range; a loop where the kernel has none). */
+static void close_span(unsigned lo, unsigned hi)
+{
+	struct rlimit rl;
+
+	if (lo > hi || syscall(SYS_close_range, lo, hi, 0) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > (1u << 20))
+		rl.rlim_cur = 1u << 20;
+	for (unsigned fd = lo; fd <= hi && fd < rl.rlim_cur; fd++)
+		close((int)fd);
+}
+
+void process_close_fds(int keep_a, int keep_b)
+{
+	int a = keep_a < keep_b ? keep_a : keep_b, b = keep_a < keep_b ? keep_b : keep_a;
+	unsigned from = 3;
+
+	if (a > 2) {
+		close_span(from, (unsigned)a - 1);
+		from = (unsigned)a + 1;
+	}
+	if (b > 2 && b != a) {
+		close_span(from, (unsigned)b - 1);
+		from = (unsigned)b + 1;
+	}
+	close_span(from, ~0U);
 }

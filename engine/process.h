@@ -1,7 +1,10 @@
 #ifndef CELLBOX_PROCESS_H
 #define CELLBOX_PROCESS_H
 
-/* Processes: whether one still runs, and the signal state a kernel's child starts with. */
+/*
+ * Processes: whether one still runs, and the signal state and descriptors a kernel's child
+ * starts with.
+ */
 
 #include <sys/types.h>
 
@@ -9,5 +12,11 @@
 int process_alive(pid_t pid);
 /* In a child that will run a kernel: no signal blocked, and ours back at their defaults. */
 void process_signals_for_child(void);
+/*
+ * In a child that will run a kernel (or its init): close every descriptor above stderr but
+ * `keep_a` and `keep_b` (-1: none), whatever the caller inherited or left open without
+ * close-on-exec: a kernel gets stdio and what it opens itself.
+ */
+void process_close_fds(int keep_a, int keep_b);
 
 #endif

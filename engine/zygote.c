@@ -64,6 +64,8 @@ static void __attribute__((noreturn)) exec_zygote(const char *python, const char
 		fcntl(sock, F_SETFD, 0);
 	else if (dup2(sock, ZYGOTE_FD) < 0)
 		_exit(127);
+	/* Nothing else of the daemon's (or what it inherited) for the zygote and its kernels */
+	process_close_fds(ZYGOTE_FD, -1);
 	/* The environment of a cold kernel (backend_local.c exec_runner). */
 	setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
 	if (k && k->env[0])

@@ -403,6 +403,61 @@ class PoolTest(unittest.TestCase):
             if not gone(pid):
                 os.kill(pid, signal.SIGKILL)
 
+    FDS = ('import json, os, sys\n'
+           'def fds(p):\n'
+           '    out = {}\n'
+           '    for f in os.listdir("/proc/%s/fd" % p):\n'
+           '        try:\n'
+           '            out[int(f)] = os.readlink("/proc/%s/fd/%s" % (p, f))\n'
+           '        except OSError:\n'
+           '            pass\n'
+           '    return out\n'
+           'print(json.dumps([sys.argv[1], fds("self"), fds(1)]))\n')
+
+    def assertOwnDescriptors(self, out, marker):
+        """A kernel's descriptors (the cell's printout of FDS) are stdio and its own: its
+        channel's files, its pipes, its inotify, /dev/null; its init (pid 1) has stdio only."""
+        channel, mine, init = json.loads(out)
+        for fd, what in list(mine.items()) + list(init.items()):
+            self.assertNotEqual(what, marker, 'the caller\'s descriptor %s reached the kernel'
+                                % fd)
+        self.assertEqual(sorted(init), ['0', '1', '2'], init)
+        for fd, what in mine.items():
+            if int(fd) > 2:
+                self.assertTrue(what.startswith((channel + '/', 'pipe:', 'anon_inode:'))
+                                or what == '/dev/null', (fd, what, mine))
+
+    def test_descriptors_not_inherited(self):
+        # A descriptor the caller left open without close-on-exec reaches no kernel: not a
+        # cold one of `run`, not one of the pool (its daemon has it), nor the zygote.
+        marker = os.path.join(self.tmp, 'caller-secret')
+        first = os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600)
+        fd = os.dup2(first, 42)         # (above the zygote's socket, which takes 3)
+        os.close(first)
+        try:
+            p = subprocess.run([BIN, 'run', '-c', self.FDS], capture_output=True, text=True,
+                               env=self.env, cwd=self.tmp, timeout=120, pass_fds=(fd,))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertOwnDescriptors(p.stdout, marker)
+            self.daemon = subprocess.Popen([BIN, 'pool', 'serve', '--min', '1', '--max', '2'],
+                                           env=self.env, cwd=self.tmp, pass_fds=(fd,),
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                           text=True)
+        finally:
+            os.close(fd)
+        wait_for(lambda: self.status().get('ready'), what='a warm kernel')
+        zygote = wait_for(self.zygote_pid, what='the zygote')
+        self.assertIn(marker, [os.readlink('/proc/%d/fd/%s' % (self.daemon.pid, f))
+                               for f in os.listdir('/proc/%d/fd' % self.daemon.pid)])
+        self.assertNotIn(marker, [os.readlink('/proc/%d/fd/%s' % (zygote, f))
+                                  for f in os.listdir('/proc/%d/fd' % zygote)])
+        for _ in range(2):
+            p = self.cellbox('run', '--pool', '-c', self.FDS)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)
+            self.assertOwnDescriptors(p.stdout, marker)
+        self.assertGreaterEqual(self.daemon_log().count('forked from the zygote'), 2)
+
 
 if __name__ == '__main__':
     unittest.main()

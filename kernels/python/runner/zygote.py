@@ -227,6 +227,11 @@ def _zygote_init(req, go, libc):
         signal.pthread_sigmask(signal.SIG_SETMASK, ())
         _zygote_kernel(req, libc)
         return
+    for f in _S.zygote_fds:         # the modules' files are the runner's, not the init's
+        try:
+            os.close(f)
+        except OSError:
+            pass
     while True:
         try:
             info = signal.sigwaitinfo(caught)
