@@ -458,6 +458,45 @@ class PoolTest(unittest.TestCase):
             self.assertOwnDescriptors(p.stdout, marker)
         self.assertGreaterEqual(self.daemon_log().count('forked from the zygote'), 2)
 
+    LAYOUT = ('import ctypes, json\n'
+              'libc = ctypes.CDLL(None)\n'
+              'libc.getauxval.restype = ctypes.c_ulong\n'
+              'maps = {}\n'
+              'for line in open("/proc/self/maps"):\n'
+              '    f = line.split()\n'
+              '    if len(f) >= 6:\n'
+              '        maps.setdefault(f[5], f[0].split("-")[0])\n'
+              'print(json.dumps({"hash": hash("cellbox"), "heap": maps.get("[heap]"),\n'
+              '    "stack": maps.get("[stack]"),\n'
+              '    "libc": ctypes.cast(libc.getpid, ctypes.c_void_p).value,\n'
+              '    "at_random": ctypes.string_at(libc.getauxval(25), 16).hex()}))\n')
+
+    def test_zygote_kernels_share_layout(self):
+        # What docs/security.md says kernels forked from one zygote share, and cold kernels
+        # do not: the string hash seed, where libc, the heap and the stack are (ASLR is drawn
+        # at exec), and AT_RANDOM, glibc's seed of its stack canary and pointer guard.
+        with open('/proc/sys/kernel/randomize_va_space') as f:
+            if f.read().strip() == '0':
+                raise unittest.SkipTest('address-space randomisation is off here')
+        self.env.pop('PYTHONHASHSEED', None)
+        cold = []
+        for _ in range(2):
+            p = self.cellbox('run', '-c', self.LAYOUT)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            cold.append(json.loads(p.stdout))
+        for key in cold[0]:
+            self.assertNotEqual(cold[0][key], cold[1][key], key)
+        self.serve('--min', '1', '--max', '2')
+        zygote = wait_for(self.zygote_pid, what='the zygote')
+        warm = []
+        for _ in range(2):
+            p = self.cellbox('run', '--pool', '-c', self.LAYOUT)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('note:', p.stderr)
+            warm.append(json.loads(p.stdout))
+        self.assertEqual(warm[0], warm[1])
+        self.assertEqual(self.zygote_pid(), zygote)
+
 
 if __name__ == '__main__':
     unittest.main()
