@@ -286,8 +286,9 @@ static int pool_stop_cmd(const struct cli_args *args, struct cellbox_config *cfg
 		msg_error("no pool daemon of ours is running for '%s' (%s)", dir, err.buf);
 		goto out;
 	}
-	if (wait_stopped(dirfd, pidfd, 10) < 0) {
-		msg_error("pool daemon %ld did not stop within 10 s", (long)pid);
+	/* (a docker pool's daemon removes its containers first: up to a minute) */
+	if (wait_stopped(dirfd, pidfd, 70) < 0) {
+		msg_error("pool daemon %ld did not stop within 70 s", (long)pid);
 		rc = EXIT_NO_KERNEL;
 		goto out;
 	}
