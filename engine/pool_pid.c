@@ -118,7 +118,7 @@ int pool_daemon_signal(int dirfd, int sig, pid_t *pid, struct strbuf *err)
 	 * With the pidfd held, the pid cannot name another process: check that it is ours and
 	 * still the lock's holder (not a process that took the number since), then signal it.
 	 */
-	if (process_uid(holder) != (long)getuid() || pool_daemon_pid(dirfd) != holder) {
+	if (process_uid(holder) != (long)geteuid() || pool_daemon_pid(dirfd) != holder) {
 		strbuf_addf(err, "process %ld is not this pool's daemon of ours: not signalled",
 			    (long)holder);
 		close(pidfd);

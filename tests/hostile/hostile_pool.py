@@ -3,7 +3,6 @@ runtime directory another local user made first, a pid or an entry name planted 
 Run through test_hostile.py CASE."""
 import os
 import shutil
-import signal
 import subprocess
 import time
 import unittest
@@ -55,7 +54,7 @@ class LocalPool(Base):
             raise unittest.SkipTest('makes two local users: needs root')
         return ensure_user('cellbox-pvictim'), ensure_user('cellbox-attacker')
 
-    def as_user(self, user, *argv, **kw):
+    def as_user(self, user, *argv):
         return ['setpriv', '--reuid', str(user.pw_uid), '--regid', str(user.pw_gid),
                 '--clear-groups', *argv]
 
