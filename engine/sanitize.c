@@ -105,6 +105,16 @@ void sanitize_feed(struct sanitizer *san, const char *in, size_t len, struct str
 				/* other C0 controls and DEL are dropped */
 				continue;
 			}
+			/* The common characters first: two bytes past C1, three without a limit. */
+			if (c > 0xc2 && c <= 0xdf && i + 1 < len && (s[i + 1] & 0xc0) == 0x80) {
+				i++;
+				continue;
+			}
+			if (c >= 0xe1 && c <= 0xef && c != 0xed && i + 2 < len &&
+			    (s[i + 1] & 0xc0) == 0x80 && (s[i + 2] & 0xc0) == 0x80) {
+				i += 2;
+				continue;
+			}
 			{
 				unsigned need = utf8_need(c), k = 1;
 
