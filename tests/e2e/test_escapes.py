@@ -18,6 +18,7 @@ import subprocess
 import time
 import unittest
 
+import test_tui
 from test_cli import BIN, Base, Pty
 
 # The payload as characters (for files, argv, the kernel's strings) and as Python source
@@ -92,12 +93,13 @@ class LoggedPty(Pty):
 
 
 # A first cell that makes the runner answer one request kind with `reply` (the kernel is the
-# attacker: its code can change how it answers), for code starting with `trigger`.
+# attacker: its code can change how it answers), for the code `test` (on req) picks.
 PATCH = ("import sys; rq = [m for m in list(sys.modules.values()) "
          "if isinstance(getattr(m, '_HANDLERS', None), dict)][0]; "
          "orig_{kind} = rq._HANDLERS['{kind}']; "
          "rq._HANDLERS['{kind}'] = lambda req: (rq._emit({reply}) or 'ok') "
-         "if req.get('code', '').startswith('{trigger}') else orig_{kind}(req)")
+         "if {test} else orig_{kind}(req)")
+STARTS = "req.get('code', '').startswith('%s')"
 
 
 class ReplEscapesTest(Base):
@@ -141,7 +143,7 @@ class ReplEscapesTest(Base):
         t = self.start()
         try:
             reply = "{'type': 'reply', 'status': 'incomplete', 'indent': '%s'}" % PAYLOAD_SRC
-            t.send(PATCH.format(kind='is_complete', reply=reply, trigger='if 1') + '\r')
+            t.send(PATCH.format(kind='is_complete', reply=reply, test=STARTS % 'if 1') + '\r')
             t.expect(r'In \[.*2.*\]:')
             t.log = b''
             t.send('if 1:\r')
@@ -172,7 +174,7 @@ class ReplEscapesTest(Base):
         try:
             reply = ("{'type': 'reply', 'matches': ['zzA%s', 'zzB%s'], 'cursor_start': 0, "
                      "'cursor_end': 2}" % (PAYLOAD_SRC, PAYLOAD_SRC))
-            t.send(PATCH.format(kind='complete', reply=reply, trigger='zz') + '\r')
+            t.send(PATCH.format(kind='complete', reply=reply, test=STARTS % 'zz') + '\r')
             t.expect(r'In \[.*2.*\]:')
             t.log = b''
             t.send('zz\t\t')
@@ -282,6 +284,43 @@ class FileEscapesTest(Base):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(problems(p.stdout), [], 'run --json: %r' % p.stdout)
         self.assertEqual(json.loads(p.stdout)['stdout'], PAYLOAD + '\n')
+
+
+class UiEscapesTest(test_tui.Base):
+    """The full-screen UI draws through curses (controls shown as ^X), but what the kernel
+    puts in the editor becomes the cell's code: it is sanitised on the way in too."""
+
+    def test_set_next_input(self):
+        # U+009B in the text would be kept and run: max('A\x9b') is U+009B, 155.
+        ui = self.start()
+        ui.run("get_ipython().set_next_input(\"print(ord(max('A\\x9b')) + 1000)\")")
+        time.sleep(2)  # the text is in the editor
+        ui.keys('Enter')
+        s = self.wait_any(ui, '1065', '1155')
+        self.assertIn('1065', s)  # 'A' alone: U+009B was dropped
+
+    def wait_any(self, ui, *texts):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            s = ui.screen()
+            if any(t in s for t in texts):
+                return s
+            time.sleep(0.05)
+        raise AssertionError('none of %r on the screen:\n%s' % (texts, ui.screen()))
+
+    def test_is_complete_indent(self):
+        # An indent holding U+009B would be taken into the line: an invalid character there.
+        ui = self.start()
+        reply = "{'type': 'reply', 'status': 'incomplete', 'indent': '    \\x9b'}"
+        ui.run(PATCH.format(kind='is_complete', reply=reply, test="req.get('code') == 'if 1:'"))
+        ui.wait_for('In [2]')
+        ui.type('if 1:')
+        ui.keys('Enter')
+        ui.type('pass')
+        ui.keys('Enter')
+        s = self.wait_any(ui, 'Error')
+        self.assertNotIn('non-printable', s)
+        self.assertIn('expected an indented block', s)
 
 
 if __name__ == '__main__':
