@@ -202,6 +202,55 @@ static void test_sanitize(void)
 		strbuf_release(&out);
 		sanitize_release(&san);
 	}
+
+	/* Raw C1 bytes and any invalid UTF-8 become U+FFFD; the output is always UTF-8. */
+	s = clean("a\x9b" "6n b\x9d" "0;t\x9c c", 0);			/* 8-bit CSI, OSC, ST */
+	CHECK_STR(s, "a\xef\xbf\xbd" "6n b\xef\xbf\xbd" "0;t\xef\xbf\xbd c");
+	free(s);
+	s = clean("\xc2\x9d" "0;t\xc2\x9c|\xc2\x85|\xc2\xa0", 0);	/* OSC, ST, NEL as UTF-8 */
+	CHECK_STR(s, "0;t||\xc2\xa0");
+	free(s);
+	s = clean("\xc0\xaf|\xe0\x80\x80|\xed\xa0\x80|\xf4\x90\x80\x80|\xff|\xe2\x82", 0);
+	CHECK_STR(s, "\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|"
+		  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+		  "\xef\xbf\xbd|\xef\xbf\xbd|\xef\xbf\xbd");		/* overlong, surrogate, > max */
+	free(s);
+	s = clean("\xe2\x82\xac \xf0\x9f\x99\x82 \xe2\x80\xae", 0);	/* text stays text */
+	CHECK_STR(s, "\xe2\x82\xac \xf0\x9f\x99\x82 \xe2\x80\xae");
+	free(s);
+	/* A stray ESC or a broken sequence does not eat the character after it. */
+	s = clean("\x1b\xc3\xa9|\x1b[3\xc3\xa9|\x1b(\xc3\xa9|\x1b[1\n2m", 0);
+	CHECK_STR(s, "\xc3\xa9|\xc3\xa9|\xc3\xa9|\n2m");
+	free(s);
+	s = clean("over\rprint\r\n", SAN_NO_CR);
+	CHECK_STR(s, "overprint\n");
+	free(s);
+	CHECK(sanitize_is_clean("print('h\xc3\xa9')\n\tx", 15, SAN_NO_CR));
+	CHECK(!sanitize_is_clean("a\xc2\x9b" "b", 4, 0));
+	CHECK(!sanitize_is_clean("a\rb", 3, SAN_NO_CR));
+
+	/* Split anywhere, a character or a C1 control is still seen; a cut one ends as U+FFFD. */
+	{
+		const char *in = "\xc2\x9b" "1m\xe2\x82\xac\xf0\x9f\x99\x82\xc2\x9d" "t";
+		size_t n = strlen(in);
+
+		for (size_t cut = 0; cut <= n; cut++) {
+			struct sanitizer san;
+			struct strbuf out = STRBUF_INIT;
+
+			sanitize_init(&san, 0);
+			sanitize_feed(&san, in, cut, &out);
+			sanitize_feed(&san, in + cut, n - cut, &out);
+			sanitize_finish(&san, &out);
+			CHECK_STR(out.buf, "1m\xe2\x82\xac\xf0\x9f\x99\x82t");
+			strbuf_reset(&out);
+			sanitize_feed(&san, "x\xf0\x9f\x99", 4, &out);
+			sanitize_finish(&san, &out);
+			CHECK_STR(out.buf, "x\xef\xbf\xbd");
+			strbuf_release(&out);
+			sanitize_release(&san);
+		}
+	}
 }
 
 static void test_config(void)

@@ -5,7 +5,7 @@
  * What the front-end commands share: the shape of a command and its argument spec, the
  * parser (cli_parse.c) and --help (cli_help.c) made from those and from the settings table
  * (config.h), signals (cli_signal.c), sessions opened with the settings (cli_session.c), and
- * the rest (cli.c).
+ * outside text printed sanitised (cli_text.c), and the rest (cli.c).
  *
  * A command is a table entry in the style of tmux's cmd_entry: its own options and how many
  * positional arguments it takes (`spec`), which settings flags apply to it (CONFIG_FOR_*),
@@ -178,6 +178,23 @@ int cli_check_settings(const struct cli_spec *spec, const struct cellbox_config 
 int cli_read_code(const char *path, struct strbuf *code);
 /* Whether output to `fd` should carry colours (a terminal, and NO_COLOR unset). */
 int cli_want_color(int fd);
+/*
+ * Text cellbox did not write (code from a file or the history, names, the kernel's words) on
+ * its way to the terminal, always through the sanitiser (sanitize.h, SAN_NO_CR):
+ *
+ *   | function       | what it prints                                               |
+ *   |----------------|--------------------------------------------------------------|
+ *   | cli_put_text   | `text` as it is, sanitised                                   |
+ *   | cli_printf     | a formatted line, the whole of it sanitised (ours has no ESC) |
+ *   | cli_first_line | (returns) the sanitised first line of `text`, cut at `max`   |
+ *   |                | bytes on a character boundary; *more when something was left |
+ *   | cli_put_json   | cJSON_Print's text with C1 controls and bytes that are not   |
+ *   |                | UTF-8 written as \u escapes (cJSON escapes only C0)          |
+ */
+void cli_put_text(FILE *f, const char *text);
+void cli_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *cli_first_line(const char *text, size_t max, struct strbuf *out, int *more);
+void cli_put_json(const cJSON *o);
 struct printer;
 struct lineplot;
 /*

@@ -105,8 +105,7 @@ static int cmd_gc(const struct cli_args *args, struct cellbox_config *cfg)
 	n = backend_gc(cfg->session.backend, host, &out, &err);
 	/* Then the channels left by dead processes (the containers' went with them above). */
 	channels = session_gc(cfg->session.runtime_dir, &out);
-	if (out.len)
-		fputs(out.buf, stdout);
+	cli_put_text(stdout, out.buf);	/* names of containers and directories */
 	if (n < 0)
 		goto out;
 	printf("%d container%s removed, %d channel%s\n", n, n == 1 ? "" : "s", channels,
@@ -118,7 +117,7 @@ static int cmd_gc(const struct cli_args *args, struct cellbox_config *cfg)
 		n = engine ? libraries_gc_images(engine, host, &out, &err) : -1;
 		if (n < 0)
 			goto out;
-		fputs(out.buf, stdout);
+		cli_put_text(stdout, out.buf);
 		printf("%d image%s removed\n", n, n == 1 ? "" : "s");
 	}
 	rc = EXIT_OK;
@@ -135,10 +134,10 @@ static int cmd_config(const struct cli_args *args, struct cellbox_config *cfg)
 	struct strbuf out = STRBUF_INIT;
 
 	(void)args;
-	printf("config file: %s\n\n  %-16s %-20s %-24s %s\n", cfg->source ? cfg->source : "(none)",
-	       "KEY", "VALUE", "ENVIRONMENT", "MEANING");
+	cli_printf(stdout, "config file: %s\n\n  %-16s %-20s %-24s %s\n",
+		   cfg->source ? cfg->source : "(none)", "KEY", "VALUE", "ENVIRONMENT", "MEANING");
 	config_describe(cfg, &out);
-	fputs(out.buf, stdout);
+	cli_put_text(stdout, out.buf);
 	strbuf_release(&out);
 	return EXIT_OK;
 }

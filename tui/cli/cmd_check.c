@@ -18,7 +18,7 @@ static int check_exec(const struct cli_args *args, struct cellbox_config *cfg)
 
 	if (cli_has(args, "list")) {
 		policy_list(&out);
-		printf("%s\n", out.len ? out.buf : "(no policies found)");
+		cli_printf(stdout, "%s\n", out.len ? out.buf : "(no policies found)");
 		rc = EXIT_OK;
 		goto out;
 	}
@@ -52,16 +52,14 @@ static int check_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	checked = 1;
 	if (cli_has(args, "json")) {
 		cJSON *o = policy_verdict_json(p, &v);
-		char *text = cJSON_Print(o);
 
-		puts(text);
-		cJSON_free(text);
+		cli_put_json(o);
 		cJSON_Delete(o);
 	} else {
 		policy_verdict_summary(p, &v, &out);
 		strbuf_addch(&out, '\n');
 		policy_verdict_lines(p, &v, &out);
-		fputs(out.buf, stdout);
+		cli_put_text(stdout, out.buf);	/* it quotes the code */
 	}
 	rc = v.blocked ? reason_exit_code(REASON_BLOCKED) : EXIT_OK;
 out:

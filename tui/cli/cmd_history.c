@@ -22,7 +22,10 @@ struct walk {
 	pcre2_match_data *md;
 };
 
-/* Print one entry as a list line: N, session, [count], status, duration, first line. */
+/*
+ * Print one entry as a list line: N, session, [count], status, duration, first line. The
+ * recorded code is outside text (a replayed file's, say): every field goes out sanitised.
+ */
 static void list_line(int n, const cJSON *e)
 {
 	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
@@ -30,15 +33,17 @@ static void list_line(int n, const cJSON *e)
 	const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "status"));
 	const cJSON *count = cJSON_GetObjectItemCaseSensitive(e, "execution_count");
 	const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "duration");
-	size_t l = code ? strcspn(code, "\n") : 0;
-	int more = code && code[l] && code[l + strspn(code + l, "\n")];
+	struct strbuf first = STRBUF_INIT;
+	int more = 0;
 	char cnt[16] = "-";
 
+	cli_first_line(code, 60, &first, &more);
 	if (cJSON_IsNumber(count))
 		snprintf(cnt, sizeof(cnt), "%d", count->valueint);
-	printf("%5d  %-24s %4s  %-7s %8.3fs  %.*s%s\n", n, session ? session : "?", cnt,
-	       status ? status : "?", cJSON_IsNumber(dur) ? dur->valuedouble : 0,
-	       (int)(l > 60 ? 60 : l), code ? code : "", l > 60 || more ? " ..." : "");
+	cli_printf(stdout, "%5d  %-24s %4s  %-7s %8.3fs  %s%s\n", n, session ? session : "?", cnt,
+		   status ? status : "?", cJSON_IsNumber(dur) ? dur->valuedouble : 0, first.buf,
+		   more ? " ..." : "");
+	strbuf_release(&first);
 }
 
 static int on_list(const cJSON *e, void *data)
@@ -92,11 +97,12 @@ static int on_show(const cJSON *e, void *data)
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "execution_count");
 		const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "duration");
 
-		printf("# %d: session %s, In [%d], %s, %.3f s, %s\n", w->n, session ? session : "?",
-		       cJSON_IsNumber(n) ? n->valueint : 0, status ? status : "?",
-		       cJSON_IsNumber(d) ? d->valuedouble : 0, stamp);
+		cli_printf(stdout, "# %d: session %s, In [%d], %s, %.3f s, %s\n", w->n,
+			   session ? session : "?", cJSON_IsNumber(n) ? n->valueint : 0,
+			   status ? status : "?", cJSON_IsNumber(d) ? d->valuedouble : 0, stamp);
 	}
-	printf("%s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code")));
+	cli_put_text(stdout, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code")));
+	putchar('\n');
 	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(e, "outputs")) {
 		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "output_type"));
 		const cJSON *data_ = cJSON_GetObjectItemCaseSensitive(o, "data");
@@ -135,8 +141,10 @@ static int on_show(const cJSON *e, void *data)
 /* Print the store's warnings (torn or corrupt lines). */
 static void warn_done(struct strbuf *warn)
 {
-	if (warn->len)
-		fprintf(stderr, "cellbox: warning: %s", warn->buf);
+	if (warn->len) {
+		fputs("cellbox: warning: ", stderr);
+		cli_put_text(stderr, warn->buf);
+	}
 	strbuf_release(warn);
 }
 

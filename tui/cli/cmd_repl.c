@@ -15,6 +15,7 @@
 #include "lineplot.h"
 #include "printer.h"
 #include "record.h"
+#include "sanitize.h"
 
 struct repl {
 	struct session *s;
@@ -107,8 +108,10 @@ static char *is_complete(struct repl *r, const char *code, char **indent, int wh
 	ask(r, "is_complete", params, &reply);
 	cJSON_Delete(params);
 	status = xstrdup(reply.status ? reply.status : "complete");
+	/* The line is pre-filled with it: only blanks, or nothing. */
 	if (indent)
-		*indent = xstrdup(reply.indent ? reply.indent : "");
+		*indent = xstrdup(reply.indent && strlen(reply.indent) <= 256 &&
+				  !reply.indent[strspn(reply.indent, " \t")] ? reply.indent : "");
 	reply_release(&reply);
 	return status;
 }
@@ -124,9 +127,11 @@ static void let_sigint_in(int on)
 		sigprocmask(SIG_SETMASK, &saved, NULL);
 }
 
-/* Read one line for the cell's input() call. */
-static char *input_line(struct repl *r, const char *prompt)
+/* Read one line for the cell's input() call (its prompt is the kernel's: sanitised). */
+static char *input_line(struct repl *r, const char *kernel_prompt)
 {
+	struct strbuf clean = STRBUF_INIT;
+	const char *prompt = sanitize_cstr(kernel_prompt, SAN_NO_CR, &clean);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -135,9 +140,11 @@ static char *input_line(struct repl *r, const char *prompt)
 		let_sigint_in(1);
 		line = readline(prompt);
 		let_sigint_in(0);
+		strbuf_release(&clean);
 		return line;
 	}
 	fputs(prompt, stdout);
+	strbuf_release(&clean);
 	fflush(stdout);
 	let_sigint_in(1);
 	n = getline(&line, &cap, r->in);
@@ -170,11 +177,10 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 		return;
 	}
 	if (ev->type == SESSION_EV_NEXT_INPUT) {
-		/* %load: the text is the next prompt's, to edit and run (controls dropped) */
+		/* %load: the text is the next prompt's, to edit and run (sanitised) */
 		struct strbuf sb = STRBUF_INIT;
-		for (const char *p = ev->next_input.text; *p && sb.len < (1u << 20); p++)
-			if (((unsigned char)*p >= 0x20 && *p != 0x7f) || *p == '\n' || *p == '\t')
-				strbuf_addch(&sb, *p);
+		const char *text = ev->next_input.text;
+		sanitize_str(text, strnlen(text, 1u << 20), SAN_NO_CR, &sb);
 		while (sb.len && sb.buf[sb.len - 1] == '\n')
 			sb.buf[--sb.len] = '\0';
 		free(r->next_input);
@@ -219,7 +225,7 @@ static int repl_command(struct repl *r, const char *code)
 	else if (history_export(history_session_id(r->rec.h), path.buf, &err) < 0)
 		msg_error("%s", err.buf);
 	else
-		printf("exported the session to %s\n", path.buf);
+		cli_printf(stdout, "exported the session to %s\n", path.buf);
 	strbuf_release(&err);
 	strbuf_release(&path);
 	return 1;
@@ -495,6 +501,8 @@ static char **complete(const char *text, int start, int end)
 		const char *s = reply.matches[k];
 		struct strbuf one = STRBUF_INIT;
 
+		if (s[strcspn(s, "\n\t")] || !sanitize_is_clean(s, strlen(s), SAN_NO_CR))
+			continue;	/* the kernel's: shown and inserted only as plain text */
 		/* readline replaces line[start..]; the kernel replaces line[kstart..]. */
 		if (kstart < (size_t)start) {
 			size_t skip = (size_t)start - kstart;
@@ -519,10 +527,12 @@ static char **complete(const char *text, int start, int end)
 static int load_history_entry(const cJSON *entry, void *data)
 {
 	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "code"));
+	struct strbuf clean = STRBUF_INIT;
 
 	(void)data;
 	if (code && *code && !cellcmd_is_exit(code))
-		add_history(code);
+		add_history(sanitize_cstr(code, SAN_NO_CR, &clean));	/* shown when recalled */
+	strbuf_release(&clean);
 	return 0;
 }
 
@@ -530,19 +540,18 @@ static int repl_tty(struct repl *r)
 {
 	struct strbuf cell = STRBUF_INIT;
 	const cJSON *info = session_kernel_info(r->s);
+	const char *backend = session_backend_name(r->s);
+#define INFO(key) cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, key))
 	char *indent = xstrdup("");
 
-	if (cJSON_GetObjectItemCaseSensitive(info, "ipython"))
-		printf("cellbox %s: Python %s, IPython %s on the %s backend. Ctrl-D exits.\n",
-		       CELLBOX_VERSION,
-		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "python")),
-		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "ipython")),
-		       session_backend_name(r->s));
+	/* The versions are the kernel's words. */
+	if (INFO("ipython"))
+		cli_printf(stdout, "cellbox %s: Python %s, IPython %s on the %s backend. "
+			   "Ctrl-D exits.\n", CELLBOX_VERSION, INFO("python"), INFO("ipython"), backend);
 	else
-		printf("cellbox %s: %s %s on the %s backend. Ctrl-D exits.\n", CELLBOX_VERSION,
-		       session_kernel(r->s)->language,
-		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "version")),
-		       session_backend_name(r->s));
+		cli_printf(stdout, "cellbox %s: %s %s on the %s backend. Ctrl-D exits.\n",
+			   CELLBOX_VERSION, session_kernel(r->s)->language, INFO("version"), backend);
+#undef INFO
 	rl_readline_name = "cellbox";
 	rl_catch_signals = 0;
 	rl_attempted_completion_function = complete;

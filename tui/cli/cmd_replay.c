@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "outputs.h"
 #include "printer.h"
 #include "record.h"
+#include "sanitize.h"
 
 /* Transcript bytes printed per cell before the rest is cut. */
 #define REPLAY_TRANSCRIPT_MAX ((size_t)1 << 20)
@@ -47,17 +49,19 @@ static void bar_draw(struct replay *r, int index)
 {
 	char bar[21];
 	int fill = r->total_cells ? 20 * r->done_cells / r->total_cells : 20;
-	size_t l = strcspn(r->current, "\n");
+	struct strbuf line = STRBUF_INIT;
 
 	if (!r->progress)
 		return;
 	for (int i = 0; i < 20; i++)
 		bar[i] = i < fill ? '#' : '-';
 	bar[20] = '\0';
-	fprintf(stderr, "\r\x1b[K[%s] %d/%d %.1fs cell %d: %.*s", bar, r->done_cells,
-		r->total_cells, clock_now() - r->started, index, (int)(l > 40 ? 40 : l),
-		r->current);
+	/* The cell's line is the file's: sanitised, cut on a character. */
+	fprintf(stderr, "\r\x1b[K[%s] %d/%d %.1fs cell %d: %s", bar, r->done_cells,
+		r->total_cells, clock_now() - r->started, index,
+		cli_first_line(r->current, 40, &line, NULL));
 	fflush(stderr);
+	strbuf_release(&line);
 	r->bar_shown = 1;
 }
 
@@ -98,11 +102,12 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 	printer_event(&r->pr, ev);
 }
 
-/* Echo a cell's code as IPython would: "In [n]: " then "   ...: " lines. */
+/* Echo a cell's code as IPython would: "In [n]: " then "   ...: " lines (sanitised). */
 static void echo_code(FILE *f, int count, const char *code)
 {
 	int w = snprintf(NULL, 0, "%d", count);
-	const char *p = code;
+	struct strbuf clean = STRBUF_INIT;
+	const char *p = sanitize_cstr(code, SAN_NO_CR, &clean);
 
 	fprintf(f, "In [%d]: ", count);
 	while (*p) {
@@ -114,6 +119,7 @@ static void echo_code(FILE *f, int count, const char *code)
 			fprintf(f, "%*s...: ", w + 3, "");
 	}
 	fflush(f);
+	strbuf_release(&clean);
 }
 
 /* ---- the command ---- */
@@ -122,9 +128,11 @@ static void echo_code(FILE *f, int count, const char *code)
  * Name a failed cell as the transcript does (In [n], n the count it was shown with), with its
  * first line and its place in the file (the file's cells counted from 1, markdown included).
  */
-static void report_failure(int rc, int shown, int index, const char *code, double timeout)
+static void report_failure(int rc, int shown, int index, const char *src, double timeout)
 {
-	size_t l = strcspn(code, "\n");
+	struct strbuf line = STRBUF_INIT;
+	const char *code = cli_first_line(src, SIZE_MAX, &line, NULL);
+	size_t l = line.len;
 
 	if (rc == EXIT_TIMEOUT)
 		msg_error("In [%d] (%.*s, cell %d of the file) timed out after %g s", shown, (int)l,
@@ -141,6 +149,7 @@ static void report_failure(int rc, int shown, int index, const char *code, doubl
 	else
 		msg_error("In [%d] (%.*s, cell %d of the file) raised an exception", shown, (int)l,
 			  code, index);
+	strbuf_release(&line);
 }
 
 /*
@@ -384,7 +393,6 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	if (check && differ && rc == EXIT_OK)
 		rc = EXIT_CHECK_FAILED;
 	if (json) {
-		char *text;
 		report = cJSON_CreateObject();
 		cJSON_AddStringToObject(report, "file", file);
 		cJSON_AddNumberToObject(report, "exit_code", rc);
@@ -398,9 +406,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		cJSON_AddNumberToObject(report, "cells_kernel_seconds", cells_kernel);
 		cJSON_AddItemToObject(report, "cells", cells_json);
 		cells_json = NULL;
-		text = cJSON_Print(report);
-		puts(text);
-		cJSON_free(text);
+		cli_put_json(report);
 	} else if (!json) {
 		fprintf(stderr, "replay: %d cell%s run, %d failed, %d skipped%s in %.2f s\n", ran,
 			ran == 1 ? "" : "s", failed, skipped,

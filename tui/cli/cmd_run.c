@@ -120,9 +120,7 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	rc = reason_exit_code(pr.done_seen ? pr.done.reason : REASON_CLOSED);
 	if (json) {
 		cJSON *o = printer_json(&pr, rc);
-		char *text = cJSON_Print(o);
-		puts(text);
-		cJSON_free(text);
+		cli_put_json(o);
 		cJSON_Delete(o);
 	} else if (pr.done.reason == REASON_TIMEOUT) {
 		msg_error("the cell timed out after %g s and was interrupted", cfg->timeout);

@@ -11,6 +11,7 @@
 #include "cellfile.h"
 #include "graphics.h"
 #include "outputs.h"
+#include "sanitize.h"
 
 /* The placeholders: what always differs between two runs of the same cell. */
 static const struct {
@@ -403,10 +404,14 @@ static int same_item(const struct nbcheck *c, const struct item *a, const struct
 	return !strcmp(a->text, b->text);
 }
 
-/* Print a line diff of two item lists (lines only in one side, in order). */
+/*
+ * Print a line diff of two item lists (lines only in one side, in order). Both sides are
+ * outside text (the file's, the kernel's): sanitised.
+ */
 static void print_diff(FILE *f, const struct items *want, const struct items *got)
 {
-	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT, clean_a = STRBUF_INIT;
+	struct strbuf clean_b = STRBUF_INIT;
 	const char *p, *q;
 
 	strbuf_init(&a, 0);
@@ -415,8 +420,8 @@ static void print_diff(FILE *f, const struct items *want, const struct items *go
 		strbuf_addstr(&a, want->v[i].text);
 	for (size_t i = 0; i < got->n; i++)
 		strbuf_addstr(&b, got->v[i].text);
-	p = a.buf;
-	q = b.buf;
+	p = sanitize_cstr(a.buf, SAN_NO_CR, &clean_a);
+	q = sanitize_cstr(b.buf, SAN_NO_CR, &clean_b);
 	while (*p || *q) {
 		size_t la = strcspn(p, "\n"), lb = strcspn(q, "\n");
 		if (*p && *q && la == lb && !strncmp(p, q, la)) {
@@ -432,6 +437,8 @@ static void print_diff(FILE *f, const struct items *want, const struct items *go
 	}
 	strbuf_release(&a);
 	strbuf_release(&b);
+	strbuf_release(&clean_a);
+	strbuf_release(&clean_b);
 }
 
 /* The marker a comment line names, or 0. */

@@ -162,7 +162,10 @@ static int take_file(struct printer *p, const struct session_plot *desc, const c
 		pl->path = xasprintf("%s/%s", p->channel_dir, desc->path);
 	}
 	if (rc < 0) {
-		fprintf(p->err, "cellbox: %s %d not shown: %s\n", what, pl->index, err.buf);
+		struct strbuf clean = STRBUF_INIT;	/* the reason may name the kernel's file */
+		fprintf(p->err, "cellbox: %s %d not shown: %s\n", what, pl->index,
+			sanitize_cstr(err.buf, SAN_NO_CR, &clean));
+		strbuf_release(&clean);
 	} else if (p->flags & PRINTER_COLLECT) {
 		struct strbuf b64 = STRBUF_INIT;
 		base64_encode(desc->data, desc->len, &b64);
@@ -214,6 +217,10 @@ static void on_plot(struct printer *p, const struct session_plot *plot)
 		return;
 	line = xasprintf("[plot %d: %dx%d PNG, %s %s]\n", pl.index, pl.width, pl.height,
 			 p->plots_dir ? "saved to" : "at", pl.path);
+	strbuf_reset(&p->clean);
+	sanitize_str(line, strlen(line), SAN_NO_CR, &p->clean);	/* the path names a kernel file */
+	free(line);
+	line = strbuf_detach(&p->clean, NULL);
 	fresh_line(p);
 	/* The bytes as checked, not what is at the path now. */
 	if (!(p->flags & PRINTER_QUIET) && p->plot_hook &&

@@ -298,9 +298,8 @@ out:
 		fsutil_write_all(1, keys_disable, strlen(keys_disable));
 		endwin();
 	}
-	if (screen && rc != EXIT_OK && err.len)	/* why it could not go on */
-		fprintf(stderr, "%s%s\n", strncmp(err.buf, "cellbox: ", 9) ? "cellbox: " : "",
-			err.buf);
+	if (screen && rc != EXIT_OK && err.len)	/* why it could not go on (sanitised) */
+		msg_error("%s", err.buf + (strncmp(err.buf, "cellbox: ", 9) ? 0 : 9));
 	ui_nbview_close(&ui);
 	strbuf_reset(&err);
 	if (setup_close(ui.s, cfg, NULL, &err) < 0)

@@ -229,7 +229,8 @@ static void on_is_complete(struct session *s, const struct session_event *ev, vo
 	if (status && !strcmp(status, "incomplete")) {
 		const char *indent = ev->reply.indent;
 		edbuf_insert(&ui->editor.ed, "\n", 1);
-		if (indent)
+		/* The kernel's: only blanks are taken. */
+		if (indent && strlen(indent) <= 256 && !indent[strspn(indent, " \t")])
 			edbuf_insert(&ui->editor.ed, indent, strlen(indent));
 	} else {
 		ui_run_cell(ui);

@@ -5,6 +5,7 @@
  */
 #include "ui.h"
 #include "ipycolors.h"
+#include "sanitize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,15 +363,12 @@ int ui_session_usable(const struct ui *ui)
 	return st != SESSION_DEAD && st != SESSION_CLOSED;
 }
 
-/* Text the kernel sent for an editor: controls but tabs and newlines dropped, size capped. */
+/* Text the kernel sent for an editor: sanitised (tabs and newlines kept), size capped. */
 char *ui_next_input_text(const char *text)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	for (const char *p = text; *p && sb.len < EDBUF_MAX / 2; p++)
-		if ((unsigned char)*p >= 0x20 || *p == '\n' || *p == '\t')
-			if (*p != 0x7f)
-				strbuf_addch(&sb, *p);
+	sanitize_str(text, strnlen(text, EDBUF_MAX / 2), SAN_NO_CR, &sb);
 	return strbuf_detach(&sb, NULL);
 }
 
