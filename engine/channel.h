@@ -68,6 +68,14 @@ void channel_release(struct channel *ch, int remove);
 /* Remove a channel directory by its path, its tmpfs unmounted first (gc, the pool). */
 void channel_remove_dir(const char *dir);
 /*
+ * Remove channel `dir` that a dead container's label names, only when it is below runtime
+ * directory `root` (textually, `root` as configured), every directory from `root` down ours
+ * alone (our uid, no write for others) and reached without following a link, and its name a
+ * channel's of process `pid`. 0 when removed, -1 when refused or not there: a label is the
+ * word of whoever made the container (or of its image), not ours.
+ */
+int channel_remove_labelled(const char *root, const char *dir, long pid);
+/*
  * Remove the channels below runtime directory `root` whose cellbox process is gone (a kill -9
  * leaves its channel; its local kernel died with it). Returns how many; `out` (may be NULL)
  * gets a line each.
