@@ -24,6 +24,7 @@ from hostile_base import (Base, BIN, RUNTIME, SKIP, docker_get, docker_skip_reas
                           tree_bytes)
 from hostile_gc import GcLabels
 from hostile_local import Local
+from hostile_quota import Quota
 
 
 class Hostile(Base):
@@ -500,7 +501,7 @@ def containers_of(pid):
 
 
 def main(argv):
-    cases = {n[len('test_'):]: cls for cls in (Hostile, Local, Dockerd, GcLabels)
+    cases = {n[len('test_'):]: cls for cls in (Hostile, Local, Dockerd, Quota, GcLabels)
              for n in cls.__dict__ if n.startswith('test_')}
     case = argv[1] if len(argv) > 1 else None
     if case and case not in cases:
