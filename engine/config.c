@@ -129,6 +129,10 @@ static const struct config_key keys[] = {
 	{ .name = "history-days", .type = CFG_SECONDS, .offset = FIELD(history_days),
 	  .env = "CELLBOX_HISTORY_DAYS", .dflt = "0",
 	  .help = "days a recorded session is kept (0 = no age limit)" },
+	{ .name = "history-plots-size", .type = CFG_SIZE, .offset = FIELD(history_plots_size),
+	  .env = "CELLBOX_HISTORY_PLOTS_SIZE", .dflt = "256m",
+	  .help = "bytes of plots the history keeps, all sessions together; past it the oldest "
+		  "are dropped, their cells noting it (0 = no cap)" },
 	{ .name = "copy-in", .type = CFG_LIST, .offset = FIELD(copy_in),
 	  .scope = CONFIG_FOR_CELLS, .arg = "SRC[:DST]",
 	  .help = "copy a host file into the sandbox when the session starts (repeatable)" },

@@ -1,6 +1,9 @@
 """The hostile cases about what a kernel puts on the host's disk through its plots: the
 channel quota counted for the session across restarts and for each copy, one kernel file
-named by many plot numbers. Run through test_hostile.py CASE."""
+named by many plot numbers, the history store's cap on plot bytes. Run through
+test_hostile.py CASE."""
+import glob
+import json
 import os
 import threading
 import time
@@ -28,7 +31,7 @@ def show(rel, index, side):
 
 
 class Quota(Base):
-    """The channel quota, on the local backend (no root needed)."""
+    """The channel quota and the history's plots, on the local backend (no root needed)."""
     backend = 'local'
 
     def peak_while(self, fn, *dirs):
@@ -86,3 +89,41 @@ print('named it 40 times', flush=True)
         self.assertIn('channel quota exceeded', p.stderr, p.stdout[-2000:])
         self.assertLess(peak, (64 + 16) * MB, 'the copies took %d MB of the host' % (peak // MB))
         self.assertIn('alive after', p.stdout, p.stderr[-2000:])
+
+    def test_history_plots_cap(self):
+        """Sessions after sessions of plots: the history's plots stay under
+        history-plots-size, the oldest dropped first, their cells saying so (before: no cap,
+        every plot of every session kept)."""
+        env = dict(self.env, CELLBOX_HISTORY_PLOTS_SIZE='10m')
+        cell = self.attack(PLOTS + r'''
+data = png(600)                           # 1 MB
+for n in range(1, 4):
+    open(os.path.join(R._S.plot_dir, '%d.png' % n), 'wb').write(data)
+    show('plots/%d.png' % n, n, 600)
+print('three plots', flush=True)
+''')
+        for _ in range(5):
+            p = self.repl(cell, env=env)
+            self.assertIn('three plots', p.stdout, p.stderr)
+            time.sleep(1.1)         # session ids are per second; the order is theirs
+        sessions = sorted(glob.glob(os.path.join(self.state, 'cellbox', 'sessions', '*')))
+        self.assertEqual(len(sessions), 5)
+        plots = [f for s in sessions for f in glob.glob(os.path.join(s, 'plots', '*.png'))]
+        kept = sum(os.lstat(f).st_blocks * 512 for f in plots)
+        self.assertLessEqual(kept, 10 * MB, 'the history keeps %d MB of plots' % (kept // MB))
+        newest = glob.glob(os.path.join(sessions[-1], 'plots', '*.png'))
+        self.assertEqual(len(newest), 3, 'the newest plots were dropped')
+        oldest = os.path.join(sessions[0], 'plots')
+        self.assertEqual(glob.glob(os.path.join(oldest, '*.png')), [])
+        self.assertEqual(len(glob.glob(os.path.join(oldest, '*.png.dropped'))), 3)
+        # The oldest cell keeps its text; its plots say why they are gone.
+        out = os.path.join(self.tmp, 'oldest.ipynb')
+        e = self.cellbox('history', 'export', out, '--session', os.path.basename(sessions[0]))
+        self.assertEqual(e.returncode, 0, e.stderr)
+        with open(out) as f:
+            nb = json.load(f)
+        text = json.dumps(nb)
+        self.assertIn('three plots', text)
+        self.assertEqual(text.count('[plot dropped: the history'), 3, text[:2000])
+        s = self.cellbox('history', 'show', '1', '--session', os.path.basename(sessions[0]))
+        self.assertIn('[plot dropped: the history', s.stdout, s.stderr)
