@@ -90,6 +90,18 @@ print('named it 40 times', flush=True)
         self.assertLess(peak, (64 + 16) * MB, 'the copies took %d MB of the host' % (peak // MB))
         self.assertIn('alive after', p.stdout, p.stderr[-2000:])
 
+    def test_copy_out_counts(self):
+        """Files copied out to the host count against the session's quota: a second 40 MB
+        copy against 64 MB is refused (before: both written, the quota not asked)."""
+        env = dict(self.env, CELLBOX_CHANNEL_QUOTA='64m')
+        big = os.path.join(self.tmp, 'big')
+        outs = [os.path.join(self.tmp, 'out%d' % n) for n in range(2)]
+        p = self.repl('open(%r, "wb").write(b"x" * (40 << 20))' % big, env=env,
+                      args=[a for o in outs for a in ('--copy-out', '%s:%s' % (big, o))])
+        self.assertEqual(os.path.getsize(outs[0]), 40 * MB, p.stderr)
+        self.assertFalse(os.path.exists(outs[1]), 'both copies were written past the quota')
+        self.assertIn('over its cap of 24 MB', p.stderr)
+
     def test_history_plots_cap(self):
         """Sessions after sessions of plots: the history's plots stay under
         history-plots-size, the oldest dropped first, their cells saying so (before: no cap,
