@@ -58,11 +58,12 @@ const char *backend_engine_name(const char *name, struct strbuf *err)
 	return !ops ? NULL : ops->gc ? name : GC_DEFAULT;
 }
 
-int backend_gc(const char *name, const char *host, struct strbuf *out, struct strbuf *err)
+int backend_gc(const char *name, const char *host, const char *runtime_dir, struct strbuf *out,
+	       struct strbuf *err)
 {
 	const struct backend_ops *ops;
 
 	name = backend_engine_name(name, err);
 	ops = name ? backend_find(name, err) : NULL;
-	return ops ? ops->gc(name, host, out, err) : -1;
+	return ops ? ops->gc(name, host, runtime_dir, out, err) : -1;
 }

@@ -135,9 +135,11 @@ struct backend_ops {
 	int (*running)(const char *name, const struct kernel_handle *k, struct strbuf *id);
 	/*
 	 * Optional (NULL: nothing to collect): remove what dead cellbox processes left on this
-	 * family's engine. Returns how many, or -1 with `err` set; `out` gets a line each.
+	 * family's engine (and their channels below `runtime_dir`, backend_gc()). Returns how
+	 * many, or -1 with `err` set; `out` gets a line each.
 	 */
-	int (*gc)(const char *name, const char *host, struct strbuf *out, struct strbuf *err);
+	int (*gc)(const char *name, const char *host, const char *runtime_dir, struct strbuf *out,
+		  struct strbuf *err);
 
 	int (*prepare)(struct backend *be, const struct kernel_spec *spec, struct strbuf *err);
 	int (*start)(struct backend *be, const struct kernel_spec *spec, struct strbuf *err);
@@ -179,10 +181,12 @@ int backend_running(const char *name, const struct kernel_handle *k, struct strb
 /*
  * Remove the containers of cellbox sessions whose process is gone (labels org.cellbox.*) on
  * the engine of backend `name`; a backend without containers collects on the default
- * engine's (docker). Returns how many were removed, or -1 with `err` set. `out` (may be
- * NULL) gets a line each.
+ * engine's (docker). A dead container's channel goes too when its label names one below
+ * `runtime_dir` (channel_remove_labelled(); NULL: none is removed). Returns how many were
+ * removed, or -1 with `err` set. `out` (may be NULL) gets a line each.
  */
-int backend_gc(const char *name, const char *host, struct strbuf *out, struct strbuf *err);
+int backend_gc(const char *name, const char *host, const char *runtime_dir, struct strbuf *out,
+	       struct strbuf *err);
 
 /*
  * The pid of the kernel in channel `dir` as this machine sees it: the starter's note

@@ -48,8 +48,8 @@ void backend_docker_owner_labels(cJSON *labels)
 	cJSON_AddStringToObject(labels, LABEL_HOST, host);
 }
 
-static int collect(const char *engine, const char *host, int tries, struct strbuf *out,
-		   struct strbuf *err);
+static int collect(const char *engine, const char *host, const char *root, int tries,
+		   struct strbuf *out, struct strbuf *err);
 
 /* Remove the containers of dead cellbox processes, once per process. */
 void backend_docker_sweep_once(struct backend_docker *db)
@@ -60,7 +60,8 @@ void backend_docker_sweep_once(struct backend_docker *db)
 	if (swept)
 		return;
 	swept = 1;
-	collect(db->engine, db->d.host, 1, NULL, &err);	/* a session's start: one try each */
+	/* A session's start: one try each; the channels are its own sweep's (session_kernel.c). */
+	collect(db->engine, db->d.host, NULL, 1, NULL, &err);
 	strbuf_release(&err);
 }
 
@@ -140,9 +141,12 @@ static int owner_alive(const cJSON *labels, const char *host)
 	return 1;
 }
 
-/* Remove the containers of cellbox processes that are gone, each asked `tries` times. */
-static int collect(const char *engine, const char *host, int tries, struct strbuf *out,
-		   struct strbuf *err)
+/*
+ * Remove the containers of cellbox processes that are gone, each asked `tries` times, and
+ * the channels their labels name below `root` (NULL: none).
+ */
+static int collect(const char *engine, const char *host, const char *root, int tries,
+		   struct strbuf *out, struct strbuf *err)
 {
 	struct docker d;
 	struct strbuf path = STRBUF_INIT, why = STRBUF_INIT;
@@ -181,13 +185,13 @@ static int collect(const char *engine, const char *host, int tries, struct strbu
 		if (out)
 			strbuf_addf(out, "removed container %.12s of process %s (channel %s)\n", id,
 				    pid ? pid : "?", ch ? ch : "?");
-		/* The dead process's channel, when it is still where the label says. */
-		if (ch && pid && *ch == '/') {
-			const char *base = strrchr(ch, '/') + 1;
-			size_t n = strlen(pid);
-			if (!strncmp(base, pid, n) && base[n] == '-' && access(ch, F_OK) == 0)
-				channel_remove_dir(ch);
-		}
+		/*
+		 * The dead process's channel, when it is still where the label says and that is
+		 * one of ours: anyone who may make a container (or an image's own labels) can
+		 * write a label, so it names a path to check, never one to trust.
+		 */
+		if (ch && pid)
+			channel_remove_labelled(root, ch, strtol(pid, NULL, 10));
 	}
 	if (failed)
 		removed = -1;
@@ -200,8 +204,8 @@ out:
 }
 
 /* backend_gc: patient (up to 10 s for a container the engine is busy with). */
-int backend_docker_gc_dead(const char *engine, const char *host, struct strbuf *out,
-		 struct strbuf *err)
+int backend_docker_gc_dead(const char *engine, const char *host, const char *runtime_dir,
+			   struct strbuf *out, struct strbuf *err)
 {
-	return collect(engine, host, 40, out, err);
+	return collect(engine, host, runtime_dir, 40, out, err);
 }

@@ -70,7 +70,7 @@ void backend_docker_remove_container(struct docker *d, const char *id);
 /* Whether container `id` runs: 1, 0 (stopped or gone), -1 when the engine cannot say. */
 int backend_docker_container_running(const char *engine, const char *host, const char *id);
 /* backend_gc: patient (up to 10 s for a container the engine is busy with). */
-int backend_docker_gc_dead(const char *engine, const char *host, struct strbuf *out,
-		 struct strbuf *err);
+int backend_docker_gc_dead(const char *engine, const char *host, const char *runtime_dir,
+			   struct strbuf *out, struct strbuf *err);
 
 #endif

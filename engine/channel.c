@@ -335,7 +335,7 @@ int channel_reset_kernel(struct channel *ch, int mount_it, struct strbuf *err)
 
 	close_kernel_part(ch);
 	unmount_kernel(ch);
-	ch->shown_bytes = 0;
+	ch->over = 0;		/* `copied` stays: it is the session's, not this kernel's */
 	if (fsutil_remove_tree_at(ch->dir_fd, "kernel", REMOVE_TREE_DEPTH) < 0) {
 		strbuf_addf(err, "cannot clear '%s'", shown);
 		goto out;

@@ -50,8 +50,18 @@ struct channel {
 	gid_t gid;
 	int other_user;		/* the kernel is another uid than ours: its part is given to it */
 	int mounted;		/* kernel/ is a tmpfs of ours, `quota` bytes big */
-	unsigned long long quota;	/* bytes the kernel may keep on the host; 0 = no limit */
-	unsigned long long shown_bytes;	/* bytes of the host's copies of the kernel's plots */
+	unsigned long long quota;	/* bytes the session's kernels may put on the host; 0 = none */
+	/*
+	 * Bytes the host wrote out of the kernel part in this session: each plot or artifact
+	 * taken, times `copies`, and each copy-out written to a host path. Summed over every
+	 * kernel of the session (a reset or a restart keeps it; a plot replaced or a name reused
+	 * still counts: its earlier copies may live on elsewhere), so it only grows.
+	 */
+	unsigned long long copied;
+	unsigned copies;	/* host copies of each plot taken: its own in plots/ and the front
+				   ends' (the history's, a --plots directory's); 0 means 1 */
+	int over;		/* a plot was refused for the quota: the kernel is to be stopped
+				   (a reset clears it; `copied` stays) */
 	int lost;		/* part of the channel was removed or moved (by a local kernel) */
 };
 
@@ -67,6 +77,14 @@ int channel_attach(struct channel *ch, const char *dir, struct strbuf *err);
 void channel_release(struct channel *ch, int remove);
 /* Remove a channel directory by its path, its tmpfs unmounted first (gc, the pool). */
 void channel_remove_dir(const char *dir);
+/*
+ * Remove channel `dir` that a dead container's label names, only when it is below runtime
+ * directory `root` (textually, `root` as configured), every directory from `root` down ours
+ * alone (our uid, no write for others) and reached without following a link, and its name a
+ * channel's of process `pid`. 0 when removed, -1 when refused or not there: a label is the
+ * word of whoever made the container (or of its image), not ours.
+ */
+int channel_remove_labelled(const char *root, const char *dir, long pid);
 /*
  * Remove the channels below runtime directory `root` whose cellbox process is gone (a kill -9
  * leaves its channel; its local kernel died with it). Returns how many; `out` (may be NULL)
@@ -132,7 +150,10 @@ void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct s
 /*
  * Check the kernel's plot or artifact `rel` ("plots/<n>.<ext>") and copy it into the host's
  * plots/ as "<index>.<ext>": a regular file with one link, the kernel's, within its cap (a
- * plot 32 MB, an artifact 64 MB) and the quota; a PNG (".png") must also pass
+ * plot 32 MB, an artifact 64 MB) and the quota: its bytes times `copies` are added to
+ * `copied`, and a file that would take `copied` past the quota is refused and sets `over`
+ * (one kernel file named by many indexes is so counted once per copy made); a PNG (".png")
+ * must also pass
  * wall_png_check(), and sets *w, *h (left as they are for other formats). This is the one
  * place a name or file the kernel gives is checked: consumers get the bytes read here
  * (`data`, emptied on failure) and never read the kernel's file again.
@@ -144,13 +165,17 @@ int channel_take_file(struct channel *ch, const char *rel, int index, int *w, in
 		      struct strbuf *data, struct strbuf *why);
 /*
  * Take the kernel's out/<name> (a helper cell's copy, files.h) by the same rules, of at most
- * `max` bytes (0: the channel quota): into `data`, or with `dst` set into that host path; then
- * remove it. With neither, only remove it. 0 or -1 with `err`.
+ * `max` bytes (0: the channel quota): into `data`, or with `dst` set into that host path (its
+ * bytes then added to `copied`, and at most what is left of the quota taken); then remove it.
+ * With neither, only remove it. 0 or -1 with `err`.
  */
-int channel_take_out(const struct channel *ch, const char *name, size_t max, const char *dst,
+int channel_take_out(struct channel *ch, const char *name, size_t max, const char *dst,
 		     struct strbuf *data, struct strbuf *err);
 
-/* Bytes the kernel holds on the host now: its part of the channel and the plots copied. */
+/*
+ * Bytes the session's kernels have put on the host: the kernel part now (one fstatfs() on our
+ * tmpfs, else a bounded walk of its four directories) and `copied`.
+ */
 unsigned long long channel_usage(const struct channel *ch);
 
 /*

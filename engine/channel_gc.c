@@ -1,12 +1,15 @@
 /*
- * A channel removed: one by its path (our tmpfs unmounted first), and the gc of the channels
- * dead processes left. The channel's release, recreation and the pool call it.
+ * A channel removed: one by its path (our tmpfs unmounted first), one a container's label
+ * names (only below our runtime directory), and the gc of the channels dead processes left.
+ * The channel's release, recreation, the pool and the docker family's gc call it.
  */
 #include "channel.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -70,4 +73,85 @@ int channel_gc(const char *root, struct strbuf *out)
 	}
 	closedir(d);
 	return removed;
+}
+
+/* Whether directory `fd` is ours alone to change: our uid, no write for group or others. */
+static int ours_alone(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       !(st.st_mode & 022);
+}
+
+/* Unmount our tmpfs on `<at>/<name>/kernel` and remove `<at>/<name>`, nothing followed. */
+static int remove_channel_at(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat top, st;
+	char path[64];
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &top) < 0 || top.st_uid != geteuid()) {
+		close(fd);
+		return -1;
+	}
+	if (fstatat(fd, "kernel", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_dev != top.st_dev) {
+		/* The very directory we hold: its path through our descriptor, not a name again. */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/kernel", fd);
+		umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+	}
+	close(fd);
+	return fsutil_remove_tree_at(at, name, REMOVE_TREE_DEPTH);
+}
+
+int channel_remove_labelled(const char *root, const char *dir, long pid)
+{
+	size_t n = root ? strlen(root) : 0;
+	const char *p;
+	int fd, rc = -1;
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	if (!n || root[0] != '/' || !dir || strncmp(dir, root, n) || dir[n] != '/')
+		return -1;
+	{
+		char *top = xstrndup(root, n);
+
+		/* The runtime directory as configured (links on its way are the admin's). */
+		fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		free(top);
+	}
+	if (fd < 0)
+		return -1;
+	for (p = dir + n + 1;;) {
+		size_t len = strcspn(p, "/");
+		char part[256];
+		int next;
+
+		if (!ours_alone(fd) || !len || len >= sizeof(part))
+			break;
+		memcpy(part, p, len);
+		part[len] = '\0';
+		if (!strcmp(part, ".") || !strcmp(part, ".."))
+			break;
+		if (!p[len]) {
+			/* The channel itself: a channel's name, of the label's process. */
+			if (channel_owner_pid(part) == pid && pid > 0)
+				rc = remove_channel_at(fd, part) < 0 ? -1 : 0;
+			break;
+		}
+		/* A directory on the way (the pool's): never a link, ours alone. */
+		next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+		if (fd < 0)
+			break;
+		p += len + 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }

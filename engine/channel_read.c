@@ -45,8 +45,7 @@ int channel_take_file(struct channel *ch, const char *rel, int index, int *w, in
 {
 	const char *ext = NULL, *name = plot_name(rel, &ext);
 	char shown_name[32];
-	struct stat old;
-	unsigned long long replaced = 0;
+	unsigned long long charge;
 	int fd = -1, rc = -1, png;
 	off_t max;
 
@@ -66,16 +65,18 @@ int channel_take_file(struct channel *ch, const char *rel, int index, int *w, in
 	if (png && wall_png_check(data->buf, data->len, PLOT_SIDE, PLOT_PIXELS, w, h, why) < 0)
 		goto out;
 	snprintf(shown_name, sizeof(shown_name), "%d.%s", index, ext);
-	if (fstatat(ch->shown_fd, shown_name, &old, AT_SYMLINK_NOFOLLOW) == 0)
-		replaced = (unsigned long long)old.st_size;
-	if (ch->quota && ch->shown_bytes - replaced + data->len > ch->quota) {
-		strbuf_addstr(why, "would take the session's plots past the channel quota of ");
+	/* Every copy counts, for the session: a name reused or a kernel restarted resets nothing. */
+	charge = (unsigned long long)data->len * (ch->copies ? ch->copies : 1);
+	if (ch->quota && ch->copied + charge > ch->quota) {
+		ch->over = 1;
+		strbuf_addstr(why, "would take what the session's kernels put on the host past the "
+			      "channel quota of ");
 		wall_describe_size(why, ch->quota);
 		goto out;
 	}
 	if (wall_write_at(ch->shown_fd, shown_name, data->buf, data->len, 0644, shown_name, why) < 0)
 		goto out;
-	ch->shown_bytes = ch->shown_bytes - replaced + data->len;
+	ch->copied += charge;
 	rc = 0;
 out:
 	if (fd >= 0)
@@ -85,16 +86,20 @@ out:
 	return rc;
 }
 
-int channel_take_out(const struct channel *ch, const char *name, size_t max, const char *dst,
+int channel_take_out(struct channel *ch, const char *name, size_t max, const char *dst,
 		     struct strbuf *data, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
 	size_t cap = max ? max : ch->quota ? (size_t)ch->quota : (size_t)1 << 40;
+	size_t total = 0;
 	int in = -1, out = -1, rc = -1;
 	char buf[65536];
 
 	if (!dst && !data)
 		goto out;
+	/* A copy to a host path stays there: at most what is left of the session's quota. */
+	if (dst && ch->quota && cap > ch->quota - (ch->copied < ch->quota ? ch->copied : ch->quota))
+		cap = (size_t)(ch->quota - (ch->copied < ch->quota ? ch->copied : ch->quota));
 	/* One byte past the cap is let through, to be seen: the helper copies no more. */
 	in = wall_open(ch->out_fd, name, ch->uid, (off_t)cap + 1, &why);
 	if (in < 0) {
@@ -120,7 +125,7 @@ int channel_take_out(const struct channel *ch, const char *name, size_t max, con
 		strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
 		goto out;
 	}
-	for (size_t total = 0;;) {
+	for (;;) {
 		ssize_t n = read(in, buf, sizeof(buf));
 
 		if (n < 0 && errno == EINTR)
@@ -133,9 +138,11 @@ int channel_take_out(const struct channel *ch, const char *name, size_t max, con
 			break;
 		total += (size_t)n;
 		if (total > cap) {
-			strbuf_addf(err, "the sandbox's copy is larger than %zu bytes", cap);
+			strbuf_addf(err, "the sandbox's copy is larger than %zu bytes%s", cap,
+				    max || !ch->quota ? "" : " (what is left of the channel quota)");
 			goto out;
 		}
+		ch->copied += (size_t)n;
 		if (fsutil_write_all(out, buf, (size_t)n) < 0) {
 			strbuf_addf(err, "cannot write '%s': %s", dst, strerror(errno));
 			goto out;
@@ -196,7 +203,7 @@ static unsigned long long dir_usage(int fd, int *too_many)
 
 unsigned long long channel_usage(const struct channel *ch)
 {
-	unsigned long long bytes = ch->shown_bytes;
+	unsigned long long bytes = ch->copied;
 	int too_many = 0;
 	struct statfs sf;
 

@@ -97,8 +97,9 @@ static const struct config_key keys[] = {
 	  .help = "OCI runtime of the container: the engine's default (runc), or runsc for gVisor" },
 	{ .name = "channel-quota", .type = CFG_SIZE, .offset = SESSION(channel_quota),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "SIZE", .env = "CELLBOX_CHANNEL_QUOTA", .dflt = "1g",
-	  .help = "bytes a kernel may keep on the host through its channel; past it the kernel is "
-		  "stopped" },
+	  .help = "bytes a session's kernels may put on the host through the channel (their "
+		  "files there, each copy of their plots and files, across restarts); past it the "
+		  "kernel is stopped" },
 	{ .name = "output-limit", .type = CFG_SIZE, .offset = SESSION(output_limit),
 	  .scope = CONFIG_FOR_CELLS, .arg = "SIZE", .env = "CELLBOX_OUTPUT_LIMIT", .dflt = "2g",
 	  .help = "bytes of output one cell may send; past it the rest is dropped and the cell "
@@ -128,6 +129,10 @@ static const struct config_key keys[] = {
 	{ .name = "history-days", .type = CFG_SECONDS, .offset = FIELD(history_days),
 	  .env = "CELLBOX_HISTORY_DAYS", .dflt = "0",
 	  .help = "days a recorded session is kept (0 = no age limit)" },
+	{ .name = "history-plots-size", .type = CFG_SIZE, .offset = FIELD(history_plots_size),
+	  .env = "CELLBOX_HISTORY_PLOTS_SIZE", .dflt = "256m",
+	  .help = "bytes of plots the history keeps, all sessions together; past it the oldest "
+		  "are dropped, their cells noting it (0 = no cap)" },
 	{ .name = "copy-in", .type = CFG_LIST, .offset = FIELD(copy_in),
 	  .scope = CONFIG_FOR_CELLS, .arg = "SRC[:DST]",
 	  .help = "copy a host file into the sandbox when the session starts (repeatable)" },

@@ -34,6 +34,8 @@ struct cellbox_config {
 	char *blocks;			/* blocks = auto | sextant | quadrant | half */
 	unsigned long long history_size;	/* history-size = 1000 (cells kept; 0 = off) */
 	double history_days;			/* history-days = 0 (no age limit) */
+	unsigned long long history_plots_size;	/* history-plots-size = 256m (bytes of the
+						   store's plots; 0 = no cap) */
 	char *theme;			/* theme = auto (the full-screen UI's colours) */
 	int run_after_error;		/* run-after-error = no (notebook: run what is queued) */
 	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */

@@ -22,16 +22,8 @@ struct history {
 	int pruning;
 	size_t max_entries;
 	double max_age_days;
+	unsigned long long plots_cap;	/* history-plots-size; 0: none */
 };
-
-char *history_sessions_dir(void)
-{
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-
-	if (state && *state)
-		return xasprintf("%s/cellbox/sessions", state);
-	return xasprintf("%s/.local/state/cellbox/sessions", home && *home ? home : ".");
-}
 
 /*
  * Whether this session prunes: the stamp `history-pruned` beside the sessions directory is
@@ -165,12 +157,34 @@ int history_append(struct history *h, const struct history_cell *c, struct strbu
 	return rc;
 }
 
+/* Whether directory `path` holds anything (a session's plots/: made by some front ends first). */
+static int has_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int any = 0;
+
+	while (d && !any && (de = readdir(d)))
+		any = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	if (d)
+		closedir(d);
+	return any;
+}
+
+void history_set_plots_cap(struct history *h, unsigned long long bytes)
+{
+	h->plots_cap = bytes;
+}
+
 void history_close(struct history *h)
 {
 	if (!h)
 		return;
 	if (h->pruning)
 		pthread_join(h->pruner, NULL);
+	/* A session that copied plots may have taken the store past its cap: the oldest go. */
+	if (h->plots_cap && h->plots && has_entries(h->plots))
+		history_prune_plots(h->plots_cap);
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h->id);
@@ -217,41 +231,6 @@ int history_parse(const char *text, size_t len, const char *name, history_fn fn,
 		p = nl + 1;
 	}
 	return count;
-}
-
-/* Compare strings for qsort. */
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-char **history_sessions(void)
-{
-	char *base = history_sessions_dir();
-	DIR *d = opendir(base);
-	char **list = xcalloc(1, sizeof(*list));
-	size_t n = 0;
-	struct dirent *de;
-
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		list = xrealloc(list, (n + 2) * sizeof(*list));
-		list[n++] = xstrdup(de->d_name);
-		list[n] = NULL;
-	}
-	if (d)
-		closedir(d);
-	qsort(list, n, sizeof(*list), cmp_str);
-	free(base);
-	return list;
-}
-
-void history_free_list(char **list)
-{
-	for (size_t i = 0; list && list[i]; i++)
-		free(list[i]);
-	free(list);
 }
 
 struct iter_ctx {
@@ -372,8 +351,19 @@ cJSON *history_entry_cell(const cJSON *entry, int embed)
 		cJSON *meta = cJSON_GetObjectItemCaseSensitive(copy, "metadata");
 		cJSON *cb = cJSON_GetObjectItemCaseSensitive(meta, "cellbox");
 		const char *plot = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cb, "plot"));
+		char *dropped = history_plot_dropped(plot);
 
-		if (plot && embed) {
+		if (dropped) {
+			/* The cap took its plot: the output says so in its place. */
+			cJSON *data = cJSON_CreateObject();
+			char *text = xasprintf("[plot dropped: %s]", dropped);
+
+			cJSON_AddStringToObject(data, "text/plain", text);
+			cJSON_ReplaceItemInObjectCaseSensitive(copy, "data", data);
+			cJSON_AddTrueToObject(cb, "dropped");
+			free(text);
+			free(dropped);
+		} else if (plot && embed) {
 			struct strbuf png = STRBUF_INIT, b64 = STRBUF_INIT;
 			cJSON *data = cJSON_GetObjectItemCaseSensitive(copy, "data");
 			if (strbuf_read_file(&png, plot, (size_t)256 << 20) == 0 && cJSON_IsObject(data)) {

@@ -20,6 +20,9 @@
  * Bounded: history_open() prunes the oldest sessions while more than `max_entries` cells
  * are stored (the configuration's history-size, default 1000) and sessions older than
  * history-days (default: no age limit), in a thread of its own that history_close() joins.
+ * The plot copies of all sessions together are capped too (history-plots-size, 256 MB by
+ * default; history_prune_plots): the oldest are dropped first, each cell that showed one
+ * then noting it in its place.
  * Counting the stored cells reads every session's file (10 ms for a thousand), so it is done
  * at most once every HISTORY_PRUNE_EVERY seconds, by the first session to open after that
  * (the stamp `history-pruned` beside the sessions directory says when): back-to-back runs do
@@ -95,6 +98,24 @@ void history_free_list(char **list);
  * limit).
  */
 void history_prune(size_t max_entries, double max_age_days, const char *keep);
+
+/*
+ * Cap the plot copies of the whole store at `bytes` (history-plots-size; 0: none), kept by
+ * history_prune_plots() when this session closes, if it copied any plot.
+ */
+void history_set_plots_cap(struct history *h, unsigned long long bytes);
+/*
+ * Drop the oldest plot copies of the store (the oldest session's first, in the order they
+ * were written) while all of them take more than `cap` bytes of disk; each leaves a marker
+ * with a note beside it (history_plots.c). Returns how many were dropped. It reads every
+ * stored session's plots/ directory: done at a session's close, never for a cell.
+ */
+int history_prune_plots(unsigned long long cap);
+/*
+ * The note of a plot `plot` (a path as a record names it) that the cap dropped, or NULL when
+ * it was not dropped. Caller frees.
+ */
+char *history_plot_dropped(const char *plot);
 
 /*
  * A code cell for an entry: its code and outputs (plots embedded as base64 when `embed`),

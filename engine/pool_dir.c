@@ -126,7 +126,8 @@ void pool_clean_leftovers(struct daemon *d)
 	if (d->containers) {
 		/* A crashed daemon's containers carry its pid: they are a dead process's now. */
 		struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-		int n = backend_gc(d->backend, d->kopts.sandbox.host, &out, &err);
+		int n = backend_gc(d->backend, d->kopts.sandbox.host, d->kopts.runtime_dir, &out,
+				   &err);
 
 		if (n < 0)
 			pool_log(d, "cannot remove a previous daemon's containers: %s", err.buf);

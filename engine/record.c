@@ -16,6 +16,8 @@ void record_open(struct record *r, const struct cellbox_config *cfg, struct sess
 	} else {
 		outputs_init(&r->out, session_channel_dir(s), OUTPUTS_COPY_PLOTS,
 			     history_plots_dir(r->h), HISTORY_OUTPUT_LIMIT);
+		history_set_plots_cap(r->h, cfg->history_plots_size);
+		session_add_copies(s, 1);	/* the history's copy of each plot */
 	}
 	strbuf_release(&err);
 }

@@ -382,6 +382,11 @@ int session_take_file(struct session *s, const char *name, size_t max, const cha
 	return channel_take_out(&s->ch, name, max, dst, data, err);
 }
 
+void session_add_copies(struct session *s, unsigned n)
+{
+	s->ch.copies = (s->ch.copies ? s->ch.copies : 1) + n;
+}
+
 int session_revive(struct session *s, struct strbuf *why, struct strbuf *err)
 {
 	if (s->state == SESSION_CLOSED)

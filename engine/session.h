@@ -30,8 +30,9 @@
  * within its cap; a PNG's header) and copied into the host's part of the channel: the path
  * then names that copy; a refused plot is dropped with a note, a refused artifact with its
  * event.
- * A kernel that keeps more than `channel_quota` bytes on the host, or that removes its
- * channel, is stopped; session_restart() (or session_revive()) starts a fresh one.
+ * A kernel that takes the session past `channel_quota` bytes on the host (what its kernel
+ * part holds now, and every copy the host made of its plots and files since the session
+ * began, through every restart), or that removes its channel, is stopped; session_restart() (or session_revive()) starts a fresh one.
  *
  * Every request ends with exactly one SESSION_EV_DONE event, also when the kernel dies,
  * times out or is restarted: the session then makes the error and done events itself. The
@@ -258,6 +259,13 @@ void session_remove_file(struct session *s, const char *rel);
  */
 int session_take_file(struct session *s, const char *name, size_t max, const char *dst,
 		      struct strbuf *data, struct strbuf *err);
+
+/*
+ * A front end keeps `n` more copies of each plot or artifact the kernel gives (the history
+ * store's, a --plots directory's): each counts against the channel quota, which bounds what
+ * the session's kernels put on the host, across restarts (channel.h: `copied`).
+ */
+void session_add_copies(struct session *s, unsigned n);
 
 /* The container image this build's runner protocol needs ("cellbox-python:p2"). */
 const char *session_kernel_image(void);

@@ -98,6 +98,9 @@ int session_over_quota(struct session *s)
 
 	if (!s->ch.quota || s->state == SESSION_DEAD)
 		return 0;
+	/* What the host copied is counted as it is copied: no walk, checked every time. */
+	if (s->ch.over || s->ch.copied > s->ch.quota)
+		goto over;
 	/*
 	 * A tmpfs of ours is one fstatfs(); without one, the count walks the kernel part, so it is
 	 * done at most every USAGE_INTERVAL, and for a confined kernel also after each done and
@@ -109,12 +112,22 @@ int session_over_quota(struct session *s)
 	    (s->state != SESSION_IDLE || !s->be || !(s->be->ops->flags & BACKEND_SANDBOX)))
 		return 0;
 	s->usage_at = now;
-	used = channel_usage(&s->ch);
-	if (used <= s->ch.quota)
+	if (channel_usage(&s->ch) <= s->ch.quota)
 		return 0;
-	strbuf_addstr(&why, "channel quota exceeded: the kernel kept more than its quota of ");
+over:
+	/* The session's total: its kernels' plots and files copied, and this kernel's part now. */
+	used = channel_usage(&s->ch);
+	strbuf_addstr(&why, "channel quota exceeded: the session's kernels put ");
+	wall_describe_size(&why, used);
+	if (s->ch.over) {
+		strbuf_addstr(&why, ", and a plot that would take it past ");
+	} else {
+		strbuf_addstr(&why, " on the host, past ");
+	}
+	strbuf_addstr(&why, "its quota of ");
 	wall_describe_size(&why, s->ch.quota);
-	strbuf_addstr(&why, " on the host (channel-quota); it was stopped");
+	strbuf_addstr(&why, " (channel-quota, for the session, across restarts); the kernel was "
+		      "stopped");
 	session_kernel_stopped(s, REASON_QUOTA_EXCEEDED, why.buf);
 	strbuf_release(&why);
 	return 1;

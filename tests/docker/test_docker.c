@@ -382,7 +382,7 @@ static void test_gc_after_kill9(void)
 	waitpid(pid, &status, 0);
 	CHECK(WIFSIGNALED(status));
 	CHECK(containers_of(pid) == 1);		/* left behind by the killed cellbox */
-	removed = backend_gc(backend_name(), getenv("DOCKER_HOST"), NULL, &err);
+	removed = backend_gc(backend_name(), getenv("DOCKER_HOST"), NULL, NULL, &err);
 	CHECK(removed >= 1);
 	CHECK(containers_of(pid) == 0);
 	close(in[1]);

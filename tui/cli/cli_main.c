@@ -100,9 +100,11 @@ static int cmd_gc(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	const char *host = cfg->session.sandbox.host, *engine;
+	char *root = session_runtime_dir(cfg->session.runtime_dir);
 	int n, channels, rc = EXIT_NO_KERNEL;
 
-	n = backend_gc(cfg->session.backend, host, &out, &err);
+	n = backend_gc(cfg->session.backend, host, root, &out, &err);
+	free(root);
 	/* Then the channels left by dead processes (the containers' went with them above). */
 	channels = session_gc(cfg->session.runtime_dir, &out);
 	cli_put_text(stdout, out.buf);	/* names of containers and directories */

@@ -109,7 +109,7 @@ static int on_show(const cJSON *e, void *data)
 		const cJSON *cb = cJSON_GetObjectItemCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(o, "metadata"), "cellbox");
 		const char *plot = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cb, "plot"));
-		char *text = NULL;
+		char *text = NULL, *note = NULL;
 
 		if (!type)
 			continue;
@@ -117,6 +117,8 @@ static int on_show(const cJSON *e, void *data)
 			text = cellfile_join(cJSON_GetObjectItemCaseSensitive(o, "text"));
 		else if (!strcmp(type, "error"))
 			text = error_text(o);
+		else if (plot && (note = history_plot_dropped(plot)))
+			text = xasprintf("[plot dropped: %s]\n", note);
 		else if (plot)
 			text = xasprintf("[plot: %s]\n", plot);
 		else
@@ -134,6 +136,7 @@ static int on_show(const cJSON *e, void *data)
 			sanitize_release(&san);
 		}
 		free(text);
+		free(note);
 	}
 	return 1;
 }

@@ -244,6 +244,8 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		else if (cli_want_color(1))
 			pflags |= PRINTER_COLOR;
 		printer_init(&r.pr, pflags, session_channel_dir(r.s), plots_dir);
+		if (plots_dir)
+			session_add_copies(r.s, 1);	/* the printer's copies (the quota's) */
 		r.pr.err = stdout;	/* tracebacks belong to the transcript, in order */
 	}
 	outputs_init(&r.out, session_channel_dir(r.s), OUTPUTS_EMBED_PNG | OUTPUTS_KEEP_DISPLAYS,

@@ -90,6 +90,8 @@ static int run_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		flags |= PRINTER_PLOTS_KEPT;
 	}
 	printer_init(&pr, flags, session_channel_dir(s), plots_dir);
+	if (plots_dir)
+		session_add_copies(s, 1);	/* the printer's copy of each plot (the quota's) */
 	printer_ready = 1;
 	/* --json keeps the first --max-output bytes of each stream; --stdout/--stderr all. */
 	pr.collect_max = (size_t)cli_size(args, "max-output", PRINTER_COLLECT_MAX);
