@@ -313,6 +313,15 @@ class PolicyHookTest(harness.RunnerCase):
         self.assertEqual(msg, "starting a process refused by the security policy 't'")
         self.assertIn("module posix", self.refused("import posix"))
 
+    def test_libraries_that_cope_without_a_process_go_on(self):
+        # A refused process is an OSError (PermissionError, EPERM), as a failure to start one
+        # is: platform runs `file` (and `uname -p`, which pandas' import asks for) and copes.
+        evs = self.r.execute("import platform, tempfile\nprint(platform.architecture()[0])\n"
+                             "try:\n    tempfile._os.system('true')\n"
+                             "except PermissionError as e:\n    print('refused', e.errno)")
+        self.assertEqual(done(evs)["status"], "ok", evs)
+        self.assertEqual(text(evs), "64bit\nrefused 1\n")
+
     def test_code_under_a_librarys_name(self):
         # User code must not pass for a library's by its file name.
         lib = "json.__file__"

@@ -17,6 +17,7 @@ text cannot see:
   (tempfile._os), posix, pty, pydoc's pagers, asyncio's subprocesses and the rest are refused
   alike; _posixsubprocess.fork_exec, which raises no event, is replaced.
 - ctypes: the events ctypes.dlopen and ctypes.dlsym are refused from any caller.
+  (These refusals are a PermissionError, an OSError, as a failure to start a process is.)
 - code objects given a library's file name (compile, code.replace/CodeType, marshal.loads by
   the user) are refused, so that user code cannot pass for a library's.
 A tripwire, not a wall: code in the kernel can still take it apart (ctypes through addresses it
@@ -24,6 +25,7 @@ already has, the gc and frames to reach the guard's own state); the container is
 """
 
 import builtins
+import errno
 import os
 import site
 import sys
@@ -34,7 +36,22 @@ from .state import RequestError
 
 
 class SecurityViolation(ImportError):
-    """An import (or a process, or foreign code) that the session's security policy refuses."""
+    """An import that the session's security policy refuses."""
+
+
+class _Refused(PermissionError):
+    """A process or foreign code that the policy refuses: an OSError (EPERM), as a failure to
+    start one is, so that a library which tries one and copes without it (platform's `uname
+    -p`, which pandas' import asks for) goes on; shown as SecurityViolation too."""
+
+    def __init__(self, why):
+        super().__init__(errno.EPERM, why)
+
+    def __str__(self):
+        return self.strerror
+
+
+_Refused.__name__ = _Refused.__qualname__ = "SecurityViolation"
 
 
 class _Guard:
@@ -162,8 +179,7 @@ def _guarded_import_module(name, package=None):
 
 
 def _refused_fork_exec(*args, **kwargs):
-    raise SecurityViolation("starting a process refused by the security policy %r"
-                            % _Guard.policy)
+    raise _Refused("starting a process refused by the security policy %r" % _Guard.policy)
 
 
 def _make_audit_hook():
@@ -174,12 +190,12 @@ def _make_audit_hook():
     def hook(event, args):
         if event in _SPAWN_EVENTS:
             if on["spawn"]:
-                raise SecurityViolation("starting a process (%s) refused by the security "
-                                        "policy %r" % (event, _Guard.policy))
+                raise _Refused("starting a process (%s) refused by the security policy %r"
+                               % (event, _Guard.policy))
         elif event in _CTYPES_EVENTS:
             if on["ctypes"]:
-                raise SecurityViolation("loading foreign code (%s) refused by the security "
-                                        "policy %r" % (event, _Guard.policy))
+                raise _Refused("loading foreign code (%s) refused by the security policy %r"
+                               % (event, _Guard.policy))
         elif event == "import":
             if args and not _Guard.trusted:
                 hit = isinstance(args[0], str) and _restricted(args[0])
