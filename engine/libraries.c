@@ -315,14 +315,7 @@ static int prepare_local(const struct libraries *l, const struct libraries_env *
 	/* The wheels pip may install, read and hashed by the host, are part of the key. */
 	if (e->wheelhouse && libraries_wheels(wh, NULL, wheels, err) < 0)
 		goto out;
-	if (e->cache_dir) {
-		cache = xstrdup(e->cache_dir);
-	} else if (getenv("XDG_CACHE_HOME") && *getenv("XDG_CACHE_HOME")) {
-		cache = xasprintf("%s/cellbox/venvs", getenv("XDG_CACHE_HOME"));
-	} else {
-		const char *home = getenv("HOME");
-		cache = xasprintf("%s/.cache/cellbox/venvs", home && *home ? home : "/tmp");
-	}
+	cache = e->cache_dir ? xstrdup(e->cache_dir) : libraries_cache_dir("venvs");
 	strbuf_addf(&id, "%s\n%lld\n%lld\n%s", real, (long long)st.st_size,
 		    (long long)st.st_mtime, l->key);
 	libraries_hash(id.buf, any);
@@ -353,7 +346,7 @@ static int prepare_local(const struct libraries *l, const struct libraries_env *
 	}
 	/* pip reads a copy of the very bytes hashed, not the wheelhouse. */
 	if (e->wheelhouse &&
-	    !(stage = libraries_wheels_stage(e->lock_dir ? e->lock_dir : cache, wh, wheels, err)))
+	    !(stage = libraries_wheels_stage(cache, wh, wheels, err)))
 		goto out;
 	argv[n++] = real;
 	argv[n++] = "-c";

@@ -61,8 +61,7 @@ struct libraries_env {
 	const struct sandbox_opts *sandbox;	/* containers: the base image, host, network */
 	const char *wheelhouse;		/* NULL: from the package index (needs the network) */
 	const char *cache_dir;		/* local: NULL = $XDG_CACHE_HOME/cellbox/venvs */
-	const char *lock_dir;		/* where installs of one set wait for each other (and
-					   the wheels are copied to): the user's own */
+	const char *lock_dir;		/* where installs of one set wait for each other */
 	int shared;			/* containers: images shared between users (below) */
 	FILE *progress;			/* "installing ... (once)" lines; NULL = quiet */
 };

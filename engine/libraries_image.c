@@ -361,10 +361,16 @@ int libraries_prepare_image(const struct libraries *l, const struct libraries_en
 			    "--network bridge", l->shown);
 		goto out;
 	}
-	/* The install reads a copy of the very bytes hashed, not the wheelhouse. */
-	if (e->wheelhouse &&
-	    !(stage = libraries_wheels_stage(e->lock_dir ? e->lock_dir : "/tmp", wh, wheels, err)))
-		goto out;
+	/* The install reads a copy of the very bytes hashed (in the user's cache, on disk), not
+	 * the wheelhouse. */
+	if (e->wheelhouse) {
+		char *cache = libraries_cache_dir("wheels");
+
+		stage = libraries_wheels_stage(cache, wh, wheels, err);
+		free(cache);
+		if (!stage)
+			goto out;
+	}
 	if (e->progress)
 		fprintf(e->progress, "cellbox: installing %s into %s (once: kept as the image %s)\n",
 			l->shown, base, tag);

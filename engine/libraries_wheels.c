@@ -166,7 +166,7 @@ char *libraries_wheels_stage(const char *dir, const char *wheelhouse, const char
 {
 	char *stage = xasprintf("%s/wheels-XXXXXX", dir), got[65];
 
-	if (!mkdtemp(stage) || chmod(stage, 0755) < 0) {
+	if (fsutil_mkdir_p(dir) < 0 || !mkdtemp(stage) || chmod(stage, 0755) < 0) {
 		strbuf_addf(err, "libraries: cannot make a directory in '%s': %s", dir,
 			    strerror(errno));
 		free(stage);

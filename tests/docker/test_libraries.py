@@ -194,6 +194,8 @@ class LibrariesTest(unittest.TestCase):
         digests = sorted(i['Labels']['org.cellbox.wheels'] for i in images)
         self.assertTrue(all(re.fullmatch('[0-9a-f]{64}', d) for d in digests), digests)
         self.assertNotEqual(digests[0], digests[1])
+        # The copies the installs read are gone.
+        self.assertEqual(os.listdir(os.path.join(self.tmp, 'cache', 'cellbox', 'wheels')), [])
         # Each is reused for its own wheels.
         again = self.run_docker(code)
         self.assertEqual((again.returncode, again.stdout), (0, 'clean\n'), again.stderr)
