@@ -149,6 +149,10 @@ static const struct config_key keys[] = {
 	{ .name = "wheelhouse", .type = CFG_STRING, .offset = FIELD(wheelhouse),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "DIR", .env = "CELLBOX_WHEELHOUSE",
 	  .help = "directory of wheels the libraries install from, offline" },
+	{ .name = "libraries-shared", .type = CFG_BOOL, .offset = FIELD(libraries_shared),
+	  .scope = CONFIG_FOR_KERNEL, .env = "CELLBOX_LIBRARIES_SHARED",
+	  .help = "containers: use (and make) library images shared with other users who say so "
+		  "(default: each user's own)" },
 	{ .name = "mcp-max-message", .type = CFG_SIZE, .offset = FIELD(mcp.max_message),
 	  .scope = CONFIG_FOR_MCP, .arg = "SIZE", .env = "CELLBOX_MCP_MAX_MESSAGE", .dflt = "64m",
 	  .help = "largest MCP message read or written; a longer one is refused" },

@@ -43,6 +43,7 @@ struct cellbox_config {
 	char *policy;			/* policy = none | NAME | FILE.policy (security policy) */
 	char *libraries;		/* libraries = numpy,pandas (installed before the first cell) */
 	char *wheelhouse;		/* wheelhouse = DIR of wheels: libraries install offline */
+	int libraries_shared;		/* libraries-shared: derived images shared between users */
 	char *source;			/* the config file that was read, or NULL */
 	struct {			/* `cellbox mcp` */
 		unsigned long long max_message;	/* mcp-max-message = 64m, either way */

@@ -267,10 +267,30 @@ static int venv_has(const char *dir, const char *key)
 	return ok;
 }
 
+/*
+ * The venv named in `last` (16 hex digits, the hash of the set from the wheels last used) if it
+ * holds the set `key`: *dir gets its path (else NULL).
+ */
+static void last_venv(const char *last, const char *key, char **dir)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ok = strbuf_read_file(&sb, last, 64) == 0 && sb.len == 16 &&
+		 strspn(sb.buf, "0123456789abcdef") == 16;
+	char *path = ok ? xasprintf("%.*s/%s", (int)(strrchr(last, '/') - last), last, sb.buf) : NULL;
+
+	*dir = NULL;
+	if (path && venv_has(path, key))
+		*dir = path;
+	else
+		free(path);
+	strbuf_release(&sb);
+}
+
 static int prepare_local(const struct libraries *l, const struct libraries_env *e, char **python,
 			 int *installed, struct strbuf *err)
 {
-	char real[PATH_MAX], hash[17], wh[PATH_MAX];
+	char real[PATH_MAX], hash[17], any[17], wh[PATH_MAX], wheels[65] = "", *stage = NULL;
+	char *last = NULL;
 	const char *py = e->python ? e->python : "/usr/bin/python3";
 	struct strbuf id = STRBUF_INIT, out = STRBUF_INIT;
 	char *cache = NULL, *dir = NULL;
@@ -292,17 +312,24 @@ static int prepare_local(const struct libraries *l, const struct libraries_env *
 		strbuf_addstr(err, "libraries: at most 64 requirements");
 		goto out;
 	}
-	if (e->cache_dir) {
-		cache = xstrdup(e->cache_dir);
-	} else if (getenv("XDG_CACHE_HOME") && *getenv("XDG_CACHE_HOME")) {
-		cache = xasprintf("%s/cellbox/venvs", getenv("XDG_CACHE_HOME"));
-	} else {
-		const char *home = getenv("HOME");
-		cache = xasprintf("%s/.cache/cellbox/venvs", home && *home ? home : "/tmp");
-	}
+	/* The wheels pip may install, read and hashed by the host, are part of the key. */
+	if (e->wheelhouse && libraries_wheels(wh, NULL, wheels, err) < 0)
+		goto out;
+	cache = e->cache_dir ? xstrdup(e->cache_dir) : libraries_cache_dir("venvs");
 	strbuf_addf(&id, "%s\n%lld\n%lld\n%s", real, (long long)st.st_size,
 		    (long long)st.st_mtime, l->key);
-	libraries_hash(id.buf, hash);
+	libraries_hash(id.buf, any);
+	last = xasprintf("%s/%s.wheels", cache, any);
+	if (e->wheelhouse) {
+		strbuf_addf(&id, "\nwheels %s", wheels);
+		libraries_hash(id.buf, hash);
+	} else {
+		/* No wheelhouse named: the venv of the set last made from one, if any. */
+		memcpy(hash, any, sizeof(hash));
+		last_venv(last, l->key, &dir);
+		if (dir)
+			goto reuse;
+	}
 	dir = xasprintf("%s/%s", cache, hash);
 	if (venv_has(dir, l->key))
 		goto reuse;
@@ -317,12 +344,16 @@ static int prepare_local(const struct libraries *l, const struct libraries_env *
 		strbuf_addf(err, "libraries: cannot create '%s': %s", cache, strerror(errno));
 		goto out;
 	}
+	/* pip reads a copy of the very bytes hashed, not the wheelhouse. */
+	if (e->wheelhouse &&
+	    !(stage = libraries_wheels_stage(cache, wh, wheels, err)))
+		goto out;
 	argv[n++] = real;
 	argv[n++] = "-c";
 	argv[n++] = libraries_setup_script;
 	argv[n++] = dir;
 	argv[n++] = l->key;
-	n += libraries_pip_args(l, e->wheelhouse ? wh : NULL, argv + n);
+	n += libraries_pip_args(l, stage, argv + n);
 	argv[n] = NULL;
 	status = run_capture(argv, &out);
 	if (status != 0) {
@@ -336,14 +367,21 @@ static int prepare_local(const struct libraries *l, const struct libraries_env *
 	*installed = 1;
 reuse:
 	*python = xasprintf("%s/bin/python", dir);
+	if (e->wheelhouse)	/* best effort: without it, a later session names the wheels */
+		fsutil_write_atomic(last, hash, strlen(hash), 0600, &out);
 	rc = 0;
 out:
+	if (stage) {
+		fsutil_remove_tree(stage);
+		free(stage);
+	}
 	if (lock >= 0)
 		close(lock);
 	strbuf_release(&id);
 	strbuf_release(&out);
 	free(cache);
 	free(dir);
+	free(last);
 	return rc;
 }
 

@@ -9,16 +9,24 @@
  *
  *  - docker, podman: a setup container of the kernel image creates /opt/cellbox/venv and
  *    pip-installs the set there; the result is committed once as the image
- *    cellbox-libs:<hash of the base image's id and the set>, labelled with both
- *    (org.cellbox.libraries, org.cellbox.base), its PATH leading to the venv. Later sessions
- *    and pools of the same set on the same image start from it; `cellbox gc --images`
- *    removes those no container uses.
- *  - local: a venv in $XDG_CACHE_HOME/cellbox/venvs/<hash of the interpreter and the set>,
- *    whose python becomes the kernel's.
+ *    cellbox-libs:<hash of the base image's id, the set, the wheels and the owner>, labelled
+ *    with each (org.cellbox.libraries, org.cellbox.base, org.cellbox.wheels,
+ *    org.cellbox.owner), its PATH leading to the venv. Later sessions and pools of the same
+ *    set from the same wheels on the same image, of the same user, start from it;
+ *    `cellbox gc --images` removes those no container uses.
+ *  - local: a venv in $XDG_CACHE_HOME/cellbox/venvs/<hash of the interpreter, the set and
+ *    the wheels>, whose python becomes the kernel's.
  *
  * With a wheelhouse (a directory of wheels) pip installs with --no-index --find-links from
- * it alone, mounted read-only into the setup container: no network is needed. A failed
- * install is an error naming the package and quoting pip; nothing is cached then.
+ * its wheels alone: the host reads each (*.whl, opened O_NOFOLLOW), keys the cache by their
+ * SHA-256 digests (org.cellbox.wheels: the digest of the sorted list of digests and names,
+ * checked on reuse) and hands the install a private copy of exactly those bytes (mounted
+ * read-only into the setup container): no network is needed, and a second wheelhouse with
+ * other wheels of the same names and versions gets an image of its own. Without one, a user's
+ * own image of the set is reused, whatever wheels it came from. A derived image is its
+ * user's (org.cellbox.owner uid:N): another user's is never reused unless both choose the
+ * shared cache (`libraries-shared`: owner "shared"). A failed install is an error naming the
+ * package and quoting pip; nothing is cached then.
  * The venv holds a file `cellbox-libraries` with the set, so a kernel can be asked which
  * set it has (a pooled one).
  */
@@ -54,6 +62,7 @@ struct libraries_env {
 	const char *wheelhouse;		/* NULL: from the package index (needs the network) */
 	const char *cache_dir;		/* local: NULL = $XDG_CACHE_HOME/cellbox/venvs */
 	const char *lock_dir;		/* where installs of one set wait for each other */
+	int shared;			/* containers: images shared between users (below) */
 	FILE *progress;			/* "installing ... (once)" lines; NULL = quiet */
 };
 

@@ -1,5 +1,9 @@
-/* Libraries for the container backends: an image derived once per (image, set), and gc. */
+/*
+ * Libraries for the container backends: an image derived once per (image, set, wheels,
+ * owner), and gc.
+ */
 #include "docker.h"
+#include "fsutil.h"
 #include "libraries.h"
 #include "libraries_int.h"
 #include "numconv.h"
@@ -18,6 +22,13 @@
 #define IMAGE_REPO "cellbox-libs"
 #define LABEL_LIBRARIES "org.cellbox.libraries"
 #define LABEL_BASE "org.cellbox.base"
+#define LABEL_WHEELS "org.cellbox.wheels"	/* libraries_wheels()'s digest; "" from the index */
+#define LABEL_OWNER "org.cellbox.owner"		/* "uid:N", or "shared" (libraries-shared) */
+
+/* What names a derived image: its base's id, the set, its wheels, its owner. */
+struct image_key {
+	const char *base, *set, *wheels, *owner;
+};
 
 /* s, or "" for NULL. */
 static const char *str_or_empty(const char *s)
@@ -41,27 +52,70 @@ static const char *env_value(const cJSON *env, const char *name)
 	return NULL;
 }
 
-/* Whether image `ref` exists with the labels of (base, key). */
-static int image_matches(struct docker *d, const char *ref, const char *base, const char *key)
+/* The value of label `name` of an image's inspection (or listing: `labels` given), or "". */
+static const char *label(const cJSON *labels, const char *name)
+{
+	return str_or_empty(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, name)));
+}
+
+/* Whether `labels` are those of `k` (the wheels too unless k->wheels is NULL). */
+static int labels_match(const cJSON *labels, const struct image_key *k)
+{
+	return !strcmp(label(labels, LABEL_LIBRARIES), k->set) &&
+	       !strcmp(label(labels, LABEL_BASE), k->base) &&
+	       !strcmp(label(labels, LABEL_OWNER), k->owner) &&
+	       (!k->wheels || !strcmp(label(labels, LABEL_WHEELS), k->wheels));
+}
+
+/* Whether image `ref` exists with the labels of `k`. */
+static int image_matches(struct docker *d, const char *ref, const struct image_key *k)
 {
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
-	cJSON *img = NULL, *labels;
+	cJSON *img = NULL;
 	int ok;
 
 	strbuf_addstr(&path, "/images/");
 	docker_urlencode(&path, ref);
 	strbuf_addstr(&path, "/json");
-	ok = docker_call(d, "GET", path.buf, NULL, &img, &err) == 200;
-	labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(img, "Config"),
-						  "Labels");
-	ok = ok && !strcmp(str_or_empty(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels,
-								LABEL_LIBRARIES))), key) &&
-	     !strcmp(str_or_empty(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, LABEL_BASE))),
-		     base);
+	ok = docker_call(d, "GET", path.buf, NULL, &img, &err) == 200 &&
+	     labels_match(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(img,
+							"Config"), "Labels"), k);
 	cJSON_Delete(img);
 	strbuf_release(&path);
 	strbuf_release(&err);
 	return ok;
+}
+
+/* A derived image of `k` whatever its wheels (a session naming no wheelhouse): its tag, or
+ * NULL. */
+static char *any_image(struct docker *d, const struct image_key *k)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	cJSON *list = NULL, *img;
+	char *tag = NULL;
+
+	strbuf_addstr(&path, "/images/json?filters=");
+	{
+		char *f = xasprintf("{\"label\":[\"" LABEL_OWNER "=%s\"]}", k->owner);
+		docker_urlencode(&path, f);
+		free(f);
+	}
+	if (docker_call(d, "GET", path.buf, NULL, &list, &err) == 200)
+		cJSON_ArrayForEach(img, list) {
+			const char *t = cJSON_GetStringValue(cJSON_GetArrayItem(
+				cJSON_GetObjectItemCaseSensitive(img, "RepoTags"), 0));
+
+			if (t && !strncmp(t, IMAGE_REPO ":", strlen(IMAGE_REPO) + 1) &&
+			    labels_match(cJSON_GetObjectItemCaseSensitive(img, "Labels"), k) &&
+			    image_matches(d, t, k)) {
+				tag = xstrdup(t);
+				break;
+			}
+		}
+	cJSON_Delete(list);
+	strbuf_release(&path);
+	strbuf_release(&err);
+	return tag;
 }
 
 /* The text of a stopped container's logs (its two streams, demultiplexed). */
@@ -106,7 +160,7 @@ static void add_change(struct strbuf *q, const char *fmt, ...)
 
 /* The commit's query: the derived image's name, and its config as Dockerfile instructions. */
 static void commit_query(struct strbuf *q, const char *id, const char *hash, const cJSON *conf,
-			 const char *base_id, const char *base_name, const char *key)
+			 const struct image_key *k, const char *base_name)
 {
 	const char *path = env_value(cJSON_GetObjectItemCaseSensitive(conf, "Env"), "PATH");
 	const char *user = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(conf, "User"));
@@ -122,7 +176,8 @@ static void commit_query(struct strbuf *q, const char *id, const char *hash, con
 	if (cmd_text)
 		add_change(q, "CMD %s", cmd_text);
 	add_change(q, "LABEL " LABEL_LIBRARIES "=\"%s\" " LABEL_BASE "=\"%s\" "
-		   "org.cellbox.base-image=\"%s\"", key, base_id, base_name);
+		   "org.cellbox.base-image=\"%s\" " LABEL_WHEELS "=\"%s\" " LABEL_OWNER "=\"%s\"",
+		   k->set, k->base, base_name, k->wheels, k->owner);
 	/* The setup container's owner labels would be inherited: leave them empty (gc skips). */
 	add_change(q, "LABEL org.cellbox.pid=\"\" org.cellbox.start=\"\" org.cellbox.host=\"\"");
 	cJSON_free(cmd_text);
@@ -177,10 +232,9 @@ static cJSON *setup_body(const struct libraries *l, const struct libraries_env *
 /* Run the setup container to its end and commit it as `hash`; -1 with `err`. */
 static int build_image(struct docker *d, const struct libraries *l, const struct libraries_env *e,
 		       const char *base, const cJSON *base_img, const char *hash,
-		       const char *wheelhouse, struct strbuf *err)
+		       const struct image_key *k, const char *wheelhouse, struct strbuf *err)
 {
 	const cJSON *conf = cJSON_GetObjectItemCaseSensitive(base_img, "Config");
-	const char *base_id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(base_img, "Id"));
 	cJSON *body = setup_body(l, e, base, wheelhouse), *reply = NULL;
 	struct strbuf msg = STRBUF_INIT, path = STRBUF_INIT, out = STRBUF_INIT;
 	char *id = NULL;
@@ -221,7 +275,7 @@ static int build_image(struct docker *d, const struct libraries *l, const struct
 		goto out;
 	}
 	strbuf_reset(&path);
-	commit_query(&path, id, hash, conf, base_id ? base_id : "", base, l->key);
+	commit_query(&path, id, hash, conf, k, base);
 	strbuf_reset(&msg);
 	if ((status = docker_call(d, "POST", path.buf, NULL, NULL, &msg)) != 201) {
 		strbuf_addf(err, "libraries: cannot commit the image (HTTP %ld): %s", status, msg.buf);
@@ -252,8 +306,9 @@ int libraries_prepare_image(const struct libraries *l, const struct libraries_en
 	struct strbuf path = STRBUF_INIT, msg = STRBUF_INIT, id = STRBUF_INIT;
 	cJSON *img = NULL;
 	struct docker d;
-	char hash[17], tag[64], wh[PATH_MAX];
-	const char *base_id;
+	char hash[17], tag[64], wh[PATH_MAX], wheels[65] = "", owner[32], *stage = NULL;
+	char *found = NULL;
+	struct image_key k;
 	int rc = -1, lock = -1;
 	struct stat st;
 
@@ -266,6 +321,13 @@ int libraries_prepare_image(const struct libraries *l, const struct libraries_en
 		strbuf_addstr(err, "libraries: at most 64 requirements");
 		return -1;
 	}
+	/* The wheels pip may install are read (and hashed) by the host: they are the key. */
+	if (e->wheelhouse && libraries_wheels(wh, NULL, wheels, err) < 0)
+		return -1;
+	if (e->shared)
+		snprintf(owner, sizeof(owner), "shared");
+	else
+		snprintf(owner, sizeof(owner), "uid:%u", (unsigned)getuid());
 	if (backend_docker_connect(&d, e->backend, sb->host, err) < 0)
 		return -1;
 	strbuf_addstr(&path, "/images/");
@@ -276,14 +338,22 @@ int libraries_prepare_image(const struct libraries *l, const struct libraries_en
 			    "scripts/build-image): %s", base, e->backend, msg.buf);
 		goto out;
 	}
-	base_id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(img, "Id"));
-	strbuf_addf(&id, "%s\n%s", base_id ? base_id : base, l->key);
+	k.base = str_or_empty(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(img, "Id")));
+	k.set = l->key;
+	k.wheels = NULL;
+	k.owner = owner;
+	/* No wheelhouse named: this user's (or the shared) image of the set, from any wheels. */
+	if (!e->wheelhouse && (found = any_image(&d, &k)))
+		goto reuse;
+	k.wheels = wheels;
+	strbuf_addf(&id, "%s\n%s\nwheels %s\nowner %s", *k.base ? k.base : base, l->key,
+		    *wheels ? wheels : "(index)", owner);
 	libraries_hash(id.buf, hash);
 	snprintf(tag, sizeof(tag), IMAGE_REPO ":%s", hash);
-	if (image_matches(&d, tag, base_id ? base_id : "", l->key))
+	if (image_matches(&d, tag, &k))
 		goto reuse;
 	lock = libraries_lock(e->lock_dir, hash);
-	if (image_matches(&d, tag, base_id ? base_id : "", l->key))
+	if (image_matches(&d, tag, &k))
 		goto reuse;
 	if (!e->wheelhouse && !strcmp(net, "none")) {
 		strbuf_addf(err, "libraries: installing %s needs the network or a wheelhouse, and this "
@@ -291,18 +361,34 @@ int libraries_prepare_image(const struct libraries *l, const struct libraries_en
 			    "--network bridge", l->shown);
 		goto out;
 	}
+	/* The install reads a copy of the very bytes hashed (in the user's cache, on disk), not
+	 * the wheelhouse. */
+	if (e->wheelhouse) {
+		char *cache = libraries_cache_dir("wheels");
+
+		stage = libraries_wheels_stage(cache, wh, wheels, err);
+		free(cache);
+		if (!stage)
+			goto out;
+	}
 	if (e->progress)
 		fprintf(e->progress, "cellbox: installing %s into %s (once: kept as the image %s)\n",
 			l->shown, base, tag);
-	if (build_image(&d, l, e, base, img, hash, e->wheelhouse ? wh : NULL, err) < 0)
+	if (build_image(&d, l, e, base, img, hash, &k, stage, err) < 0)
 		goto out;
 	*installed = 1;
 reuse:
-	*image = xstrdup(tag);
+	*image = found ? found : xstrdup(tag);
+	found = NULL;
 	rc = 0;
 out:
+	if (stage) {
+		fsutil_remove_tree(stage);
+		free(stage);
+	}
 	if (lock >= 0)
 		close(lock);
+	free(found);
 	cJSON_Delete(img);
 	strbuf_release(&path);
 	strbuf_release(&msg);

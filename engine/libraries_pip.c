@@ -120,3 +120,12 @@ size_t libraries_pip_args(const struct libraries *l, const char *where, const ch
 		argv[n++] = l->names[i];
 	return n;
 }
+
+char *libraries_cache_dir(const char *sub)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (xdg && *xdg)
+		return xasprintf("%s/cellbox/%s", xdg, sub);
+	return xasprintf("%s/.cache/cellbox/%s", home && *home ? home : "/tmp", sub);
+}

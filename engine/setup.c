@@ -40,9 +40,9 @@ int setup_libraries_check(const char *set, const struct policy *p, struct strbuf
 	return rc;
 }
 
-int setup_libraries_prepare(const char *set, const char *wheelhouse, struct session_opts *so,
-			    FILE *progress, const char *who, char **image, char **python,
-			    struct strbuf *err)
+int setup_libraries_prepare(const char *set, const char *wheelhouse, int shared,
+			    struct session_opts *so, FILE *progress, const char *who,
+			    char **image, char **python, struct strbuf *err)
 {
 	const struct kernel_def *k = so->kernel ? kernel_find(so->kernel) : kernel_default();
 	struct libraries l;
@@ -66,6 +66,7 @@ int setup_libraries_prepare(const char *set, const char *wheelhouse, struct sess
 	e.python = so->python;
 	e.sandbox = &so->sandbox;
 	e.wheelhouse = wheelhouse;
+	e.shared = shared;
 	e.lock_dir = runtime;
 	e.progress = progress;
 	rc = libraries_check_policy(&l, so->policy, err);
@@ -106,8 +107,8 @@ int setup_settings_libraries(const struct cellbox_config *cfg,
 {
 	char *image, *python;
 
-	if (setup_libraries_prepare(cfg->libraries, cfg->wheelhouse, so, stderr, "cellbox", &image,
-				    &python, err) < 0)
+	if (setup_libraries_prepare(cfg->libraries, cfg->wheelhouse, cfg->libraries_shared, so,
+				    stderr, "cellbox", &image, &python, err) < 0)
 		return -1;
 	if (image) {
 		free(made_image);

@@ -27,11 +27,12 @@ int setup_libraries_check(const char *set, const struct policy *p, struct strbuf
  * and point `so` at them: *image (containers: the derived image) or *python (local: the
  * venv's interpreter) is set to what `so` now borrows, and the caller keeps it until the
  * session ends, then frees it. "installed X in N s" goes to `progress` (NULL: quiet) after
- * `who` ("cellbox"). Nothing for an empty set. -1 with `err`.
+ * `who` ("cellbox"). `shared`: a derived image may be another user's who chose so too
+ * (the setting libraries-shared). Nothing for an empty set. -1 with `err`.
  */
-int setup_libraries_prepare(const char *set, const char *wheelhouse, struct session_opts *so,
-			    FILE *progress, const char *who, char **image, char **python,
-			    struct strbuf *err);
+int setup_libraries_prepare(const char *set, const char *wheelhouse, int shared,
+			    struct session_opts *so, FILE *progress, const char *who,
+			    char **image, char **python, struct strbuf *err);
 /*
  * setup_libraries_prepare() for the libraries of the settings (the libraries, wheelhouse
  * settings), with what it makes kept for every later session of the process. -1 with `err`.

@@ -258,8 +258,10 @@ class PolicyHookTest(harness.RunnerCase):
         self.refused("__import__('os')")      # and the hook is back for the next cell
 
     def test_runner_modules_are_the_runners(self):
-        # Every module of the runner package (runner.zip/runner/<module>.py) is the runner's
-        # own to the hook, not only the one that holds it; a cell's frames are the user's.
+        # Every file of the runner package (runner.zip/runner/<module>.py) is the runner's own
+        # to the hook, not only the one that holds it; a cell's frames are the user's; code is
+        # judged by its file, not its globals: a string eval'd in the runner's or a library's
+        # namespace is still the user's (issue 24: timeit ran `import os` in its own globals).
         evs = self.r.execute(
             "import sys\n"
             "g = sys.modules['runner.guard']\n"
@@ -277,7 +279,8 @@ class PolicyHookTest(harness.RunnerCase):
             "        for n in mods])\n"
             "import shutil\n"
             "print(g._from_user(sys._getframe()),\n"
-            "      g._from_user(eval('__import__(\"sys\")._getframe()', vars(shutil))))")
+            "      g._from_user(eval('__import__(\"sys\")._getframe()', vars(shutil))),\n"
+            "      g._from_user(sys._getframe().f_back))")
         self.assertEqual(done(evs)["status"], "ok", evs)
         where, verdict, mods, each, user = text(evs).splitlines()
         name, path = where.split(" ", 1)
@@ -287,8 +290,47 @@ class PolicyHookTest(harness.RunnerCase):
         self.assertEqual(mods.split(), ["runner." + m for m in (
             "capture", "events", "guard", "plots", "requests", "serve", "shell", "state",
             "waiting", "zygote")])
-        self.assertEqual(set(each.split()), {"False"})
-        self.assertEqual(user, "True False")        # the cell's; a library's (shutil)
+        self.assertEqual(set(each.split()), {"True"})     # eval'd text: the user's, anywhere
+        self.assertEqual(user, "True True False")   # the cell's; eval'd in shutil's; IPython's
+
+    def test_library_runs_a_code_string(self):
+        # A library running the user's string (in its own globals or not) runs the user's code.
+        self.refused("import timeit\ntimeit.timeit('import os', number=1)")
+        self.refused("import timeit, shutil\ntimeit.timeit('import os', number=1, "
+                     "globals=vars(shutil))")
+        self.refused("import cProfile, tempfile\ncProfile.Profile().runctx('import os', "
+                     "vars(tempfile), None)")
+
+    def test_processes_refused_whoever_asks(self):
+        for code in ("import tempfile\ntempfile._os.system('true')",
+                     "import asyncio\nasyncio.subprocess.subprocess.run(['true'])",
+                     "import pydoc\npydoc.pipepager('x', 'cat')",
+                     "import shutil\nshutil.os.fork()"):
+            msg = self.refused(code)
+            self.assertRegex(msg, r"^starting a process \((os\.system|subprocess\.Popen|"
+                                  r"os\.fork)\) refused by the security policy 't'$", code)
+        msg = self.refused("import asyncio\nasyncio.subprocess.subprocess._fork_exec()")
+        self.assertEqual(msg, "starting a process refused by the security policy 't'")
+        self.assertIn("module posix", self.refused("import posix"))
+
+    def test_libraries_that_cope_without_a_process_go_on(self):
+        # A refused process is an OSError (PermissionError, EPERM), as a failure to start one
+        # is: platform runs `file` (and `uname -p`, which pandas' import asks for) and copes.
+        evs = self.r.execute("import platform, tempfile\nprint(platform.architecture()[0])\n"
+                             "try:\n    tempfile._os.system('true')\n"
+                             "except PermissionError as e:\n    print('refused', e.errno)")
+        self.assertEqual(done(evs)["status"], "ok", evs)
+        self.assertEqual(text(evs), "64bit\nrefused 1\n")
+
+    def test_code_under_a_librarys_name(self):
+        # User code must not pass for a library's by its file name.
+        lib = "json.__file__"
+        self.assertIn("compiled under a library's name", self.refused(
+            "import json\nc = compile('import os', %s, 'exec')" % lib))
+        self.assertIn("a code object under a library's name", self.refused(
+            "import json\nc = (lambda: 0).__code__.replace(co_filename=%s)" % lib))
+        self.assertIn("marshal.loads refused", self.refused(
+            "import marshal\nmarshal.loads(marshal.dumps((lambda: 0).__code__))"))
 
     def test_bad_request(self):
         evs = self.r.request("policy", modules="os")

@@ -173,6 +173,83 @@ class LibrariesTest(unittest.TestCase):
         self.assertIn('removed image %s (%s)' % (tag, self.name), p.stdout)
         self.assertEqual(derived_images(self.name), [])
 
+    def test_wheelhouse_is_the_key(self):
+        # Issue 24, class 8: wheelhouse A's wheel carries a .pth file; wheelhouse B has a clean
+        # wheel of the same name and version. B's session must not get A's image.
+        poisoned = os.path.join(self.tmp, 'wheels-a')
+        make_wheel(poisoned, self.name, '1.0', 42, extra={
+            self.name + '_hook.pth': b'import sys; sys.cellbox_poisoned = "from wheelhouse A"\n'})
+        for f in os.listdir(poisoned):
+            os.chmod(os.path.join(poisoned, f), 0o644)
+        os.chmod(poisoned, 0o755)
+        code = 'import sys\nprint(getattr(sys, "cellbox_poisoned", "clean"))'
+        a = self.cellbox('run', '--backend', 'docker', '--libraries', self.name, '--wheelhouse',
+                         poisoned, '-c', code)
+        self.assertEqual((a.returncode, a.stdout), (0, 'from wheelhouse A\n'), a.stderr)
+        b = self.run_docker(code)               # self.wheels: the clean wheel
+        self.assertEqual((b.returncode, b.stdout), (0, 'clean\n'), b.stderr)
+        self.assertIn('installing %s' % self.name, b.stderr)
+        images = derived_images(self.name)
+        self.assertEqual(len(images), 2)
+        digests = sorted(i['Labels']['org.cellbox.wheels'] for i in images)
+        self.assertTrue(all(re.fullmatch('[0-9a-f]{64}', d) for d in digests), digests)
+        self.assertNotEqual(digests[0], digests[1])
+        # The copies the installs read are gone.
+        self.assertEqual(os.listdir(os.path.join(self.tmp, 'cache', 'cellbox', 'wheels')), [])
+        # Each is reused for its own wheels.
+        again = self.run_docker(code)
+        self.assertEqual((again.returncode, again.stdout), (0, 'clean\n'), again.stderr)
+        self.assertNotIn('installing', again.stderr)
+        # A wheel put in place of the clean one (same name) is a new key, not the old image.
+        make_wheel(self.wheels, self.name, '1.0', 43)
+        os.chmod(os.path.join(self.wheels, '%s-1.0-py3-none-any.whl' % self.name), 0o644)
+        p = self.run_docker('import %s; print(%s.VALUE)' % (self.name, self.name))
+        self.assertEqual((p.returncode, p.stdout), (0, '43\n'), p.stderr)
+        # A link in the wheelhouse is not followed.
+        os.symlink('/etc/passwd', os.path.join(self.wheels, 'zz-0-py3-none-any.whl'))
+        p = self.run_docker('pass')
+        self.assertEqual(p.returncode, 5, p.stderr)
+        self.assertIn("the wheel 'zz-0-py3-none-any.whl' is not a regular file", p.stderr)
+
+    def test_images_are_each_users_own(self):
+        # Another uid (setpriv, with the docker group) does not get root's image of the set
+        # unless both say libraries-shared.
+        if os.getuid() != 0 or not shutil.which('setpriv'):
+            self.skipTest('needs root and setpriv to run cellbox as another user')
+        gid = os.stat(SOCKET).st_gid
+        other = dict(self.env)
+        home = os.path.join(self.tmp, 'other')
+        for d in ('config', 'state', 'run', 'cache'):
+            os.makedirs(os.path.join(home, d), mode=0o700)
+            os.chmod(os.path.join(home, d), 0o700)
+            os.chown(os.path.join(home, d), 4242, 4242)
+        other.update(XDG_CONFIG_HOME=os.path.join(home, 'config'),
+                     XDG_STATE_HOME=os.path.join(home, 'state'),
+                     CELLBOX_RUNTIME_DIR=os.path.join(home, 'run'),
+                     XDG_CACHE_HOME=os.path.join(home, 'cache'), HOME=home)
+
+        def as_other(*args):
+            return subprocess.run(['setpriv', '--reuid=4242', '--regid=4242',
+                                   '--groups=%d' % gid, BIN, *args], capture_output=True,
+                                  text=True, env=other, timeout=300)
+
+        code = 'import %s; print(%s.VALUE)' % (self.name, self.name)
+        mine = self.run_docker(code)
+        self.assertEqual((mine.returncode, mine.stdout), (0, '42\n'), mine.stderr)
+        theirs = as_other('run', '--backend', 'docker', '--libraries', self.name,
+                          '--wheelhouse', self.wheels, '-c', code)
+        self.assertEqual((theirs.returncode, theirs.stdout), (0, '42\n'), theirs.stderr)
+        self.assertIn('installing %s' % self.name, theirs.stderr)   # not root's image
+        self.assertEqual(sorted(i['Labels']['org.cellbox.owner']
+                                for i in derived_images(self.name)), ['uid:0', 'uid:4242'])
+        # Both choosing the shared cache: the second reuses the first's.
+        mine = self.run_docker(code, '--libraries-shared')
+        self.assertIn('installing %s' % self.name, mine.stderr)
+        theirs = as_other('run', '--backend', 'docker', '--libraries', self.name,
+                          '--libraries-shared', '--wheelhouse', self.wheels, '-c', code)
+        self.assertEqual((theirs.returncode, theirs.stdout), (0, '42\n'), theirs.stderr)
+        self.assertNotIn('installing', theirs.stderr)
+
     def test_pool_starts_from_the_image(self):
         self.daemon = subprocess.Popen([BIN, 'pool', 'serve', '--backend', 'docker', '--min', '1',
                                         '--max', '2', '--libraries', self.name, '--wheelhouse',

@@ -94,8 +94,8 @@ int mcp_libraries_prepare(struct mcp_server *srv, struct mcp_session *ms,
 	if (!set)
 		return 0;
 	/* The protocol has stdout: the install's progress goes to stderr. */
-	rc = setup_libraries_prepare(set, srv->cfg->wheelhouse, so, stderr, "cellbox mcp", &image,
-				     &python, err);
+	rc = setup_libraries_prepare(set, srv->cfg->wheelhouse, srv->cfg->libraries_shared, so,
+				     stderr, "cellbox mcp", &image, &python, err);
 	if (rc == 0) {
 		free(ms->image);
 		free(ms->python);

@@ -15,7 +15,6 @@ from . import PROTOCOL
 from . import events as _ev
 from .capture import _setup_capture
 from .events import _drain_fds, _emit, _flush_locked, _on_sigint, _segs
-from .guard import _own_modules
 from .plots import _ImportHooks, _MplFinder, _init_plot_counter
 from .requests import _HANDLERS, _getpass, _input, _valid_id
 from .shell import _PandasWidth, _guard_pip, _make_shell, _shell_here
@@ -262,7 +261,6 @@ def main(argv):
     _S.last_check = _monotonic()
     # what tests and tools reach the runner by (its _S, _emit, _HANDLERS, _log, ...)
     sys.modules.setdefault("_cellbox_runner", sys.modules[__name__])
-    _own_modules()              # every module of the runner is imported by now
 
     signal.signal(signal.SIGINT, _on_sigint)
     _setup_capture()
