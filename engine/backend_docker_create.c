@@ -179,6 +179,8 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 
 	hc = cJSON_AddObjectToObject(body, "HostConfig");
 	cJSON_AddBoolToObject(hc, "Init", 1);
+	/* What the kernel writes to its init's stdout is nobody's: no log on the host's disk. */
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(hc, "LogConfig"), "Type", "none");
 	{
 		/* The channel's two one-way parts, at the host's paths: the host's read-only. */
 		cJSON *binds = cJSON_AddArrayToObject(hc, "Binds");

@@ -23,6 +23,7 @@ import urllib.parse
 from hostile_base import (Base, BIN, RUNTIME, SKIP, docker_get, docker_skip_reason,
                           tree_bytes)
 from hostile_local import Local
+from hostile_spill import Spill
 
 
 class Hostile(Base):
@@ -499,13 +500,13 @@ def containers_of(pid):
 
 
 def main(argv):
-    cases = {n[len('test_'):]: cls for cls in (Hostile, Local, Dockerd) for n in cls.__dict__
-             if n.startswith('test_')}
+    cases = {n[len('test_'):]: cls for cls in (Hostile, Local, Dockerd, Spill)
+             for n in cls.__dict__ if n.startswith('test_')}
     case = argv[1] if len(argv) > 1 else None
     if case and case not in cases:
         print('no case %r (cases: %s)' % (case, ', '.join(sorted(cases))))
         return 2
-    if any(cls in (Hostile, Dockerd) for n, cls in cases.items() if case in (None, n)):
+    if any(cls in (Hostile, Dockerd, Spill) for n, cls in cases.items() if case in (None, n)):
         why = docker_skip_reason()
         if why:
             print('SKIP: ' + why)
