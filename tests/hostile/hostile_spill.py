@@ -1,14 +1,19 @@
 """The hostile cases about what crosses the wall besides the channel: the container's logs,
-its other writable places. Run through test_hostile.py CASE (docker, under runc and again
-under runsc)."""
+its other writable places, the per-uid limits of the host's kernel. Run through
+test_hostile.py CASE (docker, under runc and again under runsc)."""
+import ctypes
 import json
 import os
+import pwd
 import select
 import subprocess
 import time
 import urllib.parse
 
 from hostile_base import Base, BIN, RUNTIME, docker_get, tree_bytes
+
+# The container's uid when cellbox runs as root (engine/backend_docker_create.c).
+CONTAINER_UID = 1879048192
 
 
 class Session:
@@ -68,6 +73,18 @@ class Session:
         if len(ids) != 1:
             raise AssertionError('containers of pid %d: %r' % (self.proc.pid, ids))
         return docker_get('/containers/%s/json' % ids[0])
+
+
+def inotify_init_as(uid):
+    """Whether a process of `uid` on the host can make an inotify instance (its errno if not)."""
+    code = ('import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); '
+            'fd = libc.inotify_init(); print(fd, ctypes.get_errno())')
+    args = ['/usr/bin/python3', '-c', code]
+    if uid != os.geteuid():
+        args = ['setpriv', '--reuid', str(uid), '--regid', str(uid), '--clear-groups'] + args
+    p = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    fd, err = p.stdout.split()
+    return 0 if int(fd) >= 0 else int(err)
 
 
 class Spill(Base):
@@ -173,8 +190,70 @@ print('WRO' + 'TE ' + json.dumps(wrote))
                           not m.startswith(self.run_dir + '/')], [],
                          'the kernel can write there: %r' % wrote)
 
+    def test_per_uid_limits(self):
+        """A kernel holding 200 inotify instances: a host program of the caller's uid, and
+        one of uid 1000 (the first user's, which root's kernels ran as), can still make one
+        (before: EMFILE for every program of that uid); the kernel's uid on the host is no
+        account's and no host process's but the container's."""
+        if os.geteuid() != 0:
+            self.skipTest('runs a program as uid 1000: needs root')
+        cell = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+HELD = []
+for i in range(200):
+    fd = libc.inotify_init()
+    if fd < 0:
+        break
+    HELD.append(fd)
+print('HE' + 'LD %d uid %d' % (len(HELD), os.getuid()))
+'''
+        s = Session(self.env)
+        try:
+            if not s.cell(cell, 'HELD ', timeout=60):
+                self.fail('no answer: %r %r' % (s.out[-400:], s.close()[-400:]))
+            held = s.out.decode().split('HELD ', 1)[1].split()
+            n, uid = int(held[0]), int(held[2])
+            self.assertGreater(n, 100, s.out[-400:])
+            self.assertEqual(inotify_init_as(os.geteuid()), 0, 'the caller has no inotify left')
+            err = inotify_init_as(1000)
+            self.assertEqual(err, 0, 'a host program of uid 1000 cannot inotify_init: %s'
+                             % os.strerror(err))
+            self.assertNotEqual(uid, os.geteuid())
+            self.assertEqual(uid, CONTAINER_UID)
+            with self.assertRaises(KeyError):
+                pwd.getpwuid(uid)
+            if not RUNTIME:
+                c = s.container()
+                top = docker_get('/containers/%s/top?ps_args=-o%%20pid' % c['Id'])
+                inside = {int(p[0]) for p in top['Processes']}
+                self.assertTrue(inside)
+                for pid in inside:
+                    self.assertEqual(proc_uid(pid), CONTAINER_UID, pid)
+                self.assertEqual(sorted(p for p in host_pids_of(CONTAINER_UID)
+                                        if p not in inside), [])
+        finally:
+            s.close()
+
 
 def r_image():
     """Whether dockerd has the R kernel's image (scripts/build-image --kernel r)."""
     filt = json.dumps({'reference': ['cellbox-r']})
     return bool(docker_get('/images/json?filters=' + urllib.parse.quote(filt)))
+
+
+def proc_uid(pid):
+    """The real uid of host process `pid`, or None when it is gone."""
+    try:
+        with open('/proc/%d/status' % pid) as f:
+            for line in f:
+                if line.startswith('Uid:'):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def host_pids_of(uid):
+    """The host's processes whose real uid is `uid`."""
+    return [int(p) for p in os.listdir('/proc') if p.isdigit() and proc_uid(int(p)) == uid]
