@@ -54,7 +54,7 @@ struct sandbox_opts {
 	int writable_root;		/* 1: the root file system is writable [read-only] */
 	const char *cap_drop;		/* comma-separated capabilities to drop [ALL] */
 	const char *security_opt;	/* comma-separated [no-new-privileges] */
-	const char *user;		/* uid[:gid] [the caller's uid, 1000 for root] */
+	const char *user;		/* uid[:gid] [the caller's uid, 1879048192 for root] */
 	const char *host;		/* engine socket [$DOCKER_HOST or the default] */
 	const char *runtime;		/* OCI runtime ("runsc": gVisor) [the engine's default] */
 };

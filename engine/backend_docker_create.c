@@ -17,7 +17,13 @@
 #define DEFAULT_IMAGE CELLBOX_KERNEL_IMAGE
 #define DEFAULT_PIDS 256
 #define DEFAULT_HOME_SIZE (512ull << 20)
-#define CONTAINER_UID 1000
+/*
+ * The container's user when cellbox runs as root: a uid no host account or process has
+ * (0x70000000, in the range systemd leaves unused, above subordinate-uid and nspawn ranges),
+ * so that what the kernel holds of the per-uid limits (inotify instances, processes, pending
+ * signals) is no host user's. Without a user namespace a container's uid is the host's.
+ */
+#define CONTAINER_UID 1879048192u
 
 /* Whether the engine may not report an OOM kill: podman (cgroup v1), or not runc (gVisor). */
 int backend_docker_oom_unsure(const char *engine, const char *runtime)
@@ -179,6 +185,8 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 
 	hc = cJSON_AddObjectToObject(body, "HostConfig");
 	cJSON_AddBoolToObject(hc, "Init", 1);
+	/* What the kernel writes to its init's stdout is nobody's: no log on the host's disk. */
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(hc, "LogConfig"), "Type", "none");
 	{
 		/* The channel's two one-way parts, at the host's paths: the host's read-only. */
 		cJSON *binds = cJSON_AddArrayToObject(hc, "Binds");

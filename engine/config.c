@@ -90,7 +90,7 @@ static const struct config_key keys[] = {
 	  .help = "container security options (no-new-privileges; none)" },
 	{ .name = "user", .type = CFG_STRING, .offset = SANDBOX(user),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "UID[:GID]", .env = "CELLBOX_USER",
-	  .help = "container user uid[:gid] (default: ours, 1000 for root)" },
+	  .help = "container user uid[:gid] (default: ours, 1879048192 for root)" },
 	{ .name = "runtime", .type = CFG_STRING, .offset = SANDBOX(runtime),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "NAME", .env = "CELLBOX_RUNTIME",
 	  .alias = "SANDBOX_RUNTIME",

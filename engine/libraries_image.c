@@ -205,6 +205,15 @@ static cJSON *setup_body(const struct libraries *l, const struct libraries_env *
 	labels = cJSON_AddObjectToObject(body, "Labels");
 	backend_docker_owner_labels(labels);	/* gc removes it if we die while it runs */
 	hc = cJSON_AddObjectToObject(body, "HostConfig");
+	{
+		/* pip's last lines are read back on a failure (container_logs): 1 MB of them. */
+		cJSON *log = cJSON_AddObjectToObject(hc, "LogConfig"), *conf;
+
+		cJSON_AddStringToObject(log, "Type", "json-file");
+		conf = cJSON_AddObjectToObject(log, "Config");
+		cJSON_AddStringToObject(conf, "max-size", "1m");
+		cJSON_AddStringToObject(conf, "max-file", "1");
+	}
 	/*
 	 * The wall's layout: no channel here (a setup container sees only the wheelhouse,
 	 * read-only), the same OCI runtime as the kernels (gVisor), and nothing of the host's

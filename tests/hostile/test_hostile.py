@@ -26,6 +26,7 @@ from hostile_gc import GcLabels
 from hostile_local import Local
 from hostile_pool import LocalPool
 from hostile_quota import Quota
+from hostile_spill import Spill
 
 
 class Hostile(Base):
@@ -503,13 +504,14 @@ def containers_of(pid):
 
 def main(argv):
     cases = {n[len('test_'):]: cls for cls in (Hostile, Local, LocalPool, Dockerd, Quota,
-                                               GcLabels)
+                                               GcLabels, Spill)
              for n in cls.__dict__ if n.startswith('test_')}
     case = argv[1] if len(argv) > 1 else None
     if case and case not in cases:
         print('no case %r (cases: %s)' % (case, ', '.join(sorted(cases))))
         return 2
-    if any(cls in (Hostile, Dockerd, GcLabels) for n, cls in cases.items() if case in (None, n)):
+    if any(cls in (Hostile, Dockerd, GcLabels, Spill) for n, cls in cases.items()
+           if case in (None, n)):
         why = docker_skip_reason()
         if why:
             print('SKIP: ' + why)
