@@ -254,6 +254,13 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	/* The file's kernel, as run and replay choose it: an R notebook runs in R. */
+	if (file && !cfg->session.kernel) {
+		const struct kernel_def *k = kernel_for_file(file, ui.nbv ? ui.nbv->nb.root : NULL);
+
+		if (k)
+			cfg->session.kernel = xstrdup(k->name);
+	}
 	if (ui_screen_start(&ui, theme) < 0) {
 		rc = EXIT_USAGE;
 		goto out;

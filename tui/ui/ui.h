@@ -142,6 +142,8 @@ struct nbview {
 	int next_image;		/* the plot index of the next image read from the file (< 0) */
 	int quit_armed;		/* Ctrl-Q with unsaved changes: a second one quits */
 	int cursor_y, cursor_x;	/* where edit mode's cursor was drawn */
+	int follow;		/* the view keeps the selection in sight (not after a page key) */
+	int relayout;		/* a cell drew more or fewer rows than laid out: draw again */
 };
 
 /* A captured plot: its file and its decoded image (NULL when it could not be read). */
@@ -411,6 +413,8 @@ void ui_cell_started(struct ui *ui);
 void ui_cell_finished(struct ui *ui);
 /* Whether the kernel can take cells (not dead, not closed). */
 int ui_session_usable(const struct ui *ui);
+/* The same, after starting a new kernel when the last one died (the next cell waits for it). */
+int ui_session_ready(struct ui *ui);
 /* Give the kernel the theme's IPython colour scheme, unless it has it already. */
 void ui_match_kernel_colors(struct ui *ui);
 

@@ -267,6 +267,11 @@ void ui_run_cell(struct ui *ui)
 		free(code);
 		return;
 	}
+	if (!ui_session_ready(ui)) {	/* the text stays in the editor */
+		ui_message(ui, "the kernel is not running: F6 starts a new one");
+		free(code);
+		return;
+	}
 	id = session_execute(ui->s, code, SESSION_EXEC_ALLOW_STDIN, ui->cfg->timeout, ui_on_cell_event,
 			     ui, &err);
 	ui_hist_add(ui, code);
@@ -360,6 +365,17 @@ int ui_session_usable(const struct ui *ui)
 {
 	enum session_state st = ui->s ? session_state(ui->s) : SESSION_CLOSED;
 	return st != SESSION_DEAD && st != SESSION_CLOSED;
+}
+
+/*
+ * Whether the kernel can take the next cell, after starting a new one if it died (as the REPL
+ * and Jupyter do: the cell waits, its text stays where it was typed).
+ */
+int ui_session_ready(struct ui *ui)
+{
+	if (ui->s && session_state(ui->s) == SESSION_DEAD)
+		ui_restart_kernel(ui);
+	return ui_session_usable(ui);
 }
 
 /* Text the kernel sent for an editor: controls but tabs and newlines dropped, size capped. */

@@ -198,7 +198,7 @@ void ui_nbview_run(struct ui *ui, enum nb_run how)
 
 	if (v->editing)
 		ui_nbview_leave_edit(ui);
-	if (!ui_session_usable(ui)) {
+	if (!ui_session_ready(ui)) {
 		ui_message(ui, "the kernel is not running: F6 starts a new one");
 		return;
 	}
