@@ -117,6 +117,18 @@ class DefectTest(Base):
         last = max(i for i, r in enumerate(rows) if 'last_cell_here' in r)
         self.assertTrue(any('In [ ]' in r for r in rows[last + 1:]), s)
 
+    def test_markdown_display_rendered(self):
+        ui = self.start()
+        ui.run('from IPython.display import display, Markdown; '
+               'display(Markdown("# Title\\n\\nsome **bold** and `code`"))')
+        s = ui.wait_for('some bold and code')
+        self.assertNotIn('Markdown object', s)
+        line = [l for l in ui.screen(escapes=True).splitlines() if 'some' in l][-1]
+        self.assertRegex(line, r'\x1b\[[0-9;]*1m[^\x1b]*bold')     # bold drawn bold
+        ui.run('Markdown("*it*")')                              # as Out[n] too
+        s = ui.wait_for('Out[2]: it')
+        self.assertNotIn('Markdown object', s)
+
     def test_kernel_death_keeps_next_cell(self):
         ui = self.start()
         ui.run('import os; os._exit(1)')

@@ -33,12 +33,17 @@ static int global_key(struct ui *ui, int is_key, wint_t ch)
  */
 static int ui_key(struct ui *ui, int is_key, wint_t ch)
 {
+	const struct key_binding *kb;
 	int rc;
 
 	if (is_key && ch == KEY_RESIZE)
 		return PANE_REDRAW;
 	free(ui->status.message);
 	ui->status.message = NULL;
+	/* Quitting works everywhere, over an overlay too (as F1 says). */
+	kb = keytab_find(KM_GLOBAL, is_key, ch, ui->key_mods);
+	if (kb && kb->command && !strcmp(kb->command, "quit"))
+		return keytab_do(ui, kb);
 	rc = ui_overlay_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;

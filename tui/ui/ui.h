@@ -401,6 +401,8 @@ struct out_cell *ui_view_of_request(struct ui *ui, unsigned long id);
 void ui_kernel_set_width(struct ui *ui);
 /* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
 char *ui_next_input_text(const char *text);
+/* What a display or a result shows: its markdown rendered, else its text/plain; NULL: none. */
+char *ui_rich_text(const struct ui *ui, const struct session_ev_rich *r);
 /*
  * Whether a cell of the user's runs (or is submitted and not done), in the console or the
  * notebook: the one answer to "is a cell running" (Ctrl-C, i i, :interrupt, the spinner, a

@@ -47,9 +47,11 @@ static void display_update(struct ui *ui, struct outmodel *m, const struct sessi
 		if (outmodel_update_plot(m, d->display_id, d->plot->index, d->plot->width,
 					 d->plot->height))
 			list_plot(ui, d->plot);
-	} else if (d->text) {
-		char *line = xasprintf("%s\n", d->text);
-		outmodel_update_text(m, d->display_id, line, strlen(line));
+	} else {
+		char *line = ui_rich_text(ui, d);
+
+		if (line)
+			outmodel_update_text(m, d->display_id, line, strlen(line));
 		free(line);
 	}
 }
@@ -91,6 +93,8 @@ static void cell_artifact(struct ui *ui, struct outmodel *m, struct out_cell *c,
 void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		const struct session_event *ev)
 {
+	char *line;
+
 	switch (ev->type) {
 	case SESSION_EV_STREAM:
 		outmodel_cell_append(m, c, ev->stream.stream == SESSION_STDERR ? OUT_STDERR
@@ -112,9 +116,7 @@ void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 				outmodel_cell_tag(c, c->nchunks - 1, id);
 		} else if (ev->display.pager && text) {
 			ui_pager_open(ui, "help", text);
-		} else if (text) {
-			char *line = xasprintf("%s\n", text);
-
+		} else if ((line = ui_rich_text(ui, &ev->display))) {
 			if (id)
 				outmodel_cell_display(m, c, id, line, strlen(line));
 			else
@@ -124,11 +126,9 @@ void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		break;
 	}
 	case SESSION_EV_RESULT: {
-		const char *text = ev->result.text;
 		if (ev->result.execution_count >= 0)
 			c->count = ev->result.execution_count;
-		if (text) {
-			char *line = xasprintf("%s\n", text);
+		if ((line = ui_rich_text(ui, &ev->result))) {
 			outmodel_cell_append(m, c, OUT_RESULT, line, strlen(line));
 			free(line);
 		}

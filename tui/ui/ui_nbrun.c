@@ -143,8 +143,8 @@ static void run_next(struct ui *ui)
 		if (c->queued && (!next || c->queued < next->queued))
 			next = c;
 	}
-	if (!next)
-		return;
+	if (!next || v->outputs_open)
+		return;		/* (a cell deleted while it runs still runs: after it) */
 	next->queued = 0;
 	next->rows_width = 0;
 	if (blank(next->source) || strcmp(notebook_cell_type(next), "code")) {

@@ -68,6 +68,7 @@ void ui_nbview_close(struct ui *ui)
 	notebook_release(&v->nb);
 	outmodel_release(&v->views);
 	free(v->find);
+	free(v->running_code);	/* a cell that ran when the notebook closed */
 	free(v);
 	ui->nbv = NULL;
 	ui->panes[P_OUTPUT].visible = ui->panes[P_EDITOR].visible = 1;
