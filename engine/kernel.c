@@ -224,6 +224,13 @@ const struct kernel_def *kernel_for_notebook(const cJSON *nb)
 	return NULL;
 }
 
+const struct kernel_def *kernel_for_file(const char *path, const cJSON *nb)
+{
+	const struct kernel_def *k = nb ? kernel_for_notebook(nb) : NULL;
+
+	return k ? k : kernel_for_path(path);
+}
+
 void kernel_describe_notebook(const struct kernel_def *k, cJSON *nb)
 {
 	cJSON *md = cJSON_GetObjectItemCaseSensitive(nb, "metadata"), *o;

@@ -88,6 +88,11 @@ const struct kernel_def *kernel_for_path(const char *path);
  * language_info.name. NULL when it names none or one cellbox does not have.
  */
 const struct kernel_def *kernel_for_notebook(const cJSON *nb);
+/*
+ * The kernel a cell file asks for: its notebook's metadata (`nb`, may be NULL), else its name
+ * (kernel_for_path). NULL when neither says.
+ */
+const struct kernel_def *kernel_for_file(const char *path, const cJSON *nb);
 /* Give a notebook that has none the kernelspec and language_info of kernel `k`. */
 void kernel_describe_notebook(const struct kernel_def *k, cJSON *nb);
 /* Append the kernels' names, "python, r", for messages. */

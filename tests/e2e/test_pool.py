@@ -239,6 +239,18 @@ class PoolTest(unittest.TestCase):
                          'time.sleep(30)', timeout=60)
         self.assertEqual(p.returncode, 3, p.stderr)
 
+    def test_preimported_pyplot_keeps_plots(self):
+        # The README's example: pyplot imported by the zygote before any kernel chose its
+        # backend. The pooled kernel's figures are still captured (the inline backend).
+        self.serve('--min', '1', '--max', '1', '--preimport', 'matplotlib.pyplot')
+        p = self.cellbox('run', '--pool', '--json', '-c',
+                         'import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()\n'
+                         'import matplotlib; print(matplotlib.get_backend())')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout)
+        self.assertEqual(len(out['plots']), 1, out)
+        self.assertIn('inline', out['stdout'])
+
     def test_failed_preimport_is_logged(self):
         self.serve('--min', '1', '--max', '1', '--preimport', 'colorsys, no_such_module_here')
         p = self.cellbox('run', '--pool', '-c', 'import sys; print("colorsys" in sys.modules)')

@@ -19,12 +19,11 @@ const char *cli_progname = "cellbox";
 
 void cli_kernel_from_file(struct cellbox_config *cfg, const char *path, const cJSON *nb)
 {
-	const struct kernel_def *k = nb ? kernel_for_notebook(nb) : NULL;
+	const struct kernel_def *k;
 
 	if (cfg->session.kernel)
 		return;
-	if (!k)
-		k = kernel_for_path(path);
+	k = kernel_for_file(path, nb);
 	if (k)
 		cfg->session.kernel = xstrdup(k->name);
 }

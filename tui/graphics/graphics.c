@@ -257,6 +257,11 @@ int graphics_mode_in_cells(enum graphics_mode mode)
 void graphics_fit(const struct graphics_image *img, const struct graphics_request *rq,
 		  struct graphics_size *sz)
 {
+	graphics_fit_size(img->w, img->h, rq, sz);
+}
+
+void graphics_fit_size(int w, int h, const struct graphics_request *rq, struct graphics_size *sz)
+{
 	int cw = rq->cell_w > 0 ? rq->cell_w : 10, ch = rq->cell_h > 0 ? rq->cell_h : 20;
 	int cols = rq->cols > 0 ? rq->cols : 80, rows = rq->rows;
 	double box_w, box_h, scale = 1.0;
@@ -272,15 +277,15 @@ void graphics_fit(const struct graphics_image *img, const struct graphics_reques
 
 		/* Fill whole cells at the cell's aspect; no more sub-pixels than pixels. */
 		blocks_cell_pixels(rq->blocks, &sx, &sy);
-		scale = box_w / img->w;
-		if (box_h / img->h < scale)
-			scale = box_h / img->h;
+		scale = box_w / w;
+		if (box_h / h < scale)
+			scale = box_h / h;
 		if ((double)cw / sx < scale)
 			scale = (double)cw / sx;
 		if ((double)ch / sy < scale)
 			scale = (double)ch / sy;
-		sz->cols = (int)(img->w * scale / cw + 0.5);
-		sz->rows = (int)(img->h * scale / ch + 0.5);
+		sz->cols = (int)(w * scale / cw + 0.5);
+		sz->rows = (int)(h * scale / ch + 0.5);
 		sz->cols = sz->cols < 1 ? 1 : sz->cols > cols ? cols : sz->cols;
 		sz->rows = sz->rows < 1 ? 1 : rows > 0 && sz->rows > rows ? rows : sz->rows;
 		sz->px_w = sz->cols * sx;
@@ -291,12 +296,12 @@ void graphics_fit(const struct graphics_image *img, const struct graphics_reques
 		box_w = rq->max_w;
 	if (rq->mode == GRAPHICS_SIXEL && rq->max_h > 0 && rq->max_h < box_h)
 		box_h = rq->max_h;
-	if (img->w > box_w)
-		scale = box_w / img->w;
-	if (img->h * scale > box_h)
-		scale = box_h / img->h;
-	sz->px_w = (int)(img->w * scale);
-	sz->px_h = (int)(img->h * scale);
+	if (w > box_w)
+		scale = box_w / w;
+	if (h * scale > box_h)
+		scale = box_h / h;
+	sz->px_w = (int)(w * scale);
+	sz->px_h = (int)(h * scale);
 	if (sz->px_w < 1)
 		sz->px_w = 1;
 	if (sz->px_h < 1)

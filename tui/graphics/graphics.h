@@ -128,6 +128,8 @@ const unsigned char *graphics_image_rgb(const struct graphics_image *img);
  */
 void graphics_fit(const struct graphics_image *img, const struct graphics_request *rq,
 		  struct graphics_size *sz);
+/* The same for an image of w x h pixels not decoded (yet): what it will take once it is. */
+void graphics_fit_size(int w, int h, const struct graphics_request *rq, struct graphics_size *sz);
 /*
  * Append the bytes that draw `img` under `rq` to `out`; fill `sz` when not NULL. kitty
  * sends the PNG the first time it draws an image (and kitty-unicode its virtual placement,

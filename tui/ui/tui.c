@@ -33,12 +33,17 @@ static int global_key(struct ui *ui, int is_key, wint_t ch)
  */
 static int ui_key(struct ui *ui, int is_key, wint_t ch)
 {
+	const struct key_binding *kb;
 	int rc;
 
 	if (is_key && ch == KEY_RESIZE)
 		return PANE_REDRAW;
 	free(ui->status.message);
 	ui->status.message = NULL;
+	/* Quitting works everywhere, over an overlay too (as F1 says). */
+	kb = keytab_find(KM_GLOBAL, is_key, ch, ui->key_mods);
+	if (kb && kb->command && !strcmp(kb->command, "quit"))
+		return keytab_do(ui, kb);
 	rc = ui_overlay_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;
@@ -253,6 +258,13 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 		msg_error("%s", err.buf);
 		rc = EXIT_USAGE;
 		goto out;
+	}
+	/* The file's kernel, as run and replay choose it: an R notebook runs in R. */
+	if (file && !cfg->session.kernel) {
+		const struct kernel_def *k = kernel_for_file(file, ui.nbv ? ui.nbv->nb.root : NULL);
+
+		if (k)
+			cfg->session.kernel = xstrdup(k->name);
 	}
 	if (ui_screen_start(&ui, theme) < 0) {
 		rc = EXIT_USAGE;

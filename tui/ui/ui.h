@@ -142,6 +142,8 @@ struct nbview {
 	int next_image;		/* the plot index of the next image read from the file (< 0) */
 	int quit_armed;		/* Ctrl-Q with unsaved changes: a second one quits */
 	int cursor_y, cursor_x;	/* where edit mode's cursor was drawn */
+	int follow;		/* the view keeps the selection in sight (not after a page key) */
+	int relayout;		/* a cell drew more or fewer rows than laid out: draw again */
 };
 
 /* A captured plot: its file and its decoded image (NULL when it could not be read). */
@@ -399,6 +401,8 @@ struct out_cell *ui_view_of_request(struct ui *ui, unsigned long id);
 void ui_kernel_set_width(struct ui *ui);
 /* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
 char *ui_next_input_text(const char *text);
+/* What a display or a result shows: its markdown rendered, else its text/plain; NULL: none. */
+char *ui_rich_text(const struct ui *ui, const struct session_ev_rich *r);
 /*
  * Whether a cell of the user's runs (or is submitted and not done), in the console or the
  * notebook: the one answer to "is a cell running" (Ctrl-C, i i, :interrupt, the spinner, a
@@ -411,6 +415,8 @@ void ui_cell_started(struct ui *ui);
 void ui_cell_finished(struct ui *ui);
 /* Whether the kernel can take cells (not dead, not closed). */
 int ui_session_usable(const struct ui *ui);
+/* The same, after starting a new kernel when the last one died (the next cell waits for it). */
+int ui_session_ready(struct ui *ui);
 /* Give the kernel the theme's IPython colour scheme, unless it has it already. */
 void ui_match_kernel_colors(struct ui *ui);
 

@@ -212,14 +212,20 @@ void ui_draw(struct ui *ui)
 	int cy, cx, plots, cleared;
 
 	ui_layout(ui);
-	erase();
-	ui->gfx.nplaced = 0;
-	for (int i = 0; i < P_COUNT; i++) {
-		struct pane *p = &ui->panes[i];
-		if (p->visible && p->w > 0 && p->h > 0 && i != ui->focus)
-			p->draw(ui, p);
+	/* Twice at most: a notebook whose cells drew other heights than laid out draws again. */
+	for (int pass = 0; pass < 2; pass++) {
+		erase();
+		ui->gfx.nplaced = 0;
+		for (int i = 0; i < P_COUNT; i++) {
+			struct pane *p = &ui->panes[i];
+			if (p->visible && p->w > 0 && p->h > 0 && i != ui->focus)
+				p->draw(ui, p);
+		}
+		ui->panes[ui->focus].draw(ui, &ui->panes[ui->focus]);	/* last: the cursor */
+		if (!ui->nbv || !ui->nbv->relayout)
+			break;
+		ui->nbv->relayout = 0;
 	}
-	ui->panes[ui->focus].draw(ui, &ui->panes[ui->focus]);	/* last: it places the cursor */
 	getyx(stdscr, cy, cx);
 	ui_overlays_draw(ui, cy, cx);	/* and hides the plots they cover */
 	plots = ui_plots_prepare(ui, &cleared);

@@ -48,9 +48,11 @@ static void display_update(struct ui *ui, struct outmodel *m, const struct sessi
 		if (outmodel_update_plot(m, d->display_id, d->plot->index, d->plot->width,
 					 d->plot->height))
 			list_plot(ui, d->plot);
-	} else if (d->text) {
-		char *line = xasprintf("%s\n", d->text);
-		outmodel_update_text(m, d->display_id, line, strlen(line));
+	} else {
+		char *line = ui_rich_text(ui, d);
+
+		if (line)
+			outmodel_update_text(m, d->display_id, line, strlen(line));
 		free(line);
 	}
 }
@@ -92,6 +94,8 @@ static void cell_artifact(struct ui *ui, struct outmodel *m, struct out_cell *c,
 void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		const struct session_event *ev)
 {
+	char *line;
+
 	switch (ev->type) {
 	case SESSION_EV_STREAM:
 		outmodel_cell_append(m, c, ev->stream.stream == SESSION_STDERR ? OUT_STDERR
@@ -113,9 +117,7 @@ void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 				outmodel_cell_tag(c, c->nchunks - 1, id);
 		} else if (ev->display.pager && text) {
 			ui_pager_open(ui, "help", text);
-		} else if (text) {
-			char *line = xasprintf("%s\n", text);
-
+		} else if ((line = ui_rich_text(ui, &ev->display))) {
 			if (id)
 				outmodel_cell_display(m, c, id, line, strlen(line));
 			else
@@ -125,11 +127,9 @@ void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		break;
 	}
 	case SESSION_EV_RESULT: {
-		const char *text = ev->result.text;
 		if (ev->result.execution_count >= 0)
 			c->count = ev->result.execution_count;
-		if (text) {
-			char *line = xasprintf("%s\n", text);
+		if ((line = ui_rich_text(ui, &ev->result))) {
 			outmodel_cell_append(m, c, OUT_RESULT, line, strlen(line));
 			free(line);
 		}
@@ -268,6 +268,11 @@ void ui_run_cell(struct ui *ui)
 		free(code);
 		return;
 	}
+	if (!ui_session_ready(ui)) {	/* the text stays in the editor */
+		ui_message(ui, "the kernel is not running: F6 starts a new one");
+		free(code);
+		return;
+	}
 	id = session_execute(ui->s, code, SESSION_EXEC_ALLOW_STDIN, ui->cfg->timeout, ui_on_cell_event,
 			     ui, &err);
 	ui_hist_add(ui, code);
@@ -361,6 +366,17 @@ int ui_session_usable(const struct ui *ui)
 {
 	enum session_state st = ui->s ? session_state(ui->s) : SESSION_CLOSED;
 	return st != SESSION_DEAD && st != SESSION_CLOSED;
+}
+
+/*
+ * Whether the kernel can take the next cell, after starting a new one if it died (as the REPL
+ * and Jupyter do: the cell waits, its text stays where it was typed).
+ */
+int ui_session_ready(struct ui *ui)
+{
+	if (ui->s && session_state(ui->s) == SESSION_DEAD)
+		ui_restart_kernel(ui);
+	return ui_session_usable(ui);
 }
 
 /* Text the kernel sent for an editor: sanitised (tabs and newlines kept), size capped. */

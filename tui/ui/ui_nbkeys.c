@@ -105,8 +105,9 @@ void ui_nbview_act(struct ui *ui, enum nb_act act)
 	case NB_PAGE_UP:
 	case NB_PAGE_DOWN:
 		ui_nbview_scroll(ui, act == NB_PAGE_DOWN ? page : -page);
-		/* the selection follows to the first cell that starts in view */
+		/* the selection follows to the first cell that starts in view; the view stays */
 		v->sel = v->top + (v->top_row > 0 && v->top + 1 < v->nb.ncells);
+		v->follow = 0;
 		break;
 	case NB_EDIT: enter_edit(ui, 0); break;
 	case NB_INSERT_ABOVE: insert_cell(ui, v->sel); break;

@@ -118,8 +118,10 @@ static int image_add(struct ui *ui, const char *b64, int *w, int *h)
 	pl->h = *h;
 	if (ui_plots_drawn(ui)) {
 		pl->img = image_of_png(&png, &err);
-		if (!pl->img)
+		if (!pl->img) {
 			ui_message(ui, "image: %s", err.buf);
+			pl->w = pl->h = 0;	/* no rows kept for what cannot be drawn */
+		}
 		images_trim(ui);
 	}
 out:

@@ -143,8 +143,8 @@ static void run_next(struct ui *ui)
 		if (c->queued && (!next || c->queued < next->queued))
 			next = c;
 	}
-	if (!next)
-		return;
+	if (!next || v->outputs_open)
+		return;		/* (a cell deleted while it runs still runs: after it) */
 	next->queued = 0;
 	next->rows_width = 0;
 	if (blank(next->source) || strcmp(notebook_cell_type(next), "code")) {
@@ -198,7 +198,7 @@ void ui_nbview_run(struct ui *ui, enum nb_run how)
 
 	if (v->editing)
 		ui_nbview_leave_edit(ui);
-	if (!ui_session_usable(ui)) {
+	if (!ui_session_ready(ui)) {
 		ui_message(ui, "the kernel is not running: F6 starts a new one");
 		return;
 	}

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "highlight.h"
+#include "kernel.h"
 #include "markdown.h"
 
 #define NB_GUTTER 2		/* the selection bar and the "changed since it ran" dot */
@@ -67,6 +68,7 @@ void ui_nbview_close(struct ui *ui)
 	notebook_release(&v->nb);
 	outmodel_release(&v->views);
 	free(v->find);
+	free(v->running_code);	/* a cell that ran when the notebook closed */
 	free(v);
 	ui->nbv = NULL;
 	ui->panes[P_OUTPUT].visible = ui->panes[P_EDITOR].visible = 1;
@@ -277,6 +279,30 @@ void ui_nbview_scroll(struct ui *ui, int rows)
 		v->top_row = nbcell_rows(ui, v->top, w) - 1;
 }
 
+/* Far below the pane: the selected cell at its bottom, laying out only the cells that show. */
+static void sel_at_bottom(struct ui *ui, int w, int h)
+{
+	struct nbview *v = ui->nbv;
+	int rows;
+
+	v->top = v->sel;
+	v->top_row = 0;
+	rows = nbcell_rows(ui, v->sel, w);
+	if (rows < h)
+		ui_nbview_scroll(ui, rows - h);
+}
+
+/* The pane row the selected cell starts at, or h or more when it starts below the pane. */
+static int sel_row(struct ui *ui, int w, int h)
+{
+	struct nbview *v = ui->nbv;
+	int y = -v->top_row;
+
+	for (size_t i = v->top; i < v->sel && y < h; i++)
+		y += nbcell_rows(ui, i, w);
+	return y;
+}
+
 void ui_nbview_show_sel(struct ui *ui)
 {
 	struct nbview *v = ui->nbv;
@@ -284,6 +310,7 @@ void ui_nbview_show_sel(struct ui *ui)
 
 	if (!v || !v->nb.ncells)
 		return;
+	v->follow = 1;
 	if (v->sel >= v->nb.ncells)
 		v->sel = v->nb.ncells - 1;
 	if (v->top >= v->nb.ncells)
@@ -292,17 +319,15 @@ void ui_nbview_show_sel(struct ui *ui)
 		v->top = v->sel;
 		v->top_row = 0;
 	} else if (v->sel - v->top > (size_t)h) {
-		/* far below: put it at the bottom, laying out only the cells above it that show */
-		v->top = v->sel;
-		v->top_row = 0;
-		rows = nbcell_rows(ui, v->sel, w);
-		if (rows < h)
-			ui_nbview_scroll(ui, rows - h);
+		sel_at_bottom(ui, w, h);
 	}
-	/* Where the cell starts in the pane, then what of it must show. */
-	y = -v->top_row;
-	for (size_t i = v->top; i < v->sel && y < h; i++)
-		y += nbcell_rows(ui, i, w);
+	/* Where the cell starts in the pane (below its end: put at the bottom, counted again). */
+	y = sel_row(ui, w, h);
+	if (y >= h) {
+		sel_at_bottom(ui, w, h);
+		y = sel_row(ui, w, h);
+	}
+	/* Then what of it must show. */
 	rows = nbcell_rows(ui, v->sel, w);
 	need_top = 0;
 	need_end = rows - 1;
@@ -346,32 +371,49 @@ static void draw_gutter(struct ui *ui, struct pane *p, size_t i, int y0, int y1)
 		ui_put_wc(y0, p->x + 1, L'\u2022', ui_look_of(ui, TH_CELL_CHANGED, NULL));
 }
 
+/* The language of the notebook's kernel, for its header: the session's, or the one it asks. */
+static const char *kernel_language(const struct ui *ui)
+{
+	const struct kernel_def *k = ui->s ? session_kernel(ui->s) : NULL;
+
+	if (!k && ui->cfg->session.kernel)
+		k = kernel_find(ui->cfg->session.kernel);
+	return (k ? k : kernel_default())->language;
+}
+
 /* Draw the notebook pane: a header, then the cells that show. */
 void ui_nbview_draw(struct ui *ui, struct pane *p)
 {
 	struct nbview *v = ui->nbv;
 	struct look sep = ui_look_of(ui, TH_BORDER, NULL);
-	int w = cell_width(ui), y = p->y + 1 - v->top_row;
+	int w = cell_width(ui), y;
 	char title[256];
 	const char *name = strrchr(v->nb.path, '/') ? strrchr(v->nb.path, '/') + 1 : v->nb.path;
 
 	for (int x = 0; x < p->w; x++)
 		ui_put_wc(p->y, p->x + x, L'\u2500', sep);
-	snprintf(title, sizeof(title), " %s%s \u00b7 %s \u00b7 %s \u00b7 F1 help ", name,
-		 v->nb.dirty ? " [+]" : "", v->editing ? "edit mode" : "command mode",
+	snprintf(title, sizeof(title), " %s%s \u00b7 %s \u00b7 %s \u00b7 %s \u00b7 F1 help ", name,
+		 v->nb.dirty ? " [+]" : "", kernel_language(ui), v->editing ? "edit mode" : "command mode",
 		 v->editing ? "Esc: command mode \u00b7 Shift-Enter/F5 runs"
 			    : "Enter edits \u00b7 Shift-Enter/F5 runs \u00b7 a/b new cell");
 	ui_put_text(p->y, p->x + 2, p->w - 2, title, ui_look_of(ui, TH_TITLE, NULL));
 	if (v->nb.ncells && v->top >= v->nb.ncells)
 		v->top = v->nb.ncells - 1;
+	if (v->follow)		/* outputs and plots came since the key that moved it */
+		ui_nbview_show_sel(ui);
+	y = p->y + 1 - v->top_row;
 	for (size_t i = v->top; i < v->nb.ncells && y < p->y + p->h; i++) {
-		int rows = nbcell_rows(ui, i, w);
+		int rows = nbcell_rows(ui, i, w), drawn;
 		struct lay l = { .ui = ui, .x = p->x + NB_GUTTER, .width = w, .draw = 1,
 				 .base_y = y, .top = p->y + 1, .bottom = p->y + p->h };
 
-		lay_nbcell(ui, &l, i);
-		draw_gutter(ui, p, i, y, y + rows);
-		y += rows;
+		drawn = lay_nbcell(ui, &l, i);
+		if (drawn != rows) {	/* its plots decoded as it drew: the layout was off */
+			v->nb.cells[i]->rows = drawn;
+			v->relayout = v->follow;
+		}
+		draw_gutter(ui, p, i, y, y + drawn);
+		y += drawn;
 	}
 	if (v->editing) {
 		/* The completion menu goes above the cursor: the editor pane's place for it. */

@@ -70,10 +70,15 @@ int ui_plot_rows(struct ui *ui, const struct out_chunk *ch, int width)
 	if (!ui_plots_drawn(ui))
 		return 0;
 	pl = ui_plot_find(ui, ch->plot_index);
-	if (!pl || !pl->img || width < 4)
+	if (!pl || width < 4)
 		return 0;
 	ui_plot_request(ui, width, ui_plot_cap_rows(ui), &rq);
-	graphics_fit(pl->img, &rq, &sz);
+	if (pl->img)
+		graphics_fit(pl->img, &rq, &sz);
+	else if (pl->index < 0 && pl->w > 0 && pl->h > 0)	/* a file's, let go: its size stays */
+		graphics_fit_size(pl->w, pl->h, &rq, &sz);
+	else
+		return 0;
 	return sz.rows;
 }
 

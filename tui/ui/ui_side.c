@@ -20,9 +20,10 @@ void ui_side_draw(struct ui *ui, struct pane *p)
 	}
 	ui_put_text(y++, p->x + 2, p->w - 2, "History", title);
 	for (size_t i = ui->editor.nhist; i-- > 0 && y < hist_end;) {
-		char *first = xstrdup(ui->editor.hist[i]), *nl = strchr(first, '\n');
-		if (nl)
-			strcpy(nl, " \u2026");
+		/* The first line, and an ellipsis when there are more. */
+		const char *code = ui->editor.hist[i], *nl = strchr(code, '\n');
+		char *first = nl ? xasprintf("%.*s \u2026", (int)(nl - code), code) : xstrdup(code);
+
 		ui_put_text(y++, p->x + 2, p->w - 2, first, text);
 		free(first);
 	}

@@ -8,7 +8,8 @@ import struct
 import sys
 
 from .events import _emit
-from .state import ARTIFACT_MAX, PLOTLY_MIME, PNG_SIG, _S, _log, _log_exc, _write_all
+from .state import ARTIFACT_MAX, BACKEND, INLINE, PLOTLY_MIME, PNG_SIG, _S, _log, _log_exc, \
+    _write_all
 
 
 # --------------------------------------------------------------------------------------------
@@ -308,6 +309,29 @@ def _capture_open_figures():
         _S.shell.showtraceback()
         return False
     return True
+
+
+_mpl_chosen = False
+
+
+def _choose_mpl_backend():
+    """matplotlib's backend, chosen before anything imports matplotlib (a pool's zygote
+    imports it before any kernel runs): IPython's inline backend, as ipykernel's, else the
+    fallback cellbox_mpl.  Once per process; a forked kernel keeps its zygote's choice."""
+    global _mpl_chosen
+    if _mpl_chosen:
+        return
+    _mpl_chosen = True
+    import importlib.util
+    _S.inline = importlib.util.find_spec("matplotlib_inline") is not None
+    if _S.inline:
+        os.environ["MPLBACKEND"] = INLINE       # children too, as ipykernel does
+    else:
+        os.environ["MPLBACKEND"] = BACKEND
+        # Only this process has the cellbox_mpl module: do not hand the setting to
+        # children (a `!python script.py` using matplotlib could not import it).
+        os.unsetenv("MPLBACKEND")
+        sys.meta_path.append(_MplFinder)
 
 
 class _MplFinder:

@@ -15,10 +15,10 @@ from . import PROTOCOL
 from . import events as _ev
 from .capture import _setup_capture
 from .events import _drain_fds, _emit, _flush_locked, _on_sigint, _segs
-from .plots import _ImportHooks, _MplFinder, _init_plot_counter
+from .plots import _ImportHooks, _choose_mpl_backend, _init_plot_counter
 from .requests import _HANDLERS, _getpass, _input, _valid_id
 from .shell import _PandasWidth, _guard_pip, _make_shell, _shell_here
-from .state import BACKEND, CHANNEL_CHECK, INLINE, KERNELSPEC, RESERVE, SPIN_GAP, \
+from .state import CHANNEL_CHECK, KERNELSPEC, RESERVE, SPIN_GAP, \
     RequestError, _S, _log, _log_exc, _monotonic, _read_file, _write_all
 from .waiting import _exit_now, _scan, _setup_wakeup, _wait, _woken
 from .zygote import _zygote_warm
@@ -268,16 +268,7 @@ def main(argv):
         _S.reserve = _new_reserve()
         _setup_wakeup()
         _init_plot_counter()
-        import importlib.util
-        _S.inline = importlib.util.find_spec("matplotlib_inline") is not None
-        if _S.inline:
-            os.environ["MPLBACKEND"] = INLINE       # children too, as ipykernel does
-        else:
-            os.environ["MPLBACKEND"] = BACKEND
-            # Only this process has the cellbox_mpl module: do not hand the setting to
-            # children (a `!python script.py` using matplotlib could not import it).
-            os.unsetenv("MPLBACKEND")
-            sys.meta_path.append(_MplFinder)
+        _choose_mpl_backend()
         sys.meta_path.insert(0, _ImportHooks)
         sys.meta_path.insert(0, _PandasWidth)
         if _S.shell is None:

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 
+from .plots import _choose_mpl_backend
 from .shell import _import_ipython, _make_shell
 from .state import _S, _log_exc, _write_all
 
@@ -20,6 +21,7 @@ def _zygote(fd, preimport):
     import socket
     libc = ctypes.CDLL(None, use_errno=True)
     sock = socket.socket(fileno=fd)
+    _choose_mpl_backend()           # before the pool's modules import matplotlib
     _import_ipython()
     # what a kernel's start-up imports (the shell's, the completer's, jedi's)
     for name in ("traitlets", "traitlets.config", "IPython.core.displayhook",
