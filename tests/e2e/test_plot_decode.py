@@ -25,7 +25,7 @@ def png(w, h, depth, ctype, z):
     ihdr = struct.pack('>IIBBBBB', w, h, depth, ctype, 0, 0, 0)
     return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', ihdr) + chunk(b'IDAT', z) +
             chunk(b'IEND', b''))
-bad = {91: (7, 5, png(7, 5, 4, 6, zlib.compress(b'\0' * 40))),
+bad = {91: (7, 5, png(7, 5, 4, 6, zlib.compress(b'\0' * 75))),
        92: (16, 16, png(16, 16, 8, 0, zlib.compress(b'\0' * 10000000, 9)[:20]))}
 for n, (w, h, data) in bad.items():
     with open(os.path.join(r._S.plot_dir, '%d.png' % n), 'wb') as f:
