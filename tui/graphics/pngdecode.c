@@ -86,6 +86,10 @@ static void over_white(const unsigned char *rgba, unsigned char *rgb, size_t n)
 {
 	for (size_t i = 0; i < n; i++, rgba += 4, rgb += 3) {
 		unsigned a = rgba[3];
+		if (a == 255) {		/* most pixels of most plots */
+			memcpy(rgb, rgba, 3);
+			continue;
+		}
 		for (int c = 0; c < 3; c++)
 			rgb[c] = (unsigned char)((rgba[c] * a + 255 * (255 - a) + 127) / 255);
 	}
