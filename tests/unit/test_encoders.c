@@ -14,6 +14,7 @@
 #include "graphics.h"
 #include "kitty.h"
 #include "png.h"
+#include "pngchild.h"
 #include "pngfile.h"
 #include "util.h"
 #include "../tap.h"
@@ -93,7 +94,7 @@ static void test_png_roundtrip(void)
 		struct strbuf png = STRBUF_INIT, why = STRBUF_INIT;
 
 		png_encode_rgb(px, w, h, &png);
-		back = pngfile_decode(png.buf, png.len, 8192, &dw, &dh, &why);
+		back = pngchild_decode(png.buf, png.len, 8192, NULL, &dw, &dh, &why);
 		CHECK(back != NULL);
 		if (!back)
 			tap_note(why.buf);

@@ -211,7 +211,9 @@ static void on_artifact(struct printer *p, const struct session_ev_artifact *ev)
 static void on_plot(struct printer *p, const struct session_plot *plot)
 {
 	struct printer_plot pl;
+	struct strbuf why = STRBUF_INIT;
 	char *line;
+	int drawn = 1;
 
 	if (take_file(p, plot, "plot", &pl) < 0)
 		return;
@@ -224,11 +226,18 @@ static void on_plot(struct printer *p, const struct session_plot *plot)
 	fresh_line(p);
 	/* The bytes as checked, not what is at the path now. */
 	if (!(p->flags & PRINTER_QUIET) && p->plot_hook &&
-	    p->plot_hook(p->plot_data, plot->data, plot->len, pl.path, p->out) == 0) {
+	    (drawn = p->plot_hook(p->plot_data, plot->data, plot->len, pl.path, p->out, &why)) ==
+		    0) {
 		p->out_at_bol = 1;
 		if (!p->plots_dir || (p->flags & PRINTER_PLOTS_KEPT))
 			*line = '\0';	/* drawn: the line would only repeat it */
 	}
+	if (drawn < 0) {	/* a PNG the decoder refused or died on: this plot's text line */
+		fflush(p->out);
+		fprintf(p->err, "cellbox: plot %d could not be decoded: %s\n", pl.index, why.buf);
+		fflush(p->err);
+	}
+	strbuf_release(&why);
 	emit_own(p, line);
 	fflush(p->out);
 	free(line);

@@ -54,10 +54,12 @@ struct printer {
 	struct session_ev_done done;
 	/*
 	 * Draws a plot inline after the output (lineplot_show): 0 when it drew it, else
-	 * the plot's text line is printed. NULL = text lines only. `png` is the plot's `len`
-	 * bytes as the session checked them (event.h); `path` names it.
+	 * the plot's text line is printed (and when it returns -1, a note with `why` on the
+	 * error stream). NULL = text lines only. `png` is the plot's `len` bytes as the session
+	 * checked them (event.h); `path` names it.
 	 */
-	int (*plot_hook)(void *data, const void *png, size_t len, const char *path, FILE *out);
+	int (*plot_hook)(void *data, const void *png, size_t len, const char *path, FILE *out,
+			 struct strbuf *why);
 	void *plot_data;
 };
 

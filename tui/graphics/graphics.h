@@ -108,8 +108,9 @@ int graphics_mode_in_cells(enum graphics_mode mode);
 /*
  * Read a PNG and decode it onto white. The file is opened without following a symlink,
  * must be a regular file of at most 64 MiB with a PNG signature and at most 8192 x 8192
- * pixels, and is decoded from the bytes read (so what is drawn is what is sent). NULL with
- * `err` on failure.
+ * pixels, and is decoded from the bytes read (so what is drawn is what is sent) by libpng in
+ * a child process under CPU, memory and time limits (pngchild.h): a PNG that crashes, spins
+ * or bloats the decoder costs this image, not the caller. NULL with `err` on failure.
  */
 struct graphics_image *graphics_load(const char *path, struct strbuf *err);
 /* The same from `len` bytes in memory (a plot as the session checked it, event.h), so
@@ -117,6 +118,9 @@ struct graphics_image *graphics_load(const char *path, struct strbuf *err);
 struct graphics_image *graphics_load_mem(const void *png, size_t len, const char *name,
 					 struct strbuf *err);
 void graphics_free(struct graphics_image *img);
+/* For the fuzzer only: decode in this process (the same libpng decode, no child), so that
+ * the sanitizers see it. */
+void graphics_decode_in_process(int on);
 /* The image's size in pixels. */
 void graphics_image_size(const struct graphics_image *img, int *w, int *h);
 /* Its pixels: w * h * 3 bytes, RGB888, rows top to bottom. */

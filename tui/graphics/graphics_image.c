@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "pixels.h"
+#include "pngchild.h"
+#include "pngdecode.h"
 #include "pngfile.h"
 #include "sixelpack.h"
 
@@ -16,6 +18,12 @@
 #define IMAGE_MAX 8192			/* pixels across or down */
 
 static struct graphics_image *all_images;
+static int decode_in_process;		/* the fuzzer's: pngdecode_rgb() here, no child */
+
+void graphics_decode_in_process(int on)
+{
+	decode_in_process = on;
+}
 static unsigned long budget_clock;
 
 /* Read and decode the PNG at `path`, or from `fd` when it is >= 0 (`path` then names it). */
@@ -38,7 +46,12 @@ static struct graphics_image *load(const char *path, const void *data, size_t le
 	} else if (pngfile_read(path, PNG_MAX, IMAGE_MAX, &img->png, &why) < 0) {
 		goto fail;
 	}
-	img->rgb = pngfile_decode(img->png.buf, img->png.len, IMAGE_MAX, &img->w, &img->h, &why);
+	if (decode_in_process)
+		img->rgb = pngdecode_rgb(img->png.buf, img->png.len, IMAGE_MAX, &img->w, &img->h,
+					 &why);
+	else
+		img->rgb = pngchild_decode(img->png.buf, img->png.len, IMAGE_MAX, NULL, &img->w,
+					   &img->h, &why);
 	if (!img->rgb)
 		goto fail;
 	pixels_background(img->rgb, img->w, img->h, img->bg);

@@ -23,7 +23,8 @@ void lineplot_init(struct lineplot *g, enum graphics_mode want, enum blocks_kind
 	g->blocks = graphics_blocks_choose(blocks, &g->tc);
 }
 
-int lineplot_show(void *data, const void *png, size_t len, const char *path, FILE *out)
+int lineplot_show(void *data, const void *png, size_t len, const char *path, FILE *out,
+		  struct strbuf *why)
 {
 	struct lineplot *g = data;
 	struct strbuf err = STRBUF_INIT, buf = STRBUF_INIT;
@@ -63,6 +64,8 @@ int lineplot_show(void *data, const void *png, size_t len, const char *path, FIL
 	fflush(out);
 	rc = 0;
 out:
+	if (rc < 0 && why)
+		strbuf_add(why, err.buf, err.len);
 	graphics_free(img);
 	strbuf_release(&buf);
 	strbuf_release(&err);

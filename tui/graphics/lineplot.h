@@ -21,10 +21,11 @@ void lineplot_init(struct lineplot *g, enum graphics_mode want, enum blocks_kind
 /*
  * Show the PNG of `len` bytes at `png` (when not NULL; `path` names it) or at `path` on `out`
  * (at the start of a line), written at once, and end at the start of the line below it. Returns 0
- * when it drew the plot, 1 when the mode draws nothing, -1 when the PNG could not be decoded;
- * after a non-zero return nothing was written and the caller prints its text line instead.
- * Fits printer's plot_hook.
+ * when it drew the plot, 1 when the mode draws nothing, -1 when the PNG could not be decoded
+ * (why appended to `why` when not NULL); after a non-zero return nothing was written and the
+ * caller prints its text line instead. Fits printer's plot_hook.
  */
-int lineplot_show(void *g, const void *png, size_t len, const char *path, FILE *out);
+int lineplot_show(void *g, const void *png, size_t len, const char *path, FILE *out,
+		  struct strbuf *why);
 
 #endif

@@ -5,9 +5,9 @@
  * PNG files from the kernel's side of the channel, read as hostile input: opened without
  * following a symbolic link, without blocking, only a regular file, at most `max_bytes`,
  * with a PNG signature and an IHDR of at most `max_side` pixels a side, all checked before
- * anything decodes it. Decoding (libsixel's loader, onto white) reads exactly the bytes
- * that were read, from a memory file, so what is drawn from the pixels is what a terminal
- * that gets the PNG itself (kitty, iTerm2) would draw.
+ * anything decodes it. Decoding is pngchild.h's (libpng in a child under limits), from
+ * exactly the bytes that were read, so what is drawn from the pixels is what a terminal that
+ * gets the PNG itself (kitty, iTerm2) would draw.
  */
 
 #include <stddef.h>
@@ -20,8 +20,5 @@ int pngfile_read(const char *path, size_t max_bytes, int max_side, struct strbuf
  * `max_bytes`, a PNG of at most `max_side`. 0, or -1 with `why`. */
 int pngfile_check(const char *png, size_t len, size_t max_bytes, int max_side,
 		  struct strbuf *why);
-/* Decode `len` bytes to w x h RGB888 pixels (the caller frees); NULL with `why`. */
-unsigned char *pngfile_decode(const char *png, size_t len, int max_side, int *w, int *h,
-			      struct strbuf *why);
 
 #endif

@@ -284,7 +284,7 @@ void ui_plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *p
 
 		pl->img = graphics_load_mem(plot->data, plot->len, plot->path, &err);
 		if (!pl->img)
-			ui_message(ui, "plot %d: %s", plot->index, err.buf);
+			ui_message(ui, "plot %d could not be decoded: %s", plot->index, err.buf);
 		strbuf_release(&err);
 	}
 	ui->side.plot_sel = (size_t)(pl - ui->plots);
