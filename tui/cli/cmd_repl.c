@@ -475,6 +475,7 @@ static int repl_tty(struct repl *r)
 	rl_attempted_completion_function = complete;
 	rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,[]+-*/%^~!:";
 	completion_cell = &cell;
+	repl_line_set_closers(session_kernel(r->s)->closers, session_kernel(r->s)->indent);
 	using_history();
 	stifle_history(10000);
 	/* Up recalls whole cells of this and earlier sessions, from the history store. */
@@ -485,17 +486,18 @@ static int repl_tty(struct repl *r)
 	}
 
 	for (;;) {
-		char *prompt, *line = NULL, *status;
+		char *prompt, *line = NULL, *status, *load = NULL;	/* load: %load's text */
 		int got, pasting, whole;
 
 		prompt = repl_line_prompt(r->next_count, cell.len > 0);
-		if (!cell.len && r->next_input) {	/* %load's text, to edit and run */
-			free(indent);
-			indent = r->next_input;
+		if (!cell.len && r->next_input) {
+			load = r->next_input;
 			r->next_input = NULL;
 		}
-		got = repl_line_read(prompt, cell.len || *indent ? indent : "", &line);
+		/* As IPython's terminal: only a continuation line starts with the kernel's indent. */
+		got = repl_line_read(prompt, cell.len ? indent : load ? load : "", &line);
 		free(prompt);
+		free(load);
 		if (got == REPL_LINE_EOF) {
 			fputc('\n', stdout);
 			break;
@@ -503,10 +505,6 @@ static int repl_tty(struct repl *r)
 		if (got == REPL_LINE_INTERRUPTED) {
 			strbuf_reset(&cell);
 			continue;
-		}
-		if (!cell.len) {
-			free(indent);
-			indent = xstrdup("");
 		}
 		if (!cell.len && !line[strspn(line, " \t")]) {
 			free(line);
@@ -518,9 +516,10 @@ static int repl_tty(struct repl *r)
 		 */
 		pasting = repl_line_waiting();
 		whole = !cell.len && strchr(line, '\n') != NULL;	/* a multi-line cell at once */
-		strbuf_addstr(&cell, line);
-		strbuf_addch(&cell, '\n');
-		/* A blank line ends a multi-line cell, as in IPython (not in R, nor in a paste). */
+		/*
+		 * A blank line ends a multi-line cell, as in IPython (not in R, nor in a paste);
+		 * it is not part of the cell (its pre-filled indent would go into the history).
+		 */
 		if (!line[strspn(line, " \t")] && !pasting &&
 		    session_kernel(r->s)->blank_line_ends_cell) {
 			free(line);
@@ -531,6 +530,8 @@ static int repl_tty(struct repl *r)
 				break;
 			continue;
 		}
+		strbuf_addstr(&cell, line);
+		strbuf_addch(&cell, '\n');
 		free(line);
 		free(indent);
 		if (pasting) {

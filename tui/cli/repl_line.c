@@ -16,6 +16,7 @@
 static char *line_result;
 static int line_done, line_eof;
 static const char *line_prefill;
+static const char *closer_keys, *closer_indent;
 
 int repl_line_prompt_width(int count)
 {
@@ -50,6 +51,34 @@ int repl_line_waiting(void)
 {
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
 	return poll(&pfd, 1, 10) > 0 && (pfd.revents & POLLIN);
+}
+
+/*
+ * A closer typed after blanks only: one indent level off first. Not in a paste (more input
+ * waiting at once): a pasted line keeps its indent as pasted.
+ */
+static int type_closer(int count, int key)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	size_t unit = closer_indent ? strlen(closer_indent) : 0;
+
+	if (closer_keys && strchr(closer_keys, key) && unit && rl_point > 0 &&
+	    strspn(rl_line_buffer, " \t") >= (size_t)rl_point &&
+	    !(poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN))) {
+		int from = rl_line_buffer[rl_point - 1] == '\t' ? rl_point - 1 :
+			   rl_point - (int)(unit < (size_t)rl_point ? unit : (size_t)rl_point);
+		rl_delete_text(from, rl_point);
+		rl_point = from;
+	}
+	return rl_insert(count, key);
+}
+
+void repl_line_set_closers(const char *closers, const char *indent)
+{
+	closer_keys = closers;
+	closer_indent = indent;
+	for (const char *k = closers; k && *k; k++)
+		rl_bind_key((unsigned char)*k, type_closer);
 }
 
 void repl_line_remember(const char *cell)

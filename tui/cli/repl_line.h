@@ -8,7 +8,8 @@
  *
  * The indent rule is IPython's terminal's: only a continuation line of an unfinished cell is
  * pre-filled with the kernel's indent; the first line of a new cell starts empty (or with a
- * %load's text).
+ * %load's text). A closer of the kernel (kernel_def.closers: R's `}`) typed where only blanks
+ * are before it takes one indent level back, as an editor does.
  */
 
 enum { REPL_LINE_READ, REPL_LINE_EOF, REPL_LINE_INTERRUPTED };
@@ -30,5 +31,7 @@ int repl_line_read(const char *prompt, const char *prefill, char **out);
 int repl_line_waiting(void);
 /* Remember a whole cell in readline's history, lines and all (not twice in a row). */
 void repl_line_remember(const char *cell);
+/* The kernel's closers and one indent level (kernel_def), for the dedent; NULL: none. */
+void repl_line_set_closers(const char *closers, const char *indent);
 
 #endif

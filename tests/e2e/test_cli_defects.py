@@ -1,0 +1,99 @@
+"""Issue 25, defects 7, 8 and 9 (the command line's part): the REPL's indent, `run --json`,
+--plots, history export and list, pool status and fail-fast without a daemon, plurals.
+Each test failed on the tree before its fix (the report of branch w25-cli says how)."""
+import json
+import os
+import pty
+import time
+import unittest
+
+from test_cli import BIN, Base, Pty
+
+RSCRIPT = os.environ.get('CELLBOX_TEST_RSCRIPT', '/usr/bin/Rscript')
+
+
+class KernelPty(Pty):
+    """The REPL on a pty with arguments (Pty runs `cellbox repl` alone)."""
+
+    def __init__(self, env, *args):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execve(BIN, [BIN, 'repl', *args], env)
+        self.buf = b''
+
+    def prompt(self, n):
+        return self.expect(r'In \[\x1b\[1m%d\x1b' % n)
+
+
+def exported_cells(case):
+    """The code of the newest recorded session's cells, through `history export`."""
+    path = os.path.join(case.tmp, 'cells.ipynb')
+    p = case.cellbox('history', 'export', path)
+    case.assertEqual(p.returncode, 0, p.stderr)
+    with open(path) as f:
+        return [''.join(c['source']) for c in json.load(f)['cells']]
+
+
+class ReplIndentTest(Base):
+    def test_no_indent_after_a_block(self):
+        # IPython's terminal pre-fills only continuation lines: a new cell after a block
+        # starts empty (it began '    ' and 'x = 5' ran as '    x = 5': IndentationError).
+        t = KernelPty(self.env)
+        try:
+            t.expect(r'IPython')
+            for n in range(1, 13):      # up to In [13]: two digits
+                t.prompt(n)
+                t.send('%d\r' % n)
+            t.prompt(13)
+            t.send('for i in range(2):\r')
+            # the continuation prompt is as wide as 'In [13]: ', the indent after it
+            m = t.expect(r'\r\n(?:\r|\x1b\[\?2004[lh])*( *\.\.\.: )( *)')
+            self.assertEqual(m.group(1), b' ' * (len('In [13]: ') - 5) + b'...: ')
+            t.send('print(i * 7)\r')
+            t.expect(r'\.\.\.: ')
+            t.send('\r')                # a blank line ends the block
+            t.expect(r'7\r\n')
+            t.prompt(14)
+            time.sleep(0.2)             # what the prompt is pre-filled with has come
+            t.send('x = 5\r')
+            t.prompt(15)
+            t.send('x * 2\r')
+            t.expect(r'Out\[15\]:.* 10')
+            t.prompt(16)
+            t.send('\x04')
+            self.assertEqual(t.wait(), 0)
+        finally:
+            t.close()
+        cells = exported_cells(self)
+        # no pre-filled indent, no blank line of the block's end in the history
+        self.assertEqual(cells[-3:], ['for i in range(2):\n    print(i * 7)', 'x = 5', 'x * 2'])
+
+    @unittest.skipUnless(os.access(RSCRIPT, os.X_OK), 'no Rscript')
+    def test_r_closer_dedents(self):
+        # R's } typed on a pre-filled line takes the indent back (it stayed '  }').
+        self.env['CELLBOX_RSCRIPT'] = RSCRIPT
+        t = KernelPty(self.env, '--kernel', 'r')
+        try:
+            t.expect(r'Ctrl-D exits')
+            t.prompt(1)
+            t.send('f <- function(x) {\r')
+            t.expect(r'\.\.\.: ')
+            t.send('x + 1\r')
+            t.expect(r'\.\.\.: ')
+            time.sleep(0.2)
+            t.send('}')
+            time.sleep(0.3)             # typed, not pasted: no more input at once
+            t.send('\r')
+            t.prompt(2)
+            t.send('f(41)\r')
+            t.expect(r'\[1\] 42')
+            t.prompt(3)
+            t.send('\x04')
+            self.assertEqual(t.wait(), 0)
+        finally:
+            t.close()
+        self.assertEqual(exported_cells(self)[0], 'f <- function(x) {\n  x + 1\n}')
+
+
+if __name__ == '__main__':
+    unittest.main()
