@@ -95,5 +95,63 @@ class ReplIndentTest(Base):
         self.assertEqual(exported_cells(self)[0], 'f <- function(x) {\n  x + 1\n}')
 
 
+class RunJsonTest(Base):
+    def run_json(self, *args):
+        p = self.cellbox('run', '--json', *args)
+        return p, json.loads(p.stdout)
+
+    def test_no_colour_in_json(self):
+        # stdout is a pipe: the JSON is for programs, as MCP's (it carried \x1b[0;31m ...).
+        p, out = self.run_json('-c', 'import sys\nsys.stderr.write("\\x1b[31mred\\x1b[0m\\n")\n'
+                               'print("\\x1b[1mkept\\x1b[0m")\n1/0')
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn('red\n', out['stderr'])
+        self.assertIn('ZeroDivisionError', out['stderr'])
+        self.assertNotIn('\x1b', out['stderr'])
+        for line in out['error']['traceback']:
+            self.assertNotIn('\x1b', line)
+        self.assertTrue(any('ZeroDivisionError' in line for line in out['error']['traceback']))
+        self.assertEqual(out['stdout'], '\x1b[1mkept\x1b[0m\n')     # stdout as printed
+
+    def test_outcome_and_reason_always(self):
+        # README and docs list `reason`; it was there only when the session stopped a cell.
+        p, out = self.run_json('-c', 'pass')
+        self.assertEqual((p.returncode, out['outcome']), (0, 'ok'))
+        self.assertIn('reason', out)
+        self.assertIsNone(out['reason'])
+        p, out = self.run_json('-c', '1/0')
+        self.assertEqual((out['exit_code'], out['outcome'], out['reason']), (1, 'error', None))
+        p, out = self.run_json('--timeout', '0.5', '-c', 'while True: pass')
+        self.assertEqual((out['exit_code'], out['outcome']), (3, 'timeout'))
+        self.assertIsInstance(out['reason'], str)
+
+    def test_plots_dir_with_slash(self):
+        d = os.path.join(self.tmp, 'out') + '/'
+        p, out = self.run_json('--plots', d, '-c',
+                               'import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(out['plots'][0]['path'], d + 'plot-1.png')     # not out//plot-1.png
+        self.assertTrue(os.path.isfile(d + 'plot-1.png'))
+        p = self.cellbox('run', '--plots', d, '-c',
+                         'import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()')
+        self.assertIn('saved to %splot-1.png]' % d, p.stdout)
+
+    def test_plots_path_is_a_file(self):
+        # Found before the code runs (it was found when the first plot was saved).
+        f = os.path.join(self.tmp, 'afile')
+        marker = os.path.join(self.tmp, 'ran')
+        open(f, 'w').close()
+        p = self.cellbox('run', '--plots', f, '-c', 'open(%r, "w").close()' % marker)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn('Not a directory', p.stderr)
+        self.assertFalse(os.path.exists(marker), 'the code ran')
+        script = os.path.join(self.tmp, 'cells.py')
+        with open(script, 'w') as s:
+            s.write('open(%r, "w").close()\n' % marker)
+        p = self.cellbox('replay', '--plots', f, script)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertFalse(os.path.exists(marker), 'the code ran')
+
+
 if __name__ == '__main__':
     unittest.main()
