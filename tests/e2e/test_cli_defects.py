@@ -153,5 +153,35 @@ class RunJsonTest(Base):
         self.assertFalse(os.path.exists(marker), 'the code ran')
 
 
+class HistoryTest(Base):
+    def test_export_by_extension(self):
+        self.assertEqual(self.cellbox('run', '-c', 'x = 1').returncode, 0)
+        txt = os.path.join(self.tmp, 'x.txt')
+        p = self.cellbox('history', 'export', txt)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('FILE.ipynb', p.stderr)
+        self.assertIn('FILE.py', p.stderr)
+        self.assertFalse(os.path.exists(txt), 'written anyway (as percent format)')
+        for name in ('x.py', 'x.R', 'x.ipynb'):
+            p = self.cellbox('history', 'export', os.path.join(self.tmp, name))
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_py_export_ends_with_newline(self):
+        self.assertEqual(self.cellbox('repl', stdin='x = 1\nif x:\n    y = 2\n\n').returncode, 0)
+        path = os.path.join(self.tmp, 'x.py')
+        self.assertEqual(self.cellbox('history', 'export', path).returncode, 0)
+        with open(path) as f:
+            text = f.read()
+        self.assertEqual(text, '# %%\nx = 1\n\n# %%\nif x:\n    y = 2\n')
+
+    def test_unknown_session(self):
+        self.assertEqual(self.cellbox('run', '-c', 'x = 1').returncode, 0)
+        for args in (('list',), ('show', '1'), ('search', 'x')):
+            p = self.cellbox('history', *args, '--session', 'nope')
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("no recorded session 'nope'", p.stderr)
+        self.assertEqual(self.cellbox('history', 'list').returncode, 0)
+
+
 if __name__ == '__main__':
     unittest.main()
