@@ -183,5 +183,36 @@ class HistoryTest(Base):
         self.assertEqual(self.cellbox('history', 'list').returncode, 0)
 
 
+class PoolNoDaemonTest(Base):
+    def test_status(self):
+        for made in (False, True):
+            if made:    # a pool a stopped daemon left behind
+                os.makedirs(os.path.join(self.tmp, 'run', 'pool', 'default', 'ready'))
+                for d in ('run', 'run/pool', 'run/pool/default', 'run/pool/default/ready'):
+                    os.chmod(os.path.join(self.tmp, d), 0o700)
+            p = self.cellbox('pool', 'status')
+            self.assertEqual((p.returncode, p.stdout), (5, ''), made)
+            self.assertIn('no pool daemon is running', p.stderr)
+            p = self.cellbox('pool', 'status', '--json')
+            self.assertEqual(p.returncode, 5, made)
+            st = json.loads(p.stdout)
+            self.assertIs(st['daemon_alive'], False)
+            self.assertEqual((st['ready'], st['leased']), ([], []))
+
+    def test_fail_fast(self):
+        marker = os.path.join(self.tmp, 'ran')
+        code = 'open(%r, "w").close()' % marker
+        p = self.cellbox('run', '--pool', '--pool-strategy', 'fail-fast', '-c', code)
+        self.assertEqual(p.returncode, 5, p.stderr)
+        self.assertIn('no pool daemon serves', p.stderr)
+        self.assertIn('fail-fast', p.stderr)
+        self.assertFalse(os.path.exists(marker), 'a fresh kernel ran it')
+        # the other strategies still fall back to a fresh kernel, and say so
+        p = self.cellbox('run', '--pool', '--pool-strategy', 'wait', '-c', code)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('no pool daemon serves', p.stderr)
+        self.assertTrue(os.path.exists(marker))
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -389,7 +389,7 @@ class PoolTest(unittest.TestCase):
         self.assertIn('is not one of wait|fail-fast|temporary', p.stderr)
         p = self.cellbox('pool', 'status')
         self.assertEqual(p.returncode, 5)
-        self.assertIn('no pool at', p.stderr)
+        self.assertIn('no pool daemon is running', p.stderr)
 
 
     def test_detach_and_stop(self):
