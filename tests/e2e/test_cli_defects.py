@@ -8,6 +8,7 @@ import time
 import unittest
 
 from test_cli import BIN, Base, Pty
+import mcp_base
 
 RSCRIPT = os.environ.get('CELLBOX_TEST_RSCRIPT', '/usr/bin/Rscript')
 
@@ -212,6 +213,15 @@ class PoolNoDaemonTest(Base):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('no pool daemon serves', p.stderr)
         self.assertTrue(os.path.exists(marker))
+
+
+class PluralTest(mcp_base.Base):
+    def test_session_list_words(self):
+        s = self.server()
+        h = self.open(s)
+        self.run_cell(s, h, 'import matplotlib.pyplot as plt\nplt.plot([1]); plt.show()')
+        line = mcp_base.text(s.call('session_list'))
+        self.assertIn('1 cell, 1 plot\n', line)     # was "1 cells, 1 plots"
 
 
 if __name__ == '__main__':
