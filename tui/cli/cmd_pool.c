@@ -231,8 +231,8 @@ static void print_status(const cJSON *st)
 
 /*
  * pool status: the table, or --json's object. Without a running daemon (no pool at all, or
- * one a stopped daemon left) it says so on stderr and exits 5; --json still prints the
- * object, "daemon_alive": false, with whatever entries the pool has (none when there is none).
+ * one a stopped daemon left) it says so on stderr and exits 5; the table is printed then only
+ * when the pool still holds entries, --json's object always ("daemon_alive": false).
  */
 static int pool_status_cmd(const struct cli_args *args, struct cellbox_config *cfg)
 {
@@ -265,8 +265,9 @@ static int pool_status_cmd(const struct cli_args *args, struct cellbox_config *c
 		char *text = cJSON_Print(st);	/* (controls come out as \u escapes) */
 		puts(text);
 		cJSON_free(text);
-	} else if (alive) {
-		print_status(st);
+	} else if (alive || cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(st, "ready")) ||
+		   cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(st, "leased"))) {
+		print_status(st);	/* (a stopped daemon's leftovers are worth a look) */
 	}
 	if (!alive)
 		msg_error("no pool daemon is running for '%s' (start one with 'cellbox pool serve')",
