@@ -33,8 +33,15 @@ int fsutil_write_all(int fd, const void *buf, size_t len)
 /* Make a directory and those above it that are missing. */
 int fsutil_mkdir_p(const char *path)
 {
-	char *p = xstrdup(path);
+	char *p;
+	struct stat st;
 	int rc = 0;
+
+	if (!*path) {
+		errno = ENOENT;
+		return -1;
+	}
+	p = xstrdup(path);
 
 	for (char *s = p + 1; ; s++) {
 		if (*s == '/' || *s == '\0') {
@@ -48,6 +55,12 @@ int fsutil_mkdir_p(const char *path)
 			if (!saved)
 				break;
 		}
+	}
+	if (rc == 0 && stat(p, &st) < 0) {
+		rc = -1;
+	} else if (rc == 0 && !S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;	/* a file of that name was there: found now, not at its use */
+		rc = -1;
 	}
 	free(p);
 	return rc;

@@ -36,7 +36,7 @@ struct strbuf;
 
 /* Write all of `len` bytes, retrying short writes and EINTR. */
 int fsutil_write_all(int fd, const void *buf, size_t len);
-/* mkdir -p with mode 0700 for each made component. */
+/* mkdir -p with mode 0700 for each made component; -1 (ENOTDIR) when `path` is not a directory. */
 int fsutil_mkdir_p(const char *path);
 /*
  * rm -rf below and including `path`, never following a symbolic link: each level is opened

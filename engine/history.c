@@ -487,9 +487,17 @@ out:
 
 int history_export(const char *session, const char *path, struct strbuf *err)
 {
-	cJSON *nb = history_session_notebook(session, err);
+	const char *dot = strrchr(path, '.');
+	cJSON *nb;
 	int rc;
 
+	/* The format goes by the extension: never a guess (x.txt was silently percent). */
+	if (!(dot && !strchr(dot, '/') && !strcmp(dot, ".ipynb")) && !kernel_for_path(path)) {
+		strbuf_addf(err, "cannot export to '%s': give FILE.ipynb (a notebook) or "
+			    "FILE.py, FILE.R (a percent-format script)", path);
+		return -1;
+	}
+	nb = history_session_notebook(session, err);
 	if (!nb)
 		return -1;
 	rc = cellfile_save(nb, path, err);

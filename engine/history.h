@@ -124,7 +124,8 @@ char *history_plot_dropped(const char *plot);
 cJSON *history_entry_cell(const cJSON *entry, int embed);
 /*
  * Write the cells of stored session `session` (NULL = the newest) to `path`: a notebook with
- * outputs and embedded plots for .ipynb, else a percent script. -1 with `err`.
+ * outputs and embedded plots for .ipynb, a percent script for a kernel's extension (.py, .R);
+ * any other name is refused. -1 with `err`.
  */
 int history_export(const char *session, const char *path, struct strbuf *err);
 /*

@@ -126,6 +126,7 @@ static const struct kernel_def kernels[] = {
 		.env = { "R_DEFAULT_PACKAGES", "NULL" },
 		.indent = "  ",
 		.openers = "{([",
+		.closers = "})]",
 		.preimport = r_preimport,
 		.helper_cell = r_helper_cell,
 		.copy_in = "d <- path.expand(d)\n"

@@ -51,6 +51,8 @@ struct kernel_def {
 	const char *env[2];		/* a variable (name, value) the kernel starts with */
 	const char *indent;		/* one level of indentation in the editor */
 	const char *openers;		/* a line ending in one of these indents the next */
+	const char *closers;		/* typed first on a line, one of these takes one
+					   indent level back (R's }); NULL = none */
 	/*
 	 * The security policy reads this language (its reader is Python's and IPython's, its
 	 * import hook is the Python runner's): a session of a kernel without it refuses any

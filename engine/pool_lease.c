@@ -91,6 +91,11 @@ int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout
 	if (!pool_daemon_alive(pool_dir)) {
 		strbuf_addf(err, "no pool daemon serves '%s' (start one with 'cellbox pool serve')",
 			    pool_dir);
+		/* fail-fast asked for a pooled kernel or none: not a fresh one behind its back */
+		if (strategy == POOL_FAIL_FAST) {
+			strbuf_addstr(err, "; --pool-strategy fail-fast starts no kernel of its own");
+			return -1;
+		}
 		return 0;
 	}
 	for (;;) {

@@ -51,7 +51,8 @@ int pool_strategy_parse(const char *s, enum pool_strategy *out);
 /*
  * Lease a warm kernel. Returns 1 with `lease` filled; 0 when the caller should start a kernel
  * of its own (strategy temporary, or no daemon serves this pool: `err` then says why);
- * -1 with `err` set when the pool is exhausted (fail-fast) or the wait timed out.
+ * -1 with `err` set when the pool is exhausted or no daemon serves it (fail-fast), or the
+ * wait timed out.
  */
 int pool_lease(const char *pool_dir, enum pool_strategy strategy, double timeout,
 	       struct pool_lease *lease, struct strbuf *err);

@@ -190,7 +190,8 @@ class LocalPool(Base):
         open(os.path.join(pool, 'ready', ESCAPED), 'w').close()
         p = subprocess.run([BIN, 'pool', 'status'], env=self.env, capture_output=True,
                            timeout=60)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 5, p.stderr)        # no daemon runs: its leftovers shown
+        self.assertIn(b'no pool daemon is running', p.stderr)
         self.assertNotIn(b'\x1b', p.stdout + p.stderr)
         self.assertNotIn('\x9b'.encode(), p.stdout + p.stderr)
         self.assertIn(b'ready    k', p.stdout)          # the name's text, shown

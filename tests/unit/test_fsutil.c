@@ -155,6 +155,25 @@ static void test_fails_no_dir(void)
 	free(dir);
 }
 
+/* mkdir -p of a path that is a file (a --plots DIR that is one): an error at once, ENOTDIR. */
+static void test_mkdir_p_file(void)
+{
+	char *dir = scratch_dir(), *file = xasprintf("%s/out", dir);
+	char *sub = xasprintf("%s/made/deeper/", dir);
+
+	put(file, "x");
+	errno = 0;
+	CHECK(fsutil_mkdir_p(file) == -1);
+	CHECK(errno == ENOTDIR);
+	CHECK(fsutil_mkdir_p(sub) == 0);	/* a trailing slash, made twice */
+	CHECK(fsutil_mkdir_p(sub) == 0);
+
+	fsutil_remove_tree(dir);
+	free(sub);
+	free(file);
+	free(dir);
+}
+
 /* The rename fails (the target is a directory that holds something): it stays, no temporary. */
 static void test_fails_rename(void)
 {
@@ -315,6 +334,7 @@ static const struct tap_test tests[] = {
 	{ "replaces", test_replaces },
 	{ "streamed", test_streamed },
 	{ "fails_no_dir", test_fails_no_dir },
+	{ "mkdir_p_file", test_mkdir_p_file },
 	{ "fails_rename", test_fails_rename },
 	{ "fails_write", test_fails_write },
 	{ "fails_read_only_dir", test_fails_read_only_dir },

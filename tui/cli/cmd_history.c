@@ -151,6 +151,31 @@ static void warn_done(struct strbuf *warn)
 	strbuf_release(warn);
 }
 
+/*
+ * A --session that names no recorded session is an error (exit 2), not an empty answer.
+ * Returns 0 when none was given or it is there.
+ */
+static int check_session(const struct cli_args *args, const char *sub)
+{
+	const char *want = cli_value(args, "session");
+	char **list;
+	int found = 0;
+
+	if (!want)
+		return 0;
+	list = history_sessions();
+	for (size_t i = 0; list[i] && !found; i++)
+		found = !strcmp(list[i], want);
+	history_free_list(list);
+	if (!found) {
+		struct strbuf clean = STRBUF_INIT;
+		msg_error("history %s: no recorded session '%s' (see 'history list')", sub,
+			  sanitize_cstr(want, SAN_NO_CR, &clean));
+		strbuf_release(&clean);
+	}
+	return found ? 0 : -1;
+}
+
 /* history list */
 static int history_list(const struct cli_args *args, struct cellbox_config *cfg)
 {
@@ -158,6 +183,8 @@ static int history_list(const struct cli_args *args, struct cellbox_config *cfg)
 	struct strbuf warn = STRBUF_INIT;
 
 	(void)cfg;
+	if (check_session(args, "list") < 0)
+		return EXIT_USAGE;
 	history_iter(cli_value(args, "session"), on_list, &w, &warn);
 	if (!w.n)
 		fprintf(stderr, "history: no recorded cells\n");
@@ -178,6 +205,8 @@ static int history_show(const struct cli_args *args, struct cellbox_config *cfg)
 		msg_error("history show: give the number of a cell (see 'history list')");
 		return EXIT_USAGE;
 	}
+	if (check_session(args, "show") < 0)
+		return EXIT_USAGE;
 	history_iter(cli_value(args, "session"), on_show, &w, &warn);
 	if (!w.found)
 		msg_error("history show: no cell %d (there are %d)", w.want, w.n);
@@ -194,6 +223,8 @@ static int history_search(const struct cli_args *args, struct cellbox_config *cf
 	int e;
 
 	(void)cfg;
+	if (check_session(args, "search") < 0)
+		return EXIT_USAGE;
 	w.re = pcre2_compile((PCRE2_SPTR)args->argv[0], PCRE2_ZERO_TERMINATED, PCRE2_UTF, &e,
 			     &off, NULL);
 	if (!w.re) {
@@ -243,7 +274,7 @@ static const struct cli_command history_subcommands[] = {
 	  .summary = "The cells whose code matches REGEX (PCRE2); exit 1 when none does.",
 	  .spec = { .options = session_option, .min_args = 1, .max_args = 1 } },
 	{ .name = "export", .run = history_export_cmd, .usage = "history export FILE [--session ID]",
-	  .summary = "A session as FILE.py or FILE.ipynb (outputs and plots kept).",
+	  .summary = "A session as FILE.ipynb (outputs and plots kept) or FILE.py / FILE.R.",
 	  .spec = { .options = session_option, .min_args = 1, .max_args = 1 } },
 	{ NULL },
 };

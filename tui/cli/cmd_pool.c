@@ -229,33 +229,52 @@ static void print_status(const cJSON *st)
 	strbuf_release(&b);
 }
 
-/* pool status */
+/*
+ * pool status: the table, or --json's object. Without a running daemon (no pool at all, or
+ * one a stopped daemon left) it says so on stderr and exits 5; the table is printed then only
+ * when the pool still holds entries, --json's object always ("daemon_alive": false).
+ */
 static int pool_status_cmd(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf err = STRBUF_INIT;
 	char *dir = configured_pool(cfg);
-	int dirfd = checked_pool(dir, 0);
+	struct stat lst;
 	cJSON *st = NULL;
+	int alive, dirfd;
 
-	if (dirfd >= 0) {
+	if (lstat(dir, &lst) < 0 && errno == ENOENT) {
+		st = cJSON_CreateObject();
+		cJSON_AddStringToObject(st, "pool", dir);
+		cJSON_AddBoolToObject(st, "daemon_alive", 0);
+		cJSON_AddNullToObject(st, "daemon");
+		cJSON_AddArrayToObject(st, "ready");
+		cJSON_AddArrayToObject(st, "leased");
+	} else if ((dirfd = checked_pool(dir, 0)) >= 0) {
 		close(dirfd);
 		st = pool_status(dir, &err);
 		if (!st)
 			msg_error("%s", err.buf);
 	}
-	free(dir);
 	strbuf_release(&err);
-	if (!st)
+	if (!st) {
+		free(dir);
 		return EXIT_NO_KERNEL;
+	}
+	alive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "daemon_alive"));
 	if (cli_has(args, "json")) {
 		char *text = cJSON_Print(st);	/* (controls come out as \u escapes) */
 		puts(text);
 		cJSON_free(text);
-	} else {
-		print_status(st);
+	} else if (alive || cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(st, "ready")) ||
+		   cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(st, "leased"))) {
+		print_status(st);	/* (a stopped daemon's leftovers are worth a look) */
 	}
+	if (!alive)
+		msg_error("no pool daemon is running for '%s' (start one with 'cellbox pool serve')",
+			  dir);
 	cJSON_Delete(st);
-	return EXIT_OK;
+	free(dir);
+	return alive ? EXIT_OK : EXIT_NO_KERNEL;
 }
 
 /* Wait up to `seconds` for the daemon to exit (its pidfd) and its lock to be let go. */
@@ -333,7 +352,7 @@ static const struct cli_command pool_subcommands[] = {
 	  .spec = { .options = serve_options, .max_args = 0,
 		    .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_POOL } },
 	{ .name = "status", .run = pool_status_cmd, .usage = "pool status [--json]",
-	  .summary = "Kernels, leases, ages and health.",
+	  .summary = "Kernels, leases, ages and health; exit 5 when no daemon runs.",
 	  .spec = { .options = status_options, .max_args = 0, .settings = CONFIG_FOR_POOL } },
 	{ .name = "stop", .run = pool_stop_cmd, .usage = "pool stop",
 	  .summary = "Stop the daemon (its ready kernels go with it).",

@@ -2,7 +2,6 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "lineplot.h"
 #include "printer.h"
 #include "record.h"
+#include "repl_line.h"
 #include "sanitize.h"
 
 struct repl {
@@ -350,88 +350,6 @@ static int repl_pipe(struct repl *r)
 	return r->failed ? EXIT_CELL_ERROR : EXIT_OK;
 }
 
-/* Terminal mode: readline's callback interface, so Ctrl-C can clear the line. */
-static char *line_result;
-static int line_done, line_eof;
-static const char *line_indent;
-
-static void on_rl_line(char *line)
-{
-	line_result = line;
-	line_eof = line == NULL;
-	line_done = 1;
-	rl_callback_handler_remove();
-}
-
-/* Pre-fill the line: the kernel's indent on a continuation line, or a %load's text. */
-static int insert_indent(void)
-{
-	if (line_indent && *line_indent)
-		rl_insert_text(line_indent);
-	return 0;
-}
-
-/* Whether more input is already there: the rest of a paste (unbracketed), or typed ahead. */
-static int input_waiting(void)
-{
-	struct pollfd pfd = { .fd = 0, .events = POLLIN };
-	return poll(&pfd, 1, 10) > 0 && (pfd.revents & POLLIN);
-}
-
-/* Remember a whole cell in readline's history (and its file), lines and all. */
-static void remember_cell(struct repl *r, const char *cell)
-{
-	char *one = xstrdup(cell);
-	size_t n = strlen(one);
-
-	while (n && (one[n - 1] == '\n' || one[n - 1] == ' '))
-		one[--n] = '\0';
-	if (n) {
-		HIST_ENTRY *last = history_length ? history_get(history_base + history_length - 1)
-						  : NULL;
-		if (!last || strcmp(last->line, one))
-			add_history(one);	/* the history store keeps it for next time */
-	}
-	free(one);
-}
-
-enum { READ_LINE, READ_EOF, READ_INTERRUPTED };
-
-/* Read a line with `prompt`; READ_INTERRUPTED when Ctrl-C cleared it. */
-static int read_line(const char *prompt, const char *indent, char **out)
-{
-	line_done = line_eof = 0;
-	line_result = NULL;
-	line_indent = indent;
-	rl_startup_hook = insert_indent;
-	rl_callback_handler_install(prompt, on_rl_line);
-	while (!line_done) {
-		struct pollfd pfd = { .fd = 0, .events = POLLIN };
-		int n = ppoll(&pfd, 1, NULL, cli_wait_mask());
-
-		if (n < 0 && errno == EINTR && cli_sigterm) {
-			rl_callback_handler_remove();
-			rl_startup_hook = NULL;
-			return READ_EOF;
-		}
-		if (n < 0 && errno == EINTR && cli_sigint) {
-			cli_sigint = 0;
-			rl_free_line_state();
-			rl_callback_sigcleanup();
-			rl_callback_handler_remove();
-			fputs("^C\n", stdout);
-			fflush(stdout);
-			rl_startup_hook = NULL;
-			return READ_INTERRUPTED;
-		}
-		if (n > 0)
-			rl_callback_read_char();
-	}
-	rl_startup_hook = NULL;
-	*out = line_result;
-	return line_eof ? READ_EOF : READ_LINE;
-}
-
 /* Byte offset of code point `cp` in `s` (clamped to the end). */
 static size_t byte_of_codepoint(const char *s, long cp)
 {
@@ -557,6 +475,7 @@ static int repl_tty(struct repl *r)
 	rl_attempted_completion_function = complete;
 	rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,[]+-*/%^~!:";
 	completion_cell = &cell;
+	repl_line_set_closers(session_kernel(r->s)->closers, session_kernel(r->s)->indent);
 	using_history();
 	stifle_history(10000);
 	/* Up recalls whole cells of this and earlier sessions, from the history store. */
@@ -567,32 +486,25 @@ static int repl_tty(struct repl *r)
 	}
 
 	for (;;) {
-		char *prompt, *line = NULL, *status;
+		char *prompt, *line = NULL, *status, *load = NULL;	/* load: %load's text */
 		int got, pasting, whole;
 
-		if (!cell.len)
-			prompt = xasprintf("\001\x1b[32m\002In [\001\x1b[1m\002%d\001\x1b[0;32m\002]:\001\x1b[0m\002 ",
-					   r->next_count);
-		else
-			prompt = xasprintf("%*s...: ", (int)snprintf(NULL, 0, "%d", r->next_count) + 2, "");
-		if (!cell.len && r->next_input) {	/* %load's text, to edit and run */
-			free(indent);
-			indent = r->next_input;
+		prompt = repl_line_prompt(r->next_count, cell.len > 0);
+		if (!cell.len && r->next_input) {
+			load = r->next_input;
 			r->next_input = NULL;
 		}
-		got = read_line(prompt, cell.len || *indent ? indent : "", &line);
+		/* As IPython's terminal: only a continuation line starts with the kernel's indent. */
+		got = repl_line_read(prompt, cell.len ? indent : load ? load : "", &line);
 		free(prompt);
-		if (got == READ_EOF) {
+		free(load);
+		if (got == REPL_LINE_EOF) {
 			fputc('\n', stdout);
 			break;
 		}
-		if (got == READ_INTERRUPTED) {
+		if (got == REPL_LINE_INTERRUPTED) {
 			strbuf_reset(&cell);
 			continue;
-		}
-		if (!cell.len) {
-			free(indent);
-			indent = xstrdup("");
 		}
 		if (!cell.len && !line[strspn(line, " \t")]) {
 			free(line);
@@ -602,21 +514,24 @@ static int repl_tty(struct repl *r)
 		 * More input waiting means a paste (or typing ahead): its lines keep their own
 		 * indent and its blank lines do not end the cell; the kernel decides at its end.
 		 */
-		pasting = input_waiting();
+		pasting = repl_line_waiting();
 		whole = !cell.len && strchr(line, '\n') != NULL;	/* a multi-line cell at once */
-		strbuf_addstr(&cell, line);
-		strbuf_addch(&cell, '\n');
-		/* A blank line ends a multi-line cell, as in IPython (not in R, nor in a paste). */
+		/*
+		 * A blank line ends a multi-line cell, as in IPython (not in R, nor in a paste);
+		 * it is not part of the cell (its pre-filled indent would go into the history).
+		 */
 		if (!line[strspn(line, " \t")] && !pasting &&
 		    session_kernel(r->s)->blank_line_ends_cell) {
 			free(line);
-			remember_cell(r, cell.buf);
+			repl_line_remember(cell.buf);
 			run_cell(r, cell.buf);
 			strbuf_reset(&cell);
 			if (r->done)
 				break;
 			continue;
 		}
+		strbuf_addstr(&cell, line);
+		strbuf_addch(&cell, '\n');
 		free(line);
 		free(indent);
 		if (pasting) {
@@ -625,7 +540,7 @@ static int repl_tty(struct repl *r)
 		}
 		status = is_complete(r, cell.buf, &indent, whole);
 		if (strcmp(status, "incomplete")) {
-			remember_cell(r, cell.buf);
+			repl_line_remember(cell.buf);
 			run_cell(r, cell.buf);
 			strbuf_reset(&cell);
 		}

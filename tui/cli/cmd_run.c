@@ -154,7 +154,8 @@ static const struct cli_option run_options[] = {
 	  .help = "run CODE instead of a file" },
 	{ .name = "json", .value = CLI_SWITCH,
 	  .help = "print one JSON object (exit_code, stdout, stderr, plots with base64 content, "
-		  "status, error) instead of the output" },
+		  "status, error, outcome, reason) instead of the output; stderr and error "
+		  "without colours" },
 	{ .name = "plots", .value = CLI_TEXT, .arg = "DIR",
 	  .help = "save captured plots as DIR/plot-N.png" },
 	{ .name = "max-output", .value = CLI_SIZE, .arg = "SIZE",

@@ -19,6 +19,7 @@ void printer_init(struct printer *p, unsigned flags, const char *channel_dir,
 	p->out_at_bol = 1;
 	sanitize_init(&p->san_out, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
 	sanitize_init(&p->san_err, flags & PRINTER_COLOR ? SAN_KEEP_SGR : 0);
+	sanitize_init(&p->san_keep, 0);
 	strbuf_init(&p->stdout_text, 0);
 	strbuf_init(&p->stderr_text, 0);
 	p->collect_max = PRINTER_COLLECT_MAX;
@@ -43,6 +44,7 @@ void printer_reset(struct printer *p)
 	p->done_seen = 0;
 	sanitize_reset(&p->san_out);
 	sanitize_reset(&p->san_err);
+	sanitize_reset(&p->san_keep);
 }
 
 void printer_release(struct printer *p)
@@ -54,6 +56,7 @@ void printer_release(struct printer *p)
 	strbuf_release(&p->clean);
 	sanitize_release(&p->san_out);
 	sanitize_release(&p->san_err);
+	sanitize_release(&p->san_keep);
 }
 
 /* Write kernel text to one of the streams, sanitised. */
@@ -70,13 +73,23 @@ static void emit(struct printer *p, int to_err, const char *text, size_t len)
 		struct strbuf *kept = to_err ? &p->stderr_text : &p->stdout_text;
 		size_t room = kept->len < p->collect_max ? p->collect_max - kept->len : 0;
 
-		if (len > room) {
+		const char *keep = text;
+		size_t n = len;
+
+		if (to_err) {
+			/* Tracebacks come coloured: JSON is for programs, as MCP's (no SGR). */
+			strbuf_reset(&p->clean);
+			sanitize_feed(&p->san_keep, text, len, &p->clean);
+			keep = p->clean.buf;
+			n = p->clean.len;
+		}
+		if (n > room) {
 			/* Cut at a character boundary: the JSON is text. */
-			while (room && ((unsigned char)text[room] & 0xc0) == 0x80)
+			while (room && ((unsigned char)keep[room] & 0xc0) == 0x80)
 				room--;
 			p->collect_cut = 1;
 		}
-		strbuf_add(kept, text, len > room ? room : len);
+		strbuf_add(kept, keep, n > room ? room : n);
 	}
 	if (p->flags & PRINTER_QUIET)
 		return;
@@ -151,7 +164,13 @@ static int take_file(struct printer *p, const struct session_plot *desc, const c
 	snprintf(pl->format, sizeof(pl->format), "%s", fmt && strlen(fmt) < 8 ? fmt : "png");
 	strbuf_init(&err, 0);
 	if (p->plots_dir) {
-		char *dst = xasprintf("%s/plot-%d.%s", p->plots_dir, pl->index, desc->ext);
+		size_t dir = strlen(p->plots_dir);
+		char *dst;
+
+		while (dir > 1 && p->plots_dir[dir - 1] == '/')
+			dir--;		/* --plots out/: out/plot-1.png, not out//plot-1.png */
+		dst = xasprintf("%.*s%splot-%d.%s", (int)dir, p->plots_dir,
+				dir && p->plots_dir[dir - 1] == '/' ? "" : "/", pl->index, desc->ext);
 		if (outputs_save_file(desc->data, desc->len, dst, &err) < 0) {
 			free(dst);
 			rc = -1;
@@ -265,14 +284,16 @@ static void on_error(struct printer *p, const struct session_ev_error *ev)
 		free(msg);
 	}
 	cJSON_Delete(p->error);
+	/* Kept for the JSON as MCP keeps it: sanitised, the colours of a traceback dropped. */
 	p->error = cJSON_CreateObject();
 	if (ename)
-		cJSON_AddStringToObject(p->error, "ename", ename);
+		cJSON_AddStringToObject(p->error, "ename", sanitize_cstr(ename, 0, &p->clean));
 	if (evalue)
-		cJSON_AddStringToObject(p->error, "evalue", evalue);
+		cJSON_AddStringToObject(p->error, "evalue", sanitize_cstr(evalue, 0, &p->clean));
 	tb = cJSON_AddArrayToObject(p->error, "traceback");
 	for (size_t i = 0; i < ev->ntraceback; i++)
-		cJSON_AddItemToArray(tb, cJSON_CreateString(ev->traceback[i]));
+		cJSON_AddItemToArray(tb, cJSON_CreateString(sanitize_cstr(ev->traceback[i], 0,
+									  &p->clean)));
 	if (ev->violations)	/* a cell the security policy blocked */
 		cJSON_AddItemToObject(p->error, "violations", cJSON_Duplicate(ev->violations, 1));
 }
@@ -321,6 +342,8 @@ void printer_event(struct printer *p, const struct session_event *ev)
 		on_error(p, &ev->error);
 		break;
 	case SESSION_EV_DONE:
+		if (p->flags & PRINTER_COLLECT)	/* a character cut short: U+FFFD */
+			sanitize_finish(&p->san_keep, &p->stderr_text);
 		free((char *)p->done.detail);
 		p->done = ev->done;
 		p->done.detail = ev->done.detail ? xstrdup(ev->done.detail) : NULL;
@@ -366,8 +389,12 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 		cJSON_AddItemToObject(o, "error", cJSON_Duplicate(p->error, 1));
 	else
 		cJSON_AddNullToObject(o, "error");
+	/* As MCP's ExecutionResult: why it ended, always; the words when the session stopped it. */
+	cJSON_AddStringToObject(o, "outcome", reason_name(d ? d->reason : REASON_CLOSED));
 	if (d && d->detail)
 		cJSON_AddStringToObject(o, "reason", d->detail);
+	else
+		cJSON_AddNullToObject(o, "reason");
 	if (p->collect_cut) {
 		/* What was printed in all: the text above is its first collect_max bytes. */
 		cJSON_AddBoolToObject(o, "truncated", 1);

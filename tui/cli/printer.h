@@ -38,6 +38,7 @@ struct printer {
 	const char *channel_dir;	/* plot paths in events are relative to it */
 	const char *plots_dir;		/* copy each plot here; NULL = leave it in the channel */
 	struct sanitizer san_out, san_err;
+	struct sanitizer san_keep;	/* stderr as collected (PRINTER_COLLECT): no SGR */
 	int out_at_bol;			/* stdout is at the beginning of a line */
 	/* What the cell produced (PRINTER_COLLECT), each up to collect_max bytes. */
 	struct strbuf stdout_text, stderr_text;
@@ -74,7 +75,9 @@ void printer_reset(struct printer *p);
  * The collected outcome shaped like llm-sandbox's ExecutionResult: exit_code, stdout, stderr,
  * plots [{format, path, width, height, content_base64}] (shown plots, then saved files and
  * plotly HTML as llm-sandbox reports them), status, execution_count, duration,
- * error {ename, evalue, traceback}, reason.
+ * error {ename, evalue, traceback}, outcome (the reason's name: "ok", "error", "timeout", ...)
+ * and reason (its words when the session stopped the cell, else null), as MCP's. stderr and
+ * the error are kept sanitised without colours (a traceback comes with SGR); stdout as printed.
  */
 cJSON *printer_json(const struct printer *p, int exit_code);
 

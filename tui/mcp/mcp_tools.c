@@ -405,9 +405,10 @@ static int t_session_list(struct mcp_server *srv, struct mcp_call *call, const c
 		cJSON_AddNumberToObject(e, "age", now - ms->created);
 		cJSON_AddNumberToObject(e, "idle", now - ms->used);
 		cJSON_AddItemToArray(list, e);
-		strbuf_addf(&text, "%s  %-7s %-5s %lu cells, %zu plots\n", ms->handle,
+		strbuf_addf(&text, "%s  %-7s %-5s %lu cell%s, %zu plot%s\n", ms->handle,
 			    session_backend_name(ms->s), state_name(session_state(ms->s)),
-			    ms->cells_run, ms->nplots);
+			    ms->cells_run, ms->cells_run == 1 ? "" : "s", ms->nplots,
+			    ms->nplots == 1 ? "" : "s");
 	}
 	mcp_call_succeed(call, text.len ? text.buf : "no sessions are open", o);
 	strbuf_release(&text);
