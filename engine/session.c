@@ -259,6 +259,15 @@ int session_input_reply(struct session *s, unsigned long id, const char *value,
 	cJSON_AddStringToObject(obj, "value", value);
 	text = cJSON_PrintUnformatted(obj);
 	cJSON_Delete(obj);
+	/*
+	 * The kernel asked again, so it has the last answer: that file goes. However often a
+	 * kernel asks, a request keeps one answer on the host (its files go when it ends).
+	 */
+	if (r->inputs > 1) {
+		rel = xasprintf("commands/%s.%d.input", r->name, r->inputs - 1);
+		channel_unlink(&s->ch, rel);
+		free(rel);
+	}
 	rel = xasprintf("commands/%s.%d.input", r->name, r->inputs);
 	rc = channel_write(&s->ch, rel, text, strlen(text), err);
 	free(rel);

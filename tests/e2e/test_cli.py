@@ -383,6 +383,29 @@ class Pty:
 
 
 class ReplTtyTest(Base):
+    def test_terminal_gone_at_input(self):
+        # A cell that asks for input again and again; the terminal goes away (its other side
+        # closed: a killed tmux pane, an ssh gone). The REPL leaves as on a hang-up and takes
+        # its kernel and channel with it (before: it answered end of input for ever).
+        t = Pty(self.env)
+        t.expect(r'In \[')
+        t.send('while True: input("q" + "? ")\r')
+        t.expect(r'q\? ')
+        os.close(t.fd)
+        deadline = time.monotonic() + 60
+        status = None
+        while time.monotonic() < deadline:
+            pid, st = os.waitpid(t.pid, os.WNOHANG)
+            if pid:
+                status = st
+                break
+            time.sleep(0.1)
+        if status is None:
+            os.kill(t.pid, signal.SIGKILL)
+            os.waitpid(t.pid, 0)
+            self.fail('the REPL went on after its terminal went away')
+        self.assertNoChannelsLeft()
+
     def test_session(self):
         t = Pty(self.env)
         try:

@@ -2,6 +2,7 @@
 children, a kernel that never answers. Run through test_hostile.py CASE."""
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -30,6 +31,27 @@ print('deaf')
         self.assertIn('it was killed and restarted', p.stderr)
         self.assertIn('after', p.stdout, p.stderr)
         self.assertLess(time.monotonic() - t0, 110)
+
+    def test_input_answers_bounded(self):
+        """A kernel that asks for input thousands of times, to a front end that answers at
+        once (a REPL whose stdin ended): the host keeps one answer file of a request's, not
+        one an input (before: one file each, never removed until the cell ended; a REPL whose
+        terminal hung up filled /dev/shm's inodes that way)."""
+        cell = self.attack(r'''
+most = 0
+for i in range(3000):
+    try:
+        input()
+    except BaseException:
+        pass
+    if i % 50 == 49:
+        most = max(most, sum(n.endswith('.input') for n in os.listdir(R._S.cmd_dir)))
+print('answers kept at most: %d' % most)
+''')
+        p = self.repl(cell, timeout=300)
+        m = re.search(r'answers kept at most: (\d+)', p.stdout)
+        self.assertTrue(m, (p.stdout[-500:], p.stderr[-500:]))
+        self.assertLessEqual(int(m.group(1)), 2, 'answer files kept on the host')
 
     def test_children_die_with_the_kernel(self):
         """A kernel's children in a session of their own die with it (close, kill -9)."""

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ struct repl {
 	struct printer pr;
 	const struct cellbox_config *cfg;
 	int tty;
+	int hung_up;		/* the terminal went away at an input request */
 	int failed;		/* a cell raised (the exit code of a piped session) */
 	int blocked;		/* the security policy blocked a cell (exit 7 then) */
 	int next_count;		/* the n of the next In [n] */
@@ -127,6 +129,14 @@ static void let_sigint_in(int on)
 		sigprocmask(SIG_SETMASK, &saved, NULL);
 }
 
+/* Whether the terminal hung up (its other side closed: a tmux pane killed, ssh gone). */
+static int terminal_gone(void)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
 /* Read one line for the cell's input() call (its prompt is the kernel's: sanitised). */
 static char *input_line(struct repl *r, const char *kernel_prompt)
 {
@@ -141,6 +151,10 @@ static char *input_line(struct repl *r, const char *kernel_prompt)
 		line = readline(prompt);
 		let_sigint_in(0);
 		strbuf_release(&clean);
+		if (!line && terminal_gone()) {
+			r->hung_up = 1;
+			raise(SIGHUP);	/* as the hang-up it is: the REPL leaves at the next wait */
+		}
 		return line;
 	}
 	fputs(prompt, stdout);
@@ -169,7 +183,12 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 
 		fflush(stdout);
 		line = input_line(r, ev->input.prompt);
-		/* End of input answers with an empty line, as a closed stdin would not hang. */
+		/* End of input answers with an empty line, as a closed stdin would not hang; a
+		   terminal that hung up answers nothing: the REPL leaves. */
+		if (!line && r->hung_up) {
+			strbuf_release(&err);
+			return;
+		}
 		if (session_input_reply(s, ev->id, line ? line : "", &err) < 0)
 			msg_error("%s", err.buf);
 		free(line);
