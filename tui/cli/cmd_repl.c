@@ -127,7 +127,10 @@ static void let_sigint_in(int on)
 		sigprocmask(SIG_SETMASK, &saved, NULL);
 }
 
-/* Read one line for the cell's input() call (its prompt is the kernel's: sanitised). */
+enum { READ_LINE, READ_EOF, READ_INTERRUPTED };
+static int read_line(const char *prompt, const char *indent, char **out);
+
+/* A line for input() or a debugger (the kernel's prompt, sanitised); Ctrl-C: NULL, cli_sigint. */
 static char *input_line(struct repl *r, const char *kernel_prompt)
 {
 	struct strbuf clean = STRBUF_INIT;
@@ -137,9 +140,7 @@ static char *input_line(struct repl *r, const char *kernel_prompt)
 	ssize_t n;
 
 	if (r->tty) {
-		let_sigint_in(1);
-		line = readline(prompt);
-		let_sigint_in(0);
+		cli_sigint |= read_line(prompt, NULL, &line) == READ_INTERRUPTED;
 		strbuf_release(&clean);
 		return line;
 	}
@@ -169,8 +170,11 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 
 		fflush(stdout);
 		line = input_line(r, ev->input.prompt);
-		/* End of input answers with an empty line, as a closed stdin would not hang. */
-		if (session_input_reply(s, ev->id, line ? line : "", &err) < 0)
+		/* Ctrl-C interrupts (unanswered); end of input answers "", as a closed stdin */
+		if (!line && cli_sigint) {
+			cli_sigint = 0;
+			session_interrupt(s);
+		} else if (session_input_reply(s, ev->id, line ? line : "", &err) < 0)
 			msg_error("%s", err.buf);
 		free(line);
 		strbuf_release(&err);
@@ -394,8 +398,6 @@ static void remember_cell(struct repl *r, const char *cell)
 	}
 	free(one);
 }
-
-enum { READ_LINE, READ_EOF, READ_INTERRUPTED };
 
 /* Read a line with `prompt`; READ_INTERRUPTED when Ctrl-C cleared it. */
 static int read_line(const char *prompt, const char *indent, char **out)
