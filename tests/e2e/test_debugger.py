@@ -91,6 +91,7 @@ class ReplDebugTest(CliBase):
         self.prompt(t)
         t.send('kept.upper()\r')
         t.expect(r"Out\[\d+\]:.*'STILL'")
+        self.prompt(t)
         t.send('\x04')
         self.assertEqual(t.wait(), 0)
 
