@@ -654,6 +654,8 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual([e["prompt"] for e in of_type(evs, "input_request")], ["name: ", ""])
         self.assertEqual(text(evs), "head\n'Ada\\nBo\\n'\n")
         # without stdin (batch run, replay): the error input() gives, not a read of fd 0
+        tty = "import os, sys\n(sys.stdin.isatty(), os.isatty(sys.stdin.fileno()))"
+        self.assertEqual(self.result(self.run_ok(tty)), "(False, False)")
         evs = r.execute("import sys\nsys.stdin.readline()", allow_stdin=False)
         self.assertEqual(of_type(evs, "error")[0]["ename"], "StdinNotImplementedError")
         self.assertIn("cannot answer input requests", of_type(evs, "error")[0]["evalue"])

@@ -57,6 +57,11 @@ class _Stdin(io.TextIOBase):
     def close(self):
         pass
 
+    def fileno(self):
+        # fd 0, as before (/dev/null or the host's wake pipe): code that asks os.isatty() or
+        # termios about it still learns that there is no terminal; reads come here.
+        return 0
+
     def readline(self, size=-1):
         if not _S.allow_stdin or _S.req_id is None:
             from IPython.core.error import StdinNotImplementedError
