@@ -95,6 +95,20 @@ class ReplDebugTest(CliBase):
         t.send('\x04')
         self.assertEqual(t.wait(), 0)
 
+    def test_ctrl_c_at_input(self):
+        # input()'s prompt too: Ctrl-C interrupts the cell at once (it waited for a line before)
+        t = self.start()
+        t.send('name = input("wh" + "o? ")\r')
+        t.expect(r'who\? ')
+        t.send('\x03')
+        t.expect(r'KeyboardInterrupt')
+        self.prompt(t)
+        t.send('kept.upper()\r')
+        t.expect(r"Out\[\d+\]:.*'STILL'")
+        self.prompt(t)
+        t.send('\x04')
+        self.assertEqual(t.wait(), 0)
+
 
 class TuiDebugTest(TuiBase):
     def test_debugger_in_the_ui(self):
