@@ -636,6 +636,69 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual(err["ename"], "StdinNotImplementedError")
         self.assertIn("cannot answer input requests", err["evalue"])
 
+    def test_stdin_reads_ask(self):
+        # sys.stdin is read through input requests: the line's prompt is what the cell wrote
+        # to stdout just before (taken out of the stream); each read is one line.
+        r = self.r
+        rid = r.send("execute", code="import sys\nprint('head')\nsys.stdout.write('name: ')\n"
+                                     "a = sys.stdin.readline()\nb = sys.stdin.read()\n"
+                                     "print(repr(a + b))", allow_stdin=True)
+        req = of_type(r.events(rid, until="input_request"), "input_request")[0]
+        self.assertEqual(req, {"type": "input_request", "prompt": "name: ", "password": False})
+        r.write_file(rid + ".1.input", {"value": "Ada"})
+        while len(of_type(r.events(rid, until="input_request"), "input_request")) < 2:
+            time.sleep(0.01)
+        r.write_file(rid + ".2.input", {"value": "Bo"})
+        evs = r.events(rid)
+        self.assertEqual(done(evs)["status"], "ok")
+        self.assertEqual([e["prompt"] for e in of_type(evs, "input_request")], ["name: ", ""])
+        self.assertEqual(text(evs), "head\n'Ada\\nBo\\n'\n")
+        # without stdin (batch run, replay): the error input() gives, not a read of fd 0
+        tty = "import os, sys\n(sys.stdin.isatty(), os.isatty(sys.stdin.fileno()))"
+        self.assertEqual(self.result(self.run_ok(tty)), "(False, False)")
+        evs = r.execute("import sys\nsys.stdin.readline()", allow_stdin=False)
+        self.assertEqual(of_type(evs, "error")[0]["ename"], "StdinNotImplementedError")
+        self.assertIn("cannot answer input requests", of_type(evs, "error")[0]["evalue"])
+
+    def debugger_prompt(self, code, prompt):
+        rid = self.r.send("execute", code=code, allow_stdin=True)
+        req = of_type(self.r.events(rid, until="input_request"), "input_request")[0]
+        self.assertEqual(req["prompt"], prompt)
+        return rid
+
+    def test_debugger(self):
+        # pdb and ipdb read their commands through input requests; `q` quits, Ctrl-C (SIGINT
+        # while the prompt waits) leaves the debugger and ends the cell as interrupted.
+        r = self.r
+        self.run_ok("def f():\n    x = 42\n    breakpoint()\n    return x + 1")
+        rid = self.debugger_prompt("f()", "(Pdb) ")
+        r.write_file(rid + ".1.input", {"value": "p x"})
+        while len(of_type(r.events(rid, until="input_request"), "input_request")) < 2:
+            time.sleep(0.01)
+        r.write_file(rid + ".2.input", {"value": "c"})
+        evs = r.events(rid)
+        self.assertIn("42\n", text(evs))
+        self.assertEqual(self.result(evs), "43")
+        for code, prompt in (("f()", "(Pdb) "), ("%debug", "ipdb> ")):
+            if code == "%debug":
+                r.execute("def g():\n    y = 7\n    1/0\ng()")
+            rid = self.debugger_prompt(code, prompt)
+            time.sleep(0.05)
+            os.kill(r.proc.pid, signal.SIGINT)
+            evs = r.events(rid, timeout=5)
+            self.assertEqual(done(evs)["status"], "aborted", code)
+            self.assertEqual(of_type(evs, "error")[-1]["ename"], "KeyboardInterrupt")
+            self.assertEqual(len(of_type(evs, "input_request")), 1)
+        rid = self.debugger_prompt("%debug", "ipdb> ")
+        r.write_file(rid + ".1.input", {"value": "p y * 6"})
+        while len(of_type(r.events(rid, until="input_request"), "input_request")) < 2:
+            time.sleep(0.01)
+        r.write_file(rid + ".2.input", {"value": "q"})
+        evs = r.events(rid)
+        self.assertEqual(done(evs)["status"], "ok")
+        self.assertIn("42\n", text(evs))
+        self.assertEqual(self.result(self.run_ok("1+1")), "2")
+
     # -- SIGINT
 
     def test_sigint_interrupts_cell(self):

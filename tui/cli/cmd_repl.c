@@ -137,7 +137,7 @@ static int terminal_gone(void)
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
-/* Read one line for the cell's input() call (its prompt is the kernel's: sanitised). */
+/* A line for input() or a debugger (the kernel's prompt, sanitised); Ctrl-C: NULL, cli_sigint. */
 static char *input_line(struct repl *r, const char *kernel_prompt)
 {
 	struct strbuf clean = STRBUF_INIT;
@@ -147,9 +147,7 @@ static char *input_line(struct repl *r, const char *kernel_prompt)
 	ssize_t n;
 
 	if (r->tty) {
-		let_sigint_in(1);
-		line = readline(prompt);
-		let_sigint_in(0);
+		cli_sigint |= repl_line_read(prompt, "", &line) == REPL_LINE_INTERRUPTED;
 		strbuf_release(&clean);
 		if (!line && terminal_gone()) {
 			r->hung_up = 1;
@@ -183,13 +181,18 @@ static void on_cell_event(struct session *s, const struct session_event *ev, voi
 
 		fflush(stdout);
 		line = input_line(r, ev->input.prompt);
-		/* End of input answers with an empty line, as a closed stdin would not hang; a
-		   terminal that hung up answers nothing: the REPL leaves. */
+		/*
+		 * Ctrl-C interrupts (unanswered); end of input answers "", as a closed stdin; a
+		 * terminal that hung up answers nothing: the REPL leaves.
+		 */
 		if (!line && r->hung_up) {
 			strbuf_release(&err);
 			return;
 		}
-		if (session_input_reply(s, ev->id, line ? line : "", &err) < 0)
+		if (!line && cli_sigint) {
+			cli_sigint = 0;
+			session_interrupt(s);
+		} else if (session_input_reply(s, ev->id, line ? line : "", &err) < 0)
 			msg_error("%s", err.buf);
 		free(line);
 		strbuf_release(&err);

@@ -128,6 +128,26 @@ class _BinaryStream(_WriteOnly):
         return False
 
 
+def _take_prompt():
+    """The text written to sys.stdout after its last newline, when still unsent: taken out of
+    the stream to be the prompt of a read of sys.stdin (as a terminal shows it). '' else."""
+    with _ev._lock:
+        if not _segs or _segs[-1][0] != "stdout":
+            return ""
+        texts = _segs[-1][1]
+        whole = "".join(texts)
+        cut = whole.rfind("\n") + 1
+        prompt = whole[cut:]
+        if not prompt:
+            return ""
+        if cut:
+            texts[:] = [whole[:cut]]
+        else:
+            del _segs[-1]
+        _ev._cap["pend"] -= len(prompt)
+        return prompt
+
+
 def _fd_reader():
     p = select.poll()
     for fd in _Fd.fds:

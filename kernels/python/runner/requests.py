@@ -1,10 +1,19 @@
 """The request kinds the runner serves (execute, complete, inspect, is_complete, clear_plots,
-shutdown; policy is guard.py's) and input() / getpass() answered through input requests.
+shutdown; policy is guard.py's) and input() / getpass() / sys.stdin answered through input
+requests.
+
+A debugger (pdb, IPython's ipdb: %debug, %pdb, breakpoint()) reads its commands through
+input(), so its prompt is an input request too. An interrupt while it waits for one leaves the
+debugger (as end of input does) and ends the cell as interrupted: pdb's own answer to Ctrl-C at
+its prompt is to ask again, which would keep the cell running until the host kills the kernel.
 """
 
+import io
 import json
 import os
+import sys
 
+from .capture import _take_prompt
 from .events import _emit
 from .guard import _Guard, _do_policy
 from .plots import _capture_open_figures, _clear_plots
@@ -31,7 +40,71 @@ def _getpass(prompt="Password: ", stream=None):
     return _ask(str(prompt), True)
 
 
+class _Stdin(io.TextIOBase):
+    """sys.stdin: each read asks the front end for one line (an input request whose prompt is
+    the text the cell wrote to stdout just before, when it is still here to take)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+    name = "<stdin>"
+
+    def readable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def close(self):
+        pass
+
+    def fileno(self):
+        # fd 0, as before (/dev/null or the host's wake pipe): code that asks os.isatty() or
+        # termios about it still learns that there is no terminal; reads come here.
+        return 0
+
+    def readline(self, size=-1):
+        if not _S.allow_stdin or _S.req_id is None:
+            from IPython.core.error import StdinNotImplementedError
+            raise StdinNotImplementedError(NO_STDIN_MSG)
+        try:
+            line = _ask(_take_prompt(), False) + "\n"
+        except EOFError:
+            return ""                   # (a debugger reading sys.stdin: interrupted, it ends)
+        return line if size is None or size < 0 else line[:max(size, 1)]
+
+    def read(self, size=-1):
+        return self.readline(size)      # a terminal's read() too ends at the line's end
+
+    def readlines(self, hint=-1):
+        return [self.readline()]
+
+
+def _debugger_prompt():
+    """Whether input() was called by a debugger's command loop (cmd.Cmd.cmdloop of a Bdb)."""
+    import bdb
+    f = sys._getframe(2)
+    for _ in range(6):
+        if f is None:
+            return False
+        if f.f_code.co_name == "cmdloop" and isinstance(f.f_locals.get("self"), bdb.Bdb):
+            return True
+        f = f.f_back
+    return False
+
+
 def _ask(prompt, password):
+    try:
+        return _wait_answer(prompt, password)
+    except KeyboardInterrupt:
+        if not _debugger_prompt():
+            raise
+        # Leave the debugger as end of input does (pdb's do_EOF: it quits); the cell then
+        # ends as interrupted (_do_execute).
+        _S.input_interrupted = True
+        raise EOFError
+
+
+def _wait_answer(prompt, password):
     _emit({"type": "input_request", "prompt": prompt, "password": password})
     # The k-th answer of a request has a name of its own: the host removes the files (its part
     # of the channel is read-only here), so an answer already read must never be read again.
@@ -70,6 +143,7 @@ def _do_execute(req):
         raise RequestError("execute: 'code' must be a string")
     silent = bool(req.get("silent", False))
     _S.allow_stdin = bool(req.get("allow_stdin", False))
+    _S.input_interrupted = False
     if req.get("clear_plots"):
         _clear_plots()
     _S.executing = True
@@ -85,6 +159,11 @@ def _do_execute(req):
     # An interrupt that lands between IPython's steps (compiling a node, between two) is
     # its error_before_exec: aborted all the same.
     if isinstance(res.error_in_exec or res.error_before_exec, KeyboardInterrupt):
+        return "aborted"
+    if _S.input_interrupted:
+        # Ctrl-C at a debugger's prompt: the debugger quit; say so as an interrupt does.
+        shell._showtraceback(KeyboardInterrupt, KeyboardInterrupt(),
+                             ["\x1b[0;31mKeyboardInterrupt\x1b[0m"])
         return "aborted"
     if not res.success or plots_ok is False:
         return "error"

@@ -16,7 +16,7 @@ from . import events as _ev
 from .capture import _setup_capture
 from .events import _drain_fds, _emit, _flush_locked, _on_sigint, _segs
 from .plots import _ImportHooks, _choose_mpl_backend, _init_plot_counter
-from .requests import _HANDLERS, _getpass, _input, _valid_id
+from .requests import _HANDLERS, _Stdin, _getpass, _input, _valid_id
 from .shell import _PandasWidth, _guard_pip, _make_shell, _shell_here
 from .state import CHANNEL_CHECK, KERNELSPEC, RESERVE, SPIN_GAP, \
     RequestError, _S, _log, _log_exc, _monotonic, _read_file, _write_all
@@ -281,6 +281,7 @@ def main(argv):
         import getpass
         builtins.input = _input
         getpass.getpass = _getpass
+        sys.stdin = _Stdin()        # (fd 0 is /dev/null or the host's wake pipe: not the user's)
         _scan()
         _write_ready()
     except BaseException:

@@ -63,6 +63,7 @@ class _S:
     spin = True              # the last command came within SPIN_GAP of the done before it
     served = set()           # ... and those served (the host removes them; we cannot)
     input_n = 0              # input requests of the request being served
+    input_interrupted = False    # ... one of them, a debugger's, was interrupted
     log_bytes = 0
     reserve = None           # RESERVE bytes, let go of when the runner itself runs out
     fifo_fd = -1             # host/wake, the FIFO, where neither inotify nor stdin wakes us
