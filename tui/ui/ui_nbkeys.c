@@ -18,7 +18,7 @@ static void enter_edit(struct ui *ui, int at_start)
 {
 	struct nbview *v = ui->nbv;
 
-	edbuf_set(&ui->editor.ed, v->nb.cells[v->sel]->source);
+	edbuf_load(&ui->editor.ed, v->nb.cells[v->sel]->source);	/* its own undo */
 	if (at_start)
 		ui->editor.ed.cur = 0;
 	v->editing = 1;
