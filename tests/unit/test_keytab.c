@@ -63,9 +63,17 @@ static void test_bound_commands(void)
 	CHECK(keytab_find(KM_NB, 0, '\r', 0) == NULL);
 	kb = keytab_find(KM_NB_COMMAND, 0, '\r', 0);
 	CHECK(kb && kb->arg == NB_EDIT);
-	/* Ctrl-R is the console's search, not in a notebook's modes. */
+	/* Ctrl-R searches the history in the console and in a notebook; it does not run. */
 	CHECK(keytab_find(KM_GLOBAL, 0, CTRL('r'), 0) == NULL);
 	CHECK(keytab_find(KM_CONSOLE, 0, CTRL('r'), 0) != NULL);
+	kb = keytab_find(KM_NB, 0, CTRL('r'), 0);
+	CHECK(kb && kb->fn != keytab_find(KM_NB, 1, KEY_F(5), 0)->fn);
+	/* Undo and redo: Ctrl-Z, Ctrl-Shift-Z */
+	kb = keytab_find(KM_EDITOR, 0, CTRL('z'), KEYMOD_SHIFT);
+	CHECK(kb && kb->arg == keytab_find(KM_EDITOR, 0, CTRL('y'), 0)->arg);
+	CHECK(kb->arg != keytab_find(KM_EDITOR, 0, CTRL('z'), 0)->arg);
+	CHECK(keytab_find(KM_EDITOR, 0, CTRL('z'), 0)->arg ==
+	      keytab_find(KM_EDITOR, 0, CTRL('_'), 0)->arg);
 }
 
 static const struct tap_test tests[] = {

@@ -100,6 +100,26 @@ static void test_keys_modified(void)
 	feed(&k, "\x1b[1;2A");
 	ev = next(&k);
 	CHECK(ev.is_key && ev.ch == 0521);
+	/* Ctrl-Shift-Z (tmux, kitty) keeps its Shift; Ctrl-_ does not need it */
+	feed(&k, "\x1b[90;6u\x1b[122;6u\x1b[95;6u\x1b[122;5u");
+	ev = next(&k);
+	CHECK(ev.ch == 0x1a && ev.mods == KEYMOD_SHIFT);
+	ev = next(&k);
+	CHECK(ev.ch == 0x1a && ev.mods == KEYMOD_SHIFT);
+	ev = next(&k);
+	CHECK(ev.ch == 0x1f && ev.mods == 0);
+	ev = next(&k);
+	CHECK(ev.ch == 0x1a && ev.mods == 0);
+	/* Ctrl-Left, Shift-Right, Alt-Left, Ctrl-Delete with their modifiers */
+	feed(&k, "\x1b[1;5D\x1b[1;2C\x1b[1;3D\x1b[3;5~");
+	ev = next(&k);
+	CHECK(ev.is_key && ev.ch == 0404 && ev.mods == KEYMOD_CTRL);
+	ev = next(&k);
+	CHECK(ev.is_key && ev.ch == 0405 && ev.mods == KEYMOD_SHIFT);
+	ev = next(&k);
+	CHECK(ev.is_key && ev.ch == 0404 && ev.mods == KEYMOD_ALT);
+	ev = next(&k);
+	CHECK(ev.is_key && ev.ch == 0512 && ev.mods == KEYMOD_CTRL);
 	/* unknown sequences (focus in) are dropped */
 	feed(&k, "\x1b[I");
 	CHECK(!keys_next(&k, &ev));
@@ -112,9 +132,9 @@ static void test_keys_alt_esc(void)
 	struct key_event ev;
 
 	keys_init(&k);
-	feed(&k, "\x1b\r");		/* Alt-Enter as terminals send it */
+	feed(&k, "\x1b\r");		/* Alt-Enter as terminals send it (or Esc, Enter) */
 	ev = next(&k);
-	CHECK(ev.ch == '\r' && ev.mods == KEYMOD_ALT);
+	CHECK(ev.ch == '\r' && ev.mods == (KEYMOD_ALT | KEYMOD_ESC));
 	feed(&k, "\x1b");		/* a lone Esc: pending until the wait is over */
 	CHECK(keys_pending(&k) == 1);
 	CHECK(!keys_next(&k, &ev));
@@ -131,11 +151,11 @@ static void test_keys_alt_esc(void)
 	keys_feed(&k, 0, 27);		/* ESC then a curses key: Alt + that key */
 	keys_feed(&k, 1, 0403);
 	ev = next(&k);
-	CHECK(ev.is_key && ev.ch == 0403 && ev.mods == KEYMOD_ALT);
+	CHECK(ev.is_key && ev.ch == 0403 && ev.mods == (KEYMOD_ALT | KEYMOD_ESC));
 	/* A sequence broken by a control character gives back what it held. */
 	feed(&k, "\x1b[12\x01");
 	ev = next(&k);
-	CHECK(ev.ch == '[' && ev.mods == KEYMOD_ALT);
+	CHECK(ev.ch == '[' && ev.mods == (KEYMOD_ALT | KEYMOD_ESC));
 	ev = next(&k);
 	CHECK(ev.ch == '1');
 	ev = next(&k);

@@ -336,8 +336,127 @@ static void test_output_display(void)
 	outmodel_release(&m);
 }
 
+/* Type `s` a character at a time, as the keys come. */
+static void type(struct edbuf *e, const char *s)
+{
+	while (*s) {
+		size_t n = 1;
+		while (((unsigned char)s[n] & 0xc0) == 0x80)
+			n++;
+		edbuf_insert(e, s, n);
+		s += n;
+	}
+}
+
+/* Undo and redo: typing in a row is one step, other changes one each, the caps hold. */
+static void test_edbuf_undo(void)
+{
+	struct edbuf e;
+
+	edbuf_init(&e);
+	CHECK(!edbuf_undo(&e) && !edbuf_redo(&e));
+	type(&e, "x = 12");
+	edbuf_newline(&e, 1);
+	type(&e, "y = x \xc3\xa9");
+	CHECK(edbuf_backspace(&e) && edbuf_backspace(&e));	/* two Backspaces: one step */
+	CHECK_STR(e.text.buf, "x = 12\ny = x");
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "x = 12\ny = x \xc3\xa9");
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "x = 12\n");
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "x = 12");
+	CHECK(e.cur == 6);
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "");
+	CHECK(!edbuf_undo(&e));
+	CHECK(edbuf_redo(&e) && edbuf_redo(&e));
+	CHECK_STR(e.text.buf, "x = 12\n");
+	/* A change drops what could be redone. */
+	type(&e, "z");
+	CHECK(!edbuf_redo(&e));
+	/* Typing somewhere else is a step of its own. */
+	e.cur = 0;
+	type(&e, "#");
+	CHECK_STR(e.text.buf, "#x = 12\nz");
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "x = 12\nz");
+	/* Kills, word deletes, set and replace are steps; load forgets them. */
+	edbuf_end(&e);
+	edbuf_kill_left(&e);
+	edbuf_set(&e, "other");
+	edbuf_replace(&e, 0, 2, "br");
+	CHECK_STR(e.text.buf, "brher");
+	CHECK(edbuf_undo(&e) && edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "\nz");
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "x = 12\nz");
+	edbuf_load(&e, "a new cell");
+	CHECK(!edbuf_undo(&e) && !edbuf_redo(&e));
+	/* The caps: at most EDBUF_UNDO_STEPS steps, the oldest dropped. */
+	for (int i = 0; i < EDBUF_UNDO_STEPS + 50; i++)
+		edbuf_kill_left(&e), type(&e, "ab");
+	CHECK(e.undo.n <= EDBUF_UNDO_STEPS && e.undo.bytes <= EDBUF_UNDO_BYTES);
+	{
+		int n = 0;
+		while (edbuf_undo(&e))
+			n++;
+		CHECK(n == EDBUF_UNDO_STEPS);
+	}
+	/* ... and at most EDBUF_UNDO_BYTES: big texts push the old out. */
+	{
+		char *big = malloc(EDBUF_MAX / 2 + 1);
+		memset(big, 'q', EDBUF_MAX / 2);
+		big[EDBUF_MAX / 2] = '\0';
+		for (int i = 0; i < 40; i++)
+			edbuf_set(&e, i % 2 ? big : "");
+		CHECK(e.undo.bytes <= EDBUF_UNDO_BYTES && e.undo.n < 40);
+		free(big);
+	}
+	edbuf_release(&e);
+}
+
+/* Word motions and deletes, as readline has them. */
+static void test_edbuf_words(void)
+{
+	struct edbuf e;
+
+	edbuf_init(&e);
+	edbuf_set(&e, "df.plot(x_1, y)\nnext");
+	e.cur = 15;				/* after ')' */
+	CHECK(edbuf_word_left(&e) && e.cur == 13);	/* y */
+	CHECK(edbuf_word_left(&e) && e.cur == 8);	/* x_1 */
+	CHECK(edbuf_word_left(&e) && e.cur == 3);	/* plot */
+	CHECK(edbuf_word_right(&e) && e.cur == 7);
+	e.cur = 15;
+	CHECK(edbuf_word_right(&e) && e.cur == 20);	/* over the newline: the end of next */
+	CHECK(!edbuf_word_right(&e));
+	e.cur = 0;
+	CHECK(!edbuf_word_left(&e));
+	/* Alt-D: to the end of the next word; Ctrl-Backspace: to the start of the last. */
+	e.cur = 7;
+	CHECK(edbuf_kill_word_right(&e));
+	CHECK_STR(e.text.buf, "df.plot, y)\nnext");
+	CHECK(edbuf_kill_word_left(&e, 0));
+	CHECK_STR(e.text.buf, "df., y)\nnext");
+	/* Ctrl-W: back to the blank before. */
+	edbuf_set(&e, "print(a.b) foo.bar(1)  ");
+	CHECK(edbuf_kill_word_left(&e, 1));
+	CHECK_STR(e.text.buf, "print(a.b) ");
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "print(a.b) foo.bar(1)  ");
+	/* UTF-8 letters are word letters; the cursor stays on a boundary. */
+	edbuf_set(&e, "caf\xc3\xa9 cr\xc3\xa8me");
+	CHECK(edbuf_word_left(&e) && e.cur == 6);
+	CHECK(edbuf_word_left(&e) && e.cur == 0);
+	CHECK(edbuf_word_right(&e) && e.cur == 5);
+	edbuf_release(&e);
+}
+
 static const struct tap_test tests[] = {
 	{ "edbuf", test_edbuf },
+	{ "edbuf_undo", test_edbuf_undo },
+	{ "edbuf_words", test_edbuf_words },
 	{ "highlight", test_highlight },
 	{ "highlight_r", test_highlight_r },
 	{ "sgr", test_sgr },

@@ -4,16 +4,102 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The kinds of change, for grouping undo steps (edbuf.group). */
+enum { G_NONE, G_TYPE, G_BACKSPACE, G_DELETE, G_OTHER };
+
 /* Whether byte `c` continues a UTF-8 sequence. */
 static int is_cont(unsigned char c)
 {
 	return (c & 0xc0) == 0x80;
 }
 
+/* ---- undo and redo ---- */
+
+static void steps_drop_oldest(struct edbuf_steps *s)
+{
+	s->bytes -= s->v[0].len;
+	free(s->v[0].text);
+	memmove(s->v, s->v + 1, (s->n - 1) * sizeof(*s->v));
+	s->n--;
+}
+
+static void steps_clear(struct edbuf_steps *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].text);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Keep the text as it is now as the newest step, dropping the oldest past the caps. */
+static void steps_push(struct edbuf_steps *s, const struct edbuf *e)
+{
+	struct edbuf_step *st;
+
+	while (s->n && (s->n >= EDBUF_UNDO_STEPS || s->bytes + e->text.len > EDBUF_UNDO_BYTES))
+		steps_drop_oldest(s);
+	if (s->n == s->alloc) {
+		s->alloc = s->alloc ? 2 * s->alloc : 16;
+		s->v = xrealloc(s->v, s->alloc * sizeof(*s->v));
+	}
+	st = &s->v[s->n++];
+	st->text = xmalloc(e->text.len + 1);
+	memcpy(st->text, e->text.buf, e->text.len + 1);
+	st->len = e->text.len;
+	st->cur = e->cur;
+	s->bytes += st->len;
+}
+
+/* Make the newest step of `from` the text, the text the newest of `to`. */
+static int steps_swap(struct edbuf *e, struct edbuf_steps *from, struct edbuf_steps *to)
+{
+	struct edbuf_step *st;
+
+	if (!from->n)
+		return 0;
+	steps_push(to, e);
+	st = &from->v[--from->n];
+	from->bytes -= st->len;
+	strbuf_reset(&e->text);
+	strbuf_add(&e->text, st->text, st->len);
+	e->cur = st->cur <= e->text.len ? st->cur : e->text.len;
+	free(st->text);
+	e->goal = -1;
+	e->group = G_NONE;
+	return 1;
+}
+
+/* A change of `kind` is about to be made: save the text unless it continues the last one. */
+static void save(struct edbuf *e, int kind)
+{
+	if (kind == G_OTHER || kind != e->group || e->cur != e->group_at)
+		steps_push(&e->undo, e);
+	steps_clear(&e->redo);
+	e->group = kind;
+}
+
+/* The change is made: the next of its kind continues it if the cursor stays here. */
+static void changed(struct edbuf *e)
+{
+	e->group_at = e->cur;
+}
+
+int edbuf_undo(struct edbuf *e)
+{
+	return steps_swap(e, &e->undo, &e->redo);
+}
+
+int edbuf_redo(struct edbuf *e)
+{
+	return steps_swap(e, &e->redo, &e->undo);
+}
+
+/* ---- the text ---- */
+
 void edbuf_init(struct edbuf *e)
 {
+	memset(e, 0, sizeof(*e));
 	strbuf_init(&e->text, 64);
-	e->cur = 0;
 	e->goal = -1;
 	e->indent = "    ";
 	e->openers = ":";
@@ -22,18 +108,37 @@ void edbuf_init(struct edbuf *e)
 void edbuf_release(struct edbuf *e)
 {
 	strbuf_release(&e->text);
+	steps_clear(&e->undo);
+	steps_clear(&e->redo);
 	e->cur = 0;
+	e->group = G_NONE;
 }
 
 void edbuf_set(struct edbuf *e, const char *text)
 {
+	if (!strcmp(text, e->text.buf) && e->cur == e->text.len)
+		return;
+	save(e, G_OTHER);
 	strbuf_reset(&e->text);
 	strbuf_addstr(&e->text, text);
 	e->cur = e->text.len;
 	e->goal = -1;
+	changed(e);
 }
 
-int edbuf_insert(struct edbuf *e, const char *s, size_t len)
+void edbuf_load(struct edbuf *e, const char *text)
+{
+	steps_clear(&e->undo);
+	steps_clear(&e->redo);
+	strbuf_reset(&e->text);
+	strbuf_addstr(&e->text, text);
+	e->cur = e->text.len;
+	e->goal = -1;
+	e->group = G_NONE;
+}
+
+/* Insert bytes at the cursor, no undo step of its own. */
+static int insert(struct edbuf *e, const char *s, size_t len)
 {
 	if (e->text.len + len > EDBUF_MAX || strbuf_grow(&e->text, len) < 0)
 		return -1;
@@ -42,6 +147,24 @@ int edbuf_insert(struct edbuf *e, const char *s, size_t len)
 	e->text.len += len;
 	e->cur += len;
 	e->goal = -1;
+	return 0;
+}
+
+int edbuf_insert(struct edbuf *e, const char *s, size_t len)
+{
+	/* One character typed continues the word being typed; anything else is a step. */
+	int typed = len && len <= 4 && s[0] != '\n' && !is_cont((unsigned char)s[0]);
+
+	for (size_t i = 1; typed && i < len; i++)
+		typed = is_cont((unsigned char)s[i]);
+	if (!len)
+		return 0;
+	if (e->text.len + len > EDBUF_MAX)
+		return -1;
+	save(e, typed ? G_TYPE : G_OTHER);
+	if (insert(e, s, len) < 0)
+		return -1;
+	changed(e);
 	return 0;
 }
 
@@ -55,6 +178,16 @@ static void erase(struct edbuf *e, size_t from, size_t to)
 	else if (e->cur > from)
 		e->cur = from;
 	e->goal = -1;
+}
+
+/* Delete bytes [from, to) as one undo step (nothing when they are none). */
+static void cut_range(struct edbuf *e, size_t from, size_t to)
+{
+	if (from >= to)
+		return;
+	save(e, G_OTHER);
+	erase(e, from, to);
+	changed(e);
 }
 
 /* Start of the line holding byte `pos`. */
@@ -88,7 +221,11 @@ void edbuf_newline(struct edbuf *e, int autoindent)
 		if (end > start && e->text.buf[end - 1] && strchr(e->openers, e->text.buf[end - 1]))
 			strbuf_addstr(&ins, e->indent);
 	}
-	edbuf_insert(e, ins.buf, ins.len);
+	if (e->text.len + ins.len <= EDBUF_MAX) {
+		save(e, G_OTHER);
+		insert(e, ins.buf, ins.len);
+		changed(e);
+	}
 	strbuf_release(&ins);
 }
 
@@ -105,14 +242,18 @@ int edbuf_backspace(struct edbuf *e)
 		if (start + sp == p) {	/* only spaces before the cursor: drop one level */
 			size_t unit = strlen(e->indent) ? strlen(e->indent) : 1;
 			size_t drop = sp % unit ? sp % unit : unit;
+			save(e, G_BACKSPACE);
 			erase(e, p - drop, p);
+			changed(e);
 			return 1;
 		}
 	}
 	p--;
 	while (p > 0 && is_cont((unsigned char)e->text.buf[p]))
 		p--;
+	save(e, G_BACKSPACE);
 	erase(e, p, e->cur);
+	changed(e);
 	return 1;
 }
 
@@ -125,7 +266,9 @@ int edbuf_delete(struct edbuf *e)
 	p++;
 	while (p < e->text.len && is_cont((unsigned char)e->text.buf[p]))
 		p++;
+	save(e, G_DELETE);
 	erase(e, e->cur, p);
+	changed(e);
 	return 1;
 }
 
@@ -217,12 +360,90 @@ void edbuf_kill_right(struct edbuf *e)
 
 	if (end == e->cur && end < e->text.len)
 		end++;		/* at the end of a line: join the next one */
-	erase(e, e->cur, end);
+	cut_range(e, e->cur, end);
 }
 
 void edbuf_kill_left(struct edbuf *e)
 {
-	erase(e, bol(e, e->cur), e->cur);
+	cut_range(e, bol(e, e->cur), e->cur);
+}
+
+/* Whether byte `c` is part of a word (a multibyte character's bytes are). */
+static int is_word(unsigned char c)
+{
+	return c >= 0x80 || c == '_' || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' &&
+								   (c | 0x20) <= 'z');
+}
+
+static int is_blank(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n';
+}
+
+/* The start of the word before `p` (of the blank-delimited one with `bigword`). */
+static size_t word_start(const struct edbuf *e, size_t p, int bigword)
+{
+	const unsigned char *s = (const unsigned char *)e->text.buf;
+
+	while (p > 0 && (bigword ? is_blank(s[p - 1]) : !is_word(s[p - 1])))
+		p--;
+	while (p > 0 && (bigword ? !is_blank(s[p - 1]) : is_word(s[p - 1])))
+		p--;
+	return p;
+}
+
+/* The end of the word after `p`. */
+static size_t word_end(const struct edbuf *e, size_t p)
+{
+	const unsigned char *s = (const unsigned char *)e->text.buf;
+
+	while (p < e->text.len && !is_word(s[p]))
+		p++;
+	while (p < e->text.len && is_word(s[p]))
+		p++;
+	return p;
+}
+
+int edbuf_word_left(struct edbuf *e)
+{
+	size_t p = word_start(e, e->cur, 0);
+
+	if (p == e->cur)
+		return 0;
+	e->cur = p;
+	e->goal = -1;
+	return 1;
+}
+
+int edbuf_word_right(struct edbuf *e)
+{
+	size_t p = word_end(e, e->cur);
+
+	if (p == e->cur)
+		return 0;
+	e->cur = p;
+	e->goal = -1;
+	return 1;
+}
+
+int edbuf_kill_word_left(struct edbuf *e, int bigword)
+{
+	size_t p = word_start(e, e->cur, bigword);
+
+	if (p == e->cur)
+		return 0;
+	cut_range(e, p, e->cur);
+	return 1;
+}
+
+int edbuf_kill_word_right(struct edbuf *e)
+{
+	size_t p = word_end(e, e->cur);
+
+	if (p == e->cur)
+		return 0;
+	cut_range(e, e->cur, p);
+	return 1;
 }
 
 size_t edbuf_line(const struct edbuf *e)
@@ -286,9 +507,13 @@ void edbuf_replace(struct edbuf *e, size_t from, size_t to, const char *s)
 		to = e->text.len;
 	if (from > to)
 		from = to;
+	if (e->text.len - (to - from) + strlen(s) > EDBUF_MAX)
+		return;
+	save(e, G_OTHER);
 	erase(e, from, to);
 	e->cur = from;
-	edbuf_insert(e, s, strlen(s));
+	insert(e, s, strlen(s));
+	changed(e);
 }
 
 long edbuf_match_bracket(const struct edbuf *e, long *at)

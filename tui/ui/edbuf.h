@@ -11,6 +11,20 @@
 #include "util.h"
 
 #define EDBUF_MAX ((size_t)1 << 20)	/* insertions past this size are refused */
+#define EDBUF_UNDO_STEPS 200		/* undo steps kept (the oldest go first) ... */
+#define EDBUF_UNDO_BYTES ((size_t)8 << 20)	/* ... and the bytes they may hold */
+
+/* A state of the text to go back to: the text and its cursor (prompt_toolkit keeps these). */
+struct edbuf_step {
+	char *text;
+	size_t len, cur;
+};
+
+/* Steps one way (undo) or the other (redo), newest last. */
+struct edbuf_steps {
+	struct edbuf_step *v;
+	size_t n, alloc, bytes;
+};
 
 struct edbuf {
 	struct strbuf text;
@@ -18,12 +32,25 @@ struct edbuf {
 	long goal;		/* column Up/Down aim for; -1 = the cursor's */
 	const char *indent;	/* one indent level ["    "] */
 	const char *openers;	/* a line ending in one of these indents the next [":"] */
+	/*
+	 * Undo and redo. Every change saves the text as it was before; changes of one kind in a
+	 * row with the cursor where the last one left it (characters typed, Backspaces, Deletes)
+	 * save once, so one undo takes back a typed word or line, as in IPython.
+	 */
+	struct edbuf_steps undo, redo;
+	int group;		/* the kind of the last change (enum in edbuf.c), 0: none */
+	size_t group_at;	/* where it left the cursor */
 };
 
 void edbuf_init(struct edbuf *e);
 void edbuf_release(struct edbuf *e);
-/* Replace the text, cursor at the end. */
+/* Replace the text, cursor at the end (a step undo takes back). */
 void edbuf_set(struct edbuf *e, const char *text);
+/* Replace the text, cursor at the end, and forget the undo history (a new cell). */
+void edbuf_load(struct edbuf *e, const char *text);
+/* Undo the last change / redo the last undone one; 0 when there is none. */
+int edbuf_undo(struct edbuf *e);
+int edbuf_redo(struct edbuf *e);
 /* Insert bytes at the cursor; returns -1 (and inserts nothing) past EDBUF_MAX. */
 int edbuf_insert(struct edbuf *e, const char *s, size_t len);
 /* Insert a newline, indented like the current line, one level more after an opener (':'). */
@@ -42,6 +69,20 @@ void edbuf_end(struct edbuf *e);
 /* Delete from the cursor to the end of the line (Ctrl-K) or from its start (Ctrl-U). */
 void edbuf_kill_right(struct edbuf *e);
 void edbuf_kill_left(struct edbuf *e);
+/*
+ * Words, as readline's and IPython's: a word is a run of letters, digits and '_' (any byte of
+ * a multibyte character counts as a letter). Back: to the start of the word before the
+ * cursor; forward: to the end of the word after it. Each returns 0 when it could not move.
+ */
+int edbuf_word_left(struct edbuf *e);
+int edbuf_word_right(struct edbuf *e);
+/*
+ * Delete to the start of the word before the cursor (Ctrl-/Alt-Backspace), or with `bigword`
+ * back to the blank before it (Ctrl-W, readline's unix-word-rubout).
+ */
+int edbuf_kill_word_left(struct edbuf *e, int bigword);
+/* Delete to the end of the word after the cursor (Alt-D). */
+int edbuf_kill_word_right(struct edbuf *e);
 /* The cursor's line (0-based) and column in code points; the number of lines. */
 size_t edbuf_line(const struct edbuf *e);
 size_t edbuf_col(const struct edbuf *e);

@@ -170,9 +170,11 @@ static void code_key(struct keys *k, long code, long mod)
 		return;			/* nothing, or a key of kitty's own we have no use for */
 	if (code == 13 || code == 10)
 		code = '\r';
-	if ((mods & KEYMOD_CTRL) && ((code >= 'a' && code <= 'z') || (code >= 'A' && code <= 'Z') ||
-				     (code >= '[' && code <= '_'))) {
-		code &= 0x1f;		/* the control character, as every other way sends it */
+	if ((mods & KEYMOD_CTRL) && ((code >= 'a' && code <= 'z') || (code >= 'A' && code <= 'Z'))) {
+		code &= 0x1f;		/* the control character, as every other way sends it ... */
+		mods &= ~(unsigned)KEYMOD_CTRL;	/* ... Shift kept: Ctrl-Shift-Z redoes */
+	} else if ((mods & KEYMOD_CTRL) && code >= '[' && code <= '_') {
+		code &= 0x1f;		/* Ctrl-_ needs Shift on most keyboards: not told */
 		mods &= ~(unsigned)(KEYMOD_CTRL | KEYMOD_SHIFT);
 	}
 	emit(k, 0, (wint_t)code, mods, NULL);
@@ -213,14 +215,16 @@ static void csi_done(struct keys *k)
 		for (size_t i = 0; i < ARRAY_SIZE(arrows); i++)
 			if (arrows[i].final == (char)final) {
 				int shift = mod > 1 && ((mod - 1) & 1);
-				emit(k, 1, (wint_t)(shift ? arrows[i].shifted : arrows[i].key),
-				     mod > 1 ? ((unsigned)(mod - 1) & (KEYMOD_ALT | KEYMOD_CTRL)) : 0,
-				     NULL);
+				unsigned m = mod > 1 ? (unsigned)(mod - 1) & (KEYMOD_ALT | KEYMOD_CTRL) : 0;
+				/* Shift-Up/Down are curses' scroll keys; the others keep their Shift */
+				if (shift && arrows[i].shifted == arrows[i].key)
+					m |= KEYMOD_SHIFT;
+				emit(k, 1, (wint_t)(shift ? arrows[i].shifted : arrows[i].key), m, NULL);
 			}
 		return;
 	}
-	if (final == '~' && c == 2 && v[0] == 3) {
-		emit(k, 1, CK_DC, 0, NULL);
+	if (final == '~' && c == 2 && v[0] == 3 && v[1] >= 1 && v[1] <= 16) {
+		emit(k, 1, CK_DC, (unsigned)(v[1] - 1) & (KEYMOD_SHIFT | KEYMOD_ALT | KEYMOD_CTRL), NULL);
 		return;
 	}
 	/* Anything else (focus reports, keys we have no use for): dropped. */
@@ -239,7 +243,7 @@ static void seq_giveback(struct keys *k)
 		return;
 	}
 	/* ESC x: Alt+x; longer: Alt+'[' and the rest as they came */
-	emit(k, 0, k->seq[1], KEYMOD_ALT, NULL);
+	emit(k, 0, k->seq[1], KEYMOD_ALT | KEYMOD_ESC, NULL);
 	for (int i = 2; i < n; i++)
 		emit(k, 0, k->seq[i], 0, NULL);
 }
@@ -260,7 +264,7 @@ void keys_feed(struct keys *k, int is_key, wint_t ch)
 	}
 	if (is_key) {			/* ESC, then a key curses knew: Alt+key */
 		k->nseq = 0;
-		emit(k, 1, ch, KEYMOD_ALT, NULL);
+		emit(k, 1, ch, KEYMOD_ALT | KEYMOD_ESC, NULL);
 		return;
 	}
 	if (k->nseq == 1) {
@@ -270,7 +274,7 @@ void keys_feed(struct keys *k, int is_key, wint_t ch)
 			emit(k, 0, 27, 0, NULL);	/* Esc, and a new ESC begins */
 		} else {
 			k->nseq = 0;
-			emit(k, 0, ch, KEYMOD_ALT, NULL);
+			emit(k, 0, ch, KEYMOD_ALT | KEYMOD_ESC, NULL);
 		}
 		return;
 	}

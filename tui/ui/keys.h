@@ -10,7 +10,7 @@
  *	ESC [27;MOD;CODE~		xterm's modifyOtherKeys: CODE with modifiers
  *	ESC [CODE;MODu, ESC [CODEu	the kitty keyboard protocol (flag 1, "disambiguate")
  *	ESC [1;MODA ...			arrows with modifiers curses did not know
- *	ESC + a key			Alt + that key
+ *	ESC + a key			Alt + that key (KEYMOD_ALT | KEYMOD_ESC: maybe Esc, key)
  *	ESC and nothing after it	Esc (the caller waits a little, then calls keys_flush)
  *
  * so that Shift-Enter and Ctrl-Enter can be told from Enter where the terminal says so. A
@@ -35,6 +35,12 @@ enum {
 	KEYMOD_SHIFT = 1 << 0,
 	KEYMOD_ALT = 1 << 1,
 	KEYMOD_CTRL = 1 << 2,
+	/*
+	 * With KEYMOD_ALT: the Alt was an ESC before the key, in the same read. That may have
+	 * been Esc pressed and then the key (tmux with escape-time 0, ssh): the dispatch takes it
+	 * as Alt only where Alt and that key do something (tui.c), as prompt_toolkit does.
+	 */
+	KEYMOD_ESC = 1 << 3,
 };
 
 struct key_event {

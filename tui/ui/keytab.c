@@ -63,7 +63,7 @@ static int act_quit_or_delete(struct ui *ui, int arg)
 {
 	(void)arg;
 	if (!ui->editor.ed.text.len)
-		return PANE_HANDLED | PANE_REDRAW | PANE_QUIT;
+		return PANE_HANDLED | PANE_REDRAW | (ui_may_quit(ui) ? PANE_QUIT : 0);
 	edbuf_delete(&ui->editor.ed);
 	return PANE_HANDLED | PANE_REDRAW;
 }
@@ -112,7 +112,8 @@ static int act_editor_tab(struct ui *ui, int arg)
 
 /* The editing keys of the line: `arg` names the edbuf call. */
 enum { ED_NEWLINE, ED_HOME, ED_END, ED_LEFT, ED_RIGHT, ED_BACKSPACE, ED_DELETE, ED_KILL_RIGHT,
-       ED_KILL_LEFT, ED_ESC };
+       ED_KILL_LEFT, ED_ESC, ED_UNDO, ED_REDO, ED_WORD_LEFT, ED_WORD_RIGHT, ED_KILL_WORD_LEFT,
+       ED_KILL_BIGWORD_LEFT, ED_KILL_WORD_RIGHT };
 
 /* Move or delete in the editor's text. */
 static int act_editor_edit(struct ui *ui, int arg)
@@ -130,6 +131,19 @@ static int act_editor_edit(struct ui *ui, int arg)
 	case ED_KILL_RIGHT: edbuf_kill_right(e); break;
 	case ED_KILL_LEFT: edbuf_kill_left(e); break;
 	case ED_ESC: return PANE_HANDLED;	/* a lone Esc: nothing to leave here */
+	case ED_UNDO:
+		if (!edbuf_undo(e))
+			ui_message(ui, "nothing to undo");
+		break;
+	case ED_REDO:
+		if (!edbuf_redo(e))
+			ui_message(ui, "nothing to redo");
+		break;
+	case ED_WORD_LEFT: edbuf_word_left(e); break;
+	case ED_WORD_RIGHT: edbuf_word_right(e); break;
+	case ED_KILL_WORD_LEFT: edbuf_kill_word_left(e, 0); break;
+	case ED_KILL_BIGWORD_LEFT: edbuf_kill_word_left(e, 1); break;
+	case ED_KILL_WORD_RIGHT: edbuf_kill_word_right(e); break;
 	}
 	return PANE_HANDLED | PANE_REDRAW;
 }
@@ -165,6 +179,14 @@ static int act_nb_interrupt(struct ui *ui, int arg)
 	else if (ui->nbv->editing)
 		ui_message(ui, "no cell is running (Esc leaves edit mode)");
 	return PANE_HANDLED | PANE_REDRAW;
+}
+
+/* Ctrl-R in a notebook: edit the selected cell and search the history, as the console does. */
+static int act_nb_search(struct ui *ui, int arg)
+{
+	if (!ui->nbv->editing)
+		ui_nbview_act(ui, NB_EDIT);
+	return act_search(ui, arg);
 }
 
 /* Select a cell, move one, change it, edit it; `arg` says which (enum nb_act). */
@@ -208,6 +230,34 @@ static const struct key_binding key_table[] = {
 	{ .mode = KM_OUTPUT, KB_KEY(KEY_NPAGE), .fn = act_output_scroll, .arg = -2 },
 	{ .mode = KM_OUTPUT, KB_KEY(KEY_SR), .fn = act_output_scroll, .arg = 1 },
 	{ .mode = KM_OUTPUT, KB_KEY(KEY_SF), .fn = act_output_scroll, .arg = -1 },
+	{ .mode = KM_EDITOR, KB_CH(CTRL('z')), .mods = KEYMOD_SHIFT, .fn = act_editor_edit,
+	  .arg = ED_REDO, .keys = "Ctrl-Z / Ctrl-Y",
+	  .help = "undo / redo (also Ctrl-_ / Ctrl-Shift-Z; typing in a row is one step)" },
+	{ .mode = KM_EDITOR, KB_CH(CTRL('z')), .fn = act_editor_edit, .arg = ED_UNDO },
+	{ .mode = KM_EDITOR, KB_CH(CTRL('_')), .fn = act_editor_edit, .arg = ED_UNDO },
+	{ .mode = KM_EDITOR, KB_CH(CTRL('y')), .fn = act_editor_edit, .arg = ED_REDO },
+	{ .mode = KM_EDITOR, KB_KEY(KEY_LEFT), .mods = KEYMOD_CTRL | KEYMOD_ALT,
+	  .fn = act_editor_edit, .arg = ED_WORD_LEFT, .keys = "Alt-B / Alt-F",
+	  .help = "a word back / on (Ctrl-Left / Ctrl-Right too)" },
+	{ .mode = KM_EDITOR, KB_KEY(KEY_RIGHT), .mods = KEYMOD_CTRL | KEYMOD_ALT,
+	  .fn = act_editor_edit, .arg = ED_WORD_RIGHT },
+	{ .mode = KM_EDITOR, KB_CH('b'), .mods = KEYMOD_ALT, .fn = act_editor_edit,
+	  .arg = ED_WORD_LEFT },
+	{ .mode = KM_EDITOR, KB_CH('f'), .mods = KEYMOD_ALT, .fn = act_editor_edit,
+	  .arg = ED_WORD_RIGHT },
+	{ .mode = KM_EDITOR, KB_CH(CTRL('w')), .fn = act_editor_edit, .arg = ED_KILL_BIGWORD_LEFT,
+	  .keys = "Ctrl-W / Alt-D",
+	  .help = "delete a word back (to a blank) / on; Ctrl-Backspace: a word back" },
+	{ .mode = KM_EDITOR, KB_CH('d'), .mods = KEYMOD_ALT, .fn = act_editor_edit,
+	  .arg = ED_KILL_WORD_RIGHT },
+	{ .mode = KM_EDITOR, KB_KEY(KEY_DC), .mods = KEYMOD_CTRL | KEYMOD_ALT,
+	  .fn = act_editor_edit, .arg = ED_KILL_WORD_RIGHT },
+	{ .mode = KM_EDITOR, KB_CH(127), .mods = KEYMOD_CTRL | KEYMOD_ALT, .fn = act_editor_edit,
+	  .arg = ED_KILL_WORD_LEFT },
+	{ .mode = KM_EDITOR, KB_KEY(KEY_BACKSPACE), .mods = KEYMOD_CTRL | KEYMOD_ALT,
+	  .fn = act_editor_edit, .arg = ED_KILL_WORD_LEFT },
+	{ .mode = KM_EDITOR, KB_CH(CTRL('h')), .mods = KEYMOD_CTRL | KEYMOD_ALT,
+	  .fn = act_editor_edit, .arg = ED_KILL_WORD_LEFT },
 	{ .mode = KM_EDITOR, KB_KEY(KEY_HOME), .fn = act_editor_edit, .arg = ED_HOME,
 	  .keys = "Home/End, Ctrl-A/E", .help = "start / end of the line; Ctrl-K, Ctrl-U delete" },
 	{ .mode = KM_EDITOR, KB_KEY(KEY_END), .fn = act_editor_edit, .arg = ED_END },
@@ -257,10 +307,9 @@ static const struct key_binding key_table[] = {
 	  .keys = "Enter", .help = "edit the selected cell" },
 	{ .mode = KM_NB_COMMAND, KB_CH('\r'), .fn = act_nb, .arg = NB_EDIT },
 	{ .mode = KM_NB, KB_CH('\r'), .mods = KEYMOD_SHIFT, .fn = act_nb_run, .arg = NB_RUN_NEXT,
-	  .keys = "Shift-Enter, F5, Ctrl-R",
+	  .keys = "Shift-Enter, F5",
 	  .help = "run the cell and select the next (a new one at the end)" },
 	{ .mode = KM_NB, KB_KEY(KEY_F(5)), .fn = act_nb_run, .arg = NB_RUN_NEXT },
-	{ .mode = KM_NB, KB_CH(CTRL('r')), .fn = act_nb_run, .arg = NB_RUN_NEXT },
 	{ .mode = KM_NB, KB_CH('\r'), .mods = KEYMOD_CTRL, .fn = act_nb_run, .arg = NB_RUN_STAY,
 	  .keys = "Ctrl-Enter, F7", .help = "run the cell, stay on it" },
 	{ .mode = KM_NB, KB_KEY(KEY_F(7)), .fn = act_nb_run, .arg = NB_RUN_STAY },
@@ -311,6 +360,8 @@ static const struct key_binding key_table[] = {
 	{ .mode = KM_NB_EDIT, KB_KEY(KEY_ENTER), .fn = act_nb, .arg = NB_NEWLINE },
 	{ .mode = KM_NB_EDIT, KB_KEY(KEY_UP), .fn = act_nb, .arg = NB_EDIT_UP },
 	{ .mode = KM_NB_EDIT, KB_KEY(KEY_DOWN), .fn = act_nb, .arg = NB_EDIT_DOWN },
+	{ .mode = KM_NB, KB_CH(CTRL('r')), .fn = act_nb_search, .keys = "Ctrl-R",
+	  .help = "search the history, as in the console: Enter puts it in the cell" },
 	{ .mode = KM_NB, KB_CH(CTRL('c')), .fn = act_nb_interrupt, .arg = 0,
 	  .keys = "Shift-Enter ...", .help = "run, as in command mode; Ctrl-C interrupts" },
 	KB_NOTE(KM_NB_NOTE, "", "Everywhere"),
@@ -352,6 +403,23 @@ int keytab_run(struct ui *ui, unsigned modes, int is_key, wint_t ch)
 	const struct key_binding *kb = keytab_find(modes, is_key, ch, ui->key_mods);
 
 	return kb ? keytab_do(ui, kb) : 0;
+}
+
+int keytab_alt_bound(const struct ui *ui, int is_key, wint_t ch)
+{
+	unsigned modes = KM_GLOBAL | KM_CONSOLE | KM_EDITOR | KM_OUTPUT;
+
+	if (ui->ovl.ov != OV_NONE && ui->ovl.ov != OV_MENU)
+		return 0;
+	if (ui->nbv)
+		modes = KM_GLOBAL | KM_NB | (ui->nbv->editing ? KM_NB_EDIT | KM_EDITOR : KM_NB_COMMAND);
+	for (size_t i = 0; i < ARRAY_SIZE(key_table); i++) {
+		const struct key_binding *kb = &key_table[i];
+		if ((kb->mode & modes) && !(kb->mods & KB_PLAIN) && (kb->mods & KEYMOD_ALT) &&
+		    keytab_matches(kb, is_key, ch, KEYMOD_ALT))
+			return 1;
+	}
+	return 0;
 }
 
 /* Whether row `kb` is in notebook mode's part of the help. */

@@ -62,18 +62,38 @@ static int ui_key(struct ui *ui, int is_key, wint_t ch)
 	return PANE_REDRAW;
 }
 
-/* Hand the decoded keys to the handlers; the OR of their flags. */
+/* Hand one key with its modifiers to the handlers. */
+static int ui_key_mods(struct ui *ui, int is_key, wint_t ch, unsigned mods)
+{
+	int flags;
+
+	ui->key_mods = mods;
+	flags = ui_key(ui, is_key, ch);
+	ui->key_mods = 0;
+	return flags;
+}
+
+/*
+ * Hand the decoded keys to the handlers; the OR of their flags. An ESC and a key in one read
+ * is Alt and the key where that does something here, else Esc and then the key (Esc j in a
+ * notebook cell over ssh, or in tmux with escape-time 0): prompt_toolkit's rule.
+ */
 static int handle_keys(struct ui *ui)
 {
 	struct key_event ev;
 	int flags = 0;
 
 	while (!(flags & PANE_QUIT) && keys_next(&ui->keys, &ev)) {
-		ui->key_mods = ev.mods;
 		ui->paste = ev.text;
-		flags |= ui_key(ui, ev.is_key, ev.ch);
+		if ((ev.mods & KEYMOD_ESC) && !keytab_alt_bound(ui, ev.is_key, ev.ch)) {
+			flags |= ui_key_mods(ui, 0, 27, 0);
+			if (!(flags & PANE_QUIT))
+				flags |= ui_key_mods(ui, ev.is_key, ev.ch,
+						     ev.mods & ~(unsigned)(KEYMOD_ALT | KEYMOD_ESC));
+		} else {
+			flags |= ui_key_mods(ui, ev.is_key, ev.ch, ev.mods);
+		}
 		ui->paste = NULL;
-		ui->key_mods = 0;
 		free(ev.text);
 	}
 	return flags;

@@ -251,6 +251,7 @@ struct ui {
 	unsigned key_mods;		/* KEYMOD_* of the key being handled */
 	char *paste;			/* the text of a KEYS_PASTE key being handled */
 	int quit;			/* leave at the next turn (set where PANE_QUIT cannot be returned) */
+	int quit_running_armed;		/* Ctrl-Q with a cell running: a second one quits */
 	int tty_gone;			/* stdin hung up or failed (EIO): leave as after a signal */
 	int bang;			/* the command being run was given with '!' (':w!', ':q!') */
 	int kernel_cols;		/* the width the kernel was told (COLUMNS); 0: not yet */
@@ -426,6 +427,11 @@ void ui_match_kernel_colors(struct ui *ui);
 int ui_run_command(struct ui *ui, const char *line);
 /* Whether `name` is one of the commands (a key table row names it). */
 int ui_command_exists(const char *name);
+/*
+ * Whether to leave now: a first Ctrl-Q with a cell running, or with unsaved changes, only
+ * says so (ui_message) and arms the next; ':q!' (ui->bang) leaves at once.
+ */
+int ui_may_quit(struct ui *ui);
 
 /* ---- keytab.c: the key table ---- */
 
@@ -435,6 +441,11 @@ const struct key_binding *keytab_find(unsigned modes, int is_key, wint_t ch, uns
 int keytab_do(struct ui *ui, const struct key_binding *kb);
 /* Run the key's row of modes `modes` (the modifiers of ui->key_mods); 0 when there is none. */
 int keytab_run(struct ui *ui, unsigned modes, int is_key, wint_t ch);
+/*
+ * Whether Alt and the key do something where the keys go now (a row of the focused mode's
+ * chain that asks for Alt); an overlay but the completion menu has no Alt keys.
+ */
+int keytab_alt_bound(const struct ui *ui, int is_key, wint_t ch);
 /* The help's lines of the console's keys, or of notebook mode's (`notebook`), in order. */
 void keytab_rows(int notebook, void (*row)(void *data, const char *left, const char *right),
 		 void *data);

@@ -498,13 +498,30 @@ void ui_help_rows(void (*row)(void *data, const char *left, const char *right), 
 		row(data, tui_commands[i].usage, tui_commands[i].help);
 }
 
+/*
+ * Whether to leave now: with a cell running (it would be lost) or unsaved changes, the first
+ * ask only says so, the next one leaves; ':q!' leaves at once.
+ */
+int ui_may_quit(struct ui *ui)
+{
+	if (ui->bang) {
+		if (ui->nbv)
+			ui->nbv->quit_armed = 1;
+		return 1;
+	}
+	if (ui_cell_running(ui) && !ui->quit_running_armed) {
+		ui->quit_running_armed = 1;
+		ui_message(ui, "a cell is running: Ctrl-Q again quits (:q! at once)");
+		return 0;
+	}
+	return ui_nbview_may_quit(ui);
+}
+
 /* :quit */
 static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
 	(void)argc, (void)argv, (void)msg;
-	if (ui->nbv && ui->bang)
-		ui->nbv->quit_armed = 1;
-	return ui_nbview_may_quit(ui) ? PANE_QUIT : 0;
+	return ui_may_quit(ui) ? PANE_QUIT : 0;
 }
 
 /* Whether `name` is one of the commands (exactly: a key names it as it is spelled). */

@@ -228,10 +228,13 @@ static void on_is_complete(struct session *s, const struct session_event *ev, vo
 	status = ev->reply.status;
 	if (status && !strcmp(status, "incomplete")) {
 		const char *indent = ev->reply.indent;
-		edbuf_insert(&ui->editor.ed, "\n", 1);
-		/* The kernel's: only blanks are taken. */
-		if (indent && strlen(indent) <= 256 && !indent[strspn(indent, " \t")])
-			edbuf_insert(&ui->editor.ed, indent, strlen(indent));
+		char *nl;
+		/* The kernel's indent: only blanks are taken. One step for undo, with the newline. */
+		if (!indent || strlen(indent) > 256 || indent[strspn(indent, " \t")])
+			indent = "";
+		nl = xasprintf("\n%s", indent);
+		edbuf_insert(&ui->editor.ed, nl, strlen(nl));
+		free(nl);
 	} else {
 		ui_run_cell(ui);
 	}

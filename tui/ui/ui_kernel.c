@@ -257,7 +257,7 @@ void ui_run_cell(struct ui *ui)
 	if (cellcmd_is_command(code)) {
 		/* A line starting with ':' is not Python: one of cellbox's commands. */
 		ui_hist_add(ui, code);
-		edbuf_set(&ui->editor.ed, "");
+		edbuf_load(&ui->editor.ed, "");
 		if (ui_run_command(ui, code + 1) & PANE_QUIT)
 			ui->quit = 1;
 		free(code);
@@ -285,7 +285,7 @@ void ui_run_cell(struct ui *ui)
 		outmodel_add(&ui->out, id, code);
 		ui_cell_started(ui);
 	}
-	edbuf_set(&ui->editor.ed, "");
+	edbuf_load(&ui->editor.ed, "");	/* a new cell: its own undo history */
 	ui->outpane.follow = 1;
 	free(code);
 	strbuf_release(&err);
@@ -308,6 +308,8 @@ void ui_cell_finished(struct ui *ui)
 {
 	if (ui->npending)
 		ui->npending--;
+	if (!ui->npending)
+		ui->quit_running_armed = 0;	/* the next cell asks again */
 }
 
 /* Restart the kernel, showing "restarting" while it starts. */

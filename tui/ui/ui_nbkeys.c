@@ -3,10 +3,11 @@
  * (Up/Down, j/k), edit (Enter), insert (a/b), delete (d d), undo a delete (z), change the type
  * (m/y/r), copy/cut/paste (c/x/v/V), move cells (Shift-Up/Down, K/J), hide outputs (o),
  * restart (0 0), interrupt (i i), find (/, n, N). Edit mode: the editor's keys on the cell,
- * Esc back. In both: Shift-Enter (F5, Ctrl-R) runs and moves on, Ctrl-Enter (F7) runs in
- * place, Alt-Enter runs and inserts a cell below, Ctrl-S saves. Terminals that send
- * Shift-Enter and Ctrl-Enter as Enter have the F-keys and Ctrl-R. The keys are rows of the
- * key table (keytab.c, modes KM_NB, KM_NB_COMMAND, KM_NB_EDIT); what they do is here.
+ * Esc back. In both: Shift-Enter (F5) runs and moves on, Ctrl-Enter (F7) runs in
+ * place, Alt-Enter runs and inserts a cell below, Ctrl-S saves, Ctrl-R searches the history
+ * (as in the console). Terminals that send Shift-Enter and Ctrl-Enter as Enter have the
+ * F-keys. The keys are rows of the key table (keytab.c, modes KM_NB, KM_NB_COMMAND,
+ * KM_NB_EDIT); what they do is here.
  */
 #include "ui.h"
 
@@ -18,7 +19,7 @@ static void enter_edit(struct ui *ui, int at_start)
 {
 	struct nbview *v = ui->nbv;
 
-	edbuf_set(&ui->editor.ed, v->nb.cells[v->sel]->source);
+	edbuf_load(&ui->editor.ed, v->nb.cells[v->sel]->source);	/* its own undo */
 	if (at_start)
 		ui->editor.ed.cur = 0;
 	v->editing = 1;

@@ -361,6 +361,10 @@ static int line_overlay_key(struct ui *ui, int is_key, wint_t ch)
 		ui_overlay_pop(ui);
 		if (was == OV_SEARCH && ui->ovl.search_hit >= 0) {
 			edbuf_set(&ui->editor.ed, ui->editor.hist[ui->ovl.search_hit]);
+			if (ui->nbv && ui->nbv->editing) {	/* the cell holds what its editor has */
+				notebook_set_source(&ui->nbv->nb, ui->nbv->sel, ui->editor.ed.text.buf);
+				ui_nbview_show_sel(ui);
+			}
 		} else if (was == OV_PROMPT) {
 			flags = ui_run_command(ui, line);
 		} else if (was == OV_FIND && ui->nbv) {
@@ -419,7 +423,7 @@ static int plot_view_key(struct ui *ui, int is_key, wint_t ch)
 	} else if (!is_key && ch == 's' && ui->side.plot_sel < ui->nplots) {
 		strbuf_reset(&ui->ovl.line);
 		strbuf_addf(&ui->ovl.line, "save-plot %d ", ui->plots[ui->side.plot_sel].index);
-		ui_overlay_replace(ui, OV_PROMPT);
+		ui_overlay_push(ui, OV_PROMPT);	/* over the viewer: it stays once saved */
 	} else if ((!is_key && (ch == 'q' || ch == 27 || ch == '\r' || ch == CTRL('c'))) ||
 		   (is_key && ch == KEY_F(4))) {
 		ui_overlay_pop(ui);

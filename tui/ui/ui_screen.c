@@ -75,6 +75,33 @@ void ui_themes_dirs(struct ui *ui)
 	ui->themes_dirs[k] = NULL;
 }
 
+/*
+ * Keys with modifiers the terminfo entry names (kLFT5 is Ctrl-Left): curses would hand them
+ * over as codes of its own, made up at run time, that say nothing about the modifiers. Where
+ * the sequence is xterm's (ESC [1;mD, ESC [3;m~), curses is told to leave it alone, so that
+ * keys.c decodes it as the key and its modifiers, the same on every terminal.
+ */
+static void ui_modified_keys(void)
+{
+	static const char *const names[] = { "kLFT", "kRIT", "kHOM", "kEND", "kDC", "kUP", "kDN" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		for (int m = 3; m <= 8; m++) {
+			char name[16];
+			const char *seq;
+			int code;
+
+			snprintf(name, sizeof(name), "%s%d", names[i], m);
+			seq = tigetstr(name);
+			if (!seq || seq == (char *)-1 || strncmp(seq, "\x1b[", 2) ||
+			    strspn(seq + 2, "0123456789;") + 3 != strlen(seq))
+				continue;	/* not ESC [ digits final: not keys.c's */
+			code = key_defined(seq);
+			if (code > 0)
+				keyok(code, FALSE);
+		}
+}
+
 /* Start curses: raw keys, our own SIGWINCH, colours as far as the terminal goes. */
 int ui_screen_start(struct ui *ui, const char *theme_name)
 {
@@ -105,6 +132,7 @@ int ui_screen_start(struct ui *ui, const char *theme_name)
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
 	set_escdelay(25);
+	ui_modified_keys();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
