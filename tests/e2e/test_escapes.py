@@ -135,6 +135,7 @@ class ReplEscapesTest(Base):
             self.assertClean(t, "input()'s prompt")
             t.send('name.upper()\r')
             t.expect(r"'ADA'")
+            t.expect(r'In \[.*3.*\]:')    # the cell is done: Ctrl-C clears, not interrupts
             self.finish(t)
         finally:
             t.close()
