@@ -126,7 +126,7 @@ class VarsTest(Base):
         ui = self.start('tui', '--policy', 'production')
         ui.run('a = 1')
         ui.command('vars')
-        self.wait_side(ui, '1 names', 'int')
+        self.wait_side(ui, '1 name', 'int')
         ui.close()
         self.ui = ui = Tui(self.tmp, 'strict', ['tui', '--policy', 'strict'])
         ui.run('a = 1')

@@ -254,7 +254,7 @@ void ui_vars_draw(struct ui *ui, struct pane *p, int y)
 	char buf[64];
 
 	if (w < 10)
-		return;
+		goto cursor;
 	typew = (w - sizew - shapew - 3 + 1) / 2;
 	namew = w - sizew - shapew - typew - 3;
 	if (detail_y - y < 4)
@@ -264,19 +264,20 @@ void ui_vars_draw(struct ui *ui, struct pane *p, int y)
 	else if (sp->vars.count > (long long)sp->vars.n)
 		snprintf(buf, sizeof(buf), "%zu of %lld names", sp->vars.n, sp->vars.count);
 	else
-		snprintf(buf, sizeof(buf), "%zu names%s", sp->vars.n, sp->vars_req ? " ..." : "");
+		snprintf(buf, sizeof(buf), "%zu name%s%s", sp->vars.n, sp->vars.n == 1 ? "" : "s",
+			 sp->vars_req ? " ..." : "");
 	ui_put_text(y++, p->x + 2, w, buf, title);
 	if (sp->vars_note)
 		y = note_lines(ui, p, y, detail_y < y + 4 ? detail_y : y + 4, sp->vars_note);
 	if (y >= detail_y)
-		return;
+		goto cursor;
 	ui_put_text(y, p->x + 2, namew, "name", title);
 	ui_put_text(y, p->x + 3 + namew, typew, "type", title);
 	ui_put_text(y, p->x + 4 + namew + typew, shapew, "shape", title);
 	ui_put_text(y++, p->x + 5 + namew + typew + shapew, sizew, "    size", title);
 	rows = detail_y - y;
 	if (rows < 1)
-		return;
+		goto cursor;
 	if (sp->var_sel < sp->var_top)
 		sp->var_top = sp->var_sel;
 	if (sp->var_sel >= sp->var_top + (size_t)rows)
@@ -312,7 +313,8 @@ void ui_vars_draw(struct ui *ui, struct pane *p, int y)
 		detail(ui, p, y++, "shape ", e->shape[0] ? e->shape : "-");
 		detail(ui, p, y++, "size  ", size);
 	}
-	if (ui->focus == P_SIDE)
+cursor:
+	if (ui->focus == P_SIDE)	/* the focused pane draws last: the cursor is its */
 		move(cur_y, p->x + 1);
 }
 
