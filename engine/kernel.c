@@ -65,7 +65,11 @@ static char *r_helper_cell(const char *body, const char *const *names, const cha
 	return strbuf_detach(&sb, NULL);
 }
 
-/* The variables pane's listing in Python: builtins and IPython by name (the user's may hide them). */
+/*
+ * The variables pane's listing in Python: builtins and IPython by name (the user's may hide
+ * them); sizes shallow (nbytes, pandas' memory_usage without deep: a frame of strings is not
+ * walked after every cell).
+ */
 static const char python_vars_list[] =
 	"def __cellbox_vars():\n"
 	"    import builtins as b, sys, json\n"
@@ -93,7 +97,11 @@ static const char python_vars_list[] =
 	"                s = v.shape\n"
 	"                if type(s) is tuple and len(s) <= 32 and all(type(i) is int for i in s):\n"
 	"                    e['shape'] = b.list(s)\n"
-	"            n = v.nbytes if any('nbytes' in c.__dict__ for c in mro) else None\n"
+	"            n = None\n"
+	"            if any('nbytes' in c.__dict__ for c in mro):\n"
+	"                n = v.nbytes\n"
+	"            elif any('memory_usage' in c.__dict__ for c in mro):\n"
+	"                n = int(v.memory_usage(deep=False).sum())\n"
 	"            e['size'] = n if type(n) is int else sys.getsizeof(v)\n"
 	"        except Exception:\n"
 	"            pass\n"
