@@ -259,8 +259,9 @@ void ui_vars_draw(struct ui *ui, struct pane *p, int y)
 	namew = w - sizew - shapew - typew - 3;
 	if (detail_y - y < 4)
 		detail_y = end;		/* no room for the details */
-	if (sp->vars_req && !sp->vars_asked)
-		snprintf(buf, sizeof(buf), "asking the kernel...");
+	if (!sp->vars_asked)	/* no listing yet: not "0 names" */
+		snprintf(buf, sizeof(buf), "%s", sp->vars_req || !ui_cell_running(ui) ?
+			 "asking the kernel..." : "listed when the cell is done");
 	else if (sp->vars.count > (long long)sp->vars.n)
 		snprintf(buf, sizeof(buf), "%zu of %lld names", sp->vars.n, sp->vars.count);
 	else
