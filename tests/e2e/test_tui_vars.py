@@ -70,6 +70,9 @@ class VarsTest(Base):
         ui.wait_for('In [4]: zz = 1')
         ui.keys('F3')
         self.wait_side(ui, '5 names', 'zz')
+        # The listings left nothing in the namespace and took no execution count.
+        ui.run('[k for k in globals() if "cellbox" in k]')
+        ui.wait_for('Out[5]: []')
 
     def test_value_in_pager(self):
         ui = self.start()
@@ -143,14 +146,21 @@ class VarsTest(Base):
         ui.run('x <- 1:10; m <- matrix(1:6, 2); d <- data.frame(a = 1:3); .h <- 1')
         ui.command('vars')
         s = self.wait_side(ui, '3 names', 'integer', 'matrix')
+        # A name and a class holding OSC (a title) and C1: shown without them.
+        ui.run('assign("\\u001b]2;PWNED\\u0007evil", structure(1, class = "K\\u001b]2;PWNED\\u0007\\u009bX"))')
+        s = self.wait_side(ui, '4 names', 'evil', 'KX')
+        self.assertNotIn('PWNED', s)
+        self.assertNotIn('\x1b]', ui.screen(escapes=True))
+        self.assertNotIn('PWNED', ui.tmux('display', '-p', '#{pane_title}'))
+        ui.run('rm(list = ls(pattern = "evil"))')
+        s = self.wait_side(ui, '3 names', gone=('evil',))
         rows = {l.split()[0]: l.split() for l in s.splitlines() if l.split()
                 and l.split()[0] in ('d', 'm', 'x')}
         self.assertEqual(rows['x'][:4], ['x', 'integer', 'len', '10'], s)
         self.assertEqual(rows['m'][:4], ['m', 'matrix', '(2,', '3)'], s)
         self.assertEqual(rows['d'][:4], ['d', 'data.frame', '(3,', '1)'], s)
         self.assertNotIn('.h', s)
-        ui.keys('Down')                      # m
-        ui.keys('Enter')
+        ui.command('vars m')                 # print(m) in the pager
         ui.wait_for('[1,]', '[,3]', 'q or Esc closes')
         ui.keys('q')
         ui.keys('Escape')
