@@ -65,6 +65,126 @@ static char *r_helper_cell(const char *body, const char *const *names, const cha
 	return strbuf_detach(&sb, NULL);
 }
 
+/*
+ * The variables pane's listing in Python: builtins and IPython by name (the user's may hide
+ * them); sizes shallow (nbytes, pandas' memory_usage without deep: a frame of strings is not
+ * walked after every cell).
+ */
+static const char python_vars_list[] =
+	"def __cellbox_vars():\n"
+	"    import builtins as b, sys, json\n"
+	"    from IPython import get_ipython\n"
+	"    type, len, str, any, all, int, tuple = b.type, b.len, b.str, b.any, b.all, b.int, b.tuple\n"
+	"    ns, hidden = get_ipython().user_ns, get_ipython().user_ns_hidden\n"
+	"    mod = type(sys)\n"
+	"    own = ('In', 'Out', 'exit', 'quit', 'get_ipython')\n"
+	"    plain = (b.list, tuple, b.dict, b.set, b.frozenset, str, b.bytes, b.bytearray, b.range)\n"
+	"    cut = lambda s: str(s)[:256].encode('utf-8', 'replace').decode('utf-8')\n"
+	"    names = b.sorted(k for k in b.list(ns) if type(k) is str and k[:1] != '_'\n"
+	"                     and k not in own and not (k in hidden and hidden[k] is ns[k])\n"
+	"                     and type(ns[k]) is not mod)\n"
+	"    out = []\n"
+	"    for k in names[:500]:\n"
+	"        v = ns.get(k)\n"
+	"        t = type(v)\n"
+	"        e = {'name': cut(k), 'type': '?'}\n"
+	"        try:\n"
+	"            e['type'] = cut(t.__name__)\n"
+	"            mro = t.__mro__\n"
+	"            if any(t is p for p in plain):\n"
+	"                e['len'] = len(v)\n"
+	"            elif any('shape' in c.__dict__ for c in mro):\n"
+	"                s = v.shape\n"
+	"                if type(s) is tuple and len(s) <= 32 and all(type(i) is int for i in s):\n"
+	"                    e['shape'] = b.list(s)\n"
+	"            n = None\n"
+	"            if any('nbytes' in c.__dict__ for c in mro):\n"
+	"                n = v.nbytes\n"
+	"            elif any('memory_usage' in c.__dict__ for c in mro):\n"
+	"                n = int(v.memory_usage(deep=False).sum())\n"
+	"            e['size'] = n if type(n) is int else sys.getsizeof(v)\n"
+	"        except Exception:\n"
+	"            pass\n"
+	"        out.append(e)\n"
+	"    b.print(json.dumps({'cellbox_vars': out, 'count': len(names)}))\n"
+	"try:\n"
+	"    __cellbox_vars()\n"
+	"finally:\n"
+	"    del __cellbox_vars\n";
+
+/* The value of one name in Python: reprlib's repr with wide limits (no list of a million). */
+static char *python_vars_value(const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "def __cellbox_value(k):\n"
+		      "    import builtins as b, reprlib\n"
+		      "    from IPython import get_ipython\n"
+		      "    r = reprlib.Repr()\n"
+		      "    r.maxlevel = 6\n"
+		      "    r.maxdict = r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = 1000\n"
+		      "    r.maxdeque = r.maxarray = 1000\n"
+		      "    r.maxstring = r.maxlong = r.maxother = 65536\n"
+		      "    b.print(r.repr(get_ipython().user_ns[k])[:65536])\n"
+		      "try:\n"
+		      "    __cellbox_value(");
+	kernel_literal(&sb, name);
+	strbuf_addstr(&sb, ")\nfinally:\n    del __cellbox_value\n");
+	return strbuf_detach(&sb, NULL);
+}
+
+/* The listing in R: ls() of the global environment, class(), dim() or length(), object.size(). */
+static const char r_vars_list[] =
+	"local({\n"
+	"  q <- function(s) {\n"
+	"    s <- enc2utf8(as.character(s)[1L])\n"
+	"    if (is.na(s) || !validUTF8(s)) return(\"\\\"?\\\"\")\n"
+	"    cp <- utf8ToInt(s)\n"
+	"    if (length(cp) > 256L) cp <- cp[1:256]\n"
+	"    ch <- intToUtf8(cp, multiple = TRUE)\n"
+	"    bad <- cp < 32L | cp == 34L | cp == 92L | (cp >= 127L & cp < 160L)\n"
+	"    ch[bad] <- sprintf(\"\\\\u%04x\", cp[bad])\n"
+	"    paste0(\"\\\"\", paste(ch, collapse = \"\"), \"\\\"\")\n"
+	"  }\n"
+	"  e <- globalenv()\n"
+	"  n <- ls(e, sorted = TRUE)\n"
+	"  rows <- character(0)\n"
+	"  for (k in n[seq_len(min(length(n), 500L))]) {\n"
+	"    v <- tryCatch(get(k, envir = e, inherits = FALSE), error = function(err) NULL)\n"
+	"    cl <- tryCatch(class(v)[1L], error = function(err) \"?\")\n"
+	"    d <- tryCatch(dim(v), error = function(err) NULL)\n"
+	"    f <- paste0(\"{\\\"name\\\":\", q(k), \",\\\"type\\\":\", q(cl))\n"
+	"    if (is.numeric(d) && length(d) <= 32L && !anyNA(d)) {\n"
+	"      f <- paste0(f, \",\\\"shape\\\":[\", paste(format(d, scientific = FALSE), "
+	"collapse = \",\"), \"]\")\n"
+	"    } else if (is.atomic(v) || is.list(v)) {\n"
+	"      f <- paste0(f, \",\\\"len\\\":\", format(length(v), scientific = FALSE))\n"
+	"    }\n"
+	"    sz <- tryCatch(as.numeric(utils::object.size(v)), error = function(err) NA)\n"
+	"    if (is.finite(sz)) f <- paste0(f, \",\\\"size\\\":\", format(sz, scientific = FALSE))\n"
+	"    rows <- c(rows, paste0(f, \"}\"))\n"
+	"  }\n"
+	"  cat(\"{\\\"cellbox_vars\\\":[\", paste(rows, collapse = \",\"), \"],\\\"count\\\":\", "
+	"length(n), \"}\\n\", sep = \"\")\n"
+	"})\n";
+
+/* The value of one name in R: what print() shows, cut at 64 KiB. */
+static char *r_vars_value(const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "local({\n  k <- ");
+	kernel_literal(&sb, name);
+	strbuf_addstr(&sb, "\n"
+		      "  v <- get(k, envir = globalenv(), inherits = FALSE)\n"
+		      "  s <- paste(utils::capture.output(print(v)), collapse = \"\\n\")\n"
+		      "  if (nchar(s, type = \"bytes\") > 65536L) s <- substr(s, 1L, 65536L)\n"
+		      "  cat(s, \"\\n\", sep = \"\")\n"
+		      "  invisible()\n"
+		      "})\n");
+	return strbuf_detach(&sb, NULL);
+}
+
 static const struct kernel_def kernels[] = {
 	{
 		.name = "python",
@@ -87,6 +207,8 @@ static const struct kernel_def kernels[] = {
 		.blank_line_ends_cell = 1,
 		.preimport = python_preimport,
 		.helper_cell = python_helper_cell,
+		.vars_list = python_vars_list,
+		.vars_value = python_vars_value,
 		.copy_in = "import os, shutil\n"
 			   "d = os.path.expanduser(d)\n"
 			   "if os.path.isdir(d):\n"
@@ -129,6 +251,8 @@ static const struct kernel_def kernels[] = {
 		.closers = "})]",
 		.preimport = r_preimport,
 		.helper_cell = r_helper_cell,
+		.vars_list = r_vars_list,
+		.vars_value = r_vars_value,
 		.copy_in = "d <- path.expand(d)\n"
 			   "if (dir.exists(d)) stop(\"'\", d, \"' is a directory\", call. = FALSE)\n"
 			   "dir.create(dirname(normalizePath(d, mustWork = FALSE)), recursive = TRUE, "

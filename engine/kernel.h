@@ -75,6 +75,18 @@ struct kernel_def {
 	 */
 	const char *copy_in, *copy_out;
 	char *(*helper_cell)(const char *body, const char *const *names, const char *const *values);
+	/*
+	 * The variables pane (tui/ui/ui_vars.c), cells sent as the user's are (the policy reads
+	 * them: no exec, no os), that leave the user's namespace as they found it. vars_list
+	 * prints one line of JSON, {"cellbox_vars": [{"name", "type", "shape": [ints] or "len",
+	 * "size"}], "count": N}: the user's names (at most 500, sorted; not those starting with
+	 * '_', nor the shell's own, nor modules), their type, a shape or a length only where it is
+	 * cheap (builtin containers, a `shape` of the class that is a tuple of ints) and bytes.
+	 * vars_value() is the code that prints the value of `name` (any bytes: it goes in as a
+	 * literal) as the language shows it, cut at about 64 KiB; the caller frees it.
+	 */
+	const char *vars_list;
+	char *(*vars_value)(const char *name);
 };
 
 /* Append `s` as a string literal of every kernel's language (a JSON string is one). */

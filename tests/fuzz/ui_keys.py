@@ -68,7 +68,8 @@ TEXT = ['x = 1', 'print("hi")', '1/0', 'for i in range(3):', '    print(i)', 'de
         '\u200b\u202e\u00ad', '\t', 'x <- 41', 'df', '%time 1', 'help', '?len']
 COMMANDS = ['help', 'restart', 'theme light', 'theme dark', 'theme nope', 'save', 'save x.py',
             'load none.py', 'clear', 'side', 'plots', 'save-plot 1 p.png', 'history', 'graphics',
-            'bogus', 'copy-in', 'copy-out', 'interrupt', 'timeout 1', '']
+            'bogus', 'copy-in', 'copy-out', 'interrupt', 'timeout 1', 'vars', 'vars x',
+            'side vars', 'side plots', '']
 DEATH = 'import os; os._exit(1)'
 
 

@@ -47,6 +47,30 @@ static int act_plot_view(struct ui *ui, int arg)
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
+/* F8: the side pane's next tab (it shows when hidden). */
+static int act_side_tab(struct ui *ui, int arg)
+{
+	(void)arg;
+	if (!ui->panes[P_SIDE].visible)
+		ui_side_show(ui, 1);
+	else
+		ui_side_tab(ui, (enum side_tab)((ui->side.tab + 1) % SIDE_TABS));
+	return PANE_HANDLED | PANE_REDRAW;
+}
+
+/* The variables tab's keys: move by `arg` rows (pages: +-2), its value, leave. */
+enum { VARS_VALUE = 100, VARS_LEAVE };
+static int act_vars(struct ui *ui, int arg)
+{
+	if (arg == VARS_VALUE)
+		ui_vars_show_value(ui);
+	else if (arg == VARS_LEAVE)
+		ui->focus = ui->side.back_focus;
+	else
+		ui_vars_move(ui, arg);
+	return PANE_HANDLED | PANE_REDRAW;
+}
+
 /* Ctrl-C in the console: interrupt the running cell, else clear the editor. */
 static int act_interrupt_or_clear(struct ui *ui, int arg)
 {
@@ -279,7 +303,17 @@ static const struct key_binding key_table[] = {
 	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(1)), .command = "help",
 	  .keys = "F1", .help = "this help" },
 	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(3)), .command = "side",
-	  .keys = "F3", .help = "show or hide the side pane (history, plots)" },
+	  .keys = "F3", .help = "show or hide the side pane (history, plots, variables)" },
+	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(8)), .fn = act_side_tab,
+	  .keys = "F8", .help = "the side pane's next tab: history, plots, variables" },
+	{ .mode = KM_SIDE, KB_KEY(KEY_UP), .fn = act_vars, .arg = -1, .keys = "Up/Down, Enter",
+	  .help = "variables tab (:vars): select; Enter: its value; Esc or typing: the editor" },
+	{ .mode = KM_SIDE, KB_KEY(KEY_DOWN), .fn = act_vars, .arg = 1 },
+	{ .mode = KM_SIDE, KB_KEY(KEY_PPAGE), .fn = act_vars, .arg = -2 },
+	{ .mode = KM_SIDE, KB_KEY(KEY_NPAGE), .fn = act_vars, .arg = 2 },
+	{ .mode = KM_SIDE, KB_CH('\r'), .fn = act_vars, .arg = VARS_VALUE },
+	{ .mode = KM_SIDE, KB_KEY(KEY_ENTER), .fn = act_vars, .arg = VARS_VALUE },
+	{ .mode = KM_SIDE, KB_CH(27), .fn = act_vars, .arg = VARS_LEAVE },
 	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(4)), .fn = act_plot_view,
 	  .keys = "F4", .help = "the plot viewer: Left/Right other plots, s save as" },
 	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(6)), .command = "restart",
@@ -367,6 +401,8 @@ static const struct key_binding key_table[] = {
 	KB_NOTE(KM_NB_NOTE, "", "Everywhere"),
 	KB_NOTE(KM_NB_NOTE, "F1 / F3 / F4 / F6",
 		"this help / side pane / plot viewer / restart the kernel"),
+	KB_NOTE(KM_NB_NOTE, "F8, :vars",
+		"the side pane's next tab / the variables (Up/Down, Enter: a value, Esc: back)"),
 	KB_NOTE(KM_NB_NOTE, "Ctrl-Q, :q",
 		"quit (asks again when there are unsaved changes; :q! does not)"),
 };
@@ -444,6 +480,7 @@ static const unsigned keytab_chains[][5] = {
 	{ KM_GLOBAL | KM_CONSOLE, KM_EDITOR, KM_OUTPUT },
 	{ KM_GLOBAL, KM_NB, KM_NB_COMMAND },
 	{ KM_GLOBAL, KM_NB, KM_NB_EDIT, KM_EDITOR },
+	{ KM_GLOBAL | KM_CONSOLE, KM_SIDE },
 };
 
 int keytab_check(struct strbuf *err)

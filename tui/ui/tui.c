@@ -153,6 +153,7 @@ static int ui_loop(struct ui *ui)
 		if (dirty) {
 			ui_draw(ui);
 			ui_kernel_set_width(ui);	/* the pane's width may have changed */
+			ui_vars_refresh(ui);		/* a cell ended, the tab shows: list again */
 			dirty = 0;
 		}
 		if (busy && (timeout < 0 || timeout > 100))
@@ -268,7 +269,8 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 					    .key = ui_output_key };
 	ui.panes[P_EDITOR] = (struct pane){ .name = "editor", .visible = 1, .draw = ui_editor_draw,
 					    .key = ui_editor_key };
-	ui.panes[P_SIDE] = (struct pane){ .name = "side", .visible = 0, .draw = ui_side_draw };
+	ui.panes[P_SIDE] = (struct pane){ .name = "side", .visible = 0, .draw = ui_side_draw,
+					  .key = ui_side_key };
 	ui.panes[P_STATUS] = (struct pane){ .name = "status", .visible = 1, .draw = ui_status_draw };
 	ui.panes[P_NOTEBOOK] = (struct pane){ .name = "notebook", .draw = ui_nbview_draw,
 					      .key = ui_nbview_key };
@@ -340,6 +342,7 @@ out:
 	strbuf_release(&err);
 	outmodel_release(&ui.out);
 	ui_editor_release(&ui.editor);
+	ui_vars_release(&ui.side);
 	ui_overlays_release(&ui.ovl);
 	theme_release(&ui.theme);
 	keys_release(&ui.keys);

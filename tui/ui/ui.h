@@ -10,7 +10,8 @@
  *	ui_draw.c	colours, drawing primitives, the layout and the frame
  *	ui_output.c	the output pane: laying out cells (In/Out, streams, plots), scrolling
  *	ui_editor.c	the editor pane: text, Enter (is_complete), Tab (completion), history
- *	ui_side.c	the side pane (history, plots) and the status line
+ *	ui_side.c	the side pane (its tabs: history, plots, variables) and the status line
+ *	ui_vars.c	the side pane's variables: the listing asked of the kernel, the value
  *	ui_overlay.c	overlays as a stack of records: pager, menu, one-line prompts, plot viewer
  *	ui_plots.c	plot placement: reserved rows, one write of graphics a frame, hiding
  *	ui_kernel.c	kernel events -> the output model; running a cell, restart, death
@@ -49,6 +50,7 @@
 #include "record.h"
 #include "sgr.h"
 #include "theme.h"
+#include "varlist.h"
 
 #ifndef CELLBOX_THEMES_DIR
 #define CELLBOX_THEMES_DIR "/usr/local/share/cellbox/themes"
@@ -85,6 +87,7 @@ enum key_mode {
 	KM_NB_EDIT = 1 << 6,	/* notebook edit mode, before the editor's keys */
 	KM_NOTE = 1 << 7,	/* no key: a line of the console's help */
 	KM_NB_NOTE = 1 << 8,	/* no key: a line of notebook mode's help (a heading: keys "") */
+	KM_SIDE = 1 << 9,	/* the side pane when it has the focus (its variables) */
 };
 
 #define KB_PLAIN (1u << 8)	/* key_binding.mods: without Shift, Alt or Ctrl */
@@ -193,9 +196,24 @@ struct editor_pane {
 	size_t nmenu, menu_sel, comp_from, comp_to;
 };
 
+/* The side pane's tabs. */
+enum side_tab { SIDE_HISTORY, SIDE_PLOTS, SIDE_VARS, SIDE_TABS };
+
 /* The side pane's own state. */
 struct side_pane {
 	size_t plot_sel;		/* the gallery's plot (an index into ui->plots) */
+	enum side_tab tab;
+	int back_focus;			/* the pane that had the focus before the side pane */
+	/* The variables tab (ui_vars.c): the listing, asked again after each cell. */
+	struct varlist vars;
+	size_t var_sel, var_top;
+	int vars_current;		/* the listing is as the last cell left the names */
+	int vars_asked;			/* a listing came (or failed) since the kernel started */
+	unsigned long vars_req, value_req;	/* the requests in flight (0: none) */
+	struct strbuf vars_out, value_out;	/* their stdout, capped */
+	char *vars_note;		/* why there is no listing (the policy refused it ...) */
+	char *value_name;		/* the name whose value is asked for (shown) */
+	char *vars_error, *value_error;	/* the error each request raised */
 };
 
 /* The status line's own state. */
@@ -340,7 +358,30 @@ void ui_menu_accept(struct ui *ui, const char *m);
 /* ---- ui_side.c: side pane, status line ---- */
 
 void ui_side_draw(struct ui *ui, struct pane *p);
+/* The side pane's keys (only when it has the focus). */
+int ui_side_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+/* Show (1) or hide (0) the side pane; hidden, it gives the focus back. */
+void ui_side_show(struct ui *ui, int on);
+/* Show tab `tab` (shows the pane); the variables tab takes the focus, the others give it back. */
+void ui_side_tab(struct ui *ui, enum side_tab tab);
+/* The side pane's width on this screen (0: hidden or no room). */
+int ui_side_width(const struct ui *ui);
 void ui_status_draw(struct ui *ui, struct pane *p);
+
+/* ---- ui_vars.c: the variables tab ---- */
+
+/* The listing is out of date (a cell ended, the kernel restarted). */
+void ui_vars_stale(struct ui *ui);
+/* Ask the kernel for the listing when it is out of date, shown and the kernel idle. */
+void ui_vars_refresh(struct ui *ui);
+/* Draw the variables into rows y.. of pane `p`. */
+void ui_vars_draw(struct ui *ui, struct pane *p, int y);
+/* Move the selection by `by` rows (pages when +-2). */
+void ui_vars_move(struct ui *ui, int by);
+/* Ask for the selected variable's value; the pager shows it when it comes. */
+void ui_vars_show_value(struct ui *ui);
+/* Free the variables tab's state. */
+void ui_vars_release(struct side_pane *sp);
 
 /* ---- ui_overlay.c: the overlay stack ---- */
 

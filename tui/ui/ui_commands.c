@@ -34,6 +34,7 @@ static int tc_copy_in(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_copy_out(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_theme(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_side(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+static int tc_vars(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg);
@@ -77,8 +78,11 @@ static const struct tui_command tui_commands[] = {
 	  .help = "copy a file of the sandbox to the host" },
 	{ .name = "theme", .usage = "theme [NAME]", .fn = tc_theme, .max = 1,
 	  .help = "switch theme (dark, light, high-contrast, monochrome); none: list them" },
-	{ .name = "side", .usage = "side", .fn = tc_side,
-	  .help = "show or hide the side pane (F3)" },
+	{ .name = "side", .usage = "side [history|plots|vars]", .fn = tc_side, .max = 1,
+	  .help = "show or hide the side pane (F3); a tab: show that one (F8: the next)" },
+	{ .name = "vars", .usage = "vars [NAME]", .fn = tc_vars, .max = 1,
+	  .help = "the variables: names, types, shapes, sizes (Up/Down, Enter: the value, Esc: "
+		  "back); NAME: its value in the pager" },
 	{ .name = "redraw", .usage = "redraw [N [scroll]]", .fn = tc_redraw, .max = 2,
 	  .help = "repaint the whole screen (Ctrl-L); N times: report the time per frame; "
 		  "scroll: N frames scrolling the output one row each" },
@@ -275,12 +279,40 @@ static int tc_theme(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return 0;
 }
 
-/* :side */
+/* :side [TAB] */
 static int tc_side(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
-	(void)argc, (void)argv, (void)msg;
-	ui->panes[P_SIDE].visible = !ui->panes[P_SIDE].visible;
-	return 0;
+	static const char *const tabs[SIDE_TABS] = { "history", "plots", "vars" };
+
+	if (argc == 1) {
+		ui_side_show(ui, !ui->panes[P_SIDE].visible);
+		return 0;
+	}
+	for (int t = 0; t < SIDE_TABS; t++)
+		if (!strcmp(argv[1], tabs[t])) {
+			ui_side_tab(ui, (enum side_tab)t);
+			return 0;
+		}
+	strbuf_addf(msg, "no tab '%s' (history, plots, vars)", argv[1]);
+	return -1;
+}
+
+/* :vars [NAME]: the variables tab, or NAME's value. */
+static int tc_vars(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+{
+	struct side_pane *sp = &ui->side;
+
+	ui_side_tab(ui, SIDE_VARS);
+	if (argc == 1)
+		return 0;
+	for (size_t i = 0; i < sp->vars.n; i++)
+		if (sp->vars.v[i].raw && !strcmp(sp->vars.v[i].raw, argv[1])) {
+			sp->var_sel = i;
+			ui_vars_show_value(ui);
+			return 0;
+		}
+	strbuf_addf(msg, "no variable '%s' in the listing", argv[1]);
+	return -1;
 }
 
 /* Compare two doubles for qsort. */

@@ -189,7 +189,7 @@ void ui_draw_box(struct ui *ui, int y, int x, int h, int w, const char *title)
 /* Place the panes for the current screen size. */
 void ui_layout(struct ui *ui)
 {
-	int side = ui->panes[P_SIDE].visible && COLS >= 60 ? SIDE_WIDTH : 0;
+	int side = ui_side_width(ui);
 	int ed_h = ui_editor_rows(ui, LINES - 1);
 	struct pane *o = &ui->panes[P_OUTPUT], *e = &ui->panes[P_EDITOR];
 	struct pane *sd = &ui->panes[P_SIDE], *st = &ui->panes[P_STATUS];

@@ -310,6 +310,7 @@ void ui_cell_finished(struct ui *ui)
 		ui->npending--;
 	if (!ui->npending)
 		ui->quit_running_armed = 0;	/* the next cell asks again */
+	ui_vars_stale(ui);	/* the cell may have changed the names */
 }
 
 /* Restart the kernel, showing "restarting" while it starts. */
@@ -327,6 +328,7 @@ void ui_restart_kernel(struct ui *ui)
 		outmodel_cell_finish(c, 0);
 		ui->exec_count = 0;
 		ui->kernel_cols = 0;	/* a new kernel: tell it the width again */
+		ui_vars_stale(ui);	/* ... and list its (no) names */
 		strcpy(ui->kernel_scheme, "Linux");	/* a fresh kernel has IPython's default */
 		ui_match_kernel_colors(ui);
 		if (ui->nbv)

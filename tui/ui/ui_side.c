@@ -1,24 +1,131 @@
-/* The side pane (this and earlier sessions' history, the plots) and the status line. */
+/*
+ * The side pane (F3) and the status line. The pane has tabs (F8 goes to the next): the history
+ * of this and earlier sessions with the newest plots under it, the plots, the variables
+ * (ui_vars.c). The variables tab takes the keys when it is chosen (Up/Down, Enter: the key
+ * table's KM_SIDE rows); Esc, any other key (it goes on to the editor), another tab or hiding
+ * the pane gives them back.
+ */
 #include "ui.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Draw the side pane: this session's history, newest first, and the plots. */
+#define SIDE_WIDE 44		/* the variables tab's width on a screen of ... */
+#define SIDE_WIDE_COLS 100	/* ... at least this many columns */
+
+static const char *const tab_names[SIDE_TABS] = { "History", "Plots", "Vars" };
+
+int ui_side_width(const struct ui *ui)
+{
+	if (!ui->panes[P_SIDE].visible || COLS < 60)
+		return 0;
+	return ui->side.tab == SIDE_VARS && COLS >= SIDE_WIDE_COLS ? SIDE_WIDE : SIDE_WIDTH;
+}
+
+/* Give the keys back to the pane that had them. */
+static void side_unfocus(struct ui *ui)
+{
+	if (ui->focus == P_SIDE)
+		ui->focus = ui->side.back_focus;
+}
+
+void ui_side_show(struct ui *ui, int on)
+{
+	ui->panes[P_SIDE].visible = on;
+	if (!on)
+		side_unfocus(ui);
+	else if (ui->side.tab == SIDE_VARS)
+		ui_side_tab(ui, SIDE_VARS);
+}
+
+void ui_side_tab(struct ui *ui, enum side_tab tab)
+{
+	ui->side.tab = tab;
+	ui->panes[P_SIDE].visible = 1;
+	if (tab != SIDE_VARS) {
+		side_unfocus(ui);
+	} else if (ui->focus != P_SIDE) {
+		ui->side.back_focus = ui->focus;
+		ui->focus = P_SIDE;
+	}
+}
+
+/*
+ * The variables tab's keys; any other key gives the keys back to the pane that had them and
+ * goes there (typing the next cell leaves the list).
+ */
+int ui_side_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
+{
+	struct pane *back;
+	int rc;
+
+	(void)p;
+	if (ui->focus != P_SIDE)
+		return 0;
+	rc = keytab_run(ui, KM_SIDE, is_key, ch);
+	if (rc & PANE_HANDLED)
+		return rc;
+	side_unfocus(ui);
+	back = &ui->panes[ui->focus];
+	return PANE_REDRAW | (back->key && back->visible ? back->key(ui, back, is_key, ch) : 0);
+}
+
+/* The tabs' names over the pane, the one shown marked. */
+static void draw_tabs(struct ui *ui, struct pane *p)
+{
+	struct look title = ui_look_of(ui, TH_TITLE, NULL);
+	struct look on = ui_look_of(ui, TH_MENU_SELECTED, NULL);
+	int x = p->x + 2;
+
+	for (int t = 0; t < SIDE_TABS && x < p->x + p->w; t++) {
+		char buf[16];
+		snprintf(buf, sizeof(buf), " %s ", tab_names[t]);
+		x += ui_put_text(p->y, x, p->x + p->w - x, buf, t == (int)ui->side.tab ? on : title);
+	}
+}
+
+/* The plots, newest first, in rows y..end-1 (the selected one marked). */
+static void draw_plots(struct ui *ui, struct pane *p, int y, int end)
+{
+	struct look text = ui_look_of(ui, TH_SIDE, NULL);
+
+	for (size_t i = ui->nplots; i-- > 0 && y < end;) {
+		char buf[64];
+		snprintf(buf, sizeof(buf), "%s %d  %dx%d", ui->plots[i].index < 0 ? "image" :
+			 "plot", abs(ui->plots[i].index), ui->plots[i].w, ui->plots[i].h);
+		ui_put_text(y++, p->x + 2, p->w - 2, buf, i == ui->side.plot_sel ?
+			 ui_look_of(ui, TH_MENU_SELECTED, NULL) : text);
+	}
+}
+
+/* Draw the side pane: its tabs, then the history (newest first) and plots, or the plots, or
+ * the variables. */
 void ui_side_draw(struct ui *ui, struct pane *p)
 {
 	struct look title = ui_look_of(ui, TH_TITLE, NULL), text = ui_look_of(ui, TH_SIDE, NULL);
 	struct look border = ui_look_of(ui, TH_BORDER, NULL);
-	int y = p->y, plots_h = ui->nplots ? (int)(ui->nplots < 6 ? ui->nplots : 6) + 1 : 0;
+	int y = p->y + 1, plots_h = ui->nplots ? (int)(ui->nplots < 6 ? ui->nplots : 6) + 1 : 0;
 	int hist_end = p->y + p->h - plots_h;
 
+	if (p->w <= 2 || p->h <= 1)
+		return;
 	for (int r = 0; r < p->h; r++) {
 		cchar_t cc;
 		setcchar(&cc, L"\u2502", border.attr, border.pair, NULL);
 		mvadd_wch(p->y + r, p->x, &cc);
 	}
-	ui_put_text(y++, p->x + 2, p->w - 2, "History", title);
+	draw_tabs(ui, p);
+	if (ui->side.tab == SIDE_PLOTS) {
+		if (!ui->nplots)
+			ui_put_text(y, p->x + 2, p->w - 2, "no plots yet", text);
+		draw_plots(ui, p, y, p->y + p->h);
+		return;
+	}
+	if (ui->side.tab == SIDE_VARS) {
+		ui_vars_draw(ui, p, y);
+		return;
+	}
 	for (size_t i = ui->editor.nhist; i-- > 0 && y < hist_end;) {
 		/* The first line, and an ellipsis when there are more. */
 		const char *code = ui->editor.hist[i], *nl = strchr(code, '\n');
@@ -27,16 +134,10 @@ void ui_side_draw(struct ui *ui, struct pane *p)
 		ui_put_text(y++, p->x + 2, p->w - 2, first, text);
 		free(first);
 	}
-	if (plots_h) {
+	if (plots_h && hist_end > p->y + 1) {
 		y = hist_end;
 		ui_put_text(y++, p->x + 2, p->w - 2, "Plots", title);
-		for (size_t i = ui->nplots; i-- > 0 && y < p->y + p->h;) {
-			char buf[64];
-			snprintf(buf, sizeof(buf), "%s %d  %dx%d", ui->plots[i].index < 0 ? "image" :
-				 "plot", abs(ui->plots[i].index), ui->plots[i].w, ui->plots[i].h);
-			ui_put_text(y++, p->x + 2, p->w - 2, buf, i == ui->side.plot_sel ?
-				 ui_look_of(ui, TH_MENU_SELECTED, NULL) : text);
-		}
+		draw_plots(ui, p, y, p->y + p->h);
 	}
 }
 
