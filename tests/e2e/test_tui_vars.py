@@ -60,6 +60,7 @@ class VarsTest(Base):
         self.wait_side(ui, 'type  DataFrame', 'shape (3, 2)')
         # A deleted variable goes at the next listing; a new one comes.
         ui.keys('Escape')
+        time.sleep(0.3)     # a key in the same read as Esc would be Alt-<key> (Alt-D deletes)
         ui.run('del xs; ys = "text"')
         s = self.wait_side(ui, 'ys', 'str', 'len 4', gone=('xs ',))
         self.assertIn('4 names', s)
@@ -136,6 +137,7 @@ class VarsTest(Base):
         ui.command('vars')
         self.wait_side(ui, 'no listing', 'blocked')
         ui.keys('Escape')
+        time.sleep(0.3)
         ui.run('a + 1')
         ui.wait_for('Out[2]: 2')
 
@@ -164,6 +166,7 @@ class VarsTest(Base):
         ui.wait_for('[1,]', '[,3]', 'q or Esc closes')
         ui.keys('q')
         ui.keys('Escape')
+        time.sleep(0.3)
         ui.run('rm(x)')
         self.wait_side(ui, '2 names', gone=('integer',))
 
