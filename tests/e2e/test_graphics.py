@@ -156,6 +156,15 @@ class FakeTerminal:
     def send(self, data):
         os.write(self.master, data)
 
+    def quit(self):
+        """Ctrl-Q, and once more if the UI asked (a cell whose end had not come yet)."""
+        self.send(b'\x11')
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and not self.closed:
+            self.pump(0.1)
+        if not self.closed:
+            self.send(b'\x11')
+
     def finish(self, timeout=120):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not self.closed:
@@ -471,7 +480,7 @@ class TuiTest(Base):
             m = t.expect(dcs)
             self.assertEqual([int(g) for g in m.groups()], [6, 1, 400, 300])
             self.assertEqual(t.out.count(b'\x1b[c'), 2)
-            t.send(b'\x11')
+            t.quit()
             self.assertEqual(t.finish(), 0)
         finally:
             t.kill()
@@ -551,7 +560,7 @@ class TuiTest(Base):
             t.expect(rb'\x1b_Ga=p,i=' + image.encode())
             # Leaving: the terminal is told to drop the image and its data.
             at = len(t.out)
-            t.send(b'\x11')
+            t.quit()
             self.assertEqual(t.finish(), 0)
             self.assertIn({'a': 'd', 'd': 'I', 'i': image, 'q': '2'},
                           [k for k, _ in kitty_commands(t.out[at:])])
@@ -580,7 +589,7 @@ class TuiTest(Base):
             # The new plot is sent and placed; the first, which did not move, is left alone.
             self.assertIn(second[0], [k['i'] for k in later if k.get('a') == 'p'])
             self.assertNotIn(first, [k.get('i') for k in later], later)
-            t.send(b'\x11')
+            t.quit()
             self.assertEqual(t.finish(), 0)
         finally:
             t.kill()
@@ -624,7 +633,7 @@ class TuiTest(Base):
             m = re.search('\x1b\\[1;1H\x1b\\[38;5;%dm%s(.)' % (image & 255, PLACEHOLDER), later)
             self.assertIsNotNone(m, later[-800:])
             self.assertIn(m.group(1), DIACRITICS[1:])
-            t.send(b'\x11')
+            t.quit()
             self.assertEqual(t.finish(), 0)
             self.assertIn({'a': 'd', 'd': 'I', 'i': str(image), 'q': '2'},
                           [k for k, _ in kitty_commands(t.out)])
@@ -661,7 +670,7 @@ class TuiTest(Base):
             self.assertEqual(struct.unpack('>II', png[16:24]), (320, 20 * rows))
             self.assertTrue(0 < rows < 12, rows)
             self.assertEqual(int(m.group(1)), 1)
-            t.send(b'\x11')
+            t.quit()
             self.assertEqual(t.finish(), 0)
         finally:
             t.kill()
@@ -679,7 +688,7 @@ class TuiTest(Base):
             # The status line names the theme once the kernel is up (the first frame comes
             # before it, while the kernel starts).
             status = re.findall(rb'\b(light|dark)\b', t.out)
-            t.send(b'\x11')
+            t.quit()
             self.assertEqual(t.finish(), 0)
         finally:
             t.kill()

@@ -241,7 +241,7 @@ class TuiTest(unittest.TestCase):
             # the policy lets it through, and COLUMNS is the pane's width.
             ui.run('import shutil; shutil.get_terminal_size().columns')
             ui.wait_for('Out[2]: 100')
-            ui.keys('C-q')
+            ui.quit()
             self.assertEqual(ui.exit_status(), 'exit=0')
         finally:
             ui.close()
