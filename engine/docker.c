@@ -49,8 +49,7 @@ static size_t write_body(char *buf, size_t size, size_t n, void *data)
 	return size * n;
 }
 
-/* Connect a fresh socket to the daemon; -1 with errno set. */
-static int connect_daemon(const struct docker *d)
+int docker_dial(const struct docker *d)
 {
 	int fd;
 
@@ -176,7 +175,7 @@ int docker_init(struct docker *d, const char *host, struct strbuf *err)
 		goto fail;
 	}
 	/* Connect once by hand: errno tells "no daemon" from "permission denied". */
-	fd = connect_daemon(d);
+	fd = docker_dial(d);
 	if (fd < 0) {
 		if (errno == EACCES || errno == EPERM)
 			strbuf_addf(err, "permission denied on the docker socket %s (run as root, or "
@@ -307,7 +306,7 @@ out:
 int docker_send_raw(struct docker *d, const char *method, const char *path, struct strbuf *err)
 {
 	char *req;
-	int fd = connect_daemon(d), rc;
+	int fd = docker_dial(d), rc;
 
 	if (fd < 0) {
 		strbuf_addf(err, "cannot connect to %s: %s", d->host, strerror(errno));
@@ -329,7 +328,7 @@ int docker_attach_stdin(struct docker *d, const char *id, struct strbuf *err)
 {
 	struct strbuf head = STRBUF_INIT;
 	char *req;
-	int fd = connect_daemon(d), rc = -1;
+	int fd = docker_dial(d), rc = -1;
 	double deadline = clock_now() + 10;
 
 	if (fd < 0) {

@@ -45,6 +45,12 @@ long docker_request(struct docker *d, const char *method, const char *path, cons
 long docker_call(struct docker *d, const char *method, const char *path, const cJSON *body,
 		 cJSON **reply, struct strbuf *err);
 /*
+ * A fresh connection to the engine of `d`, as a descriptor that carries its HTTP: the engine's
+ * socket itself (unix://, tcp://). Every raw connection (wait, attach) is made here. -1 with
+ * errno set.
+ */
+int docker_dial(const struct docker *d);
+/*
  * Open a new connection of its own and send a request on it without waiting for the answer
  * (POST /containers/ID/wait): the descriptor becomes readable when the daemon answers.
  */
