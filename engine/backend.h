@@ -57,6 +57,7 @@ struct sandbox_opts {
 	const char *user;		/* uid[:gid] [the caller's uid, 1879048192 for root] */
 	const char *host;		/* engine socket [$DOCKER_HOST or the default] */
 	const char *runtime;		/* OCI runtime ("runsc": gVisor) [the engine's default] */
+	const char *channel;		/* "shared", "stream" or "auto" (backend_docker_stream()) [auto] */
 };
 
 struct kernel_def;

@@ -40,6 +40,10 @@ static void docker_wake(struct backend *be)
 {
 	struct backend_docker *db = docker_of(be);
 
+	if (db->st) {
+		backend_docker_stream_wake(db);
+		return;
+	}
 	/*
 	 * A full socket means wake-ups are already waiting: one more is not needed. Other
 	 * errors are the engine's, and the wait connection says how the container ended.
@@ -92,6 +96,8 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		goto out;
 	}
 	if (backend_docker_open_wait(db, err) < 0)
+		goto out;
+	if (db->stream && backend_docker_stream_begin(db, spec, err) < 0)
 		goto out;
 	write_container_file(spec->channel_dir, db->id);
 	rc = 0;
@@ -181,7 +187,7 @@ out:
 static int docker_reap(struct backend *be, enum reason *reason, struct strbuf *why)
 {
 	struct backend_docker *db = docker_of(be);
-	int ended = 0;
+	int ended = 0, broke;
 
 	*reason = REASON_KERNEL_DIED;
 	if (!db->id)
@@ -203,6 +209,12 @@ static int docker_reap(struct backend *be, enum reason *reason, struct strbuf *w
 	}
 	if (!ended && !strstr(db->wait_reply.buf, "StatusCode"))
 		return 0;
+	/* Over a stream, the container's last bytes are read before it is said to be gone. */
+	if (db->st && (broke = backend_docker_stream_settle(db, 2, why))) {
+		*reason = broke == 2 ? REASON_QUOTA_EXCEEDED : REASON_CHANNEL_LOST;
+		backend_docker_discard(db);
+		return 1;
+	}
 	*reason = describe_exit(db, why);
 	backend_docker_discard(db);
 	return 1;
@@ -260,6 +272,7 @@ static struct backend *docker_create(const char *engine)
 	db->engine = xstrdup(engine);
 	db->wait_fd = -1;
 	db->stdin_fd = -1;
+	db->stream_fd = -1;
 	strbuf_init(&db->wait_reply, 0);
 	return &db->base;
 }

@@ -58,7 +58,7 @@ int backend_docker_open_wait(struct backend_docker *db, struct strbuf *err)
 /* Attach to the container's stdin, the runner's wake-up (non-blocking writes). */
 int backend_docker_attach_stdin(struct backend_docker *db, struct strbuf *err)
 {
-	db->stdin_fd = docker_attach_stdin(&db->d, db->id, err);
+	db->stdin_fd = docker_attach(&db->d, db->id, 0, err);
 	if (db->stdin_fd < 0)
 		return -1;
 	fcntl(db->stdin_fd, F_SETFL, fcntl(db->stdin_fd, F_GETFL) | O_NONBLOCK);
@@ -74,6 +74,7 @@ void backend_docker_forget(struct backend_docker *db)
 	if (db->stdin_fd >= 0)
 		close(db->stdin_fd);
 	db->stdin_fd = -1;
+	backend_docker_stream_end(db);
 	free(db->id);
 	db->id = NULL;
 	db->created = 0;

@@ -81,7 +81,16 @@ static void container_user(const struct sandbox_opts *sb, uid_t *uid, gid_t *gid
 int backend_docker_channel_owner(struct backend *be, const struct kernel_spec *spec, uid_t *uid,
 			    gid_t *gid)
 {
-	(void)be;
+	struct backend_docker *db = (struct backend_docker *)be;
+	struct strbuf err = STRBUF_INIT;
+
+	/* Over a stream the local channel is only ever written by this process. */
+	if (!db->connected && backend_docker_connect(&db->d, db->engine, spec->sandbox ?
+						     spec->sandbox->host : NULL, &err) == 0)
+		db->connected = 1;
+	strbuf_release(&err);
+	if (db->connected && backend_docker_stream_wanted(spec->sandbox, &db->d))
+		return 0;
 	container_user(spec->sandbox, uid, gid);
 	return *uid != getuid() || *gid != getgid();
 }
@@ -149,15 +158,22 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	snprintf(buf, sizeof(buf), "%u:%u", (unsigned)uid, (unsigned)gid);
 	cJSON_AddStringToObject(body, "User", buf);
 	cJSON_AddStringToObject(body, "WorkingDir", "/home/cellbox");
-	/* The runner's argv is the host's: the channel is mounted at the same path. */
+	/*
+	 * The runner's argv is the host's: the channel is mounted at the same path, or (over a
+	 * stream) made there by the relay, which runs the runner.
+	 */
 	cmd = cJSON_AddArrayToObject(body, "Cmd");
-	cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/sh"));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
-	snprintf(buf, sizeof(buf), "exec %s \"$0\" \"$1\" %s>>\"$1/kernel/log\" 2>&1",
-		 k->container_exec, wakes_by_stdin(sb, k) ? "" : "</dev/null ");
-	cJSON_AddItemToArray(cmd, cJSON_CreateString(buf));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->runner));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->channel_dir));
+	if (db->stream) {
+		backend_docker_stream_cmd(cmd, spec, k->container_exec, db->base.signal_group);
+	} else {
+		cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/sh"));
+		cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
+		snprintf(buf, sizeof(buf), "exec %s \"$0\" \"$1\" %s>>\"$1/kernel/log\" 2>&1",
+			 k->container_exec, wakes_by_stdin(sb, k) ? "" : "</dev/null ");
+		cJSON_AddItemToArray(cmd, cJSON_CreateString(buf));
+		cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->runner));
+		cJSON_AddItemToArray(cmd, cJSON_CreateString(spec->channel_dir));
+	}
 	env = cJSON_AddArrayToObject(body, "Env");
 	cJSON_AddItemToArray(env, cJSON_CreateString("HOME=/home/cellbox"));
 	cJSON_AddItemToArray(env, cJSON_CreateString("MPLBACKEND=Agg"));
@@ -165,29 +181,37 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddItemToArray(env, cJSON_CreateString("PYTHONDONTWRITEBYTECODE=1"));
 	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
 	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
-	if (wakes_by_stdin(sb, k)) {
-		/* A byte on stdin per command (PROTOCOL.md, "Waking the runner"). */
+	if (db->stream || wakes_by_stdin(sb, k)) {
+		/*
+		 * A byte on stdin per command (PROTOCOL.md, "Waking the runner"): the container's,
+		 * or (over a stream) the relay's pipe; the stream is the container's stdin and out.
+		 */
 		cJSON_AddItemToArray(env, cJSON_CreateString("CELLBOX_WAKE=stdin"));
 		cJSON_AddBoolToObject(body, "OpenStdin", 1);
 		cJSON_AddBoolToObject(body, "StdinOnce", 0);
 		cJSON_AddBoolToObject(body, "AttachStdin", 1);
+		cJSON_AddBoolToObject(body, "AttachStdout", db->stream);
+		cJSON_AddBoolToObject(body, "AttachStderr", db->stream);
 	}
 	if (k->env[0]) {
 		snprintf(buf, sizeof(buf), "%s=%s", k->env[0], k->env[1]);
 		cJSON_AddItemToArray(env, cJSON_CreateString(buf));
 	}
 	/* The engine's init (tini) forwards our SIGINT to the kernel's process group. */
-	if (db->base.signal_group)
+	if (db->base.signal_group && !db->stream)
 		cJSON_AddItemToArray(env, cJSON_CreateString("TINI_KILL_PROCESS_GROUP=1"));
 	labels = cJSON_AddObjectToObject(body, "Labels");
 	backend_docker_owner_labels(labels);
 	cJSON_AddStringToObject(labels, LABEL_CHANNEL, spec->channel_dir);
+	if (db->stream)
+		cJSON_AddStringToObject(labels, LABEL_STREAM, "1");
 
 	hc = cJSON_AddObjectToObject(body, "HostConfig");
-	cJSON_AddBoolToObject(hc, "Init", 1);
+	/* Over a stream the relay is the init (kernels/relay/relay.c): the only holder of stdout. */
+	cJSON_AddBoolToObject(hc, "Init", !db->stream);
 	/* What the kernel writes to its init's stdout is nobody's: no log on the host's disk. */
 	cJSON_AddStringToObject(cJSON_AddObjectToObject(hc, "LogConfig"), "Type", "none");
-	{
+	if (!db->stream) {
 		/* The channel's two one-way parts, at the host's paths: the host's read-only. */
 		cJSON *binds = cJSON_AddArrayToObject(hc, "Binds");
 		char *bind = xasprintf("%s/host:%s/host:ro", spec->channel_dir, spec->channel_dir);
@@ -209,6 +233,15 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	else
 		snprintf(buf, sizeof(buf), "rw,exec,nosuid,nodev,size=%llu,U", home_size);
 	cJSON_AddStringToObject(tmpfs, "/home/cellbox", buf);
+	if (db->stream) {
+		/* The channel in the sandbox: its memory is the container's (the cgroup's limit). */
+		if (strcmp(db->engine, "podman"))
+			snprintf(buf, sizeof(buf), "rw,noexec,nosuid,nodev,size=%llu,mode=0700,"
+				 "uid=%u,gid=%u", db->memory, (unsigned)uid, (unsigned)gid);
+		else
+			snprintf(buf, sizeof(buf), "rw,noexec,nosuid,nodev,size=%llu,U", db->memory);
+		cJSON_AddStringToObject(tmpfs, spec->channel_dir, buf);
+	}
 	cJSON_AddStringToObject(tmpfs, "/tmp", strcmp(db->engine, "podman") ?
 				"rw,exec,nosuid,nodev,size=256m,mode=1777" :
 				"rw,exec,nosuid,nodev,size=256m,U");
@@ -277,6 +310,7 @@ int backend_docker_create_container(struct backend_docker *db, const struct kern
 		db->connected = 1;
 	}
 	backend_docker_sweep_once(db);
+	db->stream = backend_docker_stream_wanted(sb, &db->d);
 	body = create_body(db, spec);
 	image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "Image"));
 	status = docker_call(&db->d, "POST", "/containers/create", body, &reply, &msg);
@@ -298,9 +332,13 @@ int backend_docker_create_container(struct backend_docker *db, const struct kern
 	}
 	db->id = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id")));
 	db->created = 1;
-	if (wakes_by_stdin(sb, spec->kernel ? spec->kernel : kernel_default()) &&
-	    backend_docker_attach_stdin(db, err) < 0)
+	if (db->stream) {
+		if (backend_docker_stream_attach(db, err) < 0)
+			goto out;
+	} else if (wakes_by_stdin(sb, spec->kernel ? spec->kernel : kernel_default()) &&
+		   backend_docker_attach_stdin(db, err) < 0) {
 		goto out;
+	}
 	rc = 0;
 out:
 	if (rc < 0)

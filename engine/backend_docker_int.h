@@ -24,6 +24,7 @@
 #define LABEL_START "org.cellbox.start"
 #define LABEL_HOST "org.cellbox.host"
 #define LABEL_CHANNEL "org.cellbox.channel"
+#define LABEL_STREAM "org.cellbox.stream"
 
 struct backend_docker {
 	struct backend base;
@@ -37,6 +38,10 @@ struct backend_docker {
 	unsigned long long memory;	/* the limit in force, for messages */
 	int stdin_fd;		/* the container's stdin (attached), or -1: the runner's wake-up */
 	int oom_unsure;		/* podman, or a runtime other than runc: OOM kills may go unsaid */
+	int stream;		/* the channel goes over the attach stream (backend_docker_stream.c) */
+	int stream_fd;		/* the attach connection until the stream begins, else -1 */
+	int stream_thread;	/* st's thread runs */
+	struct docker_stream *st;	/* the stream, while the container runs */
 };
 
 /* backend_docker_conn.c (and backend_docker_connect() of backend.h) */
@@ -61,6 +66,29 @@ int backend_docker_channel_owner(struct backend *be, const struct kernel_spec *s
 /* Create the container for `spec` (not started): docker_prepare and docker_start's first half. */
 int backend_docker_create_container(struct backend_docker *db, const struct kernel_spec *spec,
 			       struct strbuf *err);
+
+/* backend_docker_stream.c */
+struct sandbox_opts;
+/* Whether the channel goes over a stream: the channel setting, auto = not a unix socket. */
+int backend_docker_stream_wanted(const struct sandbox_opts *sb, const struct docker *d);
+/* The container's command that receives and runs the relay (`group`: signals go to a group). */
+void backend_docker_stream_cmd(cJSON *cmd, const struct kernel_spec *spec, const char *exec,
+			       int group);
+/* Attach to the created container's stdin, stdout and stderr (db->stream_fd). */
+int backend_docker_stream_attach(struct backend_docker *db, struct strbuf *err);
+/* Once the container started: send the relay, the host part and start; the thread runs. */
+int backend_docker_stream_begin(struct backend_docker *db, const struct kernel_spec *spec,
+				struct strbuf *err);
+/* Send what is new in the host part, or a wake-up (backend wake()). */
+void backend_docker_stream_wake(struct backend_docker *db);
+/*
+ * Wait up to `seconds` for the stream to end (the container stopped: its last bytes are in);
+ * with `why` set, 2 when the kernel's files filled the channel's quota, 1 when the stream
+ * broke (the relay broke the protocol), else 0.
+ */
+int backend_docker_stream_settle(struct backend_docker *db, double seconds, struct strbuf *why);
+/* Stop the thread, close the connection, free the stream; nothing when there is none. */
+void backend_docker_stream_end(struct backend_docker *db);
 
 /* backend_docker_gc.c */
 /* Remove the containers of dead cellbox processes, once per process. */

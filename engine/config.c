@@ -104,6 +104,13 @@ static const struct config_key keys[] = {
 	  .scope = CONFIG_FOR_CELLS, .arg = "SIZE", .env = "CELLBOX_OUTPUT_LIMIT", .dflt = "2g",
 	  .help = "bytes of output one cell may send; past it the rest is dropped and the cell "
 		  "interrupted" },
+	{ .name = "channel", .type = CFG_CHOICE, .offset = SANDBOX(channel),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "MODE", .env = "CELLBOX_CHANNEL", .dflt = "auto",
+	  .choices = "auto|shared|stream",
+	  .help = "how a container reaches its channel: shared (a directory of this host mounted "
+		  "in it), stream (its files kept in the sandbox and carried over one connection "
+		  "of the engine), auto (shared through a unix socket, stream over tcp:// and "
+		  "ssh://)" },
 	{ .name = "docker-host", .type = CFG_STRING, .offset = SANDBOX(host),
 	  .env = "CELLBOX_DOCKER_HOST",
 	  .help = "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)" },

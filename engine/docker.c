@@ -324,7 +324,7 @@ int docker_send_raw(struct docker *d, const char *method, const char *path, stru
 	return fd;
 }
 
-int docker_attach_stdin(struct docker *d, const char *id, struct strbuf *err)
+int docker_attach(struct docker *d, const char *id, int output, struct strbuf *err)
 {
 	struct strbuf head = STRBUF_INIT;
 	char *req;
@@ -335,9 +335,10 @@ int docker_attach_stdin(struct docker *d, const char *id, struct strbuf *err)
 		strbuf_addf(err, "cannot connect to %s: %s", d->host, strerror(errno));
 		return -1;
 	}
-	req = xasprintf("POST /v%s/containers/%s/attach?stream=1&stdin=1 HTTP/1.1\r\n"
+	req = xasprintf("POST /v%s/containers/%s/attach?stream=1&stdin=1%s HTTP/1.1\r\n"
 			"Host: docker\r\nContent-Length: 0\r\nUpgrade: tcp\r\n"
-			"Connection: Upgrade\r\n\r\n", d->api, id);
+			"Connection: Upgrade\r\n\r\n", d->api, id,
+			output ? "&stdout=1&stderr=1" : "");
 	if (fsutil_write_all(fd, req, strlen(req)) < 0) {
 		strbuf_addf(err, "cannot write to %s: %s", d->host, strerror(errno));
 		goto out;

@@ -59,9 +59,10 @@ int docker_send_raw(struct docker *d, const char *method, const char *path, stru
 /*
  * Attach to container `id`'s stdin on a connection of its own (POST /containers/ID/attach,
  * upgraded to the raw stream): what is written to the descriptor reaches the container's
- * stdin (created with OpenStdin). -1 with `err` set.
+ * stdin (created with OpenStdin); with `output`, its stdout and stderr come back on it in the
+ * engine's multiplexed form (8-byte heads: stream.h's pump reads them). -1 with `err` set.
  */
-int docker_attach_stdin(struct docker *d, const char *id, struct strbuf *err);
+int docker_attach(struct docker *d, const char *id, int output, struct strbuf *err);
 
 /* Percent-encode `s` for a query string. */
 void docker_urlencode(struct strbuf *sb, const char *s);

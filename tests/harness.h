@@ -78,6 +78,9 @@ static inline struct session *open_container(struct session_opts *so, const char
 	so->kernel = kernel;
 	so->sandbox.image = image;
 	so->sandbox.runtime = runtime;
+	/* CELLBOX_CHANNEL=stream: the same cases over the relay's stream (docker-stream/) */
+	if (!so->sandbox.channel)
+		so->sandbox.channel = getenv("CELLBOX_CHANNEL");
 	return open_checked(so);
 }
 

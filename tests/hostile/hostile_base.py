@@ -14,6 +14,8 @@ import unittest
 BIN = os.environ.get('CELLBOX_BIN', 'cellbox')
 PYTHON = os.environ.get('CELLBOX_TEST_PYTHON', '/usr/bin/python3')
 RUNTIME = os.environ.get('CELLBOX_TEST_RUNTIME', '')
+# 'stream': the container's channel over the engine's attach stream (the relay), not shared.
+CHANNEL = os.environ.get('CELLBOX_TEST_CHANNEL', '')
 SKIP = 77
 
 # What every attacking cell starts with: where its channel is, what it may write there, and
@@ -150,6 +152,8 @@ class Base(unittest.TestCase):
                    CELLBOX_BACKEND=self.backend)
         if RUNTIME:
             env['CELLBOX_RUNTIME'] = RUNTIME
+        if CHANNEL:
+            env['CELLBOX_CHANNEL'] = CHANNEL
         for k in ('CELLBOX_IMAGE', 'DOCKER_HOST'):
             if os.environ.get(k):
                 env[k] = os.environ[k]
