@@ -49,7 +49,7 @@ static const char *const kdirs[] = { "kernel", "kernel/results", "kernel/plots",
 static int kdir_fd[NKDIRS], kdir_wd[NKDIRS], host_fd = -1, notify_fd = -1;
 static const char *channel;
 static pid_t runner = -1;
-static int runner_stdin = -1, group_signals;
+static int runner_stdin = -1, group_signals, workdir = -1;
 
 /* A kernel file sent to the host, and how much of it. */
 static struct tracked {
@@ -257,6 +257,8 @@ static void start_runner(const char *exec, const char *path)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setpgid(0, 0);
+		if (workdir >= 0 && fchdir(workdir) < 0)
+			_exit(126);	/* the container's working directory, not the channel */
 		dup2(p[0], 0);
 		if (log >= 0) {
 			dup2(log, 1);
@@ -389,6 +391,7 @@ static void make_channel(void)
 	static const char *const dirs[] = { "host", "host/commands", "host/files", "kernel",
 					    "kernel/results", "kernel/plots", "kernel/out" };
 
+	workdir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (chdir(channel) < 0)
 		die("cellbox-relay: no channel directory");
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)

@@ -278,7 +278,9 @@ print('planted')
         fresh kernel (before: 2 GB written to the host's disk)."""
         env = dict(self.env, CELLBOX_CHANNEL_QUOTA='64m')
         cell = self.attack(r'''
-target = [d for d in writable_dirs() if '/kernel' in d][-1]
+# (the kernel part's out/: over a stream the relay carries only the kernel part's files,
+# and into results/ only those the host made)
+target = [d for d in writable_dirs() if d.endswith('/kernel/out')][-1]
 block = b'x' * (4 << 20)
 written = 0
 try:
