@@ -7,7 +7,9 @@
  *                the wall in place (results read through descriptors, plots checked, the
  *                quota counted). Three rows: runc woken by inotify (the default), runc woken
  *                by a byte on stdin (the wake-up gVisor needs, under the runtime name
- *                io.containerd.runc.v2, which is runc too), and runsc (gVisor).
+ *                io.containerd.runc.v2, which is runc too), and runsc (gVisor); then runc
+ *                and runsc with the channel over the relay's stream (--channel stream: one
+ *                attach connection, no shared directory).
  *   llm-sandbox  a re-creation of its per-cell calls (InteractiveSandboxSession over the
  *                Python SDK): put_archive of the command file, `exec test -f` of the result
  *                every 100 ms (poll_interval), get_archive of the result, `exec rm`. The
@@ -271,6 +273,7 @@ static int anchor_only(int n)
 struct row {
 	const char *label;
 	const char *runtime;	/* NULL: the engine's default (runc) */
+	const char *channel;	/* NULL: auto (shared on a unix socket); "stream": the relay */
 	double warm, p90, cold;
 	int ok;
 };
@@ -292,6 +295,7 @@ static void measure(const char *backend, struct row *r, int n, int warm)
 
 	so.backend = backend;
 	so.sandbox.runtime = r->runtime;
+	so.sandbox.channel = r->channel;
 	/* Cold start: session_open() returns once the runner wrote `ready`. */
 	for (int i = 0; i < 5; i++) {
 		double t0 = clock_now();
@@ -333,6 +337,9 @@ int main(int argc, char **argv)
 		{ .label = "cellbox, runc, woken by a byte on stdin",
 		  .runtime = "io.containerd.runc.v2" },
 		{ .label = "cellbox, runsc (gVisor), woken by a byte on stdin", .runtime = "runsc" },
+		{ .label = "cellbox, runc, channel over the relay's stream", .channel = "stream" },
+		{ .label = "cellbox, runsc (gVisor), channel over the relay's stream",
+		  .runtime = "runsc", .channel = "stream" },
 	};
 	struct strbuf err = STRBUF_INIT;
 	const char *backend;

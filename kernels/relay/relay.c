@@ -55,8 +55,10 @@ static int runner_stdin = -1, group_signals, workdir = -1;
 static struct tracked {
 	char name[STREAM_MAX_NAME + 1];
 	uint64_t sent;
+	int fd;			/* kept open while the name is not replaced (-1: none) */
 } *tracked;
-static size_t ntracked;
+static size_t ntracked, nopen;
+#define MAX_OPEN 64
 
 /* The host file being written (W frames), into its temporary. */
 static struct {
@@ -114,13 +116,27 @@ static struct tracked *find(const char *name)
 	return NULL;
 }
 
+static void forget_fd(struct tracked *t)
+{
+	if (t->fd >= 0) {
+		close(t->fd);
+		nopen--;
+	}
+	t->fd = -1;
+}
+
 static void untrack(struct tracked *t)
 {
+	forget_fd(t);
 	*t = tracked[--ntracked];
 }
 
-/* Send what is new of kernel file `entry` in watched directory `d`, or that it went. */
-static void sync_file(int d, const char *entry)
+/*
+ * Send what is new of kernel file `entry` in watched directory `d`, or that it went. With
+ * `same`, the name still names the file it did (it was only written to): a descriptor kept
+ * from before is used, the fast way for a results file that grows event by event.
+ */
+static void sync_file(int d, const char *entry, int same)
 {
 	static char buf[STREAM_MAX_DATA];
 	char name[STREAM_MAX_NAME + 1];
@@ -134,24 +150,37 @@ static void sync_file(int d, const char *entry)
 	    !stream_name_ok(name, strlen(name), "kernel/"))
 		return;
 	t = find(name);
-	fd = openat(kdir_fd[d], entry, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
-		if (t) {
-			send_frame(STREAM_REMOVED, name, 0, NULL, 0);
-			untrack(t);
-		}
-		return;
-	}
-	if (!t) {
-		if (ntracked == MAX_TRACKED) {
-			close(fd);
+	if (t && t->fd >= 0 && same) {
+		fd = t->fd;
+		if (fstat(fd, &st) < 0)
+			return;
+	} else {
+		if (t)
+			forget_fd(t);
+		fd = openat(kdir_fd[d], entry, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			if (fd >= 0)
+				close(fd);
+			if (t) {
+				send_frame(STREAM_REMOVED, name, 0, NULL, 0);
+				untrack(t);
+			}
 			return;
 		}
-		t = &tracked[ntracked++];
-		strcpy(t->name, name);
-		t->sent = 0;
+		if (!t) {
+			if (ntracked == MAX_TRACKED) {
+				close(fd);
+				return;
+			}
+			t = &tracked[ntracked++];
+			strcpy(t->name, name);
+			t->sent = 0;
+			t->fd = -1;
+		}
+		if (nopen < MAX_OPEN) {
+			t->fd = fd;
+			nopen++;
+		}
 	}
 	if ((uint64_t)st.st_size < t->sent) {
 		t->sent = (uint64_t)st.st_size;
@@ -166,7 +195,8 @@ static void sync_file(int d, const char *entry)
 		send_frame(STREAM_APPEND, name, t->sent, buf, (size_t)n);
 		t->sent += (uint64_t)n;
 	}
-	close(fd);
+	if (fd != t->fd)
+		close(fd);
 }
 
 /* Send everything of the kernel part that changed (after a lost inotify event, at the end). */
@@ -184,7 +214,7 @@ static void sync_all(void)
 		}
 		while ((e = readdir(dir)))
 			if (e->d_name[0] != '.')
-				sync_file(d, e->d_name);
+				sync_file(d, e->d_name, 0);
 		closedir(dir);
 	}
 	/* What is tracked and no longer there. */
@@ -224,7 +254,8 @@ static void read_notify(void)
 			}
 			for (int d = 0; d < NKDIRS; d++)
 				if (ev->wd == kdir_wd[d] && ev->len && ev->name[0] != '.')
-					sync_file(d, ev->name);
+					sync_file(d, ev->name, !(ev->mask & (IN_CREATE | IN_DELETE |
+						  IN_MOVED_FROM | IN_MOVED_TO)));
 		}
 	}
 }
