@@ -97,7 +97,7 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 	}
 	if (backend_docker_open_wait(db, err) < 0)
 		goto out;
-	if (db->stream && backend_docker_stream_begin(db, spec, err) < 0)
+	if (db->stream && backend_docker_stream_begin(db, spec->channel_dir, 0, err) < 0)
 		goto out;
 	write_container_file(spec->channel_dir, db->id);
 	rc = 0;
@@ -339,16 +339,20 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply,
 			"HostConfig"), "Runtime")));
 	db->id = xstrdup(id);
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply,
+	/* A kernel whose channel goes over a stream (its label): attached again, and hello. */
+	db->stream = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(reply, "Config"), "Labels"), LABEL_STREAM) != NULL;
+	if (db->stream ? backend_docker_stream_attach(db, err) < 0 :
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply,
 			"Config"), "OpenStdin")) && backend_docker_attach_stdin(db, err) < 0) {
 		free(db->id);
 		db->id = NULL;
 		goto out;
 	}
 	/* An exited container answers the wait at once: reap() then says why it stopped. */
-	if (backend_docker_open_wait(db, err) < 0) {
-		free(db->id);
-		db->id = NULL;
+	if (backend_docker_open_wait(db, err) < 0 ||
+	    (db->stream && backend_docker_stream_begin(db, k->channel_dir, 1, err) < 0)) {
+		backend_docker_forget(db);
 		goto out;
 	}
 	rc = 0;

@@ -76,8 +76,12 @@ void backend_docker_stream_cmd(cJSON *cmd, const struct kernel_spec *spec, const
 			       int group);
 /* Attach to the created container's stdin, stdout and stderr (db->stream_fd). */
 int backend_docker_stream_attach(struct backend_docker *db, struct strbuf *err);
-/* Once the container started: send the relay, the host part and start; the thread runs. */
-int backend_docker_stream_begin(struct backend_docker *db, const struct kernel_spec *spec,
+/*
+ * Once the container started: send the relay, the host part of channel `channel_dir` and
+ * start; the thread runs. `adopted`: the relay runs already (a pooled kernel taken over):
+ * hello instead, and what the host part has.
+ */
+int backend_docker_stream_begin(struct backend_docker *db, const char *channel_dir, int adopted,
 				struct strbuf *err);
 /* Send what is new in the host part, or a wake-up (backend wake()). */
 void backend_docker_stream_wake(struct backend_docker *db);

@@ -222,14 +222,14 @@ int backend_docker_stream_attach(struct backend_docker *db, struct strbuf *err)
 	return db->stream_fd < 0 ? -1 : 0;
 }
 
-int backend_docker_stream_begin(struct backend_docker *db, const struct kernel_spec *spec,
+int backend_docker_stream_begin(struct backend_docker *db, const char *channel_dir, int adopted,
 				struct strbuf *err)
 {
 	static const char *const kdirs[] = { "kernel", "kernel/results", "kernel/plots",
 					     "kernel/out" };
 	struct docker_stream *st = xcalloc(1, sizeof(*st));
 	struct strbuf first = STRBUF_INIT;
-	int dfd = open(spec->channel_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = open(channel_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	st->sock = db->stream_fd;
 	db->stream_fd = -1;
@@ -250,15 +250,22 @@ int backend_docker_stream_begin(struct backend_docker *db, const struct kernel_s
 	db->st = st;
 	if (st->sock < 0 || st->host_fd < 0 || st->kfd[0] < 0 || st->kfd[1] < 0 ||
 	    st->kfd[2] < 0 || st->kfd[3] < 0 || pipe2(st->poke, O_CLOEXEC | O_NONBLOCK) < 0) {
-		strbuf_addf(err, "cannot open the channel %s for its stream", spec->channel_dir);
+		strbuf_addf(err, "cannot open the channel %s for its stream", channel_dir);
 		goto fail;
 	}
 	fcntl(st->sock, F_SETFL, fcntl(st->sock, F_GETFL) | O_NONBLOCK);
-	/* The relay itself, then the host part (the runner), then the word to start. */
-	strbuf_add(&first, relay_bin, relay_bin_len);
+	/*
+	 * The relay itself, then the host part (the runner), then the word to start; or, to a
+	 * relay that runs (adopted), hello: it sends the kernel part again.
+	 */
+	if (!adopted)
+		strbuf_add(&first, relay_bin, relay_bin_len);
+	else
+		stream_frame_add(&first, STREAM_HELLO, 0, "", 0, NULL, 0);
 	if (stream_sync_scan(&st->sync, st->host_fd, HOST_FILE_MAX, &first, err) < 0)
 		goto fail;
-	stream_frame_add(&first, STREAM_START, 0, "", 0, NULL, 0);
+	if (!adopted)
+		stream_frame_add(&first, STREAM_START, 0, "", 0, NULL, 0);
 	if (queue(st, &first) < 0) {
 		strbuf_addstr(err, "cannot queue the relay");
 		goto fail;

@@ -28,6 +28,9 @@
  *	K  wake the runner (a byte on its stdin)
  *	S  start the runner (after the runner's file is written)
  *	P  ping: the relay answers P with the same offset (latency, liveness)
+ *	H  hello from a new host end (a pooled kernel taken over by another process): the relay
+ *	   sends every kernel file again from offset 0 (what went while no host was attached
+ *	   was lost; what the host has is written again, the same bytes)
  *
  * Relay -> host (the container's stdout, inside the engine's own multiplexing):
  *	A  kernel file `name` has `data` at `offset` (appended: the host's copy is that long)
@@ -50,6 +53,7 @@ enum stream_type {
 	STREAM_WAKE = 'K',
 	STREAM_START = 'S',
 	STREAM_PING = 'P',
+	STREAM_HELLO = 'H',
 	STREAM_APPEND = 'A',
 	STREAM_TRUNCATE = 'T',
 	STREAM_REMOVED = 'X',

@@ -411,6 +411,12 @@ static size_t take_frames(char *buf, size_t len, const char *exec, const char *p
 		case STREAM_PING:
 			send_frame(STREAM_PING, "", h.offset, NULL, 0);
 			break;
+		case STREAM_HELLO:
+			/* a new host end (a pooled kernel adopted): everything again, from 0 */
+			for (size_t i = 0; i < ntracked; i++)
+				tracked[i].sent = 0;
+			sync_all();
+			break;
 		}
 	}
 	return used;

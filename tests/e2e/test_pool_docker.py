@@ -112,6 +112,10 @@ class DockerPoolTest(unittest.TestCase):
     def setUp(self):
         self.setUp_local()
         self.env['CELLBOX_BACKEND'] = 'docker'
+        # pool-docker-stream/: the same cases with the channel over the relay's stream (its
+        # kernels adopted by attaching again: the relay sends the kernel part anew)
+        if os.environ.get('CELLBOX_TEST_CHANNEL'):
+            self.env['CELLBOX_CHANNEL'] = os.environ['CELLBOX_TEST_CHANNEL']
 
     def run_host(self, *extra):
         """A one-shot pooled run printing the container's host name (its id's first 12)."""
