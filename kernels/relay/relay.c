@@ -199,10 +199,17 @@ static void sync_file(int d, const char *entry, int same)
 		close(fd);
 }
 
-/* Send everything of the kernel part that changed (after a lost inotify event, at the end). */
+/*
+ * Send everything of the kernel part that changed (after a lost inotify event, at the end):
+ * plots/ and out/ before results/ and the top, so that a file arrives before an event that
+ * names it, as it does event by event.
+ */
 static void sync_all(void)
 {
-	for (int d = 0; d < NKDIRS; d++) {
+	static const int order[NKDIRS] = { 2, 3, 1, 0 };
+
+	for (int i = 0; i < NKDIRS; i++) {
+		int d = order[i];
 		int fd = openat(kdir_fd[d], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 		struct dirent *e;
