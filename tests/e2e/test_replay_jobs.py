@@ -171,6 +171,24 @@ class ReplayJobsTest(Base):
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(30)
 
+    def test_hostile_output_and_names(self):
+        # What the kernel prints (escapes, a title and clipboard request, bytes not UTF-8) and
+        # a file name another user could have made reach the terminal sanitised, as one
+        # replay prints them.
+        code = ('# %%\nimport sys\nsys.stdout.write("\\x1b]52;c;aGk=\\x07\\x1b[2J\\x1b]0;t\\x07red")\n'
+                'sys.stdout.flush()\nsys.stdout.buffer.write(b"\\xff\\xfe\\n")\n')
+        paths = [self.write('evil\x1b[31m\x1b]0;x\x07.py', code), self.write('plain.py', code)]
+        p = subprocess.run([BIN, 'replay', '-j', '2', *paths], capture_output=True,
+                           env=self.env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn(b'\x1b', p.stdout)
+        self.assertNotIn(b'\x1b', p.stderr)
+        self.assertNotIn(b'\x07', p.stdout + p.stderr)
+        self.assertIn(b'red', p.stdout)
+        one = subprocess.run([BIN, 'replay', paths[1]], capture_output=True, env=self.env,
+                             timeout=120)
+        self.assertEqual(p.stdout, one.stdout * 2)
+
     def test_name_clash_runs_nothing(self):
         a = self.write('a/x.py', '# %%\nprint(1)\n')
         b = self.write('b/x.py', '# %%\nprint(2)\n')
