@@ -147,6 +147,31 @@ class ReplayJobsTest(Base):
         rows = table(err)
         self.assertEqual([rows[p][1] for p in paths], ['stopped', 'stopped', 'not run'], err)
 
+    def test_ctrl_c_interrupts_every_file(self):
+        # SIGINT (a terminal's Ctrl-C reaches cellbox alone: its files have groups of their
+        # own) interrupts the running cell of each file; the third file never starts.
+        paths = [self.write('c%d.py' % i, '# %%\nimport time\ntime.sleep(60)\n'
+                            '# %%\nprint("after")\n') for i in range(3)]
+        proc = subprocess.Popen([BIN, 'replay', '-j', '2', *paths], env=self.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: len(kernel_pids(self.tmp)) >= 2, timeout=60, what='two kernels')
+            time.sleep(1)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(out.count('KeyboardInterrupt'), 4, out)    # 2 files, a traceback each
+        self.assertNotIn('after', out)
+        rows = table(err)
+        self.assertEqual([rows[p][1] for p in paths], ['interrupted', 'interrupted', 'not run'],
+                         err)
+        self.assertEqual(kernel_pids(self.tmp), [])
+        self.assertNoChannelsLeft()
+
     def test_jobs_lease_from_the_pool(self):
         daemon = subprocess.Popen([BIN, 'pool', 'serve', '--min', '2', '--max', '3'],
                                   env=self.env, stdout=subprocess.DEVNULL,
