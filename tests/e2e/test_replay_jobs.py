@@ -250,5 +250,47 @@ class ReplayJobsTest(Base):
         self.assertIn(b'3 ok', seen)
 
 
+class DockerJobsTest(Base):
+    """The docker backend: SIGTERM removes every file's container. Skipped without dockerd or
+    without the kernel image."""
+    def setUp(self):
+        from test_pool_docker import skip_reason
+        why = skip_reason()
+        if why:
+            self.skipTest(why)
+        super().setUp()
+        self.env['CELLBOX_BACKEND'] = 'docker'
+
+    def containers(self):
+        """Containers (running or not) whose channel is under this test's directory."""
+        from test_pool_docker import engine
+        status, cs = engine('/containers/json?all=1')
+        self.assertEqual(status, 200)
+        return [c['Id'] for c in cs
+                if c.get('Labels', {}).get('org.cellbox.channel', '').startswith(self.tmp)]
+
+    def test_sigterm_removes_containers(self):
+        paths = []
+        for i in range(3):
+            paths.append(os.path.join(self.tmp, 'd%d.py' % i))
+            with open(paths[-1], 'w') as f:
+                f.write('# %%\nimport time\ntime.sleep(60)\n')
+        proc = subprocess.Popen([BIN, 'replay', '-j', '2', *paths], env=self.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: len(self.containers()) >= 2, timeout=60, what='two containers')
+            time.sleep(1)
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        self.assertEqual(proc.returncode, 128 + signal.SIGTERM, err)
+        self.assertEqual(self.containers(), [])
+        self.assertNoChannelsLeft()
+        self.assertIn('2 stopped, 1 not run', err)
+
+
 if __name__ == '__main__':
     unittest.main()
