@@ -147,6 +147,22 @@ class ReplayJobsTest(Base):
         rows = table(err)
         self.assertEqual([rows[p][1] for p in paths], ['stopped', 'stopped', 'not run'], err)
 
+    def test_kill9_of_cellbox_stops_its_files(self):
+        # Its file processes get SIGTERM when it dies (PR_SET_PDEATHSIG), close their
+        # sessions and take their kernels with them.
+        paths = [self.write('k%d.py' % i, '# %%\nimport time\ntime.sleep(60)\n')
+                 for i in range(2)]
+        proc = subprocess.Popen([BIN, 'replay', '-j', '2', *paths], env=self.env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: len(kernel_pids(self.tmp)) >= 2, timeout=60, what='two kernels')
+        finally:
+            proc.kill()
+            proc.wait()
+        wait_for(lambda: not kernel_pids(self.tmp), timeout=30, what='the kernels to end')
+        wait_for(lambda: not os.listdir(os.path.join(self.tmp, 'run')), timeout=30,
+                 what='the channels to go')
+
     def test_ctrl_c_interrupts_every_file(self):
         # SIGINT (a terminal's Ctrl-C reaches cellbox alone: its files have groups of their
         # own) interrupts the running cell of each file; the third file never starts.

@@ -62,6 +62,12 @@ static void on_sigchld(int sig)
 	child_exited = 1;
 }
 
+/* A file's process whose cellbox died writes into a closed pipe: it goes on to clean up. */
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+}
+
 /* ---- names: -o DIR and --plots DIR hold one entry per file ---- */
 
 /* NAME of FILE: its last component without the extension ("a/b.ipynb" -> "b"). */
@@ -225,6 +231,7 @@ static void __attribute__((noreturn)) child_run(struct jobs *J, int i, pid_t par
 	if (getppid() != parent)
 		_exit(128 + SIGTERM);
 	signal(SIGCHLD, SIG_DFL);
+	signal(SIGPIPE, on_sigpipe);	/* a handler, not SIG_IGN: exec() does not pass it on */
 	for (int k = 0; k < J->n; k++)
 		for (int s = 0; s < 2; s++)
 			capture_close(&J->job[k].cap[s]);
