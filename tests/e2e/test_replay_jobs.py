@@ -166,13 +166,17 @@ class ReplayJobsTest(Base):
     def test_ctrl_c_interrupts_every_file(self):
         # SIGINT (a terminal's Ctrl-C reaches cellbox alone: its files have groups of their
         # own) interrupts the running cell of each file; the third file never starts.
-        paths = [self.write('c%d.py' % i, '# %%\nimport time\ntime.sleep(60)\n'
-                            '# %%\nprint("after")\n') for i in range(3)]
+        marks = os.path.join(self.tmp, 'marks')
+        os.mkdir(marks)
+        paths = [self.write('c%d.py' % i, '# %%%%\nimport time\nopen(%r, "w").close()\n'
+                            'time.sleep(60)\n# %%%%\nprint("after")\n'
+                            % os.path.join(marks, str(i))) for i in range(3)]
         proc = subprocess.Popen([BIN, 'replay', '-j', '2', *paths], env=self.env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            wait_for(lambda: len(kernel_pids(self.tmp)) >= 2, timeout=60, what='two kernels')
-            time.sleep(1)
+            # Both cells running (each left its mark), then Ctrl-C.
+            wait_for(lambda: len(os.listdir(marks)) >= 2, timeout=60, what='two cells')
+            time.sleep(0.3)
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=30)
         finally:
@@ -229,6 +233,22 @@ class ReplayJobsTest(Base):
         one = subprocess.run([BIN, 'replay', paths[1]], capture_output=True, env=self.env,
                              timeout=120)
         self.assertEqual(p.stdout, one.stdout * 2)
+
+    def test_json_reports_one_after_another(self):
+        # --json: each file's report (one JSON document per file that ran), in argument order.
+        paths = self.files()
+        p = self.cellbox('replay', '-j', '3', '--json', '--keep-going', *paths)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        reports, i, dec = [], 0, json.JSONDecoder()
+        while p.stdout[i:].strip():
+            while p.stdout[i].isspace():
+                i += 1
+            r, i = dec.raw_decode(p.stdout, i)
+            reports.append(r)
+        self.assertEqual([r['file'] for r in reports], paths[:4] + paths[5:])
+        self.assertEqual([r['exit_code'] for r in reports], [0, 0, 1, 0, 0])
+        self.assertEqual(reports[2]['cells_failed'], 1)
+        self.assertIn('cells  status', p.stderr)
 
     def test_name_clash_runs_nothing(self):
         a = self.write('a/x.py', '# %%\nprint(1)\n')
