@@ -258,6 +258,11 @@ class ReplayJobsTest(Base):
         self.assertIn("would both write 'x' in -o", p.stderr)
         self.assertEqual(p.stdout, '')
         self.assertFalse(os.path.exists(os.path.join(self.tmp, 'out')))
+        # An option every file would refuse is refused once, before any runs.
+        p = self.cellbox('replay', '-j', '2', '--check-ignore', '(', a, b)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.count('--check-ignore'), 1, p.stderr)
+        self.assertNotIn('==>', p.stderr)
 
     def test_progress_on_a_terminal(self):
         paths = [self.write('g%d.py' % i, '# %%\nimport time; time.sleep(0.5)\n')

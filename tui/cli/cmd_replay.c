@@ -180,6 +180,17 @@ static int check_options(const struct cli_args *args, struct nbcheck *c, int *ch
 	return rc;
 }
 
+int cmd_replay_check_options(const struct cli_args *args)
+{
+	struct nbcheck chk;
+	int check = 0, rc;
+
+	nbcheck_init(&chk);
+	rc = check_options(args, &chk, &check);
+	nbcheck_release(&chk);
+	return rc;
+}
+
 int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, const char *file,
 		    const struct replay_file_opts *opts, struct replay_result *res)
 {

@@ -533,7 +533,7 @@ int replay_jobs_run(const struct cli_args *args, struct cellbox_config *cfg, int
 	}
 	for (int i = 0; i < J.n; i++)
 		J.shared[i].rc = -1;
-	if (name_outputs(&J) < 0)
+	if (cmd_replay_check_options(args) < 0 || name_outputs(&J) < 0)
 		goto out;
 	J.color = !cli_has(args, "json") && cli_want_color(1);
 	J.progress = isatty(2) && !cli_has(args, "no-progress") && !cli_has(args, "json");

@@ -40,6 +40,8 @@ struct replay_result {
  */
 int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, const char *file,
 		    const struct replay_file_opts *opts, struct replay_result *res);
+/* Check the options every file's replay takes alike (--check-ignore): -1 after saying why. */
+int cmd_replay_check_options(const struct cli_args *args);
 /*
  * Replay every file of `args` (two or more), `jobs` at a time (0: one per CPU), print their
  * output file by file and the summary table. Returns the worst exit code of the files.
