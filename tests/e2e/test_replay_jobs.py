@@ -250,6 +250,17 @@ class ReplayJobsTest(Base):
         self.assertEqual(reports[2]['cells_failed'], 1)
         self.assertIn('cells  status', p.stderr)
 
+    def test_each_file_its_own_kernel_language(self):
+        # A .R file on the R kernel beside a .py file on IPython, as each replays alone.
+        if not os.path.exists(os.environ.get('CELLBOX_TEST_RSCRIPT', '/usr/bin/Rscript')):
+            self.skipTest('no Rscript (Debian: apt-get install r-base-core r-cran-jsonlite)')
+        r = self.write('r.R', '# %%\nx <- 6 * 7\ncat("R says", x, "\\n")\n')
+        py = self.write('p.py', '# %%\nimport sys\nprint("Python", sys.version_info[0])\n')
+        p = self.cellbox('replay', '-j', '2', r, py)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('R says 42', p.stdout)
+        self.assertIn('Python 3', p.stdout)
+
     def test_name_clash_runs_nothing(self):
         a = self.write('a/x.py', '# %%\nprint(1)\n')
         b = self.write('b/x.py', '# %%\nprint(2)\n')
