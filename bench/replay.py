@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Replay of a 30-cell notebook: nbclient cold, cellbox cold, and cellbox from a warm pool.
+"""Replay of a 30-cell notebook: nbclient cold, cellbox cold, and cellbox from a warm pool;
+then many small notebooks with replay --jobs 1, 2 and 4.
 
 Usage: bench/replay.py [--bin build/tui/cellbox] [--runs N] [--cells 30]
+                       [--notebooks 40] [--jobs-runs 3] [--only-jobs]
 
 The notebook is generated: arithmetic cells and two matplotlib plots, written by nbformat.
 Each side is a fresh process per run, as a user or CI would start it:
@@ -13,6 +15,13 @@ Printed: the median wall time of each, the ratio, nbclient's kernel start, and c
 per-cell overhead = a cell's wall time seen by cellbox - the kernel's own run time of it
 (replay --json: cells[].wall, cells[].duration), median over all cells of all runs; and
 the mean, which includes the PNG encoding of the two plots.
+
+Side by side after it: `cellbox replay --jobs N NB1 ... NB40 -o DIR` of --notebooks small
+generated notebooks (6 cells each: arithmetic, a print, a list comprehension), N = 1, 2 and 4
+on the local backend (a fresh kernel per notebook), and N = 4 with --pool (a daemon of --max
+4 kept warm; the refill runs beside the jobs); the median wall time of --jobs-runs runs each,
+the notebooks per second, the ratio to --jobs 1, and the load average before and after (the
+machine may be shared).
 """
 import argparse
 import json
@@ -67,6 +76,58 @@ def make_notebook(path, cells):
     nbformat.write(nb, path)
 
 
+def make_small(path, k):
+    nb = new_notebook(metadata={'kernelspec': {'name': 'python3', 'display_name': 'Python 3',
+                                               'language': 'python'}})
+    nb.cells.append(new_code_cell('n = %d' % k))
+    nb.cells.append(new_code_cell('squares = [i * i for i in range(n * 100)]'))
+    nb.cells.append(new_code_cell('print(sum(squares))'))
+    nb.cells.append(new_code_cell('total = 0\nfor s in squares[:50]:\n    total += s\ntotal'))
+    nb.cells.append(new_code_cell('"notebook %d" % n'))
+    nb.cells.append(new_code_cell('len(squares)'))
+    nbformat.write(nb, path)
+
+
+def bench_jobs(args, tmp, env):
+    """replay --jobs 1, 2, 4 (and 4 from a pool) of many small notebooks, side by side."""
+    nbs = []
+    for k in range(args.notebooks):
+        nbs.append(os.path.join(tmp, 'small', 'nb%02d.ipynb' % k))
+        os.makedirs(os.path.dirname(nbs[-1]), exist_ok=True)
+        make_small(nbs[-1], k)
+    sides = [('--jobs 1', ['-j', '1']), ('--jobs 2', ['-j', '2']), ('--jobs 4', ['-j', '4']),
+             ('--jobs 4 --pool', ['-j', '4', '--pool'])]
+    walls = {name: [] for name, _ in sides}
+    load0 = os.getloadavg()
+    ready = os.path.join(tmp, 'run', 'pool', 'default', 'ready')
+    daemon = subprocess.Popen([args.bin, 'pool', 'serve', '--min', '4', '--max', '4'], env=env,
+                              stderr=subprocess.DEVNULL)
+    try:
+        for run in range(args.jobs_runs):
+            for name, flags in (sides if run % 2 == 0 else sides[::-1]):
+                if '--pool' in flags:
+                    while not (os.path.isdir(ready) and len(os.listdir(ready)) >= 4):
+                        if daemon.poll() is not None:
+                            sys.exit('bench: the pool daemon exited (%d)' % daemon.returncode)
+                        time.sleep(0.05)
+                wall, _ = timed([args.bin, 'replay', *flags, '-o', os.path.join(tmp, 'jobs-out'),
+                                 *nbs], env)
+                walls[name].append(wall)
+    finally:
+        daemon.terminate()
+        daemon.wait()
+    load1 = os.getloadavg()
+    base = statistics.median(walls['--jobs 1'])
+    print('replay of %d small notebooks (6 cells each), median of %d runs, %d CPUs'
+          % (args.notebooks, args.jobs_runs, os.cpu_count()))
+    print('  %-20s %9s %14s %8s' % ('', 'wall', 'notebooks/s', 'speedup'))
+    for name, _ in sides:
+        m = statistics.median(walls[name])
+        print('  %-20s %8.2fs %14.1f %7.2fx' % (name, m, args.notebooks / m, base / m))
+    print('  load average (1, 5, 15 min) before: %.2f %.2f %.2f, after: %.2f %.2f %.2f'
+          % (load0 + load1))
+
+
 def timed(cmd, env):
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -82,6 +143,9 @@ def main():
     ap.add_argument('--bin', default=os.path.join(here, '..', 'build', 'tui', 'cellbox'))
     ap.add_argument('--runs', type=int, default=5)
     ap.add_argument('--cells', type=int, default=30)
+    ap.add_argument('--notebooks', type=int, default=40)
+    ap.add_argument('--jobs-runs', type=int, default=3)
+    ap.add_argument('--only-jobs', action='store_true', help='only the --jobs side by side')
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix='cellbox-bench-replay-')
@@ -91,6 +155,9 @@ def main():
         env = dict(os.environ, XDG_STATE_HOME=os.path.join(tmp, 'state'),
                    CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'),
                    PYDEVD_DISABLE_FILE_VALIDATION='1')
+        if args.only_jobs:
+            bench_jobs(args, tmp, env)
+            return
         nbc, nbc_start, cb, cb_start, overhead, mean_overhead = [], [], [], [], [], []
         pooled, pooled_start = [], []
         pool_dir = os.path.join(tmp, 'run', 'pool', 'default', 'ready')
@@ -158,6 +225,7 @@ def main():
                                                               else '%d differences:\n    %s'
                                                               % (len(diffs),
                                                                  '\n    '.join(diffs))))
+        bench_jobs(args, tmp, env)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

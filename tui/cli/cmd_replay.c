@@ -14,6 +14,7 @@
 #include "outputs.h"
 #include "printer.h"
 #include "record.h"
+#include "replay_jobs.h"
 #include "sanitize.h"
 
 /* Transcript bytes printed per cell before the rest is cut. */
@@ -179,13 +180,25 @@ static int check_options(const struct cli_args *args, struct nbcheck *c, int *ch
 	return rc;
 }
 
-/* cellbox replay */
-static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
+int cmd_replay_check_options(const struct cli_args *args)
 {
-	const char *file = args->argv[0], *out_path = cli_value(args, "output");
-	const char *plots_dir = cli_value(args, "plots");
+	struct nbcheck chk;
+	int check = 0, rc;
+
+	nbcheck_init(&chk);
+	rc = check_options(args, &chk, &check);
+	nbcheck_release(&chk);
+	return rc;
+}
+
+int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, const char *file,
+		    const struct replay_file_opts *opts, struct replay_result *res)
+{
+	const char *out_path = opts ? opts->out_path : cli_value(args, "output");
+	const char *plots_dir = opts ? opts->plots_dir : cli_value(args, "plots");
 	int json = cli_has(args, "json"), check = cli_has(args, "check");
-	int keep_going = cli_has(args, "keep-going"), no_progress = cli_has(args, "no-progress");
+	int keep_going = cli_has(args, "keep-going");
+	int no_progress = opts || cli_has(args, "no-progress");
 	int rc = EXIT_USAGE, timing = !cli_has(args, "no-timing");
 	struct nbcheck chk;
 	int *ran_cells = NULL, *raised = NULL;	/* --check: the cells that ran, and how */
@@ -241,7 +254,7 @@ static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		unsigned pflags = PRINTER_PROMPTS;
 		if (json)
 			pflags = PRINTER_QUIET;
-		else if (cli_want_color(1))
+		else if (opts ? opts->color : cli_want_color(1))
 			pflags |= PRINTER_COLOR;
 		printer_init(&r.pr, pflags, session_channel_dir(r.s), plots_dir);
 		if (plots_dir)
@@ -432,7 +445,22 @@ out:
 	cJSON_Delete(report);
 	cJSON_Delete(cells_json);
 	strbuf_release(&err);
+	if (res) {
+		res->rc = rc;
+		res->ran = ran;
+		res->failed = failed;
+		res->skipped = skipped;
+		res->differ = differ;
+	}
 	return rc;
+}
+
+/* cellbox replay: one file as it always ran; several through replay_jobs.c. */
+static int replay_exec(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	if (args->argc > 1)
+		return replay_jobs_run(args, cfg, cli_count(args, "jobs", 1));
+	return cmd_replay_file(args, cfg, args->argv[0], NULL, NULL);
 }
 
 static const struct cli_option replay_options[] = {
@@ -463,20 +491,35 @@ static const struct cli_option replay_options[] = {
 		  "first 1 MiB of each cell)" },
 	{ .name = "no-progress", .value = CLI_SWITCH,
 	  .help = "no progress bar on stderr (drawn only on a terminal)" },
+	{ .name = "jobs", .short_name = 'j', .value = CLI_COUNT, .arg = "N",
+	  .help = "with several files: replay N at a time, each in a process and session of "
+		  "its own (default 1; 0 = one per CPU)" },
 	{ NULL },
 };
 
 const struct cli_command cmd_replay_entry = {
 	.name = "replay",
 	.run = replay_exec,
-	.spec = { .options = replay_options, .min_args = 1, .max_args = 1,
+	.spec = { .options = replay_options, .min_args = 1, .max_args = -1,
 		  .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS | CONFIG_FOR_POOL },
-	.usage = "replay [OPTIONS] FILE.py|FILE.R|FILE.ipynb|SESSION",
+	.usage = "replay [OPTIONS] FILE.py|FILE.R|FILE.ipynb|SESSION...",
 	.summary = "Run the code cells of a cell file headless in a fresh session.",
 	.help = "FILE is a percent-format script (# %% cells), a notebook, or a recorded session\n"
 		"(its history.jsonl or its id from 'history list'). A .R file, an R notebook\n"
 		"(kernelspec ir) or an R session runs on the R kernel. Cells tagged raises-exception\n"
 		"may fail; skip-execution cells are skipped. When --check finds a difference, the\n"
-		"exit code is 6.\n",
+		"exit code is 6.\n"
+		"\n"
+		"Several FILEs: each is replayed in a process and session of its own (a fresh\n"
+		"kernel, or one leased from the pool with --pool), --jobs at a time. What each\n"
+		"file's replay prints comes out whole, in the order of the arguments (stdout: the\n"
+		"transcripts, as separate replays print them; stderr: '==> FILE <==', the file's\n"
+		"messages). -o and --plots then name directories: DIR/NAME.ipynb and DIR/NAME/\n"
+		"for FILE NAME.py (two files of one NAME are refused). A table follows on stderr:\n"
+		"cells run, status (ok, failed, error, interrupted, stopped, not run), exit code\n"
+		"and seconds per file; the exit code is the worst of the files': 128+N (a signal)\n"
+		"> 130 > 2 > 5 > 4 > 7 > 3 > 1 > 6 > 0. Progress (files done / total) on stderr\n"
+		"when it is a terminal. Ctrl-C interrupts every running file (a second stops\n"
+		"them); SIGTERM stops them all, kernels and all.\n",
 	.exit_codes = 1,
 };
