@@ -15,6 +15,7 @@
  *	ui_overlay.c	overlays as a stack of records: pager, menu, one-line prompts, plot viewer
  *	ui_plots.c	plot placement: reserved rows, one write of graphics a frame, hiding
  *	ui_kernel.c	kernel events -> the output model; running a cell, restart, death
+ *	ui_rich.c	a display's or result's text: markdown, HTML (html.c) or text/plain
  *	ui_commands.c	the command table (Ctrl-O) and its handlers, the help text
  *	keytab.c	the key table: each key's mode, command or action and help (dispatch, F1)
  *	ui_notebook.c	notebook mode: the view of a notebook's cells, laid out where they show
@@ -443,8 +444,13 @@ struct out_cell *ui_view_of_request(struct ui *ui, unsigned long id);
 void ui_kernel_set_width(struct ui *ui);
 /* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
 char *ui_next_input_text(const char *text);
-/* What a display or a result shows: its markdown rendered, else its text/plain; NULL: none. */
+/*
+ * What a display or a result shows: its markdown rendered, else its HTML as text (a table,
+ * or no text/plain worth reading; ui_rich.c), else its text/plain; NULL: none. The same for
+ * a bundle `data` (an nbformat output's) with text/plain `plain`.
+ */
 char *ui_rich_text(const struct ui *ui, const struct session_ev_rich *r);
+char *ui_rich_bundle(const struct ui *ui, const cJSON *data, const char *plain);
 /*
  * Whether a cell of the user's runs (or is submitted and not done), in the console or the
  * notebook: the one answer to "is a cell running" (Ctrl-C, i i, :interrupt, the spinner, a
