@@ -54,6 +54,11 @@ class HtmlTest(Base):
                'HTML("<h3>Report</h3><p>two &lt;b&gt; words</p><ul><li>one</li></ul>")')
         s = ui.wait_for('Out[2]', 'Report', 'two <b> words', '\u2022 one')
         self.assertNotIn('IPython.core.display.HTML object', s)
+        # An object with a text repr of its own and HTML that is no table: its repr.
+        ui.run('W = type("W", (), {"__repr__": lambda s: "the plain repr", "_repr_html_": '
+               'lambda s: "<div>the <b>html</b> form</div>"}); W()')
+        s = ui.wait_for('Out[3]: the plain repr')
+        self.assertNotIn('the html form', s)
 
     def test_hostile_html(self):
         ui = self.start()
