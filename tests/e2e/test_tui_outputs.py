@@ -100,6 +100,16 @@ class OutputPagerTest(Base):
         self.assertEqual(ui.tmux('display', '-p', '#{pane_title}').strip(), title)
         ui.keys('PPage')
         ui.wait_for('rows 39947-39973/40000', 'line 039946')
+        ui.keys('/')                        # find: the row of the hit on top
+        ui.type('line 012345')
+        ui.wait_for('/line 012345')
+        ui.keys('Enter')
+        s = ui.wait_for('rows 12346-12372/40000')
+        self.assertTrue(s.splitlines()[1].startswith(' line 012345 '), s)
+        ui.keys('/')
+        ui.type('no such line')
+        ui.keys('Enter')
+        ui.wait_for('not found', 'rows 12346-12372/40000')
         ui.keys('q')
         ui.wait_gone('(history)')
         # :output N: a cell that was not cut, by its number

@@ -9,13 +9,15 @@
  * text as the output pane makes them (streams, tracebacks, results and displays through
  * ui_rich_bundle), sanitised (no SGR: the pager draws plain text), at most OUTPAGER_MAX bytes,
  * and the entry freed. The view keeps that text and an index of its screen rows (4 bytes a
- * row, made again when the width changes), so a frame draws only the rows it shows.
+ * row, made again when the width changes), so a frame draws only the rows it shows. `/`
+ * looks for text (one pass, from the row after the top, then from the start), `n` again.
  */
 #include "ui.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "cellfile.h"
 
@@ -29,6 +31,9 @@ struct outpager {
 	size_t nrows, top;
 	int width;		/* the width rows[] was made for */
 	int cut;		/* the text was cut at OUTPAGER_MAX */
+	int typing;		/* `/` was pressed: keys go to the query until Enter or Esc */
+	struct strbuf query;	/* what `/` looks for (n: the next one) */
+	const char *note;	/* said under the text until the next key ("not found") */
 };
 
 /* The output text of a history entry's outputs, as the output pane shows them. */
@@ -122,6 +127,7 @@ static void outpager_free(struct ui *ui)
 		return;
 	free(op->title);
 	strbuf_release(&op->text);
+	strbuf_release(&op->query);
 	free(op->rows);
 	free(op);
 	ui->opg = NULL;
@@ -158,6 +164,8 @@ int ui_outpager_open(struct ui *ui, const struct out_cell *c, struct strbuf *msg
 	op = xcalloc(1, sizeof(*op));
 	op->cut = raw.len + 1 >= OUTPAGER_MAX;
 	strbuf_init(&op->text, 0);
+	strbuf_init(&op->query, 0);
+	strbuf_set_max(&op->query, 256);
 	sanitize_str(raw.buf, raw.len, SAN_NO_CR, &op->text);
 	strbuf_release(&raw);
 	if (op->cut)
@@ -169,6 +177,39 @@ int ui_outpager_open(struct ui *ui, const struct out_cell *c, struct strbuf *msg
 	index_rows(op, COLS - 2 > 1 ? COLS - 2 : 1);
 	ui_overlay_push(ui, OV_OUTPUT);
 	return 0;
+}
+
+/* The row holding byte `at` of the text. */
+static size_t row_of(const struct outpager *op, size_t at)
+{
+	size_t lo = 0, hi = op->nrows;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (op->rows[mid] <= at)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The query's next place after the top row's start (one pass over the text): its row on top. */
+static void find_next(struct outpager *op)
+{
+	size_t from = op->top + 1 < op->nrows ? op->rows[op->top + 1] : op->text.len;
+	const char *hit;
+
+	op->note = NULL;
+	if (!op->query.len)
+		return;
+	hit = memmem(op->text.buf + from, op->text.len - from, op->query.buf, op->query.len);
+	if (!hit && from > 0)	/* from the start again, as less does with its wrap */
+		hit = memmem(op->text.buf, from, op->query.buf, op->query.len);
+	if (hit)
+		op->top = row_of(op, (size_t)(hit - op->text.buf));
+	else
+		op->note = "not found";
 }
 
 void ui_outpager_draw(struct ui *ui)
@@ -185,7 +226,7 @@ void ui_outpager_draw(struct ui *ui)
 	if (op->top + (size_t)(h - 2) > op->nrows)
 		op->top = op->nrows > (size_t)(h - 2) ? op->nrows - (size_t)(h - 2) : 0;
 	snprintf(title, sizeof(title), " %s (history) \u00b7 rows %zu-%zu/%zu \u00b7 PgUp/PgDn "
-		 "Home/End \u00b7 q closes ", op->title, op->top + 1,
+		 "Home/End \u00b7 / n find \u00b7 q closes ", op->title, op->top + 1,
 		 op->top + (size_t)(h - 2) < op->nrows ? op->top + (size_t)(h - 2) : op->nrows,
 		 op->nrows);
 	ui_draw_box(ui, 0, 0, h, COLS, title);
@@ -204,6 +245,12 @@ void ui_outpager_draw(struct ui *ui)
 			at += n;
 		}
 	}
+	if (op->typing || op->note) {	/* on the bottom border: the query, or what it found */
+		char line[300];
+		snprintf(line, sizeof(line), " %s%s ", op->typing ? "/" : op->note,
+			 op->typing ? op->query.buf : "");
+		ui_put_text(h - 1, 2, inner - 2, line, lk);
+	}
 }
 
 int ui_outpager_key(struct ui *ui, int is_key, wint_t ch)
@@ -215,7 +262,32 @@ int ui_outpager_key(struct ui *ui, int is_key, wint_t ch)
 		ui_overlay_close(ui, OV_OUTPUT);
 		return PANE_HANDLED | PANE_REDRAW;
 	}
-	if ((is_key && ch == KEY_UP) || (!is_key && ch == 'k'))
+	op->note = NULL;
+	if (op->typing) {	/* the query: printable characters, Backspace, Enter, Esc */
+		if (!is_key && (ch == '\r' || ch == '\n')) {
+			op->typing = 0;
+			find_next(op);
+		} else if (!is_key && (ch == 27 || ch == CTRL('c'))) {
+			op->typing = 0;
+		} else if ((is_key && ch == KEY_BACKSPACE) || (!is_key && (ch == 127 || ch == 8))) {
+			while (op->query.len &&
+			       ((unsigned char)op->query.buf[--op->query.len] & 0xc0) == 0x80)
+				;
+			op->query.buf[op->query.len] = '\0';
+		} else if (!is_key && ch >= ' ' && ch != 127) {
+			char u[8];
+			size_t n = wcrtomb(u, (wchar_t)ch, &(mbstate_t){ 0 });
+			if (n != (size_t)-1)
+				strbuf_add(&op->query, u, n);	/* past its cap: not added */
+		}
+		return PANE_HANDLED | PANE_REDRAW;
+	}
+	if (!is_key && ch == '/') {
+		op->typing = 1;
+		strbuf_reset(&op->query);
+	} else if (!is_key && ch == 'n') {
+		find_next(op);
+	} else if ((is_key && ch == KEY_UP) || (!is_key && ch == 'k'))
 		op->top -= op->top > 0;
 	else if ((is_key && ch == KEY_DOWN) || (!is_key && ch == 'j'))
 		op->top++;
