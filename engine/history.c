@@ -23,6 +23,8 @@ struct history {
 	size_t max_entries;
 	double max_age_days;
 	unsigned long long plots_cap;	/* history-plots-size; 0: none */
+	long long last_at;	/* where the last history_append() wrote its line; -1: nowhere */
+	size_t last_len;
 };
 
 /*
@@ -74,6 +76,7 @@ struct history *history_open(size_t max_entries, double max_age_days, struct str
 	localtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	h->fd = -1;
+	h->last_at = -1;
 	if (fsutil_mkdir_p(base) < 0) {
 		strbuf_addf(err, "cannot create '%s': %s", base, strerror(errno));
 		goto fail;
@@ -142,6 +145,7 @@ int history_append(struct history *h, const struct history_cell *c, struct strbu
 						       : cJSON_CreateArray());
 	line = cJSON_PrintUnformatted(e);
 	cJSON_Delete(e);
+	h->last_at = -1;
 	len = strlen(line);
 	line[len] = '\n';	/* cJSON leaves room for the NUL: the newline takes its place */
 	/* One write(): a reader sees the whole line or a torn tail it skips. */
@@ -152,9 +156,75 @@ int history_append(struct history *h, const struct history_cell *c, struct strbu
 		strbuf_addf(err, "cannot append to '%s': %s", h->path,
 			    n < 0 ? strerror(errno) : "short write");
 		rc = -1;
+	} else {
+		/* O_APPEND: the offset is the file's end, just after this line */
+		off_t end = lseek(h->fd, 0, SEEK_CUR);
+		if (end >= (off_t)(len + 1)) {
+			h->last_at = (long long)end - (long long)(len + 1);
+			h->last_len = len + 1;
+		}
 	}
 	cJSON_free(line);
 	return rc;
+}
+
+long long history_last_at(const struct history *h, size_t *len)
+{
+	*len = h ? h->last_len : 0;
+	return h ? h->last_at : -1;
+}
+
+cJSON *history_read_entry(const struct history *h, long long at, size_t len, struct strbuf *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	cJSON *e = NULL;
+	const cJSON *id;
+	int fd;
+
+	if (at < 0 || len < 2 || len > HISTORY_ENTRY_MAX) {
+		strbuf_addf(err, "the history keeps no such entry (%zu bytes; at most %zu are read)",
+			    len, HISTORY_ENTRY_MAX);
+		return NULL;
+	}
+	fd = open(h->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (long long)st.st_size < at + (long long)len) {
+		strbuf_addf(err, "cannot read '%s': %s", h->path,
+			    fd < 0 ? strerror(errno) : "not the file this session wrote");
+		goto out;
+	}
+	strbuf_set_max(&sb, len + 1);
+	while (sb.len < len) {	/* in pieces: pread() may give less than asked */
+		size_t want = len - sb.len < 65536 ? len - sb.len : 65536;
+		ssize_t n;
+		if (strbuf_grow(&sb, want) < 0) {
+			strbuf_addf(err, "the history entry is over %zu bytes", HISTORY_ENTRY_MAX);
+			goto out;
+		}
+		n = pread(fd, sb.buf + sb.len, want, (off_t)(at + (long long)sb.len));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			strbuf_addf(err, "cannot read '%s': %s", h->path,
+				    n < 0 ? strerror(errno) : "it is shorter than it was");
+			goto out;
+		}
+		sb.len += (size_t)n;
+		sb.buf[sb.len] = '\0';
+	}
+	e = sb.buf[len - 1] == '\n' ? cJSON_ParseWithLength(sb.buf, len - 1) : NULL;
+	id = cJSON_GetObjectItemCaseSensitive(e, "session");
+	if (!cJSON_IsObject(e) || !cJSON_IsString(id) || strcmp(id->valuestring, h->id)) {
+		cJSON_Delete(e);
+		e = NULL;
+		strbuf_addf(err, "'%s' does not hold the entry this session wrote there", h->path);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	strbuf_release(&sb);
+	return e;
 }
 
 /* Whether directory `path` holds anything (a session's plots/: made by some front ends first). */

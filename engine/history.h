@@ -68,6 +68,19 @@ char *history_sessions_dir(void);
 struct history *history_open(size_t max_entries, double max_age_days, struct strbuf *err);
 /* Record one cell with a single write(). -1 with `err` on failure. */
 int history_append(struct history *h, const struct history_cell *cell, struct strbuf *err);
+/*
+ * Where the last history_append() of this store wrote its cell: the offset of its line (-1:
+ * the last append wrote nothing, or there was none) and, in *len, its bytes with the newline.
+ */
+long long history_last_at(const struct history *h, size_t *len);
+/* The most a line read back by history_read_entry() may take (a cell's outputs, escaped). */
+#define HISTORY_ENTRY_MAX ((size_t)32 << 20)
+/*
+ * Read back the entry this store wrote at `at`, `len` bytes (history_last_at()), in pieces of
+ * 64 KiB, never more than HISTORY_ENTRY_MAX: the file is opened anew (no link followed, a
+ * regular file), the line must end where it did and name this session. NULL with `err`.
+ */
+cJSON *history_read_entry(const struct history *h, long long at, size_t len, struct strbuf *err);
 /* Close the store. NULL is fine. */
 void history_close(struct history *h);
 const char *history_session_id(const struct history *h);

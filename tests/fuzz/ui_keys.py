@@ -65,11 +65,13 @@ TEXT = ['x = 1', 'print("hi")', '1/0', 'for i in range(3):', '    print(i)', 'de
         'import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()',
         'print("w" * 300)', 'print("\\n".join(map(str, range(80))))', 'input("? ")',
         'from IPython.display import display, Markdown; display(Markdown("**b**"))',
-        '\u200b\u202e\u00ad', '\t', 'x <- 41', 'df', '%time 1', 'help', '?len']
+        '\u200b\u202e\u00ad', '\t', 'x <- 41', 'df', '%time 1', 'help', '?len',
+        'from IPython.display import HTML; HTML("<table><tr><th>a</th></tr><tr><td>'
+        '\u4e2d&amp;</td></tr></table><ul><li>x")', 'print("y" * 300000)']
 COMMANDS = ['help', 'restart', 'theme light', 'theme dark', 'theme nope', 'save', 'save x.py',
             'load none.py', 'clear', 'side', 'plots', 'save-plot 1 p.png', 'history', 'graphics',
             'bogus', 'copy-in', 'copy-out', 'interrupt', 'timeout 1', 'vars', 'vars x',
-            'side vars', 'side plots', '']
+            'side vars', 'side plots', 'output', 'output 1', 'output x', '']
 DEATH = 'import os; os._exit(1)'
 
 

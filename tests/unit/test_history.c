@@ -136,7 +136,69 @@ static void test_prune_every(void)
 	CHECK(!stored("20180101-000000-1"));
 }
 
+/* A cell's line read back where it was appended (the UI's output pager); a store that
+ * changed under it is refused. */
+static void test_read_entry(void)
+{
+	struct strbuf err = STRBUF_INIT, big = STRBUF_INIT;
+	struct history *h = history_open(1000, 0, &err);
+	cJSON *outs = cJSON_CreateArray(), *o = cJSON_CreateObject(), *e;
+	long long at1, at2;
+	size_t len1, len2, len;
+	char *moved;
+
+	CHECK(h != NULL);
+	if (!h)
+		return;
+	CHECK(history_last_at(h, &len) == -1);
+	for (int i = 0; i < 100000; i++)
+		strbuf_addstr(&big, "0123456789\n");
+	cJSON_AddStringToObject(o, "output_type", "stream");
+	cJSON_AddStringToObject(o, "name", "stdout");
+	cJSON_AddStringToObject(o, "text", big.buf);
+	cJSON_AddItemToArray(outs, o);
+	CHECK(history_append(h, &(struct history_cell){ .execution_count = 1, .code = "a",
+							.outputs = outs }, &err) == 0);
+	at1 = history_last_at(h, &len1);
+	CHECK(history_append(h, &(struct history_cell){ .execution_count = 2, .code = "b" },
+			     &err) == 0);
+	at2 = history_last_at(h, &len2);
+	CHECK(at1 == 0 && len1 > big.len && at2 == (long long)len1);
+	e = history_read_entry(h, at1, len1, &err);
+	CHECK(e != NULL);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "code")), "a");
+	o = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "outputs"), 0);
+	CHECK(o && strlen(cJSON_GetStringValue(cJSON_GetObjectItem(o, "text"))) == big.len);
+	cJSON_Delete(e);
+	e = history_read_entry(h, at2, len2, &err);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "code")), "b");
+	cJSON_Delete(e);
+	/* not where a line ends, past the file, over the cap: refused */
+	CHECK(history_read_entry(h, at1, len1 - 1, &err) == NULL);
+	tap_note(err.buf);
+	strbuf_reset(&err);
+	CHECK(history_read_entry(h, at2, len2 + 10, &err) == NULL);
+	tap_note(err.buf);
+	strbuf_reset(&err);
+	CHECK(history_read_entry(h, 0, HISTORY_ENTRY_MAX + 1, &err) == NULL);
+	tap_note(err.buf);
+	strbuf_reset(&err);
+	/* the file replaced by a link: not followed */
+	moved = xasprintf("%s/moved.jsonl", state);
+	CHECK(rename(history_path(h), moved) == 0);
+	CHECK(symlink(moved, history_path(h)) == 0);
+	CHECK(history_read_entry(h, at2, len2, &err) == NULL);
+	tap_note(err.buf);
+	unlink(moved);
+	free(moved);
+	cJSON_Delete(outs);
+	history_close(h);
+	strbuf_release(&err);
+	strbuf_release(&big);
+}
+
 static const struct tap_test tests[] = {
+	{ "read_entry", test_read_entry },
 	{ "prune_bound", test_prune_bound },
 	{ "prune_every", test_prune_every },
 	{ "ids_apart", test_ids_apart },

@@ -318,6 +318,9 @@ static const struct key_binding key_table[] = {
 	  .keys = "F4", .help = "the plot viewer: Left/Right other plots, s save as" },
 	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(6)), .command = "restart",
 	  .keys = "F6", .help = "restart the kernel" },
+	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(9)), .command = "output",
+	  .keys = "F9", .help = "the last cell's whole output (past the pane's cap too), from the "
+				"history, in a pager: Up/Down/PgUp/PgDn/Home/End, / finds, q closes" },
 	{ .mode = KM_GLOBAL, KB_CH(CTRL('o')), .fn = act_prompt, .keys = "Ctrl-O, F2",
 	  .help = "a cellbox command (below); a cell of one line starting with ':' too" },
 	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(2)), .fn = act_prompt },

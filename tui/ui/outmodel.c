@@ -55,6 +55,7 @@ struct out_cell *outmodel_cell_new(unsigned long id, const char *code)
 
 	c->id = id;
 	c->code = code ? xstrdup(code) : NULL;
+	c->hist_at = -1;
 	return c;
 }
 

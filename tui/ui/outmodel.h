@@ -44,6 +44,8 @@ struct out_cell {
 	struct sanitizer *san[2];	/* stdout, stderr while the cell runs */
 	int rows, rows_width;	/* layout cache of the UI; rows_width 0 = stale */
 	int clear_pending;	/* clear_output(wait=True): cleared before the next output */
+	long long hist_at;	/* where the history store wrote this cell (-1: it did not) */
+	size_t hist_len;
 };
 
 struct outmodel {

@@ -344,6 +344,7 @@ out:
 	ui_editor_release(&ui.editor);
 	ui_vars_release(&ui.side);
 	ui_overlays_release(&ui.ovl);
+	ui_outpager_release(&ui);
 	theme_release(&ui.theme);
 	keys_release(&ui.keys);
 	for (size_t i = 0; i < ui.nplots; i++) {

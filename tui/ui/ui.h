@@ -15,6 +15,8 @@
  *	ui_overlay.c	overlays as a stack of records: pager, menu, one-line prompts, plot viewer
  *	ui_plots.c	plot placement: reserved rows, one write of graphics a frame, hiding
  *	ui_kernel.c	kernel events -> the output model; running a cell, restart, death
+ *	ui_rich.c	a display's or result's text: markdown, HTML (html.c) or text/plain
+ *	ui_outpager.c	a cell's whole output read back from the history store, in a pager
  *	ui_commands.c	the command table (Ctrl-O) and its handlers, the help text
  *	keytab.c	the key table: each key's mode, command or action and help (dispatch, F1)
  *	ui_notebook.c	notebook mode: the view of a notebook's cells, laid out where they show
@@ -125,6 +127,7 @@ enum overlay {
 	OV_NONE, OV_PAGER, OV_MENU, OV_SEARCH, OV_PROMPT, OV_INPUT, OV_PLOT,
 	OV_FIND,		/* notebook: `/` looks for text in the cells */
 	OV_RECOVER,		/* notebook: a recovery file is there, what to do with it */
+	OV_OUTPUT,		/* a cell's whole output, from the history (ui_outpager.c) */
 	OV_COUNT
 };
 
@@ -251,6 +254,7 @@ struct ui {
 	struct status_line status;
 	struct nbview *nbv;		/* notebook mode; NULL: the console */
 	struct overlay_stack ovl;
+	struct outpager *opg;		/* the output pager's view while open (ui_outpager.c) */
 	struct theme theme;
 	char kernel_scheme[16];		/* IPython's colour scheme the kernel has */
 	int ncolors;			/* 0 = no colour (NO_COLOR or a monochrome terminal) */
@@ -403,6 +407,14 @@ int ui_overlay_key(struct ui *ui, int is_key, wint_t ch);
 /* Open the pager overlay on `text`. */
 void ui_pager_open(struct ui *ui, const char *title, const char *text);
 
+/* ---- ui_outpager.c: a cell's whole output, read back from the history store ---- */
+
+/* Open the output pager on cell `c`'s recorded output; -1 with `msg` saying why not. */
+int ui_outpager_open(struct ui *ui, const struct out_cell *c, struct strbuf *msg);
+void ui_outpager_draw(struct ui *ui);
+int ui_outpager_key(struct ui *ui, int is_key, wint_t ch);
+void ui_outpager_release(struct ui *ui);
+
 /* ---- ui_plots.c: plot placement ---- */
 
 struct ui_plot *ui_plot_find(struct ui *ui, int index);
@@ -443,8 +455,13 @@ struct out_cell *ui_view_of_request(struct ui *ui, unsigned long id);
 void ui_kernel_set_width(struct ui *ui);
 /* Text the kernel sent for an editor (`%load`): controls but tabs and newlines dropped. */
 char *ui_next_input_text(const char *text);
-/* What a display or a result shows: its markdown rendered, else its text/plain; NULL: none. */
+/*
+ * What a display or a result shows: its markdown rendered, else its HTML as text (a table,
+ * or no text/plain worth reading; ui_rich.c), else its text/plain; NULL: none. The same for
+ * a bundle `data` (an nbformat output's) with text/plain `plain`.
+ */
 char *ui_rich_text(const struct ui *ui, const struct session_ev_rich *r);
+char *ui_rich_bundle(const struct ui *ui, const cJSON *data, const char *plain);
 /*
  * Whether a cell of the user's runs (or is submitted and not done), in the console or the
  * notebook: the one answer to "is a cell running" (Ctrl-C, i i, :interrupt, the spinner, a

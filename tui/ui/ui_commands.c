@@ -40,6 +40,7 @@ static int tc_redraw(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_save_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 static int tc_quit(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+static int tc_output(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 
 static const struct tui_command tui_commands[] = {
 	{ .name = "restart", .usage = "restart", .fn = tc_restart,
@@ -90,6 +91,9 @@ static const struct tui_command tui_commands[] = {
 	  .help = "show plot N (else the newest) on the whole screen (F4)" },
 	{ .name = "save-plot", .usage = "save-plot N FILE", .fn = tc_save_plot, .min = 2, .max = 2,
 	  .help = "copy plot N's PNG to FILE (s in the plot view)" },
+	{ .name = "output", .usage = "output [N]", .fn = tc_output, .max = 1,
+	  .help = "the whole output of In [N] (else of the last cell cut at the pane's 256 KiB, "
+		  "else the last cell) in a pager, read from the history store (F9)" },
 	{ .name = "help", .usage = "help", .fn = tc_help,
 	  .help = "keys and commands (F1)" },
 	{ .name = "stats", .usage = "stats", .fn = ui_nbcmd_stats,
@@ -97,6 +101,39 @@ static const struct tui_command tui_commands[] = {
 	{ .name = "quit", .usage = "quit (:q, :q!)", .fn = tc_quit,
 	  .help = "leave cellbox (Ctrl-Q; Ctrl-D on an empty cell); '!': without saving" },
 };
+
+/*
+ * :output [N]: cell In [N] of the output pane, else the newest one whose output was cut,
+ * else the newest one, in the output pager (ui_outpager.c).
+ */
+static int tc_output(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+{
+	const struct out_cell *c = NULL;
+	long n = -1;
+	char *end = NULL;
+
+	if (argc > 1)
+		n = strtol(argv[1], &end, 10);
+	if (argc > 1 && (*end || end == argv[1] || n < 1 || n > 1000000000L)) {
+		strbuf_addf(msg, "output: '%s' is not a cell number", argv[1]);
+		return -1;
+	}
+	for (size_t i = ui->out.ncells; i-- > 0 && !c;) {
+		const struct out_cell *k = ui->out.cells[i];
+		if (n > 0 ? k->count == n : k->dropped > 0)
+			c = k;
+	}
+	if (!c && n < 0 && ui->out.ncells)
+		c = ui->out.cells[ui->out.ncells - 1];
+	if (!c) {
+		if (n > 0)
+			strbuf_addf(msg, "output: no cell In [%ld] in the output pane", n);
+		else
+			strbuf_addstr(msg, "output: no cell has run yet");
+		return -1;
+	}
+	return ui_outpager_open(ui, c, msg);
+}
 
 /* :restart */
 static int tc_restart(struct ui *ui, int argc, char **argv, struct strbuf *msg)

@@ -224,6 +224,11 @@ void ui_on_cell_event(struct session *s, const struct session_event *ev, void *d
 	ui_view_event(ui, &ui->out, c, ev);
 	if (ev->type == SESSION_EV_DONE) {
 		record_cell(&ui->rec, c->code);
+		c->hist_at = history_last_at(ui->rec.h, &c->hist_len);
+		if (c->dropped && c->hist_at >= 0) {
+			static const char note[] = "[F9 or :output shows it all, from the history]\n";
+			outmodel_cell_append(&ui->out, c, OUT_INFO, note, sizeof(note) - 1);
+		}
 		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
 		ui_cell_finished(ui);
 	}

@@ -167,9 +167,11 @@ void ui_nbview_view_build(struct ui *ui, struct nb_cell *c)
 			if (index)
 				outmodel_cell_plot(m, v, index, w, h);
 		} else {
-			text = joined(cJSON_GetObjectItemCaseSensitive(data, "text/plain"));
-			if (*text) {
-				char *line = xasprintf("%s\n", text);
+			const cJSON *plain = cJSON_GetObjectItemCaseSensitive(data, "text/plain");
+			char *line;
+			text = plain ? joined(plain) : NULL;
+			line = ui_rich_bundle(ui, data, text && *text ? text : NULL);
+			if (line) {
 				outmodel_cell_append(m, v, strcmp(type, "execute_result") ? OUT_STDOUT
 										: OUT_RESULT,
 						line, strlen(line));

@@ -1,7 +1,7 @@
 /*
  * Overlays: windows over the panes that take the keys first while open (the help and `obj?`
  * pager, the completion menu, the one-line prompts for history search, commands and input(),
- * the plot viewer). They are a stack: the top one is drawn last and gets the keys. Each kind
+ * the plot viewer, the output pager of ui_outpager.c). They are a stack: the top one is drawn last and gets the keys. Each kind
  * is one record of the table below (how it draws, its keys, where the cursor goes), so adding
  * one is a row and two functions.
  */
@@ -51,6 +51,8 @@ static const struct overlay_type overlay_types[OV_COUNT] = {
 		      .cursor = CURSOR_OWN },
 	[OV_RECOVER] = { .name = "recover", .draw = ui_nbview_draw_recover,
 			 .key = ui_nbview_recover_key, .cursor = CURSOR_HIDDEN },
+	[OV_OUTPUT] = { .name = "output", .draw = ui_outpager_draw, .key = ui_outpager_key,
+			.cursor = CURSOR_HIDDEN },
 };
 
 /* Keep ui->ovl.ov, the top overlay's kind, in step with the stack. */

@@ -1,14 +1,29 @@
 /*
- * Rich outputs as the output pane shows them: a bundle's text/markdown rendered (headings,
- * emphasis, code, lists) as text with SGR styles, at the pane's width; else its text/plain.
- * The markdown is the kernel's: the renderer reads it as it reads a notebook's cells, and
- * what it writes goes through the pane's SGR reader like any output.
+ * Rich outputs as the output pane shows them, at the pane's width: a bundle's text/markdown
+ * rendered (headings, emphasis, code, lists) as text with SGR styles; else its text/html as
+ * text (html.h: tables as aligned columns) when that is what a user wants to read; else its
+ * text/plain. Which of text/html and text/plain:
+ *
+ *   | the bundle has                                    | shown      |
+ *   |---------------------------------------------------|------------|
+ *   | text/html with a <table> (a DataFrame, df.style)  | text/html  |
+ *   | text/html, and no text/plain                      | text/html  |
+ *   | text/html, and text/plain only "<... object>"     | text/html  |
+ *   |   (display(HTML(...)), an object with no repr)    |            |
+ *   | text/html, and a text/plain of the object's own   | text/plain |
+ *
+ * An object's own text repr is written for a terminal (jupyter-console shows only it) and
+ * its HTML, when not a table, is mostly styling and widgets meant for a browser (an sklearn
+ * estimator's diagram, a progress bar); euporie renders HTML with CSS, which a text pane
+ * cannot. The markdown and the HTML are the kernel's: their renderers are made for hostile
+ * input, and what they write goes through the pane's SGR reader like any output.
  */
 #include "ui.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "html.h"
 #include "markdown.h"
 
 /* A run of rendered markdown: its style as SGR, then its text. */
@@ -52,15 +67,41 @@ static char *mime_text(const cJSON *data, const char *mime)
 	return strbuf_detach(&sb, NULL);
 }
 
-char *ui_rich_text(const struct ui *ui, const struct session_ev_rich *r)
+/* A text/plain that says nothing but the object's type: "<IPython.core.display.HTML object>". */
+static int default_repr(const char *text)
 {
-	char *md = r->data ? mime_text(r->data, "text/markdown") : NULL;
+	size_t n = strlen(text);
+
+	while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
+		n--;
+	if (n < 9 || text[0] != '<' || text[n - 1] != '>' || memchr(text, '\n', n))
+		return 0;
+	return strstr(text, " object>") == text + n - 8 || strstr(text, " object at 0x") != NULL;
+}
+
+char *ui_rich_bundle(const struct ui *ui, const cJSON *data, const char *plain)
+{
+	char *md = data ? mime_text(data, "text/markdown") : NULL, *html = NULL;
 	int width = ui->panes[P_OUTPUT].w - 2;
 	struct strbuf out = STRBUF_INIT;
 
-	if (!md)
-		return r->text ? xasprintf("%s\n", r->text) : NULL;
-	markdown_render(md, width < 20 ? 20 : width > 160 ? 160 : width, md_sgr, &out);
-	free(md);
-	return strbuf_detach(&out, NULL);
+	width = width < 20 ? 20 : width > 160 ? 160 : width;
+	if (md) {
+		markdown_render(md, width, md_sgr, &out);
+		free(md);
+		return strbuf_detach(&out, NULL);
+	}
+	html = data ? mime_text(data, "text/html") : NULL;
+	if (html && (!plain || default_repr(plain) || html_has_table(html, strlen(html)))) {
+		html_render(html, strlen(html), width, HTML_SGR, &out);
+		free(html);
+		return strbuf_detach(&out, NULL);
+	}
+	free(html);
+	return plain ? xasprintf("%s\n", plain) : NULL;
+}
+
+char *ui_rich_text(const struct ui *ui, const struct session_ev_rich *r)
+{
+	return ui_rich_bundle(ui, r->data, r->text);
 }
