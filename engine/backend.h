@@ -82,6 +82,11 @@ struct kernel_handle {
 
 /* The file in a channel where a container backend leaves its container's id. */
 #define BACKEND_CONTAINER_FILE "container"
+/*
+ * The file in a channel where a container backend leaves the engine its container runs on,
+ * when one was given (sandbox.host): an adopter connects there, not to its own default.
+ */
+#define BACKEND_ENGINE_FILE "engine"
 /* The file in a channel where the parent of a child kernel leaves its wait status. */
 #define BACKEND_EXIT_STATUS_FILE "exit_status"
 /*

@@ -71,6 +71,39 @@ static void write_container_file(const char *channel_dir, const char *id)
 	strbuf_release(&err);
 }
 
+/*
+ * Leave the engine the kernel runs on in the channel (`engine`), as it was given (a pool may
+ * place its kernels on several): who adopts the kernel connects there. A host-only note, as
+ * the container's id is.
+ */
+static void write_engine_file(const char *channel_dir, const char *host)
+{
+	struct strbuf err = STRBUF_INIT;
+	int fd = open(channel_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0) {
+		wall_write_at(fd, BACKEND_ENGINE_FILE, host, strlen(host), 0644,
+			      BACKEND_ENGINE_FILE, &err);
+		close(fd);
+	}
+	strbuf_release(&err);
+}
+
+/*
+ * The engine of the kernel in `k`'s channel: its note (write_engine_file), else the host of
+ * `k`'s sandbox (NULL: the default). `buf` holds the note's text.
+ */
+static const char *engine_of(const struct kernel_handle *k, struct strbuf *buf)
+{
+	char *path = xasprintf("%s/" BACKEND_ENGINE_FILE, k->channel_dir);
+	int rc = strbuf_read_file(buf, path, 1024);
+
+	free(path);
+	if (rc >= 0 && buf->len && !memchr(buf->buf, '\n', buf->len))
+		return buf->buf;
+	return k->sandbox ? k->sandbox->host : NULL;
+}
+
 /* Create the container ahead of its start (backend prepare()). */
 static int docker_prepare(struct backend *be, const struct kernel_spec *spec, struct strbuf *err)
 {
@@ -100,6 +133,8 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 	if (db->stream && backend_docker_stream_begin(db, spec->channel_dir, 0, err) < 0)
 		goto out;
 	write_container_file(spec->channel_dir, db->id);
+	if (spec->sandbox && spec->sandbox->host && *spec->sandbox->host)
+		write_engine_file(spec->channel_dir, spec->sandbox->host);
 	rc = 0;
 out:
 	if (rc < 0)
@@ -303,8 +338,8 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 				    struct strbuf *err)
 {
 	struct backend_docker *db;
-	struct strbuf msg = STRBUF_INIT, idbuf = STRBUF_INIT;
-	const char *host = k->sandbox ? k->sandbox->host : NULL, *id;
+	struct strbuf msg = STRBUF_INIT, idbuf = STRBUF_INIT, hostbuf = STRBUF_INIT;
+	const char *host = engine_of(k, &hostbuf), *id;
 	char *path = NULL;
 	cJSON *reply = NULL;
 	long status;
@@ -360,6 +395,7 @@ out:
 	cJSON_Delete(reply);
 	strbuf_release(&msg);
 	strbuf_release(&idbuf);
+	strbuf_release(&hostbuf);
 	free(path);
 	if (rc < 0) {
 		docker_free(&db->base);
@@ -371,15 +407,16 @@ out:
 /* Whether the container of the kernel in `k`'s channel runs. */
 static int docker_running(const char *engine, const struct kernel_handle *k, struct strbuf *id)
 {
-	struct strbuf cid = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf cid = STRBUF_INIT, err = STRBUF_INIT, hostbuf = STRBUF_INIT;
 	int running = 0;
 
 	if (read_container_id(k, engine, &cid, &err) == 0) {
 		if (id)
 			strbuf_addstr(id, cid.buf);
-		running = backend_docker_container_running(engine, k->sandbox ? k->sandbox->host : NULL,
-						      cid.buf);
+		running = backend_docker_container_running(engine, engine_of(k, &hostbuf),
+							   cid.buf);
 	}
+	strbuf_release(&hostbuf);
 	strbuf_release(&cid);
 	strbuf_release(&err);
 	return running;

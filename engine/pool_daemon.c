@@ -176,6 +176,7 @@ struct pkernel *pool_add_kernel(struct daemon *d, const char *name, pid_t pid,
 	k->pid = pid;
 	k->be = be;
 	k->born = k->ready_since = clock_now();
+	k->engine = -1;
 	return k;
 }
 
@@ -373,6 +374,7 @@ static void maintain(struct daemon *d)
 
 	reap(d);
 	pool_sync_leases(d);
+	pool_engines_check(d);
 	count(d, &ready, &leased);
 	for (size_t i = 0; i < d->nk; i++) {
 		struct pkernel *k = &d->k[i];
@@ -404,7 +406,8 @@ static void maintain(struct daemon *d)
 	 */
 	want = pc->min_size + pool_waiting_clients(d);
 	while (ready + flying(d) < want && ready + leased + flying(d) < pc->max_size &&
-	       clock_now() >= d->spawn_after &&
+	       clock_now() >= d->spawn_after && (!d->neng || pool_engine_pick(d) >= 0 ||
+						 pool_spawn_spares(d)) &&
 	       (!d->containers || pool_spawn_spares(d) || room(d) > 0))
 		if (pool_spawn_begin(d) < 0)
 			back_off(d);
@@ -461,6 +464,7 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	d.kopts.runtime_dir = kernels;
 	d.kopts.keep_channel = 1;
 	pool_clean_leftovers(&d);
+	pool_engines_init(&d);
 	pool_write_info(&d);
 	if (pc->ready_fd >= 0 && write(pc->ready_fd, "1", 1) != 1)
 		pool_log(&d, "cannot tell the starter that we serve: %s", strerror(errno));
@@ -568,6 +572,7 @@ out:
 	while (d.nk)
 		drop(&d, 0);
 	free(d.k);
+	pool_engines_release(&d);
 	if (epfd >= 0)
 		close(epfd);
 	if (ifd >= 0)

@@ -23,6 +23,8 @@ struct pool_config {
 	double health_interval;		/* ping ready kernels this often; 0 = never */
 	const char *preimport;		/* "numpy, matplotlib.pyplot": imported before leasing */
 	int ready_fd;			/* "1" is written there once serving (-1: none) */
+	const char *const *engines;	/* container engines to place kernels on (--engine) */
+	size_t nengines;		/* 0: the one of the kernel options (docker-host) */
 };
 
 /* Defaults as llm-sandbox's PoolConfig: min 1, max 4, prewarm, idle 300 s, age 3600 s, 30 s. */

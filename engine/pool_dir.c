@@ -194,6 +194,7 @@ void pool_write_info(struct daemon *d)
 	cJSON_AddStringToObject(o, "kernel", (k ? k : kernel_default())->name);
 	if (d->kopts.sandbox.host)
 		cJSON_AddStringToObject(o, "host", d->kopts.sandbox.host);
+	pool_engines_json(d, o);
 	text = cJSON_Print(o);
 	if (fsutil_write_atomic(path, text, strlen(text), 0600, &err) < 0)
 		pool_log(d, "%s", err.buf);

@@ -24,6 +24,18 @@ struct pkernel {
 	pid_t client;		/* 0 while ready */
 	int dying;		/* killed, waiting to be reaped */
 	int reaped;		/* local, leased: exited and reaped (pid 0), retired at release */
+	int engine;		/* its engine in daemon.eng, or -1 (the pool has one engine) */
+};
+
+/* An engine of a pool with several (pool_engines.c). */
+struct pool_engine {
+	const char *host;	/* as given to --engine */
+	int up;			/* in: kernels are placed there */
+	double retry_at;	/* out: asked again at this time */
+	double backoff;		/* the current back-off in seconds */
+	int cpus;		/* what it reported */
+	unsigned long long mem;
+	int capacity;		/* kernels it may hold */
 };
 
 struct pool_config;		/* pool_daemon.h */
@@ -48,6 +60,8 @@ struct daemon {
 	double zygote_after;	/* after a zygote failed: no new one before this */
 	double zygote_backoff;
 	int stop;
+	struct pool_engine *eng;	/* --engine: where kernels are placed (none: the one) */
+	size_t neng;
 };
 
 /* One line of the daemon's log. */
@@ -92,11 +106,29 @@ int pool_spawn_poll(struct daemon *d, int *made);
 int pool_spawn_prepare(struct daemon *d);
 /* Kernels starting or warming (not the spares). */
 size_t pool_spawn_in_flight(const struct daemon *d);
+/* Kernels in flight and spares placed on engine `e`. */
+int pool_spawn_on(const struct daemon *d, int e);
 /* Spares: containers created ahead, not started. */
 size_t pool_spawn_spares(const struct daemon *d);
 /* Stop every kernel in flight and remove the spares (the daemon stops). */
 void pool_spawn_abort_all(struct daemon *d);
 /* Replace the zygote when it died, failed or has other pre-imports (pool_spawn_begin does). */
 void pool_keep_zygote(struct daemon *d);
+
+/*
+ * pool_engines.c: the engines of a pool with several. init asks each what it has (its CPUs
+ * and memory: the kernels it may hold); check asks again those taken out whose back-off is
+ * over; pick is the engine with the most room (-1: none has any); failed takes one out
+ * (a back-off of 2 s, doubling to 60 s); load is what it holds (kernels, in flight, spares);
+ * json adds "engines" to daemon.json.
+ */
+void pool_engines_init(struct daemon *d);
+void pool_engines_release(struct daemon *d);
+void pool_engines_check(struct daemon *d);
+int pool_engine_pick(const struct daemon *d);
+void pool_engine_failed(struct daemon *d, int e, const char *why);
+int pool_engine_load(const struct daemon *d, int e);
+struct cJSON;
+void pool_engines_json(const struct daemon *d, struct cJSON *info);
 
 #endif

@@ -37,7 +37,34 @@ struct pspawn {
 	double t0, t_open;	/* begun; its ready file seen */
 	int forked;		/* forked from the zygote */
 	int fd;			/* session_fd(s), in the loop's epoll set */
+	int engine;		/* where it is placed (daemon.eng), -1: the pool's one engine */
 };
+
+int pool_spawn_on(const struct daemon *d, int e)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < d->nsp; i++)
+		n += d->sp[i]->engine == e;
+	return n;
+}
+
+/*
+ * The kernel options for a kernel placed on engine `e` (-1: the pool's own). 0, or -1 when
+ * the pool has engines and none has room.
+ */
+static int placed_opts(struct daemon *d, struct session_opts *o, int *e)
+{
+	*o = d->kopts;
+	*e = -1;
+	if (!d->neng)
+		return 0;
+	*e = pool_engine_pick(d);
+	if (*e < 0)
+		return -1;
+	o->sandbox.host = d->eng[*e].host;
+	return 0;
+}
 
 /* Keep the outcome of a warming cell. */
 static void on_warm_event(struct session *s, const struct session_event *ev, void *data)
@@ -204,7 +231,8 @@ int pool_spawn_begin(struct daemon *d)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct pspawn *sp = take_spare(d);
-	int forked;
+	struct session_opts o;
+	int forked, e;
 
 	if (sp) {
 		/* a container created ahead: only its start is left */
@@ -212,6 +240,7 @@ int pool_spawn_begin(struct daemon *d)
 		sp->stage = SPAWN_STARTING;
 		if (session_launch(sp->s, &err) < 0) {
 			pool_log(d, "cannot start a kernel: %s", err.buf);
+			pool_engine_failed(d, sp->engine, err.buf);
 			for (size_t i = 0; i < d->nsp; i++)
 				if (d->sp[i] == sp)
 					drop_spawn(d, i);
@@ -224,17 +253,23 @@ int pool_spawn_begin(struct daemon *d)
 		strbuf_release(&err);
 		return 0;
 	}
+	if (placed_opts(d, &o, &e) < 0) {
+		pool_log(d, "no engine has room for a kernel");
+		return -1;
+	}
 	pool_keep_zygote(d);
 	forked = zygote_usable(d->zygote);
 	sp = xcalloc(1, sizeof(*sp));
 	sp->fd = -1;
+	sp->engine = e;
 	sp->t0 = clock_now();
-	sp->s = session_begin(&d->kopts, &err);
+	sp->s = session_begin(&o, &err);
 	sp->forked = forked && zygote_usable(d->zygote);
 	if (sp->forked && d->zygote_backoff > 0)
 		d->zygote_backoff = 0;		/* it forked one: a later failure is a fresh one */
 	if (!sp->s) {
 		pool_log(d, "cannot start a kernel: %s", err.buf);
+		pool_engine_failed(d, e, err.buf);
 		strbuf_release(&err);
 		free(sp);
 		return -1;
@@ -252,12 +287,19 @@ int pool_spawn_begin(struct daemon *d)
 int pool_spawn_prepare(struct daemon *d)
 {
 	struct strbuf err = STRBUF_INIT;
-	struct pspawn *sp = xcalloc(1, sizeof(*sp));
+	struct session_opts o;
+	struct pspawn *sp;
+	int e;
 
+	if (placed_opts(d, &o, &e) < 0)
+		return 0;	/* no engine has room: no spare */
+	sp = xcalloc(1, sizeof(*sp));
 	sp->fd = -1;
-	sp->s = session_prepare(&d->kopts, &err);
+	sp->engine = e;
+	sp->s = session_prepare(&o, &err);
 	if (!sp->s) {
 		pool_log(d, "cannot create a kernel's container: %s", err.buf);
+		pool_engine_failed(d, e, err.buf);
 		strbuf_release(&err);
 		free(sp);
 		return -1;
@@ -348,6 +390,7 @@ static int finish(struct daemon *d, struct pspawn *sp)
 		return -1;
 	}
 	k = pool_add_kernel(d, name, kpid, be);
+	k->engine = sp->engine;
 	pool_watch_container(d, k);
 	pool_log(d, "kernel %s (pid %ld) ready in %.0f ms (started in %.0f)%s", k->name,
 		 (long)k->pid, (clock_now() - sp->t0) * 1e3, (sp->t_open - sp->t0) * 1e3,
@@ -375,8 +418,10 @@ static int step(struct daemon *d, struct pspawn *sp)
 
 	if (sp->stage == SPAWN_STARTING) {
 		rc = session_started(sp->s, &err);
-		if (rc < 0)
+		if (rc < 0) {
 			pool_log(d, "cannot start a kernel: %s", err.buf);
+			pool_engine_failed(d, sp->engine, err.buf);
+		}
 		if (rc <= 0)
 			goto out;
 		sp->t_open = clock_now();

@@ -87,6 +87,7 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 	struct pool_config pc;
 	struct session_opts so;
 	struct strbuf err = STRBUF_INIT;
+	const char *engines[CLI_MAX_MANY];
 	char *dir = NULL;
 	int detach = cli_has(args, "detach"), rc = EXIT_USAGE, dirfd = -1, logfd = -1;
 	int started[2] = { -1, -1 };
@@ -100,6 +101,15 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 	pc.health_interval = cli_seconds(args, "health-interval", pc.health_interval);
 	if (cli_has(args, "preimport"))
 		pc.preimport = cli_value(args, "preimport");
+	for (const char *e; (e = cli_value_at(args, "engine", pc.nengines)); )
+		engines[pc.nengines++] = e;
+	pc.engines = engines;
+	if (pc.nengines && !strcmp(cfg->session.backend ? cfg->session.backend : "local",
+				   "local")) {
+		msg_error("pool serve: --engine places container kernels: give --backend docker "
+			  "(or podman)");
+		goto out;
+	}
 	if (pc.max_size < 1 || pc.min_size > pc.max_size) {
 		msg_error("pool serve: need --max >= 1 and --min <= --max (got %d, %d)", pc.min_size,
 			  pc.max_size);
@@ -208,7 +218,13 @@ static void print_status(const cJSON *st)
 		printf(" (pid %.0f, min %.0f, max %.0f, %s kernels)", num(info, "pid"),
 		       num(info, "min_size"), num(info, "max_size"),
 		       shown(kernel ? kernel : kernel_default()->name, &a));
-	printf("\n%-8s %-28s %8s %8s  %s\n", "STATE", "KERNEL", "PID", "AGE", "HEALTH / CLIENT");
+	putchar('\n');
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(info, "engines"))
+		printf("engine %s: %s, %.0f of %.0f kernels\n",
+		       shown(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "host")), &a),
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "up")) ? "in" : "out",
+		       num(k, "kernels"), num(k, "capacity"));
+	printf("%-8s %-28s %8s %8s  %s\n", "STATE", "KERNEL", "PID", "AGE", "HEALTH / CLIENT");
 	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(st, "ready")) {
 		const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "container"));
 
@@ -336,6 +352,10 @@ static const struct cli_option serve_options[] = {
 	  .help = "ping ready kernels every S s (default 30)" },
 	{ .name = "preimport", .value = CLI_TEXT, .arg = "LIST",
 	  .help = "import these before a kernel is leased: numpy, pandas" },
+	{ .name = "engine", .value = CLI_TEXT, .arg = "HOST", .many = 1,
+	  .help = "place the kernels on these engines (docker-host forms; repeat it), not on "
+		  "the one: each holds what its CPUs and memory allow, one that fails is taken "
+		  "out and asked again" },
 	{ .name = "detach", .value = CLI_SWITCH,
 	  .help = "run in the background, log to the pool's daemon.log" },
 	{ NULL },
