@@ -123,11 +123,14 @@ void pool_clean_leftovers(struct daemon *d)
 	probe.nk = 0;
 	probe.k = NULL;
 	pool_sync_leases(&probe);		/* drops leases whose clients died */
-	if (d->containers) {
-		/* A crashed daemon's containers carry its pid: they are a dead process's now. */
+	/*
+	 * A crashed daemon's containers carry its pid: they are a dead process's now. On each of
+	 * the pool's engines (--engine), else on its one.
+	 */
+	for (size_t e = 0; d->containers && e < (d->pc->nengines ? d->pc->nengines : 1); e++) {
 		struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-		int n = backend_gc(d->backend, d->kopts.sandbox.host, d->kopts.runtime_dir, &out,
-				   &err);
+		const char *host = d->pc->nengines ? d->pc->engines[e] : d->kopts.sandbox.host;
+		int n = backend_gc(d->backend, host, d->kopts.runtime_dir, &out, &err);
 
 		if (n < 0)
 			pool_log(d, "cannot remove a previous daemon's containers: %s", err.buf);

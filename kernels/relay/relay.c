@@ -37,6 +37,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,33 +80,37 @@ static void die(const char *msg)
 	_exit(125);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Send one frame to the host; a host that is gone ends the relay's use of stdout. */
+/*
+ * Send one frame to the host in one write (the engine passes each write on as a part of its
+ * own: one frame, one part); a host that is gone ends the relay's use of stdout.
+ */
 static void send_frame(int type, const char *name, uint64_t offset, const void *data, size_t len)
 {
 	unsigned char head[STREAM_HEAD];
 	struct stream_head h = { .type = (unsigned char)type, .name_len = (unsigned)strlen(name),
 				 .data_len = (uint32_t)len, .offset = offset };
+	struct iovec iov[3] = { { head, sizeof(head) }, { (void *)name, h.name_len },
+				{ (void *)data, len } };
+	struct iovec *v = iov;
+	int nv = 3;
 
 	stream_head_put(head, &h);
-	if (write_all(1, head, sizeof(head)) < 0 || write_all(1, name, h.name_len) < 0 ||
-	    write_all(1, data, len) < 0)
-		die("cellbox-relay: the host's stream is gone");
+	while (nv) {
+		ssize_t n = writev(1, v, nv);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("cellbox-relay: the host's stream is gone");
+		while (nv && (size_t)n >= v->iov_len) {
+			n -= (ssize_t)v->iov_len;
+			v++;
+			nv--;
+		}
+		if (nv) {
+			v->iov_base = (char *)v->iov_base + n;
+			v->iov_len -= (size_t)n;
+		}
+	}
 }
 
 static struct tracked *find(const char *name)
@@ -314,7 +319,14 @@ static void start_runner(const char *exec, const char *path)
 	fcntl(runner_stdin, F_SETFL, O_NONBLOCK);
 }
 
-/* The parent directory's descriptor and the last component of host name `name`. */
+/* The host part's directories, opened once (make_channel). */
+static const char *const hdirs[] = { "host", "host/commands", "host/files" };
+static int hdir_fd[3] = { -1, -1, -1 };
+
+/*
+ * The parent directory's descriptor (kept open: not to be closed) and the last component of
+ * host name `name`; -1 for a directory the host part does not have.
+ */
 static int host_parent(const char *name, char *dir, size_t size, const char **base)
 {
 	const char *slash = strrchr(name, '/');
@@ -325,7 +337,10 @@ static int host_parent(const char *name, char *dir, size_t size, const char **ba
 		return -1;
 	memcpy(dir, name, n);
 	dir[n] = '\0';
-	return openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(dir, hdirs[i]))
+			return hdir_fd[i];
+	return -1;
 }
 
 /* W: `len` bytes of host file `name` at `offset`; put in place with STREAM_LAST. */
@@ -346,7 +361,6 @@ static void write_host(const char *name, uint64_t offset, int last, const char *
 		snprintf(writing.tmp, sizeof(writing.tmp), ".w-%s", base);
 		writing.fd = openat(dfd, writing.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 				    O_CLOEXEC, 0644);
-		close(dfd);
 	}
 	if (writing.fd < 0 || strcmp(writing.name, name))
 		return;
@@ -357,10 +371,8 @@ static void write_host(const char *name, uint64_t offset, int last, const char *
 	close(writing.fd);
 	writing.fd = -1;
 	dfd = host_parent(name, dir, sizeof(dir), &base);
-	if (dfd >= 0) {
+	if (dfd >= 0)
 		renameat(dfd, writing.tmp, dfd, base);
-		close(dfd);
-	}
 	if (!strncmp(name, "host/commands/", 14))
 		wake_runner();
 }
@@ -376,7 +388,6 @@ static void remove_host(const char *name)
 	if (dfd < 0)
 		return;
 	unlinkat(dfd, base, 0);
-	close(dfd);
 	if (!strncmp(name, "host/commands/", 14) && n > 5 && !strcmp(base + n - 5, ".json") &&
 	    (size_t)snprintf(res, sizeof(res), "%.*s.jsonl", (int)(n - 5), base) < sizeof(res))
 		unlinkat(kdir_fd[1], res, 0);
@@ -454,6 +465,8 @@ static void make_channel(void)
 		close(fd);
 	}
 	host_fd = open("host", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; i < 3; i++)
+		hdir_fd[i] = open(hdirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (notify_fd < 0 || host_fd < 0)
 		die("cellbox-relay: no inotify");
