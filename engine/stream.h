@@ -46,6 +46,7 @@ struct stream_pump {
 	int full;		/* the last failure was the host's room for the kernel's files
 				   (ENOSPC: the channel's tmpfs of the quota's size) */
 	unsigned long long frames, bytes;	/* taken so far */
+	int broken;		/* a feed failed: nothing more is taken */
 };
 
 void stream_pump_init(struct stream_pump *p, int kernel_fd, int results_fd, int plots_fd,
