@@ -55,6 +55,8 @@ static int runner_stdin = -1, group_signals;
 static struct tracked {
 	char name[STREAM_MAX_NAME + 1];
 	uint64_t sent;
+	dev_t dev;
+	ino_t ino;		/* the file sent: another one at the name is sent afresh */
 } *tracked;
 static size_t ntracked;
 
@@ -152,6 +154,17 @@ static void sync_file(int d, const char *entry)
 		t = &tracked[ntracked++];
 		strcpy(t->name, name);
 		t->sent = 0;
+		t->dev = st.st_dev;
+		t->ino = st.st_ino;
+	}
+	if (t->dev != st.st_dev || t->ino != st.st_ino) {
+		/* renamed over: none of what was sent is this file's */
+		t->dev = st.st_dev;
+		t->ino = st.st_ino;
+		if (t->sent) {
+			t->sent = 0;
+			send_frame(STREAM_TRUNCATE, name, 0, NULL, 0);
+		}
 	}
 	if ((uint64_t)st.st_size < t->sent) {
 		t->sent = (uint64_t)st.st_size;

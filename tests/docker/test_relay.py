@@ -26,7 +26,8 @@ WAIT = 10.0
 # writes its pid to kernel/ready, starts a helper in its process group that records a SIGINT
 # in $FAKE_MARK, then on each byte of its stdin: logs "woke N" (its stdout is kernel/log),
 # answers each new host/commands/<id>.json with a plot, then a results line; makes a link and
-# a FIFO in kernel/plots when host/files/links exists; exits with host/files/exit's number.
+# a FIFO in kernel/plots when host/files/links exists; writes kernel/out/r.csv, then renames a
+# longer one over it when host/files/replace exists; exits with host/files/exit's number.
 FAKE_RUNNER = r'''
 cd "$1" || exit 99
 echo $$ > kernel/ready
@@ -54,6 +55,13 @@ while :; do
 		ln -s /etc/passwd kernel/plots/link.png
 		mkfifo kernel/plots/fifo.png
 		echo after > kernel/plots/after.png
+	fi
+	if [ -f host/files/replace ] && [ ! -e kernel/out/done ]; then
+		printf 'old-%0300d' 0 > kernel/out/r.csv
+		sleep 0.3
+		printf 'NEW-%0400d' 0 > kernel/out/r.tmp
+		mv kernel/out/r.tmp kernel/out/r.csv
+		echo replaced > kernel/out/done
 	fi
 	[ -f host/files/exit ] && exit "$(cat host/files/exit)"
 done
@@ -255,6 +263,13 @@ class RelayTest(unittest.TestCase):
         self.assertEqual(r.exit_code(), 7)
         r.wait(lambda: ('EOF', '', 0, b'') in r.frames, 'the end of the stream')
         self.assertIn('woke 1', r.kernel_file('kernel/log'))
+
+    def test_replaced_file(self):
+        """A kernel file renamed over (a new file, longer) comes back whole, not spliced."""
+        r = self.relay()
+        r.send(frame('W', 'host/files/replace', 0, b'1', 1), frame('K', ''))
+        r.wait(lambda: r.kernel_file('kernel/out/done') == 'replaced\n')
+        self.assertEqual(r.kernel_file('kernel/out/r.csv'), 'NEW-' + '0' * 400, r.summary())
 
     def test_links_not_sent(self):
         """A link or FIFO the runner makes in kernel/plots is not sent, and blocks nothing."""
