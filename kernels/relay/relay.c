@@ -489,11 +489,13 @@ int main(int argc, char **argv)
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				int status;
+				pid_t pid;
 				if (si.ssi_signo == SIGCHLD) {
-					if (runner > 0 && waitpid(runner, &status, WNOHANG) == runner)
-						finish(status);
-					while (waitpid(-1, &status, WNOHANG) > 0)
-						;	/* orphans the init gave us */
+					/* the runner, or orphans the init was given: one reaping of all,
+					   so that the runner's end is never taken as an orphan's */
+					while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+						if (pid == runner)
+							finish(status);
 				} else if (si.ssi_signo != SIGPIPE && runner > 0) {
 					kill(group_signals ? -runner : runner, (int)si.ssi_signo);
 				}

@@ -67,6 +67,18 @@ while :; do
 done
 '''
 
+# A FAKE runner that leaves orphans to the relay (pid 1 of its own pid namespace) dying
+# around its own end, which is exit 5.
+ORPHAN_RUNNER = r'''
+i=0
+while [ $i -lt 300 ]; do
+	(/bin/true &)
+	i=$((i + 1))
+done &
+sleep 0.05
+exit 5
+'''
+
 
 def frame(kind, name, offset=0, data=b'', flags=0):
     name = name.encode()
@@ -284,6 +296,31 @@ class RelayTest(unittest.TestCase):
         names = r.names()
         self.assertNotIn('kernel/plots/link.png', names)
         self.assertNotIn('kernel/plots/fifo.png', names)
+
+    def test_orphans_at_exit(self):
+        """As pid 1, orphans dying around the runner's end: the relay still ends with its code."""
+        if os.geteuid() != 0 or not shutil.which('unshare'):
+            self.skipTest('needs root and unshare for a pid namespace')
+        for _ in range(10):
+            tmp = tempfile.mkdtemp(prefix='cellbox-relay-')
+            try:
+                p = subprocess.Popen(['unshare', '--pid', '--fork', '--kill-child', RELAY, tmp,
+                                      '0', 'sh', os.path.join(tmp, 'host', 'r.sh')],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+                p.stdin.write(frame('W', 'host/r.sh', 0, ORPHAN_RUNNER.encode(), 1) +
+                              frame('S', ''))
+                p.stdin.flush()
+                try:
+                    self.assertEqual(p.wait(WAIT), 5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+                    self.fail('the relay missed its runner\'s end among the orphans')
+                finally:
+                    p.stdin.close()
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == '__main__':
