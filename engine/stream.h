@@ -71,8 +71,9 @@ void stream_sync_release(struct stream_sync *s);
 /*
  * Append to `out` the frames that bring the relay's host part up to the local one below
  * directory `host_fd` (the channel's host/): its top's regular files (the runner), files/,
- * then commands/ in name order. Files over `max_file` bytes are refused. Returns the number of
- * frames added, or -1 with `err` set.
+ * then commands/ in name order. Files over `max_file` bytes are refused. Returns how many files
+ * it sent or removed (0: nothing new; a file of more than STREAM_MAX_DATA bytes goes in several
+ * frames), or -1 with `err` set.
  */
 int stream_sync_scan(struct stream_sync *s, int host_fd, size_t max_file, struct strbuf *out,
 		     struct strbuf *err);

@@ -1,12 +1,10 @@
 /*
- * The host's side of the channel over a stream (engine/stream.h): the pump, which takes the
- * relay's bytes (hostile: the kernel's) and writes the local channel's kernel part, and the
- * sync, which frames the host part for the relay. The pump is fed on a temporary channel
- * with frames made here (and the engine's 8-byte stream heads), including ones no relay of
+ * The pump of the channel over a stream (engine/stream.h), which takes the relay's bytes
+ * (hostile: the kernel's) and writes the local channel's kernel part (the sync of the host
+ * part: test_stream_sync.c). It is fed on a temporary channel with frames made here (and the engine's 8-byte stream heads), including ones no relay of
  * ours would send: refused names, heads over their caps, writes past a file's end or cap,
  * links and FIFOs planted where the pump writes, a stream cut at every byte.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -644,96 +642,6 @@ static void test_mux_kind(void)
 	}
 }
 
-/* Put `text` in host file `name` (below host/). */
-static void hput(struct chan *c, const char *name, const char *text, size_t len)
-{
-	char *path = xasprintf("%s/host/%s", c->dir, name);
-	CHECK(fsutil_write_atomic(path, text, len, 0600, NULL) == 0);
-	free(path);
-}
-
-/* The frames in `sb` as "TYPE name@offset+len[L]" lines. */
-static void list_frames(const struct strbuf *sb, struct strbuf *out)
-{
-	for (size_t at = 0; at + STREAM_HEAD <= sb->len;) {
-		struct stream_head h;
-
-		if (stream_head_get((const unsigned char *)sb->buf + at, &h) < 0) {
-			strbuf_addstr(out, "BAD");
-			return;
-		}
-		strbuf_addf(out, "%c %.*s@%llu+%u%s\n", h.type, (int)h.name_len,
-			    sb->buf + at + STREAM_HEAD, (unsigned long long)h.offset, h.data_len,
-			    h.flags & STREAM_LAST ? "L" : "");
-		at += STREAM_HEAD + h.name_len + h.data_len;
-	}
-}
-
-static int scan(struct stream_sync *y, struct chan *c, size_t max, struct strbuf *list)
-{
-	struct strbuf out = STRBUF_INIT;
-	int n;
-
-	strbuf_reset(list);
-	strbuf_reset(&c->err);
-	n = stream_sync_scan(y, c->host, max, &out, &c->err);
-	list_frames(&out, list);
-	strbuf_release(&out);
-	return n;
-}
-
-/* The host part framed: the runner, files/, commands/; then only what changed or went. */
-static void test_sync(void)
-{
-	struct chan c;
-	struct stream_sync y;
-	struct strbuf l = STRBUF_INIT;
-	char *big = xmalloc(STREAM_MAX_DATA + 10);
-	char *p;
-
-	chan_open(&c, 0);
-	stream_sync_init(&y);
-	hput(&c, "commands/1.json", "{}", 2);
-	hput(&c, "files/a", "abc", 3);
-	hput(&c, "runner.zip", "PK", 2);
-	p = xasprintf("%s/host/wake", c.dir);
-	CHECK(mkfifo(p, 0600) == 0);
-	free(p);
-	p = xasprintf("%s/host/files/fifo", c.dir);
-	CHECK(mkfifo(p, 0600) == 0);
-	free(p);
-	CHECK(symlinkat("/etc/passwd", c.host, "link") == 0);
-	CHECK(symlinkat("/etc/passwd", c.host, "files/link") == 0);
-	CHECK(scan(&y, &c, 1 << 20, &l) == 3);
-	CHECK_STR(l.buf, "W host/runner.zip@0+2L\nW host/files/a@0+3L\nW host/commands/1.json@0+2L\n");
-	CHECK(scan(&y, &c, 1 << 20, &l) == 0);
-	CHECK_STR(l.buf, "");
-	hput(&c, "files/a", "abcdef", 6);
-	CHECK(scan(&y, &c, 1 << 20, &l) == 1);
-	CHECK_STR(l.buf, "W host/files/a@0+6L\n");
-	CHECK(unlinkat(c.host, "commands/1.json", 0) == 0);
-	CHECK(scan(&y, &c, 1 << 20, &l) == 1);
-	CHECK_STR(l.buf, "D host/commands/1.json@0+0\n");
-	CHECK(scan(&y, &c, 1 << 20, &l) == 0);
-	/* a file over one frame's data goes in chunks, the last one LAST */
-	memset(big, 'b', STREAM_MAX_DATA + 10);
-	hput(&c, "files/big", big, STREAM_MAX_DATA + 10);
-	scan(&y, &c, 4u << 20, &l);
-	CHECK_STR(l.buf, "W host/files/big@0+1048576\nW host/files/big@1048576+10L\n");
-	/* an empty file is one LAST frame */
-	hput(&c, "files/empty", "", 0);
-	scan(&y, &c, 4u << 20, &l);
-	CHECK_STR(l.buf, "W host/files/empty@0+0L\n");
-	/* a file over max_file is an error */
-	hput(&c, "files/z", "0123456789abcdef", 16);
-	CHECK(scan(&y, &c, 10, &l) == -1);
-	CHECK(strstr(c.err.buf, "host/files/z") != NULL);
-	stream_sync_release(&y);
-	strbuf_release(&l);
-	free(big);
-	chan_close(&c);
-}
-
 static const struct tap_test tests[] = {
 	{ "append_top", test_append_top },
 	{ "append_results", test_append_results },
@@ -752,7 +660,6 @@ static const struct tap_test tests[] = {
 	{ "byte_split", test_byte_split },
 	{ "notes", test_notes },
 	{ "mux_kind", test_mux_kind },
-	{ "sync", test_sync },
 };
 
 int main(int argc, char **argv)
