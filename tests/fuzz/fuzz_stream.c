@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "stream.h"
 #include "stream_frame.h"
 
@@ -28,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const sub[] = { "results", "plots", "out" };
 
 struct chan {
+	char path[64];
 	int top, host, kernel, dir[3];	/* the channel, host/, kernel/{results,plots,out} */
 };
 
@@ -40,13 +42,19 @@ static void fail(const char *what)
 	abort();
 }
 
+/* At the end of the run (not after a crash: the files are then the reproducer's witness). */
+static void chans_remove(void)
+{
+	fsutil_remove_tree(chans[0].path);
+	fsutil_remove_tree(chans[1].path);
+}
+
 static void chan_make(struct chan *c)
 {
-	char path[] = "/tmp/cellbox-fuzz-stream-XXXXXX";
-
-	if (!mkdtemp(path))
+	snprintf(c->path, sizeof(c->path), "/tmp/cellbox-fuzz-stream-XXXXXX");
+	if (!mkdtemp(c->path))
 		fail("mkdtemp");
-	c->top = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	c->top = open(c->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->top < 0 || mkdirat(c->top, "kernel", 0700) < 0 || mkdirat(c->top, "host", 0700) < 0)
 		fail("cannot make the channel");
 	c->host = openat(c->top, "host", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -56,7 +64,6 @@ static void chan_make(struct chan *c)
 			fail("cannot make the channel");
 		c->dir[i] = openat(c->kernel, sub[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-	/* the temporary directory stays for the process's life: its path is in the name */
 }
 
 /* Back to a fresh channel: ready, log and results/r1.jsonl (the host's) empty, no more. */
@@ -189,6 +196,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!made) {
 		chan_make(&chans[0]);
 		chan_make(&chans[1]);
+		atexit(chans_remove);
 		made = 1;
 	}
 	muxed = data[0] & 1;
