@@ -46,6 +46,7 @@ struct stream_pump {
 	int full;		/* the last failure was the host's room for the kernel's files
 				   (ENOSPC: the channel's tmpfs of the quota's size) */
 	unsigned long long frames, bytes;	/* taken so far */
+	int broken;		/* a feed failed: nothing more is taken */
 };
 
 void stream_pump_init(struct stream_pump *p, int kernel_fd, int results_fd, int plots_fd,
@@ -70,8 +71,9 @@ void stream_sync_release(struct stream_sync *s);
 /*
  * Append to `out` the frames that bring the relay's host part up to the local one below
  * directory `host_fd` (the channel's host/): its top's regular files (the runner), files/,
- * then commands/ in name order. Files over `max_file` bytes are refused. Returns the number of
- * frames added, or -1 with `err` set.
+ * then commands/ in name order. Files over `max_file` bytes are refused. Returns how many files
+ * it sent or removed (0: nothing new; a file of more than STREAM_MAX_DATA bytes goes in several
+ * frames), or -1 with `err` set.
  */
 int stream_sync_scan(struct stream_sync *s, int host_fd, size_t max_file, struct strbuf *out,
 		     struct strbuf *err);

@@ -215,13 +215,16 @@ static int take_relay(struct stream_pump *p, const char *buf, size_t len, struct
 	}
 }
 
-int stream_pump_feed(struct stream_pump *p, const void *data, size_t len, struct strbuf *err)
+/* Keep what of `len` bytes of the relay's stderr fits below the notes' cap, the first ones. */
+static void take_notes(struct stream_pump *p, const char *buf, size_t len)
 {
-	const char *buf = data;
+	size_t room = STREAM_NOTES_MAX - 1 - p->notes.len;	/* the cap counts the NUL */
 
-	p->bytes += len;
-	if (!p->muxed)
-		return take_relay(p, buf, len, err);
+	strbuf_add(&p->notes, buf, len < room ? len : room);
+}
+
+static int take_muxed(struct stream_pump *p, const char *buf, size_t len, struct strbuf *err)
+{
 	while (len) {
 		size_t n;
 
@@ -251,11 +254,26 @@ int stream_pump_feed(struct stream_pump *p, const void *data, size_t len, struct
 			if (take_relay(p, buf, n, err) < 0)
 				return -1;
 		} else {
-			strbuf_add(&p->notes, buf, n);	/* capped: the rest is dropped */
+			take_notes(p, buf, n);	/* capped: the rest is dropped */
 		}
 		buf += n;
 		len -= n;
 		p->mux_left -= (uint32_t)n;
 	}
 	return 0;
+}
+
+int stream_pump_feed(struct stream_pump *p, const void *data, size_t len, struct strbuf *err)
+{
+	int rc;
+
+	if (p->broken) {
+		strbuf_addstr(err, "the relay's stream broke the protocol before");
+		return -1;
+	}
+	p->bytes += len;
+	rc = p->muxed ? take_muxed(p, data, len, err) : take_relay(p, data, len, err);
+	if (rc < 0)
+		p->broken = 1;
+	return rc;
 }

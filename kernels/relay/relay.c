@@ -57,6 +57,8 @@ static struct tracked {
 	char name[STREAM_MAX_NAME + 1];
 	uint64_t sent;
 	int fd;			/* kept open while the name is not replaced (-1: none) */
+	dev_t dev;
+	ino_t ino;		/* the file sent: another one at the name is sent afresh */
 } *tracked;
 static size_t ntracked, nopen;
 #define MAX_OPEN 64
@@ -181,10 +183,21 @@ static void sync_file(int d, const char *entry, int same)
 			strcpy(t->name, name);
 			t->sent = 0;
 			t->fd = -1;
+			t->dev = st.st_dev;
+			t->ino = st.st_ino;
 		}
 		if (nopen < MAX_OPEN) {
 			t->fd = fd;
 			nopen++;
+		}
+	}
+	if (t->dev != st.st_dev || t->ino != st.st_ino) {
+		/* renamed over: none of what was sent is this file's */
+		t->dev = st.st_dev;
+		t->ino = st.st_ino;
+		if (t->sent) {
+			t->sent = 0;
+			send_frame(STREAM_TRUNCATE, name, 0, NULL, 0);
 		}
 	}
 	if ((uint64_t)st.st_size < t->sent) {
@@ -536,11 +549,13 @@ int main(int argc, char **argv)
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				int status;
+				pid_t pid;
 				if (si.ssi_signo == SIGCHLD) {
-					if (runner > 0 && waitpid(runner, &status, WNOHANG) == runner)
-						finish(status);
-					while (waitpid(-1, &status, WNOHANG) > 0)
-						;	/* orphans the init gave us */
+					/* the runner, or orphans the init was given: one reaping of all,
+					   so that the runner's end is never taken as an orphan's */
+					while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+						if (pid == runner)
+							finish(status);
 				} else if (si.ssi_signo != SIGPIPE && runner > 0) {
 					kill(group_signals ? -runner : runner, (int)si.ssi_signo);
 				}
