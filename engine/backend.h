@@ -23,6 +23,8 @@
  *                hands its kernels to other processes); free() afterwards does not kill.
  *   wake()       optional: tell the runner a command file is there, where inotify does not
  *                reach it (gVisor: one byte on the container's stdin; PROTOCOL.md).
+ *   latency()    optional: the last round trip to the sandbox in ms (a channel over a
+ *                stream: the relay's answer to a ping), -1 when not measured.
  *
  * Adoption (pooled mode): a backend made by its family's adopt constructor (backend_adopt)
  * starts with a running kernel that another process started and detached, found by its
@@ -156,6 +158,8 @@ struct backend_ops {
 	void (*free)(struct backend *be);
 	void (*detach)(struct backend *be);
 	void (*wake)(struct backend *be);
+	/* Optional: the last measured round trip to the sandbox in ms, or -1 (not measured). */
+	double (*latency)(struct backend *be);
 	/*
 	 * Optional (NULL = nothing to do): the uid/gid the channel's files must belong to for
 	 * the kernel to use them (a container user other than ours). Returns 1 and sets them,

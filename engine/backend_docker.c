@@ -422,6 +422,12 @@ static int docker_running(const char *engine, const struct kernel_handle *k, str
 	return running;
 }
 
+/* The stream's last ping answer's round trip, -1 without a stream. */
+static double docker_latency(struct backend *be)
+{
+	return backend_docker_stream_latency(docker_of(be));
+}
+
 /* One table for both engines: what differs between docker and podman is in db->engine. */
 const struct backend_ops backend_docker_ops = {
 	.name = "docker",
@@ -439,5 +445,6 @@ const struct backend_ops backend_docker_ops = {
 	.free = docker_free,
 	.detach = docker_detach,
 	.wake = docker_wake,
+	.latency = docker_latency,
 	.channel_owner = backend_docker_channel_owner,
 };

@@ -83,6 +83,8 @@ int backend_docker_stream_attach(struct backend_docker *db, struct strbuf *err);
  */
 int backend_docker_stream_begin(struct backend_docker *db, const char *channel_dir, int adopted,
 				struct strbuf *err);
+/* The round trip of the last ping the relay answered, in ms; -1 before one (or no stream). */
+double backend_docker_stream_latency(struct backend_docker *db);
 /* Send what is new in the host part, or a wake-up (backend wake()). */
 void backend_docker_stream_wake(struct backend_docker *db);
 /*

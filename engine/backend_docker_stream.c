@@ -35,6 +35,8 @@ extern const size_t relay_bin_len;
 #define OUTBOX_MAX (256u << 20)
 #define HOST_FILE_MAX (192u << 20)
 #define STREAM_READ (256u << 10)
+/* A ping every so often while the stream is quiet (the latency the status line shows). */
+#define PING_MS 5000
 
 struct docker_stream {
 	int sock;		/* the attach connection, non-blocking */
@@ -51,6 +53,7 @@ struct docker_stream {
 	struct stream_sync sync;	/* the session's thread's */
 	struct stream_pump pump;	/* the thread's */
 	struct docker *d;	/* for the thread's one call: kill the container */
+	double rtt_ms;		/* under lock: the last ping's round trip, -1 before one */
 	char *id;
 };
 
@@ -132,12 +135,26 @@ static void kill_from_thread(struct docker_stream *st)
 	strbuf_release(&err);
 }
 
-/* The thread: the outbox out, the relay's frames in. */
+/* Queue a ping whose offset is the time now in microseconds (the thread's). */
+static void ping(struct docker_stream *st)
+{
+	struct strbuf f = STRBUF_INIT;
+
+	stream_frame_add(&f, STREAM_PING, 0, "", (uint64_t)(clock_now() * 1e6), NULL, 0);
+	pthread_mutex_lock(&st->lock);
+	strbuf_add(&st->outbox, f.buf, f.len);
+	pthread_mutex_unlock(&st->lock);
+	strbuf_release(&f);
+}
+
+/* The thread: the outbox out, the relay's frames in, a ping when it is quiet. */
 static void *pump_main(void *arg)
 {
 	struct docker_stream *st = arg;
 	char *buf = xmalloc(STREAM_READ);
+	uint64_t pong = 0;
 
+	ping(st);
 	for (;;) {
 		struct pollfd p[2] = { { .fd = st->sock, .events = POLLIN },
 				       { .fd = st->poke[0], .events = POLLIN } };
@@ -150,8 +167,15 @@ static void *pump_main(void *arg)
 		pthread_mutex_unlock(&st->lock);
 		if (stop)
 			break;
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			break;
+		{
+			int n = poll(p, 2, PING_MS);
+			if (n < 0 && errno != EINTR)
+				break;
+			if (n == 0) {
+				ping(st);
+				continue;
+			}
+		}
 		if (p[1].revents) {
 			char drain[64];
 			while (read(st->poke[0], drain, sizeof(drain)) > 0)
@@ -179,11 +203,19 @@ static void *pump_main(void *arg)
 				continue;
 			if (n <= 0)
 				break;
-			if (stream_pump_feed(&st->pump, buf, (size_t)n, &err) < 0) {
+			int rc = stream_pump_feed(&st->pump, buf, (size_t)n, &err);
+
+			if (rc == 0 && st->pump.pong != pong) {
+				pong = st->pump.pong;
+				pthread_mutex_lock(&st->lock);
+				st->rtt_ms = (clock_now() * 1e6 - (double)pong) / 1e3;
+				pthread_mutex_unlock(&st->lock);
+			}
+			if (rc < 0) {
 				pthread_mutex_lock(&st->lock);
 				st->full = st->pump.full;
 				pthread_mutex_unlock(&st->lock);
-				end_stream(st, err.buf);
+				end_stream(st, err.len ? err.buf : "the relay broke the protocol");
 				strbuf_release(&err);
 				/*
 				 * Read nothing more, but let the engine know at once: it holds the
@@ -246,6 +278,7 @@ int backend_docker_stream_begin(struct backend_docker *db, const char *channel_d
 	strbuf_init(&st->why, 0);
 	stream_sync_init(&st->sync);
 	st->d = &db->d;
+	st->rtt_ms = -1;
 	st->id = xstrdup(db->id);
 	db->st = st;
 	if (st->sock < 0 || st->host_fd < 0 || st->kfd[0] < 0 || st->kfd[1] < 0 ||
@@ -281,6 +314,18 @@ fail:
 	strbuf_release(&first);
 	backend_docker_stream_end(db);
 	return -1;
+}
+
+double backend_docker_stream_latency(struct backend_docker *db)
+{
+	double ms;
+
+	if (!db->st)
+		return -1;
+	pthread_mutex_lock(&db->st->lock);
+	ms = db->st->rtt_ms;
+	pthread_mutex_unlock(&db->st->lock);
+	return ms;
 }
 
 void backend_docker_stream_wake(struct backend_docker *db)

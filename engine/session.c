@@ -415,6 +415,11 @@ const char *session_backend_name(const struct session *s)
 	return s->backend_name;
 }
 
+double session_latency(const struct session *s)
+{
+	return s->be && s->be->ops->latency ? s->be->ops->latency(s->be) : -1;
+}
+
 const struct kernel_def *session_kernel(const struct session *s)
 {
 	return s->kernel;

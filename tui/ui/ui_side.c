@@ -141,14 +141,28 @@ void ui_side_draw(struct ui *ui, struct pane *p)
 	}
 }
 
-/* Draw the status line: kernel state, backend, count, duration, theme or a message. */
+/*
+ * " 1.2 ms": the round trip to the sandbox where it is measured (a channel over a stream, to
+ * a remote engine), else "".
+ */
+static const char *latency(struct ui *ui, char *buf, size_t size)
+{
+	double ms = ui->s ? session_latency(ui->s) : -1;
+
+	if (ms < 0)
+		return "";
+	snprintf(buf, size, " %.1f ms", ms);
+	return buf;
+}
+
+/* Draw the status line: kernel state, backend (and its latency), count, duration, theme. */
 void ui_status_draw(struct ui *ui, struct pane *p)
 {
 	static const char spin[] = "|/-\\";
 	enum session_state st = ui->s ? session_state(ui->s) : SESSION_STARTING;
 	const char *state = "idle";
 	int el = TH_STATUS;
-	char buf[256];
+	char buf[256], lat[32];
 
 	if (ui->restarting) {
 		state = "restarting", el = TH_STATUS_BUSY;
@@ -174,13 +188,14 @@ void ui_status_draw(struct ui *ui, struct pane *p)
 		else if (!ui->s)
 			snprintf(buf, sizeof(buf), " %sstarting the kernel...", nb.buf);
 		else if (ui->nbv)	/* less room: the notebook's part comes first */
-			snprintf(buf, sizeof(buf), " %s%s \u2502 [%d] \u2502 %.3f s \u2502 "
+			snprintf(buf, sizeof(buf), " %s%s%s \u2502 [%d] \u2502 %.3f s \u2502 "
 				 "F1 help  Ctrl-Q quit", nb.buf, session_backend_name(ui->s),
-				 ui->exec_count, ui->last_duration);
+				 latency(ui, lat, sizeof(lat)), ui->exec_count, ui->last_duration);
 		else
-			snprintf(buf, sizeof(buf), " %s \u2502 [%d] \u2502 %.3f s \u2502 %s \u2502 "
+			snprintf(buf, sizeof(buf), " %s%s \u2502 [%d] \u2502 %.3f s \u2502 %s \u2502 "
 				 "F1 help  Ctrl-O command  Ctrl-Q quit", session_backend_name(ui->s),
-				 ui->exec_count, ui->last_duration, ui->theme.name ? ui->theme.name : "");
+				 latency(ui, lat, sizeof(lat)), ui->exec_count, ui->last_duration,
+				 ui->theme.name ? ui->theme.name : "");
 		strbuf_release(&nb);
 		ui_put_text(p->y, p->x + x, p->w - x, buf, ui_look_of(ui, TH_STATUS, NULL));
 	}
