@@ -147,39 +147,40 @@ int docker_dial(const struct docker *d)
 	return docker_dial_err(d, NULL);
 }
 
-/* ssh://: curl's connection is an ssh child's socketpair, opened here ... */
+/* ssh://: curl's socket, pointed at a private local end (docker_ssh.c) ... */
 static curl_socket_t ssh_open(void *data, curlsocktype purpose, struct curl_sockaddr *addr)
 {
 	struct docker *d = data;
 	struct strbuf err = STRBUF_INIT;
-	int fd;
+	curl_socket_t fd;
 
 	(void)purpose;
-	(void)addr;
 	docker_ssh_reap(d->ssh);
-	fd = docker_ssh_dial(d->ssh, d->ep, &err);
-	if (fd < 0)
+	fd = docker_ssh_curl_open(d->ssh, addr, &err);
+	if (fd == CURL_SOCKET_BAD)
 		snprintf(d->curl_error, sizeof(d->curl_error), "%s", err.buf);
 	else
 		d->ssh_fd = fd;
 	strbuf_release(&err);
-	return fd < 0 ? CURL_SOCKET_BAD : fd;
+	return fd;
 }
 
-/* ... connected already (curl must not connect() it) ... */
-static int ssh_sockopt(void *data, curl_socket_t fd, curlsocktype purpose)
+/* ... where ssh is started once curl has connected (nothing for a reused connection). */
+static int ssh_prereq(void *data, char *ip, char *local_ip, int port, int local_port)
 {
-	(void)data;
-	(void)fd;
-	(void)purpose;
-	return CURL_SOCKOPT_ALREADY_CONNECTED;
-}
+	struct docker *d = data;
+	struct strbuf err = STRBUF_INIT;
+	int rc;
 
-/* ... and closed here: ssh reads EOF and ends (reaped by the next call or the release). */
-static int ssh_close(void *data, curl_socket_t fd)
-{
-	(void)data;
-	return close(fd);
+	(void)ip;
+	(void)local_ip;
+	(void)port;
+	(void)local_port;
+	rc = docker_ssh_curl_connected(d->ssh, d->ep, &err);
+	if (rc < 0)
+		snprintf(d->curl_error, sizeof(d->curl_error), "%s", err.buf);
+	strbuf_release(&err);
+	return rc < 0 ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
 }
 
 /*
@@ -207,9 +208,8 @@ static void setup(struct docker *d, const char *url)
 	case DOCKER_SSH:
 		curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, ssh_open);
 		curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, (void *)d);
-		curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, ssh_sockopt);
-		curl_easy_setopt(c, CURLOPT_CLOSESOCKETFUNCTION, ssh_close);
-		curl_easy_setopt(c, CURLOPT_CLOSESOCKETDATA, (void *)d);
+		curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, ssh_prereq);
+		curl_easy_setopt(c, CURLOPT_PREREQDATA, (void *)d);
 		break;
 	}
 }

@@ -45,6 +45,15 @@ struct docker_ssh *docker_ssh_new(void);
  */
 int docker_ssh_dial(struct docker_ssh *s, const struct docker_endpoint *ep, struct strbuf *err);
 /*
+ * curl's connections to `ep` (its OPENSOCKETFUNCTION and PREREQFUNCTION call these): a socket
+ * for curl with its address rewritten to a private local end, then ssh started on that end
+ * once curl has connected (docker_ssh.c says why). CURL_SOCKET_BAD / -1 with `err` set.
+ */
+curl_socket_t docker_ssh_curl_open(struct docker_ssh *s, struct curl_sockaddr *addr,
+				   struct strbuf *err);
+int docker_ssh_curl_connected(struct docker_ssh *s, const struct docker_endpoint *ep,
+			      struct strbuf *err);
+/*
  * Why the connection `fd` (from docker_ssh_dial, maybe closed since) failed: ssh's first line
  * of stderr, waiting up to `seconds` for it to end. Appended to `err`; 0 when there was one.
  */

@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,11 +44,17 @@ struct ssh_child {
 struct docker_ssh {
 	struct ssh_child kids[MAX_CHILDREN];
 	int n;
+	int listen;		/* curl's connection's local end, until it is reached (-1) */
+	int curl_fd;		/* curl's socket of its last connection */
 };
 
 struct docker_ssh *docker_ssh_new(void)
 {
-	return xcalloc(1, sizeof(struct docker_ssh));
+	struct docker_ssh *s = xcalloc(1, sizeof(struct docker_ssh));
+
+	s->listen = -1;
+	s->curl_fd = -1;
+	return s;
 }
 
 /* Keep what ssh wrote to stderr, up to STDERR_KEEP bytes (the rest is read and dropped). */
@@ -100,14 +108,19 @@ void docker_ssh_reap(struct docker_ssh *s)
 	}
 }
 
-int docker_ssh_dial(struct docker_ssh *s, const struct docker_endpoint *ep, struct strbuf *err)
+/*
+ * Run ssh for `ep` with `sock` as its stdin and stdout (the parent keeps its own descriptor,
+ * `key`, to find the child by). 0, or -1 with `err` set.
+ */
+static int spawn(struct docker_ssh *s, const struct docker_endpoint *ep, int sock, int key,
+		 struct strbuf *err)
 {
 	const char *argv[24], *cfg = getenv("CELLBOX_SSH_CONFIG");
 	char remote[DOCKER_PATH_MAX + 64];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, deflt;
-	int sv[2], ep_[2], n = 0, rc;
+	int errp[2], n = 0, rc;
 	pid_t pid;
 
 	docker_ssh_reap(s);
@@ -145,17 +158,14 @@ int docker_ssh_dial(struct docker_ssh *s, const struct docker_endpoint *ep, stru
 	argv[n++] = remote;
 	argv[n] = NULL;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		goto sys;
-	if (pipe2(ep_, O_CLOEXEC) < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		goto sys;
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		strbuf_addf(err, "cannot connect to %s: %s", ep->host, strerror(errno));
+		return -1;
 	}
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, ep_[1], 2);
+	posix_spawn_file_actions_adddup2(&fa, sock, 0);
+	posix_spawn_file_actions_adddup2(&fa, sock, 1);
+	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
 	posix_spawnattr_init(&attr);
 	sigemptyset(&none);
 	sigemptyset(&deflt);
@@ -173,23 +183,109 @@ int docker_ssh_dial(struct docker_ssh *s, const struct docker_endpoint *ep, stru
 	rc = posix_spawnp(&pid, "ssh", &fa, &attr, (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
-	close(sv[1]);
-	close(ep_[1]);
+	close(errp[1]);
 	if (rc) {
-		close(sv[0]);
-		close(ep_[0]);
+		close(errp[0]);
 		strbuf_addf(err, "cannot run ssh for %s: %s (install openssh-client)", ep->host,
 			    strerror(rc));
 		errno = rc;
 		return -1;
 	}
-	fcntl(ep_[0], F_SETFL, fcntl(ep_[0], F_GETFL) | O_NONBLOCK);
-	s->kids[s->n] = (struct ssh_child){ .pid = pid, .fd = sv[0], .errfd = ep_[0] };
+	fcntl(errp[0], F_SETFL, fcntl(errp[0], F_GETFL) | O_NONBLOCK);
+	s->kids[s->n] = (struct ssh_child){ .pid = pid, .fd = key, .errfd = errp[0] };
 	s->n++;
+	return 0;
+}
+
+int docker_ssh_dial(struct docker_ssh *s, const struct docker_endpoint *ep, struct strbuf *err)
+{
+	int sv[2], rc;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		strbuf_addf(err, "cannot connect to %s: %s", ep->host, strerror(errno));
+		return -1;
+	}
+	rc = spawn(s, ep, sv[1], sv[0], err);
+	close(sv[1]);
+	if (rc < 0) {
+		close(sv[0]);
+		return -1;
+	}
 	return sv[0];
-sys:
-	strbuf_addf(err, "cannot connect to %s: %s", ep->host, strerror(errno));
-	return -1;
+}
+
+/*
+ * curl's connections. curl 7.88 (Debian 12's) connect()s a socket that its SOCKOPTFUNCTION
+ * said was connected already (curl issue 10626, fixed in 8.0), so curl cannot be handed a
+ * socketpair. Instead the socket curl opens is pointed (its address rewritten) at a listening
+ * abstract unix socket with a random name that lives only until curl's connect() has landed
+ * in it; the connection accepted there, checked to come from this very process (SO_PEERCRED),
+ * becomes the ssh child's stdin and stdout. curl's own socket is then an ordinary connected
+ * unix socket: kept alive and reused by curl while ssh lives.
+ */
+curl_socket_t docker_ssh_curl_open(struct docker_ssh *s, struct curl_sockaddr *addr,
+				   struct strbuf *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char name[13];
+	socklen_t len;
+	int fd;
+
+	if (s->listen >= 0)
+		close(s->listen);
+	random_hex(name, 6);				/* 12 hex digits */
+	sa.sun_path[0] = '\0';				/* abstract: no file, no umask */
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+	if (len > sizeof(addr->addr)) {
+		strbuf_addstr(err, "ssh: the address does not fit");
+		return CURL_SOCKET_BAD;
+	}
+	s->listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->listen < 0 || fd < 0 || bind(s->listen, (struct sockaddr *)&sa, len) < 0 ||
+	    listen(s->listen, 1) < 0) {
+		strbuf_addf(err, "ssh: cannot make the local end: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		if (s->listen >= 0)
+			close(s->listen);
+		s->listen = -1;
+		return CURL_SOCKET_BAD;
+	}
+	addr->family = AF_UNIX;
+	addr->protocol = 0;
+	addr->addrlen = len;
+	memcpy(&addr->addr, &sa, len);
+	s->curl_fd = fd;
+	return fd;
+}
+
+int docker_ssh_curl_connected(struct docker_ssh *s, const struct docker_endpoint *ep,
+			      struct strbuf *err)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	int conn, rc = -1;
+
+	if (s->listen < 0)
+		return 0;				/* a connection reused: ssh runs */
+	conn = accept4(s->listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	close(s->listen);
+	s->listen = -1;
+	if (conn < 0) {
+		strbuf_addf(err, "ssh: the local end was not reached: %s", strerror(errno));
+		return -1;
+	}
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.pid != getpid() ||
+	    cred.uid != getuid()) {
+		strbuf_addstr(err, "ssh: the local end was reached by another process");
+	} else {
+		fcntl(conn, F_SETFL, fcntl(conn, F_GETFL) & ~O_NONBLOCK);
+		rc = spawn(s, ep, conn, s->curl_fd, err);
+	}
+	close(conn);
+	return rc;
 }
 
 int docker_ssh_why(struct docker_ssh *s, int fd, double seconds, struct strbuf *err)
@@ -235,6 +331,8 @@ void docker_ssh_free(struct docker_ssh *s)
 
 	if (!s)
 		return;
+	if (s->listen >= 0)
+		close(s->listen);
 	for (int i = 0; i < s->n; i++)
 		if (s->kids[i].pid > 0)
 			kill(s->kids[i].pid, SIGTERM);

@@ -95,8 +95,9 @@ void docker_tls_explain(const struct docker_endpoint *ep, CURLcode rc, const cha
 	case CURLE_RECV_ERROR:
 	case CURLE_SEND_ERROR:
 	case CURLE_GOT_NOTHING:
-		if (ep->tls && (says(d, "certificate required") || says(d, "handshake failure")) &&
-		    !*ep->cert) {
+		if (ep->tls && !*ep->cert && (says(d, "certificate required") ||
+					      says(d, "handshake failure") ||
+					      says(d, "bad certificate"))) {
 			strbuf_addf(err, "TLS: the engine at %s wants a client certificate and there "
 				    "is none (cert.pem and key.pem beside ca.pem in DOCKER_CERT_PATH "
 				    "or the context) (%s)", ep->host, d);
