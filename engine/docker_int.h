@@ -8,7 +8,6 @@
  */
 
 #include <curl/curl.h>
-#include "docker.h"
 #include "docker_host.h"
 
 /* How long a connection (TCP, TLS handshake, ssh) may take before it is an error. */
