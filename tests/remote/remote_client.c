@@ -7,7 +7,8 @@
  *	remote_client attach IMAGE		a container whose exit status is 3 + the length
  *						of the line written to its stdin through a raw
  *						attach; its wait answered on a raw connection:
- *						"exit 7" for "abcd"
+ *						"exit 7" for "abcd"; then "children: none"
+ *						when no child (ssh) is left after the release
  *	remote_client bind PATH IMAGE		start a container binding PATH: "started" or
  *						"refused: ..."
  *	remote_client bench N			N round trips of GET /_ping on one raw
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int fail(const char *what, struct strbuf *err)
@@ -140,6 +142,10 @@ out:
 	cJSON_Delete(body);
 	cJSON_Delete(created);
 	docker_release(&d);
+	/* Every child of the client (ssh's) is gone and reaped once it is released. */
+	errno = 0;
+	printf("children: %s\n", waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD ? "none" :
+	       "left");
 	strbuf_release(&err);
 	strbuf_release(&reply);
 	strbuf_release(&path);

@@ -171,6 +171,7 @@ class SshTest(Base):
         before = {p for p, _ in ssh_children(cfg)}
         rc, out, _ = client(['attach', IMAGE], **ssh_env())
         self.assertEqual(rc, 0, out)
+        self.assertIn('children: none', out)
         left = [(p, s) for p, s in ssh_children(cfg) if p not in before]
         self.assertEqual(left, [])
 
