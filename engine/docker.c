@@ -128,7 +128,7 @@ int docker_dial_err(const struct docker *d, struct strbuf *err)
 		docker_ssh_reap(d->ssh);
 		fd = docker_ssh_dial(d->ssh, d->ep, &why);
 	} else if (d->ep->tls) {
-		fd = docker_tls_dial(d->ep, &why);
+		fd = docker_tls_dial(d->pumps, d->ep, &why);
 	} else {
 		fd = dial_socket(d->ep);
 		if (fd < 0)
@@ -332,6 +332,8 @@ int docker_init(struct docker *d, const char *host, struct strbuf *err)
 	case DOCKER_TCP:
 		d->base = xasprintf(strchr(d->ep->name, ':') ? "%s://[%s]:%s" : "%s://%s:%s",
 				    d->ep->tls ? "https" : "http", d->ep->name, d->ep->port);
+		if (d->ep->tls)
+			d->pumps = docker_tls_group_new();
 		break;
 	case DOCKER_SSH:
 		d->base = xstrdup("http://127.0.0.1");
@@ -376,6 +378,7 @@ void docker_release(struct docker *d)
 	if (d->curl)
 		curl_easy_cleanup(d->curl);	/* closes its ssh connection, if any */
 	docker_ssh_free(d->ssh);
+	docker_tls_group_free(d->pumps, 1);
 	free(d->host);
 	free(d->ep);
 	free(d->base);

@@ -19,6 +19,7 @@
 
 struct docker_endpoint;
 struct docker_ssh;
+struct docker_tls_group;
 
 struct docker {
 	void *curl;		/* CURL easy handle, reused so the connection stays open */
@@ -27,6 +28,7 @@ struct docker {
 	char api[16];		/* "1.41" */
 	struct docker_endpoint *ep;	/* which engine and how (docker_host.h) */
 	struct docker_ssh *ssh;		/* ssh:// only: the children of its connections */
+	struct docker_tls_group *pumps;	/* TLS only: the threads of its raw connections */
 	int ssh_fd;		/* ssh:// only: the connection curl opened last (-1: none) */
 	char curl_error[256];	/* curl's words for its last failure (CURL_ERROR_SIZE) */
 };
@@ -38,7 +40,10 @@ struct docker {
  * engine, permission denied, which TLS check failed, ssh's own first line of stderr.
  */
 int docker_init(struct docker *d, const char *host, struct strbuf *err);
-/* Close the connections; kill and reap the ssh children still running. */
+/*
+ * Close the connections; kill and reap the ssh children still running; wait up to a second
+ * for the TLS pumps of the raw connections already closed to finish.
+ */
 void docker_release(struct docker *d);
 
 /* How long docker_init() waits for the engine's first answer (ssh: its connection too). */

@@ -20,12 +20,24 @@ curl_socket_t docker_tls_cloexec_socket(void *data, curlsocktype purpose,
 /* The TLS options of `ep` on handle `c` (CA, client certificate, verification). */
 void docker_tls_options(CURL *c, const struct docker_endpoint *ep);
 
+/* The pump threads of one client (docker_tls.c). */
+struct docker_tls_group;
+
+struct docker_tls_group *docker_tls_group_new(void);
+/*
+ * Let go of the group: wait up to `seconds` for its pumps to end (their descriptors closed);
+ * one whose descriptor is still open keeps running and frees the group when it ends.
+ */
+void docker_tls_group_free(struct docker_tls_group *g, double seconds);
+
 /*
  * A fresh TLS connection to `ep` as a plain descriptor: one end of a socketpair whose other
- * end a thread of its own pumps through a CONNECT_ONLY curl handle; closing the descriptor
- * ends the thread and the connection. -1 with `err` set (what failed, said for people).
+ * end a thread of its own (counted in `g`) pumps through a CONNECT_ONLY curl handle; closing
+ * the descriptor ends the thread and the connection. -1 with `err` set (what failed, said for
+ * people).
  */
-int docker_tls_dial(const struct docker_endpoint *ep, struct strbuf *err);
+int docker_tls_dial(struct docker_tls_group *g, const struct docker_endpoint *ep,
+		    struct strbuf *err);
 
 /*
  * Say why curl's `rc` (with its error buffer `detail`) failed against `ep`, for people: no

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PUMP_BUF (64u << 10)
@@ -121,7 +122,96 @@ void docker_tls_explain(const struct docker_endpoint *ep, CURLcode rc, const cha
 	strbuf_addf(err, "docker engine %s (%s): %s", ep->host, ep->origin, d);
 }
 
+/*
+ * The pumps of one client, each a joinable thread: the finished ones are joined at the next
+ * dial (their stacks back) and at docker_release(), which waits a moment for those whose
+ * descriptors are closed, so that a released client leaves no thread and no TLS state behind.
+ * A pump still running then (its descriptor still open) is detached and frees its own node;
+ * the group is freed by whoever lets go of it last, the client or such a pump.
+ */
+struct pump_node {
+	pthread_t tid;
+	int done;		/* its thread has finished: join it */
+	int orphan;		/* detached at the release: the thread frees the node */
+	struct pump_node *next;
+};
+
+struct docker_tls_group {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int refs;		/* the client's and one per orphaned pump */
+	struct pump_node *nodes;
+};
+
+struct docker_tls_group *docker_tls_group_new(void)
+{
+	struct docker_tls_group *g = xcalloc(1, sizeof(*g));
+
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->refs = 1;
+	return g;
+}
+
+/* Drop one reference and unlock; the last frees the group. */
+static void group_unref_unlock(struct docker_tls_group *g)
+{
+	if (--g->refs == 0) {
+		pthread_mutex_unlock(&g->mu);
+		pthread_mutex_destroy(&g->mu);
+		pthread_cond_destroy(&g->cv);
+		free(g);
+		return;
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* Join the pumps that have finished (the mutex held). */
+static void join_done(struct docker_tls_group *g)
+{
+	for (struct pump_node **pp = &g->nodes; *pp;) {
+		struct pump_node *n = *pp;
+		if (n->done) {
+			*pp = n->next;
+			pthread_join(n->tid, NULL);	/* done: it is only returning */
+			free(n);
+		} else {
+			pp = &n->next;
+		}
+	}
+}
+
+void docker_tls_group_free(struct docker_tls_group *g, double seconds)
+{
+	struct timespec until;
+	int running;
+
+	if (!g)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)seconds;
+	pthread_mutex_lock(&g->mu);
+	for (;;) {
+		join_done(g);
+		if (!g->nodes || pthread_cond_timedwait(&g->cv, &g->mu, &until) != 0)
+			break;
+	}
+	join_done(g);
+	running = 0;
+	for (struct pump_node *n = g->nodes, *next; n; n = next) {
+		next = n->next;
+		n->orphan = 1;
+		pthread_detach(n->tid);
+		running++;
+	}
+	g->nodes = NULL;
+	g->refs += running;
+	group_unref_unlock(g);
+}
+
 struct pump {
+	struct docker_tls_group *group;
+	struct pump_node *node;
 	CURL *c;
 	int local;			/* our end of the socketpair */
 	curl_socket_t net;
@@ -213,16 +303,26 @@ static void *pump_run(void *arg)
 	}
 	curl_easy_cleanup(p->c);
 	close(p->local);
+	pthread_mutex_lock(&p->group->mu);
+	if (p->node->orphan) {
+		free(p->node);
+		group_unref_unlock(p->group);
+	} else {
+		p->node->done = 1;
+		pthread_cond_broadcast(&p->group->cv);
+		pthread_mutex_unlock(&p->group->mu);
+	}
 	free(p);
 	return NULL;
 }
 
-int docker_tls_dial(const struct docker_endpoint *ep, struct strbuf *err)
+int docker_tls_dial(struct docker_tls_group *g, const struct docker_endpoint *ep,
+		    struct strbuf *err)
 {
 	char errbuf[CURL_ERROR_SIZE] = "", *url;
 	struct pump *p = NULL;
 	pthread_attr_t attr;
-	pthread_t tid;
+	struct pump_node *node;
 	curl_socket_t net = CURL_SOCKET_BAD;
 	CURLcode rc;
 	CURL *c = curl_easy_init();
@@ -258,13 +358,24 @@ int docker_tls_dial(const struct docker_endpoint *ep, struct strbuf *err)
 		goto fail;
 	}
 	p = xcalloc(1, sizeof(*p));
+	p->group = g;
 	p->c = c;
 	p->local = sv[1];
 	p->net = net;
+	node = xcalloc(1, sizeof(*node));
+	p->node = node;
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256u << 10);
-	rc = pthread_create(&tid, &attr, pump_run, p) ? CURLE_FAILED_INIT : CURLE_OK;
+	pthread_mutex_lock(&g->mu);
+	join_done(g);
+	rc = pthread_create(&node->tid, &attr, pump_run, p) ? CURLE_FAILED_INIT : CURLE_OK;
+	if (rc == CURLE_OK) {
+		node->next = g->nodes;
+		g->nodes = node;
+	} else {
+		free(node);
+	}
+	pthread_mutex_unlock(&g->mu);
 	pthread_attr_destroy(&attr);
 	if (rc != CURLE_OK) {
 		strbuf_addf(err, "cannot start the TLS pump for %s", ep->host);

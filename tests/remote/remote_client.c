@@ -30,6 +30,7 @@
 static int fail(const char *what, struct strbuf *err)
 {
 	printf("error: %s: %s\n", what, err->buf);
+	strbuf_reset(err);
 	return 1;
 }
 
@@ -39,16 +40,22 @@ static int ping(void)
 	struct strbuf err = STRBUF_INIT;
 	cJSON *v = NULL;
 
-	if (docker_init(&d, NULL, &err) < 0)
-		return fail("init", &err);
+	if (docker_init(&d, NULL, &err) < 0) {
+		fail("init", &err);
+		strbuf_release(&err);
+		return 1;
+	}
 	if (docker_call(&d, "GET", "/version", NULL, &v, &err) != 200) {
 		docker_release(&d);
-		return fail("version", &err);
+		fail("version", &err);
+		strbuf_release(&err);
+		return 1;
 	}
 	printf("api %s server %s host %s\n", d.api,
 	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "Version")), d.host);
 	cJSON_Delete(v);
 	docker_release(&d);
+	strbuf_release(&err);
 	return 0;
 }
 
@@ -79,13 +86,17 @@ static int attach(const char *image)
 {
 	struct docker d;
 	struct strbuf err = STRBUF_INIT, reply = STRBUF_INIT, path = STRBUF_INIT;
-	cJSON *body = cJSON_CreateObject(), *created = NULL, *cmd, *hc;
-	const char *id;
+	cJSON *body, *created = NULL, *cmd, *hc;
+	const char *id = NULL;
 	char *p;
 	int in = -1, wait_fd = -1, rc = 1;
 
-	if (docker_init(&d, NULL, &err) < 0)
-		return fail("init", &err);
+	if (docker_init(&d, NULL, &err) < 0) {
+		fail("init", &err);
+		strbuf_release(&err);
+		return 1;
+	}
+	body = cJSON_CreateObject();
 	cJSON_AddStringToObject(body, "Image", image);
 	cmd = cJSON_AddArrayToObject(body, "Entrypoint");
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("sh"));
@@ -156,12 +167,16 @@ static int bind_path(const char *src, const char *image)
 {
 	struct docker d;
 	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
-	cJSON *body = cJSON_CreateObject(), *created = NULL, *hc, *mounts, *m, *cmd;
+	cJSON *body, *created = NULL, *hc, *mounts, *m, *cmd;
 	const char *id = NULL;
 	long st;
 
-	if (docker_init(&d, NULL, &err) < 0)
-		return fail("init", &err);
+	if (docker_init(&d, NULL, &err) < 0) {
+		fail("init", &err);
+		strbuf_release(&err);
+		return 1;
+	}
+	body = cJSON_CreateObject();
 	cJSON_AddStringToObject(body, "Image", image);
 	cmd = cJSON_AddArrayToObject(body, "Entrypoint");
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("true"));
@@ -251,13 +266,17 @@ static int bench(int n, int direct)
 {
 	struct docker d;
 	struct strbuf err = STRBUF_INIT;
-	double *t = xcalloc((size_t)n, sizeof(double));
+	double *t;
 	CURL *c = NULL;
 	curl_socket_t s = CURL_SOCKET_BAD;
 	int fd = -1, rc = 1;
 
-	if (docker_init(&d, NULL, &err) < 0)
-		return fail("init", &err);
+	if (docker_init(&d, NULL, &err) < 0) {
+		fail("init", &err);
+		strbuf_release(&err);
+		return 1;
+	}
+	t = xcalloc((size_t)n, sizeof(double));
 	if (direct) {
 		char *url = xasprintf("https://%s:%s/", d.ep->name, d.ep->port);
 		c = curl_easy_init();
