@@ -90,6 +90,7 @@ static int attach(const char *image)
 	const char *id = NULL;
 	char *p;
 	int in = -1, wait_fd = -1, rc = 1;
+	double t0 = clock_now();
 
 	if (docker_init(&d, NULL, &err) < 0) {
 		fail("init", &err);
@@ -124,6 +125,12 @@ static int attach(const char *image)
 		fail("wait", &err);
 		goto remove;
 	}
+	/* The wait's head says it is registered: only then may the container start and exit
+	   (over ssh the request is still on its way when docker_send_raw() returns). */
+	if (read_until(wait_fd, &reply, "\r\n\r\n", 30) < 0) {
+		printf("error: no head on the wait connection: '%s'\n", reply.buf);
+		goto remove;
+	}
 	strbuf_addf(&path, "/containers/%s/start", id);
 	if (docker_call(&d, "POST", path.buf, NULL, NULL, &err) != 204) {
 		fail("start", &err);
@@ -135,7 +142,8 @@ static int attach(const char *image)
 	}
 	if (read_until(wait_fd, &reply, "StatusCode", 60) < 0 ||
 	    read_until(wait_fd, &reply, "}", 5) < 0) {
-		printf("error: no answer on the wait connection: '%s'\n", reply.buf);
+		printf("error: no answer on the wait connection after %.1f s: '%s'\n",
+		       clock_now() - t0, reply.buf);
 		goto remove;
 	}
 	p = strstr(reply.buf, "\"StatusCode\":");
