@@ -112,8 +112,11 @@ static const struct config_key keys[] = {
 		  "of the engine), auto (shared through a unix socket, stream over tcp:// and "
 		  "ssh://)" },
 	{ .name = "docker-host", .type = CFG_STRING, .offset = SANDBOX(host),
+	  .scope = CONFIG_FOR_KERNEL | CONFIG_FOR_ENGINE, .arg = "HOST",
 	  .env = "CELLBOX_DOCKER_HOST",
-	  .help = "engine socket, unix:///path or tcp://host:port ($DOCKER_HOST)" },
+	  .help = "the container engine: unix:///path, tcp://host:port (TLS with "
+		  "DOCKER_TLS_VERIFY and DOCKER_CERT_PATH) or ssh://[user@]host[:port] (default: "
+		  "$DOCKER_HOST, else the current docker context, else the local socket)" },
 	{ .name = "theme", .type = CFG_STRING, .offset = FIELD(theme),
 	  .scope = CONFIG_FOR_TUI, .arg = "NAME", .env = "CELLBOX_THEME", .dflt = "auto",
 	  .help = "colour theme of the full-screen UI: auto (light or dark by the terminal's "

@@ -19,6 +19,8 @@ static struct {
 	const char *(*easy_strerror)(CURLcode);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
 	void (*slist_free_all)(struct curl_slist *);
+	CURLcode (*easy_send)(CURL *, const void *, size_t, size_t *);
+	CURLcode (*easy_recv)(CURL *, void *, size_t, size_t *);
 } real;
 
 static const struct {
@@ -34,6 +36,8 @@ static const struct {
 	{ .name = "curl_easy_strerror", .slot = (void **)&real.easy_strerror },
 	{ .name = "curl_slist_append", .slot = (void **)&real.slist_append },
 	{ .name = "curl_slist_free_all", .slot = (void **)&real.slist_free_all },
+	{ .name = "curl_easy_send", .slot = (void **)&real.easy_send },
+	{ .name = "curl_easy_recv", .slot = (void **)&real.easy_recv },
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -128,6 +132,17 @@ CURLcode curl_easy_getinfo(CURL *c, CURLINFO info, ...)
 	p = va_arg(ap, void *);
 	va_end(ap);
 	return real.easy_getinfo(c, info, p);
+}
+
+/* A CONNECT_ONLY handle's bytes (the TLS pump of docker_tls.c). */
+CURLcode curl_easy_send(CURL *c, const void *buf, size_t len, size_t *n)
+{
+	return real.easy_send(c, buf, len, n);
+}
+
+CURLcode curl_easy_recv(CURL *c, void *buf, size_t len, size_t *n)
+{
+	return real.easy_recv(c, buf, len, n);
 }
 
 const char *curl_easy_strerror(CURLcode code)

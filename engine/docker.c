@@ -1,10 +1,12 @@
 /* The Docker Engine API client. */
 #include "docker.h"
 #include "curl_lazy.h"
+#include "docker_int.h"
 #include "numconv.h"
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -49,23 +51,45 @@ static size_t write_body(char *buf, size_t size, size_t n, void *data)
 	return size * n;
 }
 
-int docker_dial(const struct docker *d)
+/* Connect `fd` to `sa` within DOCKER_CONNECT_SECONDS (a host that drops packets). */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len)
 {
-	int fd;
+	int flags = fcntl(fd, F_GETFL), rc, soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 
-	if (d->socket_path) {
+	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	rc = connect(fd, sa, len);
+	if (rc < 0 && errno == EINPROGRESS) {
+		rc = poll(&pfd, 1, (int)DOCKER_CONNECT_SECONDS * 1000);
+		if (rc == 0)
+			errno = ETIMEDOUT;
+		if (rc > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
+			errno = soerr;
+		rc = rc > 0 && !soerr ? 0 : -1;
+	}
+	fcntl(fd, F_SETFL, flags);
+	return rc;
+}
+
+/* unix:// and plain tcp://: the engine's own socket. */
+static int dial_socket(const struct docker_endpoint *ep)
+{
+	int fd, saved;
+
+	if (ep->kind == DOCKER_UNIX) {
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
-		if (strlen(d->socket_path) >= sizeof(sa.sun_path)) {
+		if (strlen(ep->path) >= sizeof(sa.sun_path)) {
 			errno = ENAMETOOLONG;
 			return -1;
 		}
-		strcpy(sa.sun_path, d->socket_path);
+		strcpy(sa.sun_path, ep->path);
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return -1;
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-			int saved = errno;
+			saved = errno;
 			close(fd);
 			errno = saved;
 			return -1;
@@ -73,31 +97,142 @@ int docker_dial(const struct docker *d)
 		return fd;
 	} else {
 		struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-		char host[256], *colon;
-		const char *hp = d->host + strlen("tcp://");
 
-		snprintf(host, sizeof(host), "%s", hp);
-		host[strcspn(host, "/")] = '\0';
-		colon = strrchr(host, ':');
-		if (colon)
-			*colon++ = '\0';
-		if (getaddrinfo(host, colon ? colon : "2375", &hints, &res) != 0) {
+		if (getaddrinfo(ep->name, ep->port, &hints, &res) != 0) {
 			errno = EHOSTUNREACH;
 			return -1;
 		}
 		fd = -1;
+		saved = ECONNREFUSED;
 		for (ai = res; ai && fd < 0; ai = ai->ai_next) {
 			fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-			if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+			if (fd >= 0 && connect_within(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+				saved = errno;
 				close(fd);
 				fd = -1;
 			}
 		}
 		freeaddrinfo(res);
 		if (fd < 0)
-			errno = ECONNREFUSED;
+			errno = saved;
 		return fd;
 	}
+}
+
+int docker_dial_err(const struct docker *d, struct strbuf *err)
+{
+	struct strbuf why = STRBUF_INIT;
+	int fd, saved;
+
+	if (d->ep->kind == DOCKER_SSH) {
+		docker_ssh_reap(d->ssh);
+		fd = docker_ssh_dial(d->ssh, d->ep, &why);
+	} else if (d->ep->tls) {
+		fd = docker_tls_dial(d->pumps, d->ep, &why);
+	} else {
+		fd = dial_socket(d->ep);
+		if (fd < 0)
+			strbuf_addf(&why, "cannot connect to %s: %s", d->host, strerror(errno));
+	}
+	saved = errno;
+	if (fd < 0 && err)
+		strbuf_add(err, why.buf, why.len);
+	strbuf_release(&why);
+	errno = saved;
+	return fd;
+}
+
+int docker_dial(const struct docker *d)
+{
+	return docker_dial_err(d, NULL);
+}
+
+/* ssh://: curl's socket, pointed at a private local end (docker_ssh.c) ... */
+static curl_socket_t ssh_open(void *data, curlsocktype purpose, struct curl_sockaddr *addr)
+{
+	struct docker *d = data;
+	struct strbuf err = STRBUF_INIT;
+	curl_socket_t fd;
+
+	(void)purpose;
+	docker_ssh_reap(d->ssh);
+	fd = docker_ssh_curl_open(d->ssh, addr, &err);
+	if (fd == CURL_SOCKET_BAD)
+		snprintf(d->curl_error, sizeof(d->curl_error), "%s", err.buf);
+	else
+		d->ssh_fd = fd;
+	strbuf_release(&err);
+	return fd;
+}
+
+/* ... where ssh is started once curl has connected (nothing for a reused connection). */
+static int ssh_prereq(void *data, char *ip, char *local_ip, int port, int local_port)
+{
+	struct docker *d = data;
+	struct strbuf err = STRBUF_INIT;
+	int rc;
+
+	(void)ip;
+	(void)local_ip;
+	(void)port;
+	(void)local_port;
+	rc = docker_ssh_curl_connected(d->ssh, d->ep, &err);
+	if (rc < 0)
+		snprintf(d->curl_error, sizeof(d->curl_error), "%s", err.buf);
+	strbuf_release(&err);
+	return rc < 0 ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
+}
+
+/*
+ * A request of `d`'s on its handle: the URL, how to reach the engine (unix socket, TLS
+ * options, the ssh connection), no signals, curl's error words kept in d->curl_error.
+ */
+static void setup(struct docker *d, const char *url)
+{
+	CURL *c = d->curl;
+
+	curl_easy_reset(c);
+	d->curl_error[0] = '\0';
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, d->curl_error);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, DOCKER_CONNECT_SECONDS);
+	switch (d->ep->kind) {
+	case DOCKER_UNIX:
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, d->ep->path);
+		break;
+	case DOCKER_TCP:
+		curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, docker_tls_cloexec_socket);
+		docker_tls_options(c, d->ep);
+		break;
+	case DOCKER_SSH:
+		curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, ssh_open);
+		curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, (void *)d);
+		curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, ssh_prereq);
+		curl_easy_setopt(c, CURLOPT_PREREQDATA, (void *)d);
+		break;
+	}
+}
+
+/* Why curl's `rc` failed, for people (ssh: ssh's own words when it has some). */
+static void explain(struct docker *d, CURLcode rc, struct strbuf *err)
+{
+	struct strbuf why = STRBUF_INIT;
+	char detail[sizeof(d->curl_error)];
+
+	snprintf(detail, sizeof(detail), "%s", d->curl_error);
+	if (d->ep->kind == DOCKER_SSH && d->ssh_fd >= 0 &&
+	    docker_ssh_why(d->ssh, d->ssh_fd, 5, &why) == 0) {
+		strbuf_addf(err, "ssh to %s failed: %s (ssh runs with BatchMode=yes: its keys, "
+			    "agent and known_hosts must let it in without a question)", d->host,
+			    why.buf);
+	} else if (d->ep->kind == DOCKER_UNIX) {
+		strbuf_addf(err, "docker engine %s: %s", d->host, *detail ? detail :
+			    curl_easy_strerror(rc));
+	} else {
+		docker_tls_explain(d->ep, rc, detail, err);
+	}
+	strbuf_release(&why);
 }
 
 /* Keep the value of an "Api-Version:" header line. */
@@ -123,30 +258,44 @@ static size_t api_header(char *line, size_t size, size_t n, void *data)
 
 /*
  * The API version from GET /_ping's Api-Version header: a fraction of a millisecond, where
- * GET /version takes several (it asks every component). 0, or -1 when there is no header.
+ * GET /version takes several (it asks every component). 0; 1 when the engine answered
+ * without it (ask /version); -1 with `err` set when there was no answer.
  */
-static int ping_version(struct docker *d)
+static int ping_version(struct docker *d, struct strbuf *err)
 {
 	CURL *c = d->curl;
 	struct strbuf body = STRBUF_INIT;
 	char *url = xasprintf("%s/_ping", d->base);
 	long status = 0;
+	CURLcode rc;
 
 	d->api[0] = '\0';
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	if (d->socket_path)
-		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	setup(d, url);
+	strbuf_set_max(&body, 4096);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, DOCKER_PING_SECONDS);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, api_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, (void *)d->api);
-	if (curl_easy_perform(c) == CURLE_OK)
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		explain(d, rc, err);
+		status = -1;
+	} else {
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+		/* Plain HTTP to a TLS port: Go's server answers 400 and says so. */
+		if (status == 400 && strstr(body.buf, "HTTPS")) {
+			strbuf_addf(err, "the engine at %s speaks TLS (%s): set DOCKER_TLS_VERIFY=1 and "
+				    "DOCKER_CERT_PATH to the directory of its ca.pem, cert.pem and "
+				    "key.pem", d->host, d->ep->origin);
+			status = -1;
+		}
+	}
 	strbuf_release(&body);
 	free(url);
-	return status == 200 && d->api[0] ? 0 : -1;
+	if (status < 0)
+		return -1;
+	return status == 200 && d->api[0] ? 0 : 1;
 }
 
 int docker_init(struct docker *d, const char *host, struct strbuf *err)
@@ -154,46 +303,53 @@ int docker_init(struct docker *d, const char *host, struct strbuf *err)
 	cJSON *reply = NULL;
 	const char *v;
 	long status;
-	int fd;
+	int fd, rc;
 
 	memset(d, 0, sizeof(*d));
-	if (!host)
-		host = getenv("DOCKER_HOST");
-	if (!host || !*host)
-		host = DEFAULT_HOST;
-	d->host = xstrdup(host);
-	if (!strncmp(host, "unix://", 7)) {
-		d->socket_path = xstrdup(host + 7);
+	d->ssh_fd = -1;
+	d->ep = xcalloc(1, sizeof(*d->ep));
+	if (docker_host_resolve(host, d->ep, err) < 0)
+		goto fail;
+	d->host = xstrdup(d->ep->host);
+	switch (d->ep->kind) {
+	case DOCKER_UNIX:
 		d->base = xstrdup("http://localhost");
-	} else if (!strncmp(host, "tcp://", 6)) {
-		d->base = xasprintf("http://%s", host + 6);
-		if (d->base[strlen(d->base) - 1] == '/')
-			d->base[strlen(d->base) - 1] = '\0';
-	} else {
-		strbuf_addf(err, "unsupported docker host '%s' (expected unix:///path or tcp://host:port)",
-			    host);
-		goto fail;
+		/* Connect once by hand: errno tells "no daemon" from "permission denied". */
+		fd = docker_dial(d);
+		if (fd < 0) {
+			if (errno == EACCES || errno == EPERM)
+				strbuf_addf(err, "permission denied on the docker socket %s (run as "
+					    "root, or add yourself to the '%s' group)", d->ep->path,
+					    "docker");
+			else
+				strbuf_addf(err, "no docker daemon answers at %s: %s (start it: "
+					    "dockerd, or 'podman system service' for podman)", d->host,
+					    strerror(errno));
+			goto fail;
+		}
+		close(fd);
+		break;
+	case DOCKER_TCP:
+		d->base = xasprintf(strchr(d->ep->name, ':') ? "%s://[%s]:%s" : "%s://%s:%s",
+				    d->ep->tls ? "https" : "http", d->ep->name, d->ep->port);
+		if (d->ep->tls)
+			d->pumps = docker_tls_group_new();
+		break;
+	case DOCKER_SSH:
+		d->base = xstrdup("http://127.0.0.1");
+		d->ssh = docker_ssh_new();
+		break;
 	}
-	/* Connect once by hand: errno tells "no daemon" from "permission denied". */
-	fd = docker_dial(d);
-	if (fd < 0) {
-		if (errno == EACCES || errno == EPERM)
-			strbuf_addf(err, "permission denied on the docker socket %s (run as root, or "
-				    "add yourself to the '%s' group)", d->socket_path ? d->socket_path :
-				    host, "docker");
-		else
-			strbuf_addf(err, "no docker daemon answers at %s: %s (start it: dockerd, "
-				    "or 'podman system service' for podman)", host, strerror(errno));
-		goto fail;
-	}
-	close(fd);
 	d->curl = curl_easy_init();
 	if (!d->curl) {
 		strbuf_addf(err, "cannot initialise libcurl%s%s", *curl_lazy_error() ? ": " : "",
 			    curl_lazy_error());
 		goto fail;
 	}
-	if (ping_version(d) < 0) {
+	rc = ping_version(d, err);
+	if (rc < 0)
+		goto fail;
+	if (rc > 0) {
 		status = docker_call(d, "GET", "/version", NULL, &reply, err);
 		if (status != 200) {
 			if (status > 0)
@@ -220,11 +376,14 @@ fail:
 void docker_release(struct docker *d)
 {
 	if (d->curl)
-		curl_easy_cleanup(d->curl);
+		curl_easy_cleanup(d->curl);	/* closes its ssh connection, if any */
+	docker_ssh_free(d->ssh);
+	docker_tls_group_free(d->pumps, 1);
 	free(d->host);
-	free(d->socket_path);
+	free(d->ep);
 	free(d->base);
 	memset(d, 0, sizeof(*d));
+	d->ssh_fd = -1;
 }
 
 long docker_request(struct docker *d, const char *method, const char *path, const char *type,
@@ -237,12 +396,9 @@ long docker_request(struct docker *d, const char *method, const char *path, cons
 	long status = -1;
 	CURLcode rc;
 
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	if (d->socket_path)
-		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
+	docker_ssh_reap(d->ssh);
+	setup(d, url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
 	if (body || !strcmp(method, "POST") || !strcmp(method, "PUT")) {
@@ -262,8 +418,8 @@ long docker_request(struct docker *d, const char *method, const char *path, cons
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 	rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
-		strbuf_addf(err, "%s %s: %s (docker host %s)", method, path, curl_easy_strerror(rc),
-			    d->host);
+		strbuf_addf(err, "%s %s: ", method, path);
+		explain(d, rc, err);
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -306,12 +462,10 @@ out:
 int docker_send_raw(struct docker *d, const char *method, const char *path, struct strbuf *err)
 {
 	char *req;
-	int fd = docker_dial(d), rc;
+	int fd = docker_dial_err(d, err), rc;
 
-	if (fd < 0) {
-		strbuf_addf(err, "cannot connect to %s: %s", d->host, strerror(errno));
+	if (fd < 0)
 		return -1;
-	}
 	req = xasprintf("%s /v%s%s HTTP/1.1\r\nHost: docker\r\nContent-Length: 0\r\n"
 			"Connection: close\r\n\r\n", method, d->api, path);
 	rc = fsutil_write_all(fd, req, strlen(req));
@@ -328,13 +482,11 @@ int docker_attach(struct docker *d, const char *id, int output, struct strbuf *e
 {
 	struct strbuf head = STRBUF_INIT;
 	char *req;
-	int fd = docker_dial(d), rc = -1;
+	int fd = docker_dial_err(d, err), rc = -1;
 	double deadline = clock_now() + 10;
 
-	if (fd < 0) {
-		strbuf_addf(err, "cannot connect to %s: %s", d->host, strerror(errno));
+	if (fd < 0)
 		return -1;
-	}
 	req = xasprintf("POST /v%s/containers/%s/attach?stream=1&stdin=1%s HTTP/1.1\r\n"
 			"Host: docker\r\nContent-Length: 0\r\nUpgrade: tcp\r\n"
 			"Connection: Upgrade\r\n\r\n", d->api, id,
@@ -352,6 +504,11 @@ int docker_attach(struct docker *d, const char *id, int output, struct strbuf *e
 		if (left <= 0 || head.len > 4096 || poll(&pfd, 1, wait_ms(left)) <= 0 ||
 		    read(fd, &c, 1) != 1) {
 			strbuf_addf(err, "no answer from %s to attach", d->host);
+			if (d->ep->kind == DOCKER_SSH) {
+				strbuf_addstr(err, ": ssh: ");
+				if (docker_ssh_why(d->ssh, fd, 2, err) < 0)
+					strbuf_addstr(err, "(nothing on its stderr)");
+			}
 			goto out;
 		}
 		strbuf_addch(&head, c);

@@ -17,20 +17,37 @@
 #include <cjson/cJSON.h>
 #include "util.h"
 
+struct docker_endpoint;
+struct docker_ssh;
+struct docker_tls_group;
+
 struct docker {
 	void *curl;		/* CURL easy handle, reused so the connection stays open */
-	char *host;		/* "unix:///var/run/docker.sock" or "tcp://host:port" */
-	char *socket_path;	/* unix sockets only */
-	char *base;		/* "http://localhost/v1.41" */
+	char *host;		/* as given or resolved: "unix:///...", "tcp://h:p", "ssh://..." */
+	char *base;		/* "http://localhost/v1.41", "https://h:p/v1.41" */
 	char api[16];		/* "1.41" */
+	struct docker_endpoint *ep;	/* which engine and how (docker_host.h) */
+	struct docker_ssh *ssh;		/* ssh:// only: the children of its connections */
+	struct docker_tls_group *pumps;	/* TLS only: the threads of its raw connections */
+	int ssh_fd;		/* ssh:// only: the connection curl opened last (-1: none) */
+	char curl_error[256];	/* curl's words for its last failure (CURL_ERROR_SIZE) */
 };
 
 /*
- * Connect to `host` (NULL: $DOCKER_HOST, else unix:///var/run/docker.sock) and negotiate the
- * API version. Errors name the socket and say what to do: no daemon, permission denied.
+ * Connect to `host` (NULL: $DOCKER_HOST, else the current docker context, else
+ * unix:///var/run/docker.sock; docker_host.h says how, TLS and ssh:// included) and negotiate
+ * the API version, within DOCKER_PING_SECONDS. Errors name the host and say what to do: no
+ * engine, permission denied, which TLS check failed, ssh's own first line of stderr.
  */
 int docker_init(struct docker *d, const char *host, struct strbuf *err);
+/*
+ * Close the connections; kill and reap the ssh children still running; wait up to a second
+ * for the TLS pumps of the raw connections already closed to finish.
+ */
 void docker_release(struct docker *d);
+
+/* How long docker_init() waits for the engine's first answer (ssh: its connection too). */
+#define DOCKER_PING_SECONDS 15L
 
 /*
  * One request with a raw body (NULL = none) of `type`; the response body is appended to
@@ -45,11 +62,15 @@ long docker_request(struct docker *d, const char *method, const char *path, cons
 long docker_call(struct docker *d, const char *method, const char *path, const cJSON *body,
 		 cJSON **reply, struct strbuf *err);
 /*
- * A fresh connection to the engine of `d`, as a descriptor that carries its HTTP: the engine's
- * socket itself (unix://, tcp://). Every raw connection (wait, attach) is made here. -1 with
- * errno set.
+ * A fresh connection to the engine of `d`, as a descriptor that carries its HTTP in the clear:
+ * the engine's socket itself (unix://, tcp://); under TLS one end of a socketpair pumped
+ * through TLS by a thread of its own (docker_tls.c); for ssh:// one end of a socketpair whose
+ * other is `ssh ... docker system dial-stdio` (docker_ssh.c). Every raw connection (wait,
+ * attach) is made here; closing the descriptor ends it (thread, ssh child). -1 with errno set.
  */
 int docker_dial(const struct docker *d);
+/* The same, -1 with `err` (may be NULL) saying why, for people. */
+int docker_dial_err(const struct docker *d, struct strbuf *err);
 /*
  * Open a new connection of its own and send a request on it without waiting for the answer
  * (POST /containers/ID/wait): the descriptor becomes readable when the daemon answers.
