@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "pool_daemon.h"
 #include "sanitize.h"
 #include "setup.h"
@@ -104,11 +105,16 @@ static int pool_serve_cmd(const struct cli_args *args, struct cellbox_config *cf
 	for (const char *e; (e = cli_value_at(args, "engine", pc.nengines)); )
 		engines[pc.nengines++] = e;
 	pc.engines = engines;
-	if (pc.nengines && !strcmp(cfg->session.backend ? cfg->session.backend : "local",
-				   "local")) {
-		msg_error("pool serve: --engine places container kernels: give --backend docker "
-			  "(or podman)");
-		goto out;
+	if (pc.nengines) {
+		const struct backend_ops *ops = backend_find(cfg->session.backend ?
+							     cfg->session.backend : BACKEND_DEFAULT,
+							     &err);
+
+		if (!ops || !(ops->flags & BACKEND_IMAGES)) {
+			msg_error("pool serve: --engine places container kernels: give --backend "
+				  "docker (or podman)");
+			goto out;
+		}
 	}
 	if (pc.max_size < 1 || pc.min_size > pc.max_size) {
 		msg_error("pool serve: need --max >= 1 and --min <= --max (got %d, %d)", pc.min_size,
