@@ -116,7 +116,8 @@ static int scan_dir(struct stream_sync *s, int host_fd, const char *sub, size_t 
 		if (e->d_name[0] != '.')
 			strlist_append(&names, e->d_name);
 	closedir(dir);
-	qsort(names.items, names.n, sizeof(*names.items), by_name);
+	if (names.n)
+		qsort(names.items, names.n, sizeof(*names.items), by_name);
 	for (size_t i = 0; i < names.n && rc == 0; i++) {
 		struct stat st;
 		char name[STREAM_MAX_NAME + 1];
