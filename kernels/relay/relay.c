@@ -132,10 +132,21 @@ static void forget_fd(struct tracked *t)
 	t->fd = -1;
 }
 
+/* Stop tracking `t`: its slot is free (slots never move: a caller may hold one). */
 static void untrack(struct tracked *t)
 {
 	forget_fd(t);
-	*t = tracked[--ntracked];
+	t->name[0] = '\0';
+	t->sent = 0;
+}
+
+/* A free slot, or NULL when MAX_TRACKED are in use. */
+static struct tracked *new_slot(void)
+{
+	for (size_t i = 0; i < ntracked; i++)
+		if (!tracked[i].name[0])
+			return &tracked[i];
+	return ntracked < MAX_TRACKED ? &tracked[ntracked++] : NULL;
 }
 
 /*
@@ -143,9 +154,13 @@ static void untrack(struct tracked *t)
  * `same`, the name still names the file it did (it was only written to): a descriptor kept
  * from before is used, the fast way for a results file that grows event by event.
  */
+static void drain(void);
+
 static void sync_file(int d, const char *entry, int same)
 {
-	static char buf[STREAM_MAX_DATA];
+	/* (the top's and results/' own buffer: drain() below syncs plots/ and out/ meanwhile) */
+	static char events_buf[STREAM_MAX_DATA], files_buf[STREAM_MAX_DATA];
+	char *buf = d < 2 ? events_buf : files_buf;
 	char name[STREAM_MAX_NAME + 1];
 	struct tracked *t;
 	struct stat st;
@@ -175,11 +190,11 @@ static void sync_file(int d, const char *entry, int same)
 			return;
 		}
 		if (!t) {
-			if (ntracked == MAX_TRACKED) {
+			t = new_slot();
+			if (!t) {
 				close(fd);
 				return;
 			}
-			t = &tracked[ntracked++];
 			strcpy(t->name, name);
 			t->sent = 0;
 			t->fd = -1;
@@ -205,11 +220,18 @@ static void sync_file(int d, const char *entry, int same)
 		send_frame(STREAM_TRUNCATE, name, t->sent, NULL, 0);
 	}
 	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)t->sent);
+		ssize_t n = pread(fd, buf, STREAM_MAX_DATA, (off_t)t->sent);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
+		/*
+		 * Events (and ready, log) name files: a file written before an event line is sent
+		 * before it. The line is read first; whatever it names was written earlier, so its
+		 * inotify events are queued by now: drain() sends those files, then the line goes.
+		 */
+		if (d < 2)
+			drain();
 		send_frame(STREAM_APPEND, name, t->sent, buf, (size_t)n);
 		t->sent += (uint64_t)n;
 	}
@@ -243,28 +265,42 @@ static void sync_all(void)
 		closedir(dir);
 	}
 	/* What is tracked and no longer there. */
-	for (size_t i = 0; i < ntracked;) {
+	for (size_t i = 0; i < ntracked; i++) {
 		const char *slash = strrchr(tracked[i].name, '/');
 		int d = 0;
 		struct stat st;
 
+		if (!slash)
+			continue;	/* a free slot */
 		for (int k = 0; k < NKDIRS; k++)
 			if ((size_t)(slash - tracked[i].name) == strlen(kdirs[k]) &&
 			    !strncmp(tracked[i].name, kdirs[k], strlen(kdirs[k])))
 				d = k;
-		if (fstatat(kdir_fd[d], slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			i++;
+		if (fstatat(kdir_fd[d], slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			continue;
-		}
 		send_frame(STREAM_REMOVED, tracked[i].name, 0, NULL, 0);
 		untrack(&tracked[i]);
 	}
 }
 
-/* Read the inotify queue and send what it names. */
-static void read_notify(void)
+/*
+ * The kernel files the inotify queue named in results/ and at the top, not sent yet: sent after
+ * everything of plots/ and out/ queued before them (sync_file, drain).
+ */
+static struct pending {
+	int d, same;
+	char name[NAME_MAX + 1];
+} pending[1024];
+static size_t npending;
+static int pending_lost;	/* more than fit: sync_all() instead */
+
+/*
+ * Read what the inotify queue holds: files of plots/ and out/ are sent at once, those of
+ * results/ and the top are noted (pending). Never blocks.
+ */
+static void drain(void)
 {
-	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char buf[16 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
 
 	for (;;) {
 		ssize_t n = read(notify_fd, buf, sizeof(buf));
@@ -272,16 +308,59 @@ static void read_notify(void)
 			return;
 		for (char *p = buf; p < buf + n;) {
 			struct inotify_event *ev = (struct inotify_event *)p;
+			int same = !(ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO));
+
 			p += sizeof(*ev) + ev->len;
 			if (ev->mask & IN_Q_OVERFLOW) {
-				sync_all();
+				pending_lost = 1;
 				continue;
 			}
-			for (int d = 0; d < NKDIRS; d++)
-				if (ev->wd == kdir_wd[d] && ev->len && ev->name[0] != '.')
-					sync_file(d, ev->name, !(ev->mask & (IN_CREATE | IN_DELETE |
-						  IN_MOVED_FROM | IN_MOVED_TO)));
+			for (int d = 0; d < NKDIRS; d++) {
+				if (ev->wd != kdir_wd[d] || !ev->len || ev->name[0] == '.')
+					continue;
+				if (d >= 2) {
+					sync_file(d, ev->name, same);
+					continue;
+				}
+				{
+					size_t k;
+					for (k = 0; k < npending; k++)
+						if (pending[k].d == d &&
+						    !strcmp(pending[k].name, ev->name))
+							break;
+					if (k < npending) {
+						pending[k].same &= same;
+					} else if (npending == sizeof(pending) / sizeof(pending[0])) {
+						pending_lost = 1;
+					} else {
+						pending[npending].d = d;
+						pending[npending].same = same;
+						snprintf(pending[npending].name, sizeof(pending[0].name),
+							 "%s", ev->name);
+						npending++;
+					}
+				}
+			}
 		}
+	}
+}
+
+/* Send what the inotify queue names, files before the events naming them. */
+static void read_notify(void)
+{
+	drain();
+	while (npending || pending_lost) {
+		struct pending one;
+
+		if (pending_lost) {
+			pending_lost = 0;
+			npending = 0;
+			sync_all();
+			continue;
+		}
+		one = pending[0];
+		memmove(pending, pending + 1, --npending * sizeof(pending[0]));
+		sync_file(one.d, one.name, one.same);
 	}
 }
 
