@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The channel over a stream, and remote engines, side by side in one run.
 
-Usage: bench/remote.py [-n 200] [--jobs-notebooks 40] [--skip-jobs]   (root: test engines)
+Usage: bench/remote.py [-n 200] [--jobs-notebooks 40] [--skip-jobs | --only-jobs]   (root)
 
 1. Warm round trips (bench_stream: `pass`, a cell showing a 100 KB PNG, and the stream's own
    ping) in one container session each: on this machine's engine through its unix socket with
@@ -150,7 +150,9 @@ def jobs(args, bin_path):
                                     '300', '-o', os.path.join(tmp, 'out'), *nbs], env=env,
                                    capture_output=True, text=True)
                 if p.returncode:
-                    sys.exit('bench: replay failed (%d): %s' % (p.returncode, p.stderr[-2000:]))
+                    bad = [l for l in p.stderr.splitlines() if ' ok ' not in l]
+                    sys.exit('bench: replay failed (%d):\n%s' % (p.returncode,
+                                                               '\n'.join(bad[-40:])))
                 walls[label].append(time.monotonic() - t0)
         finally:
             subprocess.run([bin_path, 'pool', 'stop'], env=env, capture_output=True, timeout=300)
@@ -172,11 +174,13 @@ def main():
     ap.add_argument('--anchor-n', type=int, default=20)
     ap.add_argument('--jobs-notebooks', type=int, default=40)
     ap.add_argument('--skip-jobs', action='store_true')
+    ap.add_argument('--only-jobs', action='store_true')
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit('bench/remote.py: needs root (the test engines are dockerds of their own)')
-    round_trips(args, os.path.join(args.build, 'bench'))
+    if not args.only_jobs:
+        round_trips(args, os.path.join(args.build, 'bench'))
     if not args.skip_jobs:
         jobs(args, os.path.join(args.build, 'tui', 'cellbox'))
 

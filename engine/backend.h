@@ -80,6 +80,10 @@ struct kernel_handle {
 	const char *channel_dir;	/* its channel */
 	pid_t pid;			/* the runner's pid, from the channel's ready file */
 	const struct sandbox_opts *sandbox;	/* where its engine is (host); NULL = defaults */
+	int watch;		/* the adopter only watches it (exit_fd, reap, kill: a pool's
+				   daemon): it writes nothing to the kernel and reads none of
+				   its stream (one host end at a time writes to a relay); it
+				   holds its stdin open */
 };
 
 /* The file in a channel where a container backend leaves its container's id. */

@@ -44,6 +44,8 @@ static void docker_wake(struct backend *be)
 		backend_docker_stream_wake(db);
 		return;
 	}
+	if (db->watch_only)
+		return;		/* (a relay's stdin: one host end writes, its own) */
 	/*
 	 * A full socket means wake-ups are already waiting: one more is not needed. Other
 	 * errors are the engine's, and the wait connection says how the container ended.
@@ -377,6 +379,15 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 	/* A kernel whose channel goes over a stream (its label): attached again, and hello. */
 	db->stream = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(reply, "Config"), "Labels"), LABEL_STREAM) != NULL;
+	/*
+	 * A kernel only watched (a pool's daemon) gets nothing from us, but its stdin is held
+	 * open: the engine lets a container's stdin go when no one is attached to it, and a
+	 * relay's next host end could send nothing.
+	 */
+	if (k->watch) {
+		db->stream = 0;
+		db->watch_only = 1;
+	}
 	if (db->stream ? backend_docker_stream_attach(db, err) < 0 :
 	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply,
 			"Config"), "OpenStdin")) && backend_docker_attach_stdin(db, err) < 0) {

@@ -39,6 +39,7 @@ struct backend_docker {
 	int stdin_fd;		/* the container's stdin (attached), or -1: the runner's wake-up */
 	int oom_unsure;		/* podman, or a runtime other than runc: OOM kills may go unsaid */
 	int stream;		/* the channel goes over the attach stream (backend_docker_stream.c) */
+	int watch_only;		/* adopted to be watched (kernel_handle.watch): never writes */
 	int stream_fd;		/* the attach connection until the stream begins, else -1 */
 	int stream_thread;	/* st's thread runs */
 	struct docker_stream *st;	/* the stream, while the container runs */

@@ -184,7 +184,8 @@ static void detach_later(struct session *s)
 static struct backend *adopt_container(struct daemon *d, const char *dir, pid_t pid,
 				       struct strbuf *err)
 {
-	struct kernel_handle k = { .channel_dir = dir, .pid = pid, .sandbox = &d->kopts.sandbox };
+	struct kernel_handle k = { .channel_dir = dir, .pid = pid, .sandbox = &d->kopts.sandbox,
+				   .watch = 1 };
 
 	return backend_adopt(d->backend, &k, err);
 }

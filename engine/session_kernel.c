@@ -324,9 +324,8 @@ int session_adopt_kernel(struct session *s, const char *dir, struct strbuf *err)
 		strbuf_addf(err, "'%s' has no kernel pid", dir);
 		goto out;
 	}
-	handle.channel_dir = dir;
-	handle.pid = (pid_t)pid;
-	handle.sandbox = &s->opts.sandbox;
+	handle = (struct kernel_handle){ .channel_dir = dir, .pid = (pid_t)pid,
+					 .sandbox = &s->opts.sandbox };
 	s->be = backend_adopt(s->backend_name, &handle, err);
 	if (!s->be)
 		goto out;

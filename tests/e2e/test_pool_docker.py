@@ -125,6 +125,21 @@ class DockerPoolTest(unittest.TestCase):
     def ready_ids(self):
         return {k['container'] for k in self.status().get('ready', []) if k.get('alive')}
 
+    def test_daemon_only_watches(self):
+        """Over a stream, the daemon holds no stream of its ready kernels: it watches them
+        through their wait connection alone (before: a pump thread and an attach each, whose
+        pings every 5 s interleaved with a client's frames on the relay's stdin and killed the
+        kernel now and then: 1 file in 40 of a replay --jobs 4 --pool)."""
+        if self.env.get('CELLBOX_CHANNEL') != 'stream':
+            self.skipTest('a case of the channel over a stream (CELLBOX_TEST_CHANNEL=stream)')
+        self.serve('--min', '2', '--max', '2', ready=2)
+        pid = self.status()['daemon']['pid']
+        time.sleep(1)       # (a thread of a start just done has ended by now)
+        tasks = os.listdir('/proc/%d/task' % pid)
+        self.assertEqual(len(tasks), 1, 'the daemon runs %d threads' % len(tasks))
+        p = self.run_host()
+        self.assertEqual(p.returncode, 0, p.stderr)
+
     def test_lease_never_reused(self):
         self.serve('--min', '1', '--max', '2')
         used = set()
