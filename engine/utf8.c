@@ -1,6 +1,7 @@
 #include "utf8.h"
 
 #include <string.h>
+#include <wchar.h>
 
 #include "strbuf.h"
 
@@ -63,4 +64,37 @@ int utf8_check_text(const char *s, size_t len, const char *name, struct strbuf *
 		return -1;
 	}
 	return 0;
+}
+
+size_t utf8_char(const char *s, size_t len, int *cols)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = u[0] < 0x80 ? 1 : u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : u[0] >= 0xc0 ? 2 : 1;
+	wchar_t wc = u[0];
+	int cw;
+
+	if (n > len)
+		n = 1;
+	if (n > 1) {
+		wc = u[0] & (0x7f >> n);
+		for (size_t i = 1; i < n; i++) {
+			if ((u[i] & 0xc0) != 0x80) {
+				*cols = 1;
+				return 1;
+			}
+			wc = (wc << 6) | (u[i] & 0x3f);
+		}
+	}
+	cw = wcwidth(wc);
+	*cols = wc < 0x20 || cw < 0 ? 1 : cw;
+	return n;
+}
+
+int utf8_columns(const char *s, size_t len)
+{
+	int cols = 0, w;
+
+	for (size_t i = 0; i < len;)
+		i += utf8_char(s + i, len - i, &w), cols += w;
+	return cols;
 }

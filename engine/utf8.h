@@ -18,5 +18,14 @@ int utf8_valid(const char *s, size_t len, size_t *bad);
  * valid UTF-8 (byte 0xe9 at offset 10)".
  */
 int utf8_check_text(const char *s, size_t len, const char *name, struct strbuf *err);
+/*
+ * One character at `s` (at most `len` bytes), as a terminal shows it, without the locale's
+ * help: its length in bytes (1 for a byte that starts no valid sequence) and in *cols its
+ * columns (wcwidth; 1 for a control or an unknown character). The front ends' renderers
+ * (markdown, HTML) measure text with it.
+ */
+size_t utf8_char(const char *s, size_t len, int *cols);
+/* The columns of s[0..len) by utf8_char(). */
+int utf8_columns(const char *s, size_t len);
 
 #endif

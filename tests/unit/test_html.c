@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "tap.h"
-#include "html_int.h"	/* html_columns() */
+#include "html_int.h"	/* utf8_columns() */
 #include "sanitize.h"
 
 /* Render `html` at `width` without SGR; the caller frees. Checks the output is clean text. */
@@ -149,7 +149,7 @@ static void test_table_caps(void)
 	tap_note(s);
 	line_of(s, 0, buf, sizeof(buf));
 	CHECK(strstr(buf, "\u2026") != NULL);
-	CHECK(html_columns(buf, strlen(buf)) <= 30);
+	CHECK(utf8_columns(buf, strlen(buf)) <= 30);
 	free(s);
 	/* colspan and rowspan (pandas' MultiIndex) keep the columns in place */
 	s = render_str("<table><tr><th rowspan=\"2\">a</th><td>1</td></tr><tr><td>2</td></tr>"

@@ -292,7 +292,7 @@ static void line_begin(struct render *r)
 		strbuf_addch(&r->line, ' ');
 	r->col = r->indent < r->o.width / 2 ? r->indent : r->o.width / 2;
 	if (r->marker.len) {
-		int back = html_columns(r->marker.buf, r->marker.len);
+		int back = utf8_columns(r->marker.buf, r->marker.len);
 		r->line.len -= (size_t)(back <= r->col ? back : r->col);
 		r->line.buf[r->line.len] = '\0';
 		strbuf_add(&r->line, r->marker.buf, r->marker.len);
@@ -338,7 +338,7 @@ static void flow_text(struct render *r, const char *s, size_t len)
 {
 	for (size_t i = 0; i < len && !r->o.full;) {
 		int w;
-		size_t n = html_char(s + i, len - i, &w);
+		size_t n = utf8_char(s + i, len - i, &w);
 
 		if (r->pre) {
 			if (s[i] == '\n') {
@@ -458,7 +458,7 @@ static void list_item(struct render *r)
 		strbuf_addf(&r->marker, "%d. ", ++r->number[level] % 100000);
 	else
 		strbuf_addstr(&r->marker, "\u2022 ");
-	r->indent = 2 * (level + 1) + html_columns(r->marker.buf, r->marker.len);
+	r->indent = 2 * (level + 1) + utf8_columns(r->marker.buf, r->marker.len);
 }
 
 static void tag(struct render *r, struct lexer *lx, const struct token *t)

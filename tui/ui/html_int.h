@@ -4,6 +4,7 @@
 /* What html.c (tokens, text flow), html_table.c (tables) and html_out.c (lines) share. */
 
 #include "html.h"
+#include "utf8.h"
 
 /* The output: whole lines, counted against HTML_MAX_LINES. */
 struct html_out {
@@ -17,9 +18,6 @@ struct html_out {
 
 /* Write one line (`sgr`: NULL, or the SGR parameters it is drawn in with HTML_SGR). */
 void html_out_line(struct html_out *o, const char *s, size_t len, const char *sgr);
-/* One character of valid UTF-8 at `s`: its length, and in *w its columns. */
-size_t html_char(const char *s, size_t len, int *w);
-int html_columns(const char *s, size_t len);
 
 struct html_cell {
 	struct strbuf text;	/* sanitised, whitespace collapsed, at most HTML_CELL_BYTES */

@@ -4,7 +4,6 @@
  */
 #include "html_int.h"
 
-#include <wchar.h>
 
 void html_out_line(struct html_out *o, const char *s, size_t len, const char *sgr)
 {
@@ -24,39 +23,4 @@ void html_out_line(struct html_out *o, const char *s, size_t len, const char *sg
 	strbuf_addch(o->out, '\n');
 	o->lines++;
 	o->last_blank = len == 0;
-}
-
-size_t html_char(const char *s, size_t len, int *w)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n = u[0] < 0x80 ? 1 : u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : u[0] >= 0xc0 ? 2 : 1;
-	wchar_t wc = u[0];
-	int cw;
-
-	if (n > len)
-		n = 1;
-	if (n > 1) {
-		wc = u[0] & (0x7f >> n);
-		for (size_t i = 1; i < n; i++) {
-			if ((u[i] & 0xc0) != 0x80) {
-				*w = 1;
-				return 1;
-			}
-			wc = (wc << 6) | (u[i] & 0x3f);
-		}
-	}
-	cw = wcwidth(wc);
-	*w = cw < 0 ? 1 : cw;
-	return n;
-}
-
-int html_columns(const char *s, size_t len)
-{
-	int cols = 0, w;
-
-	for (size_t i = 0; i < len;) {
-		i += html_char(s + i, len - i, &w);
-		cols += w;
-	}
-	return cols;
 }

@@ -191,12 +191,12 @@ static int numeric(const char *s, size_t n)
 /* Append `s[0..n)` in `w` columns: cut with an ellipsis when longer (or `cut`), padded. */
 static void fit(struct strbuf *sb, const char *s, size_t n, int w, int cut, int right, int pad)
 {
-	int cols = html_columns(s, n), used = 0, cw;
+	int cols = utf8_columns(s, n), used = 0, cw;
 	size_t i = 0, end;
 
 	if (cols > w || cut) {
 		while (i < n) {
-			size_t k = html_char(s + i, n - i, &cw);
+			size_t k = utf8_char(s + i, n - i, &cw);
 			if (used + cw > w - 1)
 				break;
 			used += cw;
@@ -235,7 +235,7 @@ void html_table_render(struct html_table *t, struct html_out *o)
 		for (int i = 0; i < t->nrows; i++) {
 			const struct html_cell *cell = &t->rows[i].cells[c];
 			size_t n = trimmed(cell);
-			int cw = html_columns(cell->text.buf, n) + cell->cut;
+			int cw = utf8_columns(cell->text.buf, n) + cell->cut;
 			if (c >= t->rows[i].n)
 				continue;
 			if (cw > w[c])

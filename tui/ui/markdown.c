@@ -39,43 +39,6 @@ static void st_add(struct styled *s, const char *p, size_t n, unsigned style)
 	strbuf_add(&s->text, p, n);
 }
 
-/* Decode one UTF-8 character (no locale): its length; *w its columns (1 when unknown). */
-static size_t char_at(const char *s, size_t len, int *w)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n = u[0] < 0x80 ? 1 : u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : u[0] >= 0xc0 ? 2 : 1;
-	wchar_t wc = u[0];
-	int cw;
-
-	if (n > len)
-		n = 1;
-	if (n > 1) {
-		wc = u[0] & (0x7f >> n);
-		for (size_t i = 1; i < n; i++) {
-			if ((u[i] & 0xc0) != 0x80) {
-				*w = 1;
-				return 1;
-			}
-			wc = (wc << 6) | (u[i] & 0x3f);
-		}
-	}
-	cw = wcwidth(wc);
-	*w = wc < 0x20 ? 1 : cw < 0 ? 1 : cw;
-	return n;
-}
-
-/* Columns of s[0..n). */
-static int columns(const char *s, size_t n)
-{
-	int cols = 0, w;
-
-	for (size_t i = 0; i < n;) {
-		i += char_at(s + i, n - i, &w);
-		cols += w;
-	}
-	return cols;
-}
-
 /* End a display line. */
 static void line_end(struct md *m, int blank)
 {
@@ -104,7 +67,7 @@ static void wrap(struct md *m, const struct styled *s, const char *first, const 
 	int line_has = 0, col;
 
 	m->fn(m->data, first, strlen(first), pstyle);
-	col = columns(first, strlen(first));
+	col = utf8_columns(first, strlen(first));
 	while (i < n) {
 		size_t ws = i, we, k;
 		int wcols = 0, w;
@@ -112,7 +75,7 @@ static void wrap(struct md *m, const struct styled *s, const char *first, const 
 		if (t[i] == '\n') {		/* a hard break */
 			line_end(m, 0);
 			m->fn(m->data, cont, strlen(cont), pstyle);
-			col = columns(cont, strlen(cont));
+			col = utf8_columns(cont, strlen(cont));
 			line_has = 0;
 			i++;
 			continue;
@@ -122,13 +85,13 @@ static void wrap(struct md *m, const struct styled *s, const char *first, const 
 			continue;
 		}
 		for (we = ws; we < n && t[we] != ' ' && t[we] != '\n';) {
-			we += char_at(t + we, n - we, &w);
+			we += utf8_char(t + we, n - we, &w);
 			wcols += w;
 		}
 		if (line_has && col + 1 + wcols > m->width) {
 			line_end(m, 0);
 			m->fn(m->data, cont, strlen(cont), pstyle);
-			col = columns(cont, strlen(cont));
+			col = utf8_columns(cont, strlen(cont));
 			line_has = 0;
 		}
 		if (line_has) {
@@ -141,14 +104,14 @@ static void wrap(struct md *m, const struct styled *s, const char *first, const 
 			size_t start = k;
 			int c = col;
 			while (k < we) {
-				size_t l = char_at(t + k, we - k, &w);
-				if (c + w > m->width && c > columns(cont, strlen(cont)))
+				size_t l = utf8_char(t + k, we - k, &w);
+				if (c + w > m->width && c > utf8_columns(cont, strlen(cont)))
 					break;
 				c += w;
 				k += l;
 			}
 			if (k == start) {	/* not even one character fits: take it anyway */
-				k += char_at(t + k, we - k, &w);
+				k += utf8_char(t + k, we - k, &w);
 				c += w;
 			}
 			emit_runs(m, s, start, k);
@@ -157,7 +120,7 @@ static void wrap(struct md *m, const struct styled *s, const char *first, const 
 			if (k < we) {
 				line_end(m, 0);
 				m->fn(m->data, cont, strlen(cont), pstyle);
-				col = columns(cont, strlen(cont));
+				col = utf8_columns(cont, strlen(cont));
 			}
 		}
 		i = we;
@@ -278,7 +241,7 @@ static void inline_parse(struct styled *s, const char *p, size_t n, unsigned bas
 		}
 		{
 			int w;
-			size_t l = char_at(rest, left, &w);
+			size_t l = utf8_char(rest, left, &w);
 			st_add(s, rest, l, style);
 			i += l;
 		}
@@ -330,7 +293,7 @@ static void verbatim(struct md *m, const char *prefix, const char *p, size_t n, 
 {
 	struct styled s = { STRBUF_INIT, NULL, 0 };
 	size_t i = 0;
-	int col, w, pw = columns(prefix, strlen(prefix));
+	int col, w, pw = utf8_columns(prefix, strlen(prefix));
 
 	st_add(&s, p, n, style);
 	do {
@@ -338,7 +301,7 @@ static void verbatim(struct md *m, const char *prefix, const char *p, size_t n, 
 		m->fn(m->data, prefix, strlen(prefix), style & MD_BLOCK);
 		col = pw;
 		while (i < n) {
-			size_t l = char_at(p + i, n - i, &w);
+			size_t l = utf8_char(p + i, n - i, &w);
 			if (col + w > m->width && i > start)
 				break;
 			if (p[i] == '\t')
