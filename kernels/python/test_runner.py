@@ -705,6 +705,7 @@ class RunnerTest(harness.RunnerCase):
         r = self.r
         rid = r.send("execute", code="print('spinning')\nwhile True:\n    pass")
         r.events(rid, until="stream")
+        time.sleep(0.2)     # past print()'s second write ("\n"): in the loop
         os.kill(r.proc.pid, signal.SIGINT)
         evs = r.events(rid)
         self.assertEqual(done(evs)["status"], "aborted")
@@ -713,6 +714,18 @@ class RunnerTest(harness.RunnerCase):
         tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(of_type(evs, "error")[0]["traceback"]))
         self.assertIn("----> 2 while True:", tb)
         self.assertNotIn("_on_sigint", tb)
+        self.assertEqual(self.result(self.run_ok("1+1")), "2")
+
+        # inside print(): the interrupt waits for the write's end, and the traceback ends
+        # in the cell, not in the runner's write (before: capture.py and events._leave)
+        rid = r.send("execute", code="n = 0\nwhile True:\n    n += 1\n    print(n, end=' ')")
+        r.events(rid, until="stream")
+        os.kill(r.proc.pid, signal.SIGINT)
+        evs = r.events(rid)
+        self.assertEqual(done(evs)["status"], "aborted")
+        tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(of_type(evs, "error")[0]["traceback"]))
+        self.assertRegex(tb, r"----> [234] ")
+        self.assertNotIn("runner/", tb)
         self.assertEqual(self.result(self.run_ok("1+1")), "2")
 
         # while waiting for input

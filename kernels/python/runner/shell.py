@@ -7,9 +7,12 @@ import os
 import struct
 import sys
 
-from .events import _emit, _on_sigint
+from .events import _emit
 from .plots import _rich_event
 from .state import BACKEND, MEMO_MAX, MEMO_TEXT, _S, _log_exc
+
+# The runner's own files (a directory, or runner.zip/runner): no frame of a cell.
+_RUNNER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def _murmur2(text, seed=0xC70F6907):
@@ -308,14 +311,19 @@ def _make_shell():
             self.__dict__["_cb_completer"] = value
 
         def showtraceback(self, exc_tuple=None, *args, **kwargs):
-            # A KeyboardInterrupt raised by _on_sigint carries the handler's own frame; drop
-            # it so the traceback ends in the user's code, as with Python's own handler.
+            # A KeyboardInterrupt carries the runner's own frames below the cell's: the
+            # handler's (_on_sigint), or the write, input or display call that deferred it to
+            # the end of its critical section (events._leave). Drop them, so the traceback
+            # ends in the user's code, as with Python's own handler.
             try:
                 etype, value, tb = exc_tuple if exc_tuple else sys.exc_info()
                 if etype is KeyboardInterrupt:
-                    prev, node = None, tb
+                    cells = self.compile._filename_map
+                    prev, node, in_cell = None, tb, False
                     while node is not None:
-                        if node.tb_frame.f_code is _on_sigint.__code__:
+                        name = node.tb_frame.f_code.co_filename
+                        in_cell = in_cell or name in cells
+                        if in_cell and name.startswith(_RUNNER_DIR):
                             if prev is not None:
                                 prev.tb_next = None
                             break
@@ -323,7 +331,6 @@ def _make_shell():
                     # One that landed in IPython's own steps (compiling the next statement)
                     # has no frame of a cell; IPython's formatter fails on those frames and
                     # prints its fallback. As Python's REPL does, the name alone.
-                    cells = self.compile._filename_map
                     node = tb
                     while node is not None and node.tb_frame.f_code.co_filename not in cells:
                         node = node.tb_next
