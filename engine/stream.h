@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "stream_frame.h"
 #include "util.h"
 
-#define STREAM_MAX_ENTRIES 10000
 #define STREAM_MAX_FILE (256ull << 20)
 #define STREAM_NOTES_MAX 4096
 

@@ -45,6 +45,8 @@
 #define STREAM_HEAD 16
 #define STREAM_MAX_NAME 255
 #define STREAM_MAX_DATA (1u << 20)
+/* Files the kernel may make in plots/ and out/ (the host refuses one more: stream_pump.c). */
+#define STREAM_MAX_ENTRIES 10000
 #define STREAM_LAST 0x01
 
 enum stream_type {

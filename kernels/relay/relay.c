@@ -41,7 +41,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_TRACKED 8192
+/*
+ * Files tracked at once: the host's limit of plots/ and out/ and room for the rest (results/,
+ * ready, log), so that the kernel meets the host's limit, which says so, and never this one
+ * silently. Past this one the relay ends, loudly (new_slot).
+ */
+#define MAX_TRACKED (STREAM_MAX_ENTRIES + 1024)
 
 /* The directories of the kernel part the relay watches, by their channel names. */
 static const char *const kdirs[] = { "kernel", "kernel/results", "kernel/plots", "kernel/out" };
@@ -140,13 +145,15 @@ static void untrack(struct tracked *t)
 	t->sent = 0;
 }
 
-/* A free slot, or NULL when MAX_TRACKED are in use. */
+/* A free slot; the relay ends when MAX_TRACKED are in use (a file never goes unsent). */
 static struct tracked *new_slot(void)
 {
 	for (size_t i = 0; i < ntracked; i++)
 		if (!tracked[i].name[0])
 			return &tracked[i];
-	return ntracked < MAX_TRACKED ? &tracked[ntracked++] : NULL;
+	if (ntracked == MAX_TRACKED)
+		die("cellbox-relay: the kernel made more files than the channel holds");
+	return &tracked[ntracked++];
 }
 
 /*
@@ -191,10 +198,6 @@ static void sync_file(int d, const char *entry, int same)
 		}
 		if (!t) {
 			t = new_slot();
-			if (!t) {
-				close(fd);
-				return;
-			}
 			strcpy(t->name, name);
 			t->sent = 0;
 			t->fd = -1;

@@ -218,6 +218,21 @@ print('forged', forged)
         self.assertIn('next', p.stdout, p.stderr)
         self.assertLess(p.stdout.count('y'), 8 << 20)
 
+    def test_many_files(self):
+        """Over the stream: a cell that makes more files in plots/ than the channel holds is
+        stopped, and the front end says why (before: the relay stopped sending past 8,192
+        files and said nothing; the cell succeeded with its files missing)."""
+        cell = self.attack(r"""
+P = R._S.plot_dir
+for n in range(10050):
+    open(os.path.join(P, 'f%05d' % n), 'w').write('x')
+time.sleep(2)
+print('made them all')
+""")
+        p = self.cellbox('run', '-c', cell, timeout=300)
+        self.assertNotEqual(p.returncode, 0, p.stdout)
+        self.assertIn('more than 10000 files', p.stderr)
+
     def host_fifo(self):
         path = os.path.join(self.tmp, 'host-fifo')
         if not os.path.exists(path):
