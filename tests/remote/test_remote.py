@@ -375,10 +375,19 @@ class RemoteTest(Base):
         state = os.path.dirname(state)
         with open(os.path.join(state, 'mntns')) as f:
             ns = f.read().strip()
-        subprocess.run([ENGINE, 'stop'], check=True, capture_output=True, timeout=120)
-        alive = [p for p in os.listdir('/proc') if p.isdigit() and
-                 os.path.exists('/proc/%s/ns/mnt' % p) and _readlink('/proc/%s/ns/mnt' % p) == ns]
-        self.assertEqual(alive, [])
+        with open(os.path.join(state, 'dockerd.pid')) as f:
+            pin = os.open('/proc/%s/ns/mnt' % f.read().strip(), os.O_RDONLY)
+        try:
+            # Held open, the namespace keeps its number: no namespace made meanwhile (another
+            # engine's container) can have it and pass for one of its processes.
+            self.assertEqual(_readlink('/proc/self/fd/%d' % pin), ns)
+            subprocess.run([ENGINE, 'stop'], check=True, capture_output=True, timeout=120)
+            alive = [p for p in os.listdir('/proc') if p.isdigit() and
+                     os.path.exists('/proc/%s/ns/mnt' % p) and
+                     _readlink('/proc/%s/ns/mnt' % p) == ns]
+        finally:
+            os.close(pin)
+        self.assertEqual([(p, _describe(p)) for p in alive], [])
         with open('/proc/self/mounts') as f:
             self.assertNotIn(state, f.read())
         t0 = time.monotonic()
@@ -387,6 +396,57 @@ class RemoteTest(Base):
               file=sys.stderr)
         rc, out, _ = client(['ping'], **tls_env())
         self.assertEqual(rc, 0, out)
+
+
+class StopTest(unittest.TestCase):
+    """`test-engine stop` of a stale state kills nothing (no engine needed)."""
+
+    def test_stale_state_kills_nothing(self):
+        """The state of an engine whose processes are gone (a reboot, a crash) names a
+        namespace number that another namespace may have now, and pids other processes may
+        have: stop leaves that namespace's processes alone (before: SIGKILL to each of them,
+        as a container starting on the other engine met when its namespace got the number of
+        one just stopped)."""
+        if os.geteuid() != 0:
+            self.skipTest('needs root (unshare -m)')
+        root = tempfile.mkdtemp(prefix='cellbox-stop-')
+        other = subprocess.Popen(['unshare', '-m', 'sleep', '60'])
+        try:
+            ns = None
+            for _ in range(100):
+                ns = _readlink('/proc/%d/ns/mnt' % other.pid)
+                if ns and ns != _readlink('/proc/self/ns/mnt'):
+                    break
+                time.sleep(0.02)
+            gone = subprocess.Popen(['true'])
+            gone.wait()
+            state = os.path.join(root, 'stale')
+            os.makedirs(state)
+            for name, text in (('mntns', ns), ('dockerd.pid', gone.pid),
+                               ('sshd.pid', gone.pid)):
+                with open(os.path.join(state, name), 'w') as f:
+                    f.write('%s\n' % text)
+            p = subprocess.run([ENGINE, 'stop', 'stale'], capture_output=True, text=True,
+                               timeout=60, env=dict(os.environ, CELLBOX_TEST_ENGINE_ROOT=root))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIsNone(other.poll(), 'stop killed a process of another namespace')
+            self.assertFalse(os.path.exists(os.path.join(state, 'mntns')))
+        finally:
+            other.kill()
+            other.wait()
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _describe(pid):
+    """What process `pid` is (its command line and state), for a failure's message."""
+    try:
+        with open('/proc/%s/cmdline' % pid, 'rb') as f:
+            cmd = f.read().replace(b'\0', b' ').decode(errors='replace').strip()
+        with open('/proc/%s/stat' % pid) as f:
+            state = f.read().rsplit(')', 1)[1].split()[:2]      # state, parent
+        return '%s (state %s, parent %s)' % (cmd, state[0], state[1])
+    except OSError:
+        return '(gone)'
 
 
 def _readlink(p):
@@ -401,12 +461,12 @@ SKIP = 77    # meson's "skipped"
 
 if __name__ == '__main__':
     # A class whose needs are missing reports the whole case skipped (exit 77) with the
-    # reason, never passed; HostileTest needs only the client.
+    # reason, never passed; HostileTest needs only the client, StopTest only the script.
     names = sys.argv[1:]
     why = None
     if not os.access(CLIENT, os.X_OK):
         why = 'no %s (build it: ninja -C build)' % CLIENT
-    elif names and all(n.split('.')[0] != 'HostileTest' for n in names):
+    elif names and all(n.split('.')[0] not in ('HostileTest', 'StopTest') for n in names):
         why = skip_reason()
     if why:
         print('SKIP: ' + why)
