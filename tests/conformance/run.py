@@ -102,6 +102,14 @@ CASES = {
         'x = 1\nx',
         'None',
     ],
+    # The environment ipykernel gives its process, which libraries and child processes read.
+    'environment': [
+        'import os\nfor k in ("TERM", "CLICOLOR", "CLICOLOR_FORCE", "PAGER", "GIT_PAGER",\n'
+        '          "MPLBACKEND"):\n    print(k, os.environ.get(k))',
+        'print("JPY_PARENT_PID" in os.environ)',
+        'import subprocess\nprint(subprocess.run("echo $TERM $PAGER", shell=True,\n'
+        '                     capture_output=True, text=True).stdout)',
+    ],
     'plotly': [
         'import plotly.graph_objects as go\nfig = go.Figure(go.Bar(y=[1, 2]))\nfig.show()',
         'fig.update_layout(title="t")\nfig.show()',

@@ -270,6 +270,17 @@ def _make_shell():
         last_execution_succeeded = True
         last_execution_result = None
 
+        def init_environment(self):
+            # ipykernel's (ZMQInteractiveShell.init_environment), and jupyter_client's
+            # JPY_PARENT_PID: what libraries and child processes look at to tell a Jupyter
+            # kernel, and pagers that would wait for keys nobody can press.
+            env = os.environ
+            env["TERM"] = "xterm-color"
+            env["CLICOLOR"] = "1"
+            env["PAGER"] = "cat"
+            env["GIT_PAGER"] = "cat"
+            env.setdefault("JPY_PARENT_PID", str(os.getppid()))
+
         def init_history(self):
             self.history_manager = CellboxHistory(shell=self, parent=self)
             self.configurables.append(self.history_manager)
