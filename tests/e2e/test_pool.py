@@ -187,8 +187,12 @@ class PoolTest(unittest.TestCase):
         old = self.status()['ready'][0]['pid']
         os.killpg(old, signal.SIGSTOP)                # alive, but it no longer answers
         try:
-            wait_for(lambda: [k for k in self.status()['ready'] if k['pid'] != old],
-                     timeout=60, what='the health check to replace it')
+            # Replaced: gone from the ready kernels and another there (a second kernel the
+            # daemon starts meanwhile, up to --max, is not a replacement).
+            def replaced():
+                pids = [k['pid'] for k in self.status()['ready']]
+                return old not in pids and pids
+            wait_for(replaced, timeout=60, what='the health check to replace it')
         finally:
             try:
                 os.killpg(old, signal.SIGCONT)
