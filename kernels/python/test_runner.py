@@ -285,7 +285,7 @@ class RunnerTest(harness.RunnerCase):
     def test_magics(self):
         self.run_ok("who_var_1 = 1")
         self.assertIn("who_var_1", text(self.run_ok("%who")))
-        self.assertEqual(text(self.run_ok("!echo hi")), "hi\n")
+        self.assertEqual(text(self.run_ok("!echo hi")), "hi\r\n")     # a pty, as ipykernel
         self.assertIn("per loop", text(self.run_ok("%%timeit -n1 -r1\nsum(range(10))")))
         old = self.result(self.run_ok("import os; os.getcwd()"))
         try:
@@ -634,7 +634,7 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual(done(evs)["status"], "error")
         err = of_type(evs, "error")[0]
         self.assertEqual(err["ename"], "StdinNotImplementedError")
-        self.assertIn("cannot answer input requests", err["evalue"])
+        self.assertIn("does not support input requests", err["evalue"])
 
     def test_stdin_reads_ask(self):
         # sys.stdin is read through input requests: the line's prompt is what the cell wrote
@@ -658,7 +658,7 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual(self.result(self.run_ok(tty)), "(False, False)")
         evs = r.execute("import sys\nsys.stdin.readline()", allow_stdin=False)
         self.assertEqual(of_type(evs, "error")[0]["ename"], "StdinNotImplementedError")
-        self.assertIn("cannot answer input requests", of_type(evs, "error")[0]["evalue"])
+        self.assertIn("does not support input requests", of_type(evs, "error")[0]["evalue"])
 
     def debugger_prompt(self, code, prompt):
         rid = self.r.send("execute", code=code, allow_stdin=True)

@@ -109,6 +109,12 @@ CASES = {
         'print("JPY_PARENT_PID" in os.environ)',
         'import subprocess\nprint(subprocess.run("echo $TERM $PAGER", shell=True,\n'
         '                     capture_output=True, text=True).stdout)',
+        'ip = get_ipython()\nprint("IPKernelApp" in ip.config, type(ip).__name__)',
+        'import sys\nprint(type(sys.stdout).__name__, type(sys.stderr).__name__)',
+        '!echo from a shell; echo to stderr >&2',
+        'import logging\nlogging.basicConfig()\nget_ipython().log.warning("for the log")\n'
+        'logging.warning("root warned")',
+        'try:\n    input("who? ")\nexcept Exception as e:\n    print(type(e).__name__, e)',
     ],
     'plotly': [
         'import plotly.graph_objects as go\nfig = go.Figure(go.Bar(y=[1, 2]))\nfig.show()',

@@ -38,8 +38,9 @@ class _WriteOnly:
         pass
 
 
-class _Stream(_WriteOnly, io.TextIOBase):
-    """sys.stdout / sys.stderr: text goes to stream events."""
+class OutStream(_WriteOnly, io.TextIOBase):
+    """sys.stdout / sys.stderr: text goes to stream events. (ipykernel's class name: a library
+    that asks type(sys.stdout).__name__ whether it writes to a notebook gets its answer.)"""
 
     encoding = "utf-8"
     errors = "strict"
@@ -199,8 +200,8 @@ def _setup_capture():
         os.close(w)
         _Fd.fds[r] = (name, codecs.getincrementaldecoder("utf-8")("replace"))
         _Fd.drain_poll.register(r, select.POLLIN)
-    sys.stdout = _Stream("stdout", 1)
-    sys.stderr = _Stream("stderr", 2)
+    sys.stdout = OutStream("stdout", 1)
+    sys.stderr = OutStream("stderr", 2)
     for f in (sys.__stdout__, sys.__stderr__):      # still on fds 1, 2: now the pipes
         try:
             f.reconfigure(line_buffering=True, write_through=True)

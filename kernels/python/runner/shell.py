@@ -9,7 +9,7 @@ import sys
 
 from .events import _emit
 from .plots import _rich_event
-from .state import BACKEND, MEMO_MAX, MEMO_TEXT, _S, _log_exc
+from .state import BACKEND, MEMO_MAX, MEMO_TEXT, _S, _log, _log_exc
 
 # The runner's own files (a directory, or runner.zip/runner): no frame of a cell.
 _RUNNER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -201,6 +201,25 @@ def _guard_pip():
     _S.shell.register_magic_function(pip_without_network, "line", "pip")
 
 
+def _keep_traitlets_log():
+    """traitlets' log (the shell's and its configurables' warnings) goes to the kernel's log,
+    where ipykernel's application log goes, never to a cell: with no Application running, its
+    logger is "traitlets", which propagates to the root logger a cell may give a handler
+    (logging.basicConfig())."""
+    import logging
+
+    class ToKernelLog(logging.Handler):
+        def emit(self, record):
+            try:
+                _log("%s: %s" % (record.name, self.format(record)))
+            except Exception:
+                pass
+
+    log = logging.getLogger("traitlets")
+    log.propagate = False
+    log.addHandler(ToKernelLog())
+
+
 def _make_shell():
     InteractiveShell = _import_ipython()
     from traitlets import Type
@@ -263,7 +282,9 @@ def _make_shell():
         def clear_output(self, wait=False):
             _emit({"type": "clear_output", "wait": bool(wait)})
 
-    class CellboxShell(InteractiveShell):
+    # ipykernel's shell class name: libraries ask get_ipython().__class__.__name__ whether they
+    # run in a Jupyter kernel (and then give notebook outputs, as they do under ipykernel).
+    class ZMQInteractiveShell(InteractiveShell):
         displayhook_class = Type(CellboxDisplayHook)
         display_pub_class = Type(CellboxDisplayPublisher)
         execution_count = 1                 # (plain attributes: see CellboxHistory)
@@ -296,8 +317,10 @@ def _make_shell():
                 self, raw_cell, transformed_cell=transformed_cell,
                 preprocessing_exc_tuple=preprocessing_exc_tuple)
 
-        # `!cmd` runs with fds 1 and 2 on the capture pipes, like os.system and subprocess.
-        system = InteractiveShell.system_raw
+        # `!cmd` is IPython's system_piped, as in ipykernel: the command runs on a pseudo-
+        # terminal (pexpect) whose output, stdout and stderr together with "\r\n" line ends,
+        # is printed to the cell's stdout. (os.system and subprocess write to the capture
+        # pipes.)
 
         # The completer is built on first use of shell.Completer, or when the runner is idle
         # after its first request: importing jedi is a fifth of the start-up time, and a
@@ -396,11 +419,13 @@ def _make_shell():
             return InteractiveShell.enable_matplotlib(
                 self, "inline" if gui in (None, "auto") else gui)
 
+    _keep_traitlets_log()
     cfg = Config()
     cfg.HistoryManager.enabled = False      # no SQLite; In/Out/_i/%history still in memory
     cfg.HistoryManager.hist_file = ":memory:"
     cfg.InteractiveShell.colors = "Linux"
-    shell = CellboxShell.instance(config=cfg)
+    cfg.IPKernelApp = Config()              # "IPKernelApp" in config: tqdm.auto and others ask
+    shell = ZMQInteractiveShell.instance(config=cfg)
 
     def show_in_pager(self, data, start=0, screen_lines=0, pager_cmd=None):
         text = data.get("text/plain", "") if isinstance(data, dict) else data

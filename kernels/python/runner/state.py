@@ -18,8 +18,8 @@ LOG_MAX = 1 << 20            # bytes of diagnostics the runner writes to its log
 RESERVE = 8 << 20            # memory held back to get out of a MemoryError in the runner
 INLINE = "module://matplotlib_inline.backend_inline"   # IPython's inline backend, as ipykernel
 BACKEND = "module://cellbox_mpl"                        # fallback when matplotlib_inline is missing
-NO_STDIN_MSG = ("input() was called but this session cannot answer input requests "
-                "(one-shot or batch run)")
+# ipykernel's words, for a session that cannot answer input (a one-shot or batch run)
+NO_STDIN_MSG = "raw_input was called, but this frontend does not support input requests."
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 MEMO_TEXT = 4096             # cells up to this long have their static transform and hash kept
