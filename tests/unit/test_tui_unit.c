@@ -81,6 +81,76 @@ static void test_edbuf(void)
 	edbuf_release(&e);
 }
 
+/* The selection: a Shift-motion from an anchor; typing, Backspace, Enter replace it, one step. */
+static void test_edbuf_selection(void)
+{
+	struct edbuf e;
+	struct strbuf clip = STRBUF_INIT;
+	size_t from, to;
+
+	edbuf_init(&e);
+	e.kills = &clip;
+	edbuf_set(&e, "total = 10");
+	CHECK(!edbuf_selection(&e, &from, &to));
+	edbuf_home(&e);
+	edbuf_mark(&e);
+	CHECK(!edbuf_selection(&e, &from, &to));	/* an anchor at the cursor: nothing */
+	edbuf_word_right(&e);
+	edbuf_mark(&e);					/* a second mark keeps the anchor */
+	CHECK(edbuf_selection(&e, &from, &to) && from == 0 && to == 5);
+	CHECK(edbuf_cut_selection(&e));
+	CHECK_STR(e.text.buf, " = 10");
+	CHECK_STR(clip.buf, "total");			/* a cut is a kill */
+	CHECK(!edbuf_selection(&e, &from, &to) && !edbuf_cut_selection(&e));
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "total = 10");
+	CHECK(!edbuf_selection(&e, &from, &to));	/* undo ends the selection */
+	/* Typing at a selection replaces it: one step with the characters typed after it. */
+	edbuf_end(&e);
+	edbuf_mark(&e);
+	edbuf_left(&e);
+	edbuf_left(&e);
+	CHECK(edbuf_selection(&e, &from, &to) && from == 8 && to == 10);
+	edbuf_insert(&e, "4", 1);
+	edbuf_insert(&e, "2", 1);
+	CHECK_STR(e.text.buf, "total = 42");
+	CHECK(!edbuf_selection(&e, &from, &to));
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "total = 10");
+	/* Backspace and Delete delete it, and are no kill; a paste replaces it. */
+	edbuf_home(&e);
+	edbuf_mark(&e);
+	edbuf_right(&e);
+	CHECK(edbuf_backspace(&e));
+	CHECK_STR(e.text.buf, "otal = 10");
+	CHECK_STR(clip.buf, "total");
+	edbuf_end(&e);
+	edbuf_mark(&e);
+	edbuf_home(&e);					/* the anchor after the cursor */
+	CHECK(edbuf_selection(&e, &from, &to) && from == 0 && to == 9);
+	CHECK(edbuf_insert(&e, "a = 1\nb = 2", 11) == 0);
+	CHECK_STR(e.text.buf, "a = 1\nb = 2");
+	/* Across lines, with multibyte characters; Enter replaces it too. */
+	edbuf_set(&e, "x = 'h\xc3\xa9'\ny");
+	e.cur = 4;
+	edbuf_mark(&e);
+	CHECK(edbuf_down(&e) && e.cur == 11);
+	CHECK(edbuf_selection(&e, &from, &to) && from == 4 && to == 11);
+	edbuf_newline(&e, 0);
+	CHECK_STR(e.text.buf, "x = \n");
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "x = 'h\xc3\xa9'\ny");
+	/* An edit elsewhere (a kill) drops the anchor, and fills the clipboard. */
+	e.cur = 0;
+	edbuf_mark(&e);
+	edbuf_end(&e);
+	edbuf_kill_right(&e);
+	CHECK_STR(clip.buf, "\n");
+	CHECK(!edbuf_selection(&e, &from, &to));
+	edbuf_release(&e);
+	strbuf_release(&clip);
+}
+
 /* The class string of one line, one letter per byte: t k b s n c d m. */
 static char *classes(const char *line, int *state)
 {
@@ -457,6 +527,7 @@ static const struct tap_test tests[] = {
 	{ "edbuf", test_edbuf },
 	{ "edbuf_undo", test_edbuf_undo },
 	{ "edbuf_words", test_edbuf_words },
+	{ "edbuf_selection", test_edbuf_selection },
 	{ "highlight", test_highlight },
 	{ "highlight_r", test_highlight_r },
 	{ "sgr", test_sgr },

@@ -66,6 +66,7 @@ static int steps_swap(struct edbuf *e, struct edbuf_steps *from, struct edbuf_st
 	free(st->text);
 	e->goal = -1;
 	e->group = G_NONE;
+	e->anchor = -1;
 	return 1;
 }
 
@@ -76,6 +77,7 @@ static void save(struct edbuf *e, int kind)
 		steps_push(&e->undo, e);
 	steps_clear(&e->redo);
 	e->group = kind;
+	e->anchor = -1;		/* a change ends the selection */
 }
 
 /* The change is made: the next of its kind continues it if the cursor stays here. */
@@ -101,6 +103,7 @@ void edbuf_init(struct edbuf *e)
 	memset(e, 0, sizeof(*e));
 	strbuf_init(&e->text, 64);
 	e->goal = -1;
+	e->anchor = -1;
 	e->indent = "    ";
 	e->openers = ":";
 }
@@ -135,6 +138,80 @@ void edbuf_load(struct edbuf *e, const char *text)
 	e->cur = e->text.len;
 	e->goal = -1;
 	e->group = G_NONE;
+	e->anchor = -1;
+}
+
+/* Delete bytes [from, to). */
+static void erase(struct edbuf *e, size_t from, size_t to)
+{
+	memmove(e->text.buf + from, e->text.buf + to, e->text.len - to + 1);
+	e->text.len -= to - from;
+	if (e->cur >= to)
+		e->cur -= to - from;
+	else if (e->cur > from)
+		e->cur = from;
+	e->goal = -1;
+}
+
+/*
+ * An edit at a selection: save the text (always a step of its own, which typing after it
+ * continues as `kind`) and delete the selection. 0 when there is none.
+ */
+static int take_selection(struct edbuf *e, int kind)
+{
+	size_t from, to;
+
+	if (!edbuf_selection(e, &from, &to)) {
+		e->anchor = -1;
+		return 0;
+	}
+	save(e, G_OTHER);
+	e->group = kind;
+	erase(e, from, to);
+	return 1;
+}
+
+void edbuf_mark(struct edbuf *e)
+{
+	if (e->anchor < 0)
+		e->anchor = (long)e->cur;
+}
+
+void edbuf_unmark(struct edbuf *e)
+{
+	e->anchor = -1;
+}
+
+int edbuf_selection(const struct edbuf *e, size_t *from, size_t *to)
+{
+	size_t a = (size_t)e->anchor;
+
+	if (e->anchor < 0 || a > e->text.len || a == e->cur)
+		return 0;
+	*from = a < e->cur ? a : e->cur;
+	*to = a < e->cur ? e->cur : a;
+	return 1;
+}
+
+/* Keep bytes [from, to) as the last kill. */
+static void killed(struct edbuf *e, size_t from, size_t to)
+{
+	if (!e->kills)
+		return;
+	strbuf_reset(e->kills);
+	strbuf_add(e->kills, e->text.buf + from, to - from);
+}
+
+int edbuf_cut_selection(struct edbuf *e)
+{
+	size_t from, to;
+
+	if (!edbuf_selection(e, &from, &to))
+		return 0;
+	killed(e, from, to);
+	take_selection(e, G_OTHER);
+	changed(e);
+	return 1;
 }
 
 /* Insert bytes at the cursor, no undo step of its own. */
@@ -161,23 +238,12 @@ int edbuf_insert(struct edbuf *e, const char *s, size_t len)
 		return 0;
 	if (e->text.len + len > EDBUF_MAX)
 		return -1;
-	save(e, typed ? G_TYPE : G_OTHER);
+	if (!take_selection(e, typed ? G_TYPE : G_OTHER))
+		save(e, typed ? G_TYPE : G_OTHER);
 	if (insert(e, s, len) < 0)
 		return -1;
 	changed(e);
 	return 0;
-}
-
-/* Delete bytes [from, to). */
-static void erase(struct edbuf *e, size_t from, size_t to)
-{
-	memmove(e->text.buf + from, e->text.buf + to, e->text.len - to + 1);
-	e->text.len -= to - from;
-	if (e->cur >= to)
-		e->cur -= to - from;
-	else if (e->cur > from)
-		e->cur = from;
-	e->goal = -1;
 }
 
 /* Delete bytes [from, to) as one undo step (nothing when they are none). */
@@ -185,6 +251,7 @@ static void cut_range(struct edbuf *e, size_t from, size_t to)
 {
 	if (from >= to)
 		return;
+	killed(e, from, to);
 	save(e, G_OTHER);
 	erase(e, from, to);
 	changed(e);
@@ -207,6 +274,7 @@ static size_t eol(const struct edbuf *e, size_t pos)
 
 void edbuf_newline(struct edbuf *e, int autoindent)
 {
+	int took = take_selection(e, G_OTHER);
 	size_t start = bol(e, e->cur), n = 0, end = e->cur;
 	struct strbuf ins = STRBUF_INIT;
 
@@ -222,7 +290,8 @@ void edbuf_newline(struct edbuf *e, int autoindent)
 			strbuf_addstr(&ins, e->indent);
 	}
 	if (e->text.len + ins.len <= EDBUF_MAX) {
-		save(e, G_OTHER);
+		if (!took)
+			save(e, G_OTHER);
 		insert(e, ins.buf, ins.len);
 		changed(e);
 	}
@@ -233,6 +302,10 @@ int edbuf_backspace(struct edbuf *e)
 {
 	size_t start = bol(e, e->cur), p = e->cur;
 
+	if (take_selection(e, G_OTHER)) {
+		changed(e);
+		return 1;
+	}
 	if (!e->cur)
 		return 0;
 	if (p > start && e->text.buf[p - 1] == ' ') {
@@ -261,6 +334,10 @@ int edbuf_delete(struct edbuf *e)
 {
 	size_t p = e->cur;
 
+	if (take_selection(e, G_OTHER)) {
+		changed(e);
+		return 1;
+	}
 	if (p >= e->text.len)
 		return 0;
 	p++;
