@@ -1,6 +1,7 @@
 """The editor of an IPython user in the full-screen UI, driven in tmux as a user types: undo and
-redo, word motions and deletes, Esc and the next key in one read, and the small defects met on
-the way (the plot viewer after `s`, Ctrl-R in a notebook, Ctrl-Q with a cell running)."""
+redo, word motions and deletes, a selection with cut, copy and paste (and OSC 52 into tmux's
+buffer), Esc and the next key in one read, and the small defects met on the way (the plot viewer
+after `s`, Ctrl-R in a notebook, Ctrl-Q with a cell running)."""
 import json
 import os
 import time
@@ -28,7 +29,7 @@ def source(cell):
     return ''.join(s) if isinstance(s, list) else s
 
 
-class EditorTest(Base):
+class EditorBase(Base):
     def editor_line(self, ui):
         """The console editor's first line (capture-pane trims its trailing blanks)."""
         for row in ui.screen().split('\n'):
@@ -52,6 +53,8 @@ class EditorTest(Base):
         ui.wait_for('local \u2502', 'command mode')    # the kernel runs
         return ui, path
 
+
+class EditorTest(EditorBase):
     def test_undo_redo_console(self):
         ui = self.start()
         ui.type('x = 12')
@@ -66,7 +69,7 @@ class EditorTest(Base):
         self.expect(ui, 'x = 12')
         ui.keys('C-S-z')                        # Ctrl-Shift-Z redoes (tmux sends CSI 90;6u)
         self.expect(ui, 'x =')
-        ui.keys('C-y')
+        ui.keys('C-M-_')                        # and Ctrl-Alt-_ (Emacs's C-M-_: ESC ^_)
         self.expect(ui, 'x = 34')
         ui.keys('C-_')
         self.expect(ui, 'x =')
@@ -75,7 +78,7 @@ class EditorTest(Base):
         self.expect(ui, '')
         ui.keys('C-z')
         ui.wait_for('nothing to undo')
-        ui.keys('C-y')
+        ui.keys('C-S-z')
         self.expect(ui, 'x = 12')
         ui.keys('Enter')
         ui.wait_for('In [1]: x = 12')
@@ -99,7 +102,7 @@ class EditorTest(Base):
         ui.keys('C-z')                          # the line typed, then the newline
         ui.keys('C-z')
         ui.wait_gone('a = 1 + 2')
-        ui.keys('C-y')
+        ui.keys('C-S-z')
         ui.wait_for('a = 1 + 2')
         ui.keys('Escape')
         ui.wait_for('\u2502 command \u2502')
@@ -144,7 +147,99 @@ class EditorTest(Base):
         self.expect(ui, '')
         # F1 lists them: they are rows of the key table.
         ui.keys('F1')
-        ui.wait_for('Ctrl-Z / Ctrl-Y', 'Alt-B / Alt-F', 'Ctrl-W / Alt-D')
+        ui.wait_for('Ctrl-Z/Ctrl-Shift-Z', 'Alt-B / Alt-F', 'Ctrl-W / Alt-D')
+
+    def test_select_cut_paste_undo(self):
+        ui = self.start()
+        ui.type('total = 10')
+        self.expect(ui, 'total = 10')
+        ui.keys('C-a', 'C-S-Right')             # a word selected
+        ui.keys('C-x')
+        ui.wait_for('cut 5 characters')
+        self.expect(ui, ' = 10')
+        ui.keys('C-z')                          # the cut is one step
+        self.expect(ui, 'total = 10')
+        ui.keys('C-S-z')
+        self.expect(ui, ' = 10')
+        ui.type('x')
+        ui.keys('End')
+        ui.type('; y = "')
+        ui.keys('C-y')                          # pasted elsewhere
+        ui.type('"')
+        self.expect(ui, 'x = 10; y = "total"')
+        # Typing replaces a selection, as one step with what is typed after it.
+        ui.keys('Left', 'S-Left', 'S-Left', 'S-Left', 'S-Left', 'S-Left')
+        ui.type('sum')
+        self.expect(ui, 'x = 10; y = "sum"')
+        ui.keys('C-z')
+        self.expect(ui, 'x = 10; y = "total"')
+        ui.keys('End', 'Enter')
+        ui.wait_for('In [1]: x = 10; y = "total"')
+        ui.run('y, x')
+        ui.wait_for("Out[2]: ('total', 10)")
+
+    def test_select_lines_and_kills_paste(self):
+        ui = self.start()
+        ui.type('a = 1')
+        ui.keys('C-j')
+        ui.type('b = 2')
+        ui.wait_for('   ...: b = 2')
+        ui.keys('S-Up')                         # from the end of line 2 to the end of line 1
+        ui.keys('BSpace')
+        ui.wait_gone('   ...: b = 2')
+        self.expect(ui, 'a = 1')
+        ui.keys('C-z')
+        ui.wait_for('   ...: b = 2')
+        ui.keys('S-Up', 'S-Home', 'Delete')     # Shift-Home: the whole first line, and the newline
+        ui.wait_gone('a = 1')
+        ui.keys('C-z', 'Escape')                # Esc drops the selection
+        ui.wait_for('   ...: b = 2')
+        ui.keys('M-w')
+        ui.wait_for('nothing selected')
+        # Ctrl-K, Ctrl-U and Ctrl-W fill the clipboard Ctrl-Y pastes, as readline's kills.
+        ui.keys('Down', 'End', 'C-u')           # 'b = 2' killed
+        ui.keys('Up', 'End')
+        ui.type(' + ')
+        ui.keys('C-y')
+        self.expect(ui, 'a = 1 + b = 2')
+        ui.keys('C-w')                          # '2' killed, Ctrl-W without a selection
+        ui.keys('C-a', 'C-y')
+        self.expect(ui, '2a = 1 + b =')
+        # F1 lists the keys: rows of the key table.
+        ui.keys('F1')
+        ui.wait_for('Shift-arrows', 'Alt-W/Ctrl-X/Ctrl-Y')
+
+    def test_copy_lands_in_tmux_buffer(self):
+        ui = self.start()
+        ui.tmux('set', '-s', 'set-clipboard', 'on')
+        ui.tmux('delete-buffer')
+        ui.type('print("ok")  # copied \u00e9')
+        self.expect(ui, 'print("ok")  # copied \u00e9')
+        ui.keys('S-Home')
+        ui.keys('M-w')                          # ESC w in one read: Alt-W
+        ui.wait_for('copied 23 characters (to the terminal')
+        deadline = time.monotonic() + 10
+        want = 'print("ok")  # copied \u00e9'
+        while ui.tmux('show-buffer') != want and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(ui.tmux('show-buffer'), 'print("ok")  # copied \u00e9')
+        self.expect(ui, 'print("ok")  # copied \u00e9')    # a copy leaves the text
+        ui.keys('End', 'Enter')
+        ui.wait_for('In [1]: print("ok")')
+        # osc52 = off: the copy stays the editor's.
+        ui.quit()
+        self.assertEqual(ui.exit_status(), 'exit=0')
+        ui.close()
+        ui = self.start('--osc52', 'off')
+        ui.tmux('set', '-s', 'set-clipboard', 'on')
+        ui.tmux('set-buffer', 'before')
+        ui.type('not sent')
+        ui.keys('S-Home', 'M-w')
+        ui.wait_for('copied 8 characters')
+        ui.keys('C-e', 'C-y')
+        self.expect(ui, 'not sentnot sent')
+        time.sleep(0.5)
+        self.assertEqual(ui.tmux('show-buffer'), 'before')
 
     def test_esc_and_a_key_in_one_read(self):
         ui, path = self.nb_start('esc.ipynb', ['a = 1', 'b = 2'])
