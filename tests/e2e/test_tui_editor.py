@@ -226,11 +226,9 @@ class EditorTest(EditorBase):
         self.expect(ui, 'print("ok")  # copied \u00e9')    # a copy leaves the text
         ui.keys('End', 'Enter')
         ui.wait_for('In [1]: print("ok")')
-        # osc52 = off: the copy stays the editor's.
-        ui.quit()
-        self.assertEqual(ui.exit_status(), 'exit=0')
-        ui.close()
-        ui = self.start('--osc52', 'off')
+
+    def test_copy_with_osc52_off(self):
+        ui = self.start('--osc52', 'off')       # the copy stays the editor's
         ui.tmux('set', '-s', 'set-clipboard', 'on')
         ui.tmux('set-buffer', 'before')
         ui.type('not sent')
