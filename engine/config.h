@@ -38,6 +38,7 @@ struct cellbox_config {
 						   store's plots; 0 = no cap) */
 	char *theme;			/* theme = auto (the full-screen UI's colours) */
 	int run_after_error;		/* run-after-error = no (notebook: run what is queued) */
+	int editing_mode;		/* editing-mode = emacs | vi (enum config_editing) */
 	int osc52;			/* osc52 = auto | on | off (enum config_osc52) */
 	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */
 	struct strlist copy_out;	/* --copy-out SRC[:DST] */
@@ -55,7 +56,8 @@ struct cellbox_config {
 	} mcp;
 };
 
-/* The full-screen UI's editor: copies to the terminal (osc52). */
+/* The full-screen UI's editor: its keys (editing-mode), copies to the terminal (osc52). */
+enum config_editing { CONFIG_EDITING_EMACS, CONFIG_EDITING_VI };
 enum config_osc52 { CONFIG_OSC52_AUTO, CONFIG_OSC52_ON, CONFIG_OSC52_OFF };
 
 /*

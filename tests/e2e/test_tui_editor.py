@@ -312,5 +312,94 @@ class EditorTest(EditorBase):
         self.assertEqual(ui.exit_status(), 'exit=0')
 
 
+class ViTest(EditorBase):
+    """editing-mode = vi: normal and insert modes in the cell editor, against the real UI."""
+    def vi(self, keys):
+        """Keys typed in normal mode, one send each (as a user types them)."""
+        for k in keys:
+            self.ui.type(k)
+
+    def test_vi_console(self):
+        ui = self.start('--editing-mode', 'vi')
+        ui.wait_for('-- INSERT --')
+        ui.type('x = 1 + 2')
+        ui.keys('Escape')
+        ui.wait_for('-- NORMAL --')
+        self.vi('0cw')                          # cw: the word, then insert mode
+        ui.wait_for('-- INSERT --')
+        ui.type('total')
+        ui.keys('Escape')
+        self.expect(ui, 'total = 1 + 2')
+        self.vi('$x')
+        self.expect(ui, 'total = 1 +')
+        self.vi('u')                            # undo
+        self.expect(ui, 'total = 1 + 2')
+        ui.keys('C-r')                          # Ctrl-R redoes in normal mode (not search)
+        self.expect(ui, 'total = 1 +')
+        self.vi('u')
+        self.expect(ui, 'total = 1 + 2')
+        self.vi('A')
+        ui.type(' + 3')
+        ui.keys('Escape')
+        self.expect(ui, 'total = 1 + 2 + 3')
+        self.vi('0wdw')                         # dw from '=': the word and its blank
+        self.expect(ui, 'total 1 + 2 + 3')
+        self.vi('u')
+        self.expect(ui, 'total = 1 + 2 + 3')
+        self.vi('o')
+        ui.type('y = total * 2')
+        ui.keys('Escape')
+        ui.wait_for('   ...: y = total * 2')
+        self.vi('yykp')                         # a line copied, put below the first
+        s = ui.wait_for('-- NORMAL --')
+        ui.wait_for('In  >>: total = 1 + 2 + 3\n   ...: y = total * 2\n   ...: y = total * 2')
+        self.vi('2dd')                          # a count: two lines go
+        ui.wait_gone('   ...: y = total * 2\n   ...: y')
+        self.vi('Gp')                           # the register holds them: back below
+        ui.wait_for('   ...: y = total * 2\n   ...: y = total * 2')
+        self.vi('ggjdd')
+        self.vi('3w')                           # a count on a motion: on '*'
+        self.vi('D')
+        ui.wait_for('   ...: y = total\n')
+        ui.type('a')
+        ui.type('// 3')
+        ui.keys('Escape')
+        ui.wait_for('   ...: y = total // 3')
+        ui.keys('Enter')                        # Enter in normal mode runs the cell
+        ui.wait_for('In [1]: total = 1 + 2 + 3')
+        ui.wait_for('-- INSERT --')             # a new cell starts in insert mode
+        ui.run('y, total')
+        ui.wait_for('Out[2]: (2, 6)')
+        ui.keys('F1', 'NPage')                  # F1 lists vi's commands, a row each
+        ui.wait_for("vi mode's normal mode", 'the first line (N gg: line N)')
+
+    def test_vi_notebook_edit_mode(self):
+        path = os.path.join(self.tmp, 'vi.ipynb')
+        notebook(path, ['a = 1', 'b = 2'])
+        ui = self.start(path, '--editing-mode', 'vi')
+        ui.wait_for('local \u2502', 'command mode')
+        ui.keys('Enter')
+        ui.wait_for('\u2502 edit', '-- INSERT --')
+        ui.keys('Escape')                       # insert -> normal, still in the cell
+        ui.wait_for('\u2502 edit', '-- NORMAL --')
+        self.vi('0xi')
+        ui.type('c')
+        ui.keys('Escape')
+        ui.wait_for('c = 1')
+        ui.keys('Escape')                       # normal -> command mode
+        ui.wait_for('\u2502 command \u2502')
+        ui.keys('C-s')
+        ui.wait_for('saved 2 cells')
+        self.assertEqual([source(c) for c in saved(path)], ['c = 1', 'b = 2'])
+        ui.keys('j', 'Enter', 'Escape')         # command mode's keys are its own
+        ui.wait_for('cell 2/2', '-- NORMAL --')
+        self.vi('$')
+        ui.keys('Enter')                        # runs the cell
+        ui.wait_for('\u2502 command \u2502', '[1]')
+        ui.keys('C-s')
+        ui.wait_for('saved 2 cells')
+        self.assertEqual(saved(path)[1]['execution_count'], 1)
+
+
 if __name__ == '__main__':
     unittest.main()

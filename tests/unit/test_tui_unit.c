@@ -8,6 +8,7 @@
 #include "outmodel.h"
 #include "sgr.h"
 #include "theme.h"
+#include "vi.h"
 #include "../tap.h"
 
 static void test_edbuf(void)
@@ -149,6 +150,118 @@ static void test_edbuf_selection(void)
 	CHECK(!edbuf_selection(&e, &from, &to));
 	edbuf_release(&e);
 	strbuf_release(&clip);
+}
+
+/* Feed `keys` to vi mode, one character each; the last result. */
+static enum vi_result vi_keys(struct vi *v, struct edbuf *e, struct strbuf *reg, const char *keys)
+{
+	enum vi_result r = VI_PASS;
+
+	for (const char *k = keys; *k; k++)
+		r = vi_key(v, e, reg, (wint_t)(unsigned char)*k);
+	return r;
+}
+
+/* vi mode: motions, operators with counts, the register, undo, what is not vi's. */
+static void test_vi(void)
+{
+	struct edbuf e;
+	struct strbuf reg = STRBUF_INIT;
+	struct vi v;
+	char pending[32];
+
+	edbuf_init(&e);
+	vi_init(&v);
+	CHECK(v.mode == VI_INSERT);
+	CHECK(vi_key(&v, &e, &reg, 'x') == VI_PASS);	/* insert mode: the editor types it */
+	edbuf_set(&e, "alpha beta.gamma  delta");
+	CHECK(vi_key(&v, &e, &reg, 27) == VI_TAKEN && v.mode == VI_NORMAL);
+	CHECK(e.cur == 22);				/* onto the last character */
+	vi_keys(&v, &e, &reg, "0w");
+	CHECK(e.cur == 6);
+	vi_keys(&v, &e, &reg, "w");
+	CHECK(e.cur == 10);				/* '.' is a word of its own */
+	vi_keys(&v, &e, &reg, "2w");
+	CHECK(e.cur == 18);
+	vi_keys(&v, &e, &reg, "b");
+	CHECK(e.cur == 11);
+	vi_keys(&v, &e, &reg, "e");
+	CHECK(e.cur == 15);
+	vi_keys(&v, &e, &reg, "$");
+	CHECK(e.cur == 22);
+	vi_keys(&v, &e, &reg, "^");
+	CHECK(e.cur == 0);
+	/* Operators: dw, d2w, cw (to the word's end), x with a count, D, p. */
+	CHECK(vi_keys(&v, &e, &reg, "dw") == VI_TAKEN);
+	CHECK_STR(e.text.buf, "beta.gamma  delta");
+	CHECK_STR(reg.buf, "alpha ");
+	vi_keys(&v, &e, &reg, "d2w");
+	CHECK_STR(e.text.buf, "gamma  delta");
+	vi_keys(&v, &e, &reg, "cw");
+	CHECK(v.mode == VI_INSERT);
+	CHECK_STR(e.text.buf, "  delta");		/* the blanks after the word stay */
+	edbuf_insert(&e, "g", 1);
+	vi_key(&v, &e, &reg, 27);
+	vi_keys(&v, &e, &reg, "$3x");			/* x stops at the line's end */
+	CHECK_STR(e.text.buf, "g  delt");
+	vi_keys(&v, &e, &reg, "0lD");
+	CHECK_STR(e.text.buf, "g");
+	CHECK_STR(reg.buf, "  delt");
+	vi_keys(&v, &e, &reg, "p");
+	CHECK_STR(e.text.buf, "g  delt");
+	CHECK(e.cur == 6);				/* on the last character put */
+	vi_keys(&v, &e, &reg, "u");
+	CHECK_STR(e.text.buf, "g");
+	vi_keys(&v, &e, &reg, "\x12");			/* Ctrl-R */
+	CHECK_STR(e.text.buf, "g  delt");
+	/* Lines: dd with a count, yy, p below, P above, gg, G, j with its column. */
+	edbuf_set(&e, "one\n  two\nthree\nfour");
+	vi_keys(&v, &e, &reg, "gg");
+	CHECK(e.cur == 0);
+	vi_keys(&v, &e, &reg, "j");
+	CHECK(e.cur == 4);				/* column 0 of line 2, as vi keeps it */
+	vi_keys(&v, &e, &reg, "2dd");
+	CHECK_STR(e.text.buf, "one\nfour");
+	CHECK_STR(reg.buf, "  two\nthree\n");
+	vi_keys(&v, &e, &reg, "kp");
+	CHECK_STR(e.text.buf, "one\n  two\nthree\nfour");
+	CHECK(e.cur == 6);				/* on the first non-blank put */
+	vi_keys(&v, &e, &reg, "Gyy");
+	vi_keys(&v, &e, &reg, "ggP");
+	CHECK_STR(e.text.buf, "four\none\n  two\nthree\nfour");
+	vi_keys(&v, &e, &reg, "3G");
+	CHECK(edbuf_line(&e) == 2);
+	vi_keys(&v, &e, &reg, "Gdd");			/* the last line: the newline before it goes */
+	CHECK_STR(e.text.buf, "four\none\n  two\nthree");
+	vi_keys(&v, &e, &reg, "cc");
+	CHECK_STR(e.text.buf, "four\none\n  two\n");
+	CHECK(v.mode == VI_INSERT);
+	vi_key(&v, &e, &reg, 27);
+	/* o, O keep the indent; A, I; Enter runs; Esc with nothing half typed is not vi's. */
+	edbuf_set(&e, "if x:\n    y");
+	vi_key(&v, &e, &reg, 27);
+	vi_keys(&v, &e, &reg, "O");
+	CHECK_STR(e.text.buf, "if x:\n    \n    y");
+	CHECK(e.cur == 10 && v.mode == VI_INSERT);
+	vi_key(&v, &e, &reg, 27);
+	vi_keys(&v, &e, &reg, "ggA");
+	CHECK(e.cur == 5);
+	vi_key(&v, &e, &reg, 27);
+	CHECK(vi_key(&v, &e, &reg, '\r') == VI_RUN);
+	CHECK(vi_key(&v, &e, &reg, 27) == VI_PASS);
+	/* Half typed: the status line shows it; Esc forgets it; junk is dropped. */
+	vi_keys(&v, &e, &reg, "2d3");
+	vi_pending(&v, pending, sizeof(pending));
+	CHECK_STR(pending, "2d3");
+	CHECK(vi_key(&v, &e, &reg, 27) == VI_TAKEN);
+	vi_pending(&v, pending, sizeof(pending));
+	CHECK_STR(pending, "");
+	CHECK(vi_keys(&v, &e, &reg, "dz") == VI_TAKEN);	/* no such motion: nothing */
+	CHECK_STR(e.text.buf, "if x:\n    \n    y");
+	CHECK(vi_keys(&v, &e, &reg, "0yw") == VI_YANKED);
+	CHECK_STR(reg.buf, "if ");
+	edbuf_release(&e);
+	strbuf_release(&reg);
 }
 
 /* The class string of one line, one letter per byte: t k b s n c d m. */
@@ -528,6 +641,7 @@ static const struct tap_test tests[] = {
 	{ "edbuf_undo", test_edbuf_undo },
 	{ "edbuf_words", test_edbuf_words },
 	{ "edbuf_selection", test_edbuf_selection },
+	{ "vi", test_vi },
 	{ "highlight", test_highlight },
 	{ "highlight_r", test_highlight_r },
 	{ "sgr", test_sgr },

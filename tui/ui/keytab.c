@@ -514,6 +514,9 @@ int keytab_alt_bound(const struct ui *ui, int is_key, wint_t ch)
 		modes = KM_GLOBAL | KM_NB | (ui->nbv->editing ? KM_NB_EDIT | KM_EDITOR : KM_NB_COMMAND);
 	for (size_t i = 0; i < ARRAY_SIZE(key_table); i++) {
 		const struct key_binding *kb = &key_table[i];
+		/* vi mode: Esc then a key is vi's Esc (ESC b is not Alt-B), but Alt-Enter runs */
+		if (kb->mode == KM_EDITOR && ch != '\r' && ui_vi_on(ui))
+			continue;
 		if ((kb->mode & modes) && !(kb->mods & KB_PLAIN) && (kb->mods & KEYMOD_ALT) &&
 		    keytab_matches(kb, is_key, ch, KEYMOD_ALT))
 			return 1;

@@ -47,6 +47,9 @@ static int ui_key(struct ui *ui, int is_key, wint_t ch)
 	rc = ui_overlay_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;
+	rc = ui_vi_key(ui, is_key, ch);		/* vi mode's normal mode: Ctrl-R redoes */
+	if (rc & PANE_HANDLED)
+		return rc;
 	rc = global_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;

@@ -11,6 +11,7 @@
  *	ui_output.c	the output pane: laying out cells (In/Out, streams, plots), scrolling
  *	ui_editor.c	the editor pane: text, Enter (is_complete), Tab (completion), history
  *	ui_clip.c	the editor's clipboard: copy, cut, paste, and OSC 52 to the terminal's
+ *	vi.c		vi mode's command table, motions and operators (pure: vi.h)
  *	ui_side.c	the side pane (its tabs: history, plots, variables) and the status line
  *	ui_vars.c	the side pane's variables: the listing asked of the kernel, the value
  *	ui_overlay.c	overlays as a stack of records: pager, menu, one-line prompts, plot viewer
@@ -54,6 +55,7 @@
 #include "sgr.h"
 #include "theme.h"
 #include "varlist.h"
+#include "vi.h"
 
 #ifndef CELLBOX_THEMES_DIR
 #define CELLBOX_THEMES_DIR "/usr/local/share/cellbox/themes"
@@ -201,6 +203,7 @@ struct editor_pane {
 	size_t nmenu, menu_sel, comp_from, comp_to;
 	/* What was copied, cut or killed last (Ctrl-Y pastes it; ed.kills points here). */
 	struct strbuf clip;
+	struct vi vi;			/* editing-mode = vi: its mode, half-typed commands */
 };
 
 /* The side pane's tabs. */
@@ -353,6 +356,15 @@ void ui_editor_release(struct editor_pane *e);
 int ui_editor_rows(const struct ui *ui, int screen_h);
 void ui_editor_draw(struct ui *ui, struct pane *p);
 int ui_editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+/* A new cell in the editor: its text, an undo history of its own, vi's insert mode. */
+void ui_editor_load(struct ui *ui, const char *text);
+/* Whether vi's keys apply now (editing-mode = vi, the cell editor has the keys). */
+int ui_vi_on(const struct ui *ui);
+/*
+ * vi mode's keys, before the others (tui.c): Esc in insert mode, normal mode's characters,
+ * Ctrl-R and Enter; 0 for a key that is not vi's here (it goes on as in emacs mode).
+ */
+int ui_vi_key(struct ui *ui, int is_key, wint_t ch);
 void ui_hist_add(struct ui *ui, const char *code);
 /* Step through the history by `dir` (-1 older, +1 newer); 0 when there is nowhere to go. */
 int ui_editor_hist_walk(struct ui *ui, int dir);

@@ -108,6 +108,13 @@ void ui_editor_init(struct editor_pane *e)
 	strbuf_init(&e->clip, 0);
 	strbuf_set_max(&e->clip, EDBUF_MAX + 1);
 	e->ed.kills = &e->clip;
+	vi_init(&e->vi);
+}
+
+void ui_editor_load(struct ui *ui, const char *text)
+{
+	edbuf_load(&ui->editor.ed, text);
+	vi_insert(&ui->editor.vi);
 }
 
 /* Free the editor pane's state: the cell, the history, the completions. */
@@ -372,6 +379,43 @@ void ui_editor_tab(struct ui *ui)
 }
 
 /* ---- keys ------------------------------------------------------------------------------- */
+
+int ui_vi_on(const struct ui *ui)
+{
+	return ui->cfg && ui->cfg->editing_mode == CONFIG_EDITING_VI &&
+	       (ui->nbv ? ui->nbv->editing : ui->focus == P_EDITOR);
+}
+
+int ui_vi_key(struct ui *ui, int is_key, wint_t ch)
+{
+	struct editor_pane *ed = &ui->editor;
+	int normal = ed->vi.mode == VI_NORMAL;
+	enum vi_result r;
+
+	if (!ui_vi_on(ui) || is_key || (ui->key_mods & (KEYMOD_ALT | KEYMOD_CTRL)) ||
+	    (ch == '\r' && ui->key_mods))	/* Shift-, Alt-Enter keep their meaning */
+		return 0;
+	if (normal ? ch < 0x20 && ch != '\r' && ch != 27 && ch != CTRL('r') : ch != 27)
+		return 0;
+	if (ch == 0x7f)
+		return 0;
+	r = vi_key(&ed->vi, &ed->ed, &ed->clip, ch);
+	if (r == VI_PASS)
+		return 0;
+	if (ed->vi.msg)
+		ui_message(ui, "%s", ed->vi.msg);
+	if (r == VI_YANKED)
+		ui_clip_send(ui, ed->clip.buf, ed->clip.len);
+	if (ui->nbv) {		/* the cell holds what is typed, as edit mode's keys keep it */
+		notebook_set_source(&ui->nbv->nb, ui->nbv->sel, ed->ed.text.buf);
+		ui_nbview_show_sel(ui);
+	}
+	if (r == VI_RUN && ui->nbv)
+		ui_nbview_run(ui, NB_RUN_STAY);
+	else if (r == VI_RUN)
+		ui_run_cell(ui);
+	return PANE_HANDLED | PANE_REDRAW;
+}
 
 /* The editor pane's keys: the key table's (KM_EDITOR), then a paste or a character typed. */
 int ui_editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
