@@ -1,11 +1,9 @@
 /* The editor buffer: text and cursor of the cell being written. */
 #include "edbuf.h"
+#include "edbuf_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The kinds of change, for grouping undo steps (edbuf.group). */
-enum { G_NONE, G_TYPE, G_BACKSPACE, G_DELETE, G_OTHER };
 
 /* Whether byte `c` continues a UTF-8 sequence. */
 static int is_cont(unsigned char c)
@@ -13,69 +11,14 @@ static int is_cont(unsigned char c)
 	return (c & 0xc0) == 0x80;
 }
 
-/* ---- undo and redo ---- */
-
-static void steps_drop_oldest(struct edbuf_steps *s)
-{
-	s->bytes -= s->v[0].len;
-	free(s->v[0].text);
-	memmove(s->v, s->v + 1, (s->n - 1) * sizeof(*s->v));
-	s->n--;
-}
-
-static void steps_clear(struct edbuf_steps *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i].text);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
-/* Keep the text as it is now as the newest step, dropping the oldest past the caps. */
-static void steps_push(struct edbuf_steps *s, const struct edbuf *e)
-{
-	struct edbuf_step *st;
-
-	while (s->n && (s->n >= EDBUF_UNDO_STEPS || s->bytes + e->text.len > EDBUF_UNDO_BYTES))
-		steps_drop_oldest(s);
-	if (s->n == s->alloc) {
-		s->alloc = s->alloc ? 2 * s->alloc : 16;
-		s->v = xrealloc(s->v, s->alloc * sizeof(*s->v));
-	}
-	st = &s->v[s->n++];
-	st->text = xmalloc(e->text.len + 1);
-	memcpy(st->text, e->text.buf, e->text.len + 1);
-	st->len = e->text.len;
-	st->cur = e->cur;
-	s->bytes += st->len;
-}
-
-/* Make the newest step of `from` the text, the text the newest of `to`. */
-static int steps_swap(struct edbuf *e, struct edbuf_steps *from, struct edbuf_steps *to)
-{
-	struct edbuf_step *st;
-
-	if (!from->n)
-		return 0;
-	steps_push(to, e);
-	st = &from->v[--from->n];
-	from->bytes -= st->len;
-	strbuf_reset(&e->text);
-	strbuf_add(&e->text, st->text, st->len);
-	e->cur = st->cur <= e->text.len ? st->cur : e->text.len;
-	free(st->text);
-	e->goal = -1;
-	e->group = G_NONE;
-	e->anchor = -1;
-	return 1;
-}
+/* ---- undo and redo (the steps: edbuf_undo.c) ---- */
 
 /* A change of `kind` is about to be made: save the text unless it continues the last one. */
 static void save(struct edbuf *e, int kind)
 {
 	if (kind == G_OTHER || kind != e->group || e->cur != e->group_at)
-		steps_push(&e->undo, e);
-	steps_clear(&e->redo);
+		edbuf_steps_push(&e->undo, e);
+	edbuf_steps_clear(&e->redo);
 	e->group = kind;
 	e->anchor = -1;		/* a change ends the selection */
 }
@@ -84,16 +27,6 @@ static void save(struct edbuf *e, int kind)
 static void changed(struct edbuf *e)
 {
 	e->group_at = e->cur;
-}
-
-int edbuf_undo(struct edbuf *e)
-{
-	return steps_swap(e, &e->undo, &e->redo);
-}
-
-int edbuf_redo(struct edbuf *e)
-{
-	return steps_swap(e, &e->redo, &e->undo);
 }
 
 /* ---- the text ---- */
@@ -111,8 +44,8 @@ void edbuf_init(struct edbuf *e)
 void edbuf_release(struct edbuf *e)
 {
 	strbuf_release(&e->text);
-	steps_clear(&e->undo);
-	steps_clear(&e->redo);
+	edbuf_steps_clear(&e->undo);
+	edbuf_steps_clear(&e->redo);
 	e->cur = 0;
 	e->group = G_NONE;
 }
@@ -131,8 +64,8 @@ void edbuf_set(struct edbuf *e, const char *text)
 
 void edbuf_load(struct edbuf *e, const char *text)
 {
-	steps_clear(&e->undo);
-	steps_clear(&e->redo);
+	edbuf_steps_clear(&e->undo);
+	edbuf_steps_clear(&e->redo);
 	strbuf_reset(&e->text);
 	strbuf_addstr(&e->text, text);
 	e->cur = e->text.len;
