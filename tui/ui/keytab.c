@@ -14,6 +14,9 @@
 #define KB_KEY(k) .is_key = 1, .ch = (k)
 #define KB_CH(c) .ch = (c)
 #define KB_NOTE(m, k, h) { .mode = (m), .keys = (k), .help = (h) }
+/* A Shift-motion of the editor: it extends the selection (act_editor_edit's ED_SELECT). */
+#define KB_SELECT(k, m, a) { .mode = KM_EDITOR, KB_KEY(k), .mods = (m), .fn = act_editor_edit, \
+			     .arg = (a) | ED_SELECT }
 
 /* ---- actions that work everywhere ------------------------------------------------------- */
 
@@ -294,22 +297,17 @@ static const struct key_binding key_table[] = {
 	  .fn = act_editor_edit, .arg = ED_WORD_LEFT | ED_SELECT,
 	  .keys = "Shift-arrows",
 	  .help = "select (Shift-Home/End too; Ctrl-Shift-Left/Right: words); typing replaces it" },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_RIGHT), .mods = KEYMOD_SHIFT | KEYMOD_CTRL | KB_ALL,
-	  .fn = act_editor_edit, .arg = ED_WORD_RIGHT | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_LEFT), .mods = KEYMOD_SHIFT, .fn = act_editor_edit,
-	  .arg = ED_LEFT | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_SLEFT), .fn = act_editor_edit, .arg = ED_LEFT | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_RIGHT), .mods = KEYMOD_SHIFT, .fn = act_editor_edit,
-	  .arg = ED_RIGHT | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_SRIGHT), .fn = act_editor_edit, .arg = ED_RIGHT | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_SR), .fn = act_editor_edit, .arg = ED_UP | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_SF), .fn = act_editor_edit, .arg = ED_DOWN | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_HOME), .mods = KEYMOD_SHIFT, .fn = act_editor_edit,
-	  .arg = ED_HOME | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_SHOME), .fn = act_editor_edit, .arg = ED_HOME | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_END), .mods = KEYMOD_SHIFT, .fn = act_editor_edit,
-	  .arg = ED_END | ED_SELECT },
-	{ .mode = KM_EDITOR, KB_KEY(KEY_SEND), .fn = act_editor_edit, .arg = ED_END | ED_SELECT },
+	KB_SELECT(KEY_RIGHT, KEYMOD_SHIFT | KEYMOD_CTRL | KB_ALL, ED_WORD_RIGHT),
+	KB_SELECT(KEY_LEFT, KEYMOD_SHIFT, ED_LEFT),
+	KB_SELECT(KEY_SLEFT, 0, ED_LEFT),	/* curses' own codes of Shift-keys */
+	KB_SELECT(KEY_RIGHT, KEYMOD_SHIFT, ED_RIGHT),
+	KB_SELECT(KEY_SRIGHT, 0, ED_RIGHT),
+	KB_SELECT(KEY_SR, 0, ED_UP),
+	KB_SELECT(KEY_SF, 0, ED_DOWN),
+	KB_SELECT(KEY_HOME, KEYMOD_SHIFT, ED_HOME),
+	KB_SELECT(KEY_SHOME, 0, ED_HOME),
+	KB_SELECT(KEY_END, KEYMOD_SHIFT, ED_END),
+	KB_SELECT(KEY_SEND, 0, ED_END),
 	{ .mode = KM_EDITOR, KB_CH('w'), .mods = KEYMOD_ALT, .fn = act_editor_edit, .arg = ED_COPY,
 	  .keys = "Alt-W/Ctrl-X/Ctrl-Y",
 	  .help = "copy / cut the selection (to the terminal's clipboard too: osc52); paste it, "
