@@ -321,6 +321,7 @@ class ViTest(EditorBase):
 
     def test_vi_console(self):
         ui = self.start('--editing-mode', 'vi')
+        ui.tmux('set', '-s', 'set-clipboard', 'on')
         ui.wait_for('-- INSERT --')
         ui.type('x = 1 + 2')
         ui.keys('Escape')
@@ -351,7 +352,10 @@ class ViTest(EditorBase):
         ui.keys('Escape')
         ui.wait_for('   ...: y = total * 2')
         self.vi('yykp')                         # a line copied, put below the first
-        s = ui.wait_for('-- NORMAL --')
+        deadline = time.monotonic() + 10        # y copies to the terminal's clipboard too
+        while ui.tmux('show-buffer') != 'y = total * 2\n' and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(ui.tmux('show-buffer'), 'y = total * 2\n')
         ui.wait_for('In  >>: total = 1 + 2 + 3\n   ...: y = total * 2\n   ...: y = total * 2')
         self.vi('2dd')                          # a count: two lines go
         ui.wait_gone('   ...: y = total * 2\n   ...: y')
