@@ -296,7 +296,7 @@ static const struct key_binding key_table[] = {
 	{ .mode = KM_EDITOR, KB_KEY(KEY_LEFT), .mods = KEYMOD_SHIFT | KEYMOD_CTRL | KB_ALL,
 	  .fn = act_editor_edit, .arg = ED_WORD_LEFT | ED_SELECT,
 	  .keys = "Shift-arrows",
-	  .help = "select (Shift-Home/End too; Ctrl-Shift-Left/Right: words); typing replaces it" },
+	  .help = "select; Shift-Home/End, Ctrl-Shift-Left/Right too; typing replaces it" },
 	KB_SELECT(KEY_RIGHT, KEYMOD_SHIFT | KEYMOD_CTRL | KB_ALL, ED_WORD_RIGHT),
 	KB_SELECT(KEY_LEFT, KEYMOD_SHIFT, ED_LEFT),
 	KB_SELECT(KEY_SLEFT, 0, ED_LEFT),	/* curses' own codes of Shift-keys */
@@ -310,8 +310,7 @@ static const struct key_binding key_table[] = {
 	KB_SELECT(KEY_SEND, 0, ED_END),
 	{ .mode = KM_EDITOR, KB_CH('w'), .mods = KEYMOD_ALT, .fn = act_editor_edit, .arg = ED_COPY,
 	  .keys = "Alt-W/Ctrl-X/Ctrl-Y",
-	  .help = "copy / cut the selection (to the terminal's clipboard too: osc52); paste it, "
-		  "or what Ctrl-K, Ctrl-U, Ctrl-W, Alt-D deleted" },
+	  .help = "copy / cut the selection (the terminal's clipboard too) / paste, kills too" },
 	{ .mode = KM_EDITOR, KB_CH(CTRL('x')), .fn = act_editor_edit, .arg = ED_CUT },
 	{ .mode = KM_EDITOR, KB_CH(CTRL('y')), .fn = act_editor_edit, .arg = ED_PASTE },
 	{ .mode = KM_EDITOR, KB_KEY(KEY_LEFT), .mods = KEYMOD_CTRL | KEYMOD_ALT,
@@ -325,8 +324,7 @@ static const struct key_binding key_table[] = {
 	  .arg = ED_WORD_RIGHT },
 	{ .mode = KM_EDITOR, KB_CH(CTRL('w')), .fn = act_editor_edit, .arg = ED_KILL_BIGWORD_LEFT,
 	  .keys = "Ctrl-W / Alt-D",
-	  .help = "delete a word back (to a blank; a selection: cut it) / on; Ctrl-Backspace: "
-		  "a word back" },
+	  .help = "delete a word back (to a blank) / on; Ctrl-Backspace: a word back" },
 	{ .mode = KM_EDITOR, KB_CH('d'), .mods = KEYMOD_ALT, .fn = act_editor_edit,
 	  .arg = ED_KILL_WORD_RIGHT },
 	{ .mode = KM_EDITOR, KB_KEY(KEY_DC), .mods = KEYMOD_CTRL | KEYMOD_ALT,
