@@ -125,6 +125,16 @@ static const struct config_key keys[] = {
 	{ .name = "run-after-error", .type = CFG_BOOL, .offset = FIELD(run_after_error),
 	  .scope = CONFIG_FOR_TUI, .env = "CELLBOX_RUN_AFTER_ERROR", .dflt = "no",
 	  .help = "notebook: cells queued behind a cell that fails run anyway (Jupyter drops them)" },
+	{ .name = "editing-mode", .type = CFG_ENUM, .offset = FIELD(editing_mode),
+	  .scope = CONFIG_FOR_TUI, .arg = "MODE", .env = "CELLBOX_EDITING_MODE", .dflt = "emacs",
+	  .choices = "emacs|vi",	/* enum config_editing, in order */
+	  .help = "the cell editor's keys: emacs (readline's and IPython's) or vi (normal and "
+		  "insert modes, as IPython's editing_mode = vi)" },
+	{ .name = "osc52", .type = CFG_ENUM, .offset = FIELD(osc52),
+	  .scope = CONFIG_FOR_TUI, .arg = "WHEN", .env = "CELLBOX_OSC52", .dflt = "auto",
+	  .choices = "auto|on|off",	/* enum config_osc52, in order */
+	  .help = "the editor's copies go to the terminal's clipboard too (OSC 52, up to 1 MiB): "
+		  "auto (in tmux, kitty, xterm, WezTerm, iTerm2, foot, ghostty, mintty), on, off" },
 	{ .name = "graphics", .type = CFG_CHOICE, .offset = FIELD(graphics),
 	  .scope = CONFIG_FOR_PLOTS, .arg = "MODE", .env = "CELLBOX_GRAPHICS", .dflt = "auto",
 	  .choices = "auto|kitty|kitty-unicode|iterm|sixel|blocks|none",

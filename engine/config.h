@@ -38,6 +38,8 @@ struct cellbox_config {
 						   store's plots; 0 = no cap) */
 	char *theme;			/* theme = auto (the full-screen UI's colours) */
 	int run_after_error;		/* run-after-error = no (notebook: run what is queued) */
+	int editing_mode;		/* editing-mode = emacs | vi (enum config_editing) */
+	int osc52;			/* osc52 = auto | on | off (enum config_osc52) */
 	struct strlist copy_in;		/* --copy-in SRC[:DST], in order */
 	struct strlist copy_out;	/* --copy-out SRC[:DST] */
 	char *policy;			/* policy = none | NAME | FILE.policy (security policy) */
@@ -53,6 +55,10 @@ struct cellbox_config {
 		char *backends;			/* mcp-backends: others a client may ask for */
 	} mcp;
 };
+
+/* The full-screen UI's editor: its keys (editing-mode), copies to the terminal (osc52). */
+enum config_editing { CONFIG_EDITING_EMACS, CONFIG_EDITING_VI };
+enum config_osc52 { CONFIG_OSC52_AUTO, CONFIG_OSC52_ON, CONFIG_OSC52_OFF };
 
 /*
  * Which commands take a setting as a flag (config_key.scope); a command says which of these

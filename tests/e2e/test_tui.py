@@ -99,7 +99,9 @@ class Tui:
         while time.monotonic() < deadline:
             if os.path.exists(self.status):
                 with open(self.status) as f:
-                    return f.read().strip()
+                    status = f.read().strip()
+                if status:          # the shell makes the file before it writes the line
+                    return status
             time.sleep(0.05)
         return None
 

@@ -2,7 +2,8 @@
 """Random keys into the real full-screen UI: sessions of cellbox in a pty (the ASan and UBSan
 build in CI), each on a fixture that varies what the panes draw (no file, one-line and empty
 cells, long lines, wide and combining characters, hundreds of cells, plots, markdown, an R
-notebook, a history store with odd entries), at a random size down to 20x8, fed random keys
+notebook, a history store with odd entries), at a random size down to 20x8, in emacs or vi
+editing mode, fed random keys
 from a vocabulary of the key table's keys, text, pastes, the ':' commands, resizes, Ctrl-C at
 random moments and a kernel that dies mid-cell. A session ends by quitting; it must end by
 itself (else it hung) and leave no sanitizer report and no death by a signal.
@@ -57,9 +58,13 @@ KEYS = {
     'C-BSpace': '\x1b[127;5u', 'C-Delete': '\x1b[3;5~', 'A-Left': '\x1b[1;3D',
     'S-Left': '\x1b[1;2D', 'S-Right': '\x1b[1;2C', 'C-S-z': '\x1b[90;6u', 'Esc-j': '\x1bj',
     'Esc-x': '\x1bx', 'Esc-Up': '\x1b\x1b[A',
+    # a selection and the clipboard; redo; the output's one-row scroll
+    'S-Home': '\x1b[1;2H', 'S-End': '\x1b[1;2F', 'C-S-Left': '\x1b[1;6D',
+    'C-S-Right': '\x1b[1;6C', 'M-w': '\x1bw', 'C-x': '\x18', 'C-M-_': '\x1b\x1f',
+    'C-Up': '\x1b[1;5A', 'C-Down': '\x1b[1;5B',
 }
-# Notebook command mode's letters and the editor's text.
-LETTERS = 'abcdxvVmyrojkKJznNsiI0/:qgG '
+# Notebook command mode's letters (and vi normal mode's) and the editor's text.
+LETTERS = 'abcdxvVmyrojkKJznNsiI0/:qgG wbehlpPuADCO^$23'
 TEXT = ['x = 1', 'print("hi")', '1/0', 'for i in range(3):', '    print(i)', 'def f():',
         'import time; time.sleep(0.3)', '"\u00e9\u4e2d\u6587 \u0301e\u0308"', '# %% ',
         'import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()',
@@ -147,6 +152,8 @@ class Session:
         if fixture:
             argv.append(os.path.join(d, fixture))
         argv += ['--graphics', rnd.choice(['blocks', 'none', 'sixel', 'kitty', 'iterm'])]
+        self.mode = rnd.choice(['emacs', 'vi'])    # vi's normal mode takes text as commands
+        argv += ['--editing-mode', self.mode]
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             os.chdir(d)
@@ -323,8 +330,8 @@ def main():
         bad = hang or reports or signalled
         sessions += 1
         events += done
-        line = 'session %d: %s %dx%d, %d events' % (this, fixture or '(console)', s.cols,
-                                                     s.rows, done)
+        line = 'session %d: %s %dx%d %s, %d events' % (this, fixture or '(console)', s.cols,
+                                                        s.rows, s.mode, done)
         if bad:
             failures += 1
             why = hang or ('signal %d' % os.WTERMSIG(status) if signalled else 'sanitizer')

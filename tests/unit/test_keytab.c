@@ -68,12 +68,21 @@ static void test_bound_commands(void)
 	CHECK(keytab_find(KM_CONSOLE, 0, CTRL('r'), 0) != NULL);
 	kb = keytab_find(KM_NB, 0, CTRL('r'), 0);
 	CHECK(kb && kb->fn != keytab_find(KM_NB, 1, KEY_F(5), 0)->fn);
-	/* Undo and redo: Ctrl-Z, Ctrl-Shift-Z */
+	/* Undo and redo: Ctrl-Z, Ctrl-Shift-Z (Ctrl-Alt-_); Ctrl-Y pastes, as readline yanks */
 	kb = keytab_find(KM_EDITOR, 0, CTRL('z'), KEYMOD_SHIFT);
-	CHECK(kb && kb->arg == keytab_find(KM_EDITOR, 0, CTRL('y'), 0)->arg);
+	CHECK(kb && kb->arg == keytab_find(KM_EDITOR, 0, CTRL('_'), KEYMOD_ALT)->arg);
+	CHECK(kb->arg != keytab_find(KM_EDITOR, 0, CTRL('y'), 0)->arg);
 	CHECK(kb->arg != keytab_find(KM_EDITOR, 0, CTRL('z'), 0)->arg);
 	CHECK(keytab_find(KM_EDITOR, 0, CTRL('z'), 0)->arg ==
 	      keytab_find(KM_EDITOR, 0, CTRL('_'), 0)->arg);
+	/* Shift selects; Ctrl-Shift by words (both held), Ctrl alone moves a word. */
+	kb = keytab_find(KM_EDITOR, 1, KEY_LEFT, KEYMOD_SHIFT | KEYMOD_CTRL);
+	CHECK(kb && kb != keytab_find(KM_EDITOR, 1, KEY_LEFT, KEYMOD_SHIFT));
+	CHECK(kb != keytab_find(KM_EDITOR, 1, KEY_LEFT, KEYMOD_CTRL));
+	CHECK(keytab_find(KM_EDITOR, 1, KEY_SLEFT, 0)->arg ==
+	      keytab_find(KM_EDITOR, 1, KEY_LEFT, KEYMOD_SHIFT)->arg);
+	CHECK(keytab_find(KM_EDITOR, 1, KEY_LEFT, 0)->arg !=
+	      keytab_find(KM_EDITOR, 1, KEY_LEFT, KEYMOD_SHIFT)->arg);
 }
 
 static const struct tap_test tests[] = {

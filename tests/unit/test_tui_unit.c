@@ -8,6 +8,7 @@
 #include "outmodel.h"
 #include "sgr.h"
 #include "theme.h"
+#include "vi.h"
 #include "../tap.h"
 
 static void test_edbuf(void)
@@ -79,6 +80,188 @@ static void test_edbuf(void)
 	edbuf_newline(&e, 0);
 	CHECK_STR(e.text.buf, "\n");
 	edbuf_release(&e);
+}
+
+/* The selection: a Shift-motion from an anchor; typing, Backspace, Enter replace it, one step. */
+static void test_edbuf_selection(void)
+{
+	struct edbuf e;
+	struct strbuf clip = STRBUF_INIT;
+	size_t from, to;
+
+	edbuf_init(&e);
+	e.kills = &clip;
+	edbuf_set(&e, "total = 10");
+	CHECK(!edbuf_selection(&e, &from, &to));
+	edbuf_home(&e);
+	edbuf_mark(&e);
+	CHECK(!edbuf_selection(&e, &from, &to));	/* an anchor at the cursor: nothing */
+	edbuf_word_right(&e);
+	edbuf_mark(&e);					/* a second mark keeps the anchor */
+	CHECK(edbuf_selection(&e, &from, &to) && from == 0 && to == 5);
+	CHECK(edbuf_cut_selection(&e));
+	CHECK_STR(e.text.buf, " = 10");
+	CHECK_STR(clip.buf, "total");			/* a cut is a kill */
+	CHECK(!edbuf_selection(&e, &from, &to) && !edbuf_cut_selection(&e));
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "total = 10");
+	CHECK(!edbuf_selection(&e, &from, &to));	/* undo ends the selection */
+	/* Typing at a selection replaces it: one step with the characters typed after it. */
+	edbuf_end(&e);
+	edbuf_mark(&e);
+	edbuf_left(&e);
+	edbuf_left(&e);
+	CHECK(edbuf_selection(&e, &from, &to) && from == 8 && to == 10);
+	edbuf_insert(&e, "4", 1);
+	edbuf_insert(&e, "2", 1);
+	CHECK_STR(e.text.buf, "total = 42");
+	CHECK(!edbuf_selection(&e, &from, &to));
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "total = 10");
+	/* Backspace and Delete delete it, and are no kill; a paste replaces it. */
+	edbuf_home(&e);
+	edbuf_mark(&e);
+	edbuf_right(&e);
+	CHECK(edbuf_backspace(&e));
+	CHECK_STR(e.text.buf, "otal = 10");
+	CHECK_STR(clip.buf, "total");
+	edbuf_end(&e);
+	edbuf_mark(&e);
+	edbuf_home(&e);					/* the anchor after the cursor */
+	CHECK(edbuf_selection(&e, &from, &to) && from == 0 && to == 9);
+	CHECK(edbuf_insert(&e, "a = 1\nb = 2", 11) == 0);
+	CHECK_STR(e.text.buf, "a = 1\nb = 2");
+	/* Across lines, with multibyte characters; Enter replaces it too. */
+	edbuf_set(&e, "x = 'h\xc3\xa9'\ny");
+	e.cur = 4;
+	edbuf_mark(&e);
+	CHECK(edbuf_down(&e) && e.cur == 11);
+	CHECK(edbuf_selection(&e, &from, &to) && from == 4 && to == 11);
+	edbuf_newline(&e, 0);
+	CHECK_STR(e.text.buf, "x = \n");
+	CHECK(edbuf_undo(&e));
+	CHECK_STR(e.text.buf, "x = 'h\xc3\xa9'\ny");
+	/* An edit elsewhere (a kill) drops the anchor, and fills the clipboard. */
+	e.cur = 0;
+	edbuf_mark(&e);
+	edbuf_end(&e);
+	edbuf_kill_right(&e);
+	CHECK_STR(clip.buf, "\n");
+	CHECK(!edbuf_selection(&e, &from, &to));
+	edbuf_release(&e);
+	strbuf_release(&clip);
+}
+
+/* Feed `keys` to vi mode, one character each; the last result. */
+static enum vi_result vi_keys(struct vi *v, struct edbuf *e, struct strbuf *reg, const char *keys)
+{
+	enum vi_result r = VI_PASS;
+
+	for (const char *k = keys; *k; k++)
+		r = vi_key(v, e, reg, (wint_t)(unsigned char)*k);
+	return r;
+}
+
+/* vi mode: motions, operators with counts, the register, undo, what is not vi's. */
+static void test_vi(void)
+{
+	struct edbuf e;
+	struct strbuf reg = STRBUF_INIT;
+	struct vi v;
+	char pending[32];
+
+	edbuf_init(&e);
+	vi_init(&v);
+	CHECK(v.mode == VI_INSERT);
+	CHECK(vi_key(&v, &e, &reg, 'x') == VI_PASS);	/* insert mode: the editor types it */
+	edbuf_set(&e, "alpha beta.gamma  delta");
+	CHECK(vi_key(&v, &e, &reg, 27) == VI_TAKEN && v.mode == VI_NORMAL);
+	CHECK(e.cur == 22);				/* onto the last character */
+	vi_keys(&v, &e, &reg, "0w");
+	CHECK(e.cur == 6);
+	vi_keys(&v, &e, &reg, "w");
+	CHECK(e.cur == 10);				/* '.' is a word of its own */
+	vi_keys(&v, &e, &reg, "2w");
+	CHECK(e.cur == 18);
+	vi_keys(&v, &e, &reg, "b");
+	CHECK(e.cur == 11);
+	vi_keys(&v, &e, &reg, "e");
+	CHECK(e.cur == 15);
+	vi_keys(&v, &e, &reg, "$");
+	CHECK(e.cur == 22);
+	vi_keys(&v, &e, &reg, "^");
+	CHECK(e.cur == 0);
+	/* Operators: dw, d2w, cw (to the word's end), x with a count, D, p. */
+	CHECK(vi_keys(&v, &e, &reg, "dw") == VI_TAKEN);
+	CHECK_STR(e.text.buf, "beta.gamma  delta");
+	CHECK_STR(reg.buf, "alpha ");
+	vi_keys(&v, &e, &reg, "d2w");
+	CHECK_STR(e.text.buf, "gamma  delta");
+	vi_keys(&v, &e, &reg, "cw");
+	CHECK(v.mode == VI_INSERT);
+	CHECK_STR(e.text.buf, "  delta");		/* the blanks after the word stay */
+	edbuf_insert(&e, "g", 1);
+	vi_key(&v, &e, &reg, 27);
+	vi_keys(&v, &e, &reg, "$3x");			/* x stops at the line's end */
+	CHECK_STR(e.text.buf, "g  delt");
+	vi_keys(&v, &e, &reg, "0lD");
+	CHECK_STR(e.text.buf, "g");
+	CHECK_STR(reg.buf, "  delt");
+	vi_keys(&v, &e, &reg, "p");
+	CHECK_STR(e.text.buf, "g  delt");
+	CHECK(e.cur == 6);				/* on the last character put */
+	vi_keys(&v, &e, &reg, "u");
+	CHECK_STR(e.text.buf, "g");
+	vi_keys(&v, &e, &reg, "\x12");			/* Ctrl-R */
+	CHECK_STR(e.text.buf, "g  delt");
+	/* Lines: dd with a count, yy, p below, P above, gg, G, j with its column. */
+	edbuf_set(&e, "one\n  two\nthree\nfour");
+	vi_keys(&v, &e, &reg, "gg");
+	CHECK(e.cur == 0);
+	vi_keys(&v, &e, &reg, "j");
+	CHECK(e.cur == 4);				/* column 0 of line 2, as vi keeps it */
+	vi_keys(&v, &e, &reg, "2dd");
+	CHECK_STR(e.text.buf, "one\nfour");
+	CHECK_STR(reg.buf, "  two\nthree\n");
+	vi_keys(&v, &e, &reg, "kp");
+	CHECK_STR(e.text.buf, "one\n  two\nthree\nfour");
+	CHECK(e.cur == 6);				/* on the first non-blank put */
+	vi_keys(&v, &e, &reg, "Gyy");
+	vi_keys(&v, &e, &reg, "ggP");
+	CHECK_STR(e.text.buf, "four\none\n  two\nthree\nfour");
+	vi_keys(&v, &e, &reg, "3G");
+	CHECK(edbuf_line(&e) == 2);
+	vi_keys(&v, &e, &reg, "Gdd");			/* the last line: the newline before it goes */
+	CHECK_STR(e.text.buf, "four\none\n  two\nthree");
+	vi_keys(&v, &e, &reg, "cc");
+	CHECK_STR(e.text.buf, "four\none\n  two\n");
+	CHECK(v.mode == VI_INSERT);
+	vi_key(&v, &e, &reg, 27);
+	/* o, O keep the indent; A, I; Enter runs; Esc with nothing half typed is not vi's. */
+	edbuf_set(&e, "if x:\n    y");
+	vi_key(&v, &e, &reg, 27);
+	vi_keys(&v, &e, &reg, "O");
+	CHECK_STR(e.text.buf, "if x:\n    \n    y");
+	CHECK(e.cur == 10 && v.mode == VI_INSERT);
+	vi_key(&v, &e, &reg, 27);
+	vi_keys(&v, &e, &reg, "ggA");
+	CHECK(e.cur == 5);
+	vi_key(&v, &e, &reg, 27);
+	CHECK(vi_key(&v, &e, &reg, '\r') == VI_RUN);
+	CHECK(vi_key(&v, &e, &reg, 27) == VI_PASS);
+	/* Half typed: the status line shows it; Esc forgets it; junk is dropped. */
+	vi_keys(&v, &e, &reg, "2d3");
+	vi_pending(&v, pending, sizeof(pending));
+	CHECK_STR(pending, "2d3");
+	CHECK(vi_key(&v, &e, &reg, 27) == VI_TAKEN);
+	vi_pending(&v, pending, sizeof(pending));
+	CHECK_STR(pending, "");
+	CHECK(vi_keys(&v, &e, &reg, "dz") == VI_TAKEN);	/* no such motion: nothing */
+	CHECK_STR(e.text.buf, "if x:\n    \n    y");
+	CHECK(vi_keys(&v, &e, &reg, "0yw") == VI_YANKED);
+	CHECK_STR(reg.buf, "if ");
+	edbuf_release(&e);
+	strbuf_release(&reg);
 }
 
 /* The class string of one line, one letter per byte: t k b s n c d m. */
@@ -457,6 +640,8 @@ static const struct tap_test tests[] = {
 	{ "edbuf", test_edbuf },
 	{ "edbuf_undo", test_edbuf_undo },
 	{ "edbuf_words", test_edbuf_words },
+	{ "edbuf_selection", test_edbuf_selection },
+	{ "vi", test_vi },
 	{ "highlight", test_highlight },
 	{ "highlight_r", test_highlight_r },
 	{ "sgr", test_sgr },

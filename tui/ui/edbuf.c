@@ -1,11 +1,9 @@
 /* The editor buffer: text and cursor of the cell being written. */
 #include "edbuf.h"
+#include "edbuf_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The kinds of change, for grouping undo steps (edbuf.group). */
-enum { G_NONE, G_TYPE, G_BACKSPACE, G_DELETE, G_OTHER };
 
 /* Whether byte `c` continues a UTF-8 sequence. */
 static int is_cont(unsigned char c)
@@ -13,85 +11,22 @@ static int is_cont(unsigned char c)
 	return (c & 0xc0) == 0x80;
 }
 
-/* ---- undo and redo ---- */
-
-static void steps_drop_oldest(struct edbuf_steps *s)
-{
-	s->bytes -= s->v[0].len;
-	free(s->v[0].text);
-	memmove(s->v, s->v + 1, (s->n - 1) * sizeof(*s->v));
-	s->n--;
-}
-
-static void steps_clear(struct edbuf_steps *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i].text);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
-/* Keep the text as it is now as the newest step, dropping the oldest past the caps. */
-static void steps_push(struct edbuf_steps *s, const struct edbuf *e)
-{
-	struct edbuf_step *st;
-
-	while (s->n && (s->n >= EDBUF_UNDO_STEPS || s->bytes + e->text.len > EDBUF_UNDO_BYTES))
-		steps_drop_oldest(s);
-	if (s->n == s->alloc) {
-		s->alloc = s->alloc ? 2 * s->alloc : 16;
-		s->v = xrealloc(s->v, s->alloc * sizeof(*s->v));
-	}
-	st = &s->v[s->n++];
-	st->text = xmalloc(e->text.len + 1);
-	memcpy(st->text, e->text.buf, e->text.len + 1);
-	st->len = e->text.len;
-	st->cur = e->cur;
-	s->bytes += st->len;
-}
-
-/* Make the newest step of `from` the text, the text the newest of `to`. */
-static int steps_swap(struct edbuf *e, struct edbuf_steps *from, struct edbuf_steps *to)
-{
-	struct edbuf_step *st;
-
-	if (!from->n)
-		return 0;
-	steps_push(to, e);
-	st = &from->v[--from->n];
-	from->bytes -= st->len;
-	strbuf_reset(&e->text);
-	strbuf_add(&e->text, st->text, st->len);
-	e->cur = st->cur <= e->text.len ? st->cur : e->text.len;
-	free(st->text);
-	e->goal = -1;
-	e->group = G_NONE;
-	return 1;
-}
+/* ---- undo and redo (the steps: edbuf_undo.c) ---- */
 
 /* A change of `kind` is about to be made: save the text unless it continues the last one. */
 static void save(struct edbuf *e, int kind)
 {
 	if (kind == G_OTHER || kind != e->group || e->cur != e->group_at)
-		steps_push(&e->undo, e);
-	steps_clear(&e->redo);
+		edbuf_steps_push(&e->undo, e);
+	edbuf_steps_clear(&e->redo);
 	e->group = kind;
+	e->anchor = -1;		/* a change ends the selection */
 }
 
 /* The change is made: the next of its kind continues it if the cursor stays here. */
 static void changed(struct edbuf *e)
 {
 	e->group_at = e->cur;
-}
-
-int edbuf_undo(struct edbuf *e)
-{
-	return steps_swap(e, &e->undo, &e->redo);
-}
-
-int edbuf_redo(struct edbuf *e)
-{
-	return steps_swap(e, &e->redo, &e->undo);
 }
 
 /* ---- the text ---- */
@@ -101,6 +36,7 @@ void edbuf_init(struct edbuf *e)
 	memset(e, 0, sizeof(*e));
 	strbuf_init(&e->text, 64);
 	e->goal = -1;
+	e->anchor = -1;
 	e->indent = "    ";
 	e->openers = ":";
 }
@@ -108,8 +44,8 @@ void edbuf_init(struct edbuf *e)
 void edbuf_release(struct edbuf *e)
 {
 	strbuf_release(&e->text);
-	steps_clear(&e->undo);
-	steps_clear(&e->redo);
+	edbuf_steps_clear(&e->undo);
+	edbuf_steps_clear(&e->redo);
 	e->cur = 0;
 	e->group = G_NONE;
 }
@@ -128,13 +64,87 @@ void edbuf_set(struct edbuf *e, const char *text)
 
 void edbuf_load(struct edbuf *e, const char *text)
 {
-	steps_clear(&e->undo);
-	steps_clear(&e->redo);
+	edbuf_steps_clear(&e->undo);
+	edbuf_steps_clear(&e->redo);
 	strbuf_reset(&e->text);
 	strbuf_addstr(&e->text, text);
 	e->cur = e->text.len;
 	e->goal = -1;
 	e->group = G_NONE;
+	e->anchor = -1;
+}
+
+/* Delete bytes [from, to). */
+static void erase(struct edbuf *e, size_t from, size_t to)
+{
+	memmove(e->text.buf + from, e->text.buf + to, e->text.len - to + 1);
+	e->text.len -= to - from;
+	if (e->cur >= to)
+		e->cur -= to - from;
+	else if (e->cur > from)
+		e->cur = from;
+	e->goal = -1;
+}
+
+/*
+ * An edit at a selection: save the text (always a step of its own, which typing after it
+ * continues as `kind`) and delete the selection. 0 when there is none.
+ */
+static int take_selection(struct edbuf *e, int kind)
+{
+	size_t from, to;
+
+	if (!edbuf_selection(e, &from, &to)) {
+		e->anchor = -1;
+		return 0;
+	}
+	save(e, G_OTHER);
+	e->group = kind;
+	erase(e, from, to);
+	return 1;
+}
+
+void edbuf_mark(struct edbuf *e)
+{
+	if (e->anchor < 0)
+		e->anchor = (long)e->cur;
+}
+
+void edbuf_unmark(struct edbuf *e)
+{
+	e->anchor = -1;
+}
+
+int edbuf_selection(const struct edbuf *e, size_t *from, size_t *to)
+{
+	size_t a = (size_t)e->anchor;
+
+	if (e->anchor < 0 || a > e->text.len || a == e->cur)
+		return 0;
+	*from = a < e->cur ? a : e->cur;
+	*to = a < e->cur ? e->cur : a;
+	return 1;
+}
+
+/* Keep bytes [from, to) as the last kill. */
+static void killed(struct edbuf *e, size_t from, size_t to)
+{
+	if (!e->kills)
+		return;
+	strbuf_reset(e->kills);
+	strbuf_add(e->kills, e->text.buf + from, to - from);
+}
+
+int edbuf_cut_selection(struct edbuf *e)
+{
+	size_t from, to;
+
+	if (!edbuf_selection(e, &from, &to))
+		return 0;
+	killed(e, from, to);
+	take_selection(e, G_OTHER);
+	changed(e);
+	return 1;
 }
 
 /* Insert bytes at the cursor, no undo step of its own. */
@@ -161,23 +171,12 @@ int edbuf_insert(struct edbuf *e, const char *s, size_t len)
 		return 0;
 	if (e->text.len + len > EDBUF_MAX)
 		return -1;
-	save(e, typed ? G_TYPE : G_OTHER);
+	if (!take_selection(e, typed ? G_TYPE : G_OTHER))
+		save(e, typed ? G_TYPE : G_OTHER);
 	if (insert(e, s, len) < 0)
 		return -1;
 	changed(e);
 	return 0;
-}
-
-/* Delete bytes [from, to). */
-static void erase(struct edbuf *e, size_t from, size_t to)
-{
-	memmove(e->text.buf + from, e->text.buf + to, e->text.len - to + 1);
-	e->text.len -= to - from;
-	if (e->cur >= to)
-		e->cur -= to - from;
-	else if (e->cur > from)
-		e->cur = from;
-	e->goal = -1;
 }
 
 /* Delete bytes [from, to) as one undo step (nothing when they are none). */
@@ -185,6 +184,7 @@ static void cut_range(struct edbuf *e, size_t from, size_t to)
 {
 	if (from >= to)
 		return;
+	killed(e, from, to);
 	save(e, G_OTHER);
 	erase(e, from, to);
 	changed(e);
@@ -207,6 +207,7 @@ static size_t eol(const struct edbuf *e, size_t pos)
 
 void edbuf_newline(struct edbuf *e, int autoindent)
 {
+	int took = take_selection(e, G_OTHER);
 	size_t start = bol(e, e->cur), n = 0, end = e->cur;
 	struct strbuf ins = STRBUF_INIT;
 
@@ -222,7 +223,8 @@ void edbuf_newline(struct edbuf *e, int autoindent)
 			strbuf_addstr(&ins, e->indent);
 	}
 	if (e->text.len + ins.len <= EDBUF_MAX) {
-		save(e, G_OTHER);
+		if (!took)
+			save(e, G_OTHER);
 		insert(e, ins.buf, ins.len);
 		changed(e);
 	}
@@ -233,6 +235,10 @@ int edbuf_backspace(struct edbuf *e)
 {
 	size_t start = bol(e, e->cur), p = e->cur;
 
+	if (take_selection(e, G_OTHER)) {
+		changed(e);
+		return 1;
+	}
 	if (!e->cur)
 		return 0;
 	if (p > start && e->text.buf[p - 1] == ' ') {
@@ -261,6 +267,10 @@ int edbuf_delete(struct edbuf *e)
 {
 	size_t p = e->cur;
 
+	if (take_selection(e, G_OTHER)) {
+		changed(e);
+		return 1;
+	}
 	if (p >= e->text.len)
 		return 0;
 	p++;

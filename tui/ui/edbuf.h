@@ -40,6 +40,17 @@ struct edbuf {
 	struct edbuf_steps undo, redo;
 	int group;		/* the kind of the last change (enum in edbuf.c), 0: none */
 	size_t group_at;	/* where it left the cursor */
+	/*
+	 * The selection: from the anchor to the cursor (either way), when the anchor is set
+	 * (>= 0). Every change of the text drops it; typing, a paste, Enter, Backspace and
+	 * Delete at a selection replace or delete it, as one undo step.
+	 */
+	long anchor;
+	/*
+	 * Where the text of a kill goes (Ctrl-K, Ctrl-U, the word kills, a cut selection), in
+	 * place of what was there, as readline's kill ring of one: the caller's clipboard, or NULL.
+	 */
+	struct strbuf *kills;
 };
 
 void edbuf_init(struct edbuf *e);
@@ -51,14 +62,22 @@ void edbuf_load(struct edbuf *e, const char *text);
 /* Undo the last change / redo the last undone one; 0 when there is none. */
 int edbuf_undo(struct edbuf *e);
 int edbuf_redo(struct edbuf *e);
-/* Insert bytes at the cursor; returns -1 (and inserts nothing) past EDBUF_MAX. */
+/* Insert bytes at the cursor (in place of the selection); -1 (nothing done) past EDBUF_MAX. */
 int edbuf_insert(struct edbuf *e, const char *s, size_t len);
 /* Insert a newline, indented like the current line, one level more after an opener (':'). */
 void edbuf_newline(struct edbuf *e, int autoindent);
-/* Delete the character before the cursor (a whole indent level in leading spaces). */
+/* Delete the selection, else the character before the cursor (an indent level in blanks). */
 int edbuf_backspace(struct edbuf *e);
-/* Delete the character under the cursor. */
+/* Delete the character under the cursor, or the selection. */
 int edbuf_delete(struct edbuf *e);
+/* Set the anchor at the cursor unless one is set (a Shift-motion extends from it). */
+void edbuf_mark(struct edbuf *e);
+/* Drop the anchor: no selection. */
+void edbuf_unmark(struct edbuf *e);
+/* The selection's bytes [*from, *to): 1 when there is a selection of at least one byte. */
+int edbuf_selection(const struct edbuf *e, size_t *from, size_t *to);
+/* Delete the selection as one undo step (a kill); 0 when there is none. */
+int edbuf_cut_selection(struct edbuf *e);
 /* Cursor movement: each returns 0 when the cursor could not move. */
 int edbuf_left(struct edbuf *e);
 int edbuf_right(struct edbuf *e);

@@ -14,6 +14,9 @@
 #define KB_KEY(k) .is_key = 1, .ch = (k)
 #define KB_CH(c) .ch = (c)
 #define KB_NOTE(m, k, h) { .mode = (m), .keys = (k), .help = (h) }
+/* A Shift-motion of the editor: it extends the selection (act_editor_edit's ED_SELECT). */
+#define KB_SELECT(k, m, a) { .mode = KM_EDITOR, KB_KEY(k), .mods = (m), .fn = act_editor_edit, \
+			     .arg = (a) | ED_SELECT }
 
 /* ---- actions that work everywhere ------------------------------------------------------- */
 
@@ -121,6 +124,7 @@ static int act_editor_run(struct ui *ui, int arg)
 /* Up/Down (`arg` -1/+1): a line, or the history past the first/last. */
 static int act_editor_updown(struct ui *ui, int arg)
 {
+	edbuf_unmark(&ui->editor.ed);
 	if (!(arg < 0 ? edbuf_up(&ui->editor.ed) : edbuf_down(&ui->editor.ed)))
 		ui_editor_hist_walk(ui, arg);
 	return PANE_HANDLED | PANE_REDRAW;
@@ -134,17 +138,27 @@ static int act_editor_tab(struct ui *ui, int arg)
 	return PANE_HANDLED | PANE_REDRAW;
 }
 
-/* The editing keys of the line: `arg` names the edbuf call. */
+/*
+ * The editing keys of the line: `arg` names the edbuf call; a motion with ED_SELECT (Shift)
+ * extends the selection from its anchor, without it ends the selection.
+ */
 enum { ED_NEWLINE, ED_HOME, ED_END, ED_LEFT, ED_RIGHT, ED_BACKSPACE, ED_DELETE, ED_KILL_RIGHT,
        ED_KILL_LEFT, ED_ESC, ED_UNDO, ED_REDO, ED_WORD_LEFT, ED_WORD_RIGHT, ED_KILL_WORD_LEFT,
-       ED_KILL_BIGWORD_LEFT, ED_KILL_WORD_RIGHT };
+       ED_KILL_BIGWORD_LEFT, ED_KILL_WORD_RIGHT, ED_UP, ED_DOWN, ED_COPY, ED_CUT, ED_PASTE,
+       ED_SELECT = 0x100 };
 
 /* Move or delete in the editor's text. */
 static int act_editor_edit(struct ui *ui, int arg)
 {
 	struct edbuf *e = &ui->editor.ed;
+	size_t from, to;
 
-	switch (arg) {
+	if (arg & ED_SELECT)
+		edbuf_mark(e);
+	else if (arg == ED_HOME || arg == ED_END || arg == ED_LEFT || arg == ED_RIGHT ||
+		 arg == ED_WORD_LEFT || arg == ED_WORD_RIGHT)
+		edbuf_unmark(e);
+	switch (arg & ~ED_SELECT) {
 	case ED_NEWLINE: edbuf_newline(e, 1); break;
 	case ED_HOME: edbuf_home(e); break;
 	case ED_END: edbuf_end(e); break;
@@ -154,7 +168,7 @@ static int act_editor_edit(struct ui *ui, int arg)
 	case ED_DELETE: edbuf_delete(e); break;
 	case ED_KILL_RIGHT: edbuf_kill_right(e); break;
 	case ED_KILL_LEFT: edbuf_kill_left(e); break;
-	case ED_ESC: return PANE_HANDLED;	/* a lone Esc: nothing to leave here */
+	case ED_ESC: edbuf_unmark(e); break;	/* a lone Esc: the selection goes */
 	case ED_UNDO:
 		if (!edbuf_undo(e))
 			ui_message(ui, "nothing to undo");
@@ -166,8 +180,24 @@ static int act_editor_edit(struct ui *ui, int arg)
 	case ED_WORD_LEFT: edbuf_word_left(e); break;
 	case ED_WORD_RIGHT: edbuf_word_right(e); break;
 	case ED_KILL_WORD_LEFT: edbuf_kill_word_left(e, 0); break;
-	case ED_KILL_BIGWORD_LEFT: edbuf_kill_word_left(e, 1); break;
+	case ED_KILL_BIGWORD_LEFT:	/* Ctrl-W at a selection cuts it, as Emacs's C-w */
+		if (edbuf_selection(e, &from, &to))
+			ui_clip_copy(ui, 1);
+		else
+			edbuf_kill_word_left(e, 1);
+		break;
 	case ED_KILL_WORD_RIGHT: edbuf_kill_word_right(e); break;
+	case ED_UP:		/* Shift-Up on the first line: to the start */
+		if (!edbuf_up(e))
+			e->cur = 0;
+		break;
+	case ED_DOWN:
+		if (!edbuf_down(e))
+			e->cur = e->text.len;
+		break;
+	case ED_COPY: ui_clip_copy(ui, 0); break;
+	case ED_CUT: ui_clip_copy(ui, 1); break;
+	case ED_PASTE: ui_clip_paste(ui); break;
 	}
 	return PANE_HANDLED | PANE_REDRAW;
 }
@@ -250,16 +280,39 @@ static const struct key_binding key_table[] = {
 	{ .mode = KM_CONSOLE, KB_CH(CTRL('c')), .fn = act_interrupt_or_clear,
 	  .keys = "Ctrl-C", .help = "interrupt the running cell; when idle, clear the cell" },
 	{ .mode = KM_OUTPUT, KB_KEY(KEY_PPAGE), .fn = act_output_scroll, .arg = 2,
-	  .keys = "PgUp / PgDn", .help = "scroll the output (Shift-Up/Down: one row)" },
+	  .keys = "PgUp / PgDn", .help = "scroll the output (Ctrl-Up/Down: one row)" },
 	{ .mode = KM_OUTPUT, KB_KEY(KEY_NPAGE), .fn = act_output_scroll, .arg = -2 },
-	{ .mode = KM_OUTPUT, KB_KEY(KEY_SR), .fn = act_output_scroll, .arg = 1 },
-	{ .mode = KM_OUTPUT, KB_KEY(KEY_SF), .fn = act_output_scroll, .arg = -1 },
+	{ .mode = KM_CONSOLE, KB_KEY(KEY_UP), .mods = KEYMOD_CTRL, .fn = act_output_scroll,
+	  .arg = 1 },
+	{ .mode = KM_CONSOLE, KB_KEY(KEY_DOWN), .mods = KEYMOD_CTRL, .fn = act_output_scroll,
+	  .arg = -1 },
 	{ .mode = KM_EDITOR, KB_CH(CTRL('z')), .mods = KEYMOD_SHIFT, .fn = act_editor_edit,
-	  .arg = ED_REDO, .keys = "Ctrl-Z / Ctrl-Y",
-	  .help = "undo / redo (also Ctrl-_ / Ctrl-Shift-Z; typing in a row is one step)" },
+	  .arg = ED_REDO, .keys = "Ctrl-Z/Ctrl-Shift-Z",
+	  .help = "undo / redo (also Ctrl-_ / Ctrl-Alt-_; typing in a row is one step)" },
 	{ .mode = KM_EDITOR, KB_CH(CTRL('z')), .fn = act_editor_edit, .arg = ED_UNDO },
+	{ .mode = KM_EDITOR, KB_CH(CTRL('_')), .mods = KEYMOD_ALT, .fn = act_editor_edit,
+	  .arg = ED_REDO },
 	{ .mode = KM_EDITOR, KB_CH(CTRL('_')), .fn = act_editor_edit, .arg = ED_UNDO },
-	{ .mode = KM_EDITOR, KB_CH(CTRL('y')), .fn = act_editor_edit, .arg = ED_REDO },
+	{ .mode = KM_EDITOR, KB_KEY(KEY_LEFT), .mods = KEYMOD_SHIFT | KEYMOD_CTRL | KB_ALL,
+	  .fn = act_editor_edit, .arg = ED_WORD_LEFT | ED_SELECT,
+	  .keys = "Shift-arrows",
+	  .help = "select; Shift-Home/End, Ctrl-Shift-Left/Right too; typing replaces it" },
+	KB_SELECT(KEY_RIGHT, KEYMOD_SHIFT | KEYMOD_CTRL | KB_ALL, ED_WORD_RIGHT),
+	KB_SELECT(KEY_LEFT, KEYMOD_SHIFT, ED_LEFT),
+	KB_SELECT(KEY_SLEFT, 0, ED_LEFT),	/* curses' own codes of Shift-keys */
+	KB_SELECT(KEY_RIGHT, KEYMOD_SHIFT, ED_RIGHT),
+	KB_SELECT(KEY_SRIGHT, 0, ED_RIGHT),
+	KB_SELECT(KEY_SR, 0, ED_UP),
+	KB_SELECT(KEY_SF, 0, ED_DOWN),
+	KB_SELECT(KEY_HOME, KEYMOD_SHIFT, ED_HOME),
+	KB_SELECT(KEY_SHOME, 0, ED_HOME),
+	KB_SELECT(KEY_END, KEYMOD_SHIFT, ED_END),
+	KB_SELECT(KEY_SEND, 0, ED_END),
+	{ .mode = KM_EDITOR, KB_CH('w'), .mods = KEYMOD_ALT, .fn = act_editor_edit, .arg = ED_COPY,
+	  .keys = "Alt-W/Ctrl-X/Ctrl-Y",
+	  .help = "copy / cut the selection (the terminal's clipboard too) / paste, kills too" },
+	{ .mode = KM_EDITOR, KB_CH(CTRL('x')), .fn = act_editor_edit, .arg = ED_CUT },
+	{ .mode = KM_EDITOR, KB_CH(CTRL('y')), .fn = act_editor_edit, .arg = ED_PASTE },
 	{ .mode = KM_EDITOR, KB_KEY(KEY_LEFT), .mods = KEYMOD_CTRL | KEYMOD_ALT,
 	  .fn = act_editor_edit, .arg = ED_WORD_LEFT, .keys = "Alt-B / Alt-F",
 	  .help = "a word back / on (Ctrl-Left / Ctrl-Right too)" },
@@ -414,12 +467,15 @@ static const struct key_binding key_table[] = {
 static int keytab_matches(const struct key_binding *kb, int is_key, wint_t ch, unsigned mods)
 {
 	unsigned held = mods & (KEYMOD_SHIFT | KEYMOD_ALT | KEYMOD_CTRL);
+	unsigned want = kb->mods & (KEYMOD_SHIFT | KEYMOD_ALT | KEYMOD_CTRL);
 
 	if (kb->mode & (KM_NOTE | KM_NB_NOTE) || kb->is_key != !!is_key || kb->ch != ch)
 		return 0;
 	if (kb->mods & KB_PLAIN)
 		return !held;
-	return !kb->mods || (held & kb->mods);
+	if (kb->mods & KB_ALL)
+		return (held & want) == want;
+	return !want || (held & want);
 }
 
 const struct key_binding *keytab_find(unsigned modes, int is_key, wint_t ch, unsigned mods)
@@ -454,6 +510,9 @@ int keytab_alt_bound(const struct ui *ui, int is_key, wint_t ch)
 		modes = KM_GLOBAL | KM_NB | (ui->nbv->editing ? KM_NB_EDIT | KM_EDITOR : KM_NB_COMMAND);
 	for (size_t i = 0; i < ARRAY_SIZE(key_table); i++) {
 		const struct key_binding *kb = &key_table[i];
+		/* vi mode: Esc then a key is vi's Esc (ESC b is not Alt-B), but Alt-Enter runs */
+		if (kb->mode == KM_EDITOR && ch != '\r' && ui_vi_on(ui))
+			continue;
 		if ((kb->mode & modes) && !(kb->mods & KB_PLAIN) && (kb->mods & KEYMOD_ALT) &&
 		    keytab_matches(kb, is_key, ch, KEYMOD_ALT))
 			return 1;
@@ -520,7 +579,7 @@ int keytab_check(struct strbuf *err)
 			got = NULL;
 			for (int m = 0; keytab_chains[c][m] && !got; m++)
 				got = keytab_find(keytab_chains[c][m], kb->is_key, kb->ch,
-						  kb->mods & KB_PLAIN ? 0 : kb->mods);
+						  kb->mods & KB_PLAIN ? 0 : kb->mods & ~KB_ALL);
 		}
 		if (got != kb) {
 			strbuf_addf(err, "row %zu (%s): the dispatch never reaches it\n", i,

@@ -13,7 +13,7 @@ static const char *const element_names[TH_NELEMENTS] = {
 	"menu-selected", "overlay", "bracket", "syntax-keyword", "syntax-builtin",
 	"syntax-string", "syntax-number", "syntax-comment", "syntax-decorator", "syntax-magic",
 	"cell-selected", "cell-editing", "cell-changed", "find-match", "md-heading", "md-code",
-	"md-link", "md-quote",
+	"md-link", "md-quote", "selection",
 };
 
 static const char *const color_names[8] = {
@@ -54,6 +54,7 @@ const char theme_builtin_dark[] =
 	"md-code = color180\n"
 	"md-link = color81 underline\n"
 	"md-quote = color244\n"
+	"selection = black on color75\n"
 	"ipython = Linux\n";
 
 static const char *const ipython_schemes[] = { "NoColor", "Linux", "LightBG", "Neutral" };
@@ -234,6 +235,11 @@ int theme_parse(struct theme *t, const char *text, const char *name, struct strb
 	if (!set[TH_NORMAL]) {
 		parsed[TH_NORMAL].fg = parsed[TH_NORMAL].bg = SGR_DEFAULT;
 		parsed[TH_NORMAL].attrs = 0;
+	}
+	if (!set[TH_SELECTION]) {	/* a selection must show: `normal` reversed */
+		parsed[TH_SELECTION] = parsed[TH_NORMAL];
+		parsed[TH_SELECTION].attrs |= SGR_REVERSE;
+		set[TH_SELECTION] = 1;
 	}
 	for (int el = 0; el < TH_NELEMENTS; el++) {
 		t->style[el] = set[el] ? parsed[el] : parsed[TH_NORMAL];

@@ -56,6 +56,7 @@ enum theme_element {
 	TH_MD_CODE,		/* code spans and blocks */
 	TH_MD_LINK,		/* links */
 	TH_MD_QUOTE,		/* quote bars, rules, list markers */
+	TH_SELECTION,		/* the editor's selection (left out: `normal` reversed) */
 	TH_NELEMENTS,
 };
 

@@ -47,6 +47,9 @@ static int ui_key(struct ui *ui, int is_key, wint_t ch)
 	rc = ui_overlay_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;
+	rc = ui_vi_key(ui, is_key, ch);		/* vi mode's normal mode: Ctrl-R redoes */
+	if (rc & PANE_HANDLED)
+		return rc;
 	rc = global_key(ui, is_key, ch);
 	if (rc & PANE_HANDLED)
 		return rc;
@@ -258,6 +261,7 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 	ui.outpane.follow = 1;
 	graphics_mode_parse(cfg->graphics ? cfg->graphics : "auto", &ui.gfx.gwant);
 	strbuf_init(&ui.gfx.gbuf, 0);
+	strbuf_init(&ui.clip_out, 0);
 	outmodel_init(&ui.out, OUT_CELL_MAX);
 	ui_editor_init(&ui.editor);
 	keys_init(&ui.keys);
@@ -354,6 +358,7 @@ out:
 	}
 	free(ui.plots);
 	strbuf_release(&ui.gfx.gbuf);
+	strbuf_release(&ui.clip_out);
 	free(ui.status.message);
 	free(ui.dead_reason);
 	for (int k = 0; ui.themes_dirs[k]; k++)

@@ -10,6 +10,8 @@
  *	ui_draw.c	colours, drawing primitives, the layout and the frame
  *	ui_output.c	the output pane: laying out cells (In/Out, streams, plots), scrolling
  *	ui_editor.c	the editor pane: text, Enter (is_complete), Tab (completion), history
+ *	ui_clip.c	the editor's clipboard: copy, cut, paste, and OSC 52 to the terminal's
+ *	vi.c		vi mode's command table, motions and operators (pure: vi.h)
  *	ui_side.c	the side pane (its tabs: history, plots, variables) and the status line
  *	ui_vars.c	the side pane's variables: the listing asked of the kernel, the value
  *	ui_overlay.c	overlays as a stack of records: pager, menu, one-line prompts, plot viewer
@@ -53,6 +55,7 @@
 #include "sgr.h"
 #include "theme.h"
 #include "varlist.h"
+#include "vi.h"
 
 #ifndef CELLBOX_THEMES_DIR
 #define CELLBOX_THEMES_DIR "/usr/local/share/cellbox/themes"
@@ -93,6 +96,7 @@ enum key_mode {
 };
 
 #define KB_PLAIN (1u << 8)	/* key_binding.mods: without Shift, Alt or Ctrl */
+#define KB_ALL (1u << 9)	/* key_binding.mods: all of them held (Ctrl-Shift-Left) */
 
 /*
  * A row of the key table (keytab.c): a key in a mode, what it runs (one of the commands of
@@ -103,7 +107,7 @@ struct key_binding {
 	unsigned mode;		/* enum key_mode */
 	int is_key;		/* ch is a curses KEY_* code, not a character */
 	wint_t ch;
-	unsigned mods;		/* KEYMOD_*: any of them held; 0: whatever is held; KB_PLAIN */
+	unsigned mods;		/* KEYMOD_*: any of them held; 0: whatever is held; KB_PLAIN, KB_ALL */
 	int twice;		/* the key pressed twice (d d, 0 0, i i) */
 	const char *command;	/* a command line run as Ctrl-O would (NULL: fn) */
 	int (*fn)(struct ui *ui, int arg);	/* PANE_* flags, never 0 */
@@ -197,6 +201,9 @@ struct editor_pane {
 	/* Tab's completions (the menu overlay shows them). */
 	char **menu;
 	size_t nmenu, menu_sel, comp_from, comp_to;
+	/* What was copied, cut or killed last (Ctrl-Y pastes it; ed.kills points here). */
+	struct strbuf clip;
+	struct vi vi;			/* editing-mode = vi: its mode, half-typed commands */
 };
 
 /* The side pane's tabs. */
@@ -269,6 +276,7 @@ struct ui {
 	struct ui_plot *plots;
 	size_t nplots, plots_alloc;
 	struct plot_frames gfx;		/* inline plots on this terminal (ui_plots.c) */
+	struct strbuf clip_out;		/* an OSC 52 copy, written after the next frame */
 	struct keys keys;		/* escape sequences and pastes being decoded */
 	unsigned key_mods;		/* KEYMOD_* of the key being handled */
 	char *paste;			/* the text of a KEYS_PASTE key being handled */
@@ -348,6 +356,15 @@ void ui_editor_release(struct editor_pane *e);
 int ui_editor_rows(const struct ui *ui, int screen_h);
 void ui_editor_draw(struct ui *ui, struct pane *p);
 int ui_editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch);
+/* A new cell in the editor: its text, an undo history of its own, vi's insert mode. */
+void ui_editor_load(struct ui *ui, const char *text);
+/* Whether vi's keys apply now (editing-mode = vi, the cell editor has the keys). */
+int ui_vi_on(const struct ui *ui);
+/*
+ * vi mode's keys, before the others (tui.c): Esc in insert mode, normal mode's characters,
+ * Ctrl-R and Enter; 0 for a key that is not vi's here (it goes on as in emacs mode).
+ */
+int ui_vi_key(struct ui *ui, int is_key, wint_t ch);
 void ui_hist_add(struct ui *ui, const char *code);
 /* Step through the history by `dir` (-1 older, +1 newer); 0 when there is nowhere to go. */
 int ui_editor_hist_walk(struct ui *ui, int dir);
@@ -358,6 +375,19 @@ void ui_editor_tab(struct ui *ui);
 long ui_hist_search(struct ui *ui, long from);
 void ui_menu_free(struct ui *ui);
 void ui_menu_accept(struct ui *ui, const char *m);
+
+/* ---- ui_clip.c: the editor's clipboard ---- */
+
+#define CLIP_OSC52_MAX ((size_t)1 << 20)	/* bytes a copy sends to the terminal, at most */
+
+/* Copy the selection (`cut`: and delete it); with OSC 52 on, to the terminal's too. */
+void ui_clip_copy(struct ui *ui, int cut);
+/* Paste the clipboard at the cursor (in place of the selection). */
+void ui_clip_paste(struct ui *ui);
+/* Send `len` bytes to the terminal's clipboard when OSC 52 is on; 1 when it was sent. */
+int ui_clip_send(struct ui *ui, const char *text, size_t len);
+/* Write what ui_clip_send queued (after the frame: past curses, as the plots are). */
+void ui_clip_flush(struct ui *ui);
 
 /* ---- ui_side.c: side pane, status line ---- */
 

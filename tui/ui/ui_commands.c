@@ -542,6 +542,11 @@ static int tc_help(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 			      "keys)\n\n");
 	}
 	keytab_rows(0, help_row, &sb);
+	if (ui->cfg->editing_mode == CONFIG_EDITING_VI) {
+		strbuf_addstr(&sb, "\nvi mode's normal mode (editing-mode = vi; Esc from insert mode)"
+			      "\n\n");
+		vi_rows(help_row, &sb);
+	}
 	strbuf_addstr(&sb, "\nCommands (Ctrl-O, then the command and Enter)\n\n");
 	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
 		if ((int)strlen(tui_commands[i].usage) > wide)
@@ -562,6 +567,8 @@ void ui_help_rows(void (*row)(void *data, const char *left, const char *right), 
 	keytab_rows(0, row, data);
 	row(data, "", "Notebook mode (cellbox FILE.ipynb, cellbox FILE.py, :open FILE)");
 	keytab_rows(1, row, data);
+	row(data, "", "vi mode's normal mode (editing-mode = vi; Esc from insert mode)");
+	vi_rows(row, data);
 	row(data, "", "Commands (Ctrl-O, F2, or ':' in notebook command mode)");
 	for (size_t i = 0; i < ARRAY_SIZE(tui_commands); i++)
 		row(data, tui_commands[i].usage, tui_commands[i].help);

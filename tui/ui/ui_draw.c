@@ -206,7 +206,7 @@ void ui_layout(struct ui *ui)
 	nb->x = 0, nb->y = 0, nb->w = COLS - side, nb->h = LINES - 1;
 }
 
-/* Draw one frame and write it to the terminal once, the plots right after. */
+/* Draw one frame and write it to the terminal once, the plots (and an OSC 52) right after. */
 void ui_draw(struct ui *ui)
 {
 	int cy, cx, plots, cleared;
@@ -232,5 +232,6 @@ void ui_draw(struct ui *ui)
 	refresh();
 	if (plots)
 		ui_plots_write(ui, cleared);
+	ui_clip_flush(ui);		/* a copy for the terminal's clipboard */
 }
 

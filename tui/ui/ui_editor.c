@@ -28,9 +28,10 @@ void ui_editor_draw(struct ui *ui, struct pane *p)
 {
 	struct look sep = ui_look_of(ui, TH_BORDER, NULL), prompt = ui_look_of(ui, TH_PROMPT_IN, NULL);
 	struct look bracket = ui_look_of(ui, TH_BRACKET, NULL);
+	struct look selected = ui_look_of(ui, TH_SELECTION, NULL);
 	size_t cur_line = edbuf_line(&ui->editor.ed), nlines = edbuf_lines(&ui->editor.ed), first_line = 0;
 	int rows = p->h - 1, state = HL_STATE_NORMAL, prompt_w = 8, cur_x = 0, cur_y = p->y + 1;
-	size_t cur_col = edbuf_col(&ui->editor.ed), hscroll = 0;
+	size_t cur_col = edbuf_col(&ui->editor.ed), hscroll = 0, sel_from = 0, sel_to = 0;
 	long at, match = edbuf_match_bracket(&ui->editor.ed, &at);
 	const char *text = ui->editor.ed.text.buf;
 	unsigned char *cls = xmalloc(ui->editor.ed.text.len + 1);
@@ -44,6 +45,7 @@ void ui_editor_draw(struct ui *ui, struct pane *p)
 	snprintf(title, sizeof(title), " In [%d] \u00b7 Enter runs \u00b7 Ctrl-J newline \u00b7 "
 		 "F1 help ", ui->exec_count + 1);
 	ui_put_text(p->y, p->x + 2, p->w - 2, title, ui_look_of(ui, TH_TITLE, NULL));
+	edbuf_selection(&ui->editor.ed, &sel_from, &sel_to);
 	if (rows < 1)
 		rows = 1;
 	if (cur_line >= (size_t)rows)
@@ -73,6 +75,8 @@ void ui_editor_draw(struct ui *ui, struct pane *p)
 			struct look lk = ((long)i == at || (long)i == match) && match >= 0 ?
 					 bracket : ui_look_of(ui, el, NULL);
 
+			if (i >= sel_from && i < sel_to)
+				lk = selected;
 			if (wc == L'\t')
 				wc = L' ';
 			if (col >= hscroll && x + w <= p->w)
@@ -101,12 +105,23 @@ void ui_editor_init(struct editor_pane *e)
 {
 	memset(e, 0, sizeof(*e));
 	edbuf_init(&e->ed);
+	strbuf_init(&e->clip, 0);
+	strbuf_set_max(&e->clip, EDBUF_MAX + 1);
+	e->ed.kills = &e->clip;
+	vi_init(&e->vi);
+}
+
+void ui_editor_load(struct ui *ui, const char *text)
+{
+	edbuf_load(&ui->editor.ed, text);
+	vi_insert(&ui->editor.vi);
 }
 
 /* Free the editor pane's state: the cell, the history, the completions. */
 void ui_editor_release(struct editor_pane *e)
 {
 	edbuf_release(&e->ed);
+	strbuf_release(&e->clip);
 	for (size_t i = 0; i < e->nhist; i++)
 		free(e->hist[i]);
 	free(e->hist);
@@ -364,6 +379,43 @@ void ui_editor_tab(struct ui *ui)
 }
 
 /* ---- keys ------------------------------------------------------------------------------- */
+
+int ui_vi_on(const struct ui *ui)
+{
+	return ui->cfg && ui->cfg->editing_mode == CONFIG_EDITING_VI &&
+	       (ui->nbv ? ui->nbv->editing : ui->focus == P_EDITOR);
+}
+
+int ui_vi_key(struct ui *ui, int is_key, wint_t ch)
+{
+	struct editor_pane *ed = &ui->editor;
+	int normal = ed->vi.mode == VI_NORMAL;
+	enum vi_result r;
+
+	if (!ui_vi_on(ui) || is_key || (ui->key_mods & (KEYMOD_ALT | KEYMOD_CTRL)) ||
+	    (ch == '\r' && ui->key_mods))	/* Shift-, Alt-Enter keep their meaning */
+		return 0;
+	if (normal ? ch < 0x20 && ch != '\r' && ch != 27 && ch != CTRL('r') : ch != 27)
+		return 0;
+	if (ch == 0x7f)
+		return 0;
+	r = vi_key(&ed->vi, &ed->ed, &ed->clip, ch);
+	if (r == VI_PASS)
+		return 0;
+	if (ed->vi.msg)
+		ui_message(ui, "%s", ed->vi.msg);
+	if (r == VI_YANKED)
+		ui_clip_send(ui, ed->clip.buf, ed->clip.len);
+	if (ui->nbv) {		/* the cell holds what is typed, as edit mode's keys keep it */
+		notebook_set_source(&ui->nbv->nb, ui->nbv->sel, ed->ed.text.buf);
+		ui_nbview_show_sel(ui);
+	}
+	if (r == VI_RUN && ui->nbv)
+		ui_nbview_run(ui, NB_RUN_STAY);
+	else if (r == VI_RUN)
+		ui_run_cell(ui);
+	return PANE_HANDLED | PANE_REDRAW;
+}
 
 /* The editor pane's keys: the key table's (KM_EDITOR), then a paste or a character typed. */
 int ui_editor_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)

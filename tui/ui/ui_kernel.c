@@ -262,7 +262,7 @@ void ui_run_cell(struct ui *ui)
 	if (cellcmd_is_command(code)) {
 		/* A line starting with ':' is not Python: one of cellbox's commands. */
 		ui_hist_add(ui, code);
-		edbuf_load(&ui->editor.ed, "");
+		ui_editor_load(ui, "");
 		if (ui_run_command(ui, code + 1) & PANE_QUIT)
 			ui->quit = 1;
 		free(code);
@@ -290,7 +290,7 @@ void ui_run_cell(struct ui *ui)
 		outmodel_add(&ui->out, id, code);
 		ui_cell_started(ui);
 	}
-	edbuf_load(&ui->editor.ed, "");	/* a new cell: its own undo history */
+	ui_editor_load(ui, "");	/* a new cell: its own undo history */
 	ui->outpane.follow = 1;
 	free(code);
 	strbuf_release(&err);

@@ -19,7 +19,7 @@ static void enter_edit(struct ui *ui, int at_start)
 {
 	struct nbview *v = ui->nbv;
 
-	edbuf_load(&ui->editor.ed, v->nb.cells[v->sel]->source);	/* its own undo */
+	ui_editor_load(ui, v->nb.cells[v->sel]->source);	/* its own undo */
 	if (at_start)
 		ui->editor.ed.cur = 0;
 	v->editing = 1;

@@ -208,7 +208,7 @@ void ui_nbview_run(struct ui *ui, enum nb_run how)
 		if (i + 1 >= v->nb.ncells) {	/* the last one: a new cell to write the next in */
 			notebook_insert(&v->nb, i + 1, "code", "");
 			ui_nbview_select(ui, i + 1);
-			edbuf_load(&ui->editor.ed, "");
+			ui_editor_load(ui, "");
 			v->editing = 1;
 		} else {
 			ui_nbview_select(ui, i + 1);
@@ -216,7 +216,7 @@ void ui_nbview_run(struct ui *ui, enum nb_run how)
 	} else if (how == NB_RUN_INSERT) {
 		notebook_insert(&v->nb, i + 1, "code", "");
 		ui_nbview_select(ui, i + 1);
-		edbuf_load(&ui->editor.ed, "");
+		ui_editor_load(ui, "");
 		v->editing = 1;
 	}
 	ui_nbview_show_sel(ui);

@@ -81,13 +81,14 @@ void ui_nbview_close(struct ui *ui)
 
 /*
  * Lay out source text after prompts, highlighted as Python when `code`; with `cursor` >= 0
- * the cursor's screen place goes to *cy, *cx; matches of `hit` (case-insensitive) stand out.
+ * the cursor's screen place goes to *cy, *cx (and the editor's selection stands out);
+ * matches of `hit` (case-insensitive) stand out.
  */
 static void lay_source(struct lay *l, const char *text, int code, const char *first,
 		       const char *cont, long cursor, int *cy, int *cx, const char *hit)
 {
 	struct look prompt = ui_look_of(l->ui, TH_PROMPT_IN, NULL);
-	size_t len = strlen(text), hitlen = hit ? strlen(hit) : 0;
+	size_t len = strlen(text), hitlen = hit ? strlen(hit) : 0, from, to;
 	unsigned char *cls = xmalloc(len + 1);
 	int state = HL_STATE_NORMAL;
 
@@ -103,6 +104,8 @@ static void lay_source(struct lay *l, const char *text, int code, const char *fi
 	if (hitlen)
 		for (const char *p = strcasestr(text, hit); p; p = strcasestr(p + hitlen, hit))
 			memset(cls + (p - text), HL_NCLASSES, hitlen);
+	if (cursor >= 0 && edbuf_selection(&l->ui->editor.ed, &from, &to) && to <= len)
+		memset(cls + from, HL_NCLASSES + 1, to - from);	/* the cell being edited's */
 	ui_lay_text(l, first, prompt);
 	for (size_t i = 0; i <= len;) {
 		wchar_t wc;
@@ -124,8 +127,8 @@ static void lay_source(struct lay *l, const char *text, int code, const char *fi
 			continue;
 		}
 		n = ui_decode(text + i, len - i, &wc);
-		el = cls[i] == HL_NCLASSES ? TH_FIND_MATCH : cls[i] == HL_TEXT ? TH_NORMAL :
-		     TH_SYNTAX_KEYWORD + cls[i] - 1;
+		el = cls[i] == HL_NCLASSES ? TH_FIND_MATCH : cls[i] == HL_NCLASSES + 1 ? TH_SELECTION :
+		     cls[i] == HL_TEXT ? TH_NORMAL : TH_SYNTAX_KEYWORD + cls[i] - 1;
 		if (wc != L'\t') {
 			wchar_t probe = wc;
 			if (l->col + ui_char_width(&probe) > l->width)

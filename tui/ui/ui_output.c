@@ -235,7 +235,7 @@ void ui_output_draw(struct ui *ui, struct pane *p)
 int ui_output_key(struct ui *ui, struct pane *p, int is_key, wint_t ch)
 {
 	(void)p;
-	return keytab_run(ui, KM_OUTPUT, is_key, ch);	/* PgUp/PgDn, Shift-Up/Down */
+	return keytab_run(ui, KM_OUTPUT, is_key, ch);	/* PgUp/PgDn */
 }
 
 /* Mark every cell's layout stale (a resize, a redraw benchmark). */

@@ -179,6 +179,16 @@ void ui_status_draw(struct ui *ui, struct pane *p)
 	{
 		int x = ui_put_text(p->y, p->x, p->w, buf, ui_look_of(ui, el, NULL));
 		struct strbuf nb = STRBUF_INIT;
+		if (ui_vi_on(ui)) {	/* vi mode's mode, and a command half typed */
+			char keys[48];
+			struct sgr_attr bold;
+			sgr_reset(&bold);
+			bold.flags |= SGR_BOLD;
+			vi_pending(&ui->editor.vi, keys, sizeof(keys));
+			snprintf(buf, sizeof(buf), " -- %s --%s%s ", ui->editor.vi.mode == VI_NORMAL ?
+				 "NORMAL" : "INSERT", *keys ? " " : "", keys);
+			x += ui_put_text(p->y, p->x + x, p->w - x, buf, ui_look_of(ui, TH_STATUS, &bold));
+		}
 		if (ui->nbv) {
 			ui_nbview_status(ui, &nb);
 			strbuf_addstr(&nb, " \u2502 ");
