@@ -78,7 +78,7 @@ class EditorTest(EditorBase):
         self.expect(ui, '')
         ui.keys('C-z')
         ui.wait_for('nothing to undo')
-        ui.keys('C-S-z')
+        ui.keys('C-y')                          # and Ctrl-Y
         self.expect(ui, 'x = 12')
         ui.keys('Enter')
         ui.wait_for('In [1]: x = 12')
@@ -147,7 +147,7 @@ class EditorTest(EditorBase):
         self.expect(ui, '')
         # F1 lists them: they are rows of the key table.
         ui.keys('F1')
-        ui.wait_for('Ctrl-Z/Ctrl-Shift-Z', 'Alt-B / Alt-F', 'Ctrl-W / Alt-D')
+        ui.wait_for('Ctrl-Z/Ctrl-Y', 'Alt-B / Alt-F', 'Ctrl-W / Alt-D')
 
     def test_select_cut_paste_undo(self):
         ui = self.start()
@@ -164,7 +164,7 @@ class EditorTest(EditorBase):
         ui.type('x')
         ui.keys('End')
         ui.type('; y = "')
-        ui.keys('C-y')                          # pasted elsewhere
+        ui.keys('C-v')                          # pasted elsewhere
         ui.type('"')
         self.expect(ui, 'x = 10; y = "total"')
         # Typing replaces a selection, as one step with what is typed after it.
@@ -196,18 +196,18 @@ class EditorTest(EditorBase):
         ui.wait_for('   ...: b = 2')
         ui.keys('M-w')
         ui.wait_for('nothing selected')
-        # Ctrl-K, Ctrl-U and Ctrl-W fill the clipboard Ctrl-Y pastes, as readline's kills.
+        # Ctrl-K, Ctrl-U and Ctrl-W fill the clipboard Ctrl-V pastes, as readline's kills.
         ui.keys('Down', 'End', 'C-u')           # 'b = 2' killed
         ui.keys('Up', 'End')
         ui.type(' + ')
-        ui.keys('C-y')
+        ui.keys('C-v')
         self.expect(ui, 'a = 1 + b = 2')
         ui.keys('C-w')                          # '2' killed, Ctrl-W without a selection
-        ui.keys('C-a', 'C-y')
+        ui.keys('C-a', 'C-v')
         self.expect(ui, '2a = 1 + b =')
         # F1 lists the keys: rows of the key table.
         ui.keys('F1')
-        ui.wait_for('Shift-arrows', 'Alt-W/Ctrl-X/Ctrl-Y')
+        ui.wait_for('Shift-arrows', 'Alt-W/Ctrl-X/Ctrl-V')
 
     def test_copy_lands_in_tmux_buffer(self):
         ui = self.start()
@@ -234,7 +234,7 @@ class EditorTest(EditorBase):
         ui.type('not sent')
         ui.keys('S-Home', 'M-w')
         ui.wait_for('copied 8 characters')
-        ui.keys('C-e', 'C-y')
+        ui.keys('C-e', 'C-v')
         self.expect(ui, 'not sentnot sent')
         time.sleep(0.5)
         self.assertEqual(ui.tmux('show-buffer'), 'before')

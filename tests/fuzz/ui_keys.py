@@ -52,7 +52,7 @@ KEYS = {
     'Enter': '\r', 'Tab': '\t', 'Backspace': '\x7f', 'Esc': '\x1b',
     'C-a': '\x01', 'C-e': '\x05', 'C-k': '\x0b', 'C-u': '\x15', 'C-w': '\x17', 'C-l': '\x0c',
     'C-o': '\x0f', 'C-r': '\x12', 'C-s': '\x13', 'C-j': '\x0a', 'C-c': '\x03', 'C-z': '\x1a',
-    'C-y': '\x19', 'C-_': '\x1f', 'C-d': '\x04',
+    'C-y': '\x19', 'C-v': '\x16', 'C-_': '\x1f', 'C-d': '\x04',
     # the editor's words, undo and redo, and Esc with a key in one read
     'M-b': '\x1bb', 'M-f': '\x1bf', 'M-d': '\x1bd', 'M-BSpace': '\x1b\x7f',
     'C-BSpace': '\x1b[127;5u', 'C-Delete': '\x1b[3;5~', 'A-Left': '\x1b[1;3D',

@@ -68,10 +68,11 @@ static void test_bound_commands(void)
 	CHECK(keytab_find(KM_CONSOLE, 0, CTRL('r'), 0) != NULL);
 	kb = keytab_find(KM_NB, 0, CTRL('r'), 0);
 	CHECK(kb && kb->fn != keytab_find(KM_NB, 1, KEY_F(5), 0)->fn);
-	/* Undo and redo: Ctrl-Z, Ctrl-Shift-Z (Ctrl-Alt-_); Ctrl-Y pastes, as readline yanks */
+	/* Undo and redo: Ctrl-Z, Ctrl-Y (Ctrl-Shift-Z, Ctrl-Alt-_); Ctrl-V pastes */
 	kb = keytab_find(KM_EDITOR, 0, CTRL('z'), KEYMOD_SHIFT);
 	CHECK(kb && kb->arg == keytab_find(KM_EDITOR, 0, CTRL('_'), KEYMOD_ALT)->arg);
-	CHECK(kb->arg != keytab_find(KM_EDITOR, 0, CTRL('y'), 0)->arg);
+	CHECK(kb->arg == keytab_find(KM_EDITOR, 0, CTRL('y'), 0)->arg);
+	CHECK(kb->arg != keytab_find(KM_EDITOR, 0, CTRL('v'), 0)->arg);
 	CHECK(kb->arg != keytab_find(KM_EDITOR, 0, CTRL('z'), 0)->arg);
 	CHECK(keytab_find(KM_EDITOR, 0, CTRL('z'), 0)->arg ==
 	      keytab_find(KM_EDITOR, 0, CTRL('_'), 0)->arg);

@@ -201,7 +201,7 @@ struct editor_pane {
 	/* Tab's completions (the menu overlay shows them). */
 	char **menu;
 	size_t nmenu, menu_sel, comp_from, comp_to;
-	/* What was copied, cut or killed last (Ctrl-Y pastes it; ed.kills points here). */
+	/* What was copied, cut or killed last (Ctrl-V pastes it; ed.kills points here). */
 	struct strbuf clip;
 	struct vi vi;			/* editing-mode = vi: its mode, half-typed commands */
 };

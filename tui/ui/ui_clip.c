@@ -1,7 +1,7 @@
 /*
  * The editor's clipboard: one text, what Alt-W copied, Ctrl-X (or Ctrl-W at a selection) cut
- * or a kill (Ctrl-K, Ctrl-U, the word kills) took last, as readline's kill ring of one; Ctrl-Y
- * pastes it. A copy or a cut goes to the terminal's clipboard too, with OSC 52
+ * or a kill (Ctrl-K, Ctrl-U, the word kills) took last, as readline's kill ring of one; Ctrl-V
+ * pastes it (Ctrl-Y is redo). A copy or a cut goes to the terminal's clipboard too, with OSC 52
  * (ESC ] 52 ; c ; BASE64 BEL), when the osc52 setting says so. `auto` sends it only where the
  * terminal is known to take it: tmux (it keeps the text as a paste buffer when its
  * set-clipboard option is on, and passes it on to the terminal outside; else it drops it), and

@@ -12,7 +12,7 @@
  *
  * One table (vi.c) holds a row per command, its keys, what it is and its line of help: the
  * dispatch reads it and F1 lists it. The register is the editor's clipboard (what Alt-W copies
- * and Ctrl-Y pastes), whole lines when a line command filled it. The cursor in normal mode
+ * and Ctrl-V pastes), whole lines when a line command filled it. The cursor in normal mode
  * sits on a character (never past the last of a line but on an empty one). No terminal code.
  */
 
