@@ -188,6 +188,8 @@ int cmd_replay_check_options(const struct cli_args *args)
 	nbcheck_init(&chk);
 	rc = check_options(args, &chk, &check);
 	nbcheck_release(&chk);
+	if (rc == 0)
+		rc = replay_params_check(args);
 	return rc;
 }
 
@@ -220,6 +222,8 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		goto out;
 	}
 	cli_kernel_from_file(cfg, file, nb);
+	if (replay_params_inject(args, cfg->session.kernel, nb, file) < 0)
+		goto out;
 	if (check) {
 		stored = cJSON_Duplicate(nb, 1);
 		if (!strstr(file, ".ipynb"))
@@ -491,6 +495,16 @@ static const struct cli_option replay_options[] = {
 		  "first 1 MiB of each cell)" },
 	{ .name = "no-progress", .value = CLI_SWITCH,
 	  .help = "no progress bar on stderr (drawn only on a terminal)" },
+	{ .name = "parameters", .short_name = 'p', .value = CLI_PAIR, .arg = "NAME VALUE",
+	  .many = 1,
+	  .help = "as papermill -p: set parameter NAME in a cell injected after the cell tagged "
+		  "parameters (VALUE typed as papermill types it: True, False, None, ints, "
+		  "floats, else text; repeatable)" },
+	{ .name = "parameters-raw", .short_name = 'r', .value = CLI_PAIR, .arg = "NAME VALUE",
+	  .many = 1, .help = "as papermill -r: a parameter whose VALUE stays text" },
+	{ .name = "parameters-file", .short_name = 'f', .value = CLI_TEXT, .arg = "FILE.yaml",
+	  .many = 1,
+	  .help = "as papermill -f: the parameters of a YAML mapping (before -p and -r)" },
 	{ .name = "jobs", .short_name = 'j', .value = CLI_COUNT, .arg = "N",
 	  .help = "with several files: replay N at a time, each in a process and session of "
 		  "its own (default 1; 0 = one per CPU)" },
