@@ -207,5 +207,115 @@ class ParamsTest(Base):
             self.assertNotIn('In [', p.stdout)
 
 
+def junit(path):
+    """The report parsed by Python's own XML parser (a file that is not XML fails here)."""
+    import xml.etree.ElementTree as ET
+    return ET.parse(path).getroot()
+
+
+def counts(suite):
+    return {k: suite.get(k) for k in ('tests', 'failures', 'errors', 'skipped')}
+
+
+class JunitTest(ParamsTest):
+    test_typed_values_reach_the_kernel = test_injected_text_is_papermills = None
+    test_yaml_file = test_where_the_cell_goes = test_bad_input = None
+
+    def notebook(self, name, cells):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = cells
+        path = os.path.join(self.tmp, name)
+        nbformat.write(nb, path)
+        return path
+
+    def stream(self, text):
+        return [nbformat.v4.new_output('stream', name='stdout', text=text)]
+
+    def test_check_with_one_differing_cell(self):
+        cell = nbformat.v4.new_code_cell
+        src = self.notebook('nb.ipynb', [
+            nbformat.v4.new_markdown_cell('# title'),
+            cell('x = 1\nprint(x)', outputs=self.stream('1\n')),
+            cell('print(x + 1)', outputs=self.stream('3\n')),       # now 2: differs
+            cell('never()', metadata={'tags': ['skip-execution']}),
+            cell('# NBVAL_IGNORE_OUTPUT\nimport random\nprint(random.random())',
+                 outputs=self.stream('0.5\n')),
+        ])
+        report = os.path.join(self.tmp, 'report.xml')
+        with open(report, 'w') as f:
+            f.write('old report')
+        p = self.cellbox('replay', '--no-progress', '--check', src, '--junit', report)
+        self.assertEqual(p.returncode, 6, p.stderr)
+        suite = junit(report)
+        self.assertEqual(suite.tag, 'testsuite')
+        self.assertEqual(counts(suite), {'tests': '4', 'failures': '1', 'errors': '0',
+                                         'skipped': '1'})
+        self.assertGreater(float(suite.get('time')), 0)
+        cases = suite.findall('testcase')
+        self.assertEqual([c.get('name') for c in cases],
+                         ['In [1] (x = 1)', 'In [2] (print(x + 1))', 'cell 4 (never())',
+                          'In [3] (# NBVAL_IGNORE_OUTPUT)'])
+        self.assertEqual({c.get('classname') for c in cases}, {src})
+        failure = cases[1].find('failure')
+        self.assertEqual(failure.get('message'), "the outputs differ from the notebook's")
+        self.assertIn('- 3\n+ 2\n', failure.text)
+        self.assertIn('- 3\n+ 2\n', p.stdout)        # the transcript still shows it
+        self.assertEqual(cases[2].find('skipped').get('message'), 'tagged skip-execution')
+        self.assertIsNone(cases[0].find('failure'))
+        self.assertIsNone(cases[3].find('failure'))
+        self.assertEqual([n for n in os.listdir(self.tmp) if 'report' in n], ['report.xml'])
+
+    def test_keep_going_with_one_raising_cell(self):
+        src = self.write('k.py', '# %%\nx = 1\n\n'
+                         '# %%\nraise ValueError("<a & \\"b\\">\\x1b[31mred\\x01 \\u00e9")\n\n'
+                         '# %% tags=["raises-exception"]\n1 / 0\n\n'
+                         '# %%\nprint(x)\n')
+        report = os.path.join(self.tmp, 'k.xml')
+        p = self.cellbox('replay', '--no-progress', '--keep-going', src, '--junit', report)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        with open(report, 'rb') as f:
+            raw = f.read()
+        self.assertTrue(raw.startswith(b'<?xml version="1.0" encoding="utf-8"?>\n'))
+        for c in range(0x20):
+            if c not in (9, 10):
+                self.assertNotIn(bytes([c]), raw, c)        # control characters removed
+        suite = junit(report)
+        self.assertEqual(counts(suite), {'tests': '4', 'failures': '1', 'errors': '0',
+                                         'skipped': '0'})
+        cases = suite.findall('testcase')
+        failure = cases[1].find('failure')
+        self.assertEqual(cases[1].get('name'),
+                         'In [2] (raise ValueError("<a & \\"b\\">\\x1b[31mred\\x01 \\u00e9"))')
+        self.assertEqual(failure.get('message'), 'ValueError: <a & "b">[31mred \u00e9'
+                         .replace('[31m', ''))
+        self.assertIn('Traceback', failure.text)
+        self.assertIsNone(cases[2].find('failure'))     # raises-exception may raise
+        # Without --keep-going: the cells after the failing one are skipped, not run.
+        p = self.cellbox('replay', '--no-progress', src, '--junit', report)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        suite = junit(report)
+        self.assertEqual(counts(suite), {'tests': '4', 'failures': '1', 'errors': '0',
+                                         'skipped': '2'})
+        self.assertEqual(suite.findall('testcase')[3].find('skipped').get('message'),
+                         'not run: the replay stopped before it')
+
+    def test_jobs_one_suite_per_file(self):
+        good = self.write('good.py', '# %%\nprint(1)\n')
+        bad = self.write('bad.py', '# %%\n1 / 0\n\n# %%\nprint(2)\n')
+        missing = os.path.join(self.tmp, 'missing.py')
+        report = os.path.join(self.tmp, 'all.xml')
+        p = self.cellbox('replay', '--no-progress', '-j', '2', '-k', good, bad, missing,
+                         '--junit', report)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        root = junit(report)
+        self.assertEqual(root.tag, 'testsuites')
+        self.assertEqual([s.get('name') for s in root], [good, bad, missing])
+        self.assertEqual([counts(s) for s in root],
+                         [{'tests': '1', 'failures': '0', 'errors': '0', 'skipped': '0'},
+                          {'tests': '2', 'failures': '1', 'errors': '0', 'skipped': '0'},
+                          {'tests': '1', 'failures': '0', 'errors': '1', 'skipped': '0'}])
+        self.assertEqual(os.listdir(self.tmp).count('all.xml'), 1)
+
+
 if __name__ == '__main__':
     unittest.main()

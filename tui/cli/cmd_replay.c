@@ -11,6 +11,7 @@
 #include "cellfile.h"
 #include "nbcheck.h"
 #include "history.h"
+#include "junit.h"
 #include "outputs.h"
 #include "printer.h"
 #include "record.h"
@@ -123,6 +124,86 @@ static void echo_code(FILE *f, int count, const char *code)
 	strbuf_release(&clean);
 }
 
+/* ---- the JUnit report (--junit) ---- */
+
+/* A cell's test name: "In [3] (first line)", or "cell 5 (first line)" when it did not run. */
+static void junit_name(struct strbuf *name, int shown, int index, const char *src)
+{
+	struct strbuf line = STRBUF_INIT;
+	const char *first = cli_first_line(src, 60, &line, NULL);
+
+	if (shown > 0)
+		strbuf_addf(name, "In [%d] (%s)", shown, first);
+	else
+		strbuf_addf(name, "cell %d (%s)", index, first);
+	strbuf_release(&line);
+}
+
+/* Add the cell that ran: failed (its error's name and value, its traceback) or passed. */
+static void junit_ran(struct junit_suite *js, int shown, int index, const char *src,
+		      double time, int failed, const struct outputs *out, const cJSON *outs)
+{
+	struct strbuf name = STRBUF_INIT, msg = STRBUF_INIT, tb = STRBUF_INIT;
+	const cJSON *o, *line;
+
+	junit_name(&name, shown, index, src);
+	cJSON_ArrayForEach(o, outs) {
+		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "output_type"));
+		const char *ename, *evalue;
+
+		if (!type || strcmp(type, "error"))
+			continue;
+		ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ename"));
+		evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "evalue"));
+		strbuf_reset(&msg);
+		strbuf_addf(&msg, "%s: %s", ename ? ename : "error", evalue ? evalue : "");
+		cJSON_ArrayForEach(line, cJSON_GetObjectItemCaseSensitive(o, "traceback"))
+			if (cJSON_IsString(line))
+				strbuf_addf(&tb, "%s\n", line->valuestring);
+	}
+	if (failed && !msg.len)
+		strbuf_addf(&msg, "the cell ended %s%s%s", out->status, out->detail ? ": " : "",
+			    out->detail ? out->detail : "");
+	junit_add(js, name.buf, time, failed ? JUNIT_FAILED : JUNIT_PASSED,
+		  failed ? msg.buf : NULL, failed ? tb.buf : NULL);
+	strbuf_release(&name);
+	strbuf_release(&msg);
+	strbuf_release(&tb);
+}
+
+/* Add a code cell that did not run, with why. */
+static void junit_skip(struct junit_suite *js, int index, const char *src, const char *why)
+{
+	struct strbuf name = STRBUF_INIT;
+
+	junit_name(&name, 0, index, src);
+	junit_add(js, name.buf, 0, JUNIT_SKIPPED, why, NULL);
+	strbuf_release(&name);
+}
+
+/* Write the report: one <testsuite> (a fragment for replay_jobs.c when `fragment`). */
+static int junit_finish(struct junit_suite *js, const char *path, int fragment, int rc,
+			int ready)
+{
+	struct strbuf xml = STRBUF_INIT, err = STRBUF_INIT;
+	int ok;
+
+	if (!ready && !js->n) {
+		struct strbuf m = STRBUF_INIT;
+		strbuf_addf(&m, "nothing ran (exit %d): see the messages", rc);
+		junit_add(js, "replay", 0, JUNIT_ERROR, m.buf, NULL);
+		strbuf_release(&m);
+	}
+	junit_write(js, &xml);
+	ok = fragment ? fsutil_write_atomic(path, xml.buf, xml.len, 0600, &err)
+		      : junit_save(path, xml.buf, 0, &err);
+	if (ok < 0)
+		msg_error("--junit: %s", err.buf);
+	strbuf_release(&xml);
+	strbuf_release(&err);
+	return ok;
+}
+
 /* ---- the command ---- */
 
 /*
@@ -211,8 +292,12 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 	double t_open = 0, cells_wall = 0, cells_kernel = 0;
 	unsigned long long max_output = cli_size(args, "max-output", OUTPUTS_LIMIT);
 	int ready = 0;
+	const char *junit_path = opts ? opts->junit_path : cli_value(args, "junit");
+	struct junit_suite js;
+	int *jcase = NULL;	/* --junit: the file's cell k is case jcase[k] (-1: none) */
 
 	memset(&r, 0, sizeof(r));
+	junit_init(&js, file);
 	nbcheck_init(&chk);
 	if (check_options(args, &chk, &check) < 0)
 		goto out;
@@ -269,10 +354,15 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		     NULL, (size_t)max_output);
 	record_share(&r.rec, &r.out);	/* one collection: the notebook's and the history's */
 	cellfile_set_kernel(nb, session_kernel_info(r.s));
-	if (check) {
+	{
 		int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nb, "cells"));
-		ran_cells = xcalloc((size_t)n + 1, sizeof(*ran_cells));
-		raised = xcalloc((size_t)n + 1, sizeof(*raised));
+		if (check) {
+			ran_cells = xcalloc((size_t)n + 1, sizeof(*ran_cells));
+			raised = xcalloc((size_t)n + 1, sizeof(*raised));
+		}
+		jcase = xmalloc(((size_t)n + 1) * sizeof(*jcase));
+		for (int k = 0; k <= n; k++)
+			jcase[k] = -1;
 	}
 	ready = 1;
 	r.transcript_max = REPLAY_TRANSCRIPT_MAX < max_output ? REPLAY_TRANSCRIPT_MAX
@@ -298,8 +388,11 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		marks = nbcheck_markers(cell);
 		if (!src[strspn(src, " \t\r\n")] || cellfile_has_tag(cell, "skip-execution") ||
 		    (marks & CHECK_SKIP)) {
-			if (src[strspn(src, " \t\r\n")])
+			if (src[strspn(src, " \t\r\n")]) {
 				skipped++;
+				junit_skip(&js, index, src, marks & CHECK_SKIP ? "NBVAL_SKIP" :
+					   "tagged skip-execution");
+			}
 			free(src);
 			continue;
 		}
@@ -360,6 +453,10 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		}
 		cJSON_ReplaceItemInObjectCaseSensitive(cell, "outputs", outs);
 		cell_rc = reason_exit_code(r.out.reason);
+		jcase[index] = (int)js.n;
+		junit_ran(&js, shown, index, src, t0,
+			  cell_rc == EXIT_INTERRUPTED || (cell_rc != EXIT_OK && !may_fail), &r.out,
+			  outs);
 		if (cell_rc == EXIT_INTERRUPTED || (cell_rc != EXIT_OK && !may_fail)) {
 			failed++;
 			report_failure(cell_rc, shown, index, src, cfg->timeout);
@@ -387,16 +484,44 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 			next_count = 1;
 		}
 	}
+	/* The code cells after a stop: not run. */
+	for (int k = index + 1; k <= cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nb, "cells")); k++) {
+		cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(nb, "cells"), k - 1);
+		char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(c, "source"));
+
+		if (!strcmp(cellfile_cell_type(c), "code") && src[strspn(src, " \t\r\n")])
+			junit_skip(&js, k, src, nbcheck_markers(c) & CHECK_SKIP ? "NBVAL_SKIP" :
+				   cellfile_has_tag(c, "skip-execution") ? "tagged skip-execution" :
+				   "not run: the replay stopped before it");
+		free(src);
+	}
 	/* After every cell ran: a display update may have changed an earlier cell's outputs. */
 	for (int k = 1; check && ran_cells && k <= index; k++) {
 		const cJSON *cells = cJSON_GetObjectItemCaseSensitive(nb, "cells");
 		const cJSON *old = cJSON_GetArrayItem(
 			cJSON_GetObjectItemCaseSensitive(stored, "cells"), k - 1);
-		if (ran_cells[k])
-			differ += nbcheck_cell(&chk, old, cJSON_GetObjectItemCaseSensitive(old, "outputs"),
-					     cJSON_GetObjectItemCaseSensitive(
-						     cJSON_GetArrayItem(cells, k - 1), "outputs"),
-					     raised[k], k, stdout);
+		char *diff = NULL;
+		size_t diff_len = 0;
+		FILE *f;
+		int d;
+
+		if (!ran_cells[k])
+			continue;
+		/* The difference goes to stdout and, with --junit, into the cell's failure. */
+		f = jcase[k] >= 0 ? open_memstream(&diff, &diff_len) : NULL;
+		d = nbcheck_cell(&chk, old, cJSON_GetObjectItemCaseSensitive(old, "outputs"),
+				 cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cells, k - 1),
+								  "outputs"),
+				 raised[k], k, f ? f : stdout);
+		if (f) {
+			fclose(f);
+			fwrite(diff, 1, diff_len, stdout);
+			if (d)
+				junit_fail(&js.cases[jcase[k]], "the outputs differ from the notebook's",
+					   diff);
+			free(diff);
+		}
+		differ += d;
 	}
 	if (r.out.truncated)
 		msg_error("outputs were cut at %zu bytes per cell; the notebook says so where",
@@ -433,6 +558,13 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 			clock_now() - r.started + t_open);
 	}
 out:
+	if (junit_path) {
+		js.time = r.started ? clock_now() - r.started + t_open : 0;
+		if (junit_finish(&js, junit_path, opts != NULL, rc, ready) < 0 && rc == EXIT_OK)
+			rc = EXIT_USAGE;
+	}
+	junit_release(&js);
+	free(jcase);
 	/* First: closing may still end requests through the printer; --copy-out runs here. */
 	if (cli_close_session(r.s, cfg) < 0 && rc == EXIT_OK)
 		rc = EXIT_CELL_ERROR;
@@ -505,6 +637,9 @@ static const struct cli_option replay_options[] = {
 	{ .name = "parameters-file", .short_name = 'f', .value = CLI_TEXT, .arg = "FILE.yaml",
 	  .many = 1,
 	  .help = "as papermill -f: the parameters of a YAML mapping (before -p and -r)" },
+	{ .name = "junit", .value = CLI_TEXT, .arg = "FILE.xml",
+	  .help = "write a JUnit XML report: a test case per code cell (failed: it raised, or "
+		  "its outputs differ under --check; skipped: not run), a test suite per file" },
 	{ .name = "jobs", .short_name = 'j', .value = CLI_COUNT, .arg = "N",
 	  .help = "with several files: replay N at a time, each in a process and session of "
 		  "its own (default 1; 0 = one per CPU)" },

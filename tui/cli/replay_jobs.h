@@ -25,6 +25,7 @@ struct replay_file_opts {
 	const char *out_path;	/* the notebook to write, or NULL */
 	const char *plots_dir;	/* where plots go, or NULL (next to the history) */
 	int color;		/* colours in the transcript */
+	const char *junit_path;	/* --junit: where its <testsuite> goes, or NULL */
 };
 
 /* How one file's replay went (for the summary table). */
