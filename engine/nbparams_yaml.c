@@ -308,6 +308,7 @@ static int document(struct reader *R, struct nbparam *p)
 {
 	yaml_event_t ev;
 	struct nbparam top;
+	struct strbuf why = STRBUF_INIT;
 	int rc;
 
 	do {	/* STREAM_START, DOCUMENT_START */
@@ -336,10 +337,9 @@ static int document(struct reader *R, struct nbparam *p)
 		yaml_event_delete(&ev);
 	}
 	for (size_t i = 0; rc == 0 && i < top.n; i++)
-		if (!top.items[i].key_is_str || nbparam_name_ok(top.items[i].key, R->err) < 0) {
-			if (!top.items[i].key_is_str)
-				nbparam_name_ok("", R->err);
-			strbuf_addf(R->err, " (in %s)", R->name);
+		if (!top.items[i].key_is_str || nbparam_name_ok(top.items[i].key, &why) < 0) {
+			strbuf_addf(R->err, "%s: %s", R->name, top.items[i].key_is_str ? why.buf :
+				    "a parameter's name is not text");
 			rc = -1;
 		}
 	if (rc == 0) {
@@ -348,6 +348,7 @@ static int document(struct reader *R, struct nbparam *p)
 		top.n = 0;
 	}
 	nbparams_release(&top);
+	strbuf_release(&why);
 	return rc;
 }
 
