@@ -124,86 +124,6 @@ static void echo_code(FILE *f, int count, const char *code)
 	strbuf_release(&clean);
 }
 
-/* ---- the JUnit report (--junit) ---- */
-
-/* A cell's test name: "In [3] (first line)", or "cell 5 (first line)" when it did not run. */
-static void junit_name(struct strbuf *name, int shown, int index, const char *src)
-{
-	struct strbuf line = STRBUF_INIT;
-	const char *first = cli_first_line(src, 60, &line, NULL);
-
-	if (shown > 0)
-		strbuf_addf(name, "In [%d] (%s)", shown, first);
-	else
-		strbuf_addf(name, "cell %d (%s)", index, first);
-	strbuf_release(&line);
-}
-
-/* Add the cell that ran: failed (its error's name and value, its traceback) or passed. */
-static void junit_ran(struct junit_suite *js, int shown, int index, const char *src,
-		      double time, int failed, const struct outputs *out, const cJSON *outs)
-{
-	struct strbuf name = STRBUF_INIT, msg = STRBUF_INIT, tb = STRBUF_INIT;
-	const cJSON *o, *line;
-
-	junit_name(&name, shown, index, src);
-	cJSON_ArrayForEach(o, outs) {
-		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "output_type"));
-		const char *ename, *evalue;
-
-		if (!type || strcmp(type, "error"))
-			continue;
-		ename = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ename"));
-		evalue = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "evalue"));
-		strbuf_reset(&msg);
-		strbuf_addf(&msg, "%s: %s", ename ? ename : "error", evalue ? evalue : "");
-		cJSON_ArrayForEach(line, cJSON_GetObjectItemCaseSensitive(o, "traceback"))
-			if (cJSON_IsString(line))
-				strbuf_addf(&tb, "%s\n", line->valuestring);
-	}
-	if (failed && !msg.len)
-		strbuf_addf(&msg, "the cell ended %s%s%s", out->status, out->detail ? ": " : "",
-			    out->detail ? out->detail : "");
-	junit_add(js, name.buf, time, failed ? JUNIT_FAILED : JUNIT_PASSED,
-		  failed ? msg.buf : NULL, failed ? tb.buf : NULL);
-	strbuf_release(&name);
-	strbuf_release(&msg);
-	strbuf_release(&tb);
-}
-
-/* Add a code cell that did not run, with why. */
-static void junit_skip(struct junit_suite *js, int index, const char *src, const char *why)
-{
-	struct strbuf name = STRBUF_INIT;
-
-	junit_name(&name, 0, index, src);
-	junit_add(js, name.buf, 0, JUNIT_SKIPPED, why, NULL);
-	strbuf_release(&name);
-}
-
-/* Write the report: one <testsuite> (a fragment for replay_jobs.c when `fragment`). */
-static int junit_finish(struct junit_suite *js, const char *path, int fragment, int rc,
-			int ready)
-{
-	struct strbuf xml = STRBUF_INIT, err = STRBUF_INIT;
-	int ok;
-
-	if (!ready && !js->n) {
-		struct strbuf m = STRBUF_INIT;
-		strbuf_addf(&m, "nothing ran (exit %d): see the messages", rc);
-		junit_add(js, "replay", 0, JUNIT_ERROR, m.buf, NULL);
-		strbuf_release(&m);
-	}
-	junit_write(js, &xml);
-	ok = fragment ? fsutil_write_atomic(path, xml.buf, xml.len, 0600, &err)
-		      : junit_save(path, xml.buf, 0, &err);
-	if (ok < 0)
-		msg_error("--junit: %s", err.buf);
-	strbuf_release(&xml);
-	strbuf_release(&err);
-	return ok;
-}
-
 /* ---- the command ---- */
 
 /*
@@ -390,7 +310,7 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		    (marks & CHECK_SKIP)) {
 			if (src[strspn(src, " \t\r\n")]) {
 				skipped++;
-				junit_skip(&js, index, src, marks & CHECK_SKIP ? "NBVAL_SKIP" :
+				replay_junit_skip(&js, index, src, marks & CHECK_SKIP ? "NBVAL_SKIP" :
 					   "tagged skip-execution");
 			}
 			free(src);
@@ -411,12 +331,14 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		if (!id) {
 			bar_clear(&r);
 			msg_error("cell %d: %s", index, err.buf);
+			replay_junit_stopped(&js, shown, index, src, err.buf);
 			free(src);
 			rc = EXIT_KERNEL_DIED;
 			break;
 		}
 		if (cli_wait(r.s, id) == CLI_TERMINATED) {
 			bar_clear(&r);
+			replay_junit_stopped(&js, shown, index, src, "stopped by a signal");
 			free(src);
 			rc = cli_exit_terminated();
 			break;
@@ -454,7 +376,7 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		cJSON_ReplaceItemInObjectCaseSensitive(cell, "outputs", outs);
 		cell_rc = reason_exit_code(r.out.reason);
 		jcase[index] = (int)js.n;
-		junit_ran(&js, shown, index, src, t0,
+		replay_junit_ran(&js, shown, index, src, t0,
 			  cell_rc == EXIT_INTERRUPTED || (cell_rc != EXIT_OK && !may_fail), &r.out,
 			  outs);
 		if (cell_rc == EXIT_INTERRUPTED || (cell_rc != EXIT_OK && !may_fail)) {
@@ -490,7 +412,7 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(c, "source"));
 
 		if (!strcmp(cellfile_cell_type(c), "code") && src[strspn(src, " \t\r\n")])
-			junit_skip(&js, k, src, nbcheck_markers(c) & CHECK_SKIP ? "NBVAL_SKIP" :
+			replay_junit_skip(&js, k, src, nbcheck_markers(c) & CHECK_SKIP ? "NBVAL_SKIP" :
 				   cellfile_has_tag(c, "skip-execution") ? "tagged skip-execution" :
 				   "not run: the replay stopped before it");
 		free(src);
@@ -560,7 +482,7 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 out:
 	if (junit_path) {
 		js.time = r.started ? clock_now() - r.started + t_open : 0;
-		if (junit_finish(&js, junit_path, opts != NULL, rc, ready) < 0 && rc == EXIT_OK)
+		if (replay_junit_finish(&js, junit_path, opts != NULL, rc, ready) < 0 && rc == EXIT_OK)
 			rc = EXIT_USAGE;
 	}
 	junit_release(&js);

@@ -17,6 +17,7 @@
  *	junit_save("report.xml", xml.buf, 0, &err);	// with <?xml ...?>, tmp + rename
  */
 
+#include <cjson/cJSON.h>
 #include "util.h"
 
 enum junit_status { JUNIT_PASSED, JUNIT_FAILED, JUNIT_SKIPPED, JUNIT_ERROR };
@@ -50,5 +51,21 @@ void junit_write(const struct junit_suite *s, struct strbuf *out);
  * declaration; `many`: inside <testsuites>. -1 with `err`.
  */
 int junit_save(const char *path, const char *xml, int many, struct strbuf *err);
+
+/*
+ * replay's cells as test cases (replay_junit.c): a cell that ran (failed: its error's name and
+ * value, its traceback; else passed), one that did not (skipped, with why), one that could not
+ * end (an error); and the report written: `path` whole, or a lone <testsuite> for
+ * replay_jobs.c to gather (`fragment`); a replay that ran nothing (`ready` 0) gets an error
+ * case. -1 after saying why the file could not be written.
+ */
+struct outputs;
+void replay_junit_ran(struct junit_suite *js, int shown, int index, const char *src,
+		      double time, int failed, const struct outputs *out, const cJSON *outs);
+void replay_junit_skip(struct junit_suite *js, int index, const char *src, const char *why);
+void replay_junit_stopped(struct junit_suite *js, int shown, int index, const char *src,
+			  const char *why);
+int replay_junit_finish(struct junit_suite *js, const char *path, int fragment, int rc,
+			int ready);
 
 #endif
