@@ -67,5 +67,12 @@ void replay_junit_stopped(struct junit_suite *js, int shown, int index, const ch
 			  const char *why);
 int replay_junit_finish(struct junit_suite *js, const char *path, int fragment, int rc,
 			int ready);
+/*
+ * replay_jobs.c's gathering: append file `file`'s <testsuite> from `fragment` (at most
+ * REPLAY_JUNIT_MAX bytes), or, when it wrote none, a suite of one error case saying `status`.
+ */
+#define REPLAY_JUNIT_MAX ((size_t)256 << 20)
+void replay_junit_gather(struct strbuf *all, const char *fragment, const char *file,
+			 const char *status, int rc, double seconds);
 
 #endif

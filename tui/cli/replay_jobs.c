@@ -511,33 +511,19 @@ static void jobs_wait(struct jobs *J, const sigset_t *mask)
 /* --junit: every file's <testsuite> in the order of the arguments, inside <testsuites>. */
 static int jobs_junit(struct jobs *J, const char *path)
 {
-	struct strbuf all = STRBUF_INIT, one = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf all = STRBUF_INIT, err = STRBUF_INIT;
 	int rc;
 
 	for (int i = 0; i < J->n; i++) {
 		char *frag = xasprintf("%s/%d.xml", J->junit_dir, i);
-
-		strbuf_reset(&one);
-		if (strbuf_read_file(&one, frag, JOBS_OUTPUT_MAX) == 0 && one.len) {
-			strbuf_add(&all, one.buf, one.len);
-		} else {
-			/* It ended before writing one (stopped, not run): a suite saying so. */
-			struct junit_suite js;
-			char *why = xasprintf("no report: %s (exit %d)", status_of(J->job[i].rc),
-					      J->job[i].rc);
-			junit_init(&js, J->job[i].file);
-			junit_add(&js, "replay", J->job[i].seconds, JUNIT_ERROR, why, NULL);
-			junit_write(&js, &all);
-			junit_release(&js);
-			free(why);
-		}
+		replay_junit_gather(&all, frag, J->job[i].file, status_of(J->job[i].rc),
+				    J->job[i].rc, J->job[i].seconds);
 		free(frag);
 	}
 	rc = junit_save(path, all.buf, 1, &err);
 	if (rc < 0)
 		msg_error("--junit: %s", err.buf);
 	strbuf_release(&all);
-	strbuf_release(&one);
 	strbuf_release(&err);
 	return rc;
 }

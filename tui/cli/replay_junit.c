@@ -1,6 +1,7 @@
 /* replay --junit: the replayed cells as test cases of a junit_suite (junit.h). */
 #include "replay_jobs.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "junit.h"
@@ -93,4 +94,25 @@ int replay_junit_finish(struct junit_suite *js, const char *path, int fragment, 
 	strbuf_release(&xml);
 	strbuf_release(&err);
 	return ok;
+}
+
+void replay_junit_gather(struct strbuf *all, const char *fragment, const char *file,
+			 const char *status, int rc, double seconds)
+{
+	struct strbuf one = STRBUF_INIT;
+
+	if (strbuf_read_file(&one, fragment, REPLAY_JUNIT_MAX) == 0 && one.len) {
+		strbuf_add(all, one.buf, one.len);
+	} else {
+		/* It ended before writing one (stopped, not run, bad file): a suite saying so. */
+		struct junit_suite js;
+		char *why = xasprintf("no report: %s (exit %d)", status, rc);
+
+		junit_init(&js, file);
+		junit_add(&js, "replay", seconds, JUNIT_ERROR, why, NULL);
+		junit_write(&js, all);
+		junit_release(&js);
+		free(why);
+	}
+	strbuf_release(&one);
 }
