@@ -39,6 +39,7 @@ enum cli_value {
 	CLI_SIZE,		/* a size above 0: 512m, 1g */
 	CLI_COUNT,		/* a whole number from 0 to 1000 */
 	CLI_CHOICE,		/* one of `choices` */
+	CLI_PAIR,		/* two words (-p NAME VALUE); `many` only: cli_pair_at() */
 };
 
 /* One option of a command's own (the settings flags come from config.h's table). */
@@ -52,7 +53,7 @@ struct cli_option {
 	int many;		/* may be given more than once: every value kept (cli_value_at) */
 };
 
-#define CLI_MAX_OPTIONS 16
+#define CLI_MAX_OPTIONS 24
 #define CLI_MAX_MANY 64		/* values kept of the options that may be repeated */
 
 /* What a command takes. */
@@ -69,6 +70,7 @@ struct cli_args {
 	struct {
 		int option;			/* the index of a `many` option */
 		const char *value;
+		const char *second;		/* CLI_PAIR: the second word */
 	} many[CLI_MAX_MANY];			/* their values, in the order given */
 	size_t nmany;
 	int argc;				/* the positional arguments, in order */
@@ -115,6 +117,9 @@ int cli_has(const struct cli_args *args, const char *name);
 const char *cli_value(const struct cli_args *args, const char *name);
 /* The `k`th value (from 0) of own option `name`, given more than once (`many`); NULL past it. */
 const char *cli_value_at(const struct cli_args *args, const char *name, size_t k);
+/* The `k`th pair of CLI_PAIR option `name`: its first word, the second in *second; NULL past it. */
+const char *cli_pair_at(const struct cli_args *args, const char *name, size_t k,
+			const char **second);
 /* Typed values of options the parser checked; `dflt` when not given. */
 double cli_seconds(const struct cli_args *args, const char *name, double dflt);
 unsigned long long cli_size(const struct cli_args *args, const char *name,

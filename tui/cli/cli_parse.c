@@ -105,7 +105,7 @@ static int check_value(const struct cli_option *o, const char *v, struct strbuf 
 static int take_option(const struct cli_spec *spec, int argc, char **argv, int *i,
 		       struct cellbox_config *cfg, struct cli_args *args, struct strbuf *err)
 {
-	const char *a = argv[*i], *value = NULL, *shown;
+	const char *a = argv[*i], *value = NULL, *second = NULL, *shown;
 	struct found f = { -1, NULL };
 	int needs_value;
 
@@ -146,11 +146,20 @@ static int take_option(const struct cli_spec *spec, int argc, char **argv, int *
 	}
 	if (needs_value && !value) {
 		if (*i + 1 >= argc) {
-			strbuf_addf(err, "--%s needs a value (%s)", shown,
+			strbuf_addf(err, "--%s needs %s (%s)", shown,
+				    f.own >= 0 && spec->options[f.own].value == CLI_PAIR ?
+				    "two values" : "a value",
 				    f.own >= 0 ? spec->options[f.own].arg : f.key->arg);
 			return -1;
 		}
 		value = argv[++*i];
+	}
+	if (f.own >= 0 && spec->options[f.own].value == CLI_PAIR) {
+		if (*i + 1 >= argc) {
+			strbuf_addf(err, "--%s needs two values (%s)", shown, spec->options[f.own].arg);
+			return -1;
+		}
+		second = argv[++*i];
 	}
 	if (f.own >= 0) {
 		if (check_value(&spec->options[f.own], value ? value : "", err) < 0)
@@ -162,6 +171,7 @@ static int take_option(const struct cli_spec *spec, int argc, char **argv, int *
 				return -1;
 			}
 			args->many[args->nmany].option = f.own;
+			args->many[args->nmany].second = second;
 			args->many[args->nmany++].value = args->values[f.own];
 		}
 		return 0;
@@ -242,6 +252,19 @@ const char *cli_value_at(const struct cli_args *args, const char *name, size_t k
 	for (size_t m = 0; i >= 0 && m < args->nmany; m++)
 		if (args->many[m].option == i && !k--)
 			return args->many[m].value;
+	return NULL;
+}
+
+const char *cli_pair_at(const struct cli_args *args, const char *name, size_t k,
+			const char **second)
+{
+	int i = own_index(args, name);
+
+	for (size_t m = 0; i >= 0 && m < args->nmany; m++)
+		if (args->many[m].option == i && !k--) {
+			*second = args->many[m].second;
+			return args->many[m].value;
+		}
 	return NULL;
 }
 

@@ -11,6 +11,7 @@
 #include "cellfile.h"
 #include "nbcheck.h"
 #include "history.h"
+#include "junit.h"
 #include "outputs.h"
 #include "printer.h"
 #include "record.h"
@@ -188,6 +189,8 @@ int cmd_replay_check_options(const struct cli_args *args)
 	nbcheck_init(&chk);
 	rc = check_options(args, &chk, &check);
 	nbcheck_release(&chk);
+	if (rc == 0)
+		rc = replay_params_check(args);
 	return rc;
 }
 
@@ -209,8 +212,12 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 	double t_open = 0, cells_wall = 0, cells_kernel = 0;
 	unsigned long long max_output = cli_size(args, "max-output", OUTPUTS_LIMIT);
 	int ready = 0;
+	const char *junit_path = opts ? opts->junit_path : cli_value(args, "junit");
+	struct junit_suite js;
+	int *jcase = NULL;	/* --junit: the file's cell k is case jcase[k] (-1: none) */
 
 	memset(&r, 0, sizeof(r));
+	junit_init(&js, file);
 	nbcheck_init(&chk);
 	if (check_options(args, &chk, &check) < 0)
 		goto out;
@@ -220,6 +227,8 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		goto out;
 	}
 	cli_kernel_from_file(cfg, file, nb);
+	if (replay_params_inject(args, cfg->session.kernel, nb, file) < 0)
+		goto out;
 	if (check) {
 		stored = cJSON_Duplicate(nb, 1);
 		if (!strstr(file, ".ipynb"))
@@ -265,10 +274,15 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		     NULL, (size_t)max_output);
 	record_share(&r.rec, &r.out);	/* one collection: the notebook's and the history's */
 	cellfile_set_kernel(nb, session_kernel_info(r.s));
-	if (check) {
+	{
 		int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nb, "cells"));
-		ran_cells = xcalloc((size_t)n + 1, sizeof(*ran_cells));
-		raised = xcalloc((size_t)n + 1, sizeof(*raised));
+		if (check) {
+			ran_cells = xcalloc((size_t)n + 1, sizeof(*ran_cells));
+			raised = xcalloc((size_t)n + 1, sizeof(*raised));
+		}
+		jcase = xmalloc(((size_t)n + 1) * sizeof(*jcase));
+		for (int k = 0; k <= n; k++)
+			jcase[k] = -1;
 	}
 	ready = 1;
 	r.transcript_max = REPLAY_TRANSCRIPT_MAX < max_output ? REPLAY_TRANSCRIPT_MAX
@@ -294,8 +308,11 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		marks = nbcheck_markers(cell);
 		if (!src[strspn(src, " \t\r\n")] || cellfile_has_tag(cell, "skip-execution") ||
 		    (marks & CHECK_SKIP)) {
-			if (src[strspn(src, " \t\r\n")])
+			if (src[strspn(src, " \t\r\n")]) {
 				skipped++;
+				replay_junit_skip(&js, index, src, marks & CHECK_SKIP ? "NBVAL_SKIP" :
+					   "tagged skip-execution");
+			}
 			free(src);
 			continue;
 		}
@@ -314,12 +331,14 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		if (!id) {
 			bar_clear(&r);
 			msg_error("cell %d: %s", index, err.buf);
+			replay_junit_stopped(&js, shown, index, src, err.buf);
 			free(src);
 			rc = EXIT_KERNEL_DIED;
 			break;
 		}
 		if (cli_wait(r.s, id) == CLI_TERMINATED) {
 			bar_clear(&r);
+			replay_junit_stopped(&js, shown, index, src, "stopped by a signal");
 			free(src);
 			rc = cli_exit_terminated();
 			break;
@@ -356,6 +375,10 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		}
 		cJSON_ReplaceItemInObjectCaseSensitive(cell, "outputs", outs);
 		cell_rc = reason_exit_code(r.out.reason);
+		jcase[index] = (int)js.n;
+		replay_junit_ran(&js, shown, index, src, t0,
+			  cell_rc == EXIT_INTERRUPTED || (cell_rc != EXIT_OK && !may_fail), &r.out,
+			  outs);
 		if (cell_rc == EXIT_INTERRUPTED || (cell_rc != EXIT_OK && !may_fail)) {
 			failed++;
 			report_failure(cell_rc, shown, index, src, cfg->timeout);
@@ -383,16 +406,44 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 			next_count = 1;
 		}
 	}
+	/* The code cells after a stop: not run. */
+	for (int k = index + 1; k <= cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nb, "cells")); k++) {
+		cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(nb, "cells"), k - 1);
+		char *src = cellfile_join(cJSON_GetObjectItemCaseSensitive(c, "source"));
+
+		if (!strcmp(cellfile_cell_type(c), "code") && src[strspn(src, " \t\r\n")])
+			replay_junit_skip(&js, k, src, nbcheck_markers(c) & CHECK_SKIP ? "NBVAL_SKIP" :
+				   cellfile_has_tag(c, "skip-execution") ? "tagged skip-execution" :
+				   "not run: the replay stopped before it");
+		free(src);
+	}
 	/* After every cell ran: a display update may have changed an earlier cell's outputs. */
 	for (int k = 1; check && ran_cells && k <= index; k++) {
 		const cJSON *cells = cJSON_GetObjectItemCaseSensitive(nb, "cells");
 		const cJSON *old = cJSON_GetArrayItem(
 			cJSON_GetObjectItemCaseSensitive(stored, "cells"), k - 1);
-		if (ran_cells[k])
-			differ += nbcheck_cell(&chk, old, cJSON_GetObjectItemCaseSensitive(old, "outputs"),
-					     cJSON_GetObjectItemCaseSensitive(
-						     cJSON_GetArrayItem(cells, k - 1), "outputs"),
-					     raised[k], k, stdout);
+		char *diff = NULL;
+		size_t diff_len = 0;
+		FILE *f;
+		int d;
+
+		if (!ran_cells[k])
+			continue;
+		/* The difference goes to stdout and, with --junit, into the cell's failure. */
+		f = jcase[k] >= 0 ? open_memstream(&diff, &diff_len) : NULL;
+		d = nbcheck_cell(&chk, old, cJSON_GetObjectItemCaseSensitive(old, "outputs"),
+				 cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cells, k - 1),
+								  "outputs"),
+				 raised[k], k, f ? f : stdout);
+		if (f) {
+			fclose(f);
+			fwrite(diff, 1, diff_len, stdout);
+			if (d)
+				junit_fail(&js.cases[jcase[k]], "the outputs differ from the notebook's",
+					   diff);
+			free(diff);
+		}
+		differ += d;
 	}
 	if (r.out.truncated)
 		msg_error("outputs were cut at %zu bytes per cell; the notebook says so where",
@@ -429,6 +480,13 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 			clock_now() - r.started + t_open);
 	}
 out:
+	if (junit_path) {
+		js.time = r.started ? clock_now() - r.started + t_open : 0;
+		if (replay_junit_finish(&js, junit_path, opts != NULL, rc, ready) < 0 && rc == EXIT_OK)
+			rc = EXIT_USAGE;
+	}
+	junit_release(&js);
+	free(jcase);
 	/* First: closing may still end requests through the printer; --copy-out runs here. */
 	if (cli_close_session(r.s, cfg) < 0 && rc == EXIT_OK)
 		rc = EXIT_CELL_ERROR;
@@ -491,6 +549,19 @@ static const struct cli_option replay_options[] = {
 		  "first 1 MiB of each cell)" },
 	{ .name = "no-progress", .value = CLI_SWITCH,
 	  .help = "no progress bar on stderr (drawn only on a terminal)" },
+	{ .name = "parameters", .short_name = 'p', .value = CLI_PAIR, .arg = "NAME VALUE",
+	  .many = 1,
+	  .help = "as papermill -p: set parameter NAME in a cell injected after the cell tagged "
+		  "parameters (VALUE typed as papermill types it: True, False, None, ints, "
+		  "floats, else text; repeatable)" },
+	{ .name = "parameters-raw", .short_name = 'r', .value = CLI_PAIR, .arg = "NAME VALUE",
+	  .many = 1, .help = "as papermill -r: a parameter whose VALUE stays text" },
+	{ .name = "parameters-file", .short_name = 'f', .value = CLI_TEXT, .arg = "FILE.yaml",
+	  .many = 1,
+	  .help = "as papermill -f: the parameters of a YAML mapping (before -p and -r)" },
+	{ .name = "junit", .value = CLI_TEXT, .arg = "FILE.xml",
+	  .help = "write a JUnit XML report: a test case per code cell (failed: it raised, or "
+		  "its outputs differ under --check; skipped: not run), a test suite per file" },
 	{ .name = "jobs", .short_name = 'j', .value = CLI_COUNT, .arg = "N",
 	  .help = "with several files: replay N at a time, each in a process and session of "
 		  "its own (default 1; 0 = one per CPU)" },

@@ -1,5 +1,6 @@
 /* cellbox replay FILE...: many cell files, --jobs at a time, each in a process of its own. */
 #include "replay_jobs.h"
+#include "junit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +53,7 @@ struct jobs {
 	int stopping;			/* 0, SIGINT (interrupts sent), SIGTERM (stops sent) */
 	double t0, stop_at, bar_at;
 	int progress, bar_shown;
+	char *junit_dir;		/* --junit: a private directory, each file's <testsuite> */
 };
 
 static volatile sig_atomic_t child_exited;
@@ -224,6 +226,7 @@ static void __attribute__((noreturn)) child_run(struct jobs *J, int i, pid_t par
 				      .color = J->color };
 	struct replay_result res = { .rc = -1 };
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), rc;
+	char *junit = J->junit_dir ? xasprintf("%s/%d.xml", J->junit_dir, i) : NULL;
 
 	/* Its own group: the terminal's Ctrl-C is the parent's to pass on. */
 	setpgid(0, 0);
@@ -242,6 +245,7 @@ static void __attribute__((noreturn)) child_run(struct jobs *J, int i, pid_t par
 	close(err);
 	cli_sigint = cli_sigterm = 0;
 	sigprocmask(SIG_SETMASK, cli_wait_mask(), NULL);	/* as replay of one file starts */
+	o.junit_path = junit;
 	rc = cmd_replay_file(J->args, J->cfg, j->file, &o, &res);
 	res.rc = rc;
 	J->shared[i] = res;
@@ -504,6 +508,26 @@ static void jobs_wait(struct jobs *J, const sigset_t *mask)
 	jobs_reap(J);
 }
 
+/* --junit: every file's <testsuite> in the order of the arguments, inside <testsuites>. */
+static int jobs_junit(struct jobs *J, const char *path)
+{
+	struct strbuf all = STRBUF_INIT, err = STRBUF_INIT;
+	int rc;
+
+	for (int i = 0; i < J->n; i++) {
+		char *frag = xasprintf("%s/%d.xml", J->junit_dir, i);
+		replay_junit_gather(&all, frag, J->job[i].file, status_of(J->job[i].rc),
+				    J->job[i].rc, J->job[i].seconds);
+		free(frag);
+	}
+	rc = junit_save(path, all.buf, 1, &err);
+	if (rc < 0)
+		msg_error("--junit: %s", err.buf);
+	strbuf_release(&all);
+	strbuf_release(&err);
+	return rc;
+}
+
 int replay_jobs_run(const struct cli_args *args, struct cellbox_config *cfg, int jobs)
 {
 	struct jobs J = { .args = args, .cfg = cfg, .n = args->argc, .max = jobs };
@@ -535,6 +559,16 @@ int replay_jobs_run(const struct cli_args *args, struct cellbox_config *cfg, int
 		J.shared[i].rc = -1;
 	if (cmd_replay_check_options(args) < 0 || name_outputs(&J) < 0)
 		goto out;
+	if (cli_has(args, "junit")) {
+		const char *tmp = getenv("TMPDIR");
+		J.junit_dir = xasprintf("%s/cellbox-junit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(J.junit_dir)) {
+			msg_error("replay: cannot create '%s': %s", J.junit_dir, strerror(errno));
+			free(J.junit_dir);
+			J.junit_dir = NULL;
+			goto out;
+		}
+	}
 	J.color = !cli_has(args, "json") && cli_want_color(1);
 	J.progress = isatty(2) && !cli_has(args, "no-progress") && !cli_has(args, "json");
 
@@ -563,6 +597,8 @@ int replay_jobs_run(const struct cli_args *args, struct cellbox_config *cfg, int
 	}
 	bar_clear(&J);
 	rc = jobs_table(&J);
+	if (J.junit_dir && jobs_junit(&J, cli_value(args, "junit")) < 0 && rc == EXIT_OK)
+		rc = EXIT_USAGE;
 	sigprocmask(SIG_UNBLOCK, &chld, NULL);
 	signal(SIGCHLD, SIG_DFL);
 out:
@@ -572,6 +608,10 @@ out:
 		free(J.job[i].out_path);
 		free(J.job[i].plots_dir);
 		free(J.job[i].error);
+	}
+	if (J.junit_dir) {
+		fsutil_remove_tree(J.junit_dir);
+		free(J.junit_dir);
 	}
 	if (J.shared)
 		munmap(J.shared, (size_t)J.n * sizeof(*J.shared));

@@ -25,6 +25,7 @@ struct replay_file_opts {
 	const char *out_path;	/* the notebook to write, or NULL */
 	const char *plots_dir;	/* where plots go, or NULL (next to the history) */
 	int color;		/* colours in the transcript */
+	const char *junit_path;	/* --junit: where its <testsuite> goes, or NULL */
 };
 
 /* How one file's replay went (for the summary table). */
@@ -42,6 +43,15 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 		    const struct replay_file_opts *opts, struct replay_result *res);
 /* Check the options every file's replay takes alike (--check-ignore): -1 after saying why. */
 int cmd_replay_check_options(const struct cli_args *args);
+/*
+ * papermill's parameters (replay_params.c): -f files, -p and -r pairs. The check reads them
+ * all and says what is wrong (-1); the injection puts the cell papermill writes for the
+ * language of `kernel` (NULL: Python) into `nb` and records them in its metadata, warns as
+ * papermill does when no cell is tagged parameters; nothing when no parameter is given.
+ */
+int replay_params_check(const struct cli_args *args);
+int replay_params_inject(const struct cli_args *args, const char *kernel, cJSON *nb,
+			 const char *file);
 /*
  * Replay every file of `args` (two or more), `jobs` at a time (0: one per CPU), print their
  * output file by file and the summary table. Returns the worst exit code of the files.
