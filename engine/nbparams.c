@@ -1,212 +1,14 @@
 /* Notebook parameters as papermill gives them: values, the injected cell (nbparams.h). */
 #include "nbparams.h"
 
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cellfile.h"
-#include "nbparams_int.h"
+#include "nbparams_value.h"
 
-void nbparams_init(struct nbparam *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->type = NBPARAM_DICT;
-}
-
-void nbparams_release(struct nbparam *p)
-{
-	for (size_t i = 0; i < p->n; i++)
-		nbparams_release(&p->items[i]);
-	free(p->items);
-	free(p->key);
-	free(p->key_eq);
-	free(p->text);
-	memset(p, 0, sizeof(*p));
-}
-
-struct nbparam *nbparam_push(struct nbparam *list)
-{
-	if (list->n == list->alloc) {
-		list->alloc = list->alloc ? 2 * list->alloc : 4;
-		list->items = xrealloc(list->items, list->alloc * sizeof(*list->items));
-	}
-	memset(&list->items[list->n], 0, sizeof(*list->items));
-	return &list->items[list->n++];
-}
-
-void nbparam_dict_put(struct nbparam *dict, struct nbparam *item)
-{
-	for (size_t i = 0; i < dict->n; i++) {
-		struct nbparam *old = &dict->items[i];
-
-		if (old->key_is_str != item->key_is_str ||
-		    strcmp(old->key_eq ? old->key_eq : old->key, item->key_eq ? item->key_eq : item->key))
-			continue;
-		/* Python's dict: the new value in the old key's place, the old key kept. */
-		free(item->key);
-		free(item->key_eq);
-		item->key = old->key;
-		item->key_eq = old->key_eq;
-		old->key = old->key_eq = NULL;
-		nbparams_release(old);
-		*old = *item;
-		return;
-	}
-	*nbparam_push(dict) = *item;
-}
-
-int nbparam_name_ok(const char *name, struct strbuf *err)
-{
-	const char *c = name;
-
-	if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_')
-		for (c++; (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' ||
-			  (*c >= '0' && *c <= '9'); c++)
-			;
-	if (c != name && !*c && c - name <= 256)
-		return 0;
-	strbuf_addstr(err, "parameter name '");
-	for (c = name; *c && c - name < 40; c++)
-		strbuf_addch(err, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
-	strbuf_addstr(err, "' is not a name (letters, digits and _, not first a digit)");
-	return -1;
-}
-
-/* ---- numbers as Python has them ---- */
-
-static locale_t c_locale(void)
-{
-	static locale_t c;
-
-	if (!c)
-		c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-	return c;
-}
-
-double nbparam_strtod(const char *s)
-{
-	locale_t old = uselocale(c_locale());
-	double d = strtod(s, NULL);
-
-	uselocale(old);
-	return d;
-}
-
-void nbparams_float_repr(double d, struct strbuf *out)
-{
-	char buf[64], digits[32];
-	int p, exp, nd = 0, decpt;
-	locale_t old;
-	const char *c;
-
-	if (isnan(d)) {
-		strbuf_addstr(out, "nan");
-		return;
-	}
-	if (isinf(d)) {
-		strbuf_addstr(out, d < 0 ? "-inf" : "inf");
-		return;
-	}
-	/* The fewest digits that read back (Python's repr, float_repr_style 'short'). */
-	old = uselocale(c_locale());
-	for (p = 0; p < 17; p++) {
-		snprintf(buf, sizeof(buf), "%.*e", p, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	uselocale(old);
-	c = buf;
-	if (*c == '-') {
-		strbuf_addch(out, '-');
-		c++;
-	}
-	for (; *c && *c != 'e'; c++)
-		if (*c >= '0' && *c <= '9')
-			digits[nd++] = *c;
-	exp = atoi(c + 1);
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	digits[nd] = '\0';
-	decpt = exp + 1;
-	if (decpt <= -4 || decpt > 16) {
-		strbuf_addch(out, digits[0]);
-		if (nd > 1)
-			strbuf_addf(out, ".%s", digits + 1);
-		strbuf_addf(out, "e%c%02d", exp < 0 ? '-' : '+', abs(exp));
-	} else if (decpt <= 0) {
-		strbuf_addstr(out, "0.");
-		for (int i = 0; i < -decpt; i++)
-			strbuf_addch(out, '0');
-		strbuf_addstr(out, digits);
-	} else if (decpt >= nd) {
-		strbuf_addstr(out, digits);
-		for (int i = nd; i < decpt; i++)
-			strbuf_addch(out, '0');
-		strbuf_addstr(out, ".0");
-	} else {
-		strbuf_add(out, digits, (size_t)decpt);
-		strbuf_addf(out, ".%s", digits + decpt);
-	}
-}
-
-void nbparam_set_float(struct nbparam *v, double d)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	v->type = NBPARAM_FLOAT;
-	v->number = d;
-	nbparams_float_repr(d, &sb);
-	v->text = strbuf_detach(&sb, NULL);
-}
-
-int nbparam_bigint_init(struct nbparam_bigint *b)
-{
-	memset(b, 0, sizeof(*b));
-	return 0;
-}
-
-int nbparam_bigint_muladd(struct nbparam_bigint *b, unsigned base, unsigned add)
-{
-	unsigned carry = add;
-
-	/* Little-endian decimal digits: b = b * base + add. */
-	for (size_t i = 0; i < b->n; i++) {
-		unsigned v = b->d[i] * base + carry;
-		b->d[i] = (unsigned char)(v % 10);
-		carry = v / 10;
-	}
-	while (carry) {
-		if (b->n >= NBPARAMS_INT_DIGITS_MAX)
-			return -1;
-		b->d[b->n++] = (unsigned char)(carry % 10);
-		carry /= 10;
-	}
-	return 0;
-}
-
-void nbparam_bigint_set(struct nbparam *v, const struct nbparam_bigint *b, int negative)
-{
-	struct strbuf sb = STRBUF_INIT;
-	size_t n = b->n;
-
-	while (n && !b->d[n - 1])
-		n--;
-	if (!n) {
-		strbuf_addch(&sb, '0');
-	} else {
-		if (negative)
-			strbuf_addch(&sb, '-');
-		while (n--)
-			strbuf_addch(&sb, (char)('0' + b->d[n]));
-	}
-	v->type = NBPARAM_INT;
-	v->text = strbuf_detach(&sb, NULL);
-}
-
-/* Digits (and single '_' between them) from `s`: Python's digitpart. Returns the end. */
 static const char *digitpart(const char *s)
 {
 	const char *p = s;
@@ -240,11 +42,11 @@ static int python_int(const char *s, struct nbparam *v)
 	end = digitpart(b);
 	if (end == b || end != e)
 		return 0;
-	nbparam_bigint_init(&big);
+	nbparams_value_bigint_init(&big);
 	for (; b < e; b++)
-		if (*b != '_' && nbparam_bigint_muladd(&big, 10, (unsigned)(*b - '0')) < 0)
+		if (*b != '_' && nbparams_value_bigint_muladd(&big, 10, (unsigned)(*b - '0')) < 0)
 			return -1;
-	nbparam_bigint_set(v, &big, neg);
+	nbparams_value_bigint_set(v, &big, neg);
 	return 1;
 }
 
@@ -261,11 +63,11 @@ static int python_float(const char *s, struct nbparam *v)
 		neg = *b++ == '-';
 	len = (size_t)(e - b);
 	if ((len == 3 && !strncasecmp(b, "inf", 3)) || (len == 8 && !strncasecmp(b, "infinity", 8))) {
-		nbparam_set_float(v, neg ? -INFINITY : INFINITY);
+		nbparams_value_set_float(v, neg ? -INFINITY : INFINITY);
 		return 1;
 	}
 	if (len == 3 && !strncasecmp(b, "nan", 3)) {
-		nbparam_set_float(v, NAN);
+		nbparams_value_set_float(v, NAN);
 		return 1;
 	}
 	/* digitpart ["." [digitpart]] | "." digitpart, then [e [sign] digitpart] */
@@ -293,7 +95,7 @@ static int python_float(const char *s, struct nbparam *v)
 	for (p = b; p < e; p++)
 		if (*p != '_')
 			strbuf_addch(&clean, *p);
-	nbparam_set_float(v, nbparam_strtod(clean.buf));
+	nbparams_value_set_float(v, nbparams_value_strtod(clean.buf));
 	strbuf_release(&clean);
 	return 1;
 }
@@ -305,7 +107,7 @@ int nbparams_set(struct nbparam *p, const char *name, const char *value, enum nb
 	size_t bad;
 	int r;
 
-	if (nbparam_name_ok(name, err) < 0)
+	if (nbparams_value_name_ok(name, err) < 0)
 		return -1;
 	if (!utf8_valid(value, strlen(value), &bad)) {
 		strbuf_addf(err, "the value of parameter '%s' is not UTF-8 (byte %zu)", name, bad);
@@ -331,7 +133,7 @@ int nbparams_set(struct nbparam *p, const char *name, const char *value, enum nb
 		v.type = NBPARAM_STR;
 		v.text = xstrdup(value);
 	}
-	nbparam_dict_put(p, &v);
+	nbparams_value_dict_put(p, &v);
 	return 0;
 }
 
@@ -464,7 +266,7 @@ static cJSON *to_json(const struct nbparam *v)
 	case NBPARAM_BOOL:
 		return cJSON_CreateBool(!strcmp(v->text, "True"));
 	case NBPARAM_INT:
-		return cJSON_CreateNumber(nbparam_strtod(v->text));
+		return cJSON_CreateNumber(nbparams_value_strtod(v->text));
 	case NBPARAM_FLOAT:
 		return isfinite(v->number) ? cJSON_CreateNumber(v->number) : cJSON_CreateNull();
 	case NBPARAM_STR:

@@ -25,31 +25,9 @@
  */
 
 #include <cjson/cJSON.h>
+#include "nbparams_value.h"
 #include "util.h"
 
-#define NBPARAMS_YAML_MAX ((size_t)1 << 20)
-#define NBPARAMS_DEPTH_MAX 32
-#define NBPARAMS_NODES_MAX 100000
-/* Python's own cap on the digits of an int converted to text (sys.int_info). */
-#define NBPARAMS_INT_DIGITS_MAX 4300
-
-enum nbparam_type {
-	NBPARAM_NONE, NBPARAM_BOOL, NBPARAM_INT, NBPARAM_FLOAT, NBPARAM_STR,
-	NBPARAM_LIST, NBPARAM_DICT,
-};
-
-/* One value; a dict's items carry their keys. */
-struct nbparam {
-	enum nbparam_type type;
-	char *key;		/* an item of a dict: its key as Python's str() of it */
-	int key_is_str;		/* the key was a string (else an int, a bool ... as text) */
-	char *key_eq;		/* not a string: the number Python compares (True and 1.0 are 1) */
-	char *text;		/* STR: the string; INT: its decimal digits; FLOAT: Python's repr;
-				   BOOL: "True" or "False" */
-	double number;		/* FLOAT */
-	struct nbparam *items;	/* LIST, DICT */
-	size_t n, alloc;
-};
 
 /* How nbparams_set() takes the value. */
 enum nbparam_how {
@@ -57,9 +35,6 @@ enum nbparam_how {
 	NBPARAM_RAW,		/* papermill -r: the text as it is */
 };
 
-/* An empty dict of parameters. */
-void nbparams_init(struct nbparam *p);
-void nbparams_release(struct nbparam *p);
 /* Set `name` (a later value replaces an earlier one in its place). -1 with `err`. */
 int nbparams_set(struct nbparam *p, const char *name, const char *value, enum nbparam_how how,
 		 struct strbuf *err);
@@ -82,7 +57,5 @@ cJSON *nbparams_json(const struct nbparam *p);
  */
 int nbparams_inject(cJSON *nb, const struct nbparam *p, const char *language,
 		    struct strbuf *err);
-/* Append Python's repr() of a float (shortest text that reads back: 0.1, 1e-05, 1e+16). */
-void nbparams_float_repr(double d, struct strbuf *out);
 
 #endif

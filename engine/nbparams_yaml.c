@@ -3,7 +3,8 @@
  * reads it (papermill's NoDatesSafeLoader): libyaml's events, PyYAML's implicit resolvers for
  * plain scalars, its constructors for the values. The file is outside input (nbparams.h).
  */
-#include "nbparams_int.h"
+#include "nbparams.h"
+#include "nbparams_value.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -72,7 +73,7 @@ static int construct_int(struct reader *R, const yaml_event_t *ev, const char *s
 
 	if (*s == '-' || *s == '+')
 		s++;
-	nbparam_bigint_init(&big);
+	nbparams_value_bigint_init(&big);
 	if (s[0] == '0' && (s[1] == 'b' || s[1] == 'x')) {
 		base = s[1] == 'b' ? 2 : 16;
 		s += 2;
@@ -81,16 +82,16 @@ static int construct_int(struct reader *R, const yaml_event_t *ev, const char *s
 	} else if (strchr(s, ':')) {
 		/* sexagesimal, Horner's way: 1:30:00 is (1 * 60 + 30) * 60 + 0 */
 		for (; *s && *s != ':'; s++)
-			if (*s != '_' && nbparam_bigint_muladd(&big, 10, (unsigned)(*s - '0')) < 0)
+			if (*s != '_' && nbparams_value_bigint_muladd(&big, 10, (unsigned)(*s - '0')) < 0)
 				return fail(R, ev, "int with more digits than Python prints (4300)");
 		while (*s == ':') {
 			unsigned part = 0;
 			for (s++; *s >= '0' && *s <= '9'; s++)
 				part = part * 10 + (unsigned)(*s - '0');
-			if (nbparam_bigint_muladd(&big, 60, part) < 0)
+			if (nbparams_value_bigint_muladd(&big, 60, part) < 0)
 				return fail(R, ev, "int with more digits than Python prints (4300)");
 		}
-		nbparam_bigint_set(v, &big, neg);
+		nbparams_value_bigint_set(v, &big, neg);
 		return 0;
 	}
 	for (; *s; s++) {
@@ -98,13 +99,13 @@ static int construct_int(struct reader *R, const yaml_event_t *ev, const char *s
 		if (*s == '_')
 			continue;
 		d = *s <= '9' ? (unsigned)(*s - '0') : (unsigned)((*s | 0x20) - 'a' + 10);
-		if (nbparam_bigint_muladd(&big, base, d) < 0)
+		if (nbparams_value_bigint_muladd(&big, base, d) < 0)
 			return fail(R, ev, "int with more digits than Python prints (4300)");
 		digits++;
 	}
 	if (!digits)
 		return fail(R, ev, "int without digits");	/* 0x_ : int('', 16) fails */
-	nbparam_bigint_set(v, &big, neg);
+	nbparams_value_bigint_set(v, &big, neg);
 	return 0;
 }
 
@@ -140,15 +141,15 @@ static void construct_float(const char *text, struct nbparam *v)
 			while (q > c && q[-1] != ':')
 				q--;
 			snprintf(part, sizeof(part), "%.*s", (int)(p - q), q);
-			d += nbparam_strtod(part) * base;
+			d += nbparams_value_strtod(part) * base;
 			base *= 60;
 			p = q > c ? q - 1 : c;
 		}
 		d *= sign;
 	} else {
-		d = sign * nbparam_strtod(c);
+		d = sign * nbparams_value_strtod(c);
 	}
-	nbparam_set_float(v, d);
+	nbparams_value_set_float(v, d);
 	strbuf_release(&s);
 }
 
@@ -252,7 +253,7 @@ static int items(struct reader *R, int depth, struct nbparam *v)
 			rc = node(R, &ev, depth + 1, &item);
 			yaml_event_delete(&ev);
 			if (rc == 0)
-				*nbparam_push(v) = item;
+				*nbparams_value_push(v) = item;
 			else
 				nbparams_release(&item);
 		} else {
@@ -263,7 +264,7 @@ static int items(struct reader *R, int depth, struct nbparam *v)
 				yaml_event_delete(&val);
 			}
 			if (rc == 0)
-				nbparam_dict_put(v, &item);
+				nbparams_value_dict_put(v, &item);
 			else
 				nbparams_release(&item);
 		}
@@ -337,14 +338,14 @@ static int document(struct reader *R, struct nbparam *p)
 		yaml_event_delete(&ev);
 	}
 	for (size_t i = 0; rc == 0 && i < top.n; i++)
-		if (!top.items[i].key_is_str || nbparam_name_ok(top.items[i].key, &why) < 0) {
+		if (!top.items[i].key_is_str || nbparams_value_name_ok(top.items[i].key, &why) < 0) {
 			strbuf_addf(R->err, "%s: %s", R->name, top.items[i].key_is_str ? why.buf :
 				    "a parameter's name is not text");
 			rc = -1;
 		}
 	if (rc == 0) {
 		for (size_t i = 0; i < top.n; i++)
-			nbparam_dict_put(p, &top.items[i]);
+			nbparams_value_dict_put(p, &top.items[i]);
 		top.n = 0;
 	}
 	nbparams_release(&top);
