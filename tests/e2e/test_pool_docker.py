@@ -292,9 +292,12 @@ class DockerPoolTest(unittest.TestCase):
         self.daemon.wait()
         p = self.cellbox('gc')
         self.assertEqual(p.returncode, 0, p.stderr)
-        for cid in left:                              # the spare too, never started
-            self.assertIn('removed container %.12s' % cid, p.stdout)
-        self.assertEqual(containers_of(new_pid), set())
+        # The spare too, never started. (A session starting beside this test sweeps a dead
+        # process's containers as gc does: what gc did not name, that sweep took first.)
+        self.assertEqual(containers_of(new_pid), set(), p.stdout)
+        for cid in left:
+            if 'removed container %.12s' % cid not in p.stdout:
+                print('# %.12s: removed by another sweep before gc' % cid, file=sys.stderr)
 
     def test_spares_created_ahead(self):
         self.serve('--min', '1', '--max', '3')
