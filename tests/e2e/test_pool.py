@@ -69,7 +69,8 @@ class PoolTest(unittest.TestCase):
             st = self.status()
             return st.get('daemon_alive') and len(
                 [k for k in st.get('ready', []) if k['alive']]) >= want
-        wait_for(warm, what='warm kernels')
+        # (generous: a container's start on a loaded machine, after a dead daemon's removal)
+        wait_for(warm, timeout=120, what='warm kernels')
         return self.daemon
 
     def status(self):
