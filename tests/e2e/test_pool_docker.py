@@ -15,9 +15,14 @@ import unittest
 import urllib.parse
 
 from test_cli import BIN
-from test_pool import PoolTest, wait_for
+from test_pool import PoolTest, wait_for as wait_local
 
 SKIP = 77
+
+
+def wait_for(pred, timeout=120, what='condition'):
+    """The local suite's wait, with a timeout generous for containers on a loaded machine."""
+    return wait_local(pred, timeout=timeout, what=what)
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):
