@@ -238,17 +238,24 @@ print('HE' + 'LD %d uid %d' % (len(HELD), os.getuid()))
                 self.assertTrue(inside)
                 for pid in inside:
                     self.assertEqual(proc_uid(pid), CONTAINER_UID, pid)
-                # (other sessions' containers, of tests running beside this one, share it)
-                seen = host_pids_of(CONTAINER_UID)
-                for other in docker_get('/containers/json'):
-                    try:
-                        top = docker_get('/containers/%s/top?ps_args=-o%%20pid' % other['Id'])
-                    except Exception:
-                        continue            # gone meanwhile
-                    inside |= {int(p[0]) for p in top['Processes']}
-                self.assertEqual(sorted(p for p in seen
-                                        if p not in inside and os.path.exists('/proc/%d' % p)),
-                                 [])
+                # (other sessions' containers, of tests running beside this one, share it; one
+                # starting as the host's processes are listed is in the engine's list a moment
+                # later: what is outside every container is asked again, up to 5 times)
+                outside = host_pids_of(CONTAINER_UID)
+                for _ in range(5):
+                    for other in docker_get('/containers/json?all=1'):
+                        try:
+                            top = docker_get('/containers/%s/top?ps_args=-o%%20pid'
+                                             % other['Id'])
+                        except Exception:
+                            continue            # gone meanwhile, or not running
+                        inside |= {int(p[0]) for p in (top or {}).get('Processes') or []}
+                    outside = sorted(p for p in outside
+                                     if p not in inside and os.path.exists('/proc/%d' % p))
+                    if not outside:
+                        break
+                    time.sleep(0.5)
+                self.assertEqual(outside, [])
         finally:
             s.close()
 
