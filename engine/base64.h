@@ -9,5 +9,7 @@ struct strbuf;
 
 /* Append the base64 encoding of `len` bytes. */
 void base64_encode(const void *data, size_t len, struct strbuf *out);
+/* Append the bytes that `len` characters of base64 stand for; -1 at a character that is not. */
+int base64_decode(const char *text, size_t len, struct strbuf *out);
 
 #endif

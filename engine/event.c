@@ -1,4 +1,6 @@
 #include "event.h"
+
+#include "base64.h"
 #include "numconv.h"
 
 #include <limits.h>
@@ -199,6 +201,13 @@ static int decode(struct event_store *st, unsigned long id, int made, struct ses
 					    d->valuedouble : 0;
 		}
 		ev->done.reason = ev->done.status == SESSION_STATUS_OK ? REASON_OK : REASON_ERROR;
+		if (made) {	/* a named session's host says why, as its session did */
+			enum reason r;
+
+			if ((s = str_of(o, "reason")) && reason_parse(s, &r) == 0)
+				ev->done.reason = r;
+			ev->done.detail = str_of(o, "detail");
+		}
 		break;
 	case SESSION_EV_CLEAR_OUTPUT:
 		ev->clear.wait = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "wait"));
@@ -233,4 +242,130 @@ int event_decode_made(struct event_store *st, cJSON *json, unsigned long id,
 	cJSON_Delete(st->json);
 	st->json = json;
 	return decode(st, id, 1, ev);
+}
+
+/* ---- back into JSON, for a named session's front ends (event_to_json) ---- */
+
+static void add_str(cJSON *o, const char *key, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, key, v);
+}
+
+static void add_copy(cJSON *o, const char *key, const cJSON *v)
+{
+	if (v)
+		cJSON_AddItemToObject(o, key, cJSON_Duplicate(v, 1));
+}
+
+static void add_strings(cJSON *o, const char *key, const char *const *v, size_t n)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, key);
+
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i] ? v[i] : ""));
+}
+
+/* A checked file's description and bytes, into `o`. */
+static void add_file(cJSON *o, const struct session_plot *p)
+{
+	struct strbuf b = STRBUF_INIT;
+
+	cJSON_AddNumberToObject(o, "index", p->index);
+	add_str(o, "path", p->path);
+	add_str(o, "ext", p->ext);
+	add_str(o, "format", p->format);
+	if (p->width > 0)
+		cJSON_AddNumberToObject(o, "width", p->width);
+	if (p->height > 0)
+		cJSON_AddNumberToObject(o, "height", p->height);
+	if (p->data) {
+		base64_encode(p->data, p->len, &b);
+		cJSON_AddStringToObject(o, "b64", b.buf);
+	}
+	strbuf_release(&b);
+}
+
+static void add_rich(cJSON *o, const struct session_ev_rich *r, int result)
+{
+	add_copy(o, "data", r->data);
+	add_copy(o, "metadata", r->metadata);
+	if (result && r->execution_count >= 0)
+		cJSON_AddNumberToObject(o, "execution_count", r->execution_count);
+	add_str(o, "display_id", r->display_id);
+	if (r->update)
+		cJSON_AddTrueToObject(o, "update");
+	if (r->pager)
+		cJSON_AddTrueToObject(o, "pager");
+	if (r->plot)
+		add_file(cJSON_AddObjectToObject(o, "plot"), r->plot);
+}
+
+cJSON *event_to_json(const struct session_event *ev)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "type", event_type_name(ev->type));
+	switch (ev->type) {
+	case SESSION_EV_STREAM:
+		add_str(o, "name", ev->stream.name);
+		cJSON_AddStringToObject(o, "text", ev->stream.text);
+		break;
+	case SESSION_EV_DISPLAY:
+		add_rich(o, &ev->display, 0);
+		break;
+	case SESSION_EV_RESULT:
+		add_rich(o, &ev->result, 1);
+		break;
+	case SESSION_EV_ERROR:
+		add_str(o, "ename", ev->error.ename);
+		add_str(o, "evalue", ev->error.evalue);
+		add_strings(o, "traceback", ev->error.traceback, ev->error.ntraceback);
+		add_copy(o, "violations", ev->error.violations);
+		break;
+	case SESSION_EV_INPUT_REQUEST:
+		cJSON_AddStringToObject(o, "prompt", ev->input.prompt);
+		if (ev->input.password)
+			cJSON_AddTrueToObject(o, "password");
+		break;
+	case SESSION_EV_REPLY:
+		add_str(o, "status", ev->reply.status);
+		add_str(o, "indent", ev->reply.indent);
+		if (ev->reply.nmatches)
+			add_strings(o, "matches", ev->reply.matches, ev->reply.nmatches);
+		if (ev->reply.cursor_start >= 0)
+			cJSON_AddNumberToObject(o, "cursor_start", ev->reply.cursor_start);
+		if (ev->reply.cursor_end >= 0)
+			cJSON_AddNumberToObject(o, "cursor_end", ev->reply.cursor_end);
+		if (ev->reply.found)
+			cJSON_AddTrueToObject(o, "found");
+		add_copy(o, "data", ev->reply.data);
+		if (ev->reply.cleared >= 0)
+			cJSON_AddNumberToObject(o, "cleared", ev->reply.cleared);
+		break;
+	case SESSION_EV_DONE:
+		cJSON_AddStringToObject(o, "status", event_status_name(ev->done.status));
+		if (ev->done.execution_count >= 0)
+			cJSON_AddNumberToObject(o, "execution_count", ev->done.execution_count);
+		cJSON_AddNumberToObject(o, "duration", ev->done.duration);
+		cJSON_AddStringToObject(o, "reason", reason_name(ev->done.reason));
+		add_str(o, "detail", ev->done.detail);
+		break;
+	case SESSION_EV_CLEAR_OUTPUT:
+		if (ev->clear.wait)
+			cJSON_AddTrueToObject(o, "wait");
+		break;
+	case SESSION_EV_ARTIFACT:
+		add_file(o, ev->artifact.file);
+		add_str(o, "name", ev->artifact.name);
+		break;
+	case SESSION_EV_NEXT_INPUT:
+		cJSON_AddStringToObject(o, "text", ev->next_input.text);
+		if (ev->next_input.replace)
+			cJSON_AddTrueToObject(o, "replace");
+		break;
+	default:
+		break;
+	}
+	return o;
 }

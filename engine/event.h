@@ -207,6 +207,13 @@ int event_decode(struct event_store *st, const char *line, size_t len, unsigned 
 int event_decode_made(struct event_store *st, cJSON *json, unsigned long id,
 		      struct session_event *ev);
 void event_store_release(struct event_store *st);
+/*
+ * The event as the protocol's JSON again (event.c), for a named session's front ends
+ * (named.h): what event_decode_made() reads back, with a done's `reason` and `detail`, an
+ * error's `violations` and a checked file's bytes in base64 (member "b64" of the plot or
+ * artifact). The caller deletes it.
+ */
+cJSON *event_to_json(const struct session_event *ev);
 
 /* Name of an event type as the protocol spells it ("stream", ...). */
 const char *event_type_name(enum session_event_type type);

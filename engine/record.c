@@ -8,8 +8,8 @@ void record_open(struct record *r, const struct cellbox_config *cfg, struct sess
 
 	r->h = NULL;
 	r->kernel = session_kernel(s)->name;
-	if (!cfg->history_size)
-		return;
+	if (!cfg->history_size || session_named(s))
+		return;		/* a named session's host records it, once */
 	r->h = history_open((size_t)cfg->history_size, cfg->history_days, &err);
 	if (!r->h) {
 		msg_error("warning: no history is recorded: %s", err.buf);

@@ -166,6 +166,8 @@ int session_gc(const char *configured, struct strbuf *out)
 
 int session_dispatch(struct session *s)
 {
+	if (s->named)
+		return named_client_dispatch(s->named);
 	struct strbuf why = STRBUF_INIT;
 	enum reason reason;
 	uint64_t ticks;
@@ -209,6 +211,8 @@ out:
 unsigned long session_execute(struct session *s, const char *code, unsigned flags,
 			      double timeout, session_event_fn fn, void *data, struct strbuf *err)
 {
+	if (s->named)
+		return named_client_execute(s->named, code, flags, timeout, fn, data, err);
 	cJSON *cmd = cJSON_CreateObject(), *blocked = NULL;
 
 	/* The policy reads the cell before anything of it reaches the kernel. */
@@ -233,6 +237,8 @@ unsigned long session_execute(struct session *s, const char *code, unsigned flag
 unsigned long session_request(struct session *s, const char *kind, const cJSON *params,
 			      session_event_fn fn, void *data, struct strbuf *err)
 {
+	if (s->named)
+		return named_client_request(s->named, kind, params, fn, data, err);
 	cJSON *cmd = params ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
 
 	cJSON_DeleteItemFromObjectCaseSensitive(cmd, "kind");
@@ -244,6 +250,8 @@ unsigned long session_request(struct session *s, const char *kind, const cJSON *
 int session_input_reply(struct session *s, unsigned long id, const char *value,
 			struct strbuf *err)
 {
+	if (s->named)
+		return named_client_input_reply(s->named, id, value, err);
 	struct request *r = s->head;
 	cJSON *obj;
 	char *text, *rel;
@@ -279,11 +287,15 @@ int session_input_reply(struct session *s, unsigned long id, const char *value,
 
 int session_fd(const struct session *s)
 {
+	if (s->named)
+		return named_client_fd(s->named);
 	return s->epfd;
 }
 
 int session_pending(const struct session *s, unsigned long id)
 {
+	if (s->named)
+		return named_client_pending(s->named, id);
 	for (const struct request *r = s->head; r; r = r->next)
 		if (r->id == id)
 			return 1;
@@ -300,6 +312,8 @@ int session_pending(const struct session *s, unsigned long id)
 
 int session_wait(struct session *s, unsigned long id)
 {
+	if (s->named)
+		return named_client_wait(s->named, id);
 	double start = clock_now(), spin_end = s->slow_waits ? 0 : start + SPIN_WINDOW;
 
 	while (session_pending(s, id)) {
@@ -324,6 +338,8 @@ int session_wait(struct session *s, unsigned long id)
 
 void session_set_sigmask(struct session *s, const sigset_t *mask)
 {
+	if (s->named)
+		return named_client_set_sigmask(s->named, mask);
 	s->has_wait_mask = mask != NULL;
 	if (mask)
 		s->wait_mask = *mask;
@@ -331,6 +347,8 @@ void session_set_sigmask(struct session *s, const sigset_t *mask)
 
 int session_interrupt(struct session *s)
 {
+	if (s->named)
+		return named_client_interrupt(s->named);
 	struct request *r = s->head;
 
 	if (!r || s->state == SESSION_DEAD)
@@ -347,6 +365,8 @@ int session_interrupt(struct session *s)
 
 int session_restart(struct session *s, struct strbuf *err)
 {
+	if (s->named)
+		return named_client_restart(s->named, err);
 	int rc;
 
 	s->be->ops->kill(s->be);
@@ -361,43 +381,63 @@ int session_restart(struct session *s, struct strbuf *err)
 
 enum session_state session_state(const struct session *s)
 {
+	if (s->named)
+		return named_client_state(s->named);
 	return s->state;
 }
 
 const char *session_channel_dir(const struct session *s)
 {
+	if (s->named)
+		return named_client_channel_dir(s->named);
 	return s->ch.dir;
 }
 
 const cJSON *session_kernel_info(const struct session *s)
 {
+	if (s->named)
+		return named_client_kernel_info(s->named);
 	return s->info;
 }
 
 int session_write_file(struct session *s, const char *rel, const void *data, size_t len,
 		       struct strbuf *err)
 {
+	if (s->named) {
+		strbuf_addstr(err, "files are copied in by the session's host, not its front ends");
+		return -1;
+	}
 	return channel_write(&s->ch, rel, data, len, err);
 }
 
 void session_remove_file(struct session *s, const char *rel)
 {
+	if (s->named)
+		return;
 	channel_unlink(&s->ch, rel);
 }
 
 int session_take_file(struct session *s, const char *name, size_t max, const char *dst,
 		      struct strbuf *data, struct strbuf *err)
 {
+	if (s->named) {
+		strbuf_addstr(err, "files are copied out by the session's host, not its front ends");
+		return -1;
+	}
 	return channel_take_out(&s->ch, name, max, dst, data, err);
 }
 
 void session_add_copies(struct session *s, unsigned n)
 {
+	if (s->named)
+		return;		/* its host keeps the copies, and counts them */
 	s->ch.copies = (s->ch.copies ? s->ch.copies : 1) + n;
 }
 
 int session_revive(struct session *s, struct strbuf *why, struct strbuf *err)
 {
+	if (s->named)
+		return named_client_revive(s->named, why, err);
 	if (s->state == SESSION_CLOSED)
 		return -1;
 	if (s->state != SESSION_DEAD)
@@ -412,16 +452,20 @@ int session_revive(struct session *s, struct strbuf *why, struct strbuf *err)
 
 const char *session_backend_name(const struct session *s)
 {
+	if (s->named)
+		return named_client_backend_name(s->named);
 	return s->backend_name;
 }
 
 double session_latency(const struct session *s)
 {
-	return s->be && s->be->ops->latency ? s->be->ops->latency(s->be) : -1;
+	return s->named ? -1 : s->be && s->be->ops->latency ? s->be->ops->latency(s->be) : -1;
 }
 
 const struct kernel_def *session_kernel(const struct session *s)
 {
+	if (s->named)
+		return named_client_kernel(s->named);
 	return s->kernel;
 }
 
@@ -468,6 +512,11 @@ void session_close(struct session *s)
 
 	if (!s)
 		return;
+	if (s->named) {		/* a front end's end: it detaches, the session runs on */
+		named_client_close(s->named);
+		free(s);
+		return;
+	}
 	lease = s->lease;
 	if (lease.entry)
 		daemon = pool_lease_daemon_alive(&lease);
@@ -497,6 +546,10 @@ void session_detach(struct session *s)
 {
 	if (!s)
 		return;
+	if (s->named) {
+		session_close(s);
+		return;
+	}
 	session_abort_all(s, REASON_CLOSED, NULL, NULL, "session detached");
 	if (s->be) {
 		if (s->be->ops->detach)
@@ -504,4 +557,30 @@ void session_detach(struct session *s)
 		s->be->ops->free(s->be);
 	}
 	session_free(s, 0);
+}
+
+struct session *session_of_named(struct named_client *nc)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+
+	s->named = nc;
+	s->state = SESSION_IDLE;
+	s->epfd = s->timerfd = -1;
+	return s;
+}
+
+const char *session_named(const struct session *s)
+{
+	return s->named ? named_client_name(s->named) : NULL;
+}
+
+int session_read_only(const struct session *s)
+{
+	return s->named ? named_client_read_only(s->named) : 0;
+}
+
+void session_watch(struct session *s, session_watch_fn fn, void *data)
+{
+	if (s->named)
+		named_client_watch(s->named, fn, data);
 }

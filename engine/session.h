@@ -273,6 +273,28 @@ int session_take_file(struct session *s, const char *name, size_t max, const cha
  */
 void session_add_copies(struct session *s, unsigned n);
 
+/*
+ * Named sessions (named.h): a session that session_open() did not open but named_attach()
+ * did is the front end's end of a session a host process owns. Its calls go to the host;
+ * these do nothing there: session_write_file, session_remove_file and session_take_file
+ * fail (files are copied in and out by the host, with its settings), session_add_copies
+ * (the host records the history). session_close() detaches: the session runs on.
+ *
+ * The name of the session `s` is the end of; NULL for a session of this process's own.
+ */
+const char *session_named(const struct session *s);
+/* Whether it was attached read-only: its calls that would run anything fail. */
+int session_read_only(const struct session *s);
+/*
+ * Cells of a named session that this front end did not run: those other front ends run
+ * (`past` 0) and, right after attaching, those that ran before (`past` 1). `fn` hears a
+ * cell's start (its `code`, `ev` NULL), then each of its events (`code` NULL), as a
+ * request's callback would. Nothing for a session of this process's own.
+ */
+typedef void (*session_watch_fn)(struct session *s, unsigned long id, const char *code, int past,
+				 const struct session_event *ev, void *data);
+void session_watch(struct session *s, session_watch_fn fn, void *data);
+
 /* The container image this build's runner protocol needs ("cellbox-python:p2"). */
 const char *session_kernel_image(void);
 /* The same for kernel `name` ("cellbox-r:p2"); NULL for a kernel there is not. Caller frees. */

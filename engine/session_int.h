@@ -15,7 +15,8 @@
  * need this header).
  *
  * Include session.h before it (struct session_opts, enum session_state): it does not include
- * session.h itself, as session.c, session.h's own file, includes it (no include circle).
+ * session.h itself, as session.c, session.h's own file, includes it (no include circle); named_client.c,
+ * which is a named session's end of the session, includes it too.
  */
 
 #include "channel.h"
@@ -26,6 +27,8 @@
 struct request;
 
 struct session {
+	struct named_client *named;	/* the end of a named session (named_client.h): every
+					   call goes there; nothing below is used */
 	char *backend_name, *python, *runtime_dir, *cwd;
 	const struct kernel_def *kernel;	/* which runner, started how */
 	char *image;		/* the container image when none is configured */
@@ -139,5 +142,40 @@ int session_kernel_ready(struct session *s, struct strbuf *err);
 int session_start_kernel(struct session *s, struct strbuf *err);
 /* Ask the kernel to refuse the policy's modules when imported; 0 when there are none. */
 unsigned long session_send_policy(struct session *s, struct strbuf *err);
+
+/*
+ * named_client.c: the front end's end of a named session (named.h). session.c hands each
+ * call of a session whose `named` is set to the function here of the same name, which does
+ * what session.h says of that call; session_of_named() (session.c) makes the session.
+ */
+struct named_client;
+
+void named_client_close(struct named_client *nc);
+int named_client_dispatch(struct named_client *nc);
+unsigned long named_client_execute(struct named_client *nc, const char *code, unsigned flags,
+				   double timeout, session_event_fn fn, void *data,
+				   struct strbuf *err);
+unsigned long named_client_request(struct named_client *nc, const char *kind,
+				   const cJSON *params, session_event_fn fn, void *data,
+				   struct strbuf *err);
+int named_client_input_reply(struct named_client *nc, unsigned long id, const char *value,
+			     struct strbuf *err);
+int named_client_fd(const struct named_client *nc);
+int named_client_pending(const struct named_client *nc, unsigned long id);
+int named_client_wait(struct named_client *nc, unsigned long id);
+void named_client_set_sigmask(struct named_client *nc, const sigset_t *mask);
+int named_client_interrupt(struct named_client *nc);
+int named_client_restart(struct named_client *nc, struct strbuf *err);
+int named_client_revive(struct named_client *nc, struct strbuf *why, struct strbuf *err);
+enum session_state named_client_state(const struct named_client *nc);
+const char *named_client_channel_dir(const struct named_client *nc);
+const cJSON *named_client_kernel_info(const struct named_client *nc);
+const char *named_client_backend_name(const struct named_client *nc);
+const struct kernel_def *named_client_kernel(const struct named_client *nc);
+const char *named_client_name(const struct named_client *nc);
+int named_client_read_only(const struct named_client *nc);
+void named_client_watch(struct named_client *nc, session_watch_fn fn, void *data);
+
+struct session *session_of_named(struct named_client *nc);
 
 #endif

@@ -193,7 +193,7 @@ int setup_close(struct session *s, const struct cellbox_config *cfg,
 
 	if (!s)
 		return 0;
-	for (size_t i = 0; i < cfg->copy_out.n && session_state(s) != SESSION_DEAD &&
+	for (size_t i = 0; !session_named(s) && i < cfg->copy_out.n && session_state(s) != SESSION_DEAD &&
 			   !(stop && *stop); i++) {
 		char *src, *dst;
 

@@ -91,7 +91,8 @@ struct cli_command {
 
 /* The commands in their own files (main.c lists them all). */
 extern const struct cli_command cmd_run_entry, cmd_repl_entry, cmd_replay_entry,
-	cmd_history_entry, cmd_pool_entry, cmd_check_entry, cmd_mcp_entry, cmd_tui_entry;
+	cmd_history_entry, cmd_pool_entry, cmd_check_entry, cmd_mcp_entry, cmd_tui_entry,
+	cmd_ls_entry, cmd_attach_entry, cmd_kill_entry;
 /* Find the command argv names, parse its arguments and the settings, run it: main(). */
 int cli_main(int argc, char **argv);
 
@@ -152,6 +153,32 @@ const sigset_t *cli_session_mask(void);
  * after printing why. A note about the pool is printed too.
  */
 struct session *cli_open_session(const struct cellbox_config *cfg);
+/*
+ * Named sessions (cli_named.c; named.h): the session `name` started (its host owning it from
+ * then on; `ttl` seconds idle and unattached end it), or the session `attach` joined
+ * (`read_only`: to watch); cli_open_session() when neither is given. NULL after printing why.
+ */
+struct session *cli_open_named(const struct cellbox_config *cfg, const char *name,
+			       const char *attach, double ttl, int read_only);
+/* The options that go with it, in a command's table: CLI_NAMED_OPTIONS, */
+#define CLI_NAMED_OPTIONS							\
+	{ .name = "name", .value = CLI_TEXT, .arg = "NAME",			\
+	  .help = "start a named session: it runs on when this front end leaves "	\
+		  "(cellbox ls, attach, kill)" },				\
+	{ .name = "attach", .value = CLI_TEXT, .arg = "NAME",			\
+	  .help = "join the named session NAME instead of starting one" },	\
+	{ .name = "ttl", .value = CLI_SECONDS, .arg = "SECONDS",		\
+	  .help = "with --name: end the session after this long idle with nobody attached" }
+/* The REPL on session `s` (cmd_repl.c), which it closes (detaches from) at the end. */
+int cmd_repl_session(struct session *s, struct cellbox_config *cfg);
+/* Leaving a named session: say that it runs on, and how to get back to it. */
+void cli_named_left(struct session *s);
+/*
+ * Print the cells other front ends run in the session (and those before it attached) with
+ * `pr`; their execution counts move `*next_count` (may be NULL) on.
+ */
+struct printer;
+void cli_named_watch(struct session *s, struct printer *pr, int *next_count);
 /*
  * Close a session from cli_open_session(), first copying out the --copy-out files.
  * Returns -1 when a copy failed (after printing why), else 0. NULL is fine.

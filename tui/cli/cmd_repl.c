@@ -310,6 +310,28 @@ static void run_cell(struct repl *r, const char *code)
 	strbuf_release(&err);
 }
 
+/*
+ * A line that is :detach, said where a cell would begin: 1 (the caller leaves a named
+ * session running; an unnamed one has no name to come back to, and says so).
+ */
+static int is_detach(struct repl *r, const char *line)
+{
+	size_t n = strspn(line, " \t");
+
+	if (strncmp(line + n, ":detach", 7) || line[n + 7 + strspn(line + n + 7, " \t\r\n")])
+		return 0;
+	if (!session_named(r->s))
+		msg_error(":detach: this session has no name: it ends with the REPL (start a named "
+			  "one with --name NAME)");
+	return 1;
+}
+
+/* Between prompts: the cells other front ends run in a named session, printed. */
+static void dispatch_side(void *data)
+{
+	session_dispatch(((struct repl *)data)->s);
+}
+
 /* Pipe mode: cells from stdin, plain output. */
 static int repl_pipe(struct repl *r)
 {
@@ -330,6 +352,11 @@ static int repl_pipe(struct repl *r)
 
 		if (blank && cell.len && !session_kernel(r->s)->blank_line_ends_cell) {
 			strbuf_addch(&cell, '\n');	/* R: only a complete cell runs */
+			continue;
+		}
+		if (!cell.len && is_detach(r, line)) {
+			if (session_named(r->s))
+				break;
 			continue;
 		}
 		if (blank) {
@@ -484,13 +511,18 @@ static int repl_tty(struct repl *r)
 #define INFO(key) cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, key))
 	char *indent = xstrdup("");
 
+	const char *leave = session_named(r->s) ? "Ctrl-D or :detach leaves it running" :
+			    "Ctrl-D exits";
+
 	/* The versions are the kernel's words. */
 	if (INFO("ipython"))
-		cli_printf(stdout, "cellbox %s: Python %s, IPython %s on the %s backend. "
-			   "Ctrl-D exits.\n", CELLBOX_VERSION, INFO("python"), INFO("ipython"), backend);
+		cli_printf(stdout, "cellbox %s: Python %s, IPython %s on the %s backend. %s.\n",
+			   CELLBOX_VERSION, INFO("python"), INFO("ipython"), backend, leave);
 	else
-		cli_printf(stdout, "cellbox %s: %s %s on the %s backend. Ctrl-D exits.\n",
-			   CELLBOX_VERSION, session_kernel(r->s)->language, INFO("version"), backend);
+		cli_printf(stdout, "cellbox %s: %s %s on the %s backend. %s.\n", CELLBOX_VERSION,
+			   session_kernel(r->s)->language, INFO("version"), backend, leave);
+	if (session_named(r->s))
+		cli_printf(stdout, "session '%s'\n", session_named(r->s));
 #undef INFO
 	rl_readline_name = "cellbox";
 	rl_catch_signals = 0;
@@ -507,6 +539,8 @@ static int repl_tty(struct repl *r)
 		strbuf_release(&warn);
 	}
 
+	if (session_named(r->s))
+		repl_line_set_side(session_fd(r->s), dispatch_side, r);
 	for (;;) {
 		char *prompt, *line = NULL, *status, *load = NULL;	/* load: %load's text */
 		int got, pasting, whole;
@@ -530,6 +564,12 @@ static int repl_tty(struct repl *r)
 		}
 		if (!cell.len && !line[strspn(line, " \t")]) {
 			free(line);
+			continue;
+		}
+		if (!cell.len && is_detach(r, line)) {
+			free(line);
+			if (session_named(r->s))
+				break;
 			continue;
 		}
 		/*
@@ -582,22 +622,17 @@ static int repl_tty(struct repl *r)
 	return EXIT_OK;
 }
 
-/* cellbox repl */
-static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
+int cmd_repl_session(struct session *s, struct cellbox_config *cfg)
 {
 	struct repl r = { 0 };
 	struct lineplot gl;
 	unsigned flags = 0;
 	int rc;
 
-	(void)args;
 	r.cfg = cfg;
 	r.tty = isatty(0) && isatty(1);
 	r.next_count = 1;
-	cli_catch_sigint();
-	r.s = cli_open_session(cfg);
-	if (!r.s)
-		return EXIT_NO_KERNEL;
+	r.s = s;
 	if (r.tty) {
 		flags = PRINTER_PROMPTS;
 		if (cli_want_color(1))
@@ -606,22 +641,47 @@ static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	printer_init(&r.pr, flags, session_channel_dir(r.s), NULL);
 	cli_setup_graphics(cfg, r.s, &r.pr, &gl);
 	record_open(&r.rec, cfg, r.s);
+	cli_named_watch(r.s, &r.pr, &r.next_count);
+	if (session_named(r.s))
+		session_dispatch(r.s);	/* the cells that ran before, first */
+	if (session_read_only(r.s))
+		cli_printf(stderr, "watching session '%s' (read-only: cells cannot be run here)\n",
+			   session_named(r.s));
 	the_repl = &r;
 	rc = r.tty ? repl_tty(&r) : repl_pipe(&r);
 	if (cli_sigterm)
 		rc = cli_exit_terminated();
 	the_repl = NULL;
 	record_close(&r.rec);
+	cli_named_left(r.s);
 	cli_close_session(r.s, cfg);
 	printer_release(&r.pr);
 	free(r.next_input);
 	return rc;
 }
 
+/* cellbox repl */
+static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	struct session *s;
+
+	cli_catch_sigint();
+	s = cli_open_named(cfg, cli_value(args, "name"), cli_value(args, "attach"),
+			   cli_seconds(args, "ttl", 0), 0);
+	if (!s)
+		return EXIT_NO_KERNEL;
+	return cmd_repl_session(s, cfg);
+}
+
+static const struct cli_option repl_options[] = {
+	CLI_NAMED_OPTIONS,
+	{ NULL },
+};
+
 const struct cli_command cmd_repl_entry = {
 	.name = "repl",
 	.run = repl_exec,
-	.spec = { .max_args = 0, .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS |
+	.spec = { .options = repl_options, .max_args = 0, .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS |
 					     CONFIG_FOR_POOL | CONFIG_FOR_PLOTS },
 	.usage = "repl [OPTIONS]",
 	.summary = "A line REPL on one persistent session (readline; reads cells from a pipe).",
@@ -629,6 +689,8 @@ const struct cli_command cmd_repl_entry = {
 		"from the kernel, Ctrl-C interrupts a cell or clears the line, Ctrl-D (or exit) exits.\n"
 		"Up recalls whole cells of this and earlier sessions (the history store). A pasted\n"
 		"block is one cell, its indent as pasted. %load FILE puts FILE in the next prompt.\n"
+		"In a named session, :detach (or Ctrl-D, or closing the terminal) leaves it running;\n"
+		"cells other front ends run there are printed as they run.\n"
 		"With stdin not a terminal, cells are read from it (a blank line or a complete\n"
 		"statement ends a cell) and printed plainly; the exit code is 1 when a cell failed,\n"
 		"7 when the security policy blocked one.\n",

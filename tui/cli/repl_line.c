@@ -97,6 +97,27 @@ void repl_line_remember(const char *cell)
 	free(one);
 }
 
+static int side_fd = -1;
+static void (*side_fn)(void *);
+static void *side_data;
+
+void repl_line_set_side(int fd, void (*fn)(void *), void *data)
+{
+	side_fd = fd;
+	side_fn = fn;
+	side_data = data;
+}
+
+/* What the side descriptor has, printed above the line being typed. */
+static void run_side(void)
+{
+	rl_clear_visible_line();
+	fflush(stdout);
+	side_fn(side_data);
+	fflush(stdout);
+	rl_forced_update_display();
+}
+
 int repl_line_read(const char *prompt, const char *prefill, char **out)
 {
 	line_done = line_eof = 0;
@@ -105,8 +126,9 @@ int repl_line_read(const char *prompt, const char *prefill, char **out)
 	rl_startup_hook = insert_prefill;
 	rl_callback_handler_install(prompt, on_rl_line);
 	while (!line_done) {
-		struct pollfd pfd = { .fd = 0, .events = POLLIN };
-		int n = ppoll(&pfd, 1, NULL, cli_wait_mask());
+		struct pollfd pfd[2] = { { .fd = 0, .events = POLLIN },
+					 { .fd = side_fd, .events = POLLIN } };
+		int n = ppoll(pfd, side_fd >= 0 ? 2 : 1, NULL, cli_wait_mask());
 
 		if (n < 0 && errno == EINTR && cli_sigterm) {
 			rl_callback_handler_remove();
@@ -123,7 +145,9 @@ int repl_line_read(const char *prompt, const char *prefill, char **out)
 			rl_startup_hook = NULL;
 			return REPL_LINE_INTERRUPTED;
 		}
-		if (n > 0)
+		if (n > 0 && side_fd >= 0 && pfd[1].revents)
+			run_side();
+		if (n > 0 && pfd[0].revents)
 			rl_callback_read_char();
 	}
 	rl_startup_hook = NULL;

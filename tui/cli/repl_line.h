@@ -27,6 +27,12 @@ int repl_line_prompt_width(int count);
  * when Ctrl-C cleared it.
  */
 int repl_line_read(const char *prompt, const char *prefill, char **out);
+/*
+ * While a line is read, `fn(data)` runs whenever `fd` is readable (a named session's cells
+ * from other front ends), the line being typed cleared around what it prints and drawn again.
+ * fd -1: none.
+ */
+void repl_line_set_side(int fd, void (*fn)(void *), void *data);
 /* Whether more input is already there: the rest of a paste (unbracketed), or typed ahead. */
 int repl_line_waiting(void);
 /* Remember a whole cell in readline's history, lines and all (not twice in a row). */

@@ -1,0 +1,104 @@
+#ifndef CELLBOX_NAMED_H
+#define CELLBOX_NAMED_H
+
+/*
+ * Named sessions: a session that outlives the front end that opened it (`--name`), which
+ * front ends attach to, several at a time, and leave again (docs/sessions.md).
+ *
+ * One host process per named session owns it: the session (session.h) and so its kernel,
+ * its timeouts, deaths and restarts, its quota and its history recording. It is forked from
+ * the front end that names the session, before that front end's first cell, and lives apart
+ * from it (its own process group and session, no terminal): closing the terminal, killing
+ * the front end or detaching leaves it running. One process per session rather than one per
+ * user (tmux's server) because each holds the wall for one hostile kernel: a host that fails
+ * takes its own session only, `cellbox kill` is one process, and the host runs with the
+ * settings, policy and limits its session was opened with.
+ *
+ * Where: RUNTIME/sessions/NAME/ (the runtime directory's rules: ours and 0700, or refused),
+ * holding `sock`, the host's unix socket, and `host.log`, its messages. A front end talks to
+ * the host over the socket in lines of JSON (named_wire.c), capped both ways; the host takes
+ * a connection only from our own uid (SO_PEERCRED). A front end's end is a session like any
+ * other (session_open() of a named session returns one whose calls go to the host: session.h
+ * says which do nothing there), so the REPL and the UI need no second code path.
+ *
+ * What the host sends a front end (each line an object with "t"):
+ *	hello	the session: name, backend, kernel, channel, kernel_info, state, read_only
+ *	cell	a cell another front end ran (id, code), or with "past" one that ran before
+ *		this front end attached; its events follow as ev lines
+ *	ev	an event of a request (id, ev: event_to_json())
+ *	state	the kernel's state changed (state, msg)
+ *	reply	the answer of a front end's own command (req, ok, and what it asked for)
+ * What a front end sends: hello (read_only), execute (code, flags, timeout), request (kind,
+ * params), input (id, value), interrupt, restart, revive, status, kill; each with a `req`
+ * number the reply carries back. A read-only front end may ask for status only.
+ *
+ * The host keeps the last NAMED_LOG_CELLS cells (at most NAMED_LOG_BYTES of their events,
+ * NAMED_CELL_LOG_MAX each) to show a front end that attaches; it ends when killed (`cellbox
+ * kill`, the kill command, SIGTERM), or after `ttl` seconds idle with nobody attached.
+ */
+
+#include <sys/types.h>
+#include "session.h"
+#include "strbuf.h"
+
+#define NAMED_NAME_MAX 64		/* bytes of a session's name */
+#define NAMED_LINE_MAX (64u << 20)	/* bytes of one line either way */
+#define NAMED_QUEUE_MAX (256u << 20)	/* bytes waiting for a front end that does not read */
+#define NAMED_MAX_CLIENTS 16		/* front ends attached at once */
+#define NAMED_LOG_CELLS 200
+#define NAMED_LOG_BYTES (64u << 20)
+#define NAMED_CELL_LOG_MAX (8u << 20)
+
+/* How a host opens its session (setup_open() without the name): NULL with `err`. */
+typedef struct session *(*named_open_fn)(void *data, session_state_fn on_state, void *state_data,
+					  struct strbuf *err);
+/* How a host records its cells (the history): opened with the session, each event, each end. */
+struct named_recorder {
+	void (*open)(void *data, struct session *s);
+	void (*event)(void *data, struct session *s, const struct session_event *ev);
+	void (*cell)(void *data, const char *code);
+	void *data;
+};
+
+/* Whether `name` may name a session: 1 to NAMED_NAME_MAX of [A-Za-z0-9._-], not a leading '.'. */
+int named_name_ok(const char *name);
+/* A fresh name ("s-" and 6 random letters) for a session asked to detach without one. */
+char *named_generate(void);
+
+/*
+ * Start the host of session `name` under `runtime` and wait until its session is open: it
+ * forks, leaves our process group and terminal, calls `open` and serves (`rec`: its
+ * recording; `ttl` seconds idle and unattached end it, 0 never). 0, or -1 with `err` (the
+ * session's own error when it could not open one; "a session named X is running" when one
+ * is).
+ */
+int named_start(const char *runtime, const char *name, double ttl, named_open_fn open,
+		void *data, const struct named_recorder *rec, struct strbuf *err);
+/*
+ * Attach to session `name`: a session whose calls go to its host. `read_only`: watch only.
+ * `opts` gives on_state. NULL with `err` ("no session named X").
+ */
+struct session *named_attach(const char *runtime, const char *name, int read_only,
+			     const struct session_opts *opts, struct strbuf *err);
+
+/* One named session as `cellbox ls` shows it. */
+struct named_info {
+	char *name;
+	pid_t pid;		/* its host's; 0 when the host is gone */
+	char *backend, *kernel, *state;	/* "idle", "busy", "dead", "starting"; "gone" */
+	char *running;		/* the running cell's first line, NULL when none */
+	double idle_since;	/* wall-clock time the last cell ended (or the session began) */
+	int attached;		/* front ends attached now */
+	unsigned long long memory;	/* the kernel's resident bytes; 0 when not known */
+	double ttl;		/* seconds; 0 = none */
+};
+/* The named sessions under `runtime`, asked each (1 s at most each); how many in *out. */
+size_t named_list(const char *runtime, struct named_info **out);
+void named_info_free(struct named_info *v, size_t n);
+/*
+ * End session `name`: its host closes the session (the kernel killed) and leaves; a host
+ * that is gone has its directory removed. 0, or -1 with `err`.
+ */
+int named_kill(const char *runtime, const char *name, struct strbuf *err);
+
+#endif

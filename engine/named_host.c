@@ -1,0 +1,544 @@
+/*
+ * A named session's host: the loop that owns the session while front ends come and go. It
+ * polls the session (its kernel's events, deaths and deadlines run here, attached or not),
+ * the listening socket and each front end; runs what front ends send; sends every execute's
+ * cell and events to every front end and keeps the recent ones for those that attach later;
+ * records the history. See named.h.
+ */
+#include "named_int.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fsutil.h"
+#include "msg.h"
+#include "util.h"
+
+struct hclient {
+	struct named_conn c;
+	int read_only;
+	int hello;		/* said hello: gets cells and events */
+	unsigned serial;
+};
+
+/* A request of a front end's: an execute (kept, shown to all) or a private one. */
+struct hcell {
+	struct host *h;
+	unsigned long id;
+	char *code;
+	struct strbuf log;	/* its ev lines, for front ends that attach later */
+	int execute, done, cut;
+	unsigned origin;	/* the serial of the front end that sent it */
+	struct hcell *next;
+};
+
+struct host {
+	struct session *s;
+	const char *name, *dir;
+	struct hclient *cl[NAMED_MAX_CLIENTS];
+	int ncl;
+	unsigned serial;
+	struct hcell *cells, *last;	/* executes, oldest first */
+	size_t ncells, log_bytes;
+	struct hcell *priv;		/* private requests in flight */
+	double idle_since, ttl;
+	int stop;
+	const struct named_recorder *rec;
+};
+
+static volatile sig_atomic_t terminated;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	terminated = 1;
+}
+
+static const char *state_name(enum session_state st)
+{
+	static const char *const names[] = {
+		[SESSION_STARTING] = "starting", [SESSION_IDLE] = "idle",
+		[SESSION_BUSY] = "busy", [SESSION_DEAD] = "dead", [SESSION_CLOSED] = "closed",
+	};
+	return (unsigned)st < ARRAY_SIZE(names) ? names[st] : "unknown";
+}
+
+static struct hclient *client_of(struct host *h, unsigned serial)
+{
+	for (int i = 0; i < h->ncl; i++)
+		if (h->cl[i]->serial == serial)
+			return h->cl[i];
+	return NULL;
+}
+
+/* A line to every front end that said hello, but `except` (a serial; 0: none). */
+static void broadcast(struct host *h, const char *line, size_t len, unsigned except)
+{
+	for (int i = 0; i < h->ncl; i++)
+		if (h->cl[i]->hello && h->cl[i]->serial != except)
+			named_conn_send_line(&h->cl[i]->c, line, len);
+}
+
+static void send_msg(struct host *h, cJSON *msg, unsigned except)
+{
+	char *text = cJSON_PrintUnformatted(msg);
+	size_t n = strlen(text);
+
+	text = realloc(text, n + 2);
+	if (!text)
+		abort();
+	text[n] = '\n';
+	broadcast(h, text, n + 1, except);
+	free(text);
+	cJSON_Delete(msg);
+}
+
+static void cell_free(struct hcell *c)
+{
+	free(c->code);
+	strbuf_release(&c->log);
+	free(c);
+}
+
+/* Keep at most NAMED_LOG_CELLS finished cells and NAMED_LOG_BYTES of their events. */
+static void trim_log(struct host *h)
+{
+	while (h->cells && h->cells->done &&
+	       (h->ncells > NAMED_LOG_CELLS || h->log_bytes > NAMED_LOG_BYTES)) {
+		struct hcell *c = h->cells;
+
+		h->cells = c->next;
+		if (!h->cells)
+			h->last = NULL;
+		h->ncells--;
+		h->log_bytes -= c->log.len + strlen(c->code);
+		cell_free(c);
+	}
+}
+
+static void keep_line(struct host *h, struct hcell *c, const char *line, size_t len, int done)
+{
+	static const char cut[] = "cellbox: the rest of this cell's output is not kept for "
+				  "front ends that attach later\n";
+
+	if (!c->cut && !done && c->log.len + len > NAMED_CELL_LOG_MAX) {
+		cJSON *m = cJSON_CreateObject(), *ev = cJSON_CreateObject();
+		char *text;
+
+		c->cut = 1;
+		cJSON_AddStringToObject(m, "t", "ev");
+		cJSON_AddNumberToObject(m, "id", (double)c->id);
+		cJSON_AddStringToObject(ev, "type", "stream");
+		cJSON_AddStringToObject(ev, "name", "stderr");
+		cJSON_AddStringToObject(ev, "text", cut);
+		cJSON_AddItemToObject(m, "ev", ev);
+		text = cJSON_PrintUnformatted(m);
+		strbuf_addstr(&c->log, text);
+		strbuf_addch(&c->log, '\n');
+		h->log_bytes += strlen(text) + 1;
+		cJSON_free(text);
+		cJSON_Delete(m);
+	}
+	if (c->cut && !done)
+		return;
+	strbuf_add(&c->log, line, len);
+	h->log_bytes += len;
+}
+
+static void on_event(struct session *s, const struct session_event *ev, void *data)
+{
+	struct hcell *c = data;
+	struct host *h = c->h;
+	cJSON *m = cJSON_CreateObject();
+	char *text;
+	size_t n;
+	int done = ev->type == SESSION_EV_DONE;
+
+	cJSON_AddStringToObject(m, "t", "ev");
+	cJSON_AddNumberToObject(m, "id", (double)c->id);
+	cJSON_AddItemToObject(m, "ev", event_to_json(ev));
+	text = cJSON_PrintUnformatted(m);
+	cJSON_Delete(m);
+	n = strlen(text);
+	text = realloc(text, n + 2);
+	if (!text)
+		abort();
+	text[n++] = '\n';
+	if (c->execute) {
+		keep_line(h, c, text, n, done);
+		broadcast(h, text, n, 0);
+		if (h->rec)
+			h->rec->event(h->rec->data, s, ev);
+	} else {
+		struct hclient *cl = client_of(h, c->origin);
+
+		if (cl)
+			named_conn_send_line(&cl->c, text, n);
+	}
+	free(text);
+	if (!done)
+		return;
+	c->done = 1;
+	if (c->execute) {
+		if (h->rec)
+			h->rec->cell(h->rec->data, c->code);
+		h->idle_since = clock_wall();
+		trim_log(h);
+	} else {
+		struct hcell **p = &h->priv;
+
+		while (*p && *p != c)
+			p = &(*p)->next;
+		if (*p)
+			*p = c->next;
+		cell_free(c);
+	}
+}
+
+void named_host_state(struct session *s, enum session_state state, const char *msg, void *data)
+{
+	struct host *h = data;
+	cJSON *m = cJSON_CreateObject();
+
+	(void)s;
+	cJSON_AddStringToObject(m, "t", "state");
+	cJSON_AddStringToObject(m, "state", state_name(state));
+	if (msg)
+		cJSON_AddStringToObject(m, "msg", msg);
+	send_msg(h, m, 0);
+}
+
+static cJSON *reply_to(const cJSON *msg)
+{
+	cJSON *r = cJSON_CreateObject();
+	const cJSON *req = cJSON_GetObjectItemCaseSensitive(msg, "req");
+
+	cJSON_AddStringToObject(r, "t", "reply");
+	cJSON_AddNumberToObject(r, "req", cJSON_IsNumber(req) ? req->valuedouble : 0);
+	return r;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double num_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : 0;
+}
+
+static const char *running_code(struct host *h)
+{
+	for (struct hcell *c = h->cells; c; c = c->next)
+		if (!c->done)
+			return c->code;
+	return NULL;
+}
+
+static void add_status(struct host *h, cJSON *r)
+{
+	const char *run = running_code(h);
+	int attached = 0;
+
+	for (int i = 0; i < h->ncl; i++)
+		attached += h->cl[i]->hello;
+	cJSON_AddStringToObject(r, "name", h->name);
+	cJSON_AddNumberToObject(r, "pid", getpid());
+	cJSON_AddStringToObject(r, "backend", session_backend_name(h->s));
+	cJSON_AddStringToObject(r, "kernel", session_kernel(h->s)->name);
+	cJSON_AddStringToObject(r, "state", state_name(session_state(h->s)));
+	if (run) {
+		size_t n = strcspn(run, "\n");
+		char *line = xmalloc(n + 1);
+
+		memcpy(line, run, n);
+		line[n] = 0;
+		cJSON_AddStringToObject(r, "running", line);
+		free(line);
+	}
+	cJSON_AddNumberToObject(r, "idle_since", h->idle_since);
+	cJSON_AddNumberToObject(r, "attached", attached);
+	cJSON_AddNumberToObject(r, "ttl", h->ttl);
+}
+
+/* A front end says hello: the session, then the cells kept, then it is live. */
+static void hello(struct host *h, struct hclient *cl, const cJSON *msg, cJSON *r)
+{
+	const cJSON *info = session_kernel_info(h->s);
+
+	cl->read_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "read_only"));
+	add_status(h, r);
+	cJSON_AddStringToObject(r, "channel", session_channel_dir(h->s));
+	if (info)
+		cJSON_AddItemToObject(r, "kernel_info", cJSON_Duplicate(info, 1));
+	cJSON_AddBoolToObject(r, "read_only", cl->read_only);
+	cJSON_AddTrueToObject(r, "ok");
+	named_conn_send(&cl->c, r);
+	for (struct hcell *c = h->cells; c; c = c->next) {
+		cJSON *m = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(m, "t", "cell");
+		cJSON_AddNumberToObject(m, "id", (double)c->id);
+		cJSON_AddStringToObject(m, "code", c->code);
+		cJSON_AddTrueToObject(m, "past");
+		named_conn_send(&cl->c, m);
+		cJSON_Delete(m);
+		named_conn_send_line(&cl->c, c->log.buf, c->log.len);
+	}
+	cl->hello = 1;
+}
+
+/* An execute or another request: 0 with its id in `r`, or -1 with `err`. */
+static int submit(struct host *h, struct hclient *cl, const cJSON *msg, int execute, cJSON *r,
+		  struct strbuf *err)
+{
+	static const char *const kinds[] = { "complete", "inspect", "is_complete", "clear_plots" };
+	struct hcell *c = xcalloc(1, sizeof(*c));
+	const char *code = str_of(msg, "code"), *kind = str_of(msg, "kind");
+	unsigned flags = (unsigned)num_of(msg, "flags") &
+			 (SESSION_EXEC_SILENT | SESSION_EXEC_ALLOW_STDIN | SESSION_EXEC_CLEAR_PLOTS |
+			  SESSION_EXEC_TRUSTED);
+	size_t k = 0;
+
+	c->h = h;
+	c->execute = execute;
+	c->origin = cl->serial;
+	strbuf_init(&c->log, 0);
+	if (execute) {
+		if (!code) {
+			strbuf_addstr(err, "execute without code");
+			goto fail;
+		}
+		c->code = xstrdup(code);
+		c->id = session_execute(h->s, code, flags, num_of(msg, "timeout"), on_event, c, err);
+	} else {
+		while (kind && k < ARRAY_SIZE(kinds) && strcmp(kind, kinds[k]))
+			k++;
+		if (!kind || k == ARRAY_SIZE(kinds)) {
+			strbuf_addstr(err, "no such request");
+			goto fail;
+		}
+		c->code = xstrdup(kind);
+		c->id = session_request(h->s, kind, cJSON_GetObjectItemCaseSensitive(msg, "params"),
+					on_event, c, err);
+	}
+	if (!c->id)
+		goto fail;
+	cJSON_AddNumberToObject(r, "id", (double)c->id);
+	if (!execute) {
+		c->next = h->priv;
+		h->priv = c;
+		return 0;
+	}
+	if (h->last)
+		h->last->next = c;
+	else
+		h->cells = c;
+	h->last = c;
+	h->ncells++;
+	h->log_bytes += strlen(c->code);
+	return 0;
+fail:
+	cell_free(c);
+	return -1;
+}
+
+/* Tell the others a front end's cell has begun (after its sender heard its id). */
+static void tell_cell(struct host *h, struct hclient *cl, const char *code, double id)
+{
+	cJSON *m = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(m, "t", "cell");
+	cJSON_AddNumberToObject(m, "id", id);
+	cJSON_AddStringToObject(m, "code", code);
+	send_msg(h, m, cl->serial);
+}
+
+static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
+{
+	struct strbuf err = STRBUF_INIT, why = STRBUF_INIT;
+	const char *t = str_of(msg, "t");
+	cJSON *r = reply_to(msg);
+	int rc = 0;
+
+	if (!t) {
+		strbuf_addstr(&err, "a message without a type");
+		rc = -1;
+	} else if (!strcmp(t, "hello")) {
+		hello(h, cl, msg, r);
+		cJSON_Delete(r);
+		return;
+	} else if (!strcmp(t, "status")) {
+		add_status(h, r);
+	} else if (cl->read_only) {
+		strbuf_addstr(&err, "this front end is attached read-only");
+		rc = -1;
+	} else if (!strcmp(t, "execute") || !strcmp(t, "request")) {
+		int execute = !strcmp(t, "execute");
+
+		rc = submit(h, cl, msg, execute, r, &err);
+		if (rc == 0 && execute) {
+			cJSON_AddTrueToObject(r, "ok");
+			named_conn_send(&cl->c, r);
+			tell_cell(h, cl, str_of(msg, "code"),
+				  cJSON_GetObjectItemCaseSensitive(r, "id")->valuedouble);
+			cJSON_Delete(r);
+			return;
+		}
+	} else if (!strcmp(t, "input")) {
+		rc = session_input_reply(h->s, (unsigned long)num_of(msg, "id"),
+					 str_of(msg, "value") ? str_of(msg, "value") : "", &err);
+	} else if (!strcmp(t, "interrupt")) {
+		session_interrupt(h->s);
+	} else if (!strcmp(t, "restart")) {
+		rc = session_restart(h->s, &err);
+	} else if (!strcmp(t, "revive")) {
+		int v = session_revive(h->s, &why, &err);
+
+		cJSON_AddNumberToObject(r, "revived", v);
+		if (why.len)
+			cJSON_AddStringToObject(r, "why", why.buf);
+		rc = v < 0 ? -1 : 0;
+	} else if (!strcmp(t, "kill")) {
+		h->stop = 1;
+	} else {
+		strbuf_addf(&err, "no such command");
+		rc = -1;
+	}
+	cJSON_AddBoolToObject(r, "ok", rc == 0);
+	if (rc < 0)
+		cJSON_AddStringToObject(r, "error", err.len ? err.buf : "failed");
+	cJSON_AddStringToObject(r, "state", state_name(session_state(h->s)));
+	named_conn_send(&cl->c, r);
+	cJSON_Delete(r);
+	strbuf_release(&err);
+	strbuf_release(&why);
+}
+
+static void accept_client(struct host *h, int lfd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	/* Our own uid only (the directory is ours and 0700 too). */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != geteuid() ||
+	    h->ncl == NAMED_MAX_CLIENTS) {
+		close(fd);
+		return;
+	}
+	h->cl[h->ncl] = xcalloc(1, sizeof(struct hclient));
+	named_conn_init(&h->cl[h->ncl]->c, fd);
+	h->cl[h->ncl]->serial = ++h->serial;
+	h->ncl++;
+}
+
+static void drop_client(struct host *h, int i)
+{
+	named_conn_close(&h->cl[i]->c);
+	free(h->cl[i]);
+	h->cl[i] = h->cl[--h->ncl];
+}
+
+struct host *named_host_new(const char *name, const char *dir, double ttl,
+			    const struct named_recorder *rec)
+{
+	struct host *h = xcalloc(1, sizeof(*h));
+
+	h->name = name;
+	h->dir = dir;
+	h->ttl = ttl;
+	h->rec = rec;
+	h->idle_since = clock_wall();
+	return h;
+}
+
+/* Milliseconds until the idle limit ends the session; -1: none now. */
+static int ttl_wait(struct host *h)
+{
+	double left;
+	int attached = 0;
+
+	for (int i = 0; i < h->ncl; i++)
+		attached += h->cl[i]->hello;
+	if (!h->ttl || attached || running_code(h))
+		return -1;
+	left = h->idle_since + h->ttl - clock_wall();
+	if (left <= 0) {
+		msg_error("session '%s' idle for %.0f s with nobody attached: ended", h->name, h->ttl);
+		h->stop = 1;
+		return 0;
+	}
+	return (int)(left * 1000) + 1;
+}
+
+void named_host_serve(struct host *h, struct session *s, int lfd)
+{
+	struct sigaction sa = { .sa_handler = on_term };
+
+	h->s = s;
+	sigaction(SIGTERM, &sa, NULL);
+	while (!h->stop && !terminated) {
+		struct pollfd p[2 + NAMED_MAX_CLIENTS];
+		int n = 2, wait = ttl_wait(h);
+
+		if (h->stop)
+			break;
+		p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = session_fd(s), .events = POLLIN };
+		for (int i = 0; i < h->ncl; i++)
+			p[n++] = (struct pollfd){ .fd = h->cl[i]->c.fd,
+						  .events = POLLIN | (h->cl[i]->c.out.len ? POLLOUT : 0) };
+		if (poll(p, (nfds_t)n, wait) < 0) {
+			if (errno != EINTR)
+				break;
+			continue;
+		}
+		if (p[1].revents)
+			session_dispatch(s);
+		for (int i = h->ncl - 1; i >= 0; i--) {
+			struct hclient *cl = h->cl[i];
+			short ev = p[2 + i].revents;
+			cJSON *m;
+
+			if (ev & POLLOUT)
+				named_conn_flush(&cl->c);
+			if (ev & (POLLIN | POLLHUP | POLLERR))
+				named_conn_read(&cl->c);
+			while (!h->stop && (m = named_conn_next(&cl->c))) {
+				handle(h, cl, m);
+				cJSON_Delete(m);
+			}
+			if (cl->c.dead)
+				drop_client(h, i);
+		}
+		if (p[0].revents & POLLIN)
+			accept_client(h, lfd);
+	}
+	/* The end: the kernel goes (its cells end), the front ends hear it, the directory goes. */
+	close(lfd);
+	session_close(s);
+	named_host_state(NULL, SESSION_CLOSED, "session ended", h);
+	for (int i = 0; i < h->ncl; i++)
+		named_conn_flush(&h->cl[i]->c);
+	fsutil_remove_tree(h->dir);
+	while (h->ncl)
+		drop_client(h, h->ncl - 1);
+	while (h->cells) {
+		struct hcell *c = h->cells;
+		h->cells = c->next;
+		cell_free(c);
+	}
+	free(h);
+}

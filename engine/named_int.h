@@ -1,0 +1,57 @@
+#ifndef CELLBOX_NAMED_INT_H
+#define CELLBOX_NAMED_INT_H
+
+/*
+ * What the files of named sessions share. Internal. named_wire.c is a connection's lines of
+ * JSON (read and written without blocking, capped both ways); named_dir.c the sessions'
+ * directory (names, paths, connecting, ls, kill); named_spawn.c starts a host (named_start), named_host.c is its loop; session.c
+ * calls named_client.c, a front end's end, for a session whose `named` is set.
+ */
+
+#include <cjson/cJSON.h>
+#include "named.h"
+
+struct named_conn {
+	int fd;			/* non-blocking; -1 once closed */
+	struct strbuf in;	/* read, not yet a whole line */
+	struct strbuf out;	/* to write */
+	int dead;		/* EOF, an error, a line or a queue past its cap */
+};
+
+void named_conn_init(struct named_conn *c, int fd);
+void named_conn_close(struct named_conn *c);
+/* Queue `msg` as a line and write what can be written now. -1 when the connection is dead. */
+int named_conn_send(struct named_conn *c, const cJSON *msg);
+/* Queue a line made already (with its newline). */
+int named_conn_send_line(struct named_conn *c, const char *line, size_t len);
+/* Write what is queued, without blocking: 0 when all is out, 1 when more waits, -1 dead. */
+int named_conn_flush(struct named_conn *c);
+/* Read what is there, without blocking: 0, or -1 when the connection is dead (EOF too). */
+int named_conn_read(struct named_conn *c);
+/* The next whole line as JSON (the caller deletes it), or NULL when none is there. */
+cJSON *named_conn_next(struct named_conn *c);
+
+/* named_dir.c: RUNTIME/sessions/NAME (made, ours and 0700, with `make`); NULL with `err`. */
+char *named_dir(const char *runtime, const char *name, int make, struct strbuf *err);
+/* Connect to the host in `dir` (blocking, then non-blocking); -1 with `err`. */
+int named_connect(const char *dir, struct strbuf *err);
+/*
+ * Send `msg` (a `req` number is added) and wait up to `timeout` seconds for the reply to it;
+ * what comes before it goes into the array `others` (NULL: dropped). NULL with `err`.
+ */
+cJSON *named_call(struct named_conn *c, cJSON *msg, double timeout, cJSON *others,
+		  struct strbuf *err);
+
+/*
+ * named_host.c: the host's loop. named_host_new() before the session opens (its state
+ * callback is named_host_state() with the host as data), named_host_serve() until the end:
+ * it closes the session, removes `dir` and frees the host.
+ */
+struct host;
+struct host *named_host_new(const char *name, const char *dir, double ttl,
+			    const struct named_recorder *rec);
+void named_host_state(struct session *s, enum session_state state, const char *msg, void *data);
+void named_host_serve(struct host *h, struct session *s, int lfd);
+
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * Named sessions as front ends open them (named_setup.h): the host started with the settings'
+ * session (setup_open() in the host, so its policy, libraries, pool and files are the
+ * settings'), recording the history itself, then attached to like any other.
+ */
+#include "named_setup.h"
+#include "msg.h"
+#include "named.h"
+#include "record.h"
+
+#include <stdlib.h>
+
+/* What the host process opens and records with (its copy of the front end's memory). */
+struct host_ctx {
+	const struct cellbox_config *cfg;
+	struct record rec;
+};
+
+static struct session *host_open(void *data, session_state_fn on_state, void *state_data,
+				 struct strbuf *err)
+{
+	struct host_ctx *c = data;
+	struct strbuf note = STRBUF_INIT;
+	struct session *s = setup_open(c->cfg, on_state, state_data, NULL, &note, err);
+
+	if (s && note.len)
+		msg_error("note: %s", note.buf);
+	strbuf_release(&note);
+	return s;
+}
+
+static void rec_open(void *data, struct session *s)
+{
+	struct host_ctx *c = data;
+
+	record_open(&c->rec, c->cfg, s);
+}
+
+static void rec_event(void *data, struct session *s, const struct session_event *ev)
+{
+	record_event(&((struct host_ctx *)data)->rec, s, ev);
+}
+
+static void rec_cell(void *data, const char *code)
+{
+	record_cell(&((struct host_ctx *)data)->rec, code);
+}
+
+struct session *named_setup_open(const struct cellbox_config *cfg, const char *name, int start,
+				 double ttl, int read_only, session_state_fn on_state, void *data,
+				 const sigset_t *mask, struct strbuf *err)
+{
+	static struct host_ctx ctx;
+	static const struct named_recorder rec = { rec_open, rec_event, rec_cell, &ctx };
+	struct session_opts so = cfg->session;
+	char *runtime = session_runtime_dir(cfg->session.runtime_dir);
+	struct session *s = NULL;
+
+	if (!runtime) {
+		strbuf_addstr(err, "no runtime directory of ours for the session");
+		return NULL;
+	}
+	ctx.cfg = cfg;
+	so.on_state = on_state;
+	so.state_data = data;
+	if (!start || named_start(runtime, name, ttl, host_open, &ctx, &rec, err) == 0)
+		s = named_attach(runtime, name, read_only, &so, err);
+	if (s && mask)
+		session_set_sigmask(s, mask);
+	free(runtime);
+	return s;
+}

@@ -1,0 +1,349 @@
+"""Named sessions (issue 27): a session that outlives its front end. Started with --name, left
+by killing its terminal, by killing the REPL or by :detach; listed by `cellbox ls`, joined again
+by `cellbox attach` (its cells printed, including what ran meanwhile), joined by two front ends
+at once, watched read-only, ended by `cellbox kill` and by its idle limit. Run as
+test_sessions.NAME (unittest)."""
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_cli import BIN, clean_env  # noqa: E402
+
+
+class Term:
+    """A command on a real pseudo-terminal, read as a person would see it."""
+
+    def __init__(self, env, *args):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execve(BIN, [BIN, *args], env)
+        self.buf = b''
+        self.seen = b''
+
+    def expect(self, pattern, timeout=60):
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern.encode() if isinstance(pattern, str) else pattern)
+        while True:
+            m = rx.search(self.buf)
+            if m:
+                self.buf = self.buf[m.end():]
+                return m
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError('timed out waiting for %r; screen so far: %r'
+                                     % (pattern, self.seen[-3000:]))
+            r, _, _ = select.select([self.fd], [], [], left)
+            if r:
+                try:
+                    data = os.read(self.fd, 65536)
+                except OSError:
+                    data = b''
+                if not data:
+                    raise AssertionError('terminal closed waiting for %r: %r'
+                                         % (pattern, self.seen[-3000:]))
+                self.buf += data
+                self.seen += data
+
+    def send(self, text):
+        os.write(self.fd, text.encode())
+
+    def hang_up(self):
+        """The terminal goes away: its master side closes (the REPL gets SIGHUP)."""
+        os.close(self.fd)
+        self.fd = -1
+        self.wait()
+
+    def wait(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.pid = 0
+                return status
+            time.sleep(0.05)
+        raise AssertionError('the front end did not leave')
+
+    def close(self):
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = 0
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open('/proc/%d/stat' % pid) as f:
+        return f.read().split(') ')[-1].split()[0] != 'Z'
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='cellbox-sessions-')
+        self.env = clean_env(self.tmp)
+        self.terms = []
+
+    def tearDown(self):
+        for t in self.terms:
+            t.close()
+        # Every host this test started goes, whatever the test did.
+        for name in self.names():
+            self.cellbox('kill', name, timeout=60)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def names(self):
+        top = os.path.join(self.tmp, 'run', 'sessions')
+        return sorted(os.listdir(top)) if os.path.isdir(top) else []
+
+    def cellbox(self, *args, stdin=None, timeout=120):
+        return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True,
+                              env=self.env, timeout=timeout)
+
+    def term(self, *args):
+        t = Term(self.env, *args)
+        self.terms.append(t)
+        return t
+
+    def ls(self):
+        """`cellbox ls` as {name: row}, the row's columns by their headers."""
+        r = self.cellbox('ls')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        if not lines:
+            return {}
+        out = {}
+        for line in lines[1:]:
+            cols = line.split(None, 7)
+            out[cols[0]] = dict(zip(['name', 'backend', 'kernel', 'state', 'idle', 'attached',
+                                     'ttl', 'running'], cols + [''] * (8 - len(cols))))
+        return out
+
+    def wait_ls(self, name, pred, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = self.ls()
+            if pred(rows.get(name)):
+                return rows.get(name)
+            if time.monotonic() > deadline:
+                self.fail('cellbox ls never showed what was awaited for %s: %r' % (name, rows))
+            time.sleep(0.2)
+
+    def process_with(self, word):
+        """The oldest process whose command line names `word`."""
+        found = []
+        for p in os.listdir('/proc'):
+            if p.isdigit():
+                try:
+                    with open('/proc/%s/cmdline' % p, 'rb') as f:
+                        if word.encode() in f.read():
+                            found.append(int(p))
+                except OSError:
+                    pass
+        self.assertTrue(found, 'no process names %s' % word)
+        return min(found)
+
+    def host_pid(self, name):
+        """The pid of the session's host, from the socket's peer (ss would do the same)."""
+        import socket
+        import struct
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(os.path.join(self.tmp, 'run', 'sessions', name, 'sock'))
+        cred = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize('3i'))
+        s.close()
+        return struct.unpack('3i', cred)[0]
+
+
+class DetachTest(Base):
+    def test_terminal_killed_cell_runs_on(self):
+        t = self.term('repl', '--name', 'train')
+        t.expect(r"session 'train'")
+        t.expect(r'In \[.*1.*\]:')
+        t.send('x = 41\r')
+        t.expect(r'In \[.*2.*\]:')
+        t.send('import time\r')
+        t.expect(r'In \[.*3.*\]:')
+        t.send('for i in range(8): print("step", i, flush=True); time.sleep(0.5)\r\r')
+        t.expect(r'step 1')
+        t.hang_up()             # the terminal goes away in the middle of the cell
+        row = self.ls()['train']
+        self.assertEqual(row['state'], 'busy', row)
+        self.assertIn('for i in range(8)', row['running'])
+        self.assertEqual(row['attached'], '0', row)
+        self.wait_ls('train', lambda r: r and r['state'] == 'idle')
+        r = self.cellbox('attach', 'train', stdin='print(x + 1)\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Every step, those printed while nobody was attached too, then the state intact.
+        self.assertEqual(re.findall(r'step (\d)', r.stdout), [str(i) for i in range(8)],
+                         r.stdout)
+        self.assertIn('[earlier] In [*]: x = 41', r.stdout)
+        self.assertTrue(r.stdout.rstrip().endswith('42'), r.stdout)
+        self.assertIn("detached from session 'train'", r.stderr)
+
+    def test_killed_front_end_and_timeout_while_detached(self):
+        # The cell's timeout is the session's business: enforced with nobody attached.
+        t = self.term('repl', '--name', 'slow', '--timeout', '2')
+        t.expect(r'In \[.*1.*\]:')
+        t.send('import time; time.sleep(60)\r')
+        time.sleep(0.5)
+        t.close()               # SIGKILL: the front end cannot say anything
+        self.wait_ls('slow', lambda r: r and r['state'] == 'idle', timeout=30)
+        r = self.cellbox('attach', 'slow', stdin='print("after")\n')
+        self.assertIn('time.sleep(60)', r.stdout)
+        self.assertRegex(r.stdout + r.stderr, r'KeyboardInterrupt|[Tt]imeout')
+        self.assertIn('after', r.stdout)
+
+    def test_detach_command(self):
+        t = self.term('repl', '--name', 'd1')
+        t.expect(r'In \[.*1.*\]:')
+        t.send('v = "kept"\r')
+        t.expect(r'In \[.*2.*\]:')
+        t.send(':detach\r')
+        t.expect(r"detached from session 'd1': it runs on")
+        t.wait()
+        r = self.cellbox('repl', '--attach', 'd1', stdin='print(v)\n')
+        self.assertIn('kept', r.stdout)
+
+    def test_unnamed_session_cannot_detach(self):
+        r = self.cellbox('repl', stdin='x = 1\n:detach\nprint(x)\n')
+        self.assertIn('this session has no name', r.stderr)
+        self.assertIn('1', r.stdout)
+        self.assertEqual(self.names(), [])
+
+
+class ShareTest(Base):
+    def test_two_front_ends_see_each_other(self):
+        a = self.term('repl', '--name', 'pair')
+        a.expect(r'In \[.*1.*\]:')
+        a.send('shared = 1\r')
+        a.expect(r'In \[.*2.*\]:')
+        b = self.term('attach', 'pair')
+        b.expect(r'\[earlier\] In \[\*\]: shared = 1')
+        b.expect(r'In \[.*2.*\]:')          # its prompts go on from the session's count
+        a.send('print("from A", shared)\r')
+        a.expect(r'from A 1')
+        b.expect(r'\[another front end\] In \[\*\]: print\("from A", shared\)')
+        b.expect(r'from A 1')
+        b.send('shared = 2; print("from B")\r')
+        b.expect(r'from B')
+        a.expect(r'\[another front end\] In \[\*\]: shared = 2')
+        a.expect(r'from B')
+        a.send('print("now", shared)\r')
+        a.expect(r'now 2')
+        self.assertEqual(self.ls()['pair']['attached'], '2')
+
+    def test_read_only_cannot_run(self):
+        a = self.term('repl', '--name', 'watched')
+        a.expect(r'In \[.*1.*\]:')
+        a.send('secret = 7\r')
+        a.expect(r'In \[.*2.*\]:')
+        r = self.cellbox('attach', '--read-only', 'watched', stdin='secret = 8\nprint(1)\n')
+        self.assertIn('[earlier] In [*]: secret = 7', r.stdout)
+        self.assertIn('read-only', r.stderr)
+        self.assertNotIn('1\n', r.stdout.split('secret = 7', 1)[1])
+        a.send('print("secret is", secret)\r')
+        a.expect(r'secret is 7')            # the watcher changed nothing
+
+
+class LifeTest(Base):
+    def test_kill_ends_kernel_and_host(self):
+        # The kernel has a pid namespace of its own: found by its channel, in its argv.
+        r = self.cellbox('repl', '--name', 'k1', stdin='import sys; print("chan", sys.argv[1])\n')
+        chan = re.search(r'chan (\S+)', r.stdout).group(1)
+        kernel = self.process_with(chan)
+        host = self.host_pid('k1')
+        self.assertTrue(alive(kernel) and alive(host))
+        r = self.cellbox('kill', 'k1')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        deadline = time.monotonic() + 10
+        while (alive(kernel) or alive(host)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertFalse(alive(kernel), 'the kernel outlived cellbox kill')
+        self.assertFalse(alive(host), 'the host outlived cellbox kill')
+        self.assertEqual(self.names(), [])
+        self.assertEqual(self.ls(), {})
+
+    def test_names(self):
+        r = self.cellbox('repl', '--name', 'one', stdin='')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.cellbox('repl', '--name', 'one', stdin='')
+        self.assertEqual(r.returncode, 5)
+        self.assertIn("a session named 'one' is running", r.stderr)
+        for bad in ['../x', '.hidden', 'a/b', '', 'x' * 65]:
+            r = self.cellbox('repl', '--name', bad, stdin='')
+            self.assertEqual(r.returncode, 5, bad)
+            self.assertIn('cannot name a session', r.stderr)
+        r = self.cellbox('attach', 'nope')
+        self.assertEqual(r.returncode, 5)
+        self.assertIn("no session named 'nope'", r.stderr)
+        r = self.cellbox('kill', 'nope')
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(self.names(), ['one'])
+
+    def test_idle_limit(self):
+        r = self.cellbox('repl', '--name', 'brief', '--ttl', '2', stdin='x = 1\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.ls()['brief']['ttl'], '2s')
+        host = self.host_pid('brief')
+        deadline = time.monotonic() + 30
+        while alive(host) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.assertFalse(alive(host), 'the idle limit did not end the session')
+        self.assertEqual(self.names(), [])
+
+
+class WallTest(Base):
+    def test_sessions_dir_not_ours_is_refused(self):
+        run = os.path.join(self.tmp, 'run')
+        os.makedirs(run, mode=0o700)
+        elsewhere = os.path.join(self.tmp, 'elsewhere')
+        os.makedirs(elsewhere, mode=0o700)
+        os.symlink(elsewhere, os.path.join(run, 'sessions'))
+        r = self.cellbox('repl', '--name', 'x', stdin='print(1)\n')
+        self.assertEqual(r.returncode, 5)
+        self.assertIn('sessions', r.stderr)
+        self.assertEqual(os.listdir(elsewhere), [])
+        os.unlink(os.path.join(run, 'sessions'))
+        os.makedirs(os.path.join(run, 'sessions'), mode=0o755)
+        os.chmod(os.path.join(run, 'sessions'), 0o755)
+        r = self.cellbox('repl', '--name', 'x', stdin='print(1)\n')
+        self.assertEqual(r.returncode, 5)
+        self.assertIn('sessions', r.stderr)
+
+    def test_socket_planted_in_place_is_not_trusted(self):
+        # A session directory whose sock is a plain file (or gone): the host is gone.
+        top = os.path.join(self.tmp, 'run', 'sessions', 'ghost')
+        os.makedirs(top, mode=0o700)
+        os.chmod(os.path.join(self.tmp, 'run'), 0o700)
+        os.chmod(os.path.join(self.tmp, 'run', 'sessions'), 0o700)
+        with open(os.path.join(top, 'sock'), 'w') as f:
+            f.write('not a socket')
+        self.assertEqual(self.ls()['ghost']['state'], 'gone')
+        r = self.cellbox('attach', 'ghost')
+        self.assertEqual(r.returncode, 5)
+        self.assertIn('host is gone', r.stderr)
+        # Starting a session of that name takes the place over.
+        r = self.cellbox('repl', '--name', 'ghost', stdin='print(2)\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.ls()['ghost']['state'], 'idle')
+
+
+if __name__ == '__main__':
+    unittest.main()

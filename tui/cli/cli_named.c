@@ -1,0 +1,92 @@
+/*
+ * Named sessions from the line commands: opening one (--name starts it, --attach joins it),
+ * what is said on leaving it, and the cells of other front ends printed as they run (and
+ * those that ran before this one attached).
+ */
+#include "cli.h"
+#include "named.h"
+#include "printer.h"
+#include "named_setup.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct session *cli_open_named(const struct cellbox_config *cfg, const char *name,
+			       const char *attach, double ttl, int read_only)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct session *s;
+
+	if (!name && !attach)
+		return cli_open_session(cfg);
+	if (name && attach) {
+		msg_error("--name starts a session, --attach joins one: not both");
+		return NULL;
+	}
+	s = named_setup_open(cfg, name ? name : attach, name != NULL, ttl, read_only, NULL, NULL,
+			     cli_session_mask(), &err);
+	if (!s)
+		msg_error("%s", err.buf);
+	strbuf_release(&err);
+	return s;
+}
+
+void cli_named_left(struct session *s)
+{
+	const char *name = s ? session_named(s) : NULL;
+
+	if (name && session_state(s) != SESSION_CLOSED)
+		cli_printf(stderr, "detached from session '%s': it runs on (cellbox attach %s; "
+			   "cellbox kill %s ends it)\n", name, name, name);
+}
+
+struct cli_watch {
+	struct printer *pr;
+	int *next_count;	/* the In [n] of the next prompt, which their cells move on */
+};
+
+/* A cell another front end ran: its code, then its outputs as this front end's would be. */
+static void on_watch(struct session *s, unsigned long id, const char *code, int past,
+		     const struct session_event *ev, void *data)
+{
+	struct cli_watch *w = data;
+	struct printer *pr = w->pr;
+
+	(void)s;
+	(void)id;
+	if (code) {
+		struct strbuf sb = STRBUF_INIT;
+		size_t n = strlen(code);
+
+		while (n && code[n - 1] == '\n')
+			n--;
+		sanitize_str(code, n, SAN_NO_CR, &sb);
+		printer_reset(pr);
+		fprintf(stdout, "[%s] In [*]: ", past ? "earlier" : "another front end");
+		for (const char *p = sb.buf; *p; p++) {
+			fputc(*p, stdout);
+			if (*p == '\n')
+				fputs("        ...: ", stdout);
+		}
+		fputc('\n', stdout);
+		fflush(stdout);
+		strbuf_release(&sb);
+		return;
+	}
+	/* Another front end answers its own cell's input; %load is its own. */
+	if (ev->type == SESSION_EV_INPUT_REQUEST || ev->type == SESSION_EV_NEXT_INPUT)
+		return;
+	printer_event(pr, ev);
+	fflush(stdout);
+	if (ev->type == SESSION_EV_DONE && ev->done.execution_count >= 0 && w->next_count)
+		*w->next_count = ev->done.execution_count + 1;
+}
+
+void cli_named_watch(struct session *s, struct printer *pr, int *next_count)
+{
+	static struct cli_watch w;
+
+	w.pr = pr;
+	w.next_count = next_count;
+	session_watch(s, on_watch, &w);
+}

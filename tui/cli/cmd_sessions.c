@@ -1,0 +1,131 @@
+/* cellbox ls, attach and kill: the named sessions (named.h, docs/sessions.md). */
+#include "cli.h"
+#include "named.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+
+/* "12s", "5m", "3h", "2d": how long ago `t` (wall-clock seconds) was. */
+static void ago(double t, char *buf, size_t len)
+{
+	double d = clock_wall() - t;
+
+	if (t <= 0 || d < 0)
+		snprintf(buf, len, "-");
+	else if (d < 120)
+		snprintf(buf, len, "%.0fs", d);
+	else if (d < 7200)
+		snprintf(buf, len, "%.0fm", d / 60);
+	else if (d < 172800)
+		snprintf(buf, len, "%.0fh", d / 3600);
+	else
+		snprintf(buf, len, "%.0fd", d / 86400);
+}
+
+static int ls_exec(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	char *runtime = session_runtime_dir(cfg->session.runtime_dir);
+	struct named_info *v = NULL;
+	size_t n = runtime ? named_list(runtime, &v) : 0;
+
+	(void)args;
+	if (!n) {
+		cli_printf(stderr, "no named sessions (start one with cellbox --name NAME or "
+			   "cellbox repl --name NAME)\n");
+	} else {
+		cli_printf(stdout, "%-20s %-8s %-7s %-8s %-6s %-8s %-5s  %s\n", "NAME", "BACKEND",
+			   "KERNEL", "STATE", "IDLE", "ATTACHED", "TTL", "RUNNING");
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct strbuf first = STRBUF_INIT;
+		char idle[16], ttl[16];
+		int more = 0;
+		const char *run = v[i].running ? cli_first_line(v[i].running, 40, &first, &more) : "";
+
+		if (v[i].running || strcmp(v[i].state, "idle"))
+			snprintf(idle, sizeof(idle), "-");
+		else
+			ago(v[i].idle_since, idle, sizeof(idle));
+		if (v[i].ttl > 0)
+			snprintf(ttl, sizeof(ttl), "%.0fs", v[i].ttl);
+		else
+			snprintf(ttl, sizeof(ttl), "-");
+		cli_printf(stdout, "%-20s %-8s %-7s %-8s %-6s %-8d %-5s  %s%s\n", v[i].name,
+			   v[i].backend ? v[i].backend : "-", v[i].kernel ? v[i].kernel : "-",
+			   v[i].state, idle, v[i].attached, ttl, run, more ? " ..." : "");
+		strbuf_release(&first);
+	}
+	named_info_free(v, n);
+	free(runtime);
+	return EXIT_OK;
+}
+
+const struct cli_command cmd_ls_entry = {
+	.name = "ls",
+	.run = ls_exec,
+	.spec = { .settings = CONFIG_FOR_POOL, .max_args = 0 },
+	.usage = "ls",
+	.summary = "List the named sessions: backend, kernel, state, idle time, front ends "
+		   "attached, idle limit, the cell running.",
+	.help = "A session whose host is gone shows as 'gone' (cellbox kill NAME removes what "
+		"it left).\n",
+};
+
+static int attach_exec(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	struct session *s;
+
+	cli_catch_sigint();
+	s = cli_open_named(cfg, NULL, args->argv[0], 0, cli_has(args, "read-only"));
+	if (!s)
+		return EXIT_NO_KERNEL;
+	return cmd_repl_session(s, cfg);
+}
+
+static const struct cli_option attach_options[] = {
+	{ .name = "read-only", .value = CLI_SWITCH,
+	  .help = "watch: see every cell and output, run nothing" },
+	{ 0 },
+};
+
+const struct cli_command cmd_attach_entry = {
+	.name = "attach",
+	.run = attach_exec,
+	.spec = { .options = attach_options, .settings = CONFIG_FOR_PLOTS, .min_args = 1,
+		  .max_args = 1 },
+	.usage = "attach [--read-only] NAME",
+	.summary = "Join the named session NAME in the line REPL (as repl --attach NAME).",
+	.help = "The cells that ran before (the last 200) are printed first, then every cell any\n"
+		"front end runs, as it runs. :detach, Ctrl-D or closing the terminal leave the\n"
+		"session running.\n",
+};
+
+static int kill_exec(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	char *runtime = session_runtime_dir(cfg->session.runtime_dir);
+	struct strbuf err = STRBUF_INIT;
+	int rc = EXIT_OK;
+
+	for (int i = 0; i < args->argc; i++) {
+		strbuf_reset(&err);
+		if (!runtime || named_kill(runtime, args->argv[i], &err) < 0) {
+			msg_error("%s", err.len ? err.buf : "no runtime directory");
+			rc = EXIT_USAGE;
+		}
+	}
+	strbuf_release(&err);
+	free(runtime);
+	return rc;
+}
+
+const struct cli_command cmd_kill_entry = {
+	.name = "kill",
+	.run = kill_exec,
+	.spec = { .settings = CONFIG_FOR_POOL, .min_args = 1, .max_args = -1 },
+	.usage = "kill NAME...",
+	.summary = "End named sessions: their kernels are killed, their hosts leave.",
+};
