@@ -310,7 +310,8 @@ static int submit(struct host *h, struct hclient *cl, const cJSON *msg, int exec
 	size_t k = 0;
 
 	c->h = h;
-	c->execute = execute;
+	/* A front end's own silent cell (the UI's width, its variables pane) is its alone. */
+	c->execute = execute && !(flags & SESSION_EXEC_SILENT);
 	c->origin = cl->serial;
 	strbuf_init(&c->log, 0);
 	if (execute) {
@@ -334,7 +335,7 @@ static int submit(struct host *h, struct hclient *cl, const cJSON *msg, int exec
 	if (!c->id)
 		goto fail;
 	cJSON_AddNumberToObject(r, "id", (double)c->id);
-	if (!execute) {
+	if (!c->execute) {
 		c->next = h->priv;
 		h->priv = c;
 		return 0;
@@ -386,7 +387,7 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		int execute = !strcmp(t, "execute");
 
 		rc = submit(h, cl, msg, execute, r, &err);
-		if (rc == 0 && execute) {
+		if (rc == 0 && execute && !((unsigned)num_of(msg, "flags") & SESSION_EXEC_SILENT)) {
 			cJSON_AddTrueToObject(r, "ok");
 			named_conn_send(&cl->c, r);
 			tell_cell(h, cl, str_of(msg, "code"),

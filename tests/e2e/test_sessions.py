@@ -18,6 +18,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_cli import BIN, clean_env  # noqa: E402
+from test_tui import Tui  # noqa: E402
 
 
 class Term:
@@ -100,10 +101,13 @@ class Base(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix='cellbox-sessions-')
         self.env = clean_env(self.tmp)
         self.terms = []
+        self.uis = []
 
     def tearDown(self):
         for t in self.terms:
             t.close()
+        for ui in self.uis:
+            ui.close()
         # Every host this test started goes, whatever the test did.
         for name in self.names():
             self.cellbox('kill', name, timeout=60)
@@ -121,6 +125,14 @@ class Base(unittest.TestCase):
         t = Term(self.env, *args)
         self.terms.append(t)
         return t
+
+    def ui(self, *args, tag):
+        if not shutil.which('tmux'):
+            self.skipTest('tmux is not installed (scripts/bootstrap --tests)')
+        ui = Tui(self.tmp, tag, args)
+        self.uis.append(ui)
+        ui.wait_for('local \u2502')            # the kernel is up
+        return ui
 
     def ls(self):
         """`cellbox ls` as {name: row}, the row's columns by their headers."""
@@ -307,6 +319,56 @@ class LifeTest(Base):
             time.sleep(0.2)
         self.assertFalse(alive(host), 'the idle limit did not end the session')
         self.assertEqual(self.names(), [])
+
+
+class UiTest(Base):
+    def test_terminal_killed_then_attach(self):
+        a = self.ui('--name', 'u1', tag='u1a')
+        a.run('x = 3')
+        a.wait_for('In [1]: x = 3')
+        a.run('import time')
+        a.run('for i in range(6): print("tick", i, flush=True); time.sleep(0.5)')
+        a.keys('Enter')
+        a.wait_for('tick 1')
+        a.close()               # the terminal (the whole tmux) goes away mid-cell
+        row = self.ls()['u1']
+        self.assertEqual(row['state'], 'busy', row)
+        self.assertIn('for i in range(6)', row['running'])
+        b = self.ui('attach', 'u1', tag='u1b')
+        b.wait_for('In [1]: x = 3', 'tick 5')      # what ran while nobody watched too
+        b.run('print(x * 14)')
+        b.wait_for('42')
+
+    def test_two_uis_live_and_read_only(self):
+        a = self.ui('--name', 'u2', tag='u2a')
+        b = self.ui('attach', 'u2', tag='u2b')
+        a.run('print("A says hi")')
+        b.wait_for('print("A says hi")', 'A says hi')
+        b.run('w = 5; print("B set w")')
+        a.wait_for('w = 5; print("B set w")', 'B set w')
+        a.run('print("w is", w)')
+        a.wait_for('w is 5')
+        c = self.ui('attach', '--read-only', 'u2', tag='u2c')
+        c.wait_for('w is 5')
+        c.run('w = 6')
+        c.wait_for('read-only')
+        a.run('print("still", w)')
+        a.wait_for('still 5')
+        self.assertEqual(self.ls()['u2']['attached'], '3')
+
+    def test_detach_command_and_quit_leave_it_running(self):
+        a = self.ui('--name', 'u3', tag='u3a')
+        a.run('kept = "yes"')
+        a.wait_for("In [1]: kept")
+        a.command('detach')
+        self.assertEqual(a.exit_status(), 'exit=0')
+        self.assertEqual(self.ls()['u3']['state'], 'idle')
+        r = self.cellbox('attach', 'u3', stdin='print(kept)\n')
+        self.assertIn('yes', r.stdout)
+        # An unnamed session has nothing to come back to: :detach says so and stays.
+        u = self.ui(tag='plain')
+        u.command('detach')
+        u.wait_for('has no name')
 
 
 class WallTest(Base):

@@ -1,11 +1,13 @@
 /* cellbox ls, attach and kill: the named sessions (named.h, docs/sessions.md). */
 #include "cli.h"
 #include "named.h"
+#include "tui.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 
@@ -79,6 +81,11 @@ static int attach_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct session *s;
 
+	if (isatty(0) && isatty(1) && !cli_has(args, "repl")) {
+		struct tui_named named = { NULL, args->argv[0], 0, cli_has(args, "read-only") };
+
+		return tui_run(cfg, NULL, &named);
+	}
 	cli_catch_sigint();
 	s = cli_open_named(cfg, NULL, args->argv[0], 0, cli_has(args, "read-only"));
 	if (!s)
@@ -89,16 +96,19 @@ static int attach_exec(const struct cli_args *args, struct cellbox_config *cfg)
 static const struct cli_option attach_options[] = {
 	{ .name = "read-only", .value = CLI_SWITCH,
 	  .help = "watch: see every cell and output, run nothing" },
+	{ .name = "repl", .value = CLI_SWITCH,
+	  .help = "the line REPL rather than the full-screen UI (the default off a terminal)" },
 	{ 0 },
 };
 
 const struct cli_command cmd_attach_entry = {
 	.name = "attach",
 	.run = attach_exec,
-	.spec = { .options = attach_options, .settings = CONFIG_FOR_PLOTS, .min_args = 1,
+	.spec = { .options = attach_options, .settings = CONFIG_FOR_PLOTS | CONFIG_FOR_TUI,
+		  .min_args = 1,
 		  .max_args = 1 },
-	.usage = "attach [--read-only] NAME",
-	.summary = "Join the named session NAME in the line REPL (as repl --attach NAME).",
+	.usage = "attach [--read-only] [--repl] NAME",
+	.summary = "Join the named session NAME: the full-screen UI on a terminal, else the REPL.",
 	.help = "The cells that ran before (the last 200) are printed first, then every cell any\n"
 		"front end runs, as it runs. :detach, Ctrl-D or closing the terminal leave the\n"
 		"session running.\n",

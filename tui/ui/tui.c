@@ -11,6 +11,7 @@
 #include "ui.h"
 #include "highlight.h"
 #include "kernel.h"
+#include "named_setup.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -214,7 +215,8 @@ static int ui_loop(struct ui *ui)
  * Start the kernel while the screen shows: what the opening prints (why it failed, a note
  * about the pool) is caught instead of written over the screen. NULL with `err`.
  */
-static struct session *open_session(struct ui *ui, struct strbuf *err)
+static struct session *open_session(struct ui *ui, const struct tui_named *named,
+				    struct strbuf *err)
 {
 	int fd = memfd_create("cellbox-open", MFD_CLOEXEC), saved = -1;
 	struct strbuf note = STRBUF_INIT, why = STRBUF_INIT;
@@ -223,7 +225,14 @@ static struct session *open_session(struct ui *ui, struct strbuf *err)
 	fflush(stderr);
 	if (fd >= 0 && (saved = dup(2)) >= 0)
 		dup2(fd, 2);
-	s = setup_open(ui->cfg, ui_on_state, ui, NULL, &note, &why);
+	if (named && (named->name || named->attach))
+		s = named_setup_open(ui->cfg, named->name ? named->name : named->attach,
+				     named->name != NULL, named->ttl, named->read_only, ui_on_state, ui,
+				     NULL, &why);
+	else
+		s = setup_open(ui->cfg, ui_on_state, ui, NULL, &note, &why);
+	if (s && session_named(s))
+		session_watch(s, ui_on_watch, ui);
 	fflush(stderr);
 	if (saved >= 0) {
 		dup2(saved, 2);
@@ -247,7 +256,7 @@ static struct session *open_session(struct ui *ui, struct strbuf *err)
 
 #define NB_FIRST_CELLS 120	/* cells read before the first frame: more than a screen shows */
 
-int tui_run(struct cellbox_config *cfg, const char *file)
+int tui_run(struct cellbox_config *cfg, const char *file, const struct tui_named *named)
 {
 	struct ui ui;
 	const char *theme = cfg->theme ? cfg->theme : "auto";
@@ -306,7 +315,7 @@ int tui_run(struct cellbox_config *cfg, const char *file)
 		rc = EXIT_USAGE;	/* a cell further down is not a cell: say so, as at once */
 		goto out;
 	}
-	ui.s = open_session(&ui, &err);
+	ui.s = open_session(&ui, named, &err);
 	if (!ui.s) {
 		rc = EXIT_NO_KERNEL;
 		goto out;
@@ -340,6 +349,9 @@ out:
 		msg_error("%s", err.buf + (strncmp(err.buf, "cellbox: ", 9) ? 0 : 9));
 	ui_nbview_close(&ui);
 	strbuf_reset(&err);
+	if (ui.s && session_named(ui.s) && session_state(ui.s) != SESSION_CLOSED)
+		msg_error("detached from session '%s': it runs on (cellbox attach %s; cellbox kill "
+			  "%s ends it)", session_named(ui.s), session_named(ui.s), session_named(ui.s));
 	if (setup_close(ui.s, cfg, NULL, &err) < 0)
 		msg_error("%s", err.buf);
 	record_close(&ui.rec);

@@ -13,7 +13,16 @@
  * settings of `cfg`, on `file` as a notebook (NULL: the REPL-like view). Returns the exit code
  * (reason.h: EXIT_OK, EXIT_USAGE, EXIT_NO_KERNEL).
  */
-int tui_run(struct cellbox_config *cfg, const char *file);
+/*
+ * A named session (named.h) for the UI: `name` starts one (`ttl`: its idle limit), `attach`
+ * joins one (`read_only`: to watch). All NULL: the UI's own session, as before.
+ */
+struct tui_named {
+	const char *name, *attach;
+	double ttl;
+	int read_only;
+};
+int tui_run(struct cellbox_config *cfg, const char *file, const struct tui_named *named);
 /*
  * The full-screen UI's help, row by row (ui_commands.c): a key or command and what it does,
  * or a heading when `left` is "".

@@ -476,6 +476,14 @@ void ui_restart_kernel(struct ui *ui);
 void ui_on_state(struct session *s, enum session_state state, const char *msg, void *data);
 /* Events nobody waits for. */
 void ui_on_ignore(struct session *s, const struct session_event *ev, void *data);
+/*
+ * A named session's cells that other front ends run (and those that ran before this one
+ * attached), into the output pane as cells of their own (session_watch).
+ */
+void ui_on_watch(struct session *s, unsigned long id, const char *code, int past,
+		 const struct session_event *ev, void *data);
+/* :detach: leave a named session running (PANE_QUIT), or say that this one has no name. */
+int ui_detach(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 /* Put one event of a running cell into its view `c` (streams, results, errors, plots). */
 void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		const struct session_event *ev);

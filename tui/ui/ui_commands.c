@@ -98,6 +98,8 @@ static const struct tui_command tui_commands[] = {
 	  .help = "keys and commands (F1)" },
 	{ .name = "stats", .usage = "stats", .fn = ui_nbcmd_stats,
 	  .help = "how long the first frame took, the cells, the memory in use" },
+	{ .name = "detach", .usage = "detach", .fn = ui_detach,
+	  .help = "leave a named session running (cellbox attach NAME comes back to it)" },
 	{ .name = "quit", .usage = "quit (:q, :q!)", .fn = tc_quit,
 	  .help = "leave cellbox (Ctrl-Q; Ctrl-D on an empty cell); '!': without saving" },
 };
@@ -585,7 +587,8 @@ int ui_may_quit(struct ui *ui)
 			ui->nbv->quit_armed = 1;
 		return 1;
 	}
-	if (ui_cell_running(ui) && !ui->quit_running_armed) {
+	/* A named session's cell runs on without us: nothing to confirm. */
+	if (ui_cell_running(ui) && !ui->quit_running_armed && !session_named(ui->s)) {
 		ui->quit_running_armed = 1;
 		ui_message(ui, "a cell is running: Ctrl-Q again quits (:q! at once)");
 		return 0;

@@ -435,3 +435,38 @@ void ui_on_ignore(struct session *s, const struct session_event *ev, void *data)
 	(void)s, (void)ev, (void)data;
 }
 
+
+void ui_on_watch(struct session *s, unsigned long id, const char *code, int past,
+		 const struct session_event *ev, void *data)
+{
+	struct ui *ui = data;
+	struct out_cell *c;
+
+	(void)s;
+	(void)past;
+	if (code) {
+		outmodel_add(&ui->out, id, code);
+		ui->outpane.follow = 1;
+		return;
+	}
+	c = outmodel_find(&ui->out, id);
+	/* Another front end answers its cell's input; its %load is its own. */
+	if (!c || ev->type == SESSION_EV_INPUT_REQUEST || ev->type == SESSION_EV_NEXT_INPUT)
+		return;
+	ui_view_event(ui, &ui->out, c, ev);
+	if (ev->type == SESSION_EV_DONE) {
+		outmodel_trim(&ui->out, OUT_TOTAL_MAX);
+		ui_vars_stale(ui);	/* it may have changed the names */
+	}
+}
+
+int ui_detach(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+{
+	(void)argc, (void)argv;
+	if (!ui->s || !session_named(ui->s)) {
+		strbuf_addstr(msg, "this session has no name: it ends when cellbox does (start a "
+			      "named one with --name NAME)");
+		return -1;
+	}
+	return PANE_QUIT;
+}
