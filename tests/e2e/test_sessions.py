@@ -365,6 +365,12 @@ class UiTest(Base):
         self.assertEqual(self.ls()['u3']['state'], 'idle')
         r = self.cellbox('attach', 'u3', stdin='print(kept)\n')
         self.assertIn('yes', r.stdout)
+        # F12 is :detach's key.
+        b = self.ui('attach', 'u3', tag='u3b')
+        b.wait_for('In [1]: kept')
+        b.keys('F12')
+        self.assertEqual(b.exit_status(), 'exit=0')
+        self.assertEqual(self.ls()['u3']['attached'], '0')
         # An unnamed session has nothing to come back to: :detach says so and stays.
         u = self.ui(tag='plain')
         u.command('detach')
