@@ -42,7 +42,7 @@
 #include "strbuf.h"
 
 #define NAMED_NAME_MAX 64		/* bytes of a session's name */
-#define NAMED_LINE_MAX (64u << 20)	/* bytes of one line either way */
+#define NAMED_LINE_MAX (128u << 20)	/* bytes of one line either way (an artifact of 64 MB in base64) */
 #define NAMED_QUEUE_MAX (256u << 20)	/* bytes waiting for a front end that does not read */
 #define NAMED_MAX_CLIENTS 16		/* front ends attached at once */
 #define NAMED_LOG_CELLS 200

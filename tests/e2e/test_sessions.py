@@ -321,6 +321,24 @@ class LifeTest(Base):
         self.assertEqual(self.names(), [])
 
 
+class HostileTest(Base):
+    def test_output_kept_for_attaching_is_capped_and_sanitised(self):
+        # A cell (an agent's, a kernel's) prints 20 MB and a terminal title change: a front
+        # end that attaches later gets 8 MiB of it and a note, no escape, and a working session.
+        code = ('import sys; sys.stdout.write("\\x1b]0;pwned\\x07" + "A" * 20_000_000); '
+                'print("\\nend")\n')
+        r = self.cellbox('repl', '--name', 'big', stdin=code)
+        self.assertEqual(r.returncode, 0, r.stderr[-500:])
+        self.assertIn('end', r.stdout[-10:])
+        r = self.cellbox('attach', 'big', stdin='print("alive")\n')
+        self.assertEqual(r.returncode, 0, r.stderr[-500:])
+        self.assertNotIn('\x1b]0;', r.stdout)
+        self.assertIn('is not kept for front ends that attach later', r.stdout + r.stderr)
+        self.assertLess(r.stdout.count('A'), 9 << 20)
+        self.assertGreater(r.stdout.count('A'), 4 << 20)
+        self.assertTrue(r.stdout.rstrip().endswith('alive'), r.stdout[-200:])
+
+
 class UiTest(Base):
     def test_terminal_killed_then_attach(self):
         a = self.ui('--name', 'u1', tag='u1a')
