@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""Named sessions beside a cold start, in one run (local backend).
+
+Usage: bench/sessions.py [--bin build/tui/cellbox] [-n RUNS]
+
+Rows, taking turns RUNS times each (so the machine's load falls on all alike); the figure is
+the median wall time of the whole command:
+  cold      `cellbox repl` with one cell piped in (`print(1)`): a kernel started, the cell,
+            the kernel ended: what a front end without a named session pays.
+  attach    `cellbox attach --repl NAME` with the same cell, to a running named session that
+            has run 20 cells: the connection, the earlier cells sent and printed, the cell,
+            the detach.
+  first     the same attach up to its first byte of output (the first of the earlier cells
+            printed): attach to first frame.
+  start     `cellbox repl --name NEW` with the cell: the host forked and the kernel started,
+            the cell, the detach (the session then killed, unmeasured).
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+
+def timed(argv, env, stdin):
+    t = time.perf_counter()
+    p = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    p.stdin.write(stdin)
+    p.stdin.close()
+    first = p.stdout.read(1)
+    t_first = time.perf_counter()
+    rest = p.stdout.read()
+    if p.wait() != 0 or not (first + rest).strip():
+        raise SystemExit('%s: exit status %d' % (' '.join(argv), p.returncode))
+    return (time.perf_counter() - t) * 1e3, (t_first - t) * 1e3
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--bin', default=os.path.join(here, '..', 'build', 'tui', 'cellbox'))
+    ap.add_argument('-n', type=int, default=20, help='runs of each row (default 20)')
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix='cellbox-bench-sessions-')
+    env = {k: v for k, v in os.environ.items() if not k.startswith('CELLBOX_')}
+    env.update(CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'),
+               XDG_STATE_HOME=os.path.join(tmp, 'state'),
+               XDG_CONFIG_HOME=os.path.join(tmp, 'config'))
+    cb = os.path.abspath(args.bin)
+    cell = b'print(1)\n'
+    times = {'cold': [], 'attach': [], 'first': [], 'start': []}
+    try:
+        warm = ''.join('x%d = %d\n' % (i, i) for i in range(20)).encode()
+        subprocess.run([cb, 'repl', '--name', 'bench'], input=warm, env=env, check=True,
+                       capture_output=True)
+        for i in range(args.n):
+            ms, _ = timed([cb, 'repl'], env, cell)
+            times['cold'].append(ms)
+            ms, first = timed([cb, 'attach', '--repl', 'bench'], env, cell)
+            times['attach'].append(ms)
+            times['first'].append(first)
+            ms, _ = timed([cb, 'repl', '--name', 'new%d' % i], env, cell)
+            times['start'].append(ms)
+            subprocess.run([cb, 'kill', 'new%d' % i], env=env, check=True)
+    finally:
+        for name in os.listdir(os.path.join(tmp, 'run', 'sessions')):
+            subprocess.run([cb, 'kill', name], env=env)
+        shutil.rmtree(tmp, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print('named sessions, local backend, %d runs each, medians (%s, %d cores)'
+          % (args.n, time.strftime('%Y-%m-%d'), os.cpu_count()))
+    print('  %-64s %10s %8s' % ('', 'ms', '/ cold'))
+    rows = [('cold: cellbox repl, one cell, kernel started and ended', 'cold'),
+            ('start: cellbox repl --name NEW, one cell, detach', 'start'),
+            ('attach: cellbox attach --repl NAME (20 cells before), one cell', 'attach'),
+            ('attach to first frame (its first byte of output)', 'first')]
+    for title, key in rows:
+        print('  %-64s %10.1f %7.2fx' % (title, med[key], med[key] / med['cold']))
+
+
+if __name__ == '__main__':
+    main()
