@@ -270,7 +270,7 @@ static void add_status(struct host *h, cJSON *r)
 	cJSON_AddNumberToObject(r, "ttl", h->ttl);
 }
 
-/* A front end says hello: the session, then the cells kept, then it is live. */
+/* A front end says hello: the cells kept, then the session (the reply), then it is live. */
 static void hello(struct host *h, struct hclient *cl, const cJSON *msg, cJSON *r)
 {
 	const cJSON *info = session_kernel_info(h->s);
@@ -282,7 +282,7 @@ static void hello(struct host *h, struct hclient *cl, const cJSON *msg, cJSON *r
 		cJSON_AddItemToObject(r, "kernel_info", cJSON_Duplicate(info, 1));
 	cJSON_AddBoolToObject(r, "read_only", cl->read_only);
 	cJSON_AddTrueToObject(r, "ok");
-	named_conn_send(&cl->c, r);
+	/* The cells kept go first: when the front end has the reply, it has them all. */
 	for (struct hcell *c = h->cells; c; c = c->next) {
 		cJSON *m = cJSON_CreateObject();
 
@@ -294,6 +294,7 @@ static void hello(struct host *h, struct hclient *cl, const cJSON *msg, cJSON *r
 		cJSON_Delete(m);
 		named_conn_send_line(&cl->c, c->log.buf, c->log.len);
 	}
+	named_conn_send(&cl->c, r);
 	cl->hello = 1;
 }
 

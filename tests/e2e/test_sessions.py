@@ -246,7 +246,7 @@ class ShareTest(Base):
         a.expect(r'In \[.*1.*\]:')
         a.send('shared = 1\r')
         a.expect(r'In \[.*2.*\]:')
-        b = self.term('attach', 'pair')
+        b = self.term('attach', '--repl', 'pair')
         b.expect(r'\[earlier\] In \[\*\]: shared = 1')
         b.expect(r'In \[.*2.*\]:')          # its prompts go on from the session's count
         a.send('print("from A", shared)\r')
