@@ -101,4 +101,32 @@ void named_info_free(struct named_info *v, size_t n);
  */
 int named_kill(const char *runtime, const char *name, struct strbuf *err);
 
+/*
+ * Checkpoints (named_checkpoint.c): what this machine can do is a re-run, not a memory image
+ * (CRIU does not run on its kernel): the cells the session's kernel ran since it started
+ * (NAMED_RERUN_CELLS, NAMED_RERUN_BYTES of code at most; a session past them cannot be
+ * checkpointed), written to `path` (0600, replaced whole) with its name and kernel; *ncells
+ * says how many. 0, or -1 with `err`.
+ */
+#define NAMED_CKPT_VERSION 1
+#define NAMED_CKPT_MAX (64u << 20)	/* bytes of a checkpoint file */
+#define NAMED_RERUN_CELLS 10000
+#define NAMED_RERUN_BYTES (16u << 20)
+int named_checkpoint(const char *runtime, const char *name, const char *path, size_t *ncells,
+		     struct strbuf *err);
+/* A checkpoint read back: its cells' code, in order, and what it says of the session. */
+struct named_ckpt {
+	char **code;		/* NULL-terminated */
+	size_t ncells;
+	char *name;		/* a valid name, or NULL */
+	char *kernel;		/* as written (check it with kernel_find), or NULL */
+};
+/*
+ * Read checkpoint file `path`, which is outside input: a regular file (never a FIFO waited
+ * on) of at most NAMED_CKPT_MAX, this version and kind, its cells text within the caps.
+ * 0, or -1 with `err` (nothing kept).
+ */
+int named_checkpoint_load(const char *path, struct named_ckpt *ck, struct strbuf *err);
+void named_checkpoint_free(struct named_ckpt *ck);
+
 #endif

@@ -50,6 +50,9 @@ struct host {
 	double idle_since, ttl;
 	int stop;
 	const struct named_recorder *rec;
+	cJSON *rerun;			/* the cells since the kernel started: {code, status} */
+	size_t rerun_bytes;
+	int rerun_over;			/* past NAMED_RERUN_CELLS or _BYTES: no checkpoint */
 };
 
 static volatile sig_atomic_t terminated;
@@ -151,6 +154,25 @@ static void keep_line(struct host *h, struct hcell *c, const char *line, size_t 
 	h->log_bytes += len;
 }
 
+/* A finished cell into the list a checkpoint re-runs (named_checkpoint.c). */
+static void keep_for_rerun(struct host *h, const char *code, const struct session_event *ev)
+{
+	cJSON *o;
+
+	if (h->rerun_over)
+		return;
+	h->rerun_bytes += strlen(code);
+	if (cJSON_GetArraySize(h->rerun) >= NAMED_RERUN_CELLS ||
+	    h->rerun_bytes > NAMED_RERUN_BYTES) {
+		h->rerun_over = 1;
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "code", code);
+	cJSON_AddStringToObject(o, "status", event_status_name(ev->done.status));
+	cJSON_AddItemToArray(h->rerun, o);
+}
+
 static void on_event(struct session *s, const struct session_event *ev, void *data)
 {
 	struct hcell *c = data;
@@ -185,6 +207,8 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 	if (!done)
 		return;
 	c->done = 1;
+	if (c->execute)
+		keep_for_rerun(h, c->code, ev);
 	if (c->execute) {
 		if (h->rec)
 			h->rec->cell(h->rec->data, c->code);
@@ -207,6 +231,12 @@ void named_host_state(struct session *s, enum session_state state, const char *m
 	cJSON *m = cJSON_CreateObject();
 
 	(void)s;
+	if (msg && !strcmp(msg, "kernel restarted")) {	/* a fresh kernel: nothing to re-run */
+		cJSON_Delete(h->rerun);
+		h->rerun = cJSON_CreateArray();
+		h->rerun_bytes = 0;
+		h->rerun_over = 0;
+	}
 	cJSON_AddStringToObject(m, "t", "state");
 	cJSON_AddStringToObject(m, "state", state_name(state));
 	if (msg)
@@ -381,6 +411,16 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		return;
 	} else if (!strcmp(t, "status")) {
 		add_status(h, r);
+	} else if (!strcmp(t, "cells")) {
+		add_status(h, r);
+		if (h->rerun_over) {
+			strbuf_addf(&err, "it ran more than %d cells (or %u MiB of code) since its "
+				    "kernel started: too many to re-run", NAMED_RERUN_CELLS,
+				    NAMED_RERUN_BYTES >> 20);
+			rc = -1;
+		} else {
+			cJSON_AddItemToObject(r, "cells", cJSON_Duplicate(h->rerun, 1));
+		}
 	} else if (cl->read_only) {
 		strbuf_addstr(&err, "this front end is attached read-only");
 		rc = -1;
@@ -463,6 +503,7 @@ struct host *named_host_new(const char *name, const char *dir, double ttl,
 	h->ttl = ttl;
 	h->rec = rec;
 	h->idle_since = clock_wall();
+	h->rerun = cJSON_CreateArray();
 	return h;
 }
 
@@ -542,5 +583,6 @@ void named_host_serve(struct host *h, struct session *s, int lfd)
 		h->cells = c->next;
 		cell_free(c);
 	}
+	cJSON_Delete(h->rerun);
 	free(h);
 }

@@ -339,6 +339,78 @@ class HostileTest(Base):
         self.assertTrue(r.stdout.rstrip().endswith('alive'), r.stdout[-200:])
 
 
+class CheckpointTest(Base):
+    def test_rerun_restore_after_kill(self):
+        r = self.cellbox('repl', '--name', 'c1',
+                         stdin='x = 41\nimport math\ny = math.sqrt(16)\n1/0\n')
+        ck = os.path.join(self.tmp, 'c1.json')
+        r = self.cellbox('checkpoint', 'c1', ck)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('4 cells to re-run', r.stdout)
+        self.assertIn('not a memory image', r.stdout)
+        self.assertEqual(os.stat(ck).st_mode & 0o777, 0o600)
+        self.cellbox('kill', 'c1')
+        r = self.cellbox('restore', ck)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("restored session 'c1' by re-running 4 cells in a fresh kernel "
+                      "(not a memory restore), 1 of them raised", r.stdout)
+        r = self.cellbox('attach', 'c1', stdin='print(x + 1, y)\n')
+        self.assertTrue(r.stdout.rstrip().endswith('42 4.0'), r.stdout)
+        # Under another name beside the first.
+        r = self.cellbox('restore', '--name', 'c2', ck)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(self.ls()), ['c1', 'c2'])
+
+    def test_restart_starts_the_list_again(self):
+        code = 'a = 1\nimport os; os._exit(1)\nb = 2\n'
+        self.cellbox('repl', '--name', 'c3', stdin=code)
+        ck = os.path.join(self.tmp, 'c3.json')
+        r = self.cellbox('checkpoint', 'c3', ck)
+        self.assertIn('1 cell to re-run', r.stdout)
+        self.cellbox('kill', 'c3')
+        self.cellbox('restore', ck)
+        r = self.cellbox('attach', 'c3', stdin='print(b)\nprint(a)\n')
+        self.assertIn('2', r.stdout)
+        self.assertIn("NameError", r.stdout + r.stderr)
+
+    def test_hostile_checkpoint_files(self):
+        good = {'cellbox_checkpoint': 1, 'kind': 'rerun', 'name': 'h', 'kernel': 'python',
+                'cells': [{'code': 'x = 1'}]}
+        cases = {
+            'not json': b'{"cellbox_checkpoint": 1, "cells": [',
+            'no marker': json.dumps({'cells': []}).encode(),
+            'memory kind': json.dumps(dict(good, kind='memory')).encode(),
+            'new version': json.dumps(dict(good, cellbox_checkpoint=2)).encode(),
+            'cells not a list': json.dumps(dict(good, cells={'code': 'x'})).encode(),
+            'code not text': json.dumps(dict(good, cells=[{'code': 5}])).encode(),
+            'too many cells': json.dumps(dict(good, cells=[{'code': 'x'}] * 10001)).encode(),
+            'bad utf-8': json.dumps(good).encode().replace(b'x = 1', b'x = \xff'),
+        }
+        for what, data in cases.items():
+            path = os.path.join(self.tmp, 'bad.json')
+            with open(path, 'wb') as f:
+                f.write(data)
+            r = self.cellbox('restore', path)
+            self.assertEqual(r.returncode, 2, what)
+            self.assertTrue(r.stderr.strip(), what)
+        # A FIFO is never waited on; a directory, a missing file: clear errors.
+        fifo = os.path.join(self.tmp, 'fifo')
+        os.mkfifo(fifo)
+        r = self.cellbox('restore', fifo, timeout=20)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('not a regular file', r.stderr)
+        r = self.cellbox('restore', self.tmp)
+        self.assertEqual(r.returncode, 2)
+        # A bad name in the file is not used: the session gets a name of its own.
+        path = os.path.join(self.tmp, 'badname.json')
+        with open(path, 'w') as f:
+            json.dump(dict(good, name='../../etc'), f)
+        r = self.cellbox('restore', path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"restored session 's-[a-z]{6}'")
+        self.assertEqual(len(self.names()), 1)
+
+
 class UiTest(Base):
     def test_terminal_killed_then_attach(self):
         a = self.ui('--name', 'u1', tag='u1a')

@@ -1,0 +1,168 @@
+/*
+ * Checkpoints of named sessions as this machine can make them: the cells the session's kernel
+ * ran since it started, written to a file, and a restore that runs them again in a fresh
+ * kernel. Not a memory checkpoint (CRIU does not run on this kernel, and runc containers and
+ * local kernels have no other way): it says so, in the file and to the user. A checkpoint
+ * file is outside input when it is restored: read without blocking (a regular file, within
+ * NAMED_CKPT_MAX), every member type-checked, the cells capped. See named.h.
+ */
+#include "named_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fsutil.h"
+#include "util.h"
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int named_checkpoint(const char *runtime, const char *name, const char *path,
+		     size_t *ncells, struct strbuf *err)
+{
+	struct strbuf why = STRBUF_INIT;
+	char *dir = named_dir(runtime, name, 0, err), *text = NULL;
+	struct named_conn c;
+	cJSON *msg, *r = NULL, *out = NULL;
+	const cJSON *cells;
+	int fd, rc = -1;
+
+	if (!dir)
+		return -1;
+	fd = named_connect(dir, &why);
+	free(dir);
+	if (fd < 0) {
+		strbuf_addf(err, "session '%s': %s", name, why.buf);
+		goto done;
+	}
+	named_conn_init(&c, fd);
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "t", "cells");
+	r = named_call(&c, msg, 60.0, NULL, &why);
+	cJSON_Delete(msg);
+	named_conn_close(&c);
+	if (!r || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok"))) {
+		strbuf_addf(err, "session '%s': %s", name, r && str_of(r, "error") ? str_of(r, "error")
+			    : why.buf);
+		goto done;
+	}
+	cells = cJSON_GetObjectItemCaseSensitive(r, "cells");
+	out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(out, "cellbox_checkpoint", NAMED_CKPT_VERSION);
+	cJSON_AddStringToObject(out, "kind", "rerun");
+	cJSON_AddStringToObject(out, "note", "the kernel's memory is not in this file: restoring "
+				"runs these cells again in a fresh kernel");
+	cJSON_AddStringToObject(out, "name", name);
+	cJSON_AddStringToObject(out, "kernel", str_of(r, "kernel") ? str_of(r, "kernel") : "python");
+	cJSON_AddStringToObject(out, "backend", str_of(r, "backend") ? str_of(r, "backend") : "");
+	cJSON_AddNumberToObject(out, "created", clock_wall());
+	cJSON_AddItemToObject(out, "cells", cJSON_Duplicate(cells, 1));
+	*ncells = (size_t)cJSON_GetArraySize(cells);
+	text = cJSON_Print(out);
+	if (fsutil_write_atomic(path, text, strlen(text), 0600, err) == 0)
+		rc = 0;
+done:
+	cJSON_free(text);
+	cJSON_Delete(out);
+	cJSON_Delete(r);
+	strbuf_release(&why);
+	return rc;
+}
+
+/* The file at `path` into `out`: a regular file, not blocking, at most NAMED_CKPT_MAX. */
+static int read_file(const char *path, struct strbuf *out, struct strbuf *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	int rc = -1;
+
+	if (fd < 0) {
+		strbuf_addf(err, "cannot read '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		strbuf_addf(err, "'%s' is not a checkpoint file (not a regular file)", path);
+	else if (st.st_size > NAMED_CKPT_MAX)
+		strbuf_addf(err, "'%s' is not a checkpoint file (over %u MiB)", path,
+			    NAMED_CKPT_MAX >> 20);
+	else if (strbuf_read_fd(out, fd, NAMED_CKPT_MAX + 1) < 0 || out->len > NAMED_CKPT_MAX)
+		strbuf_addf(err, "cannot read '%s'", path);
+	else
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+int named_checkpoint_load(const char *path, struct named_ckpt *ck, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	const cJSON *v, *cells, *cell;
+	cJSON *root = NULL;
+	size_t bytes = 0, n = 0;
+	int rc = -1;
+
+	memset(ck, 0, sizeof(*ck));
+	if (read_file(path, &text, err) < 0)
+		goto out;
+	root = cJSON_ParseWithLength(text.buf, text.len);
+	v = cJSON_GetObjectItemCaseSensitive(root, "cellbox_checkpoint");
+	if (!cJSON_IsObject(root) || !cJSON_IsNumber(v)) {
+		strbuf_addf(err, "'%s' is not a checkpoint file of cellbox", path);
+		goto out;
+	}
+	if (v->valuedouble != NAMED_CKPT_VERSION || !str_of(root, "kind") ||
+	    strcmp(str_of(root, "kind"), "rerun")) {
+		strbuf_addf(err, "'%s': a checkpoint this cellbox cannot restore (version or kind)",
+			    path);
+		goto out;
+	}
+	cells = cJSON_GetObjectItemCaseSensitive(root, "cells");
+	if (!cJSON_IsArray(cells) || cJSON_GetArraySize(cells) > NAMED_RERUN_CELLS) {
+		strbuf_addf(err, "'%s': its cells are not a list of at most %d", path,
+			    NAMED_RERUN_CELLS);
+		goto out;
+	}
+	ck->code = xcalloc((size_t)cJSON_GetArraySize(cells) + 1, sizeof(*ck->code));
+	cJSON_ArrayForEach(cell, cells) {
+		const char *code = str_of(cell, "code");
+
+		if (!code || !utf8_valid(code, strlen(code), NULL) ||
+		    (bytes += strlen(code)) > NAMED_RERUN_BYTES) {
+			strbuf_addf(err, "'%s': cell %zu is not text (or the cells pass %u MiB)", path,
+				    n + 1, NAMED_RERUN_BYTES >> 20);
+			goto out;
+		}
+		ck->code[n++] = xstrdup(code);
+	}
+	ck->ncells = n;
+	if (str_of(root, "name") && named_name_ok(str_of(root, "name")))
+		ck->name = xstrdup(str_of(root, "name"));
+	if (str_of(root, "kernel"))
+		ck->kernel = xstrdup(str_of(root, "kernel"));
+	rc = 0;
+out:
+	if (rc < 0)
+		named_checkpoint_free(ck);
+	cJSON_Delete(root);
+	strbuf_release(&text);
+	return rc;
+}
+
+void named_checkpoint_free(struct named_ckpt *ck)
+{
+	for (size_t i = 0; ck->code && ck->code[i]; i++)
+		free(ck->code[i]);
+	free(ck->code);
+	free(ck->name);
+	free(ck->kernel);
+	memset(ck, 0, sizeof(*ck));
+}

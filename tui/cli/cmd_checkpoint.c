@@ -1,0 +1,130 @@
+/*
+ * cellbox checkpoint and restore: a named session's cells written to a file, and a session
+ * made again from one by running them in a fresh kernel. A re-run, never called a memory
+ * restore (engine/named.h says why this machine cannot save a kernel's memory).
+ */
+#include "cli.h"
+#include "kernel.h"
+#include "named.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int checkpoint_exec(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	char *runtime = session_runtime_dir(cfg->session.runtime_dir);
+	struct strbuf err = STRBUF_INIT;
+	size_t n = 0;
+	int rc = EXIT_OK;
+
+	if (!runtime || named_checkpoint(runtime, args->argv[0], args->argv[1], &n, &err) < 0) {
+		msg_error("%s", err.len ? err.buf : "no runtime directory");
+		rc = EXIT_USAGE;
+	} else {
+		cli_printf(stdout, "checkpointed session '%s' to %s: %zu cell%s to re-run (a re-run, "
+			   "not a memory image: cellbox restore %s runs them again in a fresh "
+			   "kernel)\n", args->argv[0], args->argv[1], n, n == 1 ? "" : "s",
+			   args->argv[1]);
+	}
+	strbuf_release(&err);
+	free(runtime);
+	return rc;
+}
+
+const struct cli_command cmd_checkpoint_entry = {
+	.name = "checkpoint",
+	.run = checkpoint_exec,
+	.spec = { .settings = CONFIG_FOR_POOL, .min_args = 2, .max_args = 2 },
+	.usage = "checkpoint NAME FILE",
+	.summary = "Write the cells named session NAME's kernel ran since it started to FILE.",
+	.help = "No backend here can save a kernel's memory (CRIU does not run on this machine's\n"
+		"kernel): the file holds the cells, and cellbox restore runs them again in a fresh\n"
+		"kernel, which gives the same state when the cells do (not what they read from\n"
+		"outside, clocks, random numbers without a seed).\n",
+};
+
+/* A re-run cell's end: whether it raised, against what the checkpoint says it did. */
+static void on_done(struct session *s, const struct session_event *ev, void *data)
+{
+	(void)s;
+	if (ev->type == SESSION_EV_DONE && ev->done.status != SESSION_STATUS_OK)
+		++*(int *)data;
+}
+
+static int restore_exec(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct named_ckpt ck;
+	struct session *s;
+	const char *name;
+	char *made = NULL;
+	int failed = 0, rc = EXIT_OK, progress = isatty(2);
+
+	if (named_checkpoint_load(args->argv[0], &ck, &err) < 0) {
+		msg_error("%s", err.buf);
+		strbuf_release(&err);
+		return EXIT_USAGE;
+	}
+	if (!cfg->session.kernel && ck.kernel && kernel_find(ck.kernel))
+		cfg->session.kernel = xstrdup(kernel_find(ck.kernel)->name);
+	name = cli_value(args, "name");
+	if (!name)
+		name = ck.name ? ck.name : (made = named_generate());
+	cli_catch_sigint();
+	s = cli_open_named(cfg, name, NULL, cli_seconds(args, "ttl", 0), 0);
+	if (!s) {
+		named_checkpoint_free(&ck);
+		free(made);
+		return EXIT_NO_KERNEL;
+	}
+	for (size_t i = 0; i < ck.ncells && !cli_sigterm && !cli_sigint; i++) {
+		unsigned long id;
+
+		if (progress)
+			fprintf(stderr, "\rre-running cell %zu/%zu", i + 1, ck.ncells);
+		strbuf_reset(&err);
+		id = session_execute(s, ck.code[i], 0, cfg->timeout, on_done, &failed, &err);
+		if (!id || cli_wait(s, id) == CLI_TERMINATED) {
+			if (progress)
+				fputc('\n', stderr);
+			msg_error("cell %zu of %s: %s", i + 1, args->argv[0],
+				  err.len ? err.buf : "stopped");
+			rc = EXIT_KERNEL_DIED;
+			break;
+		}
+	}
+	if (progress && ck.ncells)
+		fputc('\n', stderr);
+	if (rc == EXIT_OK)
+		cli_printf(stdout, "restored session '%s' by re-running %zu cell%s in a fresh kernel "
+			   "(not a memory restore), %d of them raised; cellbox attach %s\n", name,
+			   ck.ncells, ck.ncells == 1 ? "" : "s", failed, name);
+	cli_close_session(s, cfg);
+	named_checkpoint_free(&ck);
+	strbuf_release(&err);
+	free(made);
+	return rc;
+}
+
+static const struct cli_option restore_options[] = {
+	{ .name = "name", .value = CLI_TEXT, .arg = "NAME",
+	  .help = "the session's name (default: the checkpoint's)" },
+	{ .name = "ttl", .value = CLI_SECONDS, .arg = "SECONDS",
+	  .help = "end the session after this long idle with nobody attached" },
+	{ NULL },
+};
+
+const struct cli_command cmd_restore_entry = {
+	.name = "restore",
+	.run = restore_exec,
+	.spec = { .options = restore_options, .settings = CONFIG_FOR_KERNEL | CONFIG_FOR_CELLS |
+			     CONFIG_FOR_POOL, .min_args = 1, .max_args = 1 },
+	.usage = "restore [--name NAME] FILE",
+	.summary = "Start a named session from a checkpoint by re-running its cells in a fresh "
+		   "kernel.",
+	.help = "The session takes the checkpoint's name unless --name gives another; its kernel\n"
+		"(python, r) is the checkpoint's unless --kernel says. A re-run, not a memory\n"
+		"restore: see cellbox checkpoint --help.\n",
+};
