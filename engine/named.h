@@ -127,6 +127,9 @@ struct named_ckpt {
  * 0, or -1 with `err` (nothing kept).
  */
 int named_checkpoint_load(const char *path, struct named_ckpt *ck, struct strbuf *err);
+/* The same for the file's text (`what` names it in errors). */
+int named_checkpoint_parse(const char *text, size_t len, const char *what,
+			   struct named_ckpt *ck, struct strbuf *err);
 void named_checkpoint_free(struct named_ckpt *ck);
 
 #endif

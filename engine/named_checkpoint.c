@@ -102,32 +102,30 @@ static int read_file(const char *path, struct strbuf *out, struct strbuf *err)
 	return rc;
 }
 
-int named_checkpoint_load(const char *path, struct named_ckpt *ck, struct strbuf *err)
+int named_checkpoint_parse(const char *text, size_t len, const char *what,
+			   struct named_ckpt *ck, struct strbuf *err)
 {
-	struct strbuf text = STRBUF_INIT;
 	const cJSON *v, *cells, *cell;
-	cJSON *root = NULL;
+	cJSON *root;
 	size_t bytes = 0, n = 0;
 	int rc = -1;
 
 	memset(ck, 0, sizeof(*ck));
-	if (read_file(path, &text, err) < 0)
-		goto out;
-	root = cJSON_ParseWithLength(text.buf, text.len);
+	root = cJSON_ParseWithLength(text, len);
 	v = cJSON_GetObjectItemCaseSensitive(root, "cellbox_checkpoint");
 	if (!cJSON_IsObject(root) || !cJSON_IsNumber(v)) {
-		strbuf_addf(err, "'%s' is not a checkpoint file of cellbox", path);
+		strbuf_addf(err, "'%s' is not a checkpoint file of cellbox", what);
 		goto out;
 	}
 	if (v->valuedouble != NAMED_CKPT_VERSION || !str_of(root, "kind") ||
 	    strcmp(str_of(root, "kind"), "rerun")) {
 		strbuf_addf(err, "'%s': a checkpoint this cellbox cannot restore (version or kind)",
-			    path);
+			    what);
 		goto out;
 	}
 	cells = cJSON_GetObjectItemCaseSensitive(root, "cells");
 	if (!cJSON_IsArray(cells) || cJSON_GetArraySize(cells) > NAMED_RERUN_CELLS) {
-		strbuf_addf(err, "'%s': its cells are not a list of at most %d", path,
+		strbuf_addf(err, "'%s': its cells are not a list of at most %d", what,
 			    NAMED_RERUN_CELLS);
 		goto out;
 	}
@@ -137,7 +135,7 @@ int named_checkpoint_load(const char *path, struct named_ckpt *ck, struct strbuf
 
 		if (!code || !utf8_valid(code, strlen(code), NULL) ||
 		    (bytes += strlen(code)) > NAMED_RERUN_BYTES) {
-			strbuf_addf(err, "'%s': cell %zu is not text (or the cells pass %u MiB)", path,
+			strbuf_addf(err, "'%s': cell %zu is not text (or the cells pass %u MiB)", what,
 				    n + 1, NAMED_RERUN_BYTES >> 20);
 			goto out;
 		}
@@ -153,6 +151,17 @@ out:
 	if (rc < 0)
 		named_checkpoint_free(ck);
 	cJSON_Delete(root);
+	return rc;
+}
+
+int named_checkpoint_load(const char *path, struct named_ckpt *ck, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	int rc;
+
+	memset(ck, 0, sizeof(*ck));
+	rc = read_file(path, &text, err) < 0 ? -1 :
+	     named_checkpoint_parse(text.buf, text.len, path, ck, err);
 	strbuf_release(&text);
 	return rc;
 }
