@@ -102,6 +102,12 @@ void named_info_free(struct named_info *v, size_t n);
 int named_kill(const char *runtime, const char *name, struct strbuf *err);
 
 /*
+ * Remove what sessions whose host is gone left (not one whose host is still starting: its
+ * host.pid names a live process); a line each into `out`. How many.
+ */
+int named_gc(const char *runtime, struct strbuf *out);
+
+/*
  * Checkpoints (named_checkpoint.c): what this machine can do is a re-run, not a memory image
  * (CRIU does not run on its kernel): the cells the session's kernel ran since it started
  * (NAMED_RERUN_CELLS, NAMED_RERUN_BYTES of code at most; a session past them cannot be

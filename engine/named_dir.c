@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -283,4 +284,47 @@ int named_kill(const char *runtime, const char *name, struct strbuf *err)
 	free(dir);
 	strbuf_release(&why);
 	return rc;
+}
+
+/* Whether the host that wrote DIR/host.pid still runs (one starting has no socket yet). */
+static int host_starting(const char *dir)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xasprintf("%s/host.pid", dir);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), alive = 0;
+	long pid;
+
+	if (fd >= 0 && strbuf_read_fd(&sb, fd, 32) == 0 && (pid = strtol(sb.buf, NULL, 10)) > 0)
+		alive = process_alive((pid_t)pid);
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	strbuf_release(&sb);
+	return alive;
+}
+
+int named_gc(const char *runtime, struct strbuf *out)
+{
+	struct named_info *v = NULL;
+	size_t n = named_list(runtime, &v);
+	int removed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct strbuf err = STRBUF_INIT;
+		char *dir;
+
+		if (strcmp(v[i].state, "gone") || !(dir = named_dir(runtime, v[i].name, 0, &err))) {
+			strbuf_release(&err);
+			continue;
+		}
+		if (!host_starting(dir)) {
+			fsutil_remove_tree(dir);
+			strbuf_addf(out, "session %s (its host was gone)\n", v[i].name);
+			removed++;
+		}
+		free(dir);
+		strbuf_release(&err);
+	}
+	named_info_free(v, n);
+	return removed;
 }

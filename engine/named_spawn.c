@@ -88,6 +88,18 @@ static void host_stdio(const char *dir)
 	free(log);
 }
 
+/* DIR/host.pid: `cellbox gc` leaves a session whose host is starting (no socket yet) alone. */
+static void write_pid(const char *dir)
+{
+	char *path = xasprintf("%s/host.pid", dir), buf[32];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	struct strbuf err = STRBUF_INIT;
+
+	fsutil_write_atomic(path, buf, (size_t)n, 0600, &err);
+	free(path);
+	strbuf_release(&err);
+}
+
 /* The host itself, in the grandchild: open, say so on `ready`, serve, leave. */
 static void host_main(const char *name, const char *dir, double ttl, named_open_fn open_fn,
 		      void *data, const struct named_recorder *rec, int ready)
@@ -99,6 +111,7 @@ static void host_main(const char *name, const char *dir, double ttl, named_open_
 
 	host_signals();
 	host_stdio(dir);
+	write_pid(dir);
 	s = open_fn(data, named_host_state, h, &err);
 	lfd = s ? listen_at(dir, &err) : -1;
 	if (lfd < 0) {

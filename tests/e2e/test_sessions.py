@@ -309,6 +309,23 @@ class LifeTest(Base):
         self.assertNotEqual(r.returncode, 0)
         self.assertEqual(self.names(), ['one'])
 
+    def test_gc_removes_what_a_dead_host_left(self):
+        r = self.cellbox('repl', '--name', 'doomed', stdin='x = 1\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.cellbox('repl', '--name', 'kept', stdin='y = 1\n')
+        host = self.host_pid('doomed')
+        os.kill(host, signal.SIGKILL)       # the host dies without tidying up
+        deadline = time.monotonic() + 10
+        while alive(host) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.ls()['doomed']['state'], 'gone')
+        r = self.cellbox('gc')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('session doomed (its host was gone)', r.stdout)
+        self.assertIn('1 named session\n', r.stdout)
+        self.assertEqual(self.names(), ['kept'])
+        self.assertEqual(self.ls()['kept']['state'], 'idle')
+
     def test_idle_limit(self):
         r = self.cellbox('repl', '--name', 'brief', '--ttl', '2', stdin='x = 1\n')
         self.assertEqual(r.returncode, 0, r.stderr)

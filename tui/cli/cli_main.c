@@ -1,5 +1,6 @@
 /* cellbox: the command table and cli_main(): find the command, parse its arguments, run it. */
 #include "cli.h"
+#include "named.h"
 #include "backend.h"
 #include "libraries.h"
 #include "man.h"
@@ -36,8 +37,9 @@ static const struct cli_command cmd_gc_entry = {
 	.summary = "Remove the containers and channels of cellbox sessions whose process died.",
 	.help = "Every container cellbox starts is labelled with the pid of its cellbox; gc removes\n"
 		"those whose process is gone (and their channel directories), then every channel\n"
-		"in the runtime directory whose process is gone (a local kernel died with it). A\n"
-		"session does the same once when it starts.\n",
+		"in the runtime directory whose process is gone (a local kernel died with it), and\n"
+		"what named sessions whose host is gone left (cellbox ls: 'gone'). A session does\n"
+		"the same for channels once when it starts.\n",
 };
 
 static const struct cli_command cmd_version_entry = {
@@ -102,17 +104,20 @@ static int cmd_gc(const struct cli_args *args, struct cellbox_config *cfg)
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	const char *host = cfg->session.sandbox.host, *engine;
 	char *root = session_runtime_dir(cfg->session.runtime_dir);
-	int n, channels, rc = EXIT_NO_KERNEL;
+	int n, channels, named, rc = EXIT_NO_KERNEL;
 
 	n = backend_gc(cfg->session.backend, host, root, &out, &err);
 	free(root);
 	/* Then the channels left by dead processes (the containers' went with them above). */
 	channels = session_gc(cfg->session.runtime_dir, &out);
+	root = session_runtime_dir(cfg->session.runtime_dir);
+	named = root ? named_gc(root, &out) : 0;
+	free(root);
 	cli_put_text(stdout, out.buf);	/* names of containers and directories */
 	if (n < 0)
 		goto out;
-	printf("%d container%s removed, %d channel%s\n", n, n == 1 ? "" : "s", channels,
-	       channels == 1 ? "" : "s");
+	printf("%d container%s removed, %d channel%s, %d named session%s\n", n, n == 1 ? "" : "s",
+	       channels, channels == 1 ? "" : "s", named, named == 1 ? "" : "s");
 	if (cli_has(args, "images")) {
 		/* After the containers: an image a dead session's container held is free now. */
 		strbuf_reset(&out);
