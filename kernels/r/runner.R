@@ -62,6 +62,7 @@ S$helpers <- integer(0)
 S$opened <- FALSE        # a device of ours was opened in this cell
 S$titles <- list()       # by device: the title of its page being drawn, as last seen
 S$repr <- NULL           # the repr package loaded (TRUE/FALSE), once a value is shown
+S$frame <- 0L            # the frame of run_expr(), under the cell's eval()
 S$unacked <- FALSE       # a done is on its way through the relay
 
 # ------------------------------------------------------------------------------------------
@@ -672,14 +673,21 @@ on_message <- function(m) {
   tryInvokeRestart("muffleMessage")
 }
 
-# Calling handler for errors: keep the calls between the cell and the error for the traceback,
-# as IRkernel does: without this handler's and the one before it (.handleSimpleError(), or the
-# stop(cond) of a condition object).
+# Calling handler for errors: keep the calls between the cell's eval() (the first of its kind
+# above run_expr(), user code may call one alike; two frames, the closure's and its
+# .Internal's) and the error for the traceback, as IRkernel does: without this handler's and
+# the one before it (.handleSimpleError(), or the stop(cond) of a condition object).
 on_error <- function(e) {
   calls <- sys.calls()
   n <- length(calls) - 2L
   top <- 0L
-  for (i in seq_len(n)) if (identical(calls[[i]], ours)) top <- i
+  for (i in seq_len(n)) {
+    if (i > S$frame && identical(calls[[i]], ours)) {
+      top <- i
+      break
+    }
+  }
+  while (top && top < n && identical(calls[[top + 1L]], ours)) top <- top + 1L
   S$tb <- if (top && n > top) calls[(top + 1L):n] else list()
 }
 
@@ -772,6 +780,7 @@ run_expr <- function(expr, silent) {
   enclos <- baseenv()
   S$warnings <- list()
   S$tb <- NULL
+  S$frame <- sys.nframe()
   res <- tryCatch(withCallingHandlers({
       r <- withVisible(eval(expr, envir, enclos))
       set_last_value(r$value)

@@ -220,6 +220,12 @@ class RunnerTest(harness.RunnerCase):
         err = of_type(self.r.execute('log("a")'), "error")[0]
         self.assertEqual(err["traceback"], [
             "Error in log(\"a\"): non-numeric argument to mathematical function\nTraceback:\n"])
+        # a cell's own eval() like the runner's is part of the traceback
+        err = of_type(self.r.execute('u <- function() {\n  expr <- quote(stop("inner"))\n'
+                                     '  envir <- globalenv(); enclos <- baseenv()\n'
+                                     '  eval(expr, envir, enclos)\n}\nu()'), "error")[0]
+        self.assertEqual(err["traceback"][1], "1. u()")
+        self.assertEqual(err["traceback"][2], "2. eval(expr, envir, enclos)   # at line 4 of file <text>")
         # deep recursion: a run of more than 3 equal calls is the first, an ellipsis, the last
         err = of_type(self.r.execute('r <- function(n) if (n == 0) stop("bottom") else r(n - 1)\n'
                                      'r(6)'), "error")[0]
