@@ -1050,7 +1050,31 @@ serve <- function(fname) {
     "error"
   })
   finish(status, t0)
-  if (identical(kind, "shutdown")) exit_now(0L)
+  if (identical(kind, "shutdown")) {
+    await_done_written(rid)
+    exit_now(0L)
+  }
+}
+
+# The done of a shutdown in the results file before the kernel exits (at most 2 s): the reader
+# writes it after the relay passed it on, and a host or test that sees the kernel gone first
+# takes the request for dead.
+await_done_written <- function(rid) {
+  await_relay()
+  path <- file.path(S$res_dir, paste0(rid, ".jsonl"))
+  for (i in seq_len(200L)) {
+    if (utils::file_test("-f", path)) {               # a regular file: never a FIFO's wait
+      size <- file.size(path)
+      tail <- tryCatch(local({
+        con <- file(path, "rb")
+        on.exit(close(con))
+        if (size > 200) seek(con, size - 200)
+        rawToChar(readBin(con, "raw", 200L))
+      }), error = function(e) "")
+      if (grepl('"type":"done"', tail, fixed = TRUE)) return(invisible())
+    }
+    Sys.sleep(0.01)
+  }
 }
 
 finish <- function(status, t0) {
