@@ -148,7 +148,7 @@ static inline void check_streaming_r(struct session *s, const char *code, int no
 	cell_await(s, id, o, NULL, note);
 	CHECK_STR(o->out.buf, "first\n");
 	if (note)
-		CHECK_STR(o->err.buf, "note\n");
+		CHECK_STR(o->err.buf, "note\n\n");
 	CHECK(id && session_pending(s, id));		/* before the cell's end */
 	cell_interrupt(s, id);
 	CHECK_STR(o->out.buf, "first\nsecond\n");

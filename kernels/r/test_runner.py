@@ -55,6 +55,11 @@ class Runner(harness.Runner):
         super().close(wait=10)
 
 
+def have_repr():
+    return subprocess.run([RSCRIPT, "-e", "quit(status = !requireNamespace('repr', quietly = TRUE))"],
+                          capture_output=True).returncode == 0
+
+
 def shown(evs):
     """What the console would print for the visible values: the display texts."""
     return [e["data"].get("text/plain") for e in of_type(evs, "display") if "plot" not in e]
@@ -104,6 +109,36 @@ class RunnerTest(harness.RunnerCase):
         n0 = done(self.run_ok("1"))["execution_count"]
         self.assertEqual(done(self.run_ok("2"))["execution_count"], n0 + 1)
 
+    def test_rich_values(self):
+        if not have_repr():
+            self.skipTest("needs the repr package (Debian: r-cran-repr)")
+        # as IRkernel displays them: repr's text/plain beside html, markdown and latex
+        evs = self.run_ok("data.frame(a = 1:2, b = c(0.5, 2))\nmatrix(1:4, 2)\nc(u = 1)\nNULL")
+        disp = of_type(evs, "display")
+        self.assertEqual([sorted(d["data"]) for d in disp],
+                         [["text/html", "text/latex", "text/markdown", "text/plain"]] * 3
+                         + [["text/plain"]])
+        self.assertEqual(disp[0]["data"]["text/plain"], "  a b  \n1 1 0.5\n2 2 2.0")
+        self.assertIn("<caption>A data.frame: 2 \u00d7 2</caption>", disp[0]["data"]["text/html"])
+        self.assertEqual(disp[1]["data"]["text/plain"],
+                         "     [,1] [,2]\n[1,] 1    3   \n[2,] 2    4   ")
+        self.assertEqual(disp[1]["data"]["text/markdown"],
+                         "\nA matrix: 2 \u00d7 2 of type int\n\n| 1 | 3 |\n| 2 | 4 |\n\n")
+        # IRkernel's options: no rich display, or other mime types
+        evs = self.run_ok("options(jupyter.rich_display = FALSE); 1:2\n"
+                          "options(jupyter.rich_display = TRUE, "
+                          "jupyter.display_mimetypes = c('text/plain', 'text/latex')); 1:2\n"
+                          "options(jupyter.display_mimetypes = NULL)")
+        self.assertEqual([sorted(d["data"]) for d in of_type(evs, "display")],
+                         [["text/plain"], ["text/latex", "text/plain"]])
+        # a whole HTML document is isolated, as IRdisplay marks it
+        evs = self.run_ok("repr_html.doc <- function(obj, ...) '<html><body>d</body></html>'\n"
+                          "registerS3method('repr_html', 'doc', repr_html.doc, "
+                          "envir = asNamespace('repr'))\nstructure(1, class = 'doc')")
+        d = of_type(evs, "display")[-1]
+        self.assertEqual(d["data"]["text/html"], "<html><body>d</body></html>")
+        self.assertEqual(d["metadata"], {"text/html": {"isolated": True}})
+
     def test_silent(self):
         before = done(self.run_ok("1"))["execution_count"]
         evs = self.run_ok("2", silent=True)
@@ -114,11 +149,13 @@ class RunnerTest(harness.RunnerCase):
         evs = self.run_ok('cat("a1\\n"); message("e1"); print("a2")\n'
                           'warning("w1"); cat("a3")')
         self.assertEqual(text(evs), 'a1\n[1] "a2"\na3')
-        self.assertEqual(text(evs, "stderr"), "e1\nWarning message:\nw1\n")
-        # message() and warnings keep their order with stdout
+        warned = "Warning message in eval(expr, envir, enclos):\n\u201cw1\u201d\n"
+        self.assertEqual(text(evs, "stderr"), "e1\n\n" + warned)
+        # message() and warnings keep their order with stdout; a message ends with a blank
+        # line, a warning is shown at once, both as IRkernel writes them
         self.assertEqual(harness.merged_streams(evs),
-                         [["stdout", "a1\n"], ["stderr", "e1\n"], ["stdout", '[1] "a2"\n'],
-                          ["stderr", "Warning message:\nw1\n"], ["stdout", "a3"]])
+                         [["stdout", "a1\n"], ["stderr", "e1\n\n"], ["stdout", '[1] "a2"\n'],
+                          ["stderr", warned], ["stdout", "a3"]])
 
     def test_stderr_connection(self):
         evs = self.run_ok('cat("to stderr\\n", file = stderr()); write("w", stderr())')
@@ -147,7 +184,7 @@ class RunnerTest(harness.RunnerCase):
         open(gate, "w").close()
         evs = r.events(rid)
         self.assertEqual(text(evs), "first\nsecond\n")
-        self.assertEqual(text(evs, "stderr"), "err first\n")
+        self.assertEqual(text(evs, "stderr"), "err first\n\n")
 
     def test_big_output(self):
         self.big_output('cat(strrep("x", 3e6), "\\n", sep = "")', 3_000_000)
@@ -166,57 +203,76 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual(done(evs)["status"], "error")
         err = of_type(evs, "error")
         self.assertEqual(len(err), 1, evs)
-        self.assertEqual(err[0]["ename"], "simpleError")
-        self.assertEqual(err[0]["evalue"], "boom")
-        self.assertEqual(err[0]["traceback"], ["Error in g(x) : boom", "Traceback:", "1. f(1)",
-                                               "2. g(x)", '3. stop("boom")'])
+        # as IRkernel stores it: ename ERROR, toString() of the condition, the calls with
+        # their place in the cell
+        self.assertEqual(err[0]["ename"], "ERROR")
+        self.assertEqual(err[0]["evalue"], "Error in g(x): boom\n")
+        self.assertEqual(err[0]["traceback"], [
+            "Error in g(x): boom\nTraceback:\n", "1. f(1)",
+            "2. g(x)   # at line 1 of file <text>", '3. stop("boom")   # at line 2 of file <text>'])
         evs = self.run_ok("traceback()")
-        self.assertEqual(text(evs).splitlines()[0], '3: stop("boom") at <cell>#2')
-        # at the top level there is no call, as in the console
+        self.assertEqual(text(evs).splitlines()[0], '3: stop("boom") at <text>#2')
+        # at the top level the call is IRkernel's
         err = of_type(self.r.execute('stop("top")'), "error")[0]
-        self.assertEqual(err["traceback"], ["Error: top"])
+        self.assertEqual(err["traceback"], ["Error in eval(expr, envir, enclos): top\nTraceback:\n",
+                                            '1. stop("top")'])
         # C-level errors name their call
         err = of_type(self.r.execute('log("a")'), "error")[0]
-        self.assertEqual(err["traceback"][0],
-                         "Error in log(\"a\") : non-numeric argument to mathematical function")
+        self.assertEqual(err["traceback"], [
+            "Error in log(\"a\"): non-numeric argument to mathematical function\nTraceback:\n"])
+        # a cell's own eval() like the runner's is part of the traceback
+        err = of_type(self.r.execute('u <- function() {\n  expr <- quote(stop("inner"))\n'
+                                     '  envir <- globalenv(); enclos <- baseenv()\n'
+                                     '  eval(expr, envir, enclos)\n}\nu()'), "error")[0]
+        self.assertEqual(err["traceback"][1], "1. u()")
+        self.assertEqual(err["traceback"][2], "2. eval(expr, envir, enclos)   # at line 4 of file <text>")
+        # deep recursion: a run of more than 3 equal calls is the first, an ellipsis, the last
+        err = of_type(self.r.execute('r <- function(n) if (n == 0) stop("bottom") else r(n - 1)\n'
+                                     'r(6)'), "error")[0]
+        self.assertEqual(err["traceback"][1:], ["1. r(6)", "2. r(n - 1)", "3. \u22ef",
+                                                "4. r(n - 1)", '5. stop("bottom")'])
         # a cell stops at its first error
         evs = self.r.execute('cat("before\\n"); stop("mid"); cat("after\\n")')
         self.assertEqual(text(evs), "before\n")
         # condition classes are kept
         err = of_type(self.r.execute('stop(structure(class = c("myError", "error", "condition"), '
                                      'list(message = "custom", call = NULL)))'), "error")[0]
-        self.assertEqual((err["ename"], err["evalue"]), ("myError", "custom"))
+        self.assertEqual((err["ename"], err["evalue"]), ("ERROR", "Error: custom\n"))
+        self.assertEqual(err["traceback"], ["Error: custom\nTraceback:\n"])
         # a syntax error runs nothing
         evs = self.r.execute('cat("no\\n")\nx <- )')
         self.assertEqual(done(evs)["status"], "error")
         err = of_type(evs, "error")
-        self.assertEqual(err[0]["ename"], "ParseError")
-        self.assertIn("unexpected ')'", err[0]["evalue"])
+        self.assertEqual(err[0]["ename"], "ERROR")
+        self.assertEqual(err[0]["evalue"], "Error in parse(text = x, srcfile = src): <text>:2:6: "
+                                           "unexpected ')'\n1: cat(\"no\\n\")\n2: x <- )\n"
+                                           "        ^\n")
         self.assertEqual(text(evs), "")
         # the session goes on
         self.assertEqual(shown(self.run_ok("1 + 1")), ["[1] 2"])
 
     def test_warnings(self):
+        # each at once, as IRkernel shows it
         evs = self.run_ok("log(-1)")
         self.assertEqual(shown(evs), ["[1] NaN"])
-        self.assertEqual(text(evs, "stderr"), "Warning message:\nIn log(-1) : NaNs produced\n")
+        self.assertEqual(text(evs, "stderr"), "Warning message in log(-1):\n\u201cNaNs produced\u201d\n")
+        self.assertEqual([e["type"] for e in evs if e["type"] != "done"], ["stream", "display"])
         evs = self.run_ok("f <- function() { warning('w1'); warning('w2'); 3 }\nf()")
-        self.assertEqual(text(evs, "stderr"),
-                         "Warning messages:\n1: In f() : w1\n2: In f() : w2\n")
+        self.assertEqual(text(evs, "stderr"), "Warning message in f():\n\u201cw1\u201d\n"
+                                              "Warning message in f():\n\u201cw2\u201d\n")
         self.assertIn("In f() : w1", shown(self.run_ok("warnings()"))[0])
-        evs = self.run_ok("for (i in 1:12) warning(i)")
-        self.assertEqual(text(evs, "stderr"),
-                         "There were 12 warnings (use warnings() to see them)\n")
-        evs = self.run_ok("old <- options(warn = 1); f(); options(old)")
-        self.assertEqual(text(evs, "stderr"), "Warning in f() : w1\nWarning in f() : w2\n")
+        evs = self.run_ok("warning('no call', call. = FALSE)")
+        self.assertEqual(text(evs, "stderr"), "Warning message:\n\u201cno call\u201d\n")
+        evs = self.run_ok("old <- options(warn = -1); f(); options(old)")
+        self.assertEqual(text(evs, "stderr"), "")
         evs = self.r.execute("old <- options(warn = 2); tryCatch(f(), finally = options(old))")
         self.assertEqual(done(evs)["status"], "error")
         self.assertIn("(converted from warning) w1", of_type(evs, "error")[0]["evalue"])
         evs = self.run_ok("suppressWarnings(log(-1))")
         self.assertEqual(text(evs, "stderr"), "")
         evs = self.r.execute("{ f(); stop('after') }")
-        self.assertEqual(text(evs, "stderr"),
-                         "In addition: Warning messages:\n1: In f() : w1\n2: In f() : w2\n")
+        self.assertEqual(text(evs, "stderr"), "Warning message in f():\n\u201cw1\u201d\n"
+                                              "Warning message in f():\n\u201cw2\u201d\n")
 
     def test_quit_keeps_session(self):
         evs = self.run_ok("q()")
@@ -250,8 +306,11 @@ class RunnerTest(harness.RunnerCase):
         ps = plots(evs)
         self.assertEqual(len(ps), 1, evs)
         check(ps[0], 1)
-        self.assertEqual((ps[0]["width"], ps[0]["height"]), (640, 480))
+        # IRkernel's size: 7 x 7 inches at 120 dpi, shown at half of it
+        self.assertEqual((ps[0]["width"], ps[0]["height"]), (840, 840))
         self.assertEqual(of_type(evs, "display")[0]["data"]["text/plain"], "plot without title")
+        self.assertEqual(of_type(evs, "display")[0]["metadata"],
+                         {"image/png": {"width": 420, "height": 420}})
         evs = self.run_ok("hist(rnorm(100))", clear_plots=True)
         ps = plots(evs)
         self.assertEqual(len(ps), 1)
@@ -277,6 +336,17 @@ class RunnerTest(harness.RunnerCase):
                           "plot(1)\noptions(repr.plot.width = NULL, repr.plot.height = NULL,\n"
                           "repr.plot.res = NULL)")
         self.assertEqual([(p["width"], p["height"]) for p in plots(evs)], [(400, 300)])
+        self.assertEqual(of_type(evs, "display")[0]["metadata"],
+                         {"image/png": {"width": 200, "height": 150}})
+        # a page's text is its last title, as IRkernel's: each page its own, a multi-figure
+        # page its last, grid graphics none
+        evs = self.run_ok('plot(1, main = "one"); plot(2)\nhist(1:3)\n'
+                          'par(mfrow = c(1, 2)); plot(1, main = "l"); plot(2, main = "r")\n'
+                          'lattice::xyplot(1 ~ 1, main = "grid")')
+        self.assertEqual([e["data"]["text/plain"] for e in of_type(evs, "display")],
+                         ["Plot with title \u201cone\u201d", "plot without title",
+                          "Plot with title \u201cHistogram of 1:3\u201d",
+                          "Plot with title \u201cr\u201d", "plot without title"])
         # a device the user opens on a file is the user's
         path = os.path.join(r.cwd, "mine.png")
         evs = self.run_ok("png(%r); plot(1); invisible(dev.off())" % path)
@@ -286,7 +356,7 @@ class RunnerTest(harness.RunnerCase):
         self.assertEqual(shown(self.run_ok("dev.cur()")), ["null device \n          1 "])
         self.assertEqual([n for n in os.listdir(chan_plots) if n.startswith(".")], [])
         evs = r.request("clear_plots")
-        self.assertEqual(of_type(evs, "reply")[0]["cleared"], 11)
+        self.assertEqual(of_type(evs, "reply")[0]["cleared"], 16)
         self.assertEqual(os.listdir(chan_plots), [])
 
     def test_plot_streams_while_running(self):
@@ -447,6 +517,28 @@ class LifecycleTest(unittest.TestCase):
             self.assertEqual(shown(r.execute("Sys.getenv('R_DEFAULT_PACKAGES')")), ['[1] ""'])
         finally:
             r.close()
+
+    def test_without_repr(self):
+        # a library without repr (an image without r-cran-repr): values as print() shows
+        # them, text/plain alone, and the kernel starts all the same
+        import tempfile
+        lib = tempfile.mkdtemp(prefix="cellbox-r-lib-")
+        try:
+            jsonlite = subprocess.check_output(
+                [RSCRIPT, "-e", "cat(system.file(package = 'jsonlite'))"], text=True)
+            os.symlink(jsonlite, os.path.join(lib, "jsonlite"))
+            r = Runner(env={"R_LIBS_SITE": lib, "R_LIBS_USER": lib})
+            try:
+                self.assertEqual(shown(r.execute("(requireNamespace('repr', quietly = TRUE))")),
+                                 ["[1] FALSE"])
+                evs = r.execute("data.frame(a = 1:2, b = c(0.5, 2))\nc(u = 1)")
+                self.assertEqual([sorted(d["data"]) for d in of_type(evs, "display")],
+                                 [["text/plain"], ["text/plain"]])
+                self.assertEqual(shown(evs), ["  a   b\n1 1 0.5\n2 2 2.0", "u \n1 "])
+            finally:
+                r.close()
+        finally:
+            shutil.rmtree(lib, ignore_errors=True)
 
     def test_restart_and_shutdown(self):
         channel = harness.restart_channel("cellbox-r-", b"")

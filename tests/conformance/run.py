@@ -1,10 +1,12 @@
 """Conformance with Jupyter: the same notebook run by Debian's nbclient and by cellbox.
 
-    run.py CASE       (meson registers each case of CASES; exit 77 = skipped)
+    run.py CASE       (meson registers each case of CASES and R_CASES; exit 77 = skipped)
 
 For a case, in one temporary directory:
 1. the case's notebook is written with nbformat (and the same cells as a percent file);
-2. nbclient (python3-nbclient, python3-ipykernel) executes it: the reference;
+2. nbclient (python3-nbclient) executes it: the reference, by ipykernel (python3-ipykernel)
+   or, for a case of R_CASES, by IRkernel (r-cran-irkernel, with a kernelspec of the test's
+   own: none need be installed);
 3. `cellbox replay` executes the notebook, and the percent file, each to a notebook;
    compare.py compares each with the reference cell by cell: no difference may remain;
 4. `cellbox replay --check` on nbclient's notebook must find nothing (exit 0), and must find
@@ -124,6 +126,73 @@ CASES = {
 }
 
 
+# R notebooks, as IRkernel 1.3.2 runs them (through the evaluate and repr packages). Left out,
+# where cellbox differs on purpose: a traceback of deep recursion (IRkernel folds a run of
+# calls into the calls' numbers, "1. 1 / 2. 2 / 3. ⋯", meaning the calls), and a print method
+# that fails (IRkernel logs it to stderr and shows nothing; cellbox raises the error).
+R_CASES = {
+    'r-values': [
+        'x <- c(3, 1, 2)\nx',
+        '1:20',
+        'c(a = 1.5, b = 2, c = NA)',
+        'c("x", "y")',
+        'TRUE',
+        'factor(c("lo", "hi", "lo"))',
+        'list(a = 1, b = "two", c = list(d = 3))',
+        'list(1, 2)',
+        'NULL',
+        'invisible(5)',
+        'y <- 3',
+        '42L\n"a string"',
+        'list()\ncharacter(0)\nNA',
+        'setClass("P", representation(x = "numeric"))\nnew("P", x = 1)',
+    ],
+    'r-frames': [
+        'df <- data.frame(a = 1:3, b = c(2.5, 3.25, 4), s = c("u", "v", "w"))\ndf',
+        'm <- matrix(1:6, nrow = 2)\nm',
+        'matrix(c(1.5, 2, 3, 4), 2, dimnames = list(c("r1", "r2"), c("A", "B")))',
+        'head(mtcars)',
+        'summary(c(1, 2, 3, 4))',
+        'print(df)',
+        'str(df)',
+        'df[0, ]\ndata.frame()',
+        'table(c("a", "b", "a"))',
+        'matrix(1:300, 100)',
+    ],
+    'r-plots': [
+        'plot(1:10)',
+        'plot(1:10, main = "base plot")',
+        'hist(c(1, 2, 2, 3, 3, 3))',
+        'library(ggplot2)\nggplot(data.frame(x = 1:3, y = c(2, 1, 3)), aes(x, y)) + geom_point()',
+        'library(lattice)\nxyplot(1:3 ~ 1:3)',
+        'plot(1:3)\ntitle("added later")',
+        'plot(1, main = "a")\nplot(2, main = "b")',
+        'par(mfrow = c(1, 2))\nplot(1, main = "left")\nplot(2, main = "right")',
+        'invisible(plot(1:2))',
+        'options(repr.plot.width = 4, repr.plot.height = 3)\nplot(1:3)',
+        'plot(1)\nplot(2)',
+    ],
+    'r-text': [
+        'message("hello")',
+        'message("a")\nmessage("b")',
+        'message("no lf", appendLF = FALSE)',
+        'warning("careful")',
+        'f <- function() warning("in f")\nf()',
+        'warning("plain", call. = FALSE)',
+        'print("p")\ncat("c\\n")\ncat("no newline")',
+        ('g <- function() stop("boom in g")\ng()', ['raises-exception']),
+        ('stop("top")', ['raises-exception']),
+        ('h <- function(x) g()\nk <- function() h(1)\nk()', ['raises-exception']),
+        'cat("out\\n"); message("err"); cat("out2\\n")',
+        ('print("before")\nlog(-1)\nsqrt("a")', ['raises-exception']),
+        ('x <- 1 +', ['raises-exception']),
+        'options(warn = 1)\nf <- function() { warning("w1"); cat("after\\n") }\nf()',
+        ('e <- simpleCondition("custom msg")\nclass(e) <- c("myError", "error", "condition")\n'
+         'stop(e)', ['raises-exception']),
+    ],
+}
+
+
 def source_tags(cell):
     """A case's cell: its source and tags (a cell is a string, or (source, tags))."""
     return (cell, []) if isinstance(cell, str) else cell
@@ -143,9 +212,29 @@ import sys
 import nbformat
 from nbclient import NotebookClient
 nb = nbformat.read(sys.argv[1], as_version=4)
-NotebookClient(nb, kernel_name='python3', timeout=300, allow_errors=True).execute()
+NotebookClient(nb, kernel_name=sys.argv[3], timeout=300, allow_errors=True).execute()
 nbformat.write(nb, sys.argv[2])
 '''
+
+RSCRIPT = os.environ.get('CELLBOX_TEST_RSCRIPT') or shutil.which('Rscript') or '/usr/bin/Rscript'
+
+
+def irkernel_spec(tmp):
+    """A JUPYTER_PATH with IRkernel's kernelspec (`ir`) on this machine's R, or the reason
+    there can be none."""
+    if not os.access(RSCRIPT, os.X_OK):
+        return None, 'needs R (r-base-core)'
+    p = run([RSCRIPT, '-e', 'for (p in c("IRkernel", "repr", "jsonlite")) '
+             'if (!requireNamespace(p, quietly = TRUE)) { cat(p); quit(status = 1) }\n'
+             'cat(file.path(R.home("bin"), "R"))'])
+    if p.returncode:
+        return None, 'needs the R package %s (Debian: r-cran-irkernel, r-cran-repr)' % p.stdout
+    spec = os.path.join(tmp, 'jupyter', 'kernels', 'ir')
+    os.makedirs(spec)
+    with open(os.path.join(spec, 'kernel.json'), 'w') as f:
+        json.dump({'argv': [p.stdout, '--slave', '-e', 'IRkernel::main()', '--args',
+                            '{connection_file}'], 'display_name': 'R', 'language': 'R'}, f)
+    return os.path.join(tmp, 'jupyter'), None
 
 
 def run(cmd, **kw):
@@ -187,7 +276,8 @@ def change_one_output(nb):
 
 def main(argv):
     name = argv[1]
-    cells = CASES[name]
+    r = name in R_CASES
+    cells = R_CASES[name] if r else CASES[name]
     try:
         subprocess.run([PYTHON, '-c', 'import nbclient, ipykernel, nbformat'], check=True,
                        capture_output=True)
@@ -199,6 +289,12 @@ def main(argv):
         return 77
     tmp = tempfile.mkdtemp(prefix='cellbox-conformance-')
     failures = []
+    if r:
+        jupyter_path, why = irkernel_spec(tmp)
+        if why:
+            shutil.rmtree(tmp, ignore_errors=True)
+            print('SKIP: ' + why)
+            return 77
     try:
         env = {k: v for k, v in os.environ.items() if not k.startswith('CELLBOX_')}
         env.update(XDG_STATE_HOME=os.path.join(tmp, 'state'),
@@ -206,26 +302,33 @@ def main(argv):
                    CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'), CELLBOX_PYTHON=PYTHON,
                    PYDEVD_DISABLE_FILE_VALIDATION='1', MPLBACKEND='')
         env.pop('MPLBACKEND')
+        if r:
+            env['JUPYTER_PATH'] = jupyter_path
         with open(os.path.join(tmp, 'cells.json'), 'w') as f:
             json.dump([source_tags(c) for c in cells], f)
         made = run([PYTHON, '-c', 'import sys, json, nbformat\n'
                     'from nbformat.v4 import new_notebook, new_code_cell\n'
                     'cells = json.load(open(sys.argv[1]))\n'
-                    'nbformat.write(new_notebook(cells=[new_code_cell(s, metadata={"tags": t} if t'
-                    ' else {}) for s, t in cells]),'
-                    ' sys.argv[2])', 'cells.json', 'case.ipynb'], cwd=tmp, env=env)
+                    'nb = new_notebook(cells=[new_code_cell(s, metadata={"tags": t} if t'
+                    ' else {}) for s, t in cells])\n'
+                    'if sys.argv[3] == "ir":\n'
+                    '    nb.metadata["kernelspec"] = {"display_name": "R", "language": "R",'
+                    ' "name": "ir"}\n'
+                    'nbformat.write(nb, sys.argv[2])', 'cells.json', 'case.ipynb',
+                    'ir' if r else 'python3'], cwd=tmp, env=env)
         assert made.returncode == 0, made.stderr
-        with open(os.path.join(tmp, 'case.py'), 'w') as f:
+        ext = 'R' if r else 'py'
+        with open(os.path.join(tmp, 'case.' + ext), 'w') as f:
             f.write(percent(cells))
         ref_dir = os.path.join(tmp, 'nbclient')
         os.mkdir(ref_dir)
-        p = run([PYTHON, '-c', NBCLIENT, '../case.ipynb', '../reference.ipynb'], cwd=ref_dir,
-                env=env)
+        p = run([PYTHON, '-c', NBCLIENT, '../case.ipynb', '../reference.ipynb',
+                 'ir' if r else 'python3'], cwd=ref_dir, env=env)
         assert p.returncode == 0, 'nbclient failed:\n' + p.stderr[-3000:]
         with open(os.path.join(tmp, 'reference.ipynb'), encoding='utf-8') as f:
             ref = json.load(f)
 
-        for src in ('case.ipynb', 'case.py'):
+        for src in ('case.ipynb', 'case.' + ext):
             out = os.path.join(tmp, 'cellbox-%s.ipynb' % src.split('.')[1])
             work = os.path.join(tmp, 'work-' + src.split('.')[1])
             os.mkdir(work)

@@ -70,7 +70,7 @@ static void test_streams_errors(void)
 	check_streaming_r(s, "invisible(tryCatch({cat('first\\n'); Sys.sleep(60)}, interrupt = "
 			  "function(e) NULL)); cat('second\\n')", 0, &o);
 	outcome_release(&o);
-	expect_error(s, "f <- function() stop('boom')\nf()", "simpleError");
+	expect_error(s, "f <- function() stop('boom')\nf()", "ERROR");
 	run(s, "as.integer('x')", 0, 0, &o);
 	CHECK_STR(o.shown, "[1] NA");
 	CHECK(strstr(o.err.buf, "NAs introduced by coercion") != NULL);
@@ -138,7 +138,7 @@ static void test_replay(void)
 		CHECK(cellbox(home, args, &out) == 0);
 	}
 	CHECK(strstr(out.buf, "[1] 1 2 3") != NULL);
-	CHECK(strstr(out.buf, "[plot 1: 640x480 PNG") != NULL);
+	CHECK(strstr(out.buf, "[plot 1: 840x840 PNG") != NULL);
 	tap_note(out.buf);
 	strbuf_reset(&out);
 	{

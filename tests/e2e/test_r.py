@@ -65,10 +65,10 @@ class RunTest(RBase):
                          'x <- 1:3\nprint(x)\nx * 2\ninvisible(7)\nmessage("note")')
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout, '[1] 1 2 3\n[1] 2 4 6\n')
-        self.assertEqual(p.stderr, 'note\n')
+        self.assertEqual(p.stderr, 'note\n\n')          # as IRkernel writes a message
         p = self.cellbox('run', '--kernel', 'r', '-c', 'f <- function() stop("boom")\nf()')
         self.assertEqual(p.returncode, 1)
-        self.assertIn('Error in f() : boom', p.stderr)
+        self.assertIn('Error in f(): boom', p.stderr)
         self.assertNoChannelsLeft()
 
     def test_names_of_the_kernel(self):
@@ -124,12 +124,13 @@ class RunTest(RBase):
         r = json.loads(p.stdout)
         self.assertEqual((r['exit_code'], r['status'], r['stdout']), (0, 'ok', 'done\n'))
         self.assertEqual(len(r['plots']), 1)
-        self.assertEqual((r['plots'][0]['width'], r['plots'][0]['height']), (640, 480))
+        self.assertEqual((r['plots'][0]['width'], r['plots'][0]['height']), (840, 840))
         self.assertTrue(os.path.exists(os.path.join(plots, 'plot-1.png')))
         p = self.cellbox('run', '--kernel', 'r', '--json', '-c', 'stop("bad")')
         r = json.loads(p.stdout)
         self.assertEqual(r['exit_code'], 1)
-        self.assertEqual((r['error']['ename'], r['error']['evalue']), ('simpleError', 'bad'))
+        self.assertEqual((r['error']['ename'], r['error']['evalue']),
+                         ('ERROR', 'Error in eval(expr, envir, enclos): bad\n'))
 
     def test_timeout_and_interrupt(self):
         p = self.cellbox('run', '--kernel', 'r', '--timeout', '1', '-c', 'repeat {}')
@@ -206,7 +207,7 @@ class ReplayTest(RBase):
         p = self.cellbox('replay', src, '-o', out_nb)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('[1]  1  4  9 16 25', p.stdout)
-        self.assertIn('Error: on purpose', p.stdout)
+        self.assertIn('Error in eval(expr, envir, enclos): on purpose', p.stdout)
         self.assertIn('[1] 55', p.stdout)
         self.assertIn('4 cells run', p.stderr)
         with open(out_nb) as f:
@@ -352,7 +353,11 @@ class TuiTest(unittest.TestCase):
         ui.wait_for('sqrt')                     # R's completions of 'sq': sq, sqrt
         ui.type('(4)')
         ui.keys('Enter')
-        ui.wait_for('[1] 16')
+        ui.wait_for('[1] 16')                   # the value's text, not repr's markdown "16"
+        # a data frame: its HTML table (repr's), with repr's caption and column types
+        ui.run('data.frame(a = 1:2, b = c("x", "y"))')
+        ui.wait_for('A data.frame: 2 × 2')
+        self.assertRegex(ui.screen(), r'<int>\s+<chr>')
         # R's keywords and strings are coloured in the editor: 'function' differs from text
         ui.type('if (TRUE) x else "s" # c')
         ui.wait_for('if (TRUE) x else "s" # c')

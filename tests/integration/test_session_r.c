@@ -82,7 +82,7 @@ static void test_streaming(void)
 	/* the cell waits until the test has seen its output and interrupts it, then goes on */
 	check_streaming_r(s, "invisible(tryCatch({cat('first\\n'); message('note'); "
 			  "Sys.sleep(60)}, interrupt = function(e) NULL)); cat('second\\n')", 1, &o);
-	CHECK_STR(o.err.buf, "note\n");
+	CHECK_STR(o.err.buf, "note\n\n");
 	CHECK(o.order_ok);
 	outcome_release(&o);
 	session_close(s);
@@ -95,18 +95,21 @@ static void test_errors_and_warnings(void)
 
 	if (!s)
 		return;
+	/* as IRkernel stores them */
 	run(s, "f <- function() stop('boom')\nf()", 0, 0, &o);
-	CHECK_STR(o.ename, "simpleError");
-	CHECK_STR(o.evalue, "boom");
+	CHECK_STR(o.ename, "ERROR");
+	CHECK_STR(o.evalue, "Error in f(): boom\n");
 	CHECK_STR(o.status, "error");
 	outcome_release(&o);
 	run(s, "x <- )", 0, 0, &o);
-	CHECK_STR(o.ename, "ParseError");
+	CHECK_STR(o.ename, "ERROR");
+	CHECK_STR(o.evalue, "Error in parse(text = x, srcfile = src): <text>:1:6: unexpected ')'\n"
+		  "1: x <- )\n         ^\n");
 	outcome_release(&o);
 	run(s, "log(-1)", 0, 0, &o);
 	CHECK_STR(o.status, "ok");
 	CHECK_STR(o.shown, "[1] NaN");
-	CHECK_STR(o.err.buf, "Warning message:\nIn log(-1) : NaNs produced\n");
+	CHECK_STR(o.err.buf, "Warning message in log(-1):\n\u201cNaNs produced\u201d\n");
 	outcome_release(&o);
 	expect_shown(s, "'still alive'", "[1] \"still alive\"");
 	session_close(s);

@@ -1,16 +1,20 @@
 /*
  * Rich outputs as the output pane shows them, at the pane's width: a bundle's text/markdown
- * rendered (headings, emphasis, code, lists) as text with SGR styles; else its text/html as
- * text (html.h: tables as aligned columns) when that is what a user wants to read; else its
- * text/plain. Which of text/html and text/plain:
+ * rendered (headings, emphasis, code, lists) as text with SGR styles, or its text/html as
+ * text (html.h: tables as aligned columns), when that is what a user wants to read; else its
+ * text/plain. Which:
  *
- *   | the bundle has                                    | shown      |
- *   |---------------------------------------------------|------------|
- *   | text/html with a <table> (a DataFrame, df.style)  | text/html  |
- *   | text/html, and no text/plain                      | text/html  |
- *   | text/html, and text/plain only "<... object>"     | text/html  |
- *   |   (display(HTML(...)), an object with no repr)    |            |
- *   | text/html, and a text/plain of the object's own   | text/plain |
+ *   | the bundle has                                    | shown         |
+ *   |---------------------------------------------------|---------------|
+ *   | text/markdown, and no text/plain or only          | text/markdown |
+ *   |   "<... object>" (display(Markdown(...)))         |               |
+ *   | text/html with a <table> (a DataFrame, df.style,  | text/html     |
+ *   |   an R data.frame or matrix)                      |               |
+ *   | text/html, and no text/plain                      | text/html     |
+ *   | text/html, and text/plain only "<... object>"     | text/html     |
+ *   |   (display(HTML(...)), an object with no repr)    |               |
+ *   | a text/plain of the object's own                  | text/plain    |
+ *   |   (an R vector beside repr's markdown and HTML)   |               |
  *
  * An object's own text repr is written for a terminal (jupyter-console shows only it) and
  * its HTML, when not a table, is mostly styling and widgets meant for a browser (an sklearn
@@ -67,7 +71,8 @@ static char *mime_text(const cJSON *data, const char *mime)
 	return strbuf_detach(&sb, NULL);
 }
 
-/* A text/plain that says nothing but the object's type: "<IPython.core.display.HTML object>". */
+/* A text/plain that says nothing but the object's type: "<IPython.core.display.HTML object>",
+ * "<__main__.R at 0x7f...>". */
 static int default_repr(const char *text)
 {
 	size_t n = strlen(text);
@@ -76,7 +81,7 @@ static int default_repr(const char *text)
 		n--;
 	if (n < 9 || text[0] != '<' || text[n - 1] != '>' || memchr(text, '\n', n))
 		return 0;
-	return strstr(text, " object>") == text + n - 8 || strstr(text, " object at 0x") != NULL;
+	return strstr(text, " object>") == text + n - 8 || strstr(text, " at 0x") != NULL;
 }
 
 char *ui_rich_bundle(const struct ui *ui, const cJSON *data, const char *plain)
@@ -86,11 +91,12 @@ char *ui_rich_bundle(const struct ui *ui, const cJSON *data, const char *plain)
 	struct strbuf out = STRBUF_INIT;
 
 	width = width < 20 ? 20 : width > 160 ? 160 : width;
-	if (md) {
+	if (md && (!plain || default_repr(plain))) {
 		markdown_render(md, width, md_sgr, &out);
 		free(md);
 		return strbuf_detach(&out, NULL);
 	}
+	free(md);
 	html = data ? mime_text(data, "text/html") : NULL;
 	if (html && (!plain || default_repr(plain) || html_has_table(html, strlen(html)))) {
 		html_render(html, strlen(html), width, HTML_SGR, &out);
