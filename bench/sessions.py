@@ -14,6 +14,9 @@ the median wall time of the whole command:
             printed): attach to first frame.
   start     `cellbox repl --name NEW` with the cell: the host forked and the kernel started,
             the cell, the detach (the session then killed, unmeasured).
+  checkpoint  `cellbox checkpoint NAME FILE` of the session of 20 cells (a re-run checkpoint:
+            its cells, no memory image).
+  restore   `cellbox restore --name NEW FILE`: a host, a fresh kernel, the 20 cells run again.
 """
 import argparse
 import os
@@ -51,7 +54,9 @@ def main():
                XDG_CONFIG_HOME=os.path.join(tmp, 'config'))
     cb = os.path.abspath(args.bin)
     cell = b'print(1)\n'
-    times = {'cold': [], 'attach': [], 'first': [], 'start': []}
+    times = {'cold': [], 'attach': [], 'first': [], 'start': [], 'checkpoint': [],
+             'restore': []}
+    ck = os.path.join(tmp, 'bench.ckpt')
     try:
         warm = ''.join('x%d = %d\n' % (i, i) for i in range(20)).encode()
         subprocess.run([cb, 'repl', '--name', 'bench'], input=warm, env=env, check=True,
@@ -65,6 +70,15 @@ def main():
             ms, _ = timed([cb, 'repl', '--name', 'new%d' % i], env, cell)
             times['start'].append(ms)
             subprocess.run([cb, 'kill', 'new%d' % i], env=env, check=True)
+            t = time.perf_counter()
+            subprocess.run([cb, 'checkpoint', 'bench', ck], env=env, check=True,
+                           capture_output=True)
+            times['checkpoint'].append((time.perf_counter() - t) * 1e3)
+            t = time.perf_counter()
+            subprocess.run([cb, 'restore', '--name', 'back%d' % i, ck], env=env, check=True,
+                           capture_output=True)
+            times['restore'].append((time.perf_counter() - t) * 1e3)
+            subprocess.run([cb, 'kill', 'back%d' % i], env=env, check=True)
     finally:
         for name in os.listdir(os.path.join(tmp, 'run', 'sessions')):
             subprocess.run([cb, 'kill', name], env=env)
@@ -76,7 +90,9 @@ def main():
     rows = [('cold: cellbox repl, one cell, kernel started and ended', 'cold'),
             ('start: cellbox repl --name NEW, one cell, detach', 'start'),
             ('attach: cellbox attach --repl NAME (20 cells before), one cell', 'attach'),
-            ('attach to first frame (its first byte of output)', 'first')]
+            ('attach to first frame (its first byte of output)', 'first'),
+            ('checkpoint NAME FILE (20 cells; a re-run, no memory image)', 'checkpoint'),
+            ('restore --name NEW FILE (fresh kernel, 20 cells re-run)', 'restore')]
     for title, key in rows:
         print('  %-64s %10.1f %7.2fx' % (title, med[key], med[key] / med['cold']))
 

@@ -276,7 +276,10 @@ class CellTest(Base):
         # A notebook keeps the outputs, from the history store.
         nb_path = os.path.join(self.tmp, 'cells.ipynb')
         ui.command('save ' + nb_path)
-        ui.wait_for('cells.ipynb')
+        # (The command line typed shows the name too: wait for the file itself.)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(nb_path) and time.monotonic() < deadline:
+            time.sleep(0.05)
         with open(nb_path) as f:
             nb = json.load(f)
         self.assertEqual([c['source'] for c in nb['cells']], [['a = 5'], ['print("five", a)']])
