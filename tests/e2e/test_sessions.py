@@ -456,7 +456,8 @@ class UiTest(Base):
         a.run('print("w is", w)')
         a.wait_for('w is 5')
         c = self.ui('attach', '--read-only', 'u2', tag='u2c')
-        c.wait_for('w is 5')
+        c.wait_for('w is 5', 'u2 (read-only): local')
+        a.wait_for('u2: local \u2502')      # the status line names the session
         c.run('w = 6')
         c.wait_for('read-only')
         a.run('print("still", w)')

@@ -155,6 +155,17 @@ static const char *latency(struct ui *ui, char *buf, size_t size)
 	return buf;
 }
 
+/* "NAME: " of a named session ("NAME (read-only): " when watching), else "". */
+static const char *session_label(struct ui *ui, char *buf, size_t size)
+{
+	const char *name = ui->s ? session_named(ui->s) : NULL;
+
+	if (!name)
+		return "";
+	snprintf(buf, size, "%s%s: ", name, session_read_only(ui->s) ? " (read-only)" : "");
+	return buf;
+}
+
 /* Draw the status line: kernel state, backend (and its latency), count, duration, theme. */
 void ui_status_draw(struct ui *ui, struct pane *p)
 {
@@ -162,7 +173,7 @@ void ui_status_draw(struct ui *ui, struct pane *p)
 	enum session_state st = ui->s ? session_state(ui->s) : SESSION_STARTING;
 	const char *state = "idle";
 	int el = TH_STATUS;
-	char buf[256], lat[32];
+	char buf[256], lat[32], label[96];
 
 	if (ui->restarting) {
 		state = "restarting", el = TH_STATUS_BUSY;
@@ -198,12 +209,14 @@ void ui_status_draw(struct ui *ui, struct pane *p)
 		else if (!ui->s)
 			snprintf(buf, sizeof(buf), " %sstarting the kernel...", nb.buf);
 		else if (ui->nbv)	/* less room: the notebook's part comes first */
-			snprintf(buf, sizeof(buf), " %s%s%s \u2502 [%d] \u2502 %.3f s \u2502 "
-				 "F1 help  Ctrl-Q quit", nb.buf, session_backend_name(ui->s),
+			snprintf(buf, sizeof(buf), " %s%s%s%s \u2502 [%d] \u2502 %.3f s \u2502 "
+				 "F1 help  Ctrl-Q quit", nb.buf, session_label(ui, label, sizeof(label)),
+				 session_backend_name(ui->s),
 				 latency(ui, lat, sizeof(lat)), ui->exec_count, ui->last_duration);
 		else
-			snprintf(buf, sizeof(buf), " %s%s \u2502 [%d] \u2502 %.3f s \u2502 %s \u2502 "
-				 "F1 help  Ctrl-O command  Ctrl-Q quit", session_backend_name(ui->s),
+			snprintf(buf, sizeof(buf), " %s%s%s \u2502 [%d] \u2502 %.3f s \u2502 %s \u2502 "
+				 "F1 help  Ctrl-O command  Ctrl-Q quit",
+				 session_label(ui, label, sizeof(label)), session_backend_name(ui->s),
 				 latency(ui, lat, sizeof(lat)), ui->exec_count, ui->last_duration,
 				 ui->theme.name ? ui->theme.name : "");
 		strbuf_release(&nb);
