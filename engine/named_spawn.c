@@ -110,6 +110,8 @@ static void host_main(const char *name, const char *dir, double ttl, named_open_
 	int lfd;
 
 	host_signals();
+	/* Nothing of the front end's (its terminal kept in a spare descriptor, its files). */
+	process_close_fds(ready, -1);
 	host_stdio(dir);
 	write_pid(dir);
 	s = open_fn(data, named_host_state, h, &err);

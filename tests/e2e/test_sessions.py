@@ -437,6 +437,11 @@ class UiTest(Base):
         a.run('for i in range(6): print("tick", i, flush=True); time.sleep(0.5)')
         a.keys('Enter')
         a.wait_for('tick 1')
+        # The host holds nothing of the front end's: no terminal, no spare descriptor of it.
+        fds = os.path.join('/proc', str(self.host_pid('u1')), 'fd')
+        held = [os.readlink(os.path.join(fds, f)) for f in os.listdir(fds)]
+        self.assertFalse([h for h in held if h.startswith('/dev/pts') or h == '/dev/tty'],
+                         held)
         a.close()               # the terminal (the whole tmux) goes away mid-cell
         row = self.ls()['u1']
         self.assertEqual(row['state'], 'busy', row)
