@@ -1,9 +1,9 @@
 /*
  * Starting a named session's host (named_start): forked twice so that it is nobody's child
  * and in a session of its own (no terminal: a hang-up of the front end's never reaches it),
- * its output into the session directory's host.log, its session opened by the caller's
- * function, then its socket made; the front end waits on a pipe until the host says "open"
- * or why not. See named.h.
+ * its output into the session directory's host.log and nothing else of the front end's open,
+ * its session opened by the caller's function, then its socket made; the front end waits on
+ * a pipe until the host says "open" or why not. See named.h.
  */
 #include "named_int.h"
 
@@ -21,6 +21,7 @@
 
 #include "fsutil.h"
 #include "msg.h"
+#include "process.h"
 #include "util.h"
 
 /* The listening socket at DIR/sock, ours alone; -1 with `err`. */
@@ -99,6 +100,11 @@ static void host_main(const char *name, const char *dir, double ttl, named_open_
 
 	host_signals();
 	host_stdio(dir);
+	/*
+	 * Nothing of the front end's but `ready`: a front end that goes on (the MCP server)
+	 * holds its client's pipes and other sessions' channels, which must close when it ends.
+	 */
+	process_close_fds(ready, -1);
 	s = open_fn(data, named_host_state, h, &err);
 	lfd = s ? listen_at(dir, &err) : -1;
 	if (lfd < 0) {
