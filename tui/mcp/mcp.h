@@ -391,11 +391,11 @@ struct session *mcp_named_start(struct mcp_server *srv, const struct session_opt
 				const char *policy, const char *name, struct mcp_session *ms,
 				struct strbuf *err);
 /*
- * A named session's cell checked against the server's policy before the host gets it (an
- * attached session runs with its starter's settings, not this server's): 0 when it may run,
- * -1 with `err` saying what was blocked.
+ * A named session's cell checked against the server's policy before its host gets it (an
+ * attached session runs with its starter's settings, not this server's): 1 when the policy
+ * blocked it (the call is finished as a local session's blocked cell is), else 0.
  */
-int mcp_named_allowed(const struct mcp_session *ms, const char *code, struct strbuf *err);
+int mcp_named_block(struct mcp_session *ms, struct mcp_call *call);
 /* The tools: session_attach, and session_close (which detaches a named session). */
 int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			    struct strbuf *err);

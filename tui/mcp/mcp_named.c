@@ -51,20 +51,35 @@ struct session *mcp_named_start(struct mcp_server *srv, const struct session_opt
 	return s;
 }
 
-int mcp_named_allowed(const struct mcp_session *ms, const char *code, struct strbuf *err)
+int mcp_named_block(struct mcp_session *ms, struct mcp_call *call)
 {
 	struct policy_verdict v = { 0 };
+	struct event_store st = EVENT_STORE_INIT;
+	struct session_event ev = { 0 };
+	char *detail;
 
 	if (!session_named(ms->s) || !ms->policy)
 		return 0;
-	policy_check(ms->policy, code, strlen(code), &v);
-	if (v.blocked) {
-		policy_verdict_summary(ms->policy, &v, err);
-		strbuf_addstr(err, "; none of the cell ran\n");
-		policy_verdict_lines(ms->policy, &v, err);
+	policy_check(ms->policy, call->code, strlen(call->code), &v);
+	if (!v.blocked) {
+		policy_verdict_release(&v);
+		return 0;
 	}
+	/* As session.c ends a cell its policy blocks: the verdict as an error, then done. */
+	if (event_decode_made(&st, policy_error_event(ms->policy, &v), 0, &ev) == 0)
+		mcp_cell_event(ms->s, &ev, call);
+	detail = xasprintf("blocked by security policy '%s'", ms->policy->name);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SESSION_EV_DONE;
+	ev.done.status = SESSION_STATUS_ERROR;
+	ev.done.execution_count = -1;
+	ev.done.reason = REASON_BLOCKED;
+	ev.done.detail = detail;
+	mcp_cell_event(ms->s, &ev, call);
+	free(detail);
+	event_store_release(&st);
 	policy_verdict_release(&v);
-	return v.blocked ? -1 : 0;
+	return 1;
 }
 
 /* Whether this server may run sessions of `backend` (its own, or one mcp-backends lists). */

@@ -458,11 +458,8 @@ static void call_start(struct mcp_server *srv, struct mcp_call *call)
 	(void)srv;
 	if (call->kind != MCP_CALL_CELL)
 		flags |= SESSION_EXEC_SILENT;
-	if (call->kind == MCP_CALL_CELL && mcp_named_allowed(ms, code, &err) < 0) {
-		mcp_call_fail(call, "session %s: %s", ms->handle, err.buf);
-		strbuf_release(&err);
+	if (call->kind == MCP_CALL_CELL && mcp_named_block(ms, call))
 		return;
-	}
 	if (flags & SESSION_EXEC_CLEAR_PLOTS)
 		ms->nplots = 0;
 	call->req = session_execute(ms->s, code, flags, call->timeout, mcp_cell_event, call, &err);
