@@ -162,7 +162,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // ---- the cases -------------------------------------------------------------------------
 
 const TOOLS = ['execute_code', 'session_open', 'session_run', 'session_interrupt',
-  'session_restart', 'session_close', 'session_list', 'file_put', 'file_get',
+  'session_restart', 'session_close', 'session_attach', 'session_list', 'file_put', 'file_get',
   'session_history'];
 
 for (const which of ['v1', 'v2']) {
@@ -179,7 +179,7 @@ for (const which of ['v1', 'v2']) {
       check(c.client.getServerVersion()?.name === 'cellbox', 'the server says it is cellbox');
       const { tools } = await c.client.listTools();
       check(JSON.stringify(tools.map((t) => t.name).sort()) === JSON.stringify([...TOOLS].sort()),
-        `tools/list has the ten tools (${tools.map((t) => t.name)})`);
+        `tools/list has the eleven tools (${tools.map((t) => t.name)})`);
       check(tools.every((t) => t.inputSchema?.type === 'object' && t.outputSchema?.type === 'object'),
         'every tool has an input and an output schema');
     } finally { await c.close(); }
