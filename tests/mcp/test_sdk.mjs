@@ -371,6 +371,17 @@ function hostPid(tmp, name) {
   return 0;
 }
 
+// What the descriptors of process `pid` name.
+function fdLinks(pid) {
+  const out = [];
+  try {
+    for (const f of fs.readdirSync(`/proc/${pid}/fd`)) {
+      try { out.push(fs.readlinkSync(`/proc/${pid}/fd/${f}`)); } catch { /* closed meanwhile */ }
+    }
+  } catch { /* gone */ }
+  return out;
+}
+
 async function exitedWithin(pid, ms) {
   for (let t = 0; t < ms; t += 100) {
     try { process.kill(pid, 0); } catch { return true; }
@@ -404,11 +415,21 @@ for (const which of ['v1', 'v2']) {
       check(get.isError === true && text(get).includes("the named session 'keep'"), 'so is file_get');
 
       const server = a.transport.pid;
+      // Its stdio to us: pipes, or socket pairs (as libuv may make them).
+      const stdio = (l) => l.startsWith('pipe:') || l.startsWith('socket:');
+      const serverPipes = fdLinks(server).filter(stdio);
+      let ended = false;
+      a.client.onclose = () => { ended = true; };
       process.kill(server, 'SIGKILL');
       check(await exitedWithin(server, 10000), 'the server was SIGKILLed');
+      for (let i = 0; i < 50 && !ended; i++) await sleep(100);
+      check(ended, "the client saw the server's end (nothing else holds its pipes)");
       await a.client.close().catch(() => {});
       const host = hostPid(tmp, 'keep');
       check(host > 0, `the session's host runs on (${host})`);
+      const held = fdLinks(host).filter((l) => serverPipes.includes(l));
+      check(serverPipes.length >= 2 && held.length === 0,
+        `the host holds none of the server's pipes to its client (${held}; the server's: ${serverPipes})`);
 
       a = await connect(which, {}, tmp);
       try {
