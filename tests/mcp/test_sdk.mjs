@@ -525,6 +525,15 @@ for (const which of ['v1', 'v2']) {
         const v = await d.call('session_run', { handle: hp, code: 'print(v)' });
         check(v.structuredContent?.stdout === '5\n', 'none of the blocked cell ran');
       } finally { await d.close(); }
+      // A server that may not run local sessions does not attach to one.
+      const e = await connect(which, { CELLBOX_BACKEND: 'docker' }, tmp);
+      try {
+        const r = await e.call('session_attach', { name: 'p' });
+        check(r.isError === true && text(r).includes('runs on the local backend, which this server may not run'),
+          `a session on a backend the server may not run is refused (${JSON.stringify(text(r))})`);
+        const l = await e.call('session_list', {});
+        check(l.structuredContent.sessions.length === 0, 'and not kept');
+      } finally { await e.close(); }
     } finally {
       const left = endAll(tmp);
       check(left.length === 0, `no session is left behind (${left})`);

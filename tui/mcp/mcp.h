@@ -326,6 +326,8 @@ void mcp_session_close(struct mcp_server *srv, struct mcp_session *ms);
 /* The session of `handle`, or NULL with `err` saying so. */
 struct mcp_session *mcp_session_find(struct mcp_server *srv, const char *handle,
 				     struct strbuf *err);
+/* Whether a session may run on `backend`: the server's, or one mcp-backends lists. */
+int mcp_backend_allowed(const struct cellbox_config *cfg, const char *backend);
 /* The number of open sessions. */
 unsigned long mcp_session_count(const struct mcp_server *srv);
 /* A handle nobody can guess: "s-" and 16 hex digits. */

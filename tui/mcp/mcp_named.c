@@ -82,23 +82,6 @@ int mcp_named_block(struct mcp_session *ms, struct mcp_call *call)
 	return 1;
 }
 
-/* Whether this server may run sessions of `backend` (its own, or one mcp-backends lists). */
-static int backend_allowed(const struct cellbox_config *cfg, const char *backend)
-{
-	const char *configured = cfg->session.backend ? cfg->session.backend : BACKEND_DEFAULT;
-	const char *list = cfg->mcp.backends;
-	size_t n = strlen(backend);
-
-	if (!strcmp(backend, configured))
-		return 1;
-	for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',') {
-		p += strspn(p, " ");
-		if (!strncmp(p, backend, n) && (!p[n] || p[n] == ',' || p[n] == ' '))
-			return 1;
-	}
-	return 0;
-}
-
 void mcp_named_describe(cJSON *o, const char *name)
 {
 	char *attach = xasprintf("cellbox attach %s", name);
@@ -138,7 +121,7 @@ int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const
 		free(ms);
 		return -1;
 	}
-	if (!backend_allowed(srv->cfg, session_backend_name(ms->s))) {
+	if (!mcp_backend_allowed(srv->cfg, session_backend_name(ms->s))) {
 		strbuf_addf(err, "session '%s' runs on the %s backend, which this server may not "
 			    "run (its backend setting and mcp-backends)", name,
 			    session_backend_name(ms->s));

@@ -45,6 +45,13 @@ static int listed(const char *list, const char *name)
 	return 0;
 }
 
+int mcp_backend_allowed(const struct cellbox_config *cfg, const char *backend)
+{
+	const char *configured = cfg->session.backend ? cfg->session.backend : BACKEND_DEFAULT;
+
+	return !strcmp(backend, configured) || listed(cfg->mcp.backends, backend);
+}
+
 /* The memory a client asks for, in bytes (0: the server's); -1 with `err` when refused. */
 static int asked_memory(const struct mcp_server *srv, const cJSON *v, unsigned long long *out,
 			struct strbuf *err)
@@ -129,7 +136,7 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 	}
 	if (name && mcp_named_check(name, err) < 0)
 		goto fail;
-	if (backend && strcmp(backend, configured) && !listed(cfg->mcp.backends, backend)) {
+	if (backend && !mcp_backend_allowed(cfg, backend)) {
 		strbuf_addf(err, "backend '%.50s' is not allowed: this server runs %s kernels "
 			    "(its mcp-backends setting names the others a client may ask for)",
 			    backend, configured);
