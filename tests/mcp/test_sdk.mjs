@@ -511,6 +511,16 @@ for (const which of ['v1', 'v2']) {
         check(/^42$/m.test(seen.stdout), "and its variables (w * 6 is 42)");
         const after = await c.call('session_run', { handle: hm, code: 'print(w)' });
         check(after.structuredContent?.stdout === '7\n', 'MCP still runs its session after the person left');
+        // The settings a client asked for are the host's: a person's cell meets the policy too.
+        await c.call('session_close', { handle: hm });
+        const pol = await c.call('session_open', { name: 'pp', policy: 'production' });
+        check(!pol.isError && pol.structuredContent.policy === 'production', 'a named session with a policy');
+        const person = cellbox(tmp, ['attach', 'pp'], 'import subprocess; print("ran" + "!")\n');
+        note(person.stdout + person.stderr);
+        check(/blocked by security policy 'production'/.test(person.stdout + person.stderr) &&
+          !(person.stdout + person.stderr).includes('ran!'), "its host checks a person's cells against it");
+        const gone = await c.call('session_close', { handle: pol.structuredContent.handle, end: true });
+        check(gone.structuredContent?.ended === true && !sessionNames(tmp).includes('pp'), 'and it is ended');
       } finally { await c.close(); }
       check(JSON.stringify(sessionNames(tmp)) === '["m","p"]', 'both run on after the server closed');
       // A server with a policy checks the cells of a session it attached to, which has none.
