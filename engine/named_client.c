@@ -86,7 +86,7 @@ static void poke(struct named_client *nc)
 /* Send `msg` (taken) and wait for its reply; NULL with `err`, or when it says not ok. */
 static cJSON *call(struct named_client *nc, cJSON *msg, double timeout, struct strbuf *err)
 {
-	cJSON *r;
+	cJSON *r, *m;
 
 	if (nc->gone) {
 		strbuf_addf(err, "session '%s' has ended", nc->name);
@@ -95,6 +95,12 @@ static cJSON *call(struct named_client *nc, cJSON *msg, double timeout, struct s
 	}
 	r = named_call(&nc->c, msg, timeout, nc->queue, err);
 	cJSON_Delete(msg);
+	/*
+	 * Lines that came behind the reply in the same read wait in the connection's buffer,
+	 * where no poll sees them (a cell's events, when it ends at once): queued, and poked.
+	 */
+	while ((m = named_conn_next(&nc->c)))
+		cJSON_AddItemToArray(nc->queue, m);
 	poke(nc);
 	if (r && str_of(r, "state"))
 		nc->state = state_of(str_of(r, "state"));

@@ -1,9 +1,9 @@
 /*
  * Starting a named session's host (named_start): forked twice so that it is nobody's child
  * and in a session of its own (no terminal: a hang-up of the front end's never reaches it),
- * its output into the session directory's host.log, its session opened by the caller's
- * function, then its socket made; the front end waits on a pipe until the host says "open"
- * or why not. See named.h.
+ * its output into the session directory's host.log and nothing else of the front end's open,
+ * its session opened by the caller's function, then its socket made; the front end waits on
+ * a pipe until the host says "open" or why not. See named.h.
  */
 #include "named_int.h"
 
@@ -21,6 +21,7 @@
 
 #include "fsutil.h"
 #include "msg.h"
+#include "process.h"
 #include "util.h"
 
 /* The listening socket at DIR/sock, ours alone; -1 with `err`. */
@@ -110,7 +111,11 @@ static void host_main(const char *name, const char *dir, double ttl, named_open_
 	int lfd;
 
 	host_signals();
-	/* Nothing of the front end's (its terminal kept in a spare descriptor, its files). */
+	/*
+	 * Nothing of the front end's but `ready`: its terminal kept in a spare descriptor (the
+	 * UI), its client's pipes and other sessions' channels (the MCP server, which goes on:
+	 * they must close when it ends).
+	 */
 	process_close_fds(ready, -1);
 	host_stdio(dir);
 	write_pid(dir);

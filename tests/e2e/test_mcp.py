@@ -35,7 +35,7 @@ class ProtocolTest(Base):
         tools = s.request('tools/list')['result']
         self.assertNotIn('resultType', tools)        # a 2025 answer is shaped as 2025's
         self.assertNotIn('ttlMs', tools)
-        self.assertEqual(len(tools['tools']), 10)
+        self.assertEqual(len(tools['tools']), 11)
 
     def test_modern_discovery(self):
         s = self.server()

@@ -6,6 +6,7 @@
 //
 // CELLBOX_BIN is the executable; CELLBOX_TEST_PYTHON the local backend's interpreter;
 // CELLBOX_TEST_BACKEND=docker runs the same cases on docker with the hardened defaults.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -48,15 +49,22 @@ async function loadSdk(which) {
   };
 }
 
-// Start `cellbox mcp` under a client of SDK `which`; resolves to { client, call, close, log }.
-async function connect(which, extraEnv = {}) {
-  const sdk = await loadSdk(which);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cellbox-mcp-'));
+// The environment of a server (and of cellbox commands beside it) whose files are under `tmp`.
+function serverEnv(tmp, extraEnv = {}) {
   const env = {
     ...process.env, CELLBOX_RUNTIME_DIR: path.join(tmp, 'run'), XDG_STATE_HOME: tmp,
     XDG_CONFIG_HOME: tmp, CELLBOX_BACKEND: backend, CELLBOX_INTERRUPT_GRACE: '15', ...extraEnv,
   };
   if (process.env.CELLBOX_TEST_PYTHON) env.CELLBOX_PYTHON = process.env.CELLBOX_TEST_PYTHON;
+  return env;
+}
+
+// Start `cellbox mcp` under a client of SDK `which`; resolves to { client, call, close, log }.
+// With `shared`, its files are under that directory, which outlives it (the caller removes it).
+async function connect(which, extraEnv = {}, shared = null) {
+  const sdk = await loadSdk(which);
+  const tmp = shared || fs.mkdtempSync(path.join(os.tmpdir(), 'cellbox-mcp-'));
+  const env = serverEnv(tmp, extraEnv);
   const transport = new sdk.StdioClientTransport({ command: bin, args: ['mcp'], env, stderr: 'pipe',
     cwd: tmp });
   let log = '';
@@ -74,7 +82,10 @@ async function connect(which, extraEnv = {}) {
     client, transport, tmp, received,
     call: (name, args, opts) => sdk.call(client, { name, arguments: args }, opts),
     log: () => log,
-    close: async () => { await client.close(); fs.rmSync(tmp, { recursive: true, force: true }); },
+    close: async () => {
+      await client.close();
+      if (!shared) fs.rmSync(tmp, { recursive: true, force: true });
+    },
   };
 }
 
@@ -151,7 +162,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // ---- the cases -------------------------------------------------------------------------
 
 const TOOLS = ['execute_code', 'session_open', 'session_run', 'session_interrupt',
-  'session_restart', 'session_close', 'session_list', 'file_put', 'file_get',
+  'session_restart', 'session_close', 'session_attach', 'session_list', 'file_put', 'file_get',
   'session_history'];
 
 for (const which of ['v1', 'v2']) {
@@ -168,7 +179,7 @@ for (const which of ['v1', 'v2']) {
       check(c.client.getServerVersion()?.name === 'cellbox', 'the server says it is cellbox');
       const { tools } = await c.client.listTools();
       check(JSON.stringify(tools.map((t) => t.name).sort()) === JSON.stringify([...TOOLS].sort()),
-        `tools/list has the ten tools (${tools.map((t) => t.name)})`);
+        `tools/list has the eleven tools (${tools.map((t) => t.name)})`);
       check(tools.every((t) => t.inputSchema?.type === 'object' && t.outputSchema?.type === 'object'),
         'every tool has an input and an output schema');
     } finally { await c.close(); }
@@ -323,6 +334,220 @@ for (const which of ['v1', 'v2']) {
     let gone = false;
     for (let i = 0; i < 100 && !gone; i++) { gone = !(await kernelAlive(who)); if (!gone) await sleep(100); }
     check(gone, `its kernel went with it (${backend})`);
+  };
+}
+
+// ---- named sessions (issue 27) -----------------------------------------------------------
+
+// `cellbox ARGS` beside the servers of `tmp`, `input` on its stdin: { status, stdout, stderr }.
+function cellbox(tmp, args, input = '') {
+  return spawnSync(bin, args, { env: serverEnv(tmp), input, encoding: 'utf8', timeout: 120000 });
+}
+
+// The named sessions under `tmp`'s runtime directory.
+function sessionNames(tmp) {
+  const dir = path.join(tmp, 'run', 'sessions');
+  return fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [];
+}
+
+// End every named session under `tmp` (no host is left behind), then remove it.
+function endAll(tmp) {
+  for (const n of sessionNames(tmp)) cellbox(tmp, ['kill', n]);
+  const left = sessionNames(tmp);
+  fs.rmSync(tmp, { recursive: true, force: true });
+  return left;
+}
+
+// The pid of a named session's host (its socket's directory has its log), or 0.
+function hostPid(tmp, name) {
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(d)) continue;
+    try {
+      if (fs.readlinkSync(`/proc/${d}/fd/1`) === path.join(tmp, 'run', 'sessions', name, 'host.log') &&
+          fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1][0] !== 'Z')
+        return Number(d);
+    } catch { /* gone, or not ours */ }
+  }
+  return 0;
+}
+
+// What the descriptors of process `pid` name.
+function fdLinks(pid) {
+  const out = [];
+  try {
+    for (const f of fs.readdirSync(`/proc/${pid}/fd`)) {
+      try { out.push(fs.readlinkSync(`/proc/${pid}/fd/${f}`)); } catch { /* closed meanwhile */ }
+    }
+  } catch { /* gone */ }
+  return out;
+}
+
+async function exitedWithin(pid, ms) {
+  for (let t = 0; t < ms; t += 100) {
+    try { process.kill(pid, 0); } catch { return true; }
+    await sleep(100);
+  }
+  return false;
+}
+
+for (const which of ['v1', 'v2']) {
+  // A named session outlives its server: SIGKILLed, a new server attaches by name; read-only
+  // attaching runs nothing; bad names are refused; files are refused; end: true ends it.
+  cases[`${which}-named`] = async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cellbox-mcp-named-'));
+    try {
+      let a = await connect(which, {}, tmp);
+      const open = await a.call('session_open', { name: 'keep' });
+      note(text(open));
+      const h = open.structuredContent?.handle;
+      check(!open.isError && open.structuredContent.name === 'keep' &&
+        open.structuredContent.attach === 'cellbox attach keep' &&
+        text(open).includes('cellbox attach keep'), 'session_open with a name says the name and how a person attaches');
+      const set = await a.call('session_run', { handle: h, code: 'x = 41' });
+      check(!set.isError && set.structuredContent.exit_code === 0, 'a variable is set in it');
+      const list = await a.call('session_list', {});
+      check(list.structuredContent.sessions.some((e) => e.handle === h && e.name === 'keep'),
+        'session_list names it');
+      const put = await a.call('file_put', { handle: h, path: 'f.txt', base64: 'aGk=' });
+      check(put.isError === true && text(put).includes("the named session 'keep'") &&
+        text(put).includes('a file cannot be copied'), 'file_put on a named session is a clear error');
+      const get = await a.call('file_get', { handle: h, path: 'f.txt' });
+      check(get.isError === true && text(get).includes("the named session 'keep'"), 'so is file_get');
+
+      const server = a.transport.pid;
+      // Its stdio to us: pipes, or socket pairs (as libuv may make them).
+      const stdio = (l) => l.startsWith('pipe:') || l.startsWith('socket:');
+      const serverPipes = fdLinks(server).filter(stdio);
+      let ended = false;
+      a.client.onclose = () => { ended = true; };
+      process.kill(server, 'SIGKILL');
+      check(await exitedWithin(server, 10000), 'the server was SIGKILLed');
+      for (let i = 0; i < 50 && !ended; i++) await sleep(100);
+      check(ended, "the client saw the server's end (nothing else holds its pipes)");
+      await a.client.close().catch(() => {});
+      const host = hostPid(tmp, 'keep');
+      check(host > 0, `the session's host runs on (${host})`);
+      const held = fdLinks(host).filter((l) => serverPipes.includes(l));
+      check(serverPipes.length >= 2 && held.length === 0,
+        `the host holds none of the server's pipes to its client (${held}; the server's: ${serverPipes})`);
+
+      a = await connect(which, {}, tmp);
+      try {
+        const att = await a.call('session_attach', { name: 'keep' });
+        note(text(att));
+        const h2 = att.structuredContent?.handle;
+        check(!att.isError && att.structuredContent.name === 'keep' && /^s-[0-9a-f]{16}$/.test(h2),
+          'a new server attaches to it by name');
+        const got = await a.call('session_run', { handle: h2, code: 'print(x + 1)' });
+        check(got.structuredContent?.stdout === '42\n', `its variable is there (${JSON.stringify(got.structuredContent?.stdout)})`);
+        const again = await a.call('session_attach', { name: 'keep' });
+        check(again.isError === true && text(again).includes('attached already'), 'attaching twice is refused');
+        const det = await a.call('session_close', { handle: h2 });
+        check(!det.isError && det.structuredContent.ended === false && hostPid(tmp, 'keep') === host,
+          'session_close only detaches: the host runs on');
+
+        const ro = await a.call('session_attach', { name: 'keep', read_only: true });
+        const hr = ro.structuredContent?.handle;
+        check(!ro.isError && ro.structuredContent.read_only === true, 'attached read-only');
+        const no = await a.call('session_run', { handle: hr, code: 'x = 0\nprint("ran")' });
+        check(no.isError === true && text(no).includes('read-only') && !text(no).includes('ran\n'),
+          `a read-only attach cannot run a cell (${JSON.stringify(text(no))})`);
+        await a.call('session_close', { handle: hr });
+        const rw = await a.call('session_attach', { name: 'keep' });
+        const h3 = rw.structuredContent.handle;
+        const still = await a.call('session_run', { handle: h3, code: 'print(x)' });
+        check(still.structuredContent?.stdout === '41\n', 'nothing of the read-only cell ran');
+
+        for (const bad of ['../etc', '.hidden', '', 'a'.repeat(65), 'has space', 'x/y']) {
+          const r = await a.call('session_open', { name: bad });
+          check(r.isError === true && text(r).includes('cannot name a session'),
+            `session_open refuses the name ${JSON.stringify(bad).slice(0, 20)}`);
+          const r2 = await a.call('session_attach', { name: bad });
+          check(r2.isError === true && text(r2).includes('cannot name a session'),
+            `session_attach refuses the name ${JSON.stringify(bad).slice(0, 20)}`);
+        }
+        const none = await a.call('session_attach', { name: 'nosuch' });
+        check(none.isError === true && text(none).includes("no session named 'nosuch'"),
+          `attaching to no session says so (${text(none)})`);
+        check(JSON.stringify(sessionNames(tmp)) === '["keep"]', `no directory for a refused name (${sessionNames(tmp)})`);
+
+        const end = await a.call('session_close', { handle: h3, end: true });
+        check(!end.isError && end.structuredContent.ended === true, 'session_close with end: true ends it');
+        check(await exitedWithin(host, 10000), 'its host is gone');
+        check(sessionNames(tmp).length === 0, 'and its directory');
+      } finally { await a.close(); }
+    } finally {
+      const left = endAll(tmp);
+      check(left.length === 0, `no session is left behind (${left})`);
+    }
+  };
+
+  // A person's session attached from MCP, and MCP's attached by a person.
+  cases[`${which}-person`] = async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cellbox-mcp-person-'));
+    try {
+      const made = cellbox(tmp, ['repl', '--name', 'p'], 'v = 5\n');
+      note(made.stderr);
+      check(made.status === 0 && sessionNames(tmp).includes('p'), 'a person made session p');
+      const c = await connect(which, { CELLBOX_MCP_MAX_SESSIONS: '2' }, tmp);
+      try {
+        const att = await c.call('session_attach', { name: 'p' });
+        const hp = att.structuredContent?.handle;
+        check(!att.isError, `MCP attaches to it (${text(att)})`);
+        const v = await c.call('session_run', { handle: hp, code: 'print(v)' });
+        check(v.structuredContent?.stdout === '5\n', `the person's v is 5 (${JSON.stringify(v.structuredContent?.stdout)})`);
+
+        const open = await c.call('session_open', { name: 'm' });
+        const hm = open.structuredContent.handle;
+        const third = await c.call('session_open', { name: 'third' });
+        check(third.isError === true && text(third).includes('too many sessions') &&
+          !sessionNames(tmp).includes('third'), 'named sessions count against mcp-max-sessions');
+        await c.call('session_run', { handle: hm, code: 'w = 7' });
+        await c.call('session_run', { handle: hm, code: 'print("from mcp")' });
+        const seen = cellbox(tmp, ['attach', 'm'], 'print(w * 6)\n');
+        note(seen.stdout);
+        check(seen.status === 0 && /\[earlier\] In \[\*\]: w = 7/.test(seen.stdout) &&
+          seen.stdout.includes('from mcp'), "the person sees MCP's earlier cells and outputs");
+        check(/^42$/m.test(seen.stdout), "and its variables (w * 6 is 42)");
+        const after = await c.call('session_run', { handle: hm, code: 'print(w)' });
+        check(after.structuredContent?.stdout === '7\n', 'MCP still runs its session after the person left');
+        // The settings a client asked for are the host's: a person's cell meets the policy too.
+        await c.call('session_close', { handle: hm });
+        const pol = await c.call('session_open', { name: 'pp', policy: 'production' });
+        check(!pol.isError && pol.structuredContent.policy === 'production', 'a named session with a policy');
+        const person = cellbox(tmp, ['attach', 'pp'], 'import subprocess; print("ran" + "!")\n');
+        note(person.stdout + person.stderr);
+        check(/blocked by security policy 'production'/.test(person.stdout + person.stderr) &&
+          !(person.stdout + person.stderr).includes('ran!'), "its host checks a person's cells against it");
+        const gone = await c.call('session_close', { handle: pol.structuredContent.handle, end: true });
+        check(gone.structuredContent?.ended === true && !sessionNames(tmp).includes('pp'), 'and it is ended');
+      } finally { await c.close(); }
+      check(JSON.stringify(sessionNames(tmp)) === '["m","p"]', 'both run on after the server closed');
+      // A server with a policy checks the cells of a session it attached to, which has none.
+      const d = await connect(which, { CELLBOX_POLICY: 'production' }, tmp);
+      try {
+        const hp = (await d.call('session_attach', { name: 'p' })).structuredContent.handle;
+        const r = await d.call('session_run', { handle: hp, code: 'v = 6\nimport subprocess' });
+        const sc = r.structuredContent;
+        check(r.isError === true && sc?.outcome === 'blocked' && sc.exit_code === 7 &&
+          sc.error.violations.some((x) => x.blocking && x.code.includes('subprocess')),
+          "the server's policy blocks a cell of the session it attached to");
+        const v = await d.call('session_run', { handle: hp, code: 'print(v)' });
+        check(v.structuredContent?.stdout === '5\n', 'none of the blocked cell ran');
+      } finally { await d.close(); }
+      // A server that may not run local sessions does not attach to one.
+      const e = await connect(which, { CELLBOX_BACKEND: 'docker' }, tmp);
+      try {
+        const r = await e.call('session_attach', { name: 'p' });
+        check(r.isError === true && text(r).includes('runs on the local backend, which this server may not run'),
+          `a session on a backend the server may not run is refused (${JSON.stringify(text(r))})`);
+        const l = await e.call('session_list', {});
+        check(l.structuredContent.sessions.length === 0, 'and not kept');
+      } finally { await e.close(); }
+    } finally {
+      const left = endAll(tmp);
+      check(left.length === 0, `no session is left behind (${left})`);
+    }
   };
 }
 

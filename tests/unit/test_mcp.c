@@ -214,12 +214,20 @@ static void test_schemas(void)
 		{ "session_run", "{\"handle\":\"h\",\"code\":\"\",\"clear_plots\":1}",
 		  "'clear_plots' must be a boolean" },
 		{ "session_list", "{\"x\":1}", "unknown argument 'x' (takes none)" },
+		{ "session_open", "{\"name\":\"a\"}", "" },
+		{ "session_open", "{\"name\":5}", "'name' must be a string" },
+		{ "session_attach", "{\"name\":\"a\",\"read_only\":true}", "" },
+		{ "session_attach", "{}", "'name' is required" },
+		{ "session_attach", "{\"name\":\"a\",\"read_only\":\"yes\"}",
+		  "'read_only' must be a boolean" },
+		{ "session_close", "{\"handle\":\"h\",\"end\":true}", "" },
+		{ "session_close", "{\"handle\":\"h\",\"end\":1}", "'end' must be a boolean" },
 	};
 	size_t n;
 	const struct mcp_tool *tools = mcp_tools(&n);
 	cJSON *list;
 
-	CHECK(n == 10);
+	CHECK(n == 11);
 	for (size_t i = 0; i < n; i++)
 		CHECK(mcp_tool_schema(&tools[i], 0) && mcp_tool_schema(&tools[i], 1));
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -248,7 +256,7 @@ static void test_schemas(void)
 		strbuf_release(&err);
 	}
 	list = mcp_tools_list();
-	CHECK(cJSON_GetArraySize(list) == 10);
+	CHECK(cJSON_GetArraySize(list) == 11);
 	CHECK(cJSON_IsObject(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "annotations")));
 	cJSON_Delete(list);
 }

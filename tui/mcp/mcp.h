@@ -14,6 +14,8 @@
  *   mcp_schema.c   arguments checked against a tool's input schema
  *   mcp_session.c  sessions behind handles, the calls queued per session, cancellation
  *   mcp_cell.c     a cell's events collected into its ExecutionResult, progress on the way
+ *   mcp_named.c    named sessions (named.h): session_open with a name, session_attach, and
+ *                  closing one (a detach unless it is ended)
  *   mcp_sandbox.c  the security policy and the libraries a session gets (as --policy and
  *                  --libraries give them)
  *   mcp_files.c    file_put, file_get (their arguments and answers; files.h moves the
@@ -324,8 +326,16 @@ void mcp_session_close(struct mcp_server *srv, struct mcp_session *ms);
 /* The session of `handle`, or NULL with `err` saying so. */
 struct mcp_session *mcp_session_find(struct mcp_server *srv, const char *handle,
 				     struct strbuf *err);
+/* Whether a session may run on `backend`: the server's, or one mcp-backends lists. */
+int mcp_backend_allowed(const struct cellbox_config *cfg, const char *backend);
 /* The number of open sessions. */
 unsigned long mcp_session_count(const struct mcp_server *srv);
+/* A handle nobody can guess: "s-" and 16 hex digits. */
+void mcp_session_new_handle(char *out, size_t size);
+/* Add a session just opened to the server's list (the last). */
+void mcp_session_keep(struct mcp_server *srv, struct mcp_session *ms);
+/* The state callback of every session (`data` is the mcp_session). */
+void mcp_session_state(struct session *s, enum session_state state, const char *msg, void *data);
 
 /* A new call for request `req` (not yet in the server's list: mcp_call_queue adds it). */
 struct mcp_call *mcp_call_new(struct mcp_server *srv, const struct mcp_req *req,
@@ -363,6 +373,40 @@ void mcp_cell_event(struct session *s, const struct session_event *ev, void *dat
 /* The ExecutionResult of a finished cell call, and its text. */
 cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 				 struct strbuf *text, cJSON *content);
+
+/* ---- mcp_named.c ------------------------------------------------------------------- */
+
+/*
+ * Named sessions. A named session's host process owns its kernel (named.h): the server
+ * holds a front end's end of it, like the REPL's, so it outlives the server; closing it only
+ * detaches. Its files are the host's: file_put and file_get refuse it.
+ *
+ * 0 when `name` may name a session, else -1 with `err` saying what a name is.
+ */
+int mcp_named_check(const char *name, struct strbuf *err);
+/*
+ * Start the host of session `name` with the session `so` describes (the settings of a
+ * session_open: backend, limits, pool) and `policy` (the name a client gave, or NULL for the
+ * server's), and attach to it. NULL with `err`.
+ */
+struct session *mcp_named_start(struct mcp_server *srv, const struct session_opts *so,
+				const char *policy, const char *name, struct mcp_session *ms,
+				struct strbuf *err);
+/*
+ * A named session's cell checked against the server's policy before its host gets it (an
+ * attached session runs with its starter's settings, not this server's): 1 when the policy
+ * blocked it (the call is finished as a local session's blocked cell is), else 0.
+ */
+int mcp_named_block(struct mcp_session *ms, struct mcp_call *call);
+/* The tools: session_attach, and session_close (which detaches a named session). */
+int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
+			    struct strbuf *err);
+int mcp_tool_session_close(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
+			   struct strbuf *err);
+/* What session_open and session_attach answer about a session (mcp_tools.c). */
+cJSON *mcp_session_description(const struct mcp_session *ms);
+/* Add a named session's `name` and how a person attaches to it ("attach") to `o`. */
+void mcp_named_describe(cJSON *o, const char *name);
 
 /* ---- mcp_sandbox.c ------------------------------------------------------------------ */
 

@@ -18,8 +18,7 @@
 
 /* ---- sessions -------------------------------------------------------------------------- */
 
-/* A handle nobody can guess: "s-" and 16 hex digits. */
-static void new_handle(char *out, size_t size)
+void mcp_session_new_handle(char *out, size_t size)
 {
 	unsigned char r[8];
 
@@ -44,6 +43,13 @@ static int listed(const char *list, const char *name)
 			return 1;
 	}
 	return 0;
+}
+
+int mcp_backend_allowed(const struct cellbox_config *cfg, const char *backend)
+{
+	const char *configured = cfg->session.backend ? cfg->session.backend : BACKEND_DEFAULT;
+
+	return !strcmp(backend, configured) || listed(cfg->mcp.backends, backend);
 }
 
 /* The memory a client asks for, in bytes (0: the server's); -1 with `err` when refused. */
@@ -75,7 +81,7 @@ static int asked_memory(const struct mcp_server *srv, const cJSON *v, unsigned l
 }
 
 /* Kernel state changes: a fresh kernel numbers its plots from 1 again. */
-static void on_state(struct session *s, enum session_state state, const char *msg, void *data)
+void mcp_session_state(struct session *s, enum session_state state, const char *msg, void *data)
 {
 	struct mcp_session *ms = data;
 
@@ -96,6 +102,15 @@ unsigned long mcp_session_count(const struct mcp_server *srv)
 	return n;
 }
 
+void mcp_session_keep(struct mcp_server *srv, struct mcp_session *ms)
+{
+	struct mcp_session **tail;
+
+	for (tail = &srv->sessions; *tail; tail = &(*tail)->next)
+		;
+	*tail = ms;
+}
+
 struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 				     const char *libraries, const char *kernel, int oneshot,
 				     struct strbuf *err)
@@ -104,10 +119,11 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 	const char *backend = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "backend"));
 	const char *policy = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "policy"));
 	const char *network = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "network"));
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
 	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(args, "timeout");
 	const char *configured = cfg->session.backend ? cfg->session.backend : BACKEND_DEFAULT;
 	const char *config_net = cfg->session.sandbox.network ? cfg->session.sandbox.network : "none";
-	struct mcp_session *ms = NULL, **tail;
+	struct mcp_session *ms = NULL;
 	struct session_opts so = cfg->session;
 	const struct kernel_def *kd;
 	char *runtime = NULL, *pool = NULL, *serves = NULL;
@@ -118,7 +134,9 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 			    "with session_close", mcp_session_count(srv));
 		goto fail;
 	}
-	if (backend && strcmp(backend, configured) && !listed(cfg->mcp.backends, backend)) {
+	if (name && mcp_named_check(name, err) < 0)
+		goto fail;
+	if (backend && !mcp_backend_allowed(cfg, backend)) {
 		strbuf_addf(err, "backend '%.50s' is not allowed: this server runs %s kernels "
 			    "(its mcp-backends setting names the others a client may ask for)",
 			    backend, configured);
@@ -159,12 +177,15 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 		ms->timeout = cfg->timeout;
 	}
 	if (!oneshot)
-		new_handle(ms->handle, sizeof(ms->handle));
-	/* Installed (once) as --libraries installs them, before the sandbox starts. */
+		mcp_session_new_handle(ms->handle, sizeof(ms->handle));
+	/*
+	 * Installed (once) as --libraries installs them, before the sandbox starts; a named
+	 * session's host does that itself, as it copies the files in.
+	 */
 	kd = so.kernel ? kernel_find(so.kernel) : kernel_default();
-	if (kd && kd->pip && mcp_libraries_prepare(srv, ms, &so, libraries, err) < 0)
+	if (!name && kd && kd->pip && mcp_libraries_prepare(srv, ms, &so, libraries, err) < 0)
 		goto fail;
-	so.on_state = on_state;
+	so.on_state = mcp_session_state;
 	so.state_data = ms;
 	/*
 	 * A warm kernel when a pool of this backend runs (or `pool` says so), unless the client
@@ -176,6 +197,12 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 	if (!backend && !kernel && !memory && !network && !(libraries && *libraries) &&
 	    (cfg->pool || (serves && !strcmp(serves, so.backend) && pool_daemon_alive(pool))))
 		so.pool_dir = pool;
+	if (name) {
+		ms->s = mcp_named_start(srv, &so, policy, name, ms, err);
+		if (!ms->s)
+			goto fail;
+		goto opened;
+	}
 	ms->s = session_open(&so, err);
 	if (!ms->s) {
 		struct strbuf msg = STRBUF_INIT;
@@ -209,13 +236,13 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 		if (rc < 0)
 			goto fail;
 	}
+opened:
 	ms->created = ms->used = clock_wall();
-	for (tail = &srv->sessions; *tail; tail = &(*tail)->next)
-		;
-	*tail = ms;
+	mcp_session_keep(srv, ms);
 	if (!oneshot)
-		fprintf(stderr, "cellbox mcp: session %s open (%s%s)\n", ms->handle, so.backend,
-			session_pooled(ms->s) ? ", pooled" : "");
+		fprintf(stderr, "cellbox mcp: session %s open (%s%s%s%s)\n", ms->handle, so.backend,
+			session_pooled(ms->s) ? ", pooled" : "", name ? ", named " : "",
+			name ? name : "");
 	free(runtime);
 	free(pool);
 	free(serves);
@@ -254,9 +281,15 @@ void mcp_session_close(struct mcp_server *srv, struct mcp_session *ms)
 			mcp_call_fail(c, "the session %s was closed before this call ran",
 				      ms->handle[0] ? ms->handle : "(one-shot)");
 	session_close(ms->s);	/* a running call hears its done event (closed) here */
-	for (struct mcp_call *c = srv->calls; c; c = c->next)
+	for (struct mcp_call *c = srv->calls; c; c = c->next) {
+		/* A named session's front end only detaches: its host runs the cell on. */
+		if (c->ms == ms && c->state == MCP_CALL_RUNNING)
+			mcp_call_fail(c, "the session %s was detached while this cell ran: it runs on "
+				      "in its host (session_attach to see the session again)",
+				      ms->handle);
 		if (c->ms == ms)
 			c->ms = NULL;
+	}
 	for (p = &srv->sessions; *p && *p != ms; p = &(*p)->next)
 		;
 	if (*p)
@@ -432,11 +465,15 @@ static void call_start(struct mcp_server *srv, struct mcp_call *call)
 	(void)srv;
 	if (call->kind != MCP_CALL_CELL)
 		flags |= SESSION_EXEC_SILENT;
+	if (call->kind == MCP_CALL_CELL && mcp_named_block(ms, call))
+		return;
 	if (flags & SESSION_EXEC_CLEAR_PLOTS)
 		ms->nplots = 0;
 	call->req = session_execute(ms->s, code, flags, call->timeout, mcp_cell_event, call, &err);
 	if (!call->req) {
-		if (ms->handle[0])
+		if (session_read_only(ms->s))
+			mcp_call_fail(call, "session %s: %s", ms->handle, err.buf);
+		else if (ms->handle[0])
 			mcp_call_fail(call, "session %s: %s; session_restart starts a fresh kernel",
 				      ms->handle, err.buf);
 		else

@@ -47,12 +47,21 @@
 	"\"exit_code\",\"stdout\",\"stderr\",\"plots\",\"status\",\"execution_count\"," \
 	"\"duration\",\"error\",\"outcome\",\"reason\""
 
+#define S_NAME_IN(what) "\"name\":{\"type\":\"string\",\"description\":\"" what "\"}"
+#define NAMED_OUT_PROPS \
+	"\"name\":{\"type\":\"string\",\"description\":\"the named session's name\"}," \
+	"\"attach\":{\"type\":\"string\",\"description\":\"how a person joins it " \
+	"(cellbox attach NAME)\"}"
+
 #define SESSION_PROPS \
 	S_HANDLE ",\"backend\":{\"type\":\"string\"},\"state\":{\"type\":\"string\",\"enum\":[" \
 	"\"starting\",\"idle\",\"busy\",\"dead\",\"closed\"]},\"pooled\":{\"type\":\"boolean\"}," \
 	"\"cells\":{\"type\":\"integer\"},\"plots\":{\"type\":\"integer\"}," \
 	"\"age\":{\"type\":\"number\",\"description\":\"seconds since it opened\"}," \
-	"\"idle\":{\"type\":\"number\",\"description\":\"seconds since it was last used\"}"
+	"\"idle\":{\"type\":\"number\",\"description\":\"seconds since it was last used\"}," \
+	"\"name\":{\"type\":[\"string\",\"null\"],\"description\":\"a named session's name " \
+	"(session_attach, cellbox attach NAME); null for one of this server's own\"}," \
+	"\"read_only\":{\"type\":\"boolean\"}"
 
 static const char execute_code_in[] =
 	"{\"type\":\"object\",\"properties\":{"
@@ -81,7 +90,11 @@ static const char session_open_in[] =
 	"512m (bytes when a number); at most the server's\"},"
 	S_TIMEOUT("each cell") ","
 	"\"network\":{\"type\":\"string\",\"description\":\"none, or the server's network "
-	"setting\"}},\"additionalProperties\":false}";
+	"setting\"},"
+	S_NAME_IN("make it a named session: a host process owns it, so it outlives this "
+		  "server; session_attach (after a restart) or a person's cellbox attach NAME "
+		  "joins it again. 1 to 64 of A-Z a-z 0-9 . _ -, not starting with '.'")
+	"},\"additionalProperties\":false}";
 
 static const char session_open_out[] =
 	"{\"type\":\"object\",\"properties\":{" S_HANDLE ","
@@ -90,8 +103,22 @@ static const char session_open_out[] =
 	"\"timeout\":{\"type\":\"number\"},\"memory\":{\"type\":\"integer\",\"description\":"
 	"\"bytes; 0: the backend's default\"},\"network\":{\"type\":[\"string\",\"null\"]},"
 	"\"policy\":{\"type\":[\"string\",\"null\"],\"description\":\"the security policy "
-	"its cells are checked against\"}},"
+	"its cells are checked against\"}," NAMED_OUT_PROPS ","
+	"\"read_only\":{\"type\":\"boolean\"}},"
 	"\"required\":[\"handle\",\"backend\",\"pooled\"]}";
+
+static const char session_attach_in[] =
+	"{\"type\":\"object\",\"properties\":{"
+	S_NAME_IN("the named session: one this server opened with a name (before a restart "
+		  "too), or one a person started with cellbox repl --name NAME") ","
+	"\"read_only\":{\"type\":\"boolean\",\"description\":\"watch only: its cells "
+	"run nothing\"}},\"required\":[\"name\"],\"additionalProperties\":false}";
+
+static const char session_close_in[] =
+	"{\"type\":\"object\",\"properties\":{" S_HANDLE ","
+	"\"end\":{\"type\":\"boolean\",\"description\":\"a named session: end it (its "
+	"kernel is killed) rather than detach from it\"}},\"required\":[\"handle\"],"
+	"\"additionalProperties\":false}";
 
 static const char session_run_in[] =
 	"{\"type\":\"object\",\"properties\":{" S_HANDLE ","
@@ -117,7 +144,9 @@ static const char restart_out[] =
 	"\"required\":[\"handle\",\"state\"]}";
 
 static const char close_out[] =
-	"{\"type\":\"object\",\"properties\":{" S_HANDLE ",\"closed\":{\"type\":\"boolean\"}},"
+	"{\"type\":\"object\",\"properties\":{" S_HANDLE ",\"closed\":{\"type\":\"boolean\"},"
+	"\"name\":{\"type\":\"string\"},\"ended\":{\"type\":\"boolean\",\"description\":"
+	"\"a named session was ended, not only detached from\"}},"
 	"\"required\":[\"handle\",\"closed\"]}";
 
 static const char list_in[] =
@@ -251,8 +280,7 @@ static int t_execute_code(struct mcp_server *srv, struct mcp_call *call, const c
 	return 1;
 }
 
-/* What a session_open result says about a session. */
-static cJSON *session_description(const struct mcp_session *ms)
+cJSON *mcp_session_description(const struct mcp_session *ms)
 {
 	cJSON *o = cJSON_CreateObject();
 	const cJSON *info = session_kernel_info(ms->s);
@@ -288,13 +316,21 @@ static int t_session_open(struct mcp_server *srv, struct mcp_call *call, const c
 
 	if (!ms)
 		return -1;
-	o = session_description(ms);
+	o = mcp_session_description(ms);
+	if (session_named(ms->s))
+		mcp_named_describe(o, session_named(ms->s));
 	text = xasprintf("session %s is open (%s%s, IPython %s on Python %s); pass handle \"%s\" "
-			 "to session_run", ms->handle, session_backend_name(ms->s),
+			 "to session_run%s%s%s%s%s", ms->handle, session_backend_name(ms->s),
 			 session_pooled(ms->s) ? ", from the pool" : "",
 			 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "ipython")),
 			 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "python")),
-			 ms->handle);
+			 ms->handle, session_named(ms->s) ? ". It is the named session '" : "",
+			 session_named(ms->s) ? session_named(ms->s) : "",
+			 session_named(ms->s) ? "': it outlives this server (session_attach joins it "
+						"again); a person joins it with: cellbox attach " : "",
+			 session_named(ms->s) ? session_named(ms->s) : "",
+			 session_named(ms->s) ? "; session_close only detaches unless end is true" :
+						"");
 	mcp_call_succeed(call, text, o);
 	free(text);
 	return 0;
@@ -308,6 +344,11 @@ static int t_session_run(struct mcp_server *srv, struct mcp_call *call, const cJ
 
 	if (!ms || cell_timeout(srv, args, ms->timeout, &call->timeout, err) < 0)
 		return -1;
+	if (session_read_only(ms->s)) {
+		strbuf_addf(err, "session %s is attached read-only (session_attach with read_only): "
+			    "it runs nothing; nothing ran", ms->handle);
+		return -1;
+	}
 	call->ms = ms;
 	call->kind = MCP_CALL_CELL;
 	call->code = xstrdup(arg_str(args, "code"));
@@ -364,23 +405,6 @@ static int t_session_restart(struct mcp_server *srv, struct mcp_call *call,
 	return 0;
 }
 
-/* session_close: the kernel and its sandbox go. */
-static int t_session_close(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
-			   struct strbuf *err)
-{
-	struct mcp_session *ms = arg_session(srv, args, err);
-	cJSON *o;
-
-	if (!ms)
-		return -1;
-	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "handle", ms->handle);
-	cJSON_AddBoolToObject(o, "closed", 1);
-	mcp_session_close(srv, ms);
-	mcp_call_succeed(call, "closed", o);
-	return 0;
-}
-
 /* session_list: the open sessions. */
 static int t_session_list(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			  struct strbuf *err)
@@ -404,11 +428,20 @@ static int t_session_list(struct mcp_server *srv, struct mcp_call *call, const c
 		cJSON_AddNumberToObject(e, "plots", (double)ms->nplots);
 		cJSON_AddNumberToObject(e, "age", now - ms->created);
 		cJSON_AddNumberToObject(e, "idle", now - ms->used);
+		if (session_named(ms->s))
+			cJSON_AddStringToObject(e, "name", session_named(ms->s));
+		else
+			cJSON_AddNullToObject(e, "name");
+		cJSON_AddBoolToObject(e, "read_only", session_read_only(ms->s));
 		cJSON_AddItemToArray(list, e);
-		strbuf_addf(&text, "%s  %-7s %-5s %lu cell%s, %zu plot%s\n", ms->handle,
+		strbuf_addf(&text, "%s  %-7s %-5s %lu cell%s, %zu plot%s", ms->handle,
 			    session_backend_name(ms->s), state_name(session_state(ms->s)),
 			    ms->cells_run, ms->cells_run == 1 ? "" : "s", ms->nplots,
 			    ms->nplots == 1 ? "" : "s");
+		if (session_named(ms->s))
+			strbuf_addf(&text, ", named '%s'%s", session_named(ms->s),
+				    session_read_only(ms->s) ? " (read-only)" : "");
+		strbuf_addch(&text, '\n');
 	}
 	mcp_call_succeed(call, text.len ? text.buf : "no sessions are open", o);
 	strbuf_release(&text);
@@ -455,12 +488,23 @@ static int t_session_history(struct mcp_server *srv, struct mcp_call *call,
 	return 0;
 }
 
+/* A named session's files are its host's: file_put and file_get cannot reach them. */
+static int named_files(const struct mcp_session *ms, const char *tool, struct strbuf *err)
+{
+	if (!session_named(ms->s))
+		return 0;
+	strbuf_addf(err, "%s: session %s is the named session '%s', whose files are its host "
+		    "process's: a file cannot be copied into or out of a named session (a cell "
+		    "can write or print one)", tool, ms->handle, session_named(ms->s));
+	return -1;
+}
+
 /* file_put: bytes into the sandbox. */
 static int t_file_put(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 		      struct strbuf *err)
 {
 	call->ms = arg_session(srv, args, err);
-	if (!call->ms)
+	if (!call->ms || named_files(call->ms, "file_put", err) < 0)
 		return -1;
 	return mcp_file_put(srv, call, arg_str(args, "path"), arg_str(args, "base64"), err);
 }
@@ -470,7 +514,7 @@ static int t_file_get(struct mcp_server *srv, struct mcp_call *call, const cJSON
 		      struct strbuf *err)
 {
 	call->ms = arg_session(srv, args, err);
-	if (!call->ms)
+	if (!call->ms || named_files(call->ms, "file_get", err) < 0)
 		return -1;
 	return mcp_file_get(srv, call, arg_str(args, "path"), err);
 }
@@ -487,7 +531,9 @@ static const struct mcp_tool tools[] = {
 	{ .name = "session_open", .title = "Open a persistent session",
 	  .description = "Start a sandboxed IPython kernel that keeps its state (variables, "
 			 "imports, files) until session_close or the end of the connection. "
-			 "Returns its handle.",
+			 "Returns its handle. With a name it is a named session: a host process "
+			 "owns it, so it outlives the connection and this server; session_attach "
+			 "joins it again, and a person with cellbox attach NAME.",
 	  .input_schema = session_open_in, .output_schema = session_open_out,
 	  .run = t_session_open },
 	{ .name = "session_run", .title = "Run a cell in a session",
@@ -508,22 +554,34 @@ static const struct mcp_tool tools[] = {
 	  .input_schema = handle_in, .output_schema = restart_out,
 	  .hints = MCP_HINT_DESTRUCTIVE, .run = t_session_restart },
 	{ .name = "session_close", .title = "Close a session",
-	  .description = "End the session and remove its sandbox.",
-	  .input_schema = handle_in, .output_schema = close_out,
-	  .hints = MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, .run = t_session_close },
+	  .description = "End the session and remove its sandbox. A named session is only "
+			 "detached from (it runs on, for session_attach or cellbox attach) unless "
+			 "end is true.",
+	  .input_schema = session_close_in, .output_schema = close_out,
+	  .hints = MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, .run = mcp_tool_session_close },
+	{ .name = "session_attach", .title = "Attach to a named session",
+	  .description = "Join a named session by its name: one session_open made with a name "
+			 "(also before this server restarted) or one a person started with "
+			 "cellbox repl --name NAME. Its variables are there. Returns a handle as "
+			 "session_open does; read_only watches without running anything. "
+			 "session_close detaches.",
+	  .input_schema = session_attach_in, .output_schema = session_open_out,
+	  .run = mcp_tool_session_attach },
 	{ .name = "session_list", .title = "List the open sessions",
-	  .description = "The sessions this connection opened: handle, backend, state, cells run, "
-			 "plots.",
+	  .description = "The sessions this connection opened or attached to: handle, backend, "
+			 "state, cells run, plots, a named session's name.",
 	  .input_schema = list_in, .output_schema = list_out,
 	  .hints = MCP_HINT_READ_ONLY | MCP_HINT_IDEMPOTENT, .run = t_session_list },
 	{ .name = "file_put", .title = "Write a file into a session's sandbox",
 	  .description = "Write bytes (base64) to a path in the session's sandbox; relative "
-			 "paths are relative to the kernel's working directory.",
+			 "paths are relative to the kernel's working directory. Not for a named "
+			 "session (its files are its host's): that is an error.",
 	  .input_schema = file_put_in, .output_schema = file_put_out,
 	  .hints = MCP_HINT_DESTRUCTIVE | MCP_HINT_IDEMPOTENT, .run = t_file_put },
 	{ .name = "file_get", .title = "Read a file from a session's sandbox",
 	  .description = "Read a file from the session's sandbox: its bytes as base64 in the "
-			 "structured content, its text as text when it is UTF-8.",
+			 "structured content, its text as text when it is UTF-8. Not for a named "
+			 "session (its files are its host's): that is an error.",
 	  .input_schema = file_get_in, .output_schema = file_get_out,
 	  .hints = MCP_HINT_READ_ONLY, .run = t_file_get },
 	{ .name = "session_history", .title = "The cells a session ran",
