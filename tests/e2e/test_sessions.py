@@ -259,6 +259,13 @@ class ShareTest(Base):
         a.expect(r'from B')
         a.send('print("now", shared)\r')
         a.expect(r'now 2')
+        # A line printed in two parts, apart in time, reaches the other whole: its prompt,
+        # drawn again after each part, does not erase the first.
+        a.send('import sys, time; sys.stdout.write("part"); sys.stdout.flush(); '
+               'time.sleep(0.5); print("ial")\r')
+        a.expect(r'partial')
+        b.expect(r'\[another front end\] In \[\*\]: import sys')
+        b.expect(r'\rpartial\r\n')
         self.assertEqual(self.ls()['pair']['attached'], '2')
 
     def test_read_only_cannot_run(self):

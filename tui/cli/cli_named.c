@@ -43,7 +43,33 @@ void cli_named_left(struct session *s)
 struct cli_watch {
 	struct printer *pr;
 	int *next_count;	/* the In [n] of the next prompt, which their cells move on */
+	/*
+	 * A stream's text after its last newline, held back: the REPL draws its prompt again
+	 * after each batch (repl_line.c), and a part of a line printed before it would be erased
+	 * with the prompt's line.
+	 */
+	struct strbuf partial;
+	struct session_event partial_ev;	/* the stream event it came with */
 };
+
+#define PARTIAL_MAX (1u << 20)	/* a line held back longer than this is printed as it is */
+
+/* Print the held-back text up to its last newline; with `all`, all of it and a newline. */
+static void flush_partial(struct cli_watch *w, int all)
+{
+	struct session_event e = w->partial_ev;
+	const char *nl = w->partial.len ? memrchr(w->partial.buf, '\n', w->partial.len) : NULL;
+	size_t n = all ? w->partial.len : nl ? (size_t)(nl - w->partial.buf) + 1 : 0;
+
+	if (!n)
+		return;
+	if (all && w->partial.buf[w->partial.len - 1] != '\n')
+		strbuf_addch(&w->partial, '\n'), n++;
+	e.stream.text = w->partial.buf;
+	e.stream.len = n;
+	printer_event(w->pr, &e);
+	strbuf_remove_front(&w->partial, n);
+}
 
 /* A cell another front end ran: its code, then its outputs as this front end's would be. */
 static void on_watch(struct session *s, unsigned long id, const char *code, int past,
@@ -76,7 +102,17 @@ static void on_watch(struct session *s, unsigned long id, const char *code, int 
 	/* Another front end answers its own cell's input; %load is its own. */
 	if (ev->type == SESSION_EV_INPUT_REQUEST || ev->type == SESSION_EV_NEXT_INPUT)
 		return;
-	printer_event(pr, ev);
+	if (ev->type == SESSION_EV_STREAM && w->partial.len + ev->stream.len < PARTIAL_MAX) {
+		if (w->partial.len && w->partial_ev.stream.stream != ev->stream.stream)
+			flush_partial(w, 1);
+		w->partial_ev = *ev;	/* its own words only: the event's go with it */
+		w->partial_ev.stream.name = ev->stream.stream == SESSION_STDERR ? "stderr" : "stdout";
+		strbuf_add(&w->partial, ev->stream.text, ev->stream.len);
+		flush_partial(w, 0);
+	} else {
+		flush_partial(w, 1);
+		printer_event(pr, ev);
+	}
 	fflush(stdout);
 	if (ev->type == SESSION_EV_DONE && ev->done.execution_count >= 0 && w->next_count)
 		*w->next_count = ev->done.execution_count + 1;
@@ -88,5 +124,6 @@ void cli_named_watch(struct session *s, struct printer *pr, int *next_count)
 
 	w.pr = pr;
 	w.next_count = next_count;
+	strbuf_init(&w.partial, 0);
 	session_watch(s, on_watch, &w);
 }
