@@ -34,6 +34,8 @@ def setUpModule():
         MPLBACKEND='agg')
     subprocess.run([BIN, 'kernel', 'install', '--prefix', prefix, '--name', 'cellbox-test'],
                    check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([BIN, 'kernel', 'install', '--prefix', prefix, '--name', 'cellbox-test-r',
+                    '--kernel', 'r'], check=True, stdout=subprocess.DEVNULL)
 
 
 def tearDownModule():
@@ -75,10 +77,11 @@ class ConformanceTest(jupyter_kernel_test.KernelTests):
 
 class KernelCase(unittest.TestCase):
     """A kernel of our own per test, its stderr kept."""
+    kernel = KERNEL
 
     def setUp(self):
         self.log = open(os.path.join(TMP, 'kernel-%s.log' % self.id().split('.')[-1]), 'w+')
-        self.km = KernelManager(kernel_name=KERNEL)
+        self.km = KernelManager(kernel_name=self.kernel)
         self.km.start_kernel(stderr=self.log)
         self.kc = self.km.client()
         self.kc.start_channels()
@@ -231,6 +234,31 @@ class ProtocolTest(KernelCase):
             time.sleep(0.1)
         self.assertFalse(self.km.is_alive())
         self.assertEqual(self.km.provisioner.process.returncode, 0)
+
+
+class RTest(KernelCase):
+    """The R kernel behind the same protocol (`kernel install --kernel r`)."""
+    kernel = KERNEL + '-r'
+
+    def setUp(self):
+        if not shutil.which('Rscript'):
+            self.skipTest('Rscript is not installed (scripts/bootstrap --tests)')
+        super().setUp()
+
+    def test_r_cells(self):
+        self.kc.kernel_info()
+        info = self.kc.get_shell_msg(timeout=20)['content']['language_info']
+        self.assertEqual(info['name'], 'R')
+        reply, out = self.run_cell('x <- 1:3; cat(sum(x), "\\n"); plot(x)')
+        self.assertEqual(reply['content']['status'], 'ok')
+        text = ''.join(m['content']['text'] for m in out if m['msg_type'] == 'stream')
+        self.assertEqual(text.strip(), '6')
+        shown = [m['content'] for m in out if m['msg_type'] == 'display_data']
+        self.assertIn('image/png', shown[0]['data'])
+        reply, out = self.run_cell('stop("no")')
+        self.assertEqual(reply['content']['status'], 'error')
+        self.kc.is_complete('f <- function(x) {')
+        self.assertEqual(self.kc.get_shell_msg(timeout=20)['content']['status'], 'incomplete')
 
 
 class HostileTest(KernelCase):
