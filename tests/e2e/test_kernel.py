@@ -225,6 +225,20 @@ class ProtocolTest(KernelCase):
         self.assertEqual(reply['content']['ename'], 'NameError')
         self.assertEqual(reply['content']['execution_count'], 1)
 
+    def test_kernel_died(self):
+        self.run_cell('x = 1')
+        reply, out = self.run_cell('import os; os._exit(3)')
+        self.assertEqual(reply['content']['status'], 'error')
+        self.assertIn('exit code 3', reply['content']['evalue'])
+        # the next cell gets a fresh kernel, counted from 1
+        reply, out = self.run_cell("print('x' in dir())")
+        self.assertEqual(reply['content']['status'], 'ok')
+        inputs = [m['content'] for m in out if m['msg_type'] == 'execute_input']
+        self.assertEqual(inputs[0]['execution_count'], 1)
+        self.assertEqual(reply['content']['execution_count'], 1)
+        text = ''.join(m['content']['text'] for m in out if m['msg_type'] == 'stream')
+        self.assertEqual(text, 'False\n')
+
     def test_shutdown_ends_process(self):
         self.kc.shutdown()
         reply = self.kc.get_control_msg(timeout=30)

@@ -201,15 +201,18 @@ int jupyter_exec_start(struct jupyter_kernel *k, struct jupyter_pending *p)
 		flags |= SESSION_EXEC_SILENT;
 	if (jupyter_bool(content, "allow_stdin", 1))
 		flags |= SESSION_EXEC_ALLOW_STDIN;
+	/* a kernel that died since the last cell: a fresh one, as Jupyter's restarter would */
+	if (session_revive(k->s, &why, &err) == 1) {
+		fprintf(stderr, "cellbox kernel: restarted the kernel: %s\n", why.buf);
+		k->count = 0;
+	}
+	strbuf_reset(&err);
 	if (!k->silent) {
 		c = cJSON_CreateObject();
 		cJSON_AddStringToObject(c, "code", code);
 		cJSON_AddNumberToObject(c, "execution_count", k->count + 1);
 		jupyter_shell_publish(k, p, "execute_input", c);
 	}
-	/* a kernel that died since the last cell: a fresh one, as Jupyter's restarter would */
-	if (session_revive(k->s, &why, &err) == 1)
-		fprintf(stderr, "cellbox kernel: restarted the kernel: %s\n", why.buf);
 	k->cur = p;
 	k->reply = cJSON_CreateObject();
 	k->payload = cJSON_CreateArray();
