@@ -36,6 +36,9 @@ def setUpModule():
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run([BIN, 'kernel', 'install', '--prefix', prefix, '--name', 'cellbox-test-r',
                     '--kernel', 'r'], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([BIN, 'kernel', 'install', '--prefix', prefix, '--name',
+                    'cellbox-test-docker', '--backend', 'docker'], check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 def tearDownModule():
@@ -108,17 +111,25 @@ class KernelCase(unittest.TestCase):
         reply = self.kc.execute_interactive(code, timeout=timeout, output_hook=out.append, **kw)
         return reply, out
 
+    def replies(self, *msg_ids, timeout=30):
+        """The shell replies to `msg_ids`, by id (others, such as a second kernel_info_reply
+        of wait_for_ready's on a slow start, are passed over)."""
+        got = {}
+        while len(got) < len(msg_ids):
+            m = self.kc.get_shell_msg(timeout=timeout)
+            if m['parent_header'].get('msg_id') in msg_ids:
+                got[m['parent_header']['msg_id']] = m
+        return got
+
     def assertAlive(self):
-        self.kc.kernel_info()
-        reply = self.kc.get_shell_msg(timeout=20)
+        reply = self.replies(self.kc.kernel_info(), timeout=20).popitem()[1]
         self.assertEqual(reply['msg_type'], 'kernel_info_reply')
         self.assertEqual(reply['content']['status'], 'ok')
 
 
 class ProtocolTest(KernelCase):
     def test_kernel_info(self):
-        self.kc.kernel_info()
-        c = self.kc.get_shell_msg(timeout=20)['content']
+        c = self.replies(self.kc.kernel_info(), timeout=20).popitem()[1]['content']
         self.assertEqual(c['implementation'], 'cellbox')
         self.assertEqual(c['language_info']['name'], 'python')
         self.assertEqual(c['language_info']['file_extension'], '.py')
@@ -174,10 +185,7 @@ class ProtocolTest(KernelCase):
         first = self.kc.execute('1/0')
         second = self.kc.execute('print("never")')
         third = self.kc.execute('print("ran")', stop_on_error=False)
-        replies = {}
-        while len(replies) < 3:
-            m = self.kc.get_shell_msg(timeout=30)
-            replies[m['parent_header']['msg_id']] = m['content']
+        replies = {k: m['content'] for k, m in self.replies(first, second, third).items()}
         self.assertEqual(replies[first]['status'], 'error')
         self.assertEqual(replies[first]['ename'], 'ZeroDivisionError')
         self.assertEqual(replies[second]['status'], 'aborted')
@@ -189,10 +197,7 @@ class ProtocolTest(KernelCase):
     def test_no_stop_on_error(self):
         first = self.kc.execute('1/0', stop_on_error=False)
         second = self.kc.execute('print("ran")')
-        replies = {}
-        while len(replies) < 2:
-            m = self.kc.get_shell_msg(timeout=30)
-            replies[m['parent_header']['msg_id']] = m['content']
+        replies = {k: m['content'] for k, m in self.replies(first, second).items()}
         self.assertEqual(replies[first]['status'], 'error')
         self.assertEqual(replies[second]['status'], 'ok')
 
@@ -206,9 +211,8 @@ class ProtocolTest(KernelCase):
         time.sleep(0.5)
         t0 = time.time()
         self.km.interrupt_kernel()
-        reply = self.kc.get_shell_msg(timeout=30)
+        reply = self.replies(msg_id)[msg_id]
         self.assertLess(time.time() - t0, 10)
-        self.assertEqual(reply['parent_header']['msg_id'], msg_id)
         self.assertEqual(reply['content']['status'], 'error')
         self.assertEqual(reply['content']['ename'], 'KeyboardInterrupt')
         reply, out = self.run_cell('print("still here")')
@@ -260,8 +264,7 @@ class RTest(KernelCase):
         super().setUp()
 
     def test_r_cells(self):
-        self.kc.kernel_info()
-        info = self.kc.get_shell_msg(timeout=20)['content']['language_info']
+        info = self.replies(self.kc.kernel_info()).popitem()[1]['content']['language_info']
         self.assertEqual(info['name'], 'R')
         reply, out = self.run_cell('x <- 1:3; cat(sum(x), "\\n"); plot(x)')
         self.assertEqual(reply['content']['status'], 'ok')
@@ -271,8 +274,30 @@ class RTest(KernelCase):
         self.assertIn('image/png', shown[0]['data'])
         reply, out = self.run_cell('stop("no")')
         self.assertEqual(reply['content']['status'], 'error')
-        self.kc.is_complete('f <- function(x) {')
-        self.assertEqual(self.kc.get_shell_msg(timeout=20)['content']['status'], 'incomplete')
+        msg_id = self.kc.is_complete('f <- function(x) {')
+        self.assertEqual(self.replies(msg_id)[msg_id]['content']['status'], 'incomplete')
+
+
+class DockerTest(KernelCase):
+    """The docker backend behind the same protocol (suite docker): the cell in a container."""
+    kernel = KERNEL + '-docker'
+
+    def test_cells_in_a_container(self):
+        import socket
+        reply, out = self.run_cell("import socket, matplotlib.pyplot as plt\n"
+                                   "print(socket.gethostname())\nplt.plot([1, 2]); plt.show()")
+        self.assertEqual(reply['content']['status'], 'ok')
+        text = ''.join(m['content']['text'] for m in out if m['msg_type'] == 'stream')
+        self.assertNotEqual(text.strip(), socket.gethostname())
+        shown = [m['content'] for m in out if m['msg_type'] == 'display_data']
+        self.assertIn('image/png', shown[0]['data'])
+        msg_id = self.kc.execute('import time; time.sleep(60)')
+        while self.kc.get_iopub_msg(timeout=30)['msg_type'] != 'execute_input':
+            pass
+        time.sleep(0.5)
+        self.km.interrupt_kernel()
+        reply = self.replies(msg_id)[msg_id]
+        self.assertEqual(reply['content']['ename'], 'KeyboardInterrupt')
 
 
 class HostileTest(KernelCase):
