@@ -87,7 +87,8 @@ static int kernel_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	if (note.len)
 		msg_error("kernel: note: %s", note.buf);
 	strbuf_reset(&err);
-	if (jupyter_serve(s, &conn, cfg->timeout, wake_pipe[0], &stop_signal, &interrupt_signal, &err) < 0) {
+	if (jupyter_serve(s, &conn, cfg->timeout, wake_pipe[0], &stop_signal, &interrupt_signal,
+			  &err) < 0) {
 		msg_error("kernel: %s", err.buf);
 		rc = EXIT_NO_KERNEL;
 		goto out;

@@ -121,8 +121,8 @@ int jupyter_wire_send(const struct jupyter_wire *w, void *sock, const struct jup
  * byte to the pipe whose reading end is `wake_fd`, which the loop polls. 0, or -1 with `err`
  * when the sockets could not be bound.
  */
-int jupyter_serve(struct session *s, const struct jupyter_conn *c, double timeout, int wake_fd,
-		  volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt,
+int jupyter_serve(struct session *s, const struct jupyter_conn *c, double timeout,
+		  int wake_fd, volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt,
 		  struct strbuf *err);
 
 #endif

@@ -148,18 +148,20 @@ static void serve(struct jupyter_kernel *k, int wake_fd, volatile sig_atomic_t *
 			*interrupt = 0;
 			session_interrupt(k->s);
 		}
-		if (!dead && items[NSOCK + 1].revents)
-			session_dispatch(k->s);
 		heartbeat(k->sock[JUPYTER_HB]);
 		drain(k, JUPYTER_CONTROL);
 		drain(k, JUPYTER_STDIN);
+		/* the requests that came before a cell's end are queued when it ends: an error
+		   aborts them all (stop_on_error), not only those read in an earlier turn */
 		drain(k, JUPYTER_SHELL);
+		if (!dead && items[NSOCK + 1].revents)
+			session_dispatch(k->s);
 		run_queue(k);
 	}
 }
 
-int jupyter_serve(struct session *s, const struct jupyter_conn *c, double timeout, int wake_fd,
-		  volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt,
+int jupyter_serve(struct session *s, const struct jupyter_conn *c, double timeout,
+		  int wake_fd, volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt,
 		  struct strbuf *err)
 {
 	struct jupyter_kernel k = { .s = s, .timeout = timeout };

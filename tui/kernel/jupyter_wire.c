@@ -166,7 +166,8 @@ static cJSON *make_header(const struct jupyter_wire *w, const char *type)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	snprintf(date, sizeof(date), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(ts.tv_nsec / 1000) % 1000000);
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (long)(ts.tv_nsec / 1000) % 1000000);
 	cJSON_AddStringToObject(h, "msg_id", id);
 	cJSON_AddStringToObject(h, "session", w->session);
 	cJSON_AddStringToObject(h, "username", "cellbox");
