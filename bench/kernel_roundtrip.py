@@ -4,12 +4,14 @@ backend), alternated in one run: the cost of cellbox's Jupyter wire protocol fro
 the anchor it stands in for.
 
 Usage: bench/kernel_roundtrip.py [--cellbox build/tui/cellbox] [--scale N] [--rounds N]
+                                 [--starts N]
 
 Needs `scripts/bootstrap --bench` (python3-jupyter-client, python3-ipykernel). A round trip
 is: send a cell, wait until its whole output and its end have arrived (execute_reply on shell
 and status idle on iopub), the same client code for both kernels (jupyter_anchor.py). The
 cases run in rounds, each kernel in turn, so that a slower moment of the machine falls on
-both alike.
+both alike. `start` is start_new_kernel() to a kernel that answered kernel_info, both
+alternately.
 """
 import argparse
 import os
@@ -52,6 +54,7 @@ def main():
     ap.add_argument('--cellbox', default=os.path.join(here, '..', 'build', 'tui', 'cellbox'))
     ap.add_argument('--scale', type=int, default=1)
     ap.add_argument('--rounds', type=int, default=5)
+    ap.add_argument('--starts', type=int, default=5)
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix='cellbox-bench-kernel-')
@@ -61,8 +64,18 @@ def main():
                         'cellbox-bench'], check=True, stdout=subprocess.DEVNULL)
         os.environ['JUPYTER_PATH'] = os.path.join(prefix, 'share', 'jupyter')
         os.environ['JUPYTER_RUNTIME_DIR'] = os.path.join(tmp, 'run')
-        kernels = [('ipykernel', start('python3')), ('cellbox', start('cellbox-bench'))]
-        times = {(who, c[0]): [] for who, _ in kernels for c in CASES}
+        names = [('ipykernel', 'python3'), ('cellbox', 'cellbox-bench')]
+        times = {(who, c[0]): [] for who, _ in names for c in CASES + [('start',)]}
+        print('start to ready, %d each, alternately ...' % args.starts, file=sys.stderr,
+              flush=True)
+        for _ in range(args.starts):
+            for who, name in names:
+                t = time.monotonic()
+                km, kc = start(name)
+                times[(who, 'start')].append((time.monotonic() - t) * 1e3)
+                kc.stop_channels()
+                km.shutdown_kernel(now=True)
+        kernels = [(who, start(name)) for who, name in names]
         for r in range(args.rounds):
             print('round %d of %d ...' % (r + 1, args.rounds), file=sys.stderr, flush=True)
             for who, (km, kc) in kernels:
@@ -77,10 +90,10 @@ def main():
 
     import ipykernel
     print('Warm round trip through jupyter_client, local, median (p90) in ms; %d rounds, '
-          'alternated' % args.rounds)
+          'alternated; start = start_new_kernel to ready (%d each)' % (args.rounds, args.starts))
     print('%-14s %22s %22s %8s' % ('case', 'ipykernel ' + ipykernel.__version__,
                                    'cellbox kernel', 'ratio'))
-    for name, *_ in CASES:
+    for name, *_ in CASES + [('start',)]:
         a = jupyter_anchor.summary(name, times[('ipykernel', name)])
         c = jupyter_anchor.summary(name, times[('cellbox', name)])
         print('%-14s %13.3f (%6.3f) %13.3f (%6.3f) %7.2fx' % (
