@@ -57,6 +57,7 @@ static int kernel_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	const char *path = cli_value(args, "connection-file");
 	struct strbuf err = STRBUF_INIT, note = STRBUF_INIT;
 	struct jupyter_conn conn;
+	struct jupyter_kernel *k = NULL;
 	struct session *s = NULL;
 	int rc = EXIT_USAGE;
 
@@ -78,6 +79,12 @@ static int kernel_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		msg_error("kernel: cannot set up stdout: %s", strerror(errno));
 		goto out;
 	}
+	k = jupyter_listen(&conn, &err);
+	if (!k) {
+		msg_error("kernel: %s", err.buf);
+		rc = EXIT_NO_KERNEL;
+		goto out;
+	}
 	s = setup_open(cfg, NULL, NULL, NULL, &note, &err);
 	if (!s) {
 		msg_error("kernel: %s", err.buf);
@@ -86,18 +93,13 @@ static int kernel_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	}
 	if (note.len)
 		msg_error("kernel: note: %s", note.buf);
-	strbuf_reset(&err);
-	if (jupyter_serve(s, &conn, cfg->timeout, wake_pipe[0], &stop_signal, &interrupt_signal,
-			  &err) < 0) {
-		msg_error("kernel: %s", err.buf);
-		rc = EXIT_NO_KERNEL;
-		goto out;
-	}
+	jupyter_serve(k, s, cfg->timeout, wake_pipe[0], &stop_signal, &interrupt_signal);
 	rc = EXIT_OK;
 out:
 	strbuf_reset(&err);
 	if (s && setup_close(s, cfg, NULL, &err) < 0)
 		msg_error("kernel: %s", err.buf);
+	jupyter_close(k);
 	strbuf_release(&err);
 	strbuf_release(&note);
 	return rc;

@@ -114,15 +114,32 @@ int jupyter_wire_send(const struct jupyter_wire *w, void *sock, const struct jup
 /* ---- the kernel (jupyter_loop.c) ---------------------------------------------------------- */
 
 /*
- * Serve the front end of connection `c` with session `s` until a shutdown_request (not a
- * restart) or a stop signal; a cell that runs past `timeout` seconds (0: none) is interrupted,
- * as by the timeout setting everywhere. The caller's signal handlers set `*stop` (SIGTERM) or
- * `*interrupt` (SIGINT: the running cell is interrupted, as by interrupt_request) and write a
- * byte to the pipe whose reading end is `wake_fd`, which the loop polls. 0, or -1 with `err`
- * when the sockets could not be bound.
+ * The kernel's three steps:
+ *
+ *	k = jupyter_listen(&conn, &err);	// the five sockets bound
+ *	s = session_open(...);			// meanwhile the front end connects
+ *	jupyter_serve(k, s, ...);		// until shutdown_request or a stop signal
+ *	jupyter_close(k);
+ *
+ * The sockets are bound before the session starts, as ipykernel binds them before it loads:
+ * the front end's connections (its iopub subscription above all, which ZMQ makes after the
+ * connection, so that what is published before it is lost) are made while the kernel starts,
+ * not raced against its first cell. Requests that come meanwhile wait in the sockets.
  */
-int jupyter_serve(struct session *s, const struct jupyter_conn *c, double timeout,
-		  int wake_fd, volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt,
-		  struct strbuf *err);
+struct jupyter_kernel;
+/* Bind the sockets of connection `c`: NULL with `err` when one cannot be. */
+struct jupyter_kernel *jupyter_listen(const struct jupyter_conn *c, struct strbuf *err);
+/*
+ * Serve the front end with session `s` until a shutdown_request (not a restart) or a stop
+ * signal; a cell that runs past `timeout` seconds (0: none) is interrupted, as by the timeout
+ * setting everywhere. The caller's signal handlers set `*stop` (SIGTERM) or `*interrupt`
+ * (SIGINT: the running cell is interrupted, as by interrupt_request) and write a byte to the
+ * pipe whose reading end is `wake_fd`, which the loop polls. A cell still running at the end
+ * is interrupted and answered first.
+ */
+void jupyter_serve(struct jupyter_kernel *k, struct session *s, double timeout, int wake_fd,
+		   volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt);
+/* Close the sockets and free everything. NULL is fine. */
+void jupyter_close(struct jupyter_kernel *k);
 
 #endif

@@ -223,13 +223,10 @@ int jupyter_exec_start(struct jupyter_kernel *k, struct jupyter_pending *p)
 
 		fprintf(stderr, "cellbox kernel: execute: %s\n", err.buf);
 		finish(k, &d);	/* answered, and `p` freed with it */
-		strbuf_release(&err);
-		strbuf_release(&why);
-		return 1;
 	}
 	strbuf_release(&err);
 	strbuf_release(&why);
-	return 1;
+	return 1;	/* `p` is taken: waiting on the session, or answered */
 }
 
 void jupyter_exec_input(struct jupyter_kernel *k, const struct jupyter_msg *m)

@@ -32,7 +32,8 @@ struct jupyter_cell {
 struct jupyter_kernel {
 	struct session *s;
 	struct jupyter_wire w;
-	void *sock[JUPYTER_NCHANNELS];
+	char *key;			/* the connection file's, ours to keep */
+	void *ctx, *sock[JUPYTER_NCHANNELS];
 	struct jupyter_pending *queue, **tail;	/* shell requests waiting their turn */
 	struct jupyter_pending *cur;	/* the one waiting on the session, else NULL */
 	unsigned long cur_id;		/* its session request */
@@ -59,8 +60,8 @@ void jupyter_shell_status(struct jupyter_kernel *k, const struct jupyter_pending
 void jupyter_shell_reply(struct jupyter_kernel *k, const struct jupyter_pending *p,
 			 const char *type, cJSON *content);
 /*
- * Handle request `p` (busy, its handler, idle unless it waits on the session): 1 when it
- * became `cur`, else 0 (and `p` is the caller's to free).
+ * Handle request `p` (busy, its handler, idle unless it waits on the session): 1 when it was
+ * taken (it became `cur`, or was answered and freed), else 0 (`p` is the caller's to free).
  */
 int jupyter_shell_handle(struct jupyter_kernel *k, struct jupyter_pending *p);
 /* The request `cur` is answered: idle, free it, make way for the next. */
@@ -68,7 +69,10 @@ void jupyter_shell_end(struct jupyter_kernel *k);
 /* Free a pending request. */
 void jupyter_shell_free(struct jupyter_pending *p);
 
-/* execute_request (jupyter_exec.c): 1 when it now waits on the session, 0 when answered. */
+/*
+ * execute_request (jupyter_exec.c): always 1, `p` taken: it waits on the session as `cur`, or
+ * (the session refused it) it was answered with an error and freed.
+ */
 int jupyter_exec_start(struct jupyter_kernel *k, struct jupyter_pending *p);
 /* input_reply on stdin for the cell in flight. */
 void jupyter_exec_input(struct jupyter_kernel *k, const struct jupyter_msg *m);

@@ -160,45 +160,60 @@ static void serve(struct jupyter_kernel *k, int wake_fd, volatile sig_atomic_t *
 	}
 }
 
-int jupyter_serve(struct session *s, const struct jupyter_conn *c, double timeout,
-		  int wake_fd, volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt,
-		  struct strbuf *err)
+struct jupyter_kernel *jupyter_listen(const struct jupyter_conn *c, struct strbuf *err)
 {
-	struct jupyter_kernel k = { .s = s, .timeout = timeout };
-	void *ctx = zmq_ctx_new();
-	int rc = -1;
+	struct jupyter_kernel *k = xcalloc(1, sizeof(*k));
 
-	if (!ctx) {
+	k->tail = &k->queue;
+	k->key = xstrdup(c->key);
+	k->w.key = k->key;
+	k->w.keylen = c->keylen;
+	jupyter_wire_uuid(k->w.session);
+	k->ctx = zmq_ctx_new();
+	if (!k->ctx) {
 		strbuf_addf(err, "zmq: %s", zmq_strerror(errno));
-		return -1;
+		jupyter_close(k);
+		return NULL;
 	}
-	k.tail = &k.queue;
-	k.w.key = c->key;
-	k.w.keylen = c->keylen;
-	jupyter_wire_uuid(k.w.session);
-	if (bind_all(&k, ctx, c, err) < 0)
-		goto out;
-	serve(&k, wake_fd, stop, interrupt);
-	/* the cell in flight ends (interrupted) while its callbacks can still answer it */
-	if (k.cur && session_pending(s, k.cur_id)) {
-		session_interrupt(s);
-		for (int tries = 0; tries < 3 && session_pending(s, k.cur_id); tries++)
-			session_wait(s, k.cur_id);
+	if (bind_all(k, k->ctx, c, err) < 0) {
+		jupyter_close(k);
+		return NULL;
 	}
-	rc = 0;
-out:
-	while (k.queue) {
-		struct jupyter_pending *p = k.queue;
+	return k;
+}
 
-		k.queue = p->next;
+void jupyter_serve(struct jupyter_kernel *k, struct session *s, double timeout, int wake_fd,
+		   volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt)
+{
+	k->s = s;
+	k->timeout = timeout;
+	serve(k, wake_fd, stop, interrupt);
+	/* the cell in flight ends (interrupted) while its callbacks can still answer it */
+	if (k->cur && session_pending(s, k->cur_id)) {
+		session_interrupt(s);
+		for (int tries = 0; tries < 3 && session_pending(s, k->cur_id); tries++)
+			session_wait(s, k->cur_id);
+	}
+}
+
+void jupyter_close(struct jupyter_kernel *k)
+{
+	if (!k)
+		return;
+	while (k->queue) {
+		struct jupyter_pending *p = k->queue;
+
+		k->queue = p->next;
 		jupyter_shell_free(p);
 	}
-	jupyter_shell_free(k.cur);
-	cJSON_Delete(k.reply);
-	jupyter_exec_release(&k);
+	jupyter_shell_free(k->cur);
+	cJSON_Delete(k->reply);
+	jupyter_exec_release(k);
 	for (int ch = 0; ch < JUPYTER_NCHANNELS; ch++)
-		if (k.sock[ch])
-			zmq_close(k.sock[ch]);
-	zmq_ctx_term(ctx);
-	return rc;
+		if (k->sock[ch])
+			zmq_close(k->sock[ch]);
+	if (k->ctx)
+		zmq_ctx_term(k->ctx);
+	free(k->key);
+	free(k);
 }
