@@ -51,6 +51,56 @@ import jupyter_kernel_test  # noqa: E402
 KERNEL = 'cellbox-test'
 
 
+class InstallTest(unittest.TestCase):
+    """`cellbox kernel install` and the command's refusals."""
+
+    def cellbox(self, *args, env=None):
+        return subprocess.run([BIN] + list(args), capture_output=True, text=True,
+                              env=dict(os.environ, **(env or {})), timeout=60)
+
+    def test_spec(self):
+        prefix = os.path.join(TMP, 'install-prefix')
+        r = self.cellbox('kernel', 'install', '--prefix', prefix, '--name', 'cb-docker',
+                         '--backend', 'docker', '--kernel', 'r', '--display-name', 'R in docker')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(prefix, 'share/jupyter/kernels/cb-docker/kernel.json')) as f:
+            spec = json.load(f)
+        self.assertEqual(spec['argv'], [os.path.realpath(BIN), 'kernel', '-f',
+                                        '{connection_file}', '--backend', 'docker',
+                                        '--kernel', 'r'])
+        self.assertEqual(spec['display_name'], 'R in docker')
+        self.assertEqual(spec['language'], 'R')
+        self.assertEqual(spec['interrupt_mode'], 'message')
+
+    def test_user_default(self):
+        data = os.path.join(TMP, 'user-data')
+        r = self.cellbox('kernel', 'install', env={'JUPYTER_DATA_DIR': data})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(data, 'kernels/cellbox/kernel.json')) as f:
+            spec = json.load(f)
+        self.assertEqual(spec['argv'][1:], ['kernel', '-f', '{connection_file}'])
+        self.assertEqual(spec['display_name'], 'Python 3 (cellbox)')
+        self.assertEqual(spec['language'], 'python')
+
+    def test_refusals(self):
+        for args in (['kernel', 'install', '--name', '../x'],
+                     ['kernel', 'install', '--user', '--prefix', TMP],
+                     ['kernel', 'install', '--backend', 'nosuch'],
+                     ['kernel'],
+                     ['kernel', '-f', os.path.join(TMP, 'nosuch.json')]):
+            r = self.cellbox(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertTrue(r.stderr.strip(), args)
+        conn = os.path.join(TMP, 'md5.json')
+        with open(conn, 'w') as f:
+            json.dump({'shell_port': 1, 'iopub_port': 2, 'stdin_port': 3, 'control_port': 4,
+                       'hb_port': 5, 'ip': '127.0.0.1', 'key': 'k',
+                       'signature_scheme': 'hmac-md5'}, f)
+        r = self.cellbox('kernel', '-f', conn)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('hmac-md5', r.stderr)
+
+
 class ConformanceTest(jupyter_kernel_test.KernelTests):
     """jupyter_kernel_test's suite, every sample it takes filled in."""
     kernel_name = KERNEL
