@@ -268,6 +268,25 @@ class ProtocolTest(KernelCase):
         reply, out = self.run_cell('print("still here")')
         self.assertEqual(reply['content']['status'], 'ok')
 
+    def test_signals(self):
+        """SIGINT to the process interrupts the cell (a kernelspec without interrupt_mode);
+        SIGTERM ends it cleanly, its session's channel gone with it."""
+        import signal
+        pid = self.km.provisioner.process.pid
+        run = os.environ['CELLBOX_RUNTIME_DIR']
+        mine = lambda: [d for d in os.listdir(run) if d.startswith('%d-' % pid)]  # noqa: E731
+        self.assertEqual(len(mine()), 1)
+        msg_id = self.kc.execute('import time; time.sleep(60)')
+        while self.kc.get_iopub_msg(timeout=30)['msg_type'] != 'execute_input':
+            pass
+        time.sleep(0.5)
+        os.kill(pid, signal.SIGINT)
+        reply = self.replies(msg_id)[msg_id]
+        self.assertEqual(reply['content']['ename'], 'KeyboardInterrupt')
+        os.kill(pid, signal.SIGTERM)
+        self.assertEqual(self.km.provisioner.process.wait(30), 0)
+        self.assertEqual(mine(), [])
+
     def test_restart_in_place(self):
         self.run_cell('kept = 1')
         self.kc.shutdown(restart=True)
