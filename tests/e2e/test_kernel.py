@@ -394,6 +394,22 @@ class HostileTest(KernelCase):
         self.assertIn('bad signature', self.stderr())
         s.close()
 
+    def test_heartbeat_frames(self):
+        import zmq
+        info = self.km.get_connection_info()
+        s = zmq.Context.instance().socket(zmq.REQ)
+        s.linger = 0
+        s.rcvtimeo = 10000
+        s.connect('%s://%s:%d' % (info['transport'], info['ip'], info['hb_port']))
+        s.send_multipart([b'a', b'b', b'c'])
+        self.assertEqual(s.recv_multipart(), [b'a', b'b', b'c'])
+        s.send_multipart([b'x'] * 20)      # past the 8 frames echoed
+        self.assertEqual(len(s.recv_multipart()), 8)
+        s.send(b'ping')
+        self.assertEqual(s.recv_multipart(), [b'ping'])
+        self.assertTrue(self.kc.is_alive())
+        s.close()
+
     def test_garbage_frames(self):
         s = self.raw_socket('shell')
         c = self.raw_socket('control')

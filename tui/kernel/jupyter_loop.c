@@ -47,21 +47,38 @@ static int bind_all(struct jupyter_kernel *k, void *ctx, const struct jupyter_co
 	return 0;
 }
 
-/* Echo the heartbeat's pings, every frame as it came. */
+/*
+ * Echo the heartbeat's pings as they came (a REP socket answers a whole request: its frames
+ * are all read first; past the first 8 they are dropped).
+ */
 static void heartbeat(void *sock)
 {
-	for (;;) {
-		zmq_msg_t msg;
-		int more;
+	enum { MAX = 8 };
 
-		zmq_msg_init(&msg);
-		if (zmq_msg_recv(&msg, sock, ZMQ_DONTWAIT) < 0) {
-			zmq_msg_close(&msg);
-			return;
+	for (;;) {
+		zmq_msg_t parts[MAX], extra;
+		int n = 0, more = 1;
+
+		while (more) {
+			zmq_msg_t *p = n < MAX ? &parts[n] : &extra;
+
+			zmq_msg_init(p);
+			if (zmq_msg_recv(p, sock, n ? 0 : ZMQ_DONTWAIT) < 0) {
+				zmq_msg_close(p);
+				break;
+			}
+			more = zmq_msg_more(p);
+			if (p == &extra)
+				zmq_msg_close(p);
+			else
+				n++;
 		}
-		more = zmq_msg_more(&msg);
-		zmq_msg_send(&msg, sock, more ? ZMQ_SNDMORE : 0);
-		zmq_msg_close(&msg);
+		if (!n)
+			return;
+		for (int i = 0; i < n; i++) {
+			zmq_msg_send(&parts[i], sock, i + 1 < n ? ZMQ_SNDMORE : 0);
+			zmq_msg_close(&parts[i]);
+		}
 	}
 }
 
