@@ -394,6 +394,14 @@ class HostileTest(KernelCase):
         self.assertIn('bad signature', self.stderr())
         s.close()
 
+    def test_oversized_frame(self):
+        """A frame past the 64 MB cap (ZMQ_MAXMSGSIZE): that peer is cut off, nothing read."""
+        s = self.raw_socket('shell')
+        s.send_multipart([b'<IDS|MSG>', b'', b'{}', b'{}', b'{}', b'x' * (65 << 20)])
+        time.sleep(2)
+        self.assertAlive()
+        s.close()
+
     def test_heartbeat_frames(self):
         import zmq
         info = self.km.get_connection_info()
