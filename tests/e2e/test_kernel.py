@@ -185,6 +185,18 @@ class ProtocolTest(KernelCase):
         self.assertEqual(c['language_info']['file_extension'], '.py')
         self.assertEqual(c['protocol_version'], '5.3')
 
+    def test_comm_info(self):
+        msg_id = self.kc.comm_info()
+        c = self.replies(msg_id)[msg_id]['content']
+        self.assertEqual((c['status'], c['comms']), ('ok', {}))
+
+    def test_shutdown_on_shell(self):
+        msg = self.kc.session.msg('shutdown_request', {'restart': False})
+        self.kc.shell_channel.send(msg)
+        reply = self.replies(msg['header']['msg_id'])[msg['header']['msg_id']]
+        self.assertEqual(reply['msg_type'], 'shutdown_reply')
+        self.assertEqual(self.km.provisioner.process.wait(30), 0)
+
     def test_counts_and_result(self):
         reply, out = self.run_cell('x = 20')
         self.assertEqual(reply['content']['execution_count'], 1)
