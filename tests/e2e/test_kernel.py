@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -39,6 +40,31 @@ def setUpModule():
     subprocess.run([BIN, 'kernel', 'install', '--prefix', prefix, '--name',
                     'cellbox-test-docker', '--backend', 'docker'], check=True,
                    stdout=subprocess.DEVNULL)
+
+
+def kernels_of(path):
+    """The pids of `cellbox kernel` processes whose connection file is under `path`."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open('/proc/%s/cmdline' % pid, 'rb') as f:
+                args = f.read().split(b'\0')
+        except OSError:
+            continue
+        if b'kernel' in args and any(a.startswith(path.encode()) for a in args):
+            pids.append(int(pid))
+    return pids
+
+
+def wait_gone(pids, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        pids = [p for p in pids if os.path.exists('/proc/%d' % p) and
+                open('/proc/%d/stat' % p).read().split(') ')[1][0] != 'Z']
+        if not pids:
+            return []
+        time.sleep(0.1)
+    return pids
 
 
 def tearDownModule():
@@ -381,6 +407,27 @@ class DockerTest(KernelCase):
         self.assertEqual(reply['content']['ename'], 'KeyboardInterrupt')
 
 
+class ParentTest(unittest.TestCase):
+    """A front end that dies without a shutdown_request takes its kernel with it (the parent
+    JPY_PARENT_PID names, as ipykernel's parent poller watches it)."""
+
+    def test_parent_killed(self):
+        helper = subprocess.Popen(
+            [sys.executable, '-c', 'import os, sys\n'
+             'from jupyter_client.manager import start_new_kernel\n'
+             'km, kc = start_new_kernel(kernel_name=%r)\n'
+             'print(km.provisioner.process.pid, flush=True)\n'
+             'sys.stdin.read()\n' % KERNEL],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        pid = int(helper.stdout.readline())
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            self.assertEqual(f.read().split(b'\0')[:2], [os.fsencode(os.path.realpath(BIN)),
+                                                          b'kernel'])
+        helper.kill()
+        helper.wait()
+        self.assertEqual(wait_gone([pid]), [])
+
+
 class HostileTest(KernelCase):
     """What the front end sends is outside input: nothing it sends may crash the kernel."""
 
@@ -529,10 +576,12 @@ class ConsoleTest(unittest.TestCase):
             tmux('send-keys', '-l', 'print(6 * 7, "from cellbox")')
             tmux('send-keys', 'Enter')
             wait_for('42 from cellbox')
-            tmux('send-keys', '-l', 'exit')
-            tmux('send-keys', 'Enter')
+            pids = kernels_of(os.environ['JUPYTER_RUNTIME_DIR'])   # (and a forked helper)
+            self.assertTrue(pids)
         finally:
             tmux('kill-server')
+        # the console went with its terminal, without a shutdown_request: so did its kernel
+        self.assertEqual(wait_gone(pids), [])
 
 
 if __name__ == '__main__':

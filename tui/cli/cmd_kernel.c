@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -51,6 +52,31 @@ static int catch_signals(void)
 	return 0;
 }
 
+/*
+ * The front end that started us, when it says so (JPY_PARENT_PID, set by jupyter_client's
+ * launcher and read by ipykernel's parent poller alike): a descriptor readable when that
+ * process ends, so that a front end killed without a shutdown_request (a jupyter-console
+ * closed with its terminal) takes its kernel with it; -1 when there is none to watch, -2 when
+ * it is gone already.
+ */
+static int watch_parent(void)
+{
+	const char *jpy = getenv("JPY_PARENT_PID");
+	pid_t ppid = getppid();
+	int fd;
+
+	if (!jpy || !*jpy || ppid == 1)
+		return -1;	/* (as ipykernel: init never goes, it is only reassigned) */
+	fd = (int)syscall(SYS_pidfd_open, ppid, 0);
+	if (fd < 0)
+		return -1;
+	if (getppid() != ppid) {	/* it went before the descriptor was open */
+		close(fd);
+		return -2;
+	}
+	return fd;
+}
+
 /* cellbox kernel -f CONNECTION_FILE */
 static int kernel_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
@@ -59,7 +85,7 @@ static int kernel_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	struct jupyter_conn conn;
 	struct jupyter_kernel *k = NULL;
 	struct session *s = NULL;
-	int rc = EXIT_USAGE;
+	int rc = EXIT_USAGE, parent = -1;
 
 	if (!path) {
 		msg_error("kernel: give the connection file: -f FILE (a Jupyter front end does; "
@@ -79,6 +105,12 @@ static int kernel_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		msg_error("kernel: cannot set up stdout: %s", strerror(errno));
 		goto out;
 	}
+	parent = watch_parent();
+	if (parent == -2) {
+		msg_error("kernel: the front end that started it is gone");
+		rc = EXIT_NO_KERNEL;
+		goto out;
+	}
 	k = jupyter_listen(&conn, &err);
 	if (!k) {
 		msg_error("kernel: %s", err.buf);
@@ -93,13 +125,15 @@ static int kernel_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	}
 	if (note.len)
 		msg_error("kernel: note: %s", note.buf);
-	jupyter_serve(k, s, cfg->timeout, wake_pipe[0], &stop_signal, &interrupt_signal);
+	jupyter_serve(k, s, cfg->timeout, wake_pipe[0], parent, &stop_signal, &interrupt_signal);
 	rc = EXIT_OK;
 out:
 	strbuf_reset(&err);
 	if (s && setup_close(s, cfg, NULL, &err) < 0)
 		msg_error("kernel: %s", err.buf);
 	jupyter_close(k);
+	if (parent >= 0)
+		close(parent);
 	strbuf_release(&err);
 	strbuf_release(&note);
 	return rc;

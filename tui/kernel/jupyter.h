@@ -134,11 +134,12 @@ struct jupyter_kernel *jupyter_listen(const struct jupyter_conn *c, struct strbu
  * signal; a cell that runs past `timeout` seconds (0: none) is interrupted, as by the timeout
  * setting everywhere. The caller's signal handlers set `*stop` (SIGTERM) or `*interrupt`
  * (SIGINT: the running cell is interrupted, as by interrupt_request) and write a byte to the
- * pipe whose reading end is `wake_fd`, which the loop polls. A cell still running at the end
- * is interrupted and answered first.
+ * pipe whose reading end is `wake_fd`, which the loop polls. `parent_fd` (-1: none) is
+ * readable when the front end's process ended: the loop ends too. A cell still running at the
+ * end is interrupted and answered first.
  */
 void jupyter_serve(struct jupyter_kernel *k, struct session *s, double timeout, int wake_fd,
-		   volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt);
+		   int parent_fd, volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt);
 /* Close the sockets and free everything. NULL is fine. */
 void jupyter_close(struct jupyter_kernel *k);
 

@@ -133,8 +133,8 @@ static void run_queue(struct jupyter_kernel *k)
 }
 
 /* The loop: until a shutdown_request or a stop signal. */
-static void serve(struct jupyter_kernel *k, int wake_fd, volatile sig_atomic_t *stop,
-		  volatile sig_atomic_t *interrupt)
+static void serve(struct jupyter_kernel *k, int wake_fd, int parent_fd,
+		  volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt)
 {
 	static const enum jupyter_channel polled[] = {
 		JUPYTER_CONTROL, JUPYTER_SHELL, JUPYTER_STDIN, JUPYTER_HB,
@@ -143,16 +143,22 @@ static void serve(struct jupyter_kernel *k, int wake_fd, volatile sig_atomic_t *
 
 	jupyter_shell_status(k, NULL, "starting");
 	while (!k->quit && !*stop) {
-		zmq_pollitem_t items[NSOCK + 2];
+		zmq_pollitem_t items[NSOCK + 3];
 		int n = NSOCK, dead = session_state(k->s) == SESSION_DEAD;
 
 		for (int i = 0; i < NSOCK; i++)
 			items[i] = (zmq_pollitem_t){ .socket = k->sock[polled[i]], .events = ZMQ_POLLIN };
 		items[n++] = (zmq_pollitem_t){ .fd = wake_fd, .events = ZMQ_POLLIN };
+		items[n++] = (zmq_pollitem_t){ .fd = parent_fd,
+					       .events = parent_fd >= 0 ? ZMQ_POLLIN : 0 };
 		if (!dead)	/* nothing more comes from a dead kernel */
 			items[n++] = (zmq_pollitem_t){ .fd = session_fd(k->s), .events = ZMQ_POLLIN };
 		if (zmq_poll(items, n, -1) < 0 && errno != EINTR) {
 			fprintf(stderr, "cellbox kernel: poll: %s\n", zmq_strerror(errno));
+			break;
+		}
+		if (items[NSOCK + 1].revents) {
+			fprintf(stderr, "cellbox kernel: the front end's process ended: shutting down\n");
 			break;
 		}
 		if (items[NSOCK].revents) {
@@ -171,7 +177,7 @@ static void serve(struct jupyter_kernel *k, int wake_fd, volatile sig_atomic_t *
 		/* the requests that came before a cell's end are queued when it ends: an error
 		   aborts them all (stop_on_error), not only those read in an earlier turn */
 		drain(k, JUPYTER_SHELL);
-		if (!dead && items[NSOCK + 1].revents)
+		if (!dead && items[NSOCK + 2].revents)
 			session_dispatch(k->s);
 		run_queue(k);
 	}
@@ -200,11 +206,11 @@ struct jupyter_kernel *jupyter_listen(const struct jupyter_conn *c, struct strbu
 }
 
 void jupyter_serve(struct jupyter_kernel *k, struct session *s, double timeout, int wake_fd,
-		   volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt)
+		   int parent_fd, volatile sig_atomic_t *stop, volatile sig_atomic_t *interrupt)
 {
 	k->s = s;
 	k->timeout = timeout;
-	serve(k, wake_fd, stop, interrupt);
+	serve(k, wake_fd, parent_fd, stop, interrupt);
 	/* the cell in flight ends (interrupted) while its callbacks can still answer it */
 	if (k->cur && session_pending(s, k->cur_id)) {
 		session_interrupt(s);
