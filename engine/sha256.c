@@ -77,7 +77,8 @@ void sha256_update(struct sha256 *c, const void *data, size_t len)
 	}
 }
 
-void sha256_hex(struct sha256 *c, char out[65])
+/* Pad the message out: h[] is the digest after this. */
+static void finish(struct sha256 *c)
 {
 	uint64_t bits = c->len * 8;
 	unsigned char pad[72] = { 0x80 };
@@ -86,6 +87,77 @@ void sha256_hex(struct sha256 *c, char out[65])
 	for (int i = 0; i < 8; i++)
 		pad[padlen + i] = (unsigned char)(bits >> (56 - 8 * i));
 	sha256_update(c, pad, padlen + 8);
+}
+
+void sha256_hex(struct sha256 *c, char out[65])
+{
+	finish(c);
 	for (int i = 0; i < 8; i++)
 		snprintf(out + 8 * i, 9, "%08x", c->h[i]);
+}
+
+void sha256_final(struct sha256 *c, unsigned char out[32])
+{
+	finish(c);
+	for (int i = 0; i < 8; i++)
+		for (int k = 0; k < 4; k++)
+			out[4 * i + k] = (unsigned char)(c->h[i] >> (24 - 8 * k));
+}
+
+/* ---- HMAC (RFC 2104) --------------------------------------------------------------------- */
+
+void sha256_hmac_init(struct sha256_hmac *h, const void *key, size_t len)
+{
+	unsigned char k[64] = { 0 }, pad[64];
+
+	if (len > sizeof(k)) {		/* a long key is hashed first */
+		struct sha256 c;
+
+		sha256_init(&c);
+		sha256_update(&c, key, len);
+		sha256_final(&c, k);
+	} else if (len) {
+		memcpy(k, key, len);
+	}
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x36;
+	sha256_init(&h->inner);
+	sha256_update(&h->inner, pad, sizeof(pad));
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x5c;
+	sha256_init(&h->outer);
+	sha256_update(&h->outer, pad, sizeof(pad));
+}
+
+void sha256_hmac_update(struct sha256_hmac *h, const void *data, size_t len)
+{
+	sha256_update(&h->inner, data, len);
+}
+
+void sha256_hmac_final(struct sha256_hmac *h, unsigned char out[32])
+{
+	unsigned char inner[32];
+
+	sha256_final(&h->inner, inner);
+	sha256_update(&h->outer, inner, sizeof(inner));
+	sha256_final(&h->outer, out);
+}
+
+void sha256_hmac_hex(struct sha256_hmac *h, char out[65])
+{
+	unsigned char mac[32];
+
+	sha256_hmac_final(h, mac);
+	for (int i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", mac[i]);
+}
+
+int sha256_equal(const void *a, const void *b, size_t len)
+{
+	const volatile unsigned char *x = a, *y = b;
+	unsigned char diff = 0;
+
+	for (size_t i = 0; i < len; i++)
+		diff |= x[i] ^ y[i];
+	return diff == 0;
 }

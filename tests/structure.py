@@ -4,19 +4,21 @@
   includes       the engine's modules include each other without a circle (a module is
                  name.c + name.h; an edge is one module including another's header)
   backend_names  no code outside engine/backend*.c decides by a backend's name
-  folders        tui/ holds its entry point and one folder per part (cli, ui, mcp, graphics);
+  folders        tui/ holds its entry point and one folder per part (cli, ui, mcp, kernel,
+                 graphics);
                  no C file under tui/ or engine/ is over 700 lines
-  floors         the floors cli -> {ui, mcp} -> graphics -> engine: no file includes a header
-                 of a floor above its own, and ui and mcp never include each other
-  calls          no file calls a function defined on a floor above its own (or across ui and
-                 mcp)
+  floors         the floors cli -> {ui, mcp, kernel} -> graphics -> engine: no file includes a
+                 header of a floor above its own, and ui, mcp and kernel never include each
+                 other
+  calls          no file calls a function defined on a floor above its own (or across ui, mcp
+                 and kernel)
   parts          a module split into files (name.c and name_*.c in one folder) is a main file
                  that calls its parts: a part never calls a function defined in name.c
   names          every global function carries its file's prefix: in name_part.c, name_* or
                  name_part_* (alloc.c's x* wrappers, xmalloc ..., are git's names, kept)
 
-A "floor" is a folder: tui/cli, tui/ui, tui/mcp, tui/graphics, engine (tui/main.c is above
-them all). The checks read the sources as text (comments and strings blanked first), so a
+A "floor" is a folder: tui/cli, tui/ui, tui/mcp, tui/kernel, tui/graphics, engine (tui/main.c
+is above them all). The checks read the sources as text (comments and strings blanked first), so a
 step back up fails CI before anyone reads the code.
 """
 import os
@@ -109,10 +111,10 @@ def check_backend_names():
 
 # ---- folders and floors --------------------------------------------------------------------
 
-PARTS = ('cli', 'ui', 'mcp', 'graphics')
-# Rank of each floor: a file may use its own floor and those of lower rank; ui and mcp share
-# a rank and may not use each other.
-RANK = {'main': 5, 'cli': 4, 'ui': 3, 'mcp': 3, 'graphics': 2, 'engine': 1}
+PARTS = ('cli', 'ui', 'mcp', 'kernel', 'graphics')
+# Rank of each floor: a file may use its own floor and those of lower rank; ui, mcp and kernel
+# share a rank and may not use each other.
+RANK = {'main': 5, 'cli': 4, 'ui': 3, 'mcp': 3, 'kernel': 3, 'graphics': 2, 'engine': 1}
 MAX_LINES = 700
 
 
@@ -136,8 +138,8 @@ def floor_sources():
 def may_use(user, used):
     if user == used:
         return True
-    if {user, used} == {'ui', 'mcp'}:
-        return False
+    if RANK[user] == RANK[used]:
+        return False    # ui, mcp and kernel: side by side, never each other
     return RANK[used] < RANK[user]
 
 

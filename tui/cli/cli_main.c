@@ -53,8 +53,9 @@ static const struct cli_command cmd_version_entry = {
 /* Every command, in the order --help lists them. */
 static const struct cli_command *const commands[] = {
 	&cmd_tui_entry, &cmd_repl_entry, &cmd_run_entry, &cmd_check_entry, &cmd_pool_entry,
-	&cmd_replay_entry, &cmd_history_entry, &cmd_mcp_entry, &cmd_ls_entry, &cmd_attach_entry,
-	&cmd_kill_entry, &cmd_checkpoint_entry, &cmd_restore_entry, &cmd_config_entry, &cmd_gc_entry,
+	&cmd_replay_entry, &cmd_history_entry, &cmd_mcp_entry, &cmd_kernel_entry, &cmd_ls_entry,
+	&cmd_attach_entry, &cmd_kill_entry, &cmd_checkpoint_entry, &cmd_restore_entry,
+	&cmd_config_entry, &cmd_gc_entry,
 	&cmd_version_entry,
 };
 
@@ -196,7 +197,8 @@ int cli_main(int argc, char **argv)
 		cmd = find_command(isatty(0) && isatty(1) ? "tui" : "repl");
 	}
 	snprintf(path, sizeof(path), "%s", cmd->name);
-	if (cmd->subcommands && !(first < argc && argv[first][0] != '-')) {
+	/* (a command with subcommands and a run of its own runs itself without a subcommand) */
+	if (cmd->subcommands && !cmd->run && !(first < argc && argv[first][0] != '-')) {
 		if (wants_help(argc, argv, first)) {
 			cli_help(cmd, path, stdout);
 			return EXIT_OK;
@@ -205,7 +207,7 @@ int cli_main(int argc, char **argv)
 			  path);
 		return EXIT_USAGE;
 	}
-	if (cmd->subcommands) {
+	if (cmd->subcommands && first < argc && argv[first][0] != '-') {
 		size_t n = table_count(cmd->subcommands, sizeof(*cmd->subcommands));
 		int k = table_find(argv[first], cmd->subcommands, n, sizeof(*cmd->subcommands),
 				 "subcommand", &err);
