@@ -77,17 +77,54 @@ const struct cli_command cmd_ls_entry = {
 		"it left).\n",
 };
 
+/* The one session running when no name is given; NULL after saying why there is not one. */
+static char *only_session(const struct cellbox_config *cfg)
+{
+	char *runtime = session_runtime_dir(cfg->session.runtime_dir), *name = NULL;
+	struct named_info *v = NULL;
+	size_t n = runtime ? named_list(runtime, &v) : 0, live = 0;
+	struct strbuf names = STRBUF_INIT;
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].state, "gone")) {
+			live++;
+			strbuf_addf(&names, "%s%s", names.len ? ", " : "", v[i].name);
+			if (!name)
+				name = xstrdup(v[i].name);
+		}
+	if (live != 1) {
+		if (!live)
+			msg_error("attach: no named session is running (cellbox ls)");
+		else
+			msg_error("attach: which one? %s", names.buf);
+		free(name);
+		name = NULL;
+	}
+	named_info_free(v, n);
+	strbuf_release(&names);
+	free(runtime);
+	return name;
+}
+
 static int attach_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
+	char *only = args->argc ? NULL : only_session(cfg);
+	const char *name = args->argc ? args->argv[0] : only;
 	struct session *s;
+	int rc;
 
+	if (!name)
+		return EXIT_USAGE;
 	if (isatty(0) && isatty(1) && !cli_has(args, "repl")) {
-		struct tui_named named = { NULL, args->argv[0], 0, cli_has(args, "read-only") };
+		struct tui_named named = { NULL, name, 0, cli_has(args, "read-only") };
 
-		return tui_run(cfg, NULL, &named);
+		rc = tui_run(cfg, NULL, &named);
+		free(only);
+		return rc;
 	}
 	cli_catch_sigint();
-	s = cli_open_named(cfg, NULL, args->argv[0], 0, cli_has(args, "read-only"));
+	s = cli_open_named(cfg, NULL, name, 0, cli_has(args, "read-only"));
+	free(only);
 	if (!s)
 		return EXIT_NO_KERNEL;
 	return cmd_repl_session(s, cfg);
@@ -105,13 +142,14 @@ const struct cli_command cmd_attach_entry = {
 	.name = "attach",
 	.run = attach_exec,
 	.spec = { .options = attach_options, .settings = CONFIG_FOR_PLOTS | CONFIG_FOR_TUI,
-		  .min_args = 1,
+		  .min_args = 0,
 		  .max_args = 1 },
-	.usage = "attach [--read-only] [--repl] NAME",
+	.usage = "attach [--read-only] [--repl] [NAME]",
 	.summary = "Join the named session NAME: the full-screen UI on a terminal, else the REPL.",
-	.help = "The cells that ran before (the last 200) are printed first, then every cell any\n"
-		"front end runs, as it runs. :detach, Ctrl-D or closing the terminal leave the\n"
-		"session running.\n",
+	.help = "Without NAME: the one named session running (an error names them when there are\n"
+		"several). The cells that ran before (the last 200) are shown first, then every\n"
+		"cell any front end runs, as it runs. :detach, Ctrl-D or closing the terminal leave\n"
+		"the session running.\n",
 };
 
 static int kill_exec(const struct cli_args *args, struct cellbox_config *cfg)
