@@ -500,6 +500,11 @@ class UiTest(Base):
         b.keys('F12')
         self.assertEqual(b.exit_status(), 'exit=0')
         self.assertEqual(self.ls()['u3']['attached'], '0')
+        # A session killed under an attached UI says so there.
+        c = self.ui('attach', 'u3', tag='u3c')
+        c.wait_for('In [1]: kept')
+        self.cellbox('kill', 'u3')
+        c.wait_for('the session was ended')
         # An unnamed session has nothing to come back to: :detach says so and stays.
         u = self.ui(tag='plain')
         u.command('detach')

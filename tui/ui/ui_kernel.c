@@ -355,6 +355,16 @@ void ui_on_state(struct session *s, enum session_state state, const char *msg, v
 	char *text;
 
 	(void)s;
+	if (state == SESSION_CLOSED && ui->s && session_named(ui->s)) {
+		/* `cellbox kill` (or its idle limit) ended the named session under us. */
+		static const char ended[] = "[the session was ended (cellbox kill): Ctrl-Q leaves]\n";
+
+		c = outmodel_add(&ui->out, 0, NULL);
+		outmodel_cell_append(&ui->out, c, OUT_ERROR, ended, sizeof(ended) - 1);
+		outmodel_cell_finish(c, 0);
+		ui->outpane.follow = 1;
+		return;
+	}
 	if (state != SESSION_DEAD || ui->restarting)
 		return;
 	free(ui->dead_reason);
