@@ -67,6 +67,11 @@ int files_in_begin(struct session *s, const void *data, size_t len, const char *
 	char rnd[17], *staged;
 
 	memset(m, 0, sizeof(*m));
+	if (!session_kernel(s)->helper_cell) {
+		strbuf_addf(err, "the kernel %s cannot copy files (no helper cells in its language)",
+			    session_kernel(s)->name);
+		return -1;
+	}
 	/* Staged in the host part, which the kernel reads but cannot change, under a name it
 	   cannot guess; ours to remove (files_move_release). */
 	random_hex(rnd, 8);
@@ -87,8 +92,12 @@ int files_out_begin(struct session *s, const char *src, size_t max, struct files
 {
 	char rnd[17], n[32], *staged;
 
-	(void)err;
 	memset(m, 0, sizeof(*m));
+	if (!session_kernel(s)->helper_cell) {
+		strbuf_addf(err, "the kernel %s cannot copy files (no helper cells in its language)",
+			    session_kernel(s)->name);
+		return -1;
+	}
 	m->out = 1;
 	m->max = max;
 	/* Staged in the kernel part, under a name it cannot guess; taken by the wall's rules. */

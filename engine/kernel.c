@@ -291,10 +291,69 @@ static int in_list(const char *list, const char *word, int icase)
 	return 0;
 }
 
+/*
+ * Bridged kernels (`jupyter:NAME`): the Python runner starts the kernelspec NAME where it runs
+ * and serves it through the channel (runner/bridge.py). What cellbox does in the kernel's own
+ * language (the policy, copy-in and copy-out cells, the variables pane, pip, preimports) is
+ * not there for it.
+ */
+#define BRIDGE_PREFIX "jupyter:"
+#define BRIDGE_MAX 8			/* bridged kernels a process knows at once */
+
+/* Whether `spec` may name a kernelspec: 1 to 64 of [A-Za-z0-9._-] (Jupyter's own rule). */
+static int spec_name_ok(const char *spec)
+{
+	size_t n = strlen(spec);
+
+	if (!n || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((spec[i] >= 'a' && spec[i] <= 'z') || (spec[i] >= 'A' && spec[i] <= 'Z') ||
+		      (spec[i] >= '0' && spec[i] <= '9') || strchr("._-", spec[i])))
+			return 0;
+	return 1;
+}
+
+static const struct kernel_def *bridged(const char *name)
+{
+	static struct kernel_def made[BRIDGE_MAX];
+	static size_t nmade;
+	const char *spec = name + strlen(BRIDGE_PREFIX);
+	struct kernel_def *k;
+
+	if (!spec_name_ok(spec))
+		return NULL;
+	for (size_t i = 0; i < nmade; i++)
+		if (!strcmp(made[i].name, name))
+			return &made[i];
+	if (nmade == BRIDGE_MAX)
+		return NULL;
+	k = &made[nmade++];
+	*k = (struct kernel_def){
+		.name = xstrdup(name),
+		.runner = kernels[0].runner,
+		.code = kernels[0].code,
+		.code_len = kernels[0].code_len,
+		.interpreter = kernels[0].interpreter,
+		.uses = KERNEL_USES_PYTHON,
+		.container_exec = kernels[0].container_exec,
+		.image = kernels[0].image,
+		.env = { "CELLBOX_BRIDGE", NULL },
+		.indent = "    ",
+		.openers = "",
+		.blank_line_ends_cell = 1,
+	};
+	k->kernelspec = xstrdup(spec);
+	k->language = k->display_name = k->env[1] = k->kernelspec;
+	return k;
+}
+
 const struct kernel_def *kernel_find(const char *name)
 {
 	if (!name)
 		return NULL;
+	if (!strncasecmp(name, BRIDGE_PREFIX, strlen(BRIDGE_PREFIX)))
+		return bridged(name);
 	for (size_t i = 0; i < ARRAY_SIZE(kernels); i++)
 		if (!strcasecmp(kernels[i].name, name) || in_list(kernels[i].aliases, name, 1))
 			return &kernels[i];
@@ -378,4 +437,5 @@ void kernel_list(struct strbuf *out)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(kernels); i++)
 		strbuf_addf(out, "%s%s", i ? ", " : "", kernels[i].name);
+	strbuf_addstr(out, ", jupyter:NAME (an installed kernelspec)");
 }

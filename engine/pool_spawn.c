@@ -351,7 +351,8 @@ static void next_stage(struct daemon *d, struct pspawn *sp)
 			}
 		} else if (sp->stage == SPAWN_WARMING) {
 			sp->stage = SPAWN_PREIMPORT;
-			if (d->pc->preimport && *d->pc->preimport) {
+			if (d->pc->preimport && *d->pc->preimport &&
+			    session_kernel(sp->s)->preimport) {
 				char *code = session_kernel(sp->s)->preimport(d->pc->preimport);
 
 				sp->id = session_execute(sp->s, code, SESSION_EXEC_SILENT, 120,

@@ -34,6 +34,7 @@ The modules, one job each (none imports serve, which calls them all):
     requests  the request kinds (execute, complete, ...) and input()
     guard     the security policy's import hook
     zygote    the pool's zygote, which forks kernels
+    bridge    another Jupyter kernel served through the channel (CELLBOX_BRIDGE=NAME)
 """
 
 # The runner protocol this runner speaks: the one source of the version (scripts/embed.py makes

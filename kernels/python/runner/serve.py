@@ -221,17 +221,21 @@ def _shutdown():
 # start-up and the main loop
 
 
-def _write_ready():
-    from IPython.core.release import version as ipy_version
+def _write_ready(bridged=None):
     info = {"protocol": PROTOCOL, "pid": os.getpid(),
-            "python": "%d.%d.%d" % sys.version_info[:3], "ipython": ipy_version,
-            "cwd": os.getcwd(), "kernelspec": KERNELSPEC,
-            "language_info": {"name": "python", "version": sys.version.split()[0],
-                              "mimetype": "text/x-python",
-                              "codemirror_mode": {"name": "ipython",
-                                                  "version": sys.version_info[0]},
-                              "pygments_lexer": "ipython3", "nbconvert_exporter": "python",
-                              "file_extension": ".py"}}
+            "python": "%d.%d.%d" % sys.version_info[:3], "cwd": os.getcwd()}
+    if bridged is not None:
+        info.update(bridged)        # the bridged kernel's kernelspec and language_info
+    else:
+        from IPython.core.release import version as ipy_version
+        info.update({"ipython": ipy_version, "kernelspec": KERNELSPEC,
+                     "language_info": {"name": "python", "version": sys.version.split()[0],
+                                       "mimetype": "text/x-python",
+                                       "codemirror_mode": {"name": "ipython",
+                                                           "version": sys.version_info[0]},
+                                       "pygments_lexer": "ipython3",
+                                       "nbconvert_exporter": "python",
+                                       "file_extension": ".py"}})
     # The host made kernel/ready (the top of the kernel part is not ours to write): one line
     # in one write, which the host takes once it ends with a newline.
     if _S.fifo_fd >= 0:
@@ -242,6 +246,25 @@ def _write_ready():
         _write_all(fd, (json.dumps(info, ensure_ascii=False) + "\n").encode("utf-8"))
     finally:
         os.close(fd)
+
+
+def _start_ipython():
+    _choose_mpl_backend()
+    sys.meta_path.insert(0, _ImportHooks)
+    sys.meta_path.insert(0, _PandasWidth)
+    if _S.shell is None:
+        _S.shell = _make_shell()
+    else:
+        _shell_here(_S.shell)   # the zygote made it, before the fork
+        _zygote_warm(_S.shell)  # its pages, shared with the zygote, copied now: not in
+                                # the first cell of the client that leases this kernel
+    _guard_pip()
+    import getpass
+    builtins.input = _input
+    getpass.getpass = _getpass
+    sys.stdin = _Stdin()        # (fd 0 is /dev/null or the host's wake pipe: not the user's)
+    _scan()
+    _write_ready()
 
 
 def main(argv):
@@ -264,33 +287,30 @@ def main(argv):
 
     signal.signal(signal.SIGINT, _on_sigint)
     _setup_capture()
+    bridge = os.environ.pop("CELLBOX_BRIDGE", None)
     try:
         _S.reserve = _new_reserve()
         _setup_wakeup()
         _init_plot_counter()
-        _choose_mpl_backend()
-        sys.meta_path.insert(0, _ImportHooks)
-        sys.meta_path.insert(0, _PandasWidth)
-        if _S.shell is None:
-            _S.shell = _make_shell()
+        if bridge:
+            # Another Jupyter kernel, spoken to over ZMQ in here (runner.bridge).
+            from .bridge import start
+            bridged = start(bridge)
+            _scan()
+            _write_ready(bridged)
         else:
-            _shell_here(_S.shell)   # the zygote made it, before the fork
-            _zygote_warm(_S.shell)  # its pages, shared with the zygote, copied now: not in
-                                    # the first cell of the client that leases this kernel
-        _guard_pip()
-        import getpass
-        builtins.input = _input
-        getpass.getpass = _getpass
-        sys.stdin = _Stdin()        # (fd 0 is /dev/null or the host's wake pipe: not the user's)
-        _scan()
-        _write_ready()
+            _start_ipython()
     except BaseException:
         _log_exc("start-up failed")
         _exit_now(1)
 
+    return _loop()
+
+
+def _loop():
     pending = _S.pending
     served = False
-    build_completer = True
+    build_completer = _S.shell is not None and hasattr(_S.shell, "Completer")
     while True:
         try:
             if pending:

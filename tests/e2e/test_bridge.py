@@ -1,0 +1,148 @@
+"""Any Jupyter kernel inside cellbox (issue 29, item 2): `--kernel jupyter:NAME` starts the
+installed kernelspec NAME where the runner runs and serves it through the channel (the runner's
+bridge speaks ZMQ to it there; the host sees files). Run with the real kernels Debian has:
+ipykernel (python3), IRkernel (ir) and xeus-python (xpython). Run as test_bridge.NAME."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_cli import BIN, PYTHON, clean_env  # noqa: E402
+
+
+def kernelspecs():
+    out = subprocess.run([PYTHON, '-c', 'from jupyter_client.kernelspec import '
+                          'KernelSpecManager as K; print(" ".join(K().find_kernel_specs()))'],
+                         capture_output=True, text=True)
+    return set(out.stdout.split()) if out.returncode == 0 else set()
+
+
+SPECS = kernelspecs()
+
+
+def need(spec):
+    if spec not in SPECS:
+        raise unittest.SkipTest('no kernelspec %r here (scripts/bootstrap --tests)' % spec)
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='cellbox-bridge-')
+        self.env = clean_env(self.tmp)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def cellbox(self, *args, stdin=None, timeout=120):
+        return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True,
+                              env=self.env, timeout=timeout, cwd=self.tmp)
+
+
+class BridgeTest(Base):
+    def test_ipykernel_cells_state_input_plots(self):
+        need('python3')
+        r = self.cellbox('repl', '--kernel', 'jupyter:python3',
+                         stdin='x = 6\nname = input("who? ")\nbob\nprint("hi", name, x * 7)\n'
+                               'for i in range(2):\n    print("line", i)\n\nx\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('hi bob 42', r.stdout)
+        self.assertIn('line 0\nline 1', r.stdout)     # is_complete asked the kernel
+        self.assertTrue(r.stdout.rstrip().endswith('6'), r.stdout)
+        r = self.cellbox('run', '--kernel', 'jupyter:python3', '--json', '-c',
+                         'import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()')
+        out = json.loads(r.stdout)
+        self.assertEqual(out['exit_code'], 0, r.stderr)
+        self.assertEqual(len(out['plots']), 1)
+        self.assertGreater(out['plots'][0]['width'], 100)
+
+    def test_interrupt_and_timeout_keep_the_state(self):
+        need('python3')
+        r = self.cellbox('repl', '--kernel', 'jupyter:python3', '--timeout', '2',
+                         stdin='x = 5\nimport time; time.sleep(60)\nprint("after", x)\n')
+        self.assertIn('KeyboardInterrupt', r.stdout + r.stderr)
+        self.assertIn('after 5', r.stdout)
+
+    def test_errors_and_death(self):
+        need('python3')
+        r = self.cellbox('run', '--kernel', 'jupyter:python3', '-c', '1/0')
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('ZeroDivisionError', r.stdout + r.stderr)
+        r = self.cellbox('run', '--kernel', 'jupyter:python3', '-c', 'import os; os._exit(3)')
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertIn('exit code 3', r.stderr)
+
+    def test_irkernel_plot_and_error(self):
+        need('ir')
+        r = self.cellbox('run', '--kernel', 'jupyter:ir', '--json', '-c',
+                         'plot(1:10, main = "t"); y <- 21; print(y * 2); stop("boom")')
+        out = json.loads(r.stdout)
+        self.assertEqual(out['exit_code'], 1)
+        self.assertIn('[1] 42', out['stdout'])
+        self.assertIn('boom', out['stderr'])
+        self.assertEqual([p['width'] for p in out['plots']], [840])
+
+    def test_xeus_python(self):
+        need('xpython')
+        r = self.cellbox('repl', '--kernel', 'jupyter:xpython', stdin='x = 6\nprint(x * 7)\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('42', r.stdout)
+
+    def test_replay_a_notebook(self):
+        need('python3')
+        nb = {'cells': [{'cell_type': 'code', 'metadata': {}, 'source': 'a = 2',
+                         'outputs': [], 'execution_count': None},
+                        {'cell_type': 'code', 'metadata': {}, 'source': 'print(a + 1)\na * 10',
+                         'outputs': [], 'execution_count': None}],
+              'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}
+        path = os.path.join(self.tmp, 'n.ipynb')
+        with open(path, 'w') as f:
+            json.dump(nb, f)
+        out = os.path.join(self.tmp, 'out.ipynb')
+        r = self.cellbox('replay', '--kernel', 'jupyter:python3', path, '-o', out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            cells = json.load(f)['cells']
+        self.assertEqual(cells[1]['outputs'][0]['text'], ['3\n'])
+        self.assertEqual(cells[1]['outputs'][1]['data']['text/plain'], ['20'])
+
+
+class RefusedTest(Base):
+    def test_unknown_kernel_bad_name_policy_files(self):
+        r = self.cellbox('run', '--kernel', 'jupyter:no-such-kernel', '-c', '1')
+        self.assertEqual(r.returncode, 5)
+        self.assertIn("no Jupyter kernel named 'no-such-kernel'", r.stderr)
+        r = self.cellbox('run', '--kernel', 'jupyter:../x', '-c', '1')
+        self.assertNotEqual(r.returncode, 0)
+        self.assertRegex(r.stderr, re.compile('kernel', re.I))
+        need('python3')
+        # The policy and the file helpers are in Python: not for another kernel's cells.
+        r = self.cellbox('run', '--kernel', 'jupyter:python3', '--policy', 'production',
+                         '-c', '1')
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('policy', r.stderr)
+        src = os.path.join(self.tmp, 'in.txt')
+        with open(src, 'w') as f:
+            f.write('data')
+        r = self.cellbox('run', '--kernel', 'jupyter:python3', '--copy-in', src, '-c', '1')
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('cannot copy files', r.stderr)
+
+
+class DockerTest(Base):
+    def test_image_without_jupyter_client_says_so(self):
+        ok = shutil.which('docker') and subprocess.run(
+            ['docker', 'image', 'inspect', 'cellbox-python:p2'], capture_output=True).returncode == 0
+        if not ok:
+            self.skipTest('no dockerd or no kernel image here (scripts/build-image)')
+        r = self.cellbox('run', '--backend', 'docker', '--kernel', 'jupyter:python3', '-c', '1')
+        self.assertEqual(r.returncode, 5)
+        self.assertIn("no jupyter_client here to start the Jupyter kernel 'python3'", r.stderr)
+
+
+if __name__ == '__main__':
+    unittest.main()
