@@ -298,6 +298,7 @@ static int in_list(const char *list, const char *word, int icase)
  * not there for it.
  */
 #define BRIDGE_PREFIX "jupyter:"
+#define EXISTING_PREFIX "existing:"	/* and an absolute connection file: --existing */
 #define BRIDGE_MAX 8			/* bridged kernels a process knows at once */
 
 /* Whether `spec` may name a kernelspec: 1 to 64 of [A-Za-z0-9._-] (Jupyter's own rule). */
@@ -318,10 +319,12 @@ static const struct kernel_def *bridged(const char *name)
 {
 	static struct kernel_def made[BRIDGE_MAX];
 	static size_t nmade;
-	const char *spec = name + strlen(BRIDGE_PREFIX);
+	int existing = !strncmp(name, EXISTING_PREFIX, strlen(EXISTING_PREFIX));
+	const char *spec = name + strlen(existing ? EXISTING_PREFIX : BRIDGE_PREFIX);
 	struct kernel_def *k;
 
-	if (!spec_name_ok(spec))
+	if (existing ? spec[0] != '/' || strlen(spec) > 4096 || strpbrk(spec, "\n\r") :
+		       !spec_name_ok(spec))
 		return NULL;
 	for (size_t i = 0; i < nmade; i++)
 		if (!strcmp(made[i].name, name))
@@ -343,8 +346,10 @@ static const struct kernel_def *bridged(const char *name)
 		.openers = "",
 		.blank_line_ends_cell = 1,
 	};
-	k->kernelspec = xstrdup(spec);
-	k->language = k->display_name = k->env[1] = k->kernelspec;
+	k->kernelspec = xstrdup(existing ? "existing" : spec);
+	k->language = k->display_name = k->kernelspec;
+	k->env[1] = k->name + (existing ? 0 : strlen(BRIDGE_PREFIX));	/* what the runner starts */
+	k->local_only = existing;
 	return k;
 }
 
@@ -352,7 +357,8 @@ const struct kernel_def *kernel_find(const char *name)
 {
 	if (!name)
 		return NULL;
-	if (!strncasecmp(name, BRIDGE_PREFIX, strlen(BRIDGE_PREFIX)))
+	if (!strncasecmp(name, BRIDGE_PREFIX, strlen(BRIDGE_PREFIX)) ||
+	    !strncmp(name, EXISTING_PREFIX, strlen(EXISTING_PREFIX)))
 		return bridged(name);
 	for (size_t i = 0; i < ARRAY_SIZE(kernels); i++)
 		if (!strcasecmp(kernels[i].name, name) || in_list(kernels[i].aliases, name, 1))

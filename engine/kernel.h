@@ -60,6 +60,8 @@ struct kernel_def {
 	 */
 	int policy;
 	int pip;			/* `libraries` installs pip packages for it */
+	int local_only;			/* it reaches a kernel of this machine that cellbox did
+					   not start (--existing): no backend with images */
 	int blank_line_ends_cell;	/* a line REPL runs an unfinished cell at a blank line
 					   (IPython's rule); else only a complete one runs */
 	/* Code that imports a comma-separated list of modules (the pool's --preimport). */

@@ -266,6 +266,19 @@ struct session *session_new(const struct session_opts *opts, struct strbuf *err)
 		free(s);
 		return NULL;
 	}
+	if (s->kernel->local_only) {
+		const struct backend_ops *ops = backend_find(opts->backend ? opts->backend :
+							     BACKEND_DEFAULT, err);
+
+		if (!ops || (ops->flags & BACKEND_IMAGES)) {
+			if (ops)
+				strbuf_addstr(err, "--existing reaches a kernel of this machine that "
+					      "cellbox did not start: there is no sandbox, and only the "
+					      "local backend can reach it");
+			free(s);
+			return NULL;
+		}
+	}
 	s->image = xasprintf("%s:p%d", s->kernel->image, CELLBOX_PROTOCOL);
 	if (!s->opts.sandbox.image || !*s->opts.sandbox.image)
 		s->opts.sandbox.image = s->image;

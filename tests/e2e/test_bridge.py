@@ -133,6 +133,51 @@ class RefusedTest(Base):
         self.assertIn('cannot copy files', r.stderr)
 
 
+class ExistingTest(Base):
+    """--existing: the REPL on an ipykernel someone else started (this test, through
+    jupyter_client), as jupyter-console --existing: the kernel's state is shared, an interrupt
+    goes through its control channel, and the kernel outlives cellbox."""
+
+    def test_repl_on_a_running_kernel(self):
+        need('python3')
+        from jupyter_client.manager import KernelManager
+        km = KernelManager(kernel_name='python3')
+        km.start_kernel(cwd=self.tmp)
+        try:
+            kc = km.client()
+            kc.start_channels()
+            kc.wait_for_ready(timeout=60)
+            kc.execute_interactive('x = 41', timeout=60)
+            r = self.cellbox('repl', '--existing', km.connection_file, '--timeout', '2',
+                             stdin='print(x + 1)\nimport time; time.sleep(60)\n'
+                                   'print("still", x)\ny = "from cellbox"\n')
+            self.assertIn('42', r.stdout)
+            self.assertIn('KeyboardInterrupt', r.stdout + r.stderr)
+            self.assertIn('still 41', r.stdout)
+            self.assertTrue(km.is_alive(), 'cellbox ended a kernel it did not start')
+            seen = []
+            kc.execute_interactive('print(y)', timeout=60, output_hook=lambda m: seen.append(
+                m['content'].get('text')))
+            self.assertIn('from cellbox\n', seen)
+            kc.stop_channels()
+            # No sandbox: a container backend cannot reach it, and says so.
+            r = self.cellbox('repl', '--existing', km.connection_file, '--backend', 'docker',
+                             stdin='1\n')
+            self.assertEqual(r.returncode, 5)
+            self.assertIn('only the local backend', r.stderr)
+        finally:
+            km.shutdown_kernel(now=True)
+        r = self.cellbox('repl', '--existing', os.path.join(self.tmp, 'none.json'), stdin='1\n')
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('not a connection file', r.stderr)
+        bad = os.path.join(self.tmp, 'bad.json')
+        with open(bad, 'w') as f:
+            f.write('{"shell_port": "x"')
+        r = self.cellbox('repl', '--existing', bad, stdin='1\n')
+        self.assertEqual(r.returncode, 5)
+        self.assertIn('not a connection file', r.stderr)
+
+
 class DockerTest(Base):
     def test_image_without_jupyter_client_says_so(self):
         ok = shutil.which('docker') and subprocess.run(

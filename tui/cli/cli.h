@@ -172,6 +172,16 @@ struct session *cli_open_named(const struct cellbox_config *cfg, const char *nam
 	  .help = "with --name: end the session after this long idle with nobody attached" }
 /* The REPL on session `s` (cmd_repl.c), which it closes (detaches from) at the end. */
 int cmd_repl_session(struct session *s, struct cellbox_config *cfg);
+/*
+ * --existing FILE (cli_session.c): the session's kernel is the one of connection file FILE,
+ * which someone else started (no sandbox: the local backend only). 0 (nothing for NULL), or
+ * -1 after saying why not.
+ */
+int cli_existing(struct cellbox_config *cfg, const char *file);
+#define CLI_EXISTING_OPTION							\
+	{ .name = "existing", .value = CLI_TEXT, .arg = "FILE",			\
+	  .help = "attach to the running Jupyter kernel of connection file FILE, as "	\
+		  "jupyter-console does (not a sandbox: only --backend local)" }
 /* Leaving a named session: say that it runs on, and how to get back to it. */
 void cli_named_left(struct session *s);
 /*

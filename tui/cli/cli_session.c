@@ -1,6 +1,10 @@
 /* The line commands' sessions: opened and closed with the settings, waited on with Ctrl-C. */
 #include "cli.h"
 #include "setup.h"
+#include "kernel.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
 
 const struct policy *cli_policy(const struct cellbox_config *cfg, struct strbuf *err)
 {
@@ -80,4 +84,31 @@ int cli_wait(struct session *s, unsigned long id)
 		if (session_wait(s, id) == 0)
 			return interrupted;
 	}
+}
+
+int cli_existing(struct cellbox_config *cfg, const char *file)
+{
+	char *abs, *name;
+	const struct kernel_def *k;
+	struct stat st;
+
+	if (!file)
+		return 0;
+	abs = realpath(file, NULL);
+	if (!abs || stat(abs, &st) < 0 || !S_ISREG(st.st_mode)) {
+		msg_error("--existing %s: not a connection file here", file);
+		free(abs);
+		return -1;
+	}
+	name = xasprintf("existing:%s", abs);
+	k = kernel_find(name);
+	if (!k)
+		msg_error("--existing %s: a name it cannot take", file);
+	else {
+		free((char *)cfg->session.kernel);	/* the settings' own (config.h) */
+		cfg->session.kernel = xstrdup(k->name);
+	}
+	free(name);
+	free(abs);
+	return k ? 0 : -1;
 }

@@ -665,6 +665,8 @@ static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct session *s;
 
+	if (cli_existing(cfg, cli_value(args, "existing")) < 0)
+		return EXIT_USAGE;
 	cli_catch_sigint();
 	s = cli_open_named(cfg, cli_value(args, "name"), cli_value(args, "attach"),
 			   cli_seconds(args, "ttl", 0), 0);
@@ -675,6 +677,7 @@ static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 
 static const struct cli_option repl_options[] = {
 	CLI_NAMED_OPTIONS,
+	CLI_EXISTING_OPTION,
 	{ NULL },
 };
 

@@ -15,6 +15,8 @@ static int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 			  file ? ", or 'cellbox replay FILE'" : "");
 		return EXIT_USAGE;
 	}
+	if (args && cli_existing(cfg, cli_value(args, "existing")) < 0)
+		return EXIT_USAGE;
 	if (args) {
 		named.name = cli_value(args, "name");
 		named.attach = cli_value(args, "attach");
@@ -29,6 +31,7 @@ static int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 
 static const struct cli_option tui_options[] = {
 	CLI_NAMED_OPTIONS,
+	CLI_EXISTING_OPTION,
 	{ NULL },
 };
 

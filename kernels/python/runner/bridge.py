@@ -53,13 +53,21 @@ def _on_sigint(signum, frame):
 def _pass_interrupt():
     _B.interrupt = False
     try:
-        _B.km.interrupt_kernel()
+        if _B.km is None:           # --existing: not our child; the control channel's message
+            _B.kc.control_channel.send(_B.kc.session.msg("interrupt_request", {}))
+        else:
+            _B.km.interrupt_kernel()
     except Exception:
         _log_exc("interrupting the bridged kernel")
 
 
 def _alive_or_exit():
     """A kernel that died ends the runner with its exit code: the host sees its death."""
+    if _B.km is None:               # --existing: not ours; its heartbeat says
+        if _B.kc.is_alive():
+            return
+        _log("cellbox runner: the existing kernel stopped answering its heartbeat")
+        _exit_now(1)
     if _B.km.is_alive():
         return
     code = None
@@ -227,7 +235,10 @@ def _do_clear_plots(req):
 
 def _do_shutdown(req):
     try:
-        _B.km.shutdown_kernel(now=False)
+        if _B.km is None:
+            _B.kc.stop_channels()   # --existing: someone else's kernel runs on
+        else:
+            _B.km.shutdown_kernel(now=False)
     except Exception:
         _log_exc("shutting the bridged kernel down")
     return "ok"
@@ -237,8 +248,30 @@ def _do_policy(req):
     raise RequestError("a security policy reads Python only: not a bridged kernel's cells")
 
 
+def _connect(path):
+    """--existing: a client of the kernel whose connection file is `path` (not started here,
+    not ended here)."""
+    from jupyter_client.blocking import BlockingKernelClient
+    kc = BlockingKernelClient()
+    try:
+        kc.load_connection_file(path)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        _log("cellbox runner: --existing %s: not a connection file (%s)" % (path, e))
+        _exit_now(1)
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=30)
+    except RuntimeError as e:
+        _log("cellbox runner: --existing %s: the kernel does not answer (%s)" % (path, e))
+        _exit_now(1)
+    return kc
+
+
 def start(name):
-    """Start kernelspec `name` and take the runner's handlers over; the ready file's extra."""
+    """Start kernelspec `name` (or connect to the kernel of "existing:FILE") and take the
+    runner's handlers over; the ready file's extra."""
+    if name.startswith("existing:"):
+        return _take_over(None, _connect(name[len("existing:"):]), name)
     try:
         from jupyter_client.kernelspec import NoSuchKernel
         from jupyter_client.manager import KernelManager
@@ -264,6 +297,10 @@ def start(name):
     except RuntimeError as e:
         km.shutdown_kernel(now=True)
         raise RuntimeError("the kernel %r did not start: %s" % (name, e))
+    return _take_over(km, kc, name)
+
+
+def _take_over(km, kc, name):
     _B.km, _B.kc, _B.name = km, kc, name
     info = _reply(kc.kernel_info(), timeout=60)
     _S.shell = _Count()
@@ -271,13 +308,17 @@ def start(name):
     _HANDLERS.update(execute=_do_execute, complete=_do_complete, inspect=_do_inspect,
                      is_complete=_do_is_complete, clear_plots=_do_clear_plots,
                      shutdown=_do_shutdown, policy=_do_policy)
-    spec = km.kernel_spec
     lang = info.get("language_info") or {}
+    if km is not None:
+        spec = {"name": name, "display_name": km.kernel_spec.display_name,
+                "language": km.kernel_spec.language}
+    else:
+        spec = {"name": str(info.get("implementation", "existing")),
+                "display_name": str(info.get("implementation", "existing")),
+                "language": str(lang.get("name", ""))}
     return {"bridge": name, "language_info": lang,
             "implementation": str(info.get("implementation", "")),
-            "version": str(lang.get("version", "")),
-            "kernelspec": {"name": name, "display_name": spec.display_name,
-                           "language": spec.language}}
+            "version": str(lang.get("version", "")), "kernelspec": spec}
 
 
 _ = (_ev, sys)
