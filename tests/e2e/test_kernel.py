@@ -160,11 +160,27 @@ class KernelCase(unittest.TestCase):
 
     def setUp(self):
         self.log = open(os.path.join(TMP, 'kernel-%s.log' % self.id().split('.')[-1]), 'w+')
-        self.km = KernelManager(kernel_name=self.kernel)
-        self.km.start_kernel(stderr=self.log)
-        self.kc = self.km.client()
-        self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=60)
+        # jupyter_client picks free ports and lets go of them before the kernel binds them:
+        # a process starting beside it may take one first (the kernel then cannot bind and
+        # exits). A kernel that died so is started again, twice at most; one that lives and
+        # does not answer fails the test with its stderr.
+        for attempt in range(3):
+            self.km = KernelManager(kernel_name=self.kernel)
+            self.km.start_kernel(stderr=self.log)
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            try:
+                self.kc.wait_for_ready(timeout=120)
+                return
+            except RuntimeError as e:
+                self.kc.stop_channels()
+                alive = self.km.is_alive()
+                if alive or attempt == 2:
+                    if alive:
+                        self.km.shutdown_kernel(now=True)
+                    self.log.seek(0)
+                    raise AssertionError('%s (kernel %s); its stderr:\n%s' % (
+                        e, 'alive' if alive else 'dead', self.log.read()[-3000:]))
 
     def tearDown(self):
         self.kc.stop_channels()
