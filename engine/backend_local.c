@@ -173,19 +173,80 @@ static int map_ids(pid_t pid, uid_t uid, gid_t gid)
 	return rc;
 }
 
-/*
- * Fork the kernel into a pid namespace of its own (with a user namespace when we are not
- * root); where that is not allowed, a plain fork. Returns the pid, 0 in the child, -1.
- */
-static pid_t fork_kernel(int *in_ns)
+/* Whether this process runs more than one thread (/proc/self/status; 1 when it cannot say). */
+static int threaded(void)
+{
+	struct strbuf st = STRBUF_INIT;
+	const char *t;
+	int n = 1;
+
+	if (strbuf_read_file(&st, "/proc/self/status", 1 << 16) == 0 &&
+	    (t = strstr(st.buf, "\nThreads:")))
+		n = atoi(t + 9);
+	strbuf_release(&st);
+	return n > 1;
+}
+
+/* The clone of fork_kernel(), from a process of one thread; `extra`: CLONE_PARENT or 0. */
+static pid_t clone_kernel(unsigned long extra, int *in_ns)
 {
 	unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | (geteuid() ? CLONE_NEWUSER : 0);
-	pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+	pid_t pid = (pid_t)syscall(SYS_clone, flags | extra | SIGCHLD, NULL, NULL, NULL, NULL);
 
 	*in_ns = pid >= 0;
 	if (pid < 0)
-		pid = fork();
+		pid = (pid_t)syscall(SYS_clone, extra | SIGCHLD, NULL, NULL, NULL, NULL);
 	return pid;
+}
+
+/*
+ * Fork the kernel into a pid namespace of its own (with a user namespace when we are not
+ * root); where that is not allowed, a plain fork. Returns the pid, 0 in the child, -1.
+ *
+ * clone(2) is the system call, which takes none of libc's locks: in a process of several
+ * threads (`cellbox kernel`'s ZMQ context, a lastclose thread) another thread may hold one
+ * of malloc's at that moment, and the child, which allocates and forks the runner, waited for
+ * it for ever (seen: the init stuck in fork()'s __malloc_fork_lock_parent). There the clone is
+ * made by a helper forked with libc's fork() (one thread, malloc whole), with CLONE_PARENT so
+ * that the kernel is still our child; the helper says its pid and in_ns, and exits.
+ */
+static pid_t fork_kernel(int *in_ns)
+{
+	int p[2], got[2] = { -1, 0 }, status;
+	pid_t helper;
+	ssize_t n;
+
+	if (!threaded())
+		return clone_kernel(0, in_ns);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	helper = fork();
+	if (helper == 0) {
+		pid_t pid = clone_kernel(CLONE_PARENT, &got[1]);
+
+		if (pid == 0) {		/* the kernel's init: on as fork_kernel's child */
+			close(p[0]);
+			close(p[1]);
+			*in_ns = got[1];
+			return 0;
+		}
+		got[0] = (int)pid;
+		_exit(write(p[1], got, sizeof(got)) == sizeof(got) ? 0 : 1);
+	}
+	close(p[1]);
+	do {
+		n = helper > 0 ? read(p[0], got, sizeof(got)) : -1;
+	} while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (helper > 0)
+		while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
+			;
+	if (n != sizeof(got) || got[0] <= 0) {
+		errno = helper < 0 ? errno : EAGAIN;
+		return -1;
+	}
+	*in_ns = got[1];
+	return (pid_t)got[0];
 }
 
 /* Leave the kernel's pid, as this machine sees it, in the channel (BACKEND_PID_FILE). */
