@@ -23,7 +23,8 @@ static const struct config_key keys[] = {
 		  "docker or podman (a hardened container)" },
 	{ .name = "kernel", .type = CFG_KERNEL, .offset = SESSION(kernel),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "NAME", .flag_alias = "lang", .env = "CELLBOX_KERNEL",
-	  .help = "the kernel's language: python, r (default: the cell file's, else python)" },
+	  .help = "the kernel: python, r, or jupyter:NAME, any installed Jupyter kernel "
+		  "(default: the cell file's, else python)" },
 	{ .name = "python", .type = CFG_STRING, .offset = SESSION(python),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "PATH", .env = "CELLBOX_PYTHON",
 	  .dflt = CELLBOX_DEFAULT_PYTHON, .help = "interpreter of the local backend (needs IPython)" },
@@ -304,7 +305,7 @@ int config_set_value(struct cellbox_config *cfg, const struct config_key *k, con
 
 		if (!kd) {
 			strbuf_addf(err, "there is no kernel '%s' (there are: ", value);
-			kernel_list(err);
+			kernel_list(err, 1);
 			strbuf_addch(err, ')');
 			return -1;
 		}

@@ -353,6 +353,11 @@ static const struct kernel_def *bridged(const char *name)
 	return k;
 }
 
+int kernel_bridged(const struct kernel_def *k)
+{
+	return k->env[0] && !strcmp(k->env[0], "CELLBOX_BRIDGE");
+}
+
 const struct kernel_def *kernel_find(const char *name)
 {
 	if (!name)
@@ -439,9 +444,10 @@ void kernel_describe_notebook(const struct kernel_def *k, cJSON *nb)
 	}
 }
 
-void kernel_list(struct strbuf *out)
+void kernel_list(struct strbuf *out, int bridged_too)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(kernels); i++)
 		strbuf_addf(out, "%s%s", i ? ", " : "", kernels[i].name);
-	strbuf_addstr(out, ", jupyter:NAME (an installed kernelspec)");
+	if (bridged_too)
+		strbuf_addstr(out, ", jupyter:NAME (an installed kernelspec)");
 }

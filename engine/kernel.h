@@ -111,7 +111,15 @@ const struct kernel_def *kernel_for_notebook(const cJSON *nb);
 const struct kernel_def *kernel_for_file(const char *path, const cJSON *nb);
 /* Give a notebook that has none the kernelspec and language_info of kernel `k`. */
 void kernel_describe_notebook(const struct kernel_def *k, cJSON *nb);
-/* Append the kernels' names, "python, r", for messages. */
-void kernel_list(struct strbuf *out);
+/*
+ * Append the kernels' names, "python, r", for messages; with `bridged_too`, and that any
+ * installed Jupyter kernel is "jupyter:NAME".
+ */
+void kernel_list(struct strbuf *out, int bridged_too);
+/*
+ * Whether `k` is another Jupyter kernel served through the Python runner's bridge
+ * (`jupyter:NAME`, `existing:FILE`): kernel_find() makes such rows when asked for one.
+ */
+int kernel_bridged(const struct kernel_def *k);
 
 #endif

@@ -253,7 +253,7 @@ struct session *session_new(const struct session_opts *opts, struct strbuf *err)
 	s->kernel = opts->kernel ? kernel_find(opts->kernel) : kernel_default();
 	if (!s->kernel) {
 		strbuf_addf(err, "there is no kernel '%s' (there are: ", opts->kernel);
-		kernel_list(err);
+		kernel_list(err, 1);
 		strbuf_addch(err, ')');
 		free(s);
 		return NULL;

@@ -85,7 +85,8 @@ class RunTest(RBase):
         os.unlink(os.path.join(self.tmp, 'config', 'cellbox', 'config'))
         p = self.cellbox('run', '--kernel', 'cobol', '-c', '1')
         self.assertEqual(p.returncode, 2)
-        self.assertIn("there is no kernel 'cobol' (there are: python, r)", p.stderr)
+        self.assertIn("there is no kernel 'cobol' (there are: python, r, jupyter:NAME (an "
+                      "installed kernelspec))", p.stderr)
 
     def test_policy_and_libraries_refused(self):
         # The policy reads Python: an R session under one does not start (exit 5, no kernel)

@@ -286,7 +286,8 @@ static void test_bad_start(void)
 	so.kernel = "cobol";
 	s = session_open(&so, &err);
 	CHECK(s == NULL);
-	CHECK_STR(err.buf, "there is no kernel 'cobol' (there are: python, r)");
+	CHECK_STR(err.buf, "there is no kernel 'cobol' (there are: python, r, jupyter:NAME (an "
+		  "installed kernelspec))");
 	strbuf_reset(&err);
 
 	/* An R without jsonlite: the error says what to install and shows the runner's log. */

@@ -248,9 +248,10 @@ static int t_execute_code(struct mcp_server *srv, struct mcp_call *call, const c
 	struct strbuf set = STRBUF_INIT;
 	double timeout;
 
-	if (language && !(k = kernel_find(language))) {
+	/* (Another Jupyter kernel through the bridge: not for MCP's clients, not tested there.) */
+	if (language && (!(k = kernel_find(language)) || kernel_bridged(k))) {
 		strbuf_addf(err, "language '%.50s': there is no such kernel (there are: ", language);
-		kernel_list(err);
+		kernel_list(err, 0);
 		strbuf_addch(err, ')');
 		return -1;
 	}
