@@ -3,22 +3,21 @@
     CELLBOX_BRIDGE=NAME python3 runner.zip CHANNEL_DIR
 
 The runner starts the kernelspec NAME with jupyter_client where the runner runs (in the
-sandbox), speaks ZMQ to it over ipc sockets in a private directory there, and serves the
-host's requests as the IPython runner does, through serve.py's loop: an execute becomes an
+sandbox), speaks ZMQ to it on that side's loopback (messages signed with a key of this run's),
+and serves the host's requests as the IPython runner does, through serve.py's loop: an execute becomes an
 execute_request, and the kernel's iopub messages for it become the channel's events (stream,
 display with its plot written to plots/, result, error, clear_output); its input_request asks
 the host as input() does; complete, inspect and is_complete are the kernel's replies. SIGINT
 during a cell is passed on as the kernelspec says (a signal or an interrupt_request). ZMQ never
 leaves the sandbox: the host sees files, as from any runner. A kernel that dies ends the runner,
-so the host sees the death as a kernel's.
+so the host sees the death as a kernel's. With "existing:FILE" (--existing) it joins the
+running kernel of connection file FILE instead, and leaves it running.
 """
 
 import os
 import queue
 import signal
-import sys
 
-from . import events as _ev
 from .events import _emit
 from .plots import _rich_event
 from .requests import _HANDLERS, _ask
@@ -320,5 +319,3 @@ def _take_over(km, kc, name):
             "implementation": str(info.get("implementation", "")),
             "version": str(lang.get("version", "")), "kernelspec": spec}
 
-
-_ = (_ev, sys)
