@@ -7,7 +7,6 @@ import json
 import os
 import pty
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -17,46 +16,19 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cli import BIN, clean_env  # noqa: E402
+from test_cli import BIN, Pty, clean_env  # noqa: E402
 from test_tui import Tui  # noqa: E402
 
 
-class Term:
-    """A command on a real pseudo-terminal, read as a person would see it."""
+class Term(Pty):
+    """A cellbox command on a real pseudo-terminal (test_cli's Pty with any arguments), whose
+    terminal can go away under it."""
 
     def __init__(self, env, *args):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             os.execve(BIN, [BIN, *args], env)
         self.buf = b''
-        self.seen = b''
-
-    def expect(self, pattern, timeout=60):
-        deadline = time.monotonic() + timeout
-        rx = re.compile(pattern.encode() if isinstance(pattern, str) else pattern)
-        while True:
-            m = rx.search(self.buf)
-            if m:
-                self.buf = self.buf[m.end():]
-                return m
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError('timed out waiting for %r; screen so far: %r'
-                                     % (pattern, self.seen[-3000:]))
-            r, _, _ = select.select([self.fd], [], [], left)
-            if r:
-                try:
-                    data = os.read(self.fd, 65536)
-                except OSError:
-                    data = b''
-                if not data:
-                    raise AssertionError('terminal closed waiting for %r: %r'
-                                         % (pattern, self.seen[-3000:]))
-                self.buf += data
-                self.seen += data
-
-    def send(self, text):
-        os.write(self.fd, text.encode())
 
     def hang_up(self):
         """The terminal goes away: its master side closes (the REPL gets SIGHUP)."""
@@ -76,13 +48,10 @@ class Term:
 
     def close(self):
         if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+            super().close()
             self.pid = 0
-        if self.fd >= 0:
+            self.fd = -1
+        elif self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
 
