@@ -213,8 +213,12 @@ size_t named_list(const char *runtime, struct named_info **out)
 	char *top = xasprintf("%s/sessions", runtime);
 	struct named_info *v = NULL;
 	size_t n = 0, alloc = 0;
-	DIR *d = wall_own_dir(top, 0, &err) == 0 ? opendir(top) : NULL;
+	int fd = wall_own_dir_open(top, 0, &err);	/* read through what was checked */
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
+
+	if (fd >= 0 && !d)
+		close(fd);
 
 	while (d && (e = readdir(d))) {
 		if (!named_name_ok(e->d_name))
