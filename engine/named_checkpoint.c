@@ -20,12 +20,6 @@
 #include "fsutil.h"
 #include "util.h"
 
-static const char *str_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 int named_checkpoint(const char *runtime, const char *name, const char *path,
 		     size_t *ncells, struct strbuf *err)
 {
@@ -51,7 +45,7 @@ int named_checkpoint(const char *runtime, const char *name, const char *path,
 	cJSON_Delete(msg);
 	named_conn_close(&c);
 	if (!r || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok"))) {
-		strbuf_addf(err, "session '%s': %s", name, r && str_of(r, "error") ? str_of(r, "error")
+		strbuf_addf(err, "session '%s': %s", name, r && named_str(r, "error") ? named_str(r, "error")
 			    : why.buf);
 		goto done;
 	}
@@ -62,8 +56,8 @@ int named_checkpoint(const char *runtime, const char *name, const char *path,
 	cJSON_AddStringToObject(out, "note", "the kernel's memory is not in this file: restoring "
 				"runs these cells again in a fresh kernel");
 	cJSON_AddStringToObject(out, "name", name);
-	cJSON_AddStringToObject(out, "kernel", str_of(r, "kernel") ? str_of(r, "kernel") : "python");
-	cJSON_AddStringToObject(out, "backend", str_of(r, "backend") ? str_of(r, "backend") : "");
+	cJSON_AddStringToObject(out, "kernel", named_str(r, "kernel") ? named_str(r, "kernel") : "python");
+	cJSON_AddStringToObject(out, "backend", named_str(r, "backend") ? named_str(r, "backend") : "");
 	cJSON_AddNumberToObject(out, "created", clock_wall());
 	cJSON_AddItemToObject(out, "cells", cJSON_Duplicate(cells, 1));
 	*ncells = (size_t)cJSON_GetArraySize(cells);
@@ -117,8 +111,8 @@ int named_checkpoint_parse(const char *text, size_t len, const char *what,
 		strbuf_addf(err, "'%s' is not a checkpoint file of cellbox", what);
 		goto out;
 	}
-	if (v->valuedouble != NAMED_CKPT_VERSION || !str_of(root, "kind") ||
-	    strcmp(str_of(root, "kind"), "rerun")) {
+	if (v->valuedouble != NAMED_CKPT_VERSION || !named_str(root, "kind") ||
+	    strcmp(named_str(root, "kind"), "rerun")) {
 		strbuf_addf(err, "'%s': a checkpoint this cellbox cannot restore (version or kind)",
 			    what);
 		goto out;
@@ -131,7 +125,7 @@ int named_checkpoint_parse(const char *text, size_t len, const char *what,
 	}
 	ck->code = xcalloc((size_t)cJSON_GetArraySize(cells) + 1, sizeof(*ck->code));
 	cJSON_ArrayForEach(cell, cells) {
-		const char *code = str_of(cell, "code");
+		const char *code = named_str(cell, "code");
 
 		if (!code || !utf8_valid(code, strlen(code), NULL) ||
 		    (bytes += strlen(code)) > NAMED_RERUN_BYTES) {
@@ -142,10 +136,10 @@ int named_checkpoint_parse(const char *text, size_t len, const char *what,
 		ck->code[n++] = xstrdup(code);
 	}
 	ck->ncells = n;
-	if (str_of(root, "name") && named_name_ok(str_of(root, "name")))
-		ck->name = xstrdup(str_of(root, "name"));
-	if (str_of(root, "kernel"))
-		ck->kernel = xstrdup(str_of(root, "kernel"));
+	if (named_str(root, "name") && named_name_ok(named_str(root, "name")))
+		ck->name = xstrdup(named_str(root, "name"));
+	if (named_str(root, "kernel"))
+		ck->kernel = xstrdup(named_str(root, "kernel"));
 	rc = 0;
 out:
 	if (rc < 0)

@@ -51,12 +51,6 @@ struct named_client {
 	struct strbuf bytes;	/* the file of the event being delivered */
 };
 
-static const char *str_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static double num_of(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -102,10 +96,10 @@ static cJSON *call(struct named_client *nc, cJSON *msg, double timeout, struct s
 	while ((m = named_conn_next(&nc->c)))
 		cJSON_AddItemToArray(nc->queue, m);
 	poke(nc);
-	if (r && str_of(r, "state"))
-		nc->state = state_of(str_of(r, "state"));
+	if (r && named_str(r, "state"))
+		nc->state = state_of(named_str(r, "state"));
 	if (r && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok"))) {
-		strbuf_addstr(err, str_of(r, "error") ? str_of(r, "error") : "refused");
+		strbuf_addstr(err, named_str(r, "error") ? named_str(r, "error") : "refused");
 		cJSON_Delete(r);
 		return NULL;
 	}
@@ -123,12 +117,12 @@ static cJSON *msg_of(const char *t)
 /* A checked file's bytes, sent along in base64, into the event's plot. */
 static void fill_file(struct named_client *nc, struct event_store *st, const cJSON *p)
 {
-	const char *b64 = str_of(p, "b64");
+	const char *b64 = named_str(p, "b64");
 
 	if (!p)
 		return;
-	st->plot.path = str_of(p, "path");
-	st->plot.ext = str_of(p, "ext");
+	st->plot.path = named_str(p, "path");
+	st->plot.ext = named_str(p, "ext");
 	strbuf_reset(&nc->bytes);
 	if (b64 && base64_decode(b64, strlen(b64), &nc->bytes) == 0) {
 		st->plot.data = (const unsigned char *)nc->bytes.buf;
@@ -147,7 +141,7 @@ static struct nreq **req_of(struct named_client *nc, unsigned long id)
 
 static void deliver(struct named_client *nc, const cJSON *m)
 {
-	const char *t = str_of(m, "t");
+	const char *t = named_str(m, "t");
 	unsigned long id = (unsigned long)num_of(m, "id");
 
 	if (!t)
@@ -176,16 +170,16 @@ static void deliver(struct named_client *nc, const cJSON *m)
 		}
 		event_store_release(&st);
 	} else if (!strcmp(t, "cell")) {
-		if (nc->watch && str_of(m, "code"))
-			nc->watch(nc->s, id, str_of(m, "code"),
+		if (nc->watch && named_str(m, "code"))
+			nc->watch(nc->s, id, named_str(m, "code"),
 				  cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "past")), NULL,
 				  nc->watch_data);
 	} else if (!strcmp(t, "state")) {
-		nc->state = state_of(str_of(m, "state"));
+		nc->state = state_of(named_str(m, "state"));
 		if (nc->state == SESSION_CLOSED)
 			nc->gone = 1;
 		if (nc->on_state)
-			nc->on_state(nc->s, nc->state, str_of(m, "msg"), nc->state_data);
+			nc->on_state(nc->s, nc->state, named_str(m, "msg"), nc->state_data);
 	}
 }
 
@@ -281,9 +275,9 @@ struct session *named_attach(const char *runtime, const char *name, int read_onl
 		named_client_close(nc);
 		return NULL;
 	}
-	nc->backend = xstrdup(str_of(r, "backend") ? str_of(r, "backend") : "?");
-	nc->channel = xstrdup(str_of(r, "channel") ? str_of(r, "channel") : "");
-	nc->kernel = kernel_find(str_of(r, "kernel"));
+	nc->backend = xstrdup(named_str(r, "backend") ? named_str(r, "backend") : "?");
+	nc->channel = xstrdup(named_str(r, "channel") ? named_str(r, "channel") : "");
+	nc->kernel = kernel_find(named_str(r, "kernel"));
 	if (!nc->kernel)
 		nc->kernel = kernel_find(NULL);
 	nc->info = cJSON_DetachItemFromObjectCaseSensitive(r, "kernel_info");
@@ -441,8 +435,8 @@ int named_client_revive(struct named_client *nc, struct strbuf *why, struct strb
 	if (!r)
 		return -1;
 	rc = (int)num_of(r, "revived");
-	if (str_of(r, "why"))
-		strbuf_addstr(why, str_of(r, "why"));
+	if (named_str(r, "why"))
+		strbuf_addstr(why, named_str(r, "why"));
 	cJSON_Delete(r);
 	return rc;
 }

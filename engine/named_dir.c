@@ -153,9 +153,9 @@ dead:
 
 static char *str_dup_of(const cJSON *o, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const char *v = named_str(o, key);
 
-	return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
+	return v ? xstrdup(v) : NULL;
 }
 
 static double num_of(const cJSON *o, const char *key)

@@ -254,12 +254,6 @@ static cJSON *reply_to(const cJSON *msg)
 	return r;
 }
 
-static const char *str_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static double num_of(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -334,7 +328,7 @@ static int submit(struct host *h, struct hclient *cl, const cJSON *msg, int exec
 {
 	static const char *const kinds[] = { "complete", "inspect", "is_complete", "clear_plots" };
 	struct hcell *c = xcalloc(1, sizeof(*c));
-	const char *code = str_of(msg, "code"), *kind = str_of(msg, "kind");
+	const char *code = named_str(msg, "code"), *kind = named_str(msg, "kind");
 	unsigned flags = (unsigned)num_of(msg, "flags") &
 			 (SESSION_EXEC_SILENT | SESSION_EXEC_ALLOW_STDIN | SESSION_EXEC_CLEAR_PLOTS |
 			  SESSION_EXEC_TRUSTED);
@@ -398,7 +392,7 @@ static void tell_cell(struct host *h, struct hclient *cl, const char *code, doub
 static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 {
 	struct strbuf err = STRBUF_INIT, why = STRBUF_INIT;
-	const char *t = str_of(msg, "t");
+	const char *t = named_str(msg, "t");
 	cJSON *r = reply_to(msg);
 	int rc = 0;
 
@@ -431,14 +425,14 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		if (rc == 0 && execute && !((unsigned)num_of(msg, "flags") & SESSION_EXEC_SILENT)) {
 			cJSON_AddTrueToObject(r, "ok");
 			named_conn_send(&cl->c, r);
-			tell_cell(h, cl, str_of(msg, "code"),
+			tell_cell(h, cl, named_str(msg, "code"),
 				  cJSON_GetObjectItemCaseSensitive(r, "id")->valuedouble);
 			cJSON_Delete(r);
 			return;
 		}
 	} else if (!strcmp(t, "input")) {
 		rc = session_input_reply(h->s, (unsigned long)num_of(msg, "id"),
-					 str_of(msg, "value") ? str_of(msg, "value") : "", &err);
+					 named_str(msg, "value") ? named_str(msg, "value") : "", &err);
 	} else if (!strcmp(t, "interrupt")) {
 		session_interrupt(h->s);
 	} else if (!strcmp(t, "restart")) {

@@ -30,6 +30,8 @@ int named_conn_flush(struct named_conn *c);
 int named_conn_read(struct named_conn *c);
 /* The next whole line as JSON (the caller deletes it), or NULL when none is there. */
 cJSON *named_conn_next(struct named_conn *c);
+/* The string member `key` of a message, or NULL when it has none that is a string. */
+const char *named_str(const cJSON *o, const char *key);
 
 /* named_dir.c: RUNTIME/sessions/NAME (made, ours and 0700, with `make`); NULL with `err`. */
 char *named_dir(const char *runtime, const char *name, int make, struct strbuf *err);

@@ -111,3 +111,10 @@ cJSON *named_conn_next(struct named_conn *c)
 		cJSON_Delete(msg);	/* not a message: skipped */
 	}
 }
+
+const char *named_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
