@@ -38,6 +38,7 @@
  */
 
 #include <sys/types.h>
+#include <cjson/cJSON.h>
 #include "session.h"
 #include "strbuf.h"
 
@@ -48,6 +49,17 @@
 #define NAMED_LOG_CELLS 200
 #define NAMED_LOG_BYTES (64u << 20)
 #define NAMED_CELL_LOG_MAX (8u << 20)
+
+/*
+ * When a named session ends by itself: after `ttl` seconds idle (no cell running) with nobody
+ * attached (0: never), its cells first written to checkpoint file `checkpoint` when set (an
+ * absolute path; named_checkpoint()'s file). When that file cannot be written the session is
+ * kept, its host's log says why, and it is tried again after another `ttl`.
+ */
+struct named_idle {
+	double ttl;
+	const char *checkpoint;
+};
 
 /* How a host opens its session (setup_open() without the name): NULL with `err`. */
 typedef struct session *(*named_open_fn)(void *data, session_state_fn on_state, void *state_data,
@@ -68,11 +80,11 @@ char *named_generate(void);
 /*
  * Start the host of session `name` under `runtime` and wait until its session is open: it
  * forks, leaves our process group and terminal, calls `open` and serves (`rec`: its
- * recording; `ttl` seconds idle and unattached end it, 0 never). 0, or -1 with `err` (the
- * session's own error when it could not open one; "a session named X is running" when one
- * is).
+ * recording; `idle`: when it ends by itself, NULL never). 0, or -1 with `err` (the session's
+ * own error when it could not open one; "a session named X is running" when one is).
  */
-int named_start(const char *runtime, const char *name, double ttl, named_open_fn open,
+int named_start(const char *runtime, const char *name, const struct named_idle *idle,
+		named_open_fn open,
 		void *data, const struct named_recorder *rec, struct strbuf *err);
 /*
  * Attach to session `name`: a session whose calls go to its host. `read_only`: watch only.
@@ -120,6 +132,13 @@ int named_gc(const char *runtime, struct strbuf *out);
 #define NAMED_RERUN_BYTES (16u << 20)
 int named_checkpoint(const char *runtime, const char *name, const char *path, size_t *ncells,
 		     struct strbuf *err);
+/*
+ * Write such a file from a host's status reply (name, kernel, backend) and its cells (an
+ * array of {code, status}). The host writes one itself when its idle limit ends it. 0, or -1
+ * with `err`.
+ */
+int named_checkpoint_write(const char *path, const cJSON *status, const cJSON *cells,
+			   struct strbuf *err);
 /* A checkpoint read back: its cells' code, in order, and what it says of the session. */
 struct named_ckpt {
 	char **code;		/* NULL-terminated */

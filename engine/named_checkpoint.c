@@ -24,9 +24,9 @@ int named_checkpoint(const char *runtime, const char *name, const char *path,
 		     size_t *ncells, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
-	char *dir = named_dir(runtime, name, 0, err), *text = NULL;
+	char *dir = named_dir(runtime, name, 0, err);
 	struct named_conn c;
-	cJSON *msg, *r = NULL, *out = NULL;
+	cJSON *msg, *r = NULL;
 	const cJSON *cells;
 	int fd, rc = -1;
 
@@ -50,25 +50,39 @@ int named_checkpoint(const char *runtime, const char *name, const char *path,
 		goto done;
 	}
 	cells = cJSON_GetObjectItemCaseSensitive(r, "cells");
-	out = cJSON_CreateObject();
+	if (!named_str(r, "name"))
+		cJSON_AddStringToObject(r, "name", name);
+	*ncells = (size_t)cJSON_GetArraySize(cells);
+	rc = named_checkpoint_write(path, r, cells, err);
+done:
+	cJSON_Delete(r);
+	strbuf_release(&why);
+	return rc;
+}
+
+int named_checkpoint_write(const char *path, const cJSON *status, const cJSON *cells,
+			   struct strbuf *err)
+{
+	cJSON *out = cJSON_CreateObject();
+	const char *kernel = named_str(status, "kernel"), *backend = named_str(status, "backend");
+	char *text;
+	int rc;
+
 	cJSON_AddNumberToObject(out, "cellbox_checkpoint", NAMED_CKPT_VERSION);
 	cJSON_AddStringToObject(out, "kind", "rerun");
 	cJSON_AddStringToObject(out, "note", "the kernel's memory is not in this file: restoring "
 				"runs these cells again in a fresh kernel");
-	cJSON_AddStringToObject(out, "name", name);
-	cJSON_AddStringToObject(out, "kernel", named_str(r, "kernel") ? named_str(r, "kernel") : "python");
-	cJSON_AddStringToObject(out, "backend", named_str(r, "backend") ? named_str(r, "backend") : "");
+	cJSON_AddStringToObject(out, "name", named_str(status, "name") ? named_str(status, "name")
+				: "");
+	cJSON_AddStringToObject(out, "kernel", kernel ? kernel : "python");
+	cJSON_AddStringToObject(out, "backend", backend ? backend : "");
 	cJSON_AddNumberToObject(out, "created", clock_wall());
-	cJSON_AddItemToObject(out, "cells", cJSON_Duplicate(cells, 1));
-	*ncells = (size_t)cJSON_GetArraySize(cells);
+	cJSON_AddItemToObject(out, "cells", cJSON_IsArray(cells) ? cJSON_Duplicate(cells, 1)
+			      : cJSON_CreateArray());
 	text = cJSON_Print(out);
-	if (fsutil_write_atomic(path, text, strlen(text), 0600, err) == 0)
-		rc = 0;
-done:
+	rc = fsutil_write_atomic(path, text, strlen(text), 0600, err) == 0 ? 0 : -1;
 	cJSON_free(text);
 	cJSON_Delete(out);
-	cJSON_Delete(r);
-	strbuf_release(&why);
 	return rc;
 }
 

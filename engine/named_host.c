@@ -48,6 +48,7 @@ struct host {
 	size_t ncells, log_bytes;
 	struct hcell *priv;		/* private requests in flight */
 	double idle_since, ttl;
+	char *ttl_checkpoint;		/* written first when the idle limit ends it; NULL: none */
 	int stop;
 	const struct named_recorder *rec;
 	cJSON *rerun;			/* the cells since the kernel started: {code, status} */
@@ -487,18 +488,46 @@ static void drop_client(struct host *h, int i)
 	h->cl[i] = h->cl[--h->ncl];
 }
 
-struct host *named_host_new(const char *name, const char *dir, double ttl,
+struct host *named_host_new(const char *name, const char *dir, const struct named_idle *idle,
 			    const struct named_recorder *rec)
 {
 	struct host *h = xcalloc(1, sizeof(*h));
 
 	h->name = name;
 	h->dir = dir;
-	h->ttl = ttl;
+	h->ttl = idle ? idle->ttl : 0;
+	h->ttl_checkpoint = idle && idle->checkpoint ? xstrdup(idle->checkpoint) : NULL;
 	h->rec = rec;
 	h->idle_since = clock_wall();
 	h->rerun = cJSON_CreateArray();
 	return h;
+}
+
+/*
+ * The session's cells into its idle checkpoint file before the idle limit ends it: 0, or -1
+ * (logged) when they cannot be, and the session is then kept.
+ */
+static int ttl_checkpoint(struct host *h)
+{
+	struct strbuf err = STRBUF_INIT;
+	cJSON *status = cJSON_CreateObject();
+	int rc = -1;
+
+	add_status(h, status);
+	if (h->rerun_over)
+		strbuf_addf(&err, "it ran more than %d cells (or %u MiB of code) since its kernel "
+			    "started", NAMED_RERUN_CELLS, NAMED_RERUN_BYTES >> 20);
+	else
+		rc = named_checkpoint_write(h->ttl_checkpoint, status, h->rerun, &err);
+	if (rc == 0)
+		msg_error("session '%s': its %d cells checkpointed to %s", h->name,
+			  cJSON_GetArraySize(h->rerun), h->ttl_checkpoint);
+	else
+		msg_error("session '%s' is kept: no checkpoint to %s (%s); again in %.0f s", h->name,
+			  h->ttl_checkpoint, err.buf, h->ttl);
+	cJSON_Delete(status);
+	strbuf_release(&err);
+	return rc;
 }
 
 /* Milliseconds until the idle limit ends the session; -1: none now. */
@@ -512,12 +541,15 @@ static int ttl_wait(struct host *h)
 	if (!h->ttl || attached || running_code(h))
 		return -1;
 	left = h->idle_since + h->ttl - clock_wall();
-	if (left <= 0) {
-		msg_error("session '%s' idle for %.0f s with nobody attached: ended", h->name, h->ttl);
-		h->stop = 1;
-		return 0;
+	if (left > 0)
+		return (int)(left * 1000) + 1;
+	if (h->ttl_checkpoint && ttl_checkpoint(h) < 0) {
+		h->idle_since = clock_wall();	/* kept: tried again after another ttl */
+		return (int)(h->ttl * 1000) + 1;
 	}
-	return (int)(left * 1000) + 1;
+	msg_error("session '%s' idle for %.0f s with nobody attached: ended", h->name, h->ttl);
+	h->stop = 1;
+	return 0;
 }
 
 void named_host_serve(struct host *h, struct session *s, int lfd)
@@ -578,5 +610,6 @@ void named_host_serve(struct host *h, struct session *s, int lfd)
 		cell_free(c);
 	}
 	cJSON_Delete(h->rerun);
+	free(h->ttl_checkpoint);
 	free(h);
 }

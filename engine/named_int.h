@@ -50,7 +50,7 @@ cJSON *named_call(struct named_conn *c, cJSON *msg, double timeout, cJSON *other
  * it closes the session, removes `dir` and frees the host.
  */
 struct host;
-struct host *named_host_new(const char *name, const char *dir, double ttl,
+struct host *named_host_new(const char *name, const char *dir, const struct named_idle *idle,
 			    const struct named_recorder *rec);
 void named_host_state(struct session *s, enum session_state state, const char *msg, void *data);
 void named_host_serve(struct host *h, struct session *s, int lfd);

@@ -47,7 +47,8 @@ static void rec_cell(void *data, const char *code)
 }
 
 struct session *named_setup_open(const struct cellbox_config *cfg, const char *name, int start,
-				 double ttl, int read_only, session_state_fn on_state, void *data,
+				 const struct named_idle *idle, int read_only,
+				 session_state_fn on_state, void *data,
 				 const sigset_t *mask, struct strbuf *err)
 {
 	static struct host_ctx ctx;
@@ -63,7 +64,7 @@ struct session *named_setup_open(const struct cellbox_config *cfg, const char *n
 	ctx.cfg = cfg;
 	so.on_state = on_state;
 	so.state_data = data;
-	if (!start || named_start(runtime, name, ttl, host_open, &ctx, &rec, err) == 0)
+	if (!start || named_start(runtime, name, idle, host_open, &ctx, &rec, err) == 0)
 		s = named_attach(runtime, name, read_only, &so, err);
 	if (s && mask)
 		session_set_sigmask(s, mask);

@@ -102,11 +102,11 @@ static void write_pid(const char *dir)
 }
 
 /* The host itself, in the grandchild: open, say so on `ready`, serve, leave. */
-static void host_main(const char *name, const char *dir, double ttl, named_open_fn open_fn,
-		      void *data, const struct named_recorder *rec, int ready)
+static void host_main(const char *name, const char *dir, const struct named_idle *idle,
+		      named_open_fn open_fn, void *data, const struct named_recorder *rec, int ready)
 {
 	struct strbuf err = STRBUF_INIT;
-	struct host *h = named_host_new(name, dir, ttl, rec);
+	struct host *h = named_host_new(name, dir, idle, rec);
 	struct session *s;
 	int lfd;
 
@@ -137,8 +137,9 @@ static void host_main(const char *name, const char *dir, double ttl, named_open_
 	_exit(0);
 }
 
-int named_start(const char *runtime, const char *name, double ttl, named_open_fn open_fn,
-		void *data, const struct named_recorder *rec, struct strbuf *err)
+int named_start(const char *runtime, const char *name, const struct named_idle *idle,
+		named_open_fn open_fn, void *data, const struct named_recorder *rec,
+		struct strbuf *err)
 {
 	struct strbuf got = STRBUF_INIT, why = STRBUF_INIT;
 	char *dir = named_dir(runtime, name, 1, err);
@@ -162,7 +163,7 @@ int named_start(const char *runtime, const char *name, double ttl, named_open_fn
 		close(p[0]);
 		setsid();
 		if (fork() == 0)
-			host_main(name, dir, ttl, open_fn, data, rec, p[1]);
+			host_main(name, dir, idle, open_fn, data, rec, p[1]);
 		_exit(0);
 	}
 	close(p[1]);

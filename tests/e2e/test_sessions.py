@@ -389,6 +389,53 @@ class CheckpointTest(Base):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(sorted(self.ls()), ['c1', 'c2'])
 
+    def test_idle_limit_checkpoints_first(self):
+        # --ttl-checkpoint: the idle limit writes the cells to the file, then ends the
+        # session; the file restores it (relative to where the front end ran).
+        ck = os.path.join(self.tmp, 'idle.json')
+        r = subprocess.run([BIN, 'repl', '--name', 'sleepy', '--ttl', '2', '--ttl-checkpoint',
+                            'idle.json'], input='x = 41\nimport math\n', capture_output=True,
+                           text=True, env=self.env, cwd=self.tmp, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        host = self.host_pid('sleepy')
+        deadline = time.monotonic() + 30
+        while alive(host) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.assertFalse(alive(host), 'the idle limit did not end the session')
+        with open(ck) as f:
+            saved = json.load(f)
+        self.assertEqual([c['code'] for c in saved['cells']], ['x = 41\n', 'import math\n'])
+        self.assertEqual((saved['name'], saved['kind']), ('sleepy', 'rerun'))
+        self.assertEqual(os.stat(ck).st_mode & 0o777, 0o600)
+        r = self.cellbox('restore', ck)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.cellbox('attach', 'sleepy', stdin='print(x + 1, math.pi > 3)\n')
+        self.assertTrue(r.stdout.rstrip().endswith('42 True'), r.stdout)
+
+    def test_idle_checkpoint_that_cannot_be_written_keeps_the_session(self):
+        # Nothing lost: a checkpoint file that cannot be written keeps the session (its
+        # host's log says why), and it is tried again.
+        ck = os.path.join(self.tmp, 'no-such-dir', 'idle.json')
+        r = self.cellbox('repl', '--name', 'kept', '--ttl', '1', '--ttl-checkpoint', ck,
+                         stdin='x = 5\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        log = os.path.join(self.tmp, 'run', 'sessions', 'kept', 'host.log')
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with open(log) as f:
+                if f.read().count('is kept: no checkpoint to') >= 2:
+                    break
+            time.sleep(0.2)
+        with open(log) as f:
+            self.assertGreaterEqual(f.read().count('is kept: no checkpoint to %s' % ck), 2)
+        r = self.cellbox('attach', 'kept', stdin='print(x * 2)\n')
+        self.assertTrue(r.stdout.rstrip().endswith('10'), r.stdout)
+        # Given without --ttl it is refused before anything starts.
+        r = self.cellbox('repl', '--name', 'nottl', '--ttl-checkpoint', ck, stdin='1\n')
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('give --ttl too', r.stderr)
+        self.assertNotIn('nottl', self.names())
+
     def test_restart_starts_the_list_again(self):
         code = 'a = 1\nimport os; os._exit(1)\nb = 2\n'
         self.cellbox('repl', '--name', 'c3', stdin=code)

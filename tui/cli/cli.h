@@ -23,6 +23,8 @@
 #include "reason.h"
 #include "session.h"
 
+struct named_idle;
+
 /*
  * Exit codes: those of a request's outcome come from the reason table (reason.h: EXIT_OK ...
  * EXIT_INTERRUPTED, reason_exit_code()); this one is replay's own.
@@ -156,11 +158,13 @@ const sigset_t *cli_session_mask(void);
 struct session *cli_open_session(const struct cellbox_config *cfg);
 /*
  * Named sessions (cli_named.c; named.h): the session `name` started (its host owning it from
- * then on; `ttl` seconds idle and unattached end it), or the session `attach` joined
+ * then on; `idle`: when it ends by itself, NULL never), or the session `attach` joined
  * (`read_only`: to watch); cli_open_session() when neither is given. NULL after printing why.
  */
 struct session *cli_open_named(const struct cellbox_config *cfg, const char *name,
-			       const char *attach, double ttl, int read_only);
+			       const char *attach, const struct named_idle *idle, int read_only);
+/* --ttl and --ttl-checkpoint into `idle` (the file's path made absolute). 0, or -1 after saying why. */
+int cli_named_idle(const struct cli_args *args, struct named_idle *idle);
 /* The options that go with it, in a command's table: CLI_NAMED_OPTIONS, */
 #define CLI_NAMED_OPTIONS							\
 	{ .name = "name", .value = CLI_TEXT, .arg = "NAME",			\
@@ -169,7 +173,12 @@ struct session *cli_open_named(const struct cellbox_config *cfg, const char *nam
 	{ .name = "attach", .value = CLI_TEXT, .arg = "NAME",			\
 	  .help = "join the named session NAME instead of starting one" },	\
 	{ .name = "ttl", .value = CLI_SECONDS, .arg = "SECONDS",		\
-	  .help = "with --name: end the session after this long idle with nobody attached" }
+	  .help = "with --name: end the session after this long idle with nobody attached" }, \
+	CLI_TTL_CHECKPOINT_OPTION
+#define CLI_TTL_CHECKPOINT_OPTION						\
+	{ .name = "ttl-checkpoint", .value = CLI_TEXT, .arg = "FILE",		\
+	  .help = "with --ttl: write the session's checkpoint to FILE before the idle limit "	\
+		  "ends it (cellbox restore FILE)" }
 /* The REPL on session `s` (cmd_repl.c), which it closes (detaches from) at the end. */
 int cmd_repl_session(struct session *s, struct cellbox_config *cfg);
 /*

@@ -9,10 +9,46 @@
 #include "named_setup.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int cli_named_idle(const struct cli_args *args, struct named_idle *idle)
+{
+	static char *path;	/* the process's own, for its host */
+	const char *file = cli_value(args, "ttl-checkpoint");
+	char cwd[4096];
+
+	idle->ttl = cli_seconds(args, "ttl", 0);
+	idle->checkpoint = NULL;
+	if (!file)
+		return 0;
+	if (!idle->ttl) {
+		msg_error("--ttl-checkpoint FILE is written when --ttl SECONDS ends the session: "
+			  "give --ttl too");
+		return -1;
+	}
+	if (!*file) {
+		msg_error("--ttl-checkpoint: an empty file name");
+		return -1;
+	}
+	free(path);
+	if (file[0] == '/') {
+		path = xstrdup(file);
+	} else if (getcwd(cwd, sizeof(cwd))) {
+		path = xasprintf("%s/%s", cwd, file);
+	} else {
+		msg_error("--ttl-checkpoint %s: no working directory to find it from", file);
+		return -1;
+	}
+	idle->checkpoint = path;
+	return 0;
+}
 
 struct session *cli_open_named(const struct cellbox_config *cfg, const char *name,
-			       const char *attach, double ttl, int read_only)
+			       const char *attach, const struct named_idle *idle, int read_only)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct session *s;
@@ -23,7 +59,7 @@ struct session *cli_open_named(const struct cellbox_config *cfg, const char *nam
 		msg_error("--name starts a session, --attach joins one: not both");
 		return NULL;
 	}
-	s = named_setup_open(cfg, name ? name : attach, name != NULL, ttl, read_only, NULL, NULL,
+	s = named_setup_open(cfg, name ? name : attach, name != NULL, idle, read_only, NULL, NULL,
 			     cli_session_mask(), &err);
 	if (!s)
 		msg_error("%s", err.buf);

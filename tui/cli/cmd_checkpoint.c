@@ -57,11 +57,14 @@ static int restore_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct named_ckpt ck;
+	struct named_idle idle;
 	struct session *s;
 	const char *name;
 	char *made = NULL;
 	int failed = 0, rc = EXIT_OK, progress = isatty(2);
 
+	if (cli_named_idle(args, &idle) < 0)
+		return EXIT_USAGE;
 	if (named_checkpoint_load(args->argv[0], &ck, &err) < 0) {
 		msg_error("%s", err.buf);
 		strbuf_release(&err);
@@ -73,7 +76,7 @@ static int restore_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	if (!name)
 		name = ck.name ? ck.name : (made = named_generate());
 	cli_catch_sigint();
-	s = cli_open_named(cfg, name, NULL, cli_seconds(args, "ttl", 0), 0);
+	s = cli_open_named(cfg, name, NULL, &idle, 0);
 	if (!s) {
 		named_checkpoint_free(&ck);
 		free(made);
@@ -113,6 +116,7 @@ static const struct cli_option restore_options[] = {
 	  .help = "the session's name (default: the checkpoint's)" },
 	{ .name = "ttl", .value = CLI_SECONDS, .arg = "SECONDS",
 	  .help = "end the session after this long idle with nobody attached" },
+	CLI_TTL_CHECKPOINT_OPTION,
 	{ NULL },
 };
 

@@ -1,5 +1,6 @@
 /* cellbox repl: a GNU readline line REPL on one persistent session. */
 #include "cli.h"
+#include "named.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -663,13 +664,15 @@ int cmd_repl_session(struct session *s, struct cellbox_config *cfg)
 /* cellbox repl */
 static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
+	struct named_idle idle;
 	struct session *s;
 
 	if (cli_existing(cfg, cli_value(args, "existing")) < 0)
 		return EXIT_USAGE;
+	if (cli_named_idle(args, &idle) < 0)
+		return EXIT_USAGE;
 	cli_catch_sigint();
-	s = cli_open_named(cfg, cli_value(args, "name"), cli_value(args, "attach"),
-			   cli_seconds(args, "ttl", 0), 0);
+	s = cli_open_named(cfg, cli_value(args, "name"), cli_value(args, "attach"), &idle, 0);
 	if (!s)
 		return EXIT_NO_KERNEL;
 	return cmd_repl_session(s, cfg);

@@ -116,14 +116,14 @@ static int attach_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	if (!name)
 		return EXIT_USAGE;
 	if (isatty(0) && isatty(1) && !cli_has(args, "repl")) {
-		struct tui_named named = { NULL, name, 0, cli_has(args, "read-only") };
+		struct tui_named named = { NULL, name, { 0, NULL }, cli_has(args, "read-only") };
 
 		rc = tui_run(cfg, NULL, &named);
 		free(only);
 		return rc;
 	}
 	cli_catch_sigint();
-	s = cli_open_named(cfg, NULL, name, 0, cli_has(args, "read-only"));
+	s = cli_open_named(cfg, NULL, name, NULL, cli_has(args, "read-only"));
 	free(only);
 	if (!s)
 		return EXIT_NO_KERNEL;

@@ -20,7 +20,8 @@ static int cmd_tui(const struct cli_args *args, struct cellbox_config *cfg)
 	if (args) {
 		named.name = cli_value(args, "name");
 		named.attach = cli_value(args, "attach");
-		named.ttl = cli_seconds(args, "ttl", 0);
+		if (cli_named_idle(args, &named.idle) < 0)
+			return EXIT_USAGE;
 	}
 	if (named.name && named.attach) {
 		msg_error("--name starts a session, --attach joins one: not both");

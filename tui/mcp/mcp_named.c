@@ -46,7 +46,7 @@ struct session *mcp_named_start(struct mcp_server *srv, const struct session_opt
 		cfg.pool_name = dflt_pool;
 	if (pol && !srv->policy)
 		cfg.policy = pol;	/* mcp_policy_for() checked it: a name, not a path */
-	s = named_setup_open(&cfg, name, 1, 0, 0, mcp_session_state, ms, NULL, err);
+	s = named_setup_open(&cfg, name, 1, NULL, 0, mcp_session_state, ms, NULL, err);
 	free(pol);
 	return s;
 }
@@ -116,7 +116,8 @@ int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const
 	ms->policy = srv->policy;
 	ms->timeout = srv->cfg->timeout;
 	mcp_session_new_handle(ms->handle, sizeof(ms->handle));
-	ms->s = named_setup_open(srv->cfg, name, 0, 0, read_only, mcp_session_state, ms, NULL, err);
+	ms->s = named_setup_open(srv->cfg, name, 0, NULL, read_only, mcp_session_state, ms, NULL,
+				 err);
 	if (!ms->s) {
 		free(ms);
 		return -1;

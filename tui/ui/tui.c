@@ -227,8 +227,8 @@ static struct session *open_session(struct ui *ui, const struct tui_named *named
 		dup2(fd, 2);
 	if (named && (named->name || named->attach))
 		s = named_setup_open(ui->cfg, named->name ? named->name : named->attach,
-				     named->name != NULL, named->ttl, named->read_only, ui_on_state, ui,
-				     NULL, &why);
+				     named->name != NULL, &named->idle, named->read_only, ui_on_state,
+				     ui, NULL, &why);
 	else
 		s = setup_open(ui->cfg, ui_on_state, ui, NULL, &note, &why);
 	if (s && session_named(s))

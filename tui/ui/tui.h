@@ -7,6 +7,7 @@
  */
 
 #include "config.h"
+#include "named.h"
 
 /*
  * Run the full-screen UI on this terminal (standard input and output must be one) with the
@@ -14,12 +15,12 @@
  * (reason.h: EXIT_OK, EXIT_USAGE, EXIT_NO_KERNEL).
  */
 /*
- * A named session (named.h) for the UI: `name` starts one (`ttl`: its idle limit), `attach`
- * joins one (`read_only`: to watch). All NULL: the UI's own session, as before.
+ * A named session (named.h) for the UI: `name` starts one (`idle`: when it ends by itself),
+ * `attach` joins one (`read_only`: to watch). All NULL: the UI's own session, as before.
  */
 struct tui_named {
 	const char *name, *attach;
-	double ttl;
+	struct named_idle idle;
 	int read_only;
 };
 int tui_run(struct cellbox_config *cfg, const char *file, const struct tui_named *named);
