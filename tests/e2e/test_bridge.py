@@ -134,6 +134,12 @@ class OctaveTest(Base):
         # every output. An error is only its text: octave_kernel replies "ok" to every cell.
         self.assertEqual(r.stdout, 'x = 6\n42\nline 1\nline 2\nerror: boom\n7\n')
 
+    def test_interrupt_keeps_the_state(self):
+        r = self.cellbox('repl', '--kernel', 'jupyter:octave', '--timeout', '3',
+                         stdin='x = 5;\n\npause(60)\n\ndisp(x * 2)\n\n')
+        self.assertIn('timeout', r.stdout + r.stderr)
+        self.assertTrue(r.stdout.endswith('\n10\n'), r.stdout)
+
     def test_replay_a_notebook_with_a_plot(self):
         # The notebook's kernelspec picks the bridged kernel: no --kernel.
         nb = {'cells': [{'cell_type': 'code', 'metadata': {}, 'source': 'x = 6;',
