@@ -416,6 +416,17 @@ const struct kernel_def *kernel_for_notebook(const cJSON *nb)
 		if (k)
 			return k;
 	}
+	/*
+	 * A kernelspec of a language cellbox has no kernel for (Octave's, Julia's): the
+	 * installed one of that name, bridged, rather than Python running another language.
+	 */
+	if (names[0] && spec_name_ok(names[0])) {
+		char *name = xasprintf(BRIDGE_PREFIX "%s", names[0]);
+		const struct kernel_def *k = bridged(name);
+
+		free(name);
+		return k;
+	}
 	return NULL;
 }
 

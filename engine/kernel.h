@@ -101,7 +101,8 @@ const struct kernel_def *kernel_default(void);
 const struct kernel_def *kernel_for_path(const char *path);
 /*
  * The kernel a notebook's metadata asks for: kernelspec.name or .language, else
- * language_info.name. NULL when it names none or one cellbox does not have.
+ * language_info.name; a kernelspec.name cellbox has no kernel for is the installed kernelspec
+ * of that name, bridged (jupyter:NAME). NULL when it names none.
  */
 const struct kernel_def *kernel_for_notebook(const cJSON *nb);
 /*

@@ -1,7 +1,9 @@
 """Any Jupyter kernel inside cellbox (issue 29, item 2): `--kernel jupyter:NAME` starts the
 installed kernelspec NAME where the runner runs and serves it through the channel (the runner's
 bridge speaks ZMQ to it there; the host sees files). Run with the real kernels Debian has:
-ipykernel (python3), IRkernel (ir) and xeus-python (xpython). Run as test_bridge.NAME."""
+ipykernel (python3), IRkernel (ir), xeus-python (xpython) and Octave's (octave: Debian's
+python3-octave-kernel, gnuplot-nox, ghostscript and fonts-freefont-otf for its plots). Run as
+test_bridge.NAME."""
 import json
 import os
 import re
@@ -9,10 +11,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_cli import BIN, PYTHON, clean_env  # noqa: E402
+import test_tui  # noqa: E402
 
 
 def kernelspecs():
@@ -109,6 +113,93 @@ class BridgeTest(Base):
             cells = json.load(f)['cells']
         self.assertEqual(cells[1]['outputs'][0]['text'], ['3\n'])
         self.assertEqual(cells[1]['outputs'][1]['data']['text/plain'], ['20'])
+
+
+class OctaveTest(Base):
+    """GNU Octave through Debian's octave_kernel (metakernel: it drives octave-cli on a pty,
+    plots with gnuplot, printed to PNG by ghostscript). Its is_complete says "incomplete" to
+    any cell not ending in a newline, so a blank line ends a cell, as in jupyter-console."""
+
+    def setUp(self):
+        need('octave')
+        super().setUp()
+
+    def test_repl_cells_state_error(self):
+        r = self.cellbox('repl', '--kernel', 'jupyter:octave',
+                         stdin='x = 6\n\ndisp(x * 7)\n\nfor i = 1:2\n  printf("line %d\\n", i);\n'
+                               'end\n\nerror("boom")\n\ndisp(x + 1)\n\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Octave's lines (\r\n from its pty, read here as \n) and nothing else: with the
+        # terminal's TERM, readline's bracketed-paste escapes and an echoed "\r\r\n" began
+        # every output. An error is only its text: octave_kernel replies "ok" to every cell.
+        self.assertEqual(r.stdout, 'x = 6\n42\nline 1\nline 2\nerror: boom\n7\n')
+
+    def test_interrupt_keeps_the_state(self):
+        r = self.cellbox('repl', '--kernel', 'jupyter:octave', '--timeout', '3',
+                         stdin='x = 5;\n\npause(60)\n\ndisp(x * 2)\n\n')
+        self.assertIn('timeout', r.stdout + r.stderr)
+        self.assertTrue(r.stdout.endswith('\n10\n'), r.stdout)
+
+    def test_replay_a_notebook_with_a_plot(self):
+        # The notebook's kernelspec picks the bridged kernel: no --kernel.
+        nb = {'cells': [{'cell_type': 'code', 'metadata': {}, 'source': 'x = 6;',
+                         'outputs': [], 'execution_count': None},
+                        {'cell_type': 'code', 'metadata': {},
+                         'source': 'plot(1:10)\ntitle("t")\ndisp(x * 7)',
+                         'outputs': [], 'execution_count': None}],
+              'metadata': {'kernelspec': {'name': 'octave', 'display_name': 'Octave',
+                                          'language': 'octave'}},
+              'nbformat': 4, 'nbformat_minor': 5}
+        path = os.path.join(self.tmp, 'n.ipynb')
+        with open(path, 'w') as f:
+            json.dump(nb, f)
+        out = os.path.join(self.tmp, 'out.ipynb')
+        plots = os.path.join(self.tmp, 'plots')
+        r = self.cellbox('replay', path, '-o', out, '--plots', plots)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn('[plot 1: 560x420 PNG, saved to', r.stdout)
+        with open(os.path.join(plots, 'plot-1.png'), 'rb') as f:
+            self.assertEqual(f.read(8), b'\x89PNG\r\n\x1a\n')
+        with open(out) as f:
+            done = json.load(f)
+        self.assertEqual(done['metadata']['kernelspec']['name'], 'octave')
+        self.assertEqual(done['metadata']['language_info']['name'], 'octave')
+        outputs = done['cells'][1]['outputs']
+        self.assertEqual([o['output_type'] for o in outputs], ['stream', 'display_data'])
+        self.assertEqual(outputs[0]['text'], ['42\r\n'])
+        self.assertIn('image/png', outputs[1]['data'])
+
+    def test_ui_plot_and_completion(self):
+        if not shutil.which('tmux'):
+            self.skipTest('tmux is not installed (scripts/bootstrap --tests)')
+        ui = test_tui.Tui(self.tmp, 'octave', ['--kernel', 'jupyter:octave'],
+                          env_extra={'CELLBOX_BLOCKS': 'half'})
+        try:
+            ui.run('x = 6')
+            ui.keys('Enter')                # the blank line that ends an Octave cell
+            ui.wait_for('x = 6\n', 'idle', timeout=120)
+            # Tab: one completion is inserted (the kernel's two empty ones dropped; kept,
+            # they made a menu of three).
+            ui.type('plotm')
+            ui.keys('Tab')
+            ui.wait_for('>>: plotmatrix')
+            ui.keys('C-u')
+            ui.wait_gone('plotmatrix')
+            ui.run('plot(1:10)')
+            ui.keys('Enter')
+            ui.wait_for('[plot 1: 560x420 PNG]', timeout=120)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                rows = ui.screen().split('\n')
+                k = next(i for i, r in enumerate(rows) if r.startswith('[plot 1: 560x420 PNG]'))
+                blocks = [i for i, r in enumerate(rows) if test_tui.BLOCK in r]
+                if len(blocks) >= 5:
+                    break
+                time.sleep(0.1)
+            self.assertGreaterEqual(len(blocks), 5, '\n'.join(rows))
+            self.assertEqual(blocks[0], k + 1, 'the image is right below its line')
+        finally:
+            ui.close()
 
 
 class RefusedTest(Base):

@@ -195,7 +195,8 @@ def _code_and_cursor(req):
 def _do_complete(req):
     code, pos = _code_and_cursor(req)
     c = _reply(_B.kc.complete(code, pos))
-    matches = [str(m) for m in c.get("matches") or []]
+    # Empty ones dropped: metakernel's (Octave's) come with two "" first.
+    matches = [str(m) for m in c.get("matches") or [] if m]
     start, end = c.get("cursor_start", pos), c.get("cursor_end", pos)
     _emit({"type": "reply", "matches": matches,
            "cursor_start": start if isinstance(start, int) else pos,
@@ -287,8 +288,12 @@ def start(name):
              "(jupyter kernelspec list)" % name)
         _exit_now(1)
     log = _S.log_fd if getattr(_S, "log_fd", -1) >= 0 else 2
+    # The kernel has no terminal: TERM=dumb says so (the kernelspec's own env still wins). A
+    # kernel that drives its language's REPL on a pty (Octave's, bash's: pexpect) otherwise
+    # gets readline's bracketed-paste escapes and an echoed line in every stream.
+    env = dict(os.environ, TERM="dumb")
     with open(os.devnull) as null:
-        km.start_kernel(stdout=log, stderr=log, stdin=null, cwd=os.getcwd())
+        km.start_kernel(stdout=log, stderr=log, stdin=null, cwd=os.getcwd(), env=env)
     kc = km.client()
     kc.start_channels()
     try:
