@@ -319,7 +319,8 @@ static int start_egress(struct backend_docker *db, const struct kernel_spec *spe
 		return -1;
 	}
 	path = xasprintf("%s/host/" EGRESS_SOCKET, spec->channel_dir);
-	rc = egress_proxy_start(&db->egress, spec->sandbox->network, path, err);
+	rc = egress_proxy_start(&db->egress, spec->sandbox->network, spec->sandbox->egress_hosts,
+				path, err);
 	free(path);
 	return rc;
 }

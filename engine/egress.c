@@ -255,6 +255,79 @@ int egress_narrows(const struct egress_list *asked, const struct egress_list *gi
 	return 1;
 }
 
+/* Fill `ss` with the literal `addr` and `port`. */
+int egress_literal(const char *addr, unsigned port, struct sockaddr_storage *ss,
+		   socklen_t *sslen)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((unsigned short)port);
+		*sslen = sizeof(*sin);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((unsigned short)port);
+		*sslen = sizeof(*sin6);
+		return 0;
+	}
+	return -1;
+}
+
+/* Look a name up in a hosts file's text. */
+int egress_hosts_lookup(const char *text, size_t len, const char *name, unsigned port,
+			struct sockaddr_storage *ss, socklen_t *sslen)
+{
+	char want[EGRESS_MAX_NAME + 1];
+	const char *p = text, *end = text + len;
+	size_t nlen = strlen(name);
+
+	if (!valid_name(name, nlen))
+		return 0;
+	copy_name(want, name, nlen);
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *q;
+		char addr[64], word[EGRESS_MAX_NAME + 1];
+		size_t n;
+		int first = 1, ok = 0;
+
+		if (!eol)
+			eol = end;
+		for (q = p; q < eol && *q != '#';) {
+			while (q < eol && (*q == ' ' || *q == '\t' || *q == '\r'))
+				q++;
+			n = 0;
+			while (q + n < eol && q[n] != ' ' && q[n] != '\t' && q[n] != '\r' &&
+			       q[n] != '#')
+				n++;
+			if (!n)
+				break;
+			if (first) {
+				if (n >= sizeof(addr))
+					break;
+				memcpy(addr, q, n);
+				addr[n] = '\0';
+				first = 0;
+			} else if (valid_name(q, n)) {
+				copy_name(word, q, n);
+				if (!strcmp(word, want)) {
+					ok = 1;
+					break;
+				}
+			}
+			q += n;
+		}
+		if (ok && egress_literal(addr, port, ss, sslen) == 0)
+			return 1;
+		p = eol + 1;
+	}
+	return 0;
+}
+
 /* Parse host[:port] (host may be [v6]) of `len` bytes into r->host and r->port. */
 static int parse_authority(const char *s, size_t len, unsigned def_port,
 			   struct egress_request *r)

@@ -58,6 +58,18 @@ int egress_allows_addr(const struct egress_list *l, const struct sockaddr *sa, u
  */
 int egress_narrows(const struct egress_list *asked, const struct egress_list *given);
 
+/* Fill `ss` with the address literal `addr` (no brackets) and `port`; -1 when it is not one. */
+int egress_literal(const char *addr, unsigned port, struct sockaddr_storage *ss,
+		   socklen_t *sslen);
+
+/*
+ * Look `name` up in the text of a hosts file (lines "ADDRESS NAME [ALIAS...]", '#' comments):
+ * 1 with `ss` (port `port`) at the first line that names it (without case), 0 when none does.
+ * Lines that are not of that shape are passed over.
+ */
+int egress_hosts_lookup(const char *text, size_t len, const char *name, unsigned port,
+			struct sockaddr_storage *ss, socklen_t *sslen);
+
 /* What a client asked the proxy for: its request line, parsed. */
 struct egress_request {
 	int connect;			/* CONNECT host:port (a tunnel) */

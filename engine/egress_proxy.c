@@ -32,6 +32,7 @@
 #define CONNECT_SECONDS 10.0
 #define IDLE_SECONDS 300.0
 #define CLOSING_SECONDS 2.0
+#define HOSTS_MAX (1 << 20)
 
 enum state { HEAD, CONNECTING, RELAY, CLOSING };
 
@@ -89,48 +90,44 @@ static void refuse(struct conn *c, int code, const char *fmt, ...)
 	c->deadline = clock_now() + CLOSING_SECONDS + HEAD_SECONDS;
 }
 
-/* Where the request's host is: an address literal, or a listed name resolved by the host. */
+/* The operator's hosts file (egress-hosts), read before the fork; NULL when none. */
+static const struct strbuf *hosts_file;
+
+/*
+ * Where the request's host is: an address literal in a listed range, or a listed name from
+ * the hosts file or the host's resolver. A name that is not listed is never resolved.
+ */
 static int resolve(struct conn *c, const struct egress_request *r, const struct egress_list *l,
 		   struct sockaddr_storage *ss, socklen_t *sslen)
 {
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
 	char port[8];
 	int rc;
 
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, r->host, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((unsigned short)r->port);
-		*sslen = sizeof(*sin);
-	} else if (inet_pton(AF_INET6, r->host, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((unsigned short)r->port);
-		*sslen = sizeof(*sin6);
-	} else {
-		if (!egress_allows_name(l, r->host, r->port)) {
-			refuse(c, 403, "%s is not on the sandbox's allow-list", c->target);
-			return -1;
-		}
-		snprintf(port, sizeof(port), "%u", r->port);
-		rc = getaddrinfo(r->host, port, &hints, &res);
-		if (rc || !res || res->ai_addrlen > sizeof(*ss)) {
-			refuse(c, 502, "cannot resolve %s: %s", r->host,
-			       rc ? gai_strerror(rc) : "no address");
-			if (res)
-				freeaddrinfo(res);
-			return -1;
-		}
-		memcpy(ss, res->ai_addr, res->ai_addrlen);
-		*sslen = res->ai_addrlen;
-		freeaddrinfo(res);
-		return 0;
-	}
-	if (!egress_allows_addr(l, (struct sockaddr *)ss, r->port)) {
+	if (egress_literal(r->host, r->port, ss, sslen) == 0) {
+		if (egress_allows_addr(l, (struct sockaddr *)ss, r->port))
+			return 0;
 		refuse(c, 403, "%s is not on the sandbox's allow-list", c->target);
 		return -1;
 	}
+	if (!egress_allows_name(l, r->host, r->port)) {
+		refuse(c, 403, "%s is not on the sandbox's allow-list", c->target);
+		return -1;
+	}
+	if (hosts_file && egress_hosts_lookup(hosts_file->buf, hosts_file->len, r->host, r->port,
+					      ss, sslen))
+		return 0;
+	snprintf(port, sizeof(port), "%u", r->port);
+	rc = getaddrinfo(r->host, port, &hints, &res);
+	if (rc || !res || res->ai_addrlen > sizeof(*ss)) {
+		refuse(c, 502, "cannot resolve %s: %s", r->host, rc ? gai_strerror(rc) : "no address");
+		if (res)
+			freeaddrinfo(res);
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sslen = res->ai_addrlen;
+	freeaddrinfo(res);
 	return 0;
 }
 
@@ -469,10 +466,11 @@ static void keep_only(int a, int b)
 }
 
 /* Listen on `path` and start the proxy in a child. */
-int egress_proxy_start(struct egress_proxy *p, const char *network, const char *path,
-		       struct strbuf *err)
+int egress_proxy_start(struct egress_proxy *p, const char *network, const char *hosts_path,
+		       const char *path, struct strbuf *err)
 {
 	struct egress_list *l = xcalloc(1, sizeof(*l));
+	struct strbuf hosts = STRBUF_INIT;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd = -1, pipefd[2] = { -1, -1 }, rc = -1;
 	pid_t pid;
@@ -481,6 +479,14 @@ int egress_proxy_start(struct egress_proxy *p, const char *network, const char *
 	p->keep_fd = -1;
 	if (egress_list_parse(network, l, err) < 0)
 		goto out;
+	if (hosts_path && *hosts_path) {
+		strbuf_set_max(&hosts, HOSTS_MAX);
+		if (strbuf_read_file(&hosts, hosts_path, HOSTS_MAX) < 0) {
+			strbuf_addf(err, "egress: cannot read the hosts file '%s': %s", hosts_path,
+				    errno == EFBIG ? "over 1 MB" : strerror(errno));
+			goto out;
+		}
+	}
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		strbuf_addf(err, "egress: the socket path '%s' is too long for a socket (%zu bytes "
 			    "at most): use a shorter runtime directory", path,
@@ -504,6 +510,7 @@ int egress_proxy_start(struct egress_proxy *p, const char *network, const char *
 		signal(SIGPIPE, SIG_IGN);
 		signal(SIGINT, SIG_IGN);	/* the session's ^C is not the proxy's end */
 		keep_only(fd, pipefd[0]);
+		hosts_file = &hosts;
 		egress_proxy_serve(fd, pipefd[0], l);
 		_exit(0);
 	}
@@ -519,6 +526,7 @@ out:
 	if (pipefd[1] >= 0)
 		close(pipefd[1]);
 	free(l);
+	strbuf_release(&hosts);
 	return rc;
 }
 

@@ -37,11 +37,12 @@ struct egress_proxy {
 
 /*
  * Listen on `path` (made anew, mode 0666: the container's user connects) and start the proxy
- * for the allow-list `network` in a child process. -1 with `err` (a bad list, a path too long
- * for a socket, no socket).
+ * for the allow-list `network` in a child process; `hosts_path` (NULL: none) is a hosts file
+ * it resolves listed names by before the host's resolver (1 MB at most, read now). -1 with
+ * `err` (a bad list, an unreadable hosts file, a path too long for a socket, no socket).
  */
-int egress_proxy_start(struct egress_proxy *p, const char *network, const char *path,
-		       struct strbuf *err);
+int egress_proxy_start(struct egress_proxy *p, const char *network, const char *hosts_path,
+		       const char *path, struct strbuf *err);
 
 /* End the proxy and reap it; nothing when there is none. */
 void egress_proxy_stop(struct egress_proxy *p);
