@@ -50,7 +50,7 @@
 struct sandbox_opts {
 	const char *image;		/* [cellbox-python:p<protocol>] */
 	const char *network;		/* NetworkMode [none]; "bridge" lets %pip install work;
-					   "allow:HOST[:PORT],..." a proxy's allow-list (egress.h) */
+					   "allow:HOST[:PORT],..." a proxy's allow-list (egress_list.h) */
 	const char *egress_hosts;	/* a hosts file for the allow-list's names [the host's
 					   resolver] */
 	double cpus;			/* CPU limit in CPUs [1] */

@@ -302,7 +302,7 @@ static void add_stale_images(struct docker *d, const char *image, struct strbuf 
 }
 
 /*
- * Start the proxy of an allow-list (egress_proxy.h) once for this backend: its socket is in
+ * Start the proxy of an allow-list (egress.h) once for this backend: its socket is in
  * the channel's host part, which the container sees (read-only) at the same path.
  */
 static int start_egress(struct backend_docker *db, const struct kernel_spec *spec,

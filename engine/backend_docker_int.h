@@ -18,7 +18,7 @@
 
 #include "backend.h"
 #include "docker.h"
-#include "egress_proxy.h"
+#include "egress.h"
 
 #define DEFAULT_MEMORY (1ull << 30)
 #define LABEL_PID "org.cellbox.pid"

@@ -1,429 +1,544 @@
 /*
- * The allow-list of a sandbox's egress and the proxy's request line (egress.h).
+ * The egress proxy: a child process that serves a sandbox's allow-list on a Unix socket
+ * (egress.h). One poll loop; each connection reads a request head, is checked, resolved
+ * and connected, then relays bytes both ways through two bounded buffers.
  */
 #include "egress.h"
+#include "alloc.h"
+#include "clock.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-/* Whether a network setting is an allow-list. */
-int egress_is_list(const char *network)
+#define MAX_CONNS 64
+#define HEAD_MAX 8192
+#define BUF_SIZE 16384
+#define HEAD_SECONDS 10.0
+#define CONNECT_SECONDS 10.0
+#define IDLE_SECONDS 300.0
+#define CLOSING_SECONDS 2.0
+#define HOSTS_MAX (1 << 20)
+
+enum state { HEAD, CONNECTING, RELAY, CLOSING };
+
+struct conn {
+	int cfd, sfd;			/* the sandbox's end, the server's (-1 when none) */
+	enum state state;
+	char up[BUF_SIZE];		/* sandbox -> server */
+	size_t up_len;
+	char down[BUF_SIZE];		/* server -> sandbox */
+	size_t down_len;
+	int c_eof, s_eof;		/* that side has nothing more to send */
+	int s_shut, c_shut;		/* we shut the write side of sfd, cfd */
+	double deadline;
+	char target[EGRESS_MAX_NAME + 16];	/* host:port, for messages */
+};
+
+/* Close a connection's descriptors and free it. */
+static void conn_free(struct conn *c)
 {
-	return network && !strncmp(network, EGRESS_PREFIX, strlen(EGRESS_PREFIX));
+	if (c->cfd >= 0)
+		close(c->cfd);
+	if (c->sfd >= 0)
+		close(c->sfd);
+	free(c);
 }
 
-/* Parse a decimal port 1..65535 of `len` bytes; 0 when it is not one. */
-static unsigned parse_port(const char *s, size_t len)
+/*
+ * Answer the sandbox with `code` and a status line that says `fmt` (no more reading from the
+ * server), then close once it is sent.
+ */
+__attribute__((format(printf, 3, 4)))
+static void refuse(struct conn *c, int code, const char *fmt, ...)
 {
-	unsigned v = 0;
+	char why[300];
+	va_list ap;
+	int n;
 
-	if (len == 0 || len > 5)
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	for (char *p = why; *p; p++)	/* a status line is one line of printable text */
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			*p = '?';
+	n = snprintf(c->down, sizeof(c->down), "HTTP/1.1 %d cellbox egress: %s\r\n"
+		     "Content-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n"
+		     "X-Cellbox-Egress: refused\r\n\r\ncellbox egress: %s\n",
+		     code, why, strlen(why) + 17, why);
+	c->down_len = n > 0 && (size_t)n < sizeof(c->down) ? (size_t)n : 0;
+	c->up_len = 0;
+	if (c->sfd >= 0) {
+		close(c->sfd);
+		c->sfd = -1;
+	}
+	c->state = CLOSING;
+	c->deadline = clock_now() + CLOSING_SECONDS + HEAD_SECONDS;
+}
+
+/* The operator's hosts file (egress-hosts), read before the fork; NULL when none. */
+static const struct strbuf *hosts_file;
+
+/*
+ * Where the request's host is: an address literal in a listed range, or a listed name from
+ * the hosts file or the host's resolver. A name that is not listed is never resolved.
+ */
+static int resolve(struct conn *c, const struct egress_request *r, const struct egress_list *l,
+		   struct sockaddr_storage *ss, socklen_t *sslen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	char port[8];
+	int rc;
+
+	if (egress_literal(r->host, r->port, ss, sslen) == 0) {
+		if (egress_allows_addr(l, (struct sockaddr *)ss, r->port))
+			return 0;
+		refuse(c, 403, "%s is not on the sandbox's allow-list", c->target);
+		return -1;
+	}
+	if (!egress_allows_name(l, r->host, r->port)) {
+		refuse(c, 403, "%s is not on the sandbox's allow-list", c->target);
+		return -1;
+	}
+	if (hosts_file && egress_hosts_lookup(hosts_file->buf, hosts_file->len, r->host, r->port,
+					      ss, sslen))
 		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return 0;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	return v <= 65535 ? v : 0;
-}
-
-/* Whether `s` is a host name we accept: [A-Za-z0-9_.-], not empty, no empty label. */
-static int valid_name(const char *s, size_t len)
-{
-	if (len == 0 || len > EGRESS_MAX_NAME || s[0] == '.' || s[0] == '-')
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (!isalnum(c) && c != '-' && c != '_' && c != '.')
-			return 0;
-		if (c == '.' && i + 1 < len && s[i + 1] == '.')
-			return 0;
-	}
-	return 1;
-}
-
-/* Copy a name lower case without its trailing dot. */
-static void copy_name(char *dst, const char *s, size_t len)
-{
-	if (len > 1 && s[len - 1] == '.')
-		len--;
-	for (size_t i = 0; i < len; i++)
-		dst[i] = (char)tolower((unsigned char)s[i]);
-	dst[len] = '\0';
-}
-
-/* Parse an address literal (no brackets) of `len` bytes, with /prefix allowed when `cidr`. */
-static int parse_addr(const char *s, size_t len, int cidr, struct egress_rule *r)
-{
-	char buf[64];
-	const char *slash;
-	int max;
-
-	if (len == 0 || len >= sizeof(buf))
+	snprintf(port, sizeof(port), "%u", r->port);
+	rc = getaddrinfo(r->host, port, &hints, &res);
+	if (rc || !res || res->ai_addrlen > sizeof(*ss)) {
+		refuse(c, 502, "cannot resolve %s: %s", r->host, rc ? gai_strerror(rc) : "no address");
+		if (res)
+			freeaddrinfo(res);
 		return -1;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	slash = strchr(buf, '/');
-	if (slash && !cidr)
-		return -1;
-	if (slash)
-		buf[slash - buf] = '\0';
-	if (inet_pton(AF_INET, buf, r->addr) == 1)
-		r->family = AF_INET, max = 32;
-	else if (inet_pton(AF_INET6, buf, r->addr) == 1)
-		r->family = AF_INET6, max = 128;
-	else
-		return -1;
-	r->prefix = max;
-	if (slash) {
-		const char *p = slash + 1;
-		char *end;
-		long v;
-
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		v = strtol(p, &end, 10);
-		if (*end || v < 0 || v > max || end - p > 3)
-			return -1;
-		r->prefix = (int)v;
 	}
-	/* Clear the host bits: the rule is its network. */
-	for (int bit = r->prefix; bit < max; bit++)
-		r->addr[bit / 8] &= (unsigned char)~(0x80u >> (bit % 8));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sslen = res->ai_addrlen;
+	freeaddrinfo(res);
 	return 0;
 }
 
-/* Parse one entry of `len` bytes into `r`; -1 when it is not one. */
-static int parse_entry(const char *s, size_t len, struct egress_rule *r)
+/* Rewrite a plain http request's line into origin form, in place in c->up. */
+static void to_origin_form(struct conn *c, const struct egress_request *r)
 {
-	const char *host = s, *colon;
-	size_t hlen = len;
+	char line[HEAD_MAX + 2];
+	size_t n = 0, method = r->target_off;
 
-	memset(r, 0, sizeof(*r));
-	if (len && s[0] == '[') {
-		const char *close = memchr(s, ']', len);
+	memcpy(line, c->up, method);
+	n = method;
+	if (r->path_len) {
+		memcpy(line + n, c->up + r->path_off, r->path_len);
+		n += r->path_len;
+	} else {
+		line[n++] = '/';
+	}
+	/* " HTTP/1.x\r\n": from the end of the target to the end of the line. */
+	memcpy(line + n, c->up + r->target_off + r->target_len,
+	       r->line_len - r->target_off - r->target_len);
+	n += r->line_len - r->target_off - r->target_len;
+	/* n <= r->line_len: the path is part of the target it replaces (or "/" for none). */
+	memmove(c->up + n, c->up + r->line_len, c->up_len - r->line_len);
+	memcpy(c->up, line, n);
+	c->up_len = c->up_len - r->line_len + n;
+}
 
-		if (!close)
-			return -1;
-		host = s + 1;
-		hlen = (size_t)(close - host);
-		if ((size_t)(close + 1 - s) < len) {
-			if (close[1] != ':' ||
-			    !(r->port = parse_port(close + 2, len - (size_t)(close + 2 - s))))
-				return -1;
+/* The head is complete: check it, resolve, start connecting. */
+static void head_done(struct conn *c, size_t head_len, const struct egress_list *l)
+{
+	struct egress_request r;
+	struct sockaddr_storage ss;
+	socklen_t sslen = 0;
+	const char *why;
+
+	if (egress_request_parse(c->up, head_len, &r, &why) < 0) {
+		refuse(c, 400, "%s", why);
+		return;
+	}
+	snprintf(c->target, sizeof(c->target), strchr(r.host, ':') ? "[%s]:%u" : "%s:%u", r.host,
+		 r.port);
+	if (resolve(c, &r, l, &ss, &sslen) < 0)
+		return;
+	c->sfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->sfd < 0) {
+		refuse(c, 502, "cannot connect to %s: %s", c->target, strerror(errno));
+		return;
+	}
+	if (connect(c->sfd, (struct sockaddr *)&ss, sslen) < 0 && errno != EINPROGRESS) {
+		refuse(c, 502, "cannot connect to %s: %s", c->target, strerror(errno));
+		return;
+	}
+	if (r.connect) {
+		memmove(c->up, c->up + head_len, c->up_len - head_len);
+		c->up_len -= head_len;
+	} else {
+		if (r.path_len == 0 && r.line_len == r.target_off + r.target_len) {
+			refuse(c, 400, "not an HTTP request line");
+			return;
 		}
-		return parse_addr(host, hlen, 1, r);
+		to_origin_form(c, &r);
 	}
-	colon = memchr(s, ':', len);
-	if (colon) {
-		hlen = (size_t)(colon - s);
-		if (!(r->port = parse_port(colon + 1, len - hlen - 1)))
-			return -1;
-	}
-	if (parse_addr(host, hlen, 1, r) == 0)
-		return 0;
-	r->family = 0;
-	if (!valid_name(host, hlen) || memchr(host, '/', hlen))
-		return -1;
-	copy_name(r->name, host, hlen);
-	return 0;
+	c->state = CONNECTING;
+	c->deadline = clock_now() + CONNECT_SECONDS;
+	/* A tunnel's answer goes first, once connected (connected()). */
+	c->down_len = 0;
+	c->s_eof = r.connect ? -1 : 0;	/* -1: still owe the tunnel's 200 */
 }
 
-/* Parse "allow:ENTRY,..." into `l`. */
-int egress_list_parse(const char *network, struct egress_list *l, struct strbuf *err)
+/* The server's connect() finished. */
+static void connected(struct conn *c)
 {
-	const char *p;
+	int err = 0;
+	socklen_t len = sizeof(err);
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
-	l->n = 0;
-	if (!egress_is_list(network)) {
-		strbuf_addf(err, "network '%.60s' is not an allow-list (allow:HOST[:PORT],...)",
-			    network ? network : "");
-		return -1;
+	if (getsockopt(c->sfd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err) {
+		refuse(c, 502, "cannot connect to %s: %s", c->target, strerror(err));
+		return;
 	}
-	p = network + strlen(EGRESS_PREFIX);
-	while (*p) {
-		size_t len = strcspn(p, ",");
+	if (c->s_eof == -1) {
+		memcpy(c->down, ok, sizeof(ok) - 1);
+		c->down_len = sizeof(ok) - 1;
+		c->s_eof = 0;
+	}
+	c->state = RELAY;
+	c->deadline = clock_now() + IDLE_SECONDS;
+}
 
-		if (len) {
-			if (l->n == EGRESS_MAX_RULES) {
-				strbuf_addf(err, "network allow-list: more than %d entries",
-					    EGRESS_MAX_RULES);
-				return -1;
-			}
-			if (parse_entry(p, len, &l->rules[l->n]) < 0) {
-				strbuf_addf(err, "network allow-list: '%.*s' is not HOST[:PORT], "
-					    "ADDRESS[/BITS][:PORT] or [IPV6[/BITS]][:PORT]",
-					    (int)(len > 80 ? 80 : len), p);
-				return -1;
-			}
-			l->n++;
-		}
-		p += len;
-		if (*p == ',')
-			p++;
-	}
-	if (!l->n) {
-		strbuf_addstr(err, "network allow-list: no entry (allow:HOST[:PORT],...); "
-			      "say none for no network");
-		return -1;
+/* Find the end of a request head in c->up: its length, 0 when not there yet. */
+static size_t head_end(const struct conn *c)
+{
+	for (size_t i = 0; i + 1 < c->up_len; i++) {
+		if (c->up[i] == '\n' && c->up[i + 1] == '\n')
+			return i + 2;
+		if (c->up[i] == '\n' && i + 2 < c->up_len && c->up[i + 1] == '\r' &&
+		    c->up[i + 2] == '\n')
+			return i + 3;
 	}
 	return 0;
 }
 
-/* Whether the port rule `rule` lets `port` through. */
-static int port_ok(unsigned rule, unsigned port)
+/* Read into a buffer; 1 when bytes came, 0 on EOF, -1 on error, 2 when nothing now. */
+static int fill(int fd, char *buf, size_t *len, size_t cap)
 {
-	return rule == 0 || rule == port;
-}
+	ssize_t n = recv(fd, buf + *len, cap - *len, 0);
 
-/* 1 when the name is listed for the port. */
-int egress_allows_name(const struct egress_list *l, const char *name, unsigned port)
-{
-	char want[EGRESS_MAX_NAME + 1];
-	size_t len = strlen(name);
-
-	if (!valid_name(name, len))
-		return 0;
-	copy_name(want, name, len);
-	for (size_t i = 0; i < l->n; i++)
-		if (!l->rules[i].family && !strcmp(l->rules[i].name, want) &&
-		    port_ok(l->rules[i].port, port))
-			return 1;
-	return 0;
-}
-
-/* Whether the first `prefix` bits of a and b agree. */
-static int same_prefix(const unsigned char *a, const unsigned char *b, int prefix)
-{
-	int bytes = prefix / 8, rest = prefix % 8;
-
-	if (memcmp(a, b, (size_t)bytes))
-		return 0;
-	if (!rest)
+	if (n > 0) {
+		*len += (size_t)n;
 		return 1;
-	return ((a[bytes] ^ b[bytes]) & (0xff00u >> rest)) == 0;
+	}
+	if (n == 0)
+		return 0;
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 2 : -1;
 }
 
-/* 1 when the address is in a listed range for the port. */
-int egress_allows_addr(const struct egress_list *l, const struct sockaddr *sa, unsigned port)
+/* Write from a buffer; -1 on error. */
+static int flush(int fd, char *buf, size_t *len)
 {
-	unsigned char addr[16];
-	int family = sa->sa_family;
+	ssize_t n = send(fd, buf, *len, MSG_NOSIGNAL);
 
-	if (family == AF_INET)
-		memcpy(addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	else if (family == AF_INET6)
-		memcpy(addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-	else
-		return 0;
-	for (size_t i = 0; i < l->n; i++) {
-		const struct egress_rule *r = &l->rules[i];
-
-		if (r->family == family && same_prefix(addr, r->addr, r->prefix) &&
-		    port_ok(r->port, port))
-			return 1;
-	}
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	memmove(buf, buf + n, *len - (size_t)n);
+	*len -= (size_t)n;
 	return 0;
 }
 
-/* Whether rule `g` covers rule `a`. */
-static int covers(const struct egress_rule *g, const struct egress_rule *a)
+/* Act on what poll() said of a connection; 1 when it is over. */
+static int conn_step(struct conn *c, short crev, short srev, const struct egress_list *l)
 {
-	if (g->port && g->port != a->port)
-		return 0;
-	if (!a->family)
-		return !g->family && !strcmp(g->name, a->name);
-	return g->family == a->family && g->prefix <= a->prefix &&
-	       same_prefix(a->addr, g->addr, g->prefix);
-}
+	int rc;
 
-/* 1 when `asked` is `given` or narrower. */
-int egress_narrows(const struct egress_list *asked, const struct egress_list *given)
-{
-	for (size_t i = 0; i < asked->n; i++) {
-		size_t j = 0;
+	switch (c->state) {
+	case HEAD:
+		if (crev & (POLLIN | POLLHUP | POLLERR)) {
+			size_t end;
 
-		while (j < given->n && !covers(&given->rules[j], &asked->rules[i]))
-			j++;
-		if (j == given->n)
-			return 0;
-	}
-	return 1;
-}
-
-/* Fill `ss` with the literal `addr` and `port`. */
-int egress_literal(const char *addr, unsigned port, struct sockaddr_storage *ss,
-		   socklen_t *sslen)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((unsigned short)port);
-		*sslen = sizeof(*sin);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((unsigned short)port);
-		*sslen = sizeof(*sin6);
-		return 0;
-	}
-	return -1;
-}
-
-/* Look a name up in a hosts file's text. */
-int egress_hosts_lookup(const char *text, size_t len, const char *name, unsigned port,
-			struct sockaddr_storage *ss, socklen_t *sslen)
-{
-	char want[EGRESS_MAX_NAME + 1];
-	const char *p = text, *end = text + len;
-	size_t nlen = strlen(name);
-
-	if (!valid_name(name, nlen))
-		return 0;
-	copy_name(want, name, nlen);
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p)), *q;
-		char addr[64], word[EGRESS_MAX_NAME + 1];
-		size_t n;
-		int first = 1, ok = 0;
-
-		if (!eol)
-			eol = end;
-		for (q = p; q < eol && *q != '#';) {
-			while (q < eol && (*q == ' ' || *q == '\t' || *q == '\r'))
-				q++;
-			n = 0;
-			while (q + n < eol && q[n] != ' ' && q[n] != '\t' && q[n] != '\r' &&
-			       q[n] != '#')
-				n++;
-			if (!n)
-				break;
-			if (first) {
-				if (n >= sizeof(addr))
-					break;
-				memcpy(addr, q, n);
-				addr[n] = '\0';
-				first = 0;
-			} else if (valid_name(q, n)) {
-				copy_name(word, q, n);
-				if (!strcmp(word, want)) {
-					ok = 1;
-					break;
-				}
-			}
-			q += n;
+			rc = fill(c->cfd, c->up, &c->up_len, HEAD_MAX);
+			if (rc == 0 || rc == -1)
+				return 1;
+			end = head_end(c);
+			if (end)
+				head_done(c, end, l);
+			else if (c->up_len == HEAD_MAX)
+				refuse(c, 431, "the request head is over %d bytes", HEAD_MAX);
 		}
-		if (ok && egress_literal(addr, port, ss, sslen) == 0)
-			return 1;
-		p = eol + 1;
-	}
-	return 0;
-}
-
-/* Parse host[:port] (host may be [v6]) of `len` bytes into r->host and r->port. */
-static int parse_authority(const char *s, size_t len, unsigned def_port,
-			   struct egress_request *r)
-{
-	const char *host = s, *colon;
-	size_t hlen;
-
-	if (len && s[0] == '[') {
-		const char *close = memchr(s, ']', len);
-
-		if (!close)
-			return -1;
-		host = s + 1;
-		hlen = (size_t)(close - host);
-		colon = close + 1 < s + len ? close + 1 : NULL;
-		if (colon && *colon != ':')
-			return -1;
-	} else {
-		colon = memchr(s, ':', len);
-		hlen = colon ? (size_t)(colon - s) : len;
-	}
-	if (hlen == 0 || hlen > EGRESS_MAX_NAME)
-		return -1;
-	for (size_t i = 0; i < hlen; i++) {
-		unsigned char c = (unsigned char)host[i];
-
-		if (!isalnum(c) && !strchr("-_.:", c))
-			return -1;
-	}
-	memcpy(r->host, host, hlen);
-	r->host[hlen] = '\0';
-	if (colon) {
-		r->port = parse_port(colon + 1, len - (size_t)(colon + 1 - s));
-		if (!r->port)
-			return -1;
-	} else {
-		r->port = def_port;
-	}
-	return r->port ? 0 : -1;
-}
-
-/* Parse the request line of a proxy request. */
-int egress_request_parse(const char *head, size_t len, struct egress_request *r,
-			 const char **why)
-{
-	const char *eol = memchr(head, '\n', len), *sp1, *sp2, *target, *version;
-	size_t line, tlen;
-	static const char http[] = "http://";
-
-	memset(r, 0, sizeof(*r));
-	*why = "not an HTTP request line";
-	if (!eol)
-		return -1;
-	r->line_len = (size_t)(eol - head) + 1;
-	line = r->line_len - 1;
-	if (line && head[line - 1] == '\r')
-		line--;
-	sp1 = memchr(head, ' ', line);
-	if (!sp1 || sp1 == head)
-		return -1;
-	for (const char *m = head; m < sp1; m++)
-		if (!isupper((unsigned char)*m))
-			return -1;
-	target = sp1 + 1;
-	sp2 = memchr(target, ' ', line - (size_t)(target - head));
-	if (!sp2 || sp2 == target)
-		return -1;
-	tlen = (size_t)(sp2 - target);
-	version = sp2 + 1;
-	if (head + line - version != 8 || memcmp(version, "HTTP/1.", 7) ||
-	    (version[7] != '0' && version[7] != '1'))
-		return -1;
-	r->connect = (size_t)(sp1 - head) == 7 && !memcmp(head, "CONNECT", 7);
-	if (r->connect) {
-		*why = "CONNECT needs host:port";
-		if (!memchr(target, ':', tlen) || parse_authority(target, tlen, 0, r) < 0)
-			return -1;
 		return 0;
-	}
-	*why = "the proxy serves CONNECT and http:// URLs";
-	if (tlen < sizeof(http) - 1 || strncasecmp(target, http, sizeof(http) - 1))
-		return -1;
-	{
-		const char *auth = target + sizeof(http) - 1, *end = target + tlen;
-		const char *slash = memchr(auth, '/', (size_t)(end - auth));
-		const char *stop = slash ? slash : end;
+	case CONNECTING:
+		if (srev & (POLLOUT | POLLERR | POLLHUP))
+			connected(c);
+		return 0;
+	case CLOSING:
+		if ((crev & POLLOUT) && c->down_len && flush(c->cfd, c->down, &c->down_len) < 0)
+			return 1;
+		if (!c->down_len && !c->c_shut) {
+			shutdown(c->cfd, SHUT_WR);
+			c->c_shut = 1;
+		}
+		if (crev & (POLLIN | POLLHUP | POLLERR)) {
+			/* Read what it still sends and drop it: closing with it unread resets. */
+			char sink[4096];
+			ssize_t n = recv(c->cfd, sink, sizeof(sink), 0);
 
-		*why = "a bad host in the URL";
-		if (memchr(auth, '@', (size_t)(stop - auth)) || memchr(auth, '?', (size_t)(stop - auth)) ||
-		    memchr(auth, '#', (size_t)(stop - auth)) ||
-		    parse_authority(auth, (size_t)(stop - auth), 80, r) < 0)
-			return -1;
-		r->target_off = (size_t)(target - head);
-		r->target_len = tlen;
-		r->path_off = (size_t)(stop - head);
-		r->path_len = (size_t)(end - stop);
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+				return 1;
+		}
+		return 0;
+	case RELAY:
+		break;
 	}
-	return 0;
+	if (crev & (POLLIN | POLLHUP | POLLERR) && !c->c_eof && c->up_len < BUF_SIZE) {
+		rc = fill(c->cfd, c->up, &c->up_len, BUF_SIZE);
+		if (rc == -1)
+			return 1;
+		c->c_eof = rc == 0;
+	}
+	if (srev & (POLLIN | POLLHUP | POLLERR) && !c->s_eof && c->down_len < BUF_SIZE) {
+		rc = fill(c->sfd, c->down, &c->down_len, BUF_SIZE);
+		if (rc == -1)
+			return 1;
+		c->s_eof = rc == 0;
+	}
+	if (c->up_len && (srev & POLLOUT) && flush(c->sfd, c->up, &c->up_len) < 0)
+		return 1;
+	if (c->down_len && (crev & POLLOUT) && flush(c->cfd, c->down, &c->down_len) < 0)
+		return 1;
+	if (c->c_eof && !c->up_len && !c->s_shut) {
+		shutdown(c->sfd, SHUT_WR);
+		c->s_shut = 1;
+	}
+	if (c->s_eof && !c->down_len && !c->c_shut) {
+		shutdown(c->cfd, SHUT_WR);
+		c->c_shut = 1;
+	}
+	c->deadline = clock_now() + IDLE_SECONDS;
+	return c->c_shut && c->s_shut;
+}
+
+/* The events to wait for on each side of a connection. */
+static void conn_events(const struct conn *c, short *cev, short *sev)
+{
+	*cev = *sev = 0;
+	switch (c->state) {
+	case HEAD:
+		*cev = POLLIN;
+		break;
+	case CONNECTING:
+		*sev = POLLOUT;
+		break;
+	case CLOSING:
+		*cev = POLLIN | (c->down_len ? POLLOUT : 0);
+		break;
+	case RELAY:
+		if (!c->c_eof && c->up_len < BUF_SIZE)
+			*cev |= POLLIN;
+		if (c->down_len)
+			*cev |= POLLOUT;
+		if (!c->s_eof && c->down_len < BUF_SIZE)
+			*sev |= POLLIN;
+		if (c->up_len)
+			*sev |= POLLOUT;
+		break;
+	}
+}
+
+/* Accept a connection; over the cap it is answered 503 and closed. */
+static void accept_one(int listen_fd, struct conn **conns, size_t *n)
+{
+	static const char busy[] = "HTTP/1.1 503 cellbox egress: too many connections\r\n"
+				   "Content-Length: 0\r\nConnection: close\r\n\r\n";
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct conn *c;
+
+	if (fd < 0)
+		return;
+	if (*n == MAX_CONNS) {
+		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			(void)0;
+		close(fd);
+		return;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->cfd = fd;
+	c->sfd = -1;
+	c->state = HEAD;
+	c->deadline = clock_now() + HEAD_SECONDS;
+	conns[(*n)++] = c;
+}
+
+/* The proxy's loop. */
+void egress_proxy_serve(int listen_fd, int quit_fd, const struct egress_list *l)
+{
+	struct conn *conns[MAX_CONNS];
+	struct pollfd pfd[2 + 2 * MAX_CONNS];
+	size_t n = 0;
+
+	for (;;) {
+		double now = clock_now(), next = now + 60;
+		int timeout;
+
+		pfd[0] = (struct pollfd){ .fd = quit_fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+		for (size_t i = 0; i < n; i++) {
+			short cev, sev;
+
+			conn_events(conns[i], &cev, &sev);
+			/* A side waited on for nothing is left out: its hang-up would spin the loop. */
+			pfd[2 + 2 * i] = (struct pollfd){ .fd = cev ? conns[i]->cfd : -1,
+							  .events = cev };
+			pfd[3 + 2 * i] = (struct pollfd){ .fd = sev ? conns[i]->sfd : -1,
+							  .events = sev };
+			if (conns[i]->deadline < next)
+				next = conns[i]->deadline;
+		}
+		timeout = next <= now ? 0 : (int)((next - now) * 1000) + 1;
+		if (poll(pfd, 2 + 2 * n, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break;
+		now = clock_now();
+		for (size_t i = 0; i < n;) {
+			struct conn *c = conns[i];
+			short crev = pfd[2 + 2 * i].revents, srev = pfd[3 + 2 * i].revents;
+			int over = 0;
+
+			if (crev || srev)
+				over = conn_step(c, crev, srev, l);
+			else if (now >= c->deadline && c->state == HEAD)
+				refuse(c, 408, "no request head within %.0f s", HEAD_SECONDS);
+			else if (now >= c->deadline && c->state == CONNECTING)
+				refuse(c, 504, "connecting to %s timed out", c->target);
+			else if (now >= c->deadline)
+				over = 1;
+			if (!over) {
+				i++;
+				continue;
+			}
+			/* The last connection takes its place, with what poll() said of it. */
+			conn_free(c);
+			n--;
+			conns[i] = conns[n];
+			pfd[2 + 2 * i].revents = pfd[2 + 2 * n].revents;
+			pfd[3 + 2 * i].revents = pfd[3 + 2 * n].revents;
+		}
+		if (pfd[1].revents & POLLIN)
+			accept_one(listen_fd, conns, &n);
+	}
+	for (size_t i = 0; i < n; i++)
+		conn_free(conns[i]);
+}
+
+/* In the child: close every descriptor but 0-2 and the two it needs; 0 and 1 to /dev/null. */
+static void keep_only(int a, int b)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		close(null);
+	}
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] != '.' && fd > 2 && fd != a && fd != b && fd != dirfd(d))
+			close(fd);
+	}
+	closedir(d);
+}
+
+/* Listen on `path` and start the proxy in a child. */
+int egress_proxy_start(struct egress_proxy *p, const char *network, const char *hosts_path,
+		       const char *path, struct strbuf *err)
+{
+	struct egress_list *l = xcalloc(1, sizeof(*l));
+	struct strbuf hosts = STRBUF_INIT;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = -1, pipefd[2] = { -1, -1 }, rc = -1;
+	pid_t pid;
+
+	p->pid = 0;
+	p->keep_fd = -1;
+	if (egress_list_parse(network, l, err) < 0)
+		goto out;
+	if (hosts_path && *hosts_path) {
+		strbuf_set_max(&hosts, HOSTS_MAX);
+		if (strbuf_read_file(&hosts, hosts_path, HOSTS_MAX) < 0) {
+			strbuf_addf(err, "egress: cannot read the hosts file '%s': %s", hosts_path,
+				    errno == EFBIG ? "over 1 MB" : strerror(errno));
+			goto out;
+		}
+	}
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		strbuf_addf(err, "egress: the socket path '%s' is too long for a socket (%zu bytes "
+			    "at most): use a shorter runtime directory", path,
+			    sizeof(sun.sun_path) - 1);
+		goto out;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	unlink(path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    chmod(path, 0666) < 0 || listen(fd, 64) < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+		strbuf_addf(err, "egress: cannot listen on '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		strbuf_addf(err, "egress: cannot start the proxy: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		signal(SIGPIPE, SIG_IGN);
+		signal(SIGINT, SIG_IGN);	/* the session's ^C is not the proxy's end */
+		keep_only(fd, pipefd[0]);
+		hosts_file = &hosts;
+		egress_proxy_serve(fd, pipefd[0], l);
+		_exit(0);
+	}
+	p->pid = pid;
+	p->keep_fd = pipefd[1];
+	pipefd[1] = -1;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (pipefd[0] >= 0)
+		close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	free(l);
+	strbuf_release(&hosts);
+	return rc;
+}
+
+/* End the proxy and reap it (a zeroed struct has none). */
+void egress_proxy_stop(struct egress_proxy *p)
+{
+	if (p->pid <= 0)
+		return;
+	close(p->keep_fd);
+	kill(p->pid, SIGTERM);
+	while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	p->pid = 0;
+	p->keep_fd = -1;
 }

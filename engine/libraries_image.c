@@ -6,7 +6,7 @@
 #include "fsutil.h"
 #include "libraries.h"
 #include "libraries_int.h"
-#include "egress.h"
+#include "egress_list.h"
 #include "numconv.h"
 #include "session.h"
 

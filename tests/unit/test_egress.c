@@ -1,5 +1,5 @@
 /*
- * Unit tests of the egress allow-list (engine/egress.c): entries parsed and refused, names
+ * Unit tests of the egress allow-list (engine/egress_list.c): entries parsed and refused, names
  * and addresses matched with their ports, a list narrowed and not widened, the proxy's
  * request line (CONNECT, http:// URLs, what it refuses), and hosts-file lookups.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "egress.h"
+#include "egress_list.h"
 #include "util.h"
 #include "../tap.h"
 
@@ -181,6 +181,8 @@ static void test_request(void)
 		{ "no line end", "not an HTTP request line" },
 		{ " GET http://a/ HTTP/1.1\r\n\r\n", "not an HTTP request line" },
 	};
+	/* A NUL in the host (strchr() would find the terminator): found by fuzz_egress. */
+	CHECK(egress_request_parse("CONNECT \0a.org:443 HTTP/1.1\r\n\r\n", 31, &r, &why) < 0);
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		int rc = req(bad[i].head, &r, &why);
 

@@ -1,5 +1,5 @@
 """Egress by allow-list, the sandbox's end (docs/egress.md): the container has no network but
-its loopback; the host's proxy (engine/egress_proxy.c) listens on a Unix socket in the
+its loopback; the host's proxy (engine/egress.c) listens on a Unix socket in the
 channel, named by CELLBOX_EGRESS. This relays 127.0.0.1:PORT to it and points the usual proxy
 variables there, so urllib, requests, pip and curl go through the proxy, which lets a listed
 host through and answers any other with an HTTP error that names it:
