@@ -43,6 +43,7 @@ struct conn {
 	size_t up_len;
 	char down[BUF_SIZE];		/* server -> sandbox */
 	size_t down_len;
+	int tunnel;			/* CONNECT: owes the sandbox its 200 once connected */
 	int c_eof, s_eof;		/* that side has nothing more to send */
 	int s_shut, c_shut;		/* we shut the write side of sfd, cfd */
 	double deadline;
@@ -184,17 +185,11 @@ static void head_done(struct conn *c, size_t head_len, const struct egress_list 
 		memmove(c->up, c->up + head_len, c->up_len - head_len);
 		c->up_len -= head_len;
 	} else {
-		if (r.path_len == 0 && r.line_len == r.target_off + r.target_len) {
-			refuse(c, 400, "not an HTTP request line");
-			return;
-		}
 		to_origin_form(c, &r);
 	}
 	c->state = CONNECTING;
 	c->deadline = clock_now() + CONNECT_SECONDS;
-	/* A tunnel's answer goes first, once connected (connected()). */
-	c->down_len = 0;
-	c->s_eof = r.connect ? -1 : 0;	/* -1: still owe the tunnel's 200 */
+	c->tunnel = r.connect;
 }
 
 /* The server's connect() finished. */
@@ -210,19 +205,21 @@ static void connected(struct conn *c)
 		refuse(c, 502, "cannot connect to %s: %s", c->target, strerror(err));
 		return;
 	}
-	if (c->s_eof == -1) {
+	if (c->tunnel) {		/* its answer goes first */
 		memcpy(c->down, ok, sizeof(ok) - 1);
 		c->down_len = sizeof(ok) - 1;
-		c->s_eof = 0;
 	}
 	c->state = RELAY;
 	c->deadline = clock_now() + IDLE_SECONDS;
 }
 
-/* Find the end of a request head in c->up: its length, 0 when not there yet. */
-static size_t head_end(const struct conn *c)
+/*
+ * Find the end of a request head in c->up, looking from `from` on (what came before was
+ * looked at already, but for the last 3 bytes): its length, 0 when not there yet.
+ */
+static size_t head_end(const struct conn *c, size_t from)
 {
-	for (size_t i = 0; i + 1 < c->up_len; i++) {
+	for (size_t i = from > 3 ? from - 3 : 0; i + 1 < c->up_len; i++) {
 		if (c->up[i] == '\n' && c->up[i + 1] == '\n')
 			return i + 2;
 		if (c->up[i] == '\n' && i + 2 < c->up_len && c->up[i + 1] == '\r' &&
@@ -266,12 +263,12 @@ static int conn_step(struct conn *c, short crev, short srev, const struct egress
 	switch (c->state) {
 	case HEAD:
 		if (crev & (POLLIN | POLLHUP | POLLERR)) {
-			size_t end;
+			size_t end, before = c->up_len;
 
 			rc = fill(c->cfd, c->up, &c->up_len, HEAD_MAX);
 			if (rc == 0 || rc == -1)
 				return 1;
-			end = head_end(c);
+			end = head_end(c, before);
 			if (end)
 				head_done(c, end, l);
 			else if (c->up_len == HEAD_MAX)

@@ -10,7 +10,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "egress.h"
+#include "egress_list.h"
 #include "files.h"
 #include "pool_lease.h"
 
