@@ -446,11 +446,11 @@ static void keep_only(int a, int b)
 	struct dirent *e;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
+	for (int fd = 0; fd <= 1 && null >= 0; fd++)
+		if (fd != a && fd != b && fd != null)	/* 0 or 1 may be a socket, when shut before */
+			dup2(null, fd);
+	if (null > 2)
 		close(null);
-	}
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
