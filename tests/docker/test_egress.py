@@ -163,6 +163,8 @@ class EgressTest(unittest.TestCase):
 
     def lines(self, p):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for bad in ('Sanitizer', 'runtime error:'):     # the proxy's, in an ASan build
+            self.assertNotIn(bad, p.stderr)
         return p.stdout.splitlines()
 
     def test_allowed_and_refused(self):
@@ -190,10 +192,13 @@ class EgressTest(unittest.TestCase):
         p = self.run_cell('allow:10.203.%d.0/30,%s:9999' % (N, B), '\n'.join([
             'print(fetch("http://%s:8000/cidr"))' % A,
             'print(fetch("http://%s:8000/port"))' % B,
+            'print(fetch("http://%s:9/closed"))' % A,
         ]))
         out = self.lines(p)
         self.assertEqual(out[0], 'server-a /cidr')
         self.assertIn('403: cellbox egress: %s:8000 is not on' % B, out[1])
+        self.assertIn('502: cellbox egress: cannot connect to %s:9: Connection refused' % A,
+                      out[2])
 
     def test_names_resolved_by_the_host(self):
         # Names from the operator's hosts file (--egress-hosts), then the host's resolver
@@ -254,6 +259,16 @@ print("userinfo:", ask(b"GET http://%(a)s:8000@%(b)s:8000/ HTTP/1.1\r\n\r\n"))
 t0 = time.monotonic()
 print("huge:", ask(b"GET http://%(a)s:8000/ HTTP/1.1\r\nX: " + b"a" * 200000 + b"\r\n\r\n"))
 print("huge-secs:", round(time.monotonic() - t0))
+slow = socket.socket(socket.AF_UNIX)
+slow.connect(path)
+slow.sendall(b"GET http://%(a)s:8000/slow HTTP/1.1\r\n")    # and never the rest
+print("beside-slow:", fetch("http://%(a)s:8000/beside"))
+slow.settimeout(20)
+t0 = time.monotonic()
+print("slow:", slow.recv(200).split(b"\r\n")[0].decode())
+print("slow-secs:", round(time.monotonic() - t0))
+slow.close()
+time.sleep(0.2)
 flood = []
 for i in range(200):
     s = socket.socket(socket.AF_UNIX)
@@ -284,6 +299,9 @@ print("after:", fetch("http://%(a)s:8000/after"))
         self.assertEqual(out['huge'], 'HTTP/1.1 431 cellbox egress: the request head is over '
                          '8192 bytes')
         self.assertLessEqual(int(out['huge-secs']), 3)
+        self.assertEqual(out['beside-slow'], 'server-a /beside')    # one slow head stops none
+        self.assertEqual(out['slow'], 'HTTP/1.1 408 cellbox egress: no request head within 10 s')
+        self.assertLessEqual(int(out['slow-secs']), 12)
         self.assertEqual(int(out['flood-busy']), 200 - 64)     # the cap, the rest answered
         self.assertIn('503', out['during'])                     # this sandbox's own flood
         self.assertEqual(out['after'], 'server-a /after')
