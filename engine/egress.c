@@ -353,8 +353,8 @@ static void conn_events(const struct conn *c, short *cev, short *sev)
 	}
 }
 
-/* Accept a connection; over the cap it is answered 503 and closed. */
-static void accept_one(int listen_fd, struct conn **conns, size_t *n)
+/* Accept a connection; over the cap it is answered 503 and closed. -1 when none waits. */
+static int accept_one(int listen_fd, struct conn **conns, size_t *n)
 {
 	static const char busy[] = "HTTP/1.1 503 cellbox egress: too many connections\r\n"
 				   "Content-Length: 0\r\nConnection: close\r\n\r\n";
@@ -362,12 +362,12 @@ static void accept_one(int listen_fd, struct conn **conns, size_t *n)
 	struct conn *c;
 
 	if (fd < 0)
-		return;
+		return -1;
 	if (*n == MAX_CONNS) {
 		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 			(void)0;
 		close(fd);
-		return;
+		return 0;
 	}
 	c = xcalloc(1, sizeof(*c));
 	c->cfd = fd;
@@ -375,6 +375,7 @@ static void accept_one(int listen_fd, struct conn **conns, size_t *n)
 	c->state = HEAD;
 	c->deadline = clock_now() + HEAD_SECONDS;
 	conns[(*n)++] = c;
+	return 0;
 }
 
 /* The proxy's loop. */
@@ -432,8 +433,9 @@ void egress_proxy_serve(int listen_fd, int quit_fd, const struct egress_list *l)
 			pfd[2 + 2 * i].revents = pfd[2 + 2 * n].revents;
 			pfd[3 + 2 * i].revents = pfd[3 + 2 * n].revents;
 		}
-		if (pfd[1].revents & POLLIN)
-			accept_one(listen_fd, conns, &n);
+		for (int i = 0; i < 16 && (pfd[1].revents & POLLIN); i++)	/* a burst, bounded */
+			if (accept_one(listen_fd, conns, &n) < 0)
+				break;
 	}
 	for (size_t i = 0; i < n; i++)
 		conn_free(conns[i]);
@@ -504,8 +506,11 @@ int egress_proxy_start(struct egress_proxy *p, const char *network, const char *
 		goto out;
 	}
 	if (pid == 0) {
+		/* The session's handlers are not the proxy's: ^C is not its end, SIGTERM is. */
 		signal(SIGPIPE, SIG_IGN);
-		signal(SIGINT, SIG_IGN);	/* the session's ^C is not the proxy's end */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		keep_only(fd, pipefd[0]);
 		hosts_file = &hosts;
 		egress_proxy_serve(fd, pipefd[0], l);
@@ -532,8 +537,8 @@ void egress_proxy_stop(struct egress_proxy *p)
 {
 	if (p->pid <= 0)
 		return;
-	close(p->keep_fd);
-	kill(p->pid, SIGTERM);
+	close(p->keep_fd);	/* its end; SIGKILL for a proxy stuck in a resolver */
+	kill(p->pid, SIGKILL);
 	while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	p->pid = 0;
