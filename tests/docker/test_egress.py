@@ -328,6 +328,15 @@ print("after:", fetch("http://%(a)s:8000/after"))
         self.assertIn('503', out['during'])                     # this sandbox's own flood
         self.assertEqual(out['after'], 'server-a /after')
 
+    def test_pool_says_it_does_not(self):
+        # A pooled container is handed to another process than the one that started its
+        # proxy: the daemon refuses the list rather than hand out kernels with no way out.
+        p = subprocess.run([BIN, 'pool', 'serve', '--backend', 'docker', '--network',
+                            'allow:%s:8000' % A], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('a pool does not serve a network allow-list', p.stderr)
+
     @unittest.skipUnless(RUNTIME.startswith('runsc'), 'gVisor only')
     def test_runsc_without_host_uds_says_why(self):
         p = self.run_cell('allow:%s:8000' % A, 'print(fetch("http://%s:8000/x"))' % A,
