@@ -328,6 +328,30 @@ print("after:", fetch("http://%(a)s:8000/after"))
         self.assertIn('503', out['during'])                     # this sandbox's own flood
         self.assertEqual(out['after'], 'server-a /after')
 
+    def test_named_session(self):
+        # The proxy lives in the session's host process: a front end that attaches later
+        # reaches the server through it, and `cellbox kill` leaves nothing behind.
+        code = 'print(fetch("http://%s:8000/%%s"))\n' % A
+        name = 'egress%d' % os.getpid()
+        args = [BIN, 'repl', '--name', name, '--backend', 'docker', '--network',
+                'allow:%s:8000' % A] + (['--runtime', RUNTIME] if RUNTIME else [])
+        try:
+            first = subprocess.run(args, input=FETCH + code % 'first', capture_output=True,
+                                   text=True, env=self.env, timeout=120)
+            again = subprocess.run([BIN, 'repl', '--attach', name],
+                                   input=code % 'again' + 'print(fetch("http://%s:8000/"))\n' % B,
+                                   capture_output=True, text=True, env=self.env, timeout=120)
+        finally:
+            subprocess.run([BIN, 'kill', name], capture_output=True, env=self.env, timeout=60)
+        self.assertIn('server-a /first', first.stdout, first.stderr)
+        self.assertIn('server-a /again', again.stdout, again.stderr)
+        self.assertIn("403: cellbox egress: %s:8000 is not on the sandbox's allow-list" % B,
+                      again.stdout)
+        deadline = time.monotonic() + 10
+        while self.leftovers() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(self.leftovers(), [])
+
     def test_pool_says_it_does_not(self):
         # A pooled container is handed to another process than the one that started its
         # proxy: the daemon refuses the list rather than hand out kernels with no way out.
