@@ -121,7 +121,8 @@ static int resolve(struct conn *c, const struct egress_request *r, const struct 
 	snprintf(port, sizeof(port), "%u", r->port);
 	rc = getaddrinfo(r->host, port, &hints, &res);
 	if (rc || !res || res->ai_addrlen > sizeof(*ss)) {
-		refuse(c, 502, "cannot resolve %s: %s", r->host, rc ? gai_strerror(rc) : "no address");
+		refuse(c, 502, "cannot resolve %s: %s", r->host,
+		       rc ? gai_strerror(rc) : "no address");
 		if (res)
 			freeaddrinfo(res);
 		return -1;
@@ -395,7 +396,7 @@ void egress_proxy_serve(int listen_fd, int quit_fd, const struct egress_list *l)
 			short cev, sev;
 
 			conn_events(conns[i], &cev, &sev);
-			/* A side waited on for nothing is left out: its hang-up would spin the loop. */
+			/* A side waited on for nothing is left out: its hang-up would spin. */
 			pfd[2 + 2 * i] = (struct pollfd){ .fd = cev ? conns[i]->cfd : -1,
 							  .events = cev };
 			pfd[3 + 2 * i] = (struct pollfd){ .fd = sev ? conns[i]->sfd : -1,
@@ -433,7 +434,8 @@ void egress_proxy_serve(int listen_fd, int quit_fd, const struct egress_list *l)
 			pfd[2 + 2 * i].revents = pfd[2 + 2 * n].revents;
 			pfd[3 + 2 * i].revents = pfd[3 + 2 * n].revents;
 		}
-		for (int i = 0; i < 16 && (pfd[1].revents & POLLIN); i++)	/* a burst, bounded */
+		/* A burst of connections, bounded. */
+		for (int i = 0; i < 16 && (pfd[1].revents & POLLIN); i++)
 			if (accept_one(listen_fd, conns, &n) < 0)
 				break;
 	}
@@ -448,8 +450,9 @@ static void keep_only(int a, int b)
 	struct dirent *e;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
+	/* 0 or 1 may be one of the two, when the session had them shut. */
 	for (int fd = 0; fd <= 1 && null >= 0; fd++)
-		if (fd != a && fd != b && fd != null)	/* 0 or 1 may be a socket, when shut before */
+		if (fd != a && fd != b && fd != null)
 			dup2(null, fd);
 	if (null > 2)
 		close(null);

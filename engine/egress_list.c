@@ -414,11 +414,11 @@ int egress_request_parse(const char *head, size_t len, struct egress_request *r,
 		const char *auth = target + sizeof(http) - 1, *end = target + tlen;
 		const char *slash = memchr(auth, '/', (size_t)(end - auth));
 		const char *stop = slash ? slash : end;
+		size_t alen = (size_t)(stop - auth);
 
 		*why = "a bad host in the URL";
-		if (memchr(auth, '@', (size_t)(stop - auth)) || memchr(auth, '?', (size_t)(stop - auth)) ||
-		    memchr(auth, '#', (size_t)(stop - auth)) ||
-		    parse_authority(auth, (size_t)(stop - auth), 80, r) < 0)
+		if (memchr(auth, '@', alen) || memchr(auth, '?', alen) || memchr(auth, '#', alen) ||
+		    parse_authority(auth, alen, 80, r) < 0)
 			return -1;
 		r->target_off = (size_t)(target - head);
 		r->target_len = tlen;
