@@ -13,6 +13,7 @@ One thread accepts; each connection has two threads that copy bytes, one a direc
 import os
 import socket
 import threading
+import time
 
 MAX_CONNS = 64
 _slots = threading.BoundedSemaphore(MAX_CONNS)
@@ -72,7 +73,8 @@ def _accept(listener, path):
     while True:
         try:
             conn, _ = listener.accept()
-        except OSError:
+        except OSError:             # out of descriptors, say: not a spin
+            time.sleep(0.05)
             continue
         if not _slots.acquire(blocking=False):
             _answer(conn, 503, "too many connections")
