@@ -49,7 +49,10 @@
  */
 struct sandbox_opts {
 	const char *image;		/* [cellbox-python:p<protocol>] */
-	const char *network;		/* NetworkMode [none]; "bridge" lets %pip install work */
+	const char *network;		/* NetworkMode [none]; "bridge" lets %pip install work;
+					   "allow:HOST[:PORT],..." a proxy's allow-list (egress_list.h) */
+	const char *egress_hosts;	/* a hosts file for the allow-list's names [the host's
+					   resolver] */
 	double cpus;			/* CPU limit in CPUs [1] */
 	unsigned long long pids;	/* pids limit [256] */
 	unsigned long long home_size;	/* bytes of the tmpfs /home/cellbox [512 MB] */

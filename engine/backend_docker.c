@@ -293,6 +293,7 @@ static void docker_free(struct backend *be)
 	struct backend_docker *db = docker_of(be);
 
 	docker_kill(be);
+	egress_proxy_stop(&db->egress);
 	if (db->connected)
 		docker_release(&db->d);
 	strbuf_release(&db->wait_reply);

@@ -149,6 +149,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	uid_t uid;
 	gid_t gid;
 	const char *net = sb->network && *sb->network ? sb->network : "none";
+	const char *mode = egress_is_list(net) ? "none" : net;	/* the list: by the proxy */
 	unsigned long long home_size = sb->home_size ? sb->home_size : DEFAULT_HOME_SIZE;
 
 	container_user(sb, &uid, &gid);
@@ -179,8 +180,19 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	cJSON_AddItemToArray(env, cJSON_CreateString("MPLBACKEND=Agg"));
 	cJSON_AddItemToArray(env, cJSON_CreateString("MPLCONFIGDIR=/tmp/matplotlib"));
 	cJSON_AddItemToArray(env, cJSON_CreateString("PYTHONDONTWRITEBYTECODE=1"));
-	snprintf(buf, sizeof(buf), "CELLBOX_NETWORK=%s", net);
-	cJSON_AddItemToArray(env, cJSON_CreateString(buf));
+	{
+		char *e = xasprintf("CELLBOX_NETWORK=%s", net);
+
+		cJSON_AddItemToArray(env, cJSON_CreateString(e));
+		free(e);
+	}
+	if (db->egress.pid) {
+		/* The runner relays 127.0.0.1 to the proxy's socket (kernels/python/runner/egress.py). */
+		char *e = xasprintf("CELLBOX_EGRESS=%s/host/" EGRESS_SOCKET, spec->channel_dir);
+
+		cJSON_AddItemToArray(env, cJSON_CreateString(e));
+		free(e);
+	}
 	if (db->stream || wakes_by_stdin(sb, k)) {
 		/*
 		 * A byte on stdin per command (PROTOCOL.md, "Waking the runner"): the container's,
@@ -223,7 +235,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 	}
 	if (sb->runtime && *sb->runtime)
 		cJSON_AddStringToObject(hc, "Runtime", sb->runtime);
-	cJSON_AddStringToObject(hc, "NetworkMode", net);
+	cJSON_AddStringToObject(hc, "NetworkMode", mode);
 	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", !sb->writable_root);
 	tmpfs = cJSON_AddObjectToObject(hc, "Tmpfs");
 	/* Podman 4.3 refuses uid= for tmpfs and ignores mode=; its own U option chowns. */
@@ -289,6 +301,30 @@ static void add_stale_images(struct docker *d, const char *image, struct strbuf 
 	strbuf_release(&msg);
 }
 
+/*
+ * Start the proxy of an allow-list (egress.h) once for this backend: its socket is in
+ * the channel's host part, which the container sees (read-only) at the same path.
+ */
+static int start_egress(struct backend_docker *db, const struct kernel_spec *spec,
+			struct strbuf *err)
+{
+	char *path;
+	int rc;
+
+	if (db->egress.pid)
+		return 0;
+	if (db->stream) {
+		strbuf_addstr(err, "network allow-list: needs the channel shared with the engine "
+			      "(a local engine, --channel shared), not over a stream");
+		return -1;
+	}
+	path = xasprintf("%s/host/" EGRESS_SOCKET, spec->channel_dir);
+	rc = egress_proxy_start(&db->egress, spec->sandbox->network, spec->sandbox->egress_hosts,
+				path, err);
+	free(path);
+	return rc;
+}
+
 /* Create the container for `spec` (not started): docker_prepare and docker_start's first half. */
 int backend_docker_create_container(struct backend_docker *db, const struct kernel_spec *spec,
 			       struct strbuf *err)
@@ -311,6 +347,8 @@ int backend_docker_create_container(struct backend_docker *db, const struct kern
 	}
 	backend_docker_sweep_once(db);
 	db->stream = backend_docker_stream_wanted(sb, &db->d);
+	if (sb && egress_is_list(sb->network) && start_egress(db, spec, err) < 0)
+		return -1;
 	body = create_body(db, spec);
 	image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "Image"));
 	status = docker_call(&db->d, "POST", "/containers/create", body, &reply, &msg);

@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "docker.h"
+#include "egress.h"
 
 #define DEFAULT_MEMORY (1ull << 30)
 #define LABEL_PID "org.cellbox.pid"
@@ -43,6 +44,7 @@ struct backend_docker {
 	int stream_fd;		/* the attach connection until the stream begins, else -1 */
 	int stream_thread;	/* st's thread runs */
 	struct docker_stream *st;	/* the stream, while the container runs */
+	struct egress_proxy egress;	/* network allow:...: its proxy, from the first create */
 };
 
 /* backend_docker_conn.c (and backend_docker_connect() of backend.h) */

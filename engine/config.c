@@ -68,7 +68,13 @@ static const struct config_key keys[] = {
 		  CELLBOX_KERNEL_IMAGE_R ")" },
 	{ .name = "network", .type = CFG_STRING, .offset = SANDBOX(network),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "MODE", .env = "CELLBOX_NETWORK",
-	  .alias = "SANDBOX_NETWORK_MODE", .help = "container network: none (default), bridge, host" },
+	  .alias = "SANDBOX_NETWORK_MODE",
+	  .help = "container network: none (default), bridge, host, or allow:HOST[:PORT],... (a "
+		  "proxy lets the sandbox reach those hosts and no other; docs/egress.md)" },
+	{ .name = "egress-hosts", .type = CFG_STRING, .offset = SANDBOX(egress_hosts),
+	  .scope = CONFIG_FOR_KERNEL, .arg = "FILE", .env = "CELLBOX_EGRESS_HOSTS",
+	  .help = "a hosts file (ADDRESS NAME...) the egress proxy resolves listed names by before "
+		  "the host's resolver" },
 	{ .name = "cpus", .type = CFG_NUMBER, .offset = SANDBOX(cpus),
 	  .scope = CONFIG_FOR_KERNEL, .arg = "N", .env = "CELLBOX_CPUS", .alias = "SANDBOX_CPU_COUNT",
 	  .help = "CPU limit of the container in CPUs (0 = 1)" },

@@ -6,6 +6,7 @@
 #include "fsutil.h"
 #include "libraries.h"
 #include "libraries_int.h"
+#include "egress_list.h"
 #include "numconv.h"
 #include "session.h"
 
@@ -221,7 +222,9 @@ static cJSON *setup_body(const struct libraries *l, const struct libraries_env *
 	 */
 	if (sb->runtime && *sb->runtime)
 		cJSON_AddStringToObject(hc, "Runtime", sb->runtime);
-	cJSON_AddStringToObject(hc, "NetworkMode", sb->network && *sb->network ? sb->network : "none");
+	/* An allow-list is the kernels' (a proxy of their session's): a setup has none. */
+	cJSON_AddStringToObject(hc, "NetworkMode", sb->network && *sb->network &&
+				!egress_is_list(sb->network) ? sb->network : "none");
 	if (wheelhouse) {
 		cJSON *binds = cJSON_AddArrayToObject(hc, "Binds");
 		char *bind = xasprintf("%s:" WHEELHOUSE_MOUNT ":ro", wheelhouse);
@@ -311,7 +314,8 @@ int libraries_prepare_image(const struct libraries *l, const struct libraries_en
 {
 	const struct sandbox_opts none = { 0 }, *sb = e->sandbox ? e->sandbox : &none;
 	const char *base = sb->image && *sb->image ? sb->image : session_kernel_image();
-	const char *net = sb->network && *sb->network ? sb->network : "none";
+	const char *net = sb->network && *sb->network && !egress_is_list(sb->network) ?
+			  sb->network : "none";
 	struct strbuf path = STRBUF_INIT, msg = STRBUF_INIT, id = STRBUF_INIT;
 	cJSON *img = NULL;
 	struct docker d;

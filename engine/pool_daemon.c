@@ -23,6 +23,7 @@
 
 #include "backend.h"
 #include "channel.h"
+#include "egress_list.h"
 #include "kernel.h"
 #include "wall.h"
 #include "zygote.h"
@@ -440,6 +441,13 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 		return -1;
 	/* Kernels that are not our children (containers) are watched by adopting them. */
 	d.containers = !(ops->flags & BACKEND_CHILD_KERNELS);
+	if (d.containers && egress_is_list(d.kopts.sandbox.network)) {
+		/* Its proxy is the starter's, and a pooled container is handed to another. */
+		strbuf_addstr(err, "a pool does not serve a network allow-list (its proxy belongs "
+			      "to the process that starts the container; docs/egress.md): run "
+			      "without --pool, or pool with --network none");
+		return -1;
+	}
 	if (pc->min_size < 0 || pc->max_size < 1 || pc->min_size > pc->max_size) {
 		strbuf_addf(err, "pool sizes: need 0 <= min (%d) <= max (%d) and max >= 1",
 			    pc->min_size, pc->max_size);

@@ -352,6 +352,24 @@ class ToolsTest(Base):
         self.assertEqual(r['structuredContent']['outcome'], 'timeout')   # the server's 5 s
         self.assertEqual(len(s.call('session_list')['structuredContent']['sessions']), 1)
 
+    def test_network_allow_list_narrowed(self):
+        # The operator's allow-list (docs/egress.md): a client may ask for it, none, or a list
+        # it covers; never a wider one. (The local kernel has no network of its own to limit:
+        # what is checked here is what the server lets a client ask for.)
+        s = self.server('--network', 'allow:a.test:443,10.203.0.0/16')
+        for network in ('none', 'allow:a.test:443,10.203.0.0/16', 'allow:A.test.:443',
+                        'allow:10.203.7.0/24:80,a.test:443'):
+            s.call('session_close', {'handle': self.open(s, network=network)})
+        for network, want in [('bridge', 'a client may only ask for none or a narrower '
+                               'allow-list'),
+                              ('allow:a.test', 'reaches past the server'),
+                              ('allow:b.test:443', 'reaches past the server'),
+                              ('allow:10.0.0.0/8', 'reaches past the server'),
+                              ('allow:bad name', "'bad name' is not HOST[:PORT]")]:
+            r = s.call('session_open', {'network': network})
+            self.assertTrue(r.get('isError'), network)
+            self.assertIn(want, text(r), network)
+
     def test_stdin_closed_mid_cell(self):
         s = self.server()
         h = self.open(s)

@@ -37,8 +37,9 @@
  *
  * Tool arguments come from a model: they may tighten the operator's settings (less memory, no
  * network, a shorter timeout), never loosen them (another backend only when mcp-backends lists
- * it; the network only as configured; memory up to the memory setting, or 1 GB; a security
- * policy only when the server has none, or the server's own).
+ * it; the network only as configured, or an allow-list within the configured one; memory up
+ * to the memory setting, or 1 GB; a security policy only when the server has none, or the
+ * server's own).
  */
 
 #include <cjson/cJSON.h>

@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "egress_list.h"
 #include "files.h"
 #include "pool_lease.h"
 
@@ -111,6 +112,41 @@ void mcp_session_keep(struct mcp_server *srv, struct mcp_session *ms)
 	*tail = ms;
 }
 
+/*
+ * Whether a client may ask for `network`: none, the server's own, or (when the server's is an
+ * allow-list) a list the server's covers: narrower, never wider.
+ */
+static int network_check(const char *network, const char *config_net, struct strbuf *err)
+{
+	struct egress_list *asked, *given;
+	int rc = -1;
+
+	if (!strcmp(network, "none") || !strcmp(network, config_net))
+		return 0;
+	if (!egress_is_list(network) || !egress_is_list(config_net)) {
+		strbuf_addf(err, "network '%.50s' is not allowed: the server's network is '%.200s' "
+			    "(its network setting); a client may only ask for none%s", network,
+			    config_net, egress_is_list(config_net) ? " or a narrower allow-list" : "");
+		return -1;
+	}
+	asked = xcalloc(1, sizeof(*asked));
+	given = xcalloc(1, sizeof(*given));
+	if (egress_list_parse(network, asked, err) < 0 ||
+	    egress_list_parse(config_net, given, err) < 0)
+		goto out;
+	if (!egress_narrows(asked, given)) {
+		strbuf_addf(err, "network '%.200s' is not allowed: it reaches past the server's "
+			    "allow-list '%.200s' (a client may narrow it, never widen it)", network,
+			    config_net);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(asked);
+	free(given);
+	return rc;
+}
+
 struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 				     const char *libraries, const char *kernel, int oneshot,
 				     struct strbuf *err)
@@ -152,11 +188,8 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 		goto fail;
 	if (memory)
 		so.memory = memory;
-	if (network && strcmp(network, "none") && strcmp(network, config_net)) {
-		strbuf_addf(err, "network '%.50s' is not allowed: the server's network is '%s' (its "
-			    "network setting); a client may only ask for none", network, config_net);
+	if (network && network_check(network, config_net, err) < 0)
 		goto fail;
-	}
 	if (network)
 		so.sandbox.network = network;
 	if (mcp_policy_for(srv, policy, &so.policy, err) < 0)

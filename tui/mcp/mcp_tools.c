@@ -89,8 +89,8 @@ static const char session_open_in[] =
 	"\"memory\":{\"type\":[\"string\",\"integer\"],\"description\":\"a memory limit such as "
 	"512m (bytes when a number); at most the server's\"},"
 	S_TIMEOUT("each cell") ","
-	"\"network\":{\"type\":\"string\",\"description\":\"none, or the server's network "
-	"setting\"},"
+	"\"network\":{\"type\":\"string\",\"description\":\"none, the server's network "
+	"setting, or when that is an allow-list (allow:HOST[:PORT],...) one it covers\"},"
 	S_NAME_IN("make it a named session: a host process owns it, so it outlives this "
 		  "server; session_attach (after a restart) or a person's cellbox attach NAME "
 		  "joins it again. 1 to 64 of A-Z a-z 0-9 . _ -, not starting with '.'")

@@ -12,6 +12,7 @@ import time
 import traceback
 
 from . import PROTOCOL
+from . import egress
 from . import events as _ev
 from .capture import _setup_capture
 from .events import _drain_fds, _emit, _flush_locked, _on_sigint, _segs
@@ -292,6 +293,7 @@ def main(argv):
         _S.reserve = _new_reserve()
         _setup_wakeup()
         _init_plot_counter()
+        egress.start()          # an allow-list: 127.0.0.1 to the host's proxy
         if bridge:
             # Another Jupyter kernel, spoken to over ZMQ in here (runner.bridge).
             from .bridge import start
