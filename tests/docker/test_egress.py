@@ -11,7 +11,6 @@ head, after which a listed server is still reached.
 CELLBOX_RUNTIME picks the OCI runtime ("" = the engine's default, runc; runsc-egress: gVisor
 with --host-uds=open). Needs root (namespaces), dockerd with that runtime and the kernel image;
 skipped with the reason otherwise."""
-import json
 import os
 import shutil
 import subprocess
@@ -26,7 +25,26 @@ from test_cli import BIN, clean_env  # noqa: E402
 from test_libraries import IMAGE, SOCKET, api  # noqa: E402
 
 RUNTIME = os.environ.get('CELLBOX_RUNTIME', '')
-N = os.getpid() % 200 + 20          # this run's subnets: 10.203.N.0/30 and 10.203.N.4/30
+
+
+def subnet():
+    """This run's N, for its subnets 10.203.N.0/30 and 10.203.N.4/30: the first of 20..219
+    whose lock no other run holds (held while this process lives), so that runs side by side
+    never share one."""
+    import fcntl
+    for n in range(20, 220):
+        f = open(os.path.join(tempfile.gettempdir(), 'cellbox-egress-net-%d.lock' % n), 'a')
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            continue
+        subnet.held = f
+        return n
+    raise RuntimeError('no free 10.203.N subnet for this run')
+
+
+N = subnet()
 A, B = '10.203.%d.2' % N, '10.203.%d.6' % N
 
 SERVER = r'''
