@@ -8,6 +8,7 @@
 #include "backend_docker_int.h"
 #include "docker.h"
 #include "numconv.h"
+#include "usage.h"
 #include "wall.h"
 
 #include <errno.h>
@@ -288,11 +289,14 @@ static void docker_detach(struct backend *be)
 }
 
 /* Kill the container, close the engine's connection, free the backend. */
+static void cgroup_forget(struct backend_docker *db);
+
 static void docker_free(struct backend *be)
 {
 	struct backend_docker *db = docker_of(be);
 
 	docker_kill(be);
+	cgroup_forget(db);
 	if (db->connected)
 		docker_release(&db->d);
 	strbuf_release(&db->wait_reply);
@@ -439,6 +443,32 @@ static double docker_latency(struct backend *be)
 	return backend_docker_stream_latency(docker_of(be));
 }
 
+/* Forget the cgroup of a container found before. */
+static void cgroup_forget(struct backend_docker *db)
+{
+	free(db->cg_id);
+	free(db->cg_mem);
+	free(db->cg_cpu);
+	db->cg_id = db->cg_mem = db->cg_cpu = NULL;
+}
+
+/* The counters of the container's cgroup, found once per container (usage.h). */
+static int docker_usage(struct backend *be, int reset, struct usage_sample *u)
+{
+	struct backend_docker *db = docker_of(be);
+
+	usage_sample_clear(u);
+	if (!db->id || db->created)
+		return -1;
+	if (!db->cg_id || strcmp(db->cg_id, db->id)) {
+		cgroup_forget(db);
+		db->cg_id = xstrdup(db->id);
+		if (usage_cgroup_find(db->id, &db->cg_mem, &db->cg_cpu, &db->cg_v2) < 0)
+			return -1;
+	}
+	return usage_read_cgroup(db->cg_mem, db->cg_cpu, db->cg_v2, reset, u);
+}
+
 /* One table for both engines: what differs between docker and podman is in db->engine. */
 const struct backend_ops backend_docker_ops = {
 	.name = "docker",
@@ -457,5 +487,6 @@ const struct backend_ops backend_docker_ops = {
 	.detach = docker_detach,
 	.wake = docker_wake,
 	.latency = docker_latency,
+	.usage = docker_usage,
 	.channel_owner = backend_docker_channel_owner,
 };

@@ -32,6 +32,8 @@ struct backend_docker {
 	struct docker d;
 	int connected;
 	char *id;		/* the running container, NULL when none */
+	char *cg_id, *cg_mem, *cg_cpu;	/* its cgroup on this machine (usage.h), for cg_id */
+	int cg_v2;
 	int created;		/* id is created and not started yet (prepare()) */
 	int wait_fd;		/* POST /containers/ID/wait; readable when it exits */
 	struct strbuf wait_reply;

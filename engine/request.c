@@ -44,9 +44,33 @@ int request_open(struct request *r, const struct channel *ch, struct strbuf *err
 	return 0;
 }
 
+void request_begin(struct request *r, struct backend *be)
+{
+	r->be = be;
+	usage_sample_clear(&r->usage0);
+	if (!r->is_execute || !be->ops->usage || be->ops->usage(be, 1, &r->usage0) < 0)
+		r->usage0.at = clock_now();
+}
+
+/* What the cell used since it began, into its done event. */
+static void usage_of(struct request *r, struct usage *u)
+{
+	struct usage_sample end;
+
+	usage_clear(u);
+	if (!r->be || !r->is_execute)
+		return;
+	usage_sample_clear(&end);
+	if (!r->be->ops->usage || r->be->ops->usage(r->be, 0, &end) < 0)
+		end.at = clock_now();
+	usage_between(&r->usage0, &end, u);
+}
+
 void request_deliver(struct session *s, struct request *r, struct session_event *ev)
 {
 	ev->id = r->id;
+	if (ev->type == SESSION_EV_DONE)
+		usage_of(r, &ev->done.usage);
 	if (r->fn)
 		r->fn(s, ev, r->data);
 }
@@ -69,6 +93,7 @@ static void deliver_done(struct session *s, struct request *r, enum session_stat
 {
 	struct session_event ev = { .type = SESSION_EV_DONE };
 
+	usage_clear(&ev.done.usage);	/* request_deliver() measures it */
 	ev.done.status = status;
 	ev.done.execution_count = -1;
 	ev.done.reason = reason;

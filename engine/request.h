@@ -55,6 +55,13 @@ struct request {
 	request_event_fn fn;
 	void *data;
 	cJSON *blocked;		/* the policy's error event: never sent, ended by the host */
+	/*
+	 * A cell's usage (usage.h): the backend it runs on and its counters when it reached the
+	 * head (session_queue.c sets them; be NULL until then); its done event gets the
+	 * difference from the counters then (request_deliver()).
+	 */
+	struct backend *be;
+	struct usage_sample usage0;
 };
 
 /* A new request `id` (its name made here, with 16 random bytes). */
@@ -65,7 +72,12 @@ void request_free(struct request *r);
 /* Make its results file in `ch` and the reader on it. 0 or -1 with `err`. */
 int request_open(struct request *r, const struct channel *ch, struct strbuf *err);
 
-/* Hand `ev` to the request's callback (its id set). */
+/*
+ * The request reached the head: its clock starts, and a cell's counters are read (the memory
+ * peak reset) on backend `be`.
+ */
+void request_begin(struct request *r, struct backend *be);
+/* Hand `ev` to the request's callback (its id set; a done, the cell's usage). */
 void request_deliver(struct session *s, struct request *r, struct session_event *ev);
 /* Deliver a note of the session's own as stderr text. */
 void request_note(struct session *s, struct request *r, const char *text);

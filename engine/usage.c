@@ -1,0 +1,418 @@
+/* What a cell used, read on the host side: see usage.h. */
+#include "usage.h"
+#include "clock.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define USAGE_MAX ((long long)1 << 62)	/* a counter past it is not believed */
+
+void usage_sample_clear(struct usage_sample *u)
+{
+	u->cpu_ns = u->memory = u->peak = USAGE_UNKNOWN;
+	u->at = 0;
+}
+
+void usage_clear(struct usage *u)
+{
+	u->cpu_seconds = -1;
+	u->peak_memory_bytes = -1;
+	u->wall_seconds = -1;
+}
+
+/* Read at most size - 1 bytes of file `path` into `buf`, terminated. Bytes read, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < size - 1) {
+		n = read(fd, buf + got, size - 1 - (size_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	buf[got] = 0;
+	return got;
+}
+
+/* Write `text` to file `path` (a peak's reset). */
+static void write_small(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return;
+	if (write(fd, text, strlen(text)) < 0) {
+		/* a reset that did not take: the peak is since the last one */
+	}
+	close(fd);
+}
+
+/* A whole number in [0, USAGE_MAX] at `p` (digits only); USAGE_UNKNOWN when it is not. */
+static long long parse_count(const char *p, const char **end)
+{
+	long long v = 0;
+
+	if (!isdigit((unsigned char)*p))
+		return USAGE_UNKNOWN;
+	while (isdigit((unsigned char)*p)) {
+		if (v > USAGE_MAX / 10)
+			return USAGE_UNKNOWN;
+		v = v * 10 + (*p++ - '0');
+	}
+	if (end)
+		*end = p;
+	return v;
+}
+
+/* The whole number a file holds ("123\n"); USAGE_UNKNOWN when it is not one. */
+static long long read_count(const char *path)
+{
+	char buf[64];
+
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return USAGE_UNKNOWN;
+	return parse_count(buf, NULL);
+}
+
+/* The number after "key" at a line's start in `text` (cpu.stat, /proc/P/status). */
+static long long keyed_count(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, klen)) {
+			p += klen;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			return parse_count(p, NULL);
+		}
+	return USAGE_UNKNOWN;
+}
+
+/* One process's counters: CPU (its own and its reaped children's), RSS, peak RSS, ppid. */
+struct proc_counts {
+	long long cpu_ticks, rss_kb, hwm_kb;
+	long ppid;
+};
+
+/* Read /proc/PID/stat (after the name, which may hold anything) and status. 0 or -1. */
+static int proc_read(long pid, struct proc_counts *pc)
+{
+	char path[64], buf[4096];
+	const char *p;
+	long long f[18];
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+		return -1;
+	/* Fields 3 (state) .. 17 (cstime) follow the name. */
+	p++;
+	for (int i = 3; i <= 17; i++) {
+		while (*p == ' ')
+			p++;
+		if (i == 3) {
+			if (!*p)
+				return -1;
+			p++;
+			continue;
+		}
+		if (*p == '-')	/* tpgid (8) is -1 without a terminal: not one we use */
+			p++;
+		f[i] = parse_count(p, &p);
+		if (f[i] < 0)
+			return -1;
+	}
+	pc->ppid = (long)f[4];
+	pc->cpu_ticks = f[14] + f[15] + f[16] + f[17];
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	pc->rss_kb = pc->hwm_kb = USAGE_UNKNOWN;
+	if (read_small(path, buf, sizeof(buf)) > 0) {
+		const char *rss = strstr(buf, "\nVmRSS:"), *hwm = strstr(buf, "\nVmHWM:");
+
+		pc->rss_kb = rss ? keyed_count(rss + 1, "VmRSS:") : USAGE_UNKNOWN;
+		pc->hwm_kb = hwm ? keyed_count(hwm + 1, "VmHWM:") : USAGE_UNKNOWN;
+	}
+	return 0;
+}
+
+/* Whether `pid` is in another pid namespace than ours (then it is its kernel's init). */
+static int own_pid_ns(long pid)
+{
+	char path[64], ours[64], theirs[64];
+	ssize_t a, b;
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
+	a = readlink("/proc/self/ns/pid", ours, sizeof(ours) - 1);
+	b = readlink(path, theirs, sizeof(theirs) - 1);
+	if (a <= 0 || b <= 0)
+		return 0;
+	return a != b || memcmp(ours, theirs, (size_t)a);
+}
+
+/* The first child of `pid` (a scan of /proc: once per kernel); 0 when it has none. */
+static long find_child(long pid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		struct proc_counts pc;
+		char *end;
+		long p = strtol(e->d_name, &end, 10);
+
+		if (p > 0 && !*end && p != pid && proc_read(p, &pc) == 0 && pc.ppid == pid)
+			found = p;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Reset the peak RSS of `pid` to its RSS now. */
+static void proc_reset(long pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/clear_refs", pid);
+	write_small(path, "5");
+}
+
+int usage_read_procs(long pid, long *child, int reset, struct usage_sample *u)
+{
+	struct proc_counts top, kid;
+	long tick = sysconf(_SC_CLK_TCK);
+
+	usage_sample_clear(u);
+	u->at = clock_now();
+	if (pid <= 0 || proc_read(pid, &top) < 0)
+		return -1;
+	if (*child > 0 && (proc_read(*child, &kid) < 0 || kid.ppid != pid))
+		*child = 0;
+	if (*child == 0 && own_pid_ns(pid) && (*child = find_child(pid)) > 0 &&
+	    proc_read(*child, &kid) < 0)
+		*child = 0;
+	if (*child <= 0)
+		kid = (struct proc_counts){ 0, 0, 0, 0 };
+	if (tick <= 0)
+		tick = 100;
+	u->cpu_ns = (top.cpu_ticks + kid.cpu_ticks) * (1000000000LL / tick);
+	if (top.rss_kb >= 0 && kid.rss_kb >= 0)
+		u->memory = (top.rss_kb + kid.rss_kb) * 1024;
+	if (top.hwm_kb >= 0 && kid.hwm_kb >= 0)
+		u->peak = (top.hwm_kb + kid.hwm_kb) * 1024;
+	if (reset) {
+		proc_reset(pid);
+		if (*child > 0)
+			proc_reset(*child);
+	}
+	return 0;
+}
+
+/* Whether `id` is a container id as dockerd gives it (hex only: safe in a path). */
+static int hex_id(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n < 12 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)id[i]))
+			return 0;
+	return 1;
+}
+
+/* Where a container's cgroup may be: `before` ID `after`. */
+struct cg_place {
+	const char *before, *after;
+};
+
+/* The first place of `places` that is there for `id`; NULL when none. */
+static char *first_dir(const struct cg_place *places, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("%s%s%s", places[i].before, id, places[i].after);
+
+		if (access(path, R_OK) == 0)
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+int usage_cgroup_find(const char *id, char **mem, char **cpu, int *v2)
+{
+	static const struct cg_place mem1[] = {
+		{ "/sys/fs/cgroup/memory/docker/", "" },
+		{ "/sys/fs/cgroup/memory/system.slice/docker-", ".scope" },
+	};
+	static const struct cg_place cpu1[] = {
+		{ "/sys/fs/cgroup/cpuacct/docker/", "" },
+		{ "/sys/fs/cgroup/cpu,cpuacct/docker/", "" },
+		{ "/sys/fs/cgroup/cpuacct/system.slice/docker-", ".scope" },
+		{ "/sys/fs/cgroup/cpu,cpuacct/system.slice/docker-", ".scope" },
+	};
+	static const struct cg_place all2[] = {
+		{ "/sys/fs/cgroup/docker/", "/memory.current" },
+		{ "/sys/fs/cgroup/system.slice/docker-", ".scope/memory.current" },
+	};
+	char *file;
+
+	*mem = *cpu = NULL;
+	*v2 = 0;
+	if (!id || !hex_id(id))
+		return -1;
+	*mem = first_dir(mem1, ARRAY_SIZE(mem1), id);
+	*cpu = first_dir(cpu1, ARRAY_SIZE(cpu1), id);
+	if (*mem && *cpu)
+		return 0;
+	free(*mem);
+	free(*cpu);
+	*mem = *cpu = NULL;
+	if (!(file = first_dir(all2, ARRAY_SIZE(all2), id)))
+		return -1;
+	*strrchr(file, '/') = 0;
+	*mem = file;
+	*cpu = xstrdup(file);
+	*v2 = 1;
+	return 0;
+}
+
+int usage_read_cgroup(const char *mem, const char *cpu, int v2, int reset,
+		      struct usage_sample *u)
+{
+	char path[512], buf[1024];
+
+	usage_sample_clear(u);
+	u->at = clock_now();
+	if (!mem || !cpu)
+		return -1;
+	if (v2) {
+		snprintf(path, sizeof(path), "%s/cpu.stat", cpu);
+		if (read_small(path, buf, sizeof(buf)) > 0) {
+			long long us = keyed_count(buf, "usage_usec");
+
+			u->cpu_ns = us >= 0 && us < USAGE_MAX / 1000 ? us * 1000 : USAGE_UNKNOWN;
+		}
+		snprintf(path, sizeof(path), "%s/memory.current", mem);
+		u->memory = read_count(path);
+		snprintf(path, sizeof(path), "%s/memory.peak", mem);
+		u->peak = read_count(path);	/* v2's peak: the cgroup's life (no reset here) */
+	} else {
+		snprintf(path, sizeof(path), "%s/cpuacct.usage", cpu);
+		u->cpu_ns = read_count(path);
+		snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", mem);
+		u->memory = read_count(path);
+		snprintf(path, sizeof(path), "%s/memory.max_usage_in_bytes", mem);
+		u->peak = read_count(path);
+		if (reset)
+			write_small(path, "0");
+	}
+	return u->cpu_ns < 0 && u->memory < 0 ? -1 : 0;
+}
+
+void usage_between(const struct usage_sample *start, const struct usage_sample *end,
+		   struct usage *out)
+{
+	usage_clear(out);
+	if (start->at > 0 && end->at >= start->at)
+		out->wall_seconds = end->at - start->at;
+	if (start->cpu_ns >= 0 && end->cpu_ns >= start->cpu_ns)
+		out->cpu_seconds = (double)(end->cpu_ns - start->cpu_ns) / 1e9;
+	/* The peak since the reset at the start; never below what was in use then or now. */
+	if (end->peak >= 0) {
+		long long peak = end->peak;
+
+		if (start->memory > peak)
+			peak = start->memory;
+		if (end->memory > peak)
+			peak = end->memory;
+		out->peak_memory_bytes = peak;
+	}
+}
+
+cJSON *usage_to_json(const struct usage *u)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (u->cpu_seconds >= 0)
+		cJSON_AddNumberToObject(o, "cpu_seconds", u->cpu_seconds);
+	else
+		cJSON_AddNullToObject(o, "cpu_seconds");
+	if (u->peak_memory_bytes >= 0)
+		cJSON_AddNumberToObject(o, "peak_memory_bytes", (double)u->peak_memory_bytes);
+	else
+		cJSON_AddNullToObject(o, "peak_memory_bytes");
+	if (u->wall_seconds >= 0)
+		cJSON_AddNumberToObject(o, "wall_seconds", u->wall_seconds);
+	else
+		cJSON_AddNullToObject(o, "wall_seconds");
+	return o;
+}
+
+/* A member that is a number in [0, max]; -1 when it is not. */
+static double number_in(const cJSON *o, const char *key, double max)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= max ?
+	       v->valuedouble : -1;
+}
+
+void usage_from_json(const cJSON *o, struct usage *u)
+{
+	usage_clear(u);
+	if (!cJSON_IsObject(o))
+		return;
+	u->cpu_seconds = number_in(o, "cpu_seconds", 1e12);
+	u->peak_memory_bytes = (long long)number_in(o, "peak_memory_bytes", 1e18);
+	u->wall_seconds = number_in(o, "wall_seconds", 1e12);
+}
+
+void usage_format_bytes(long long bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	size_t i = 0;
+
+	while (v >= 1024 && i + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0 || v >= 100 || v == (double)(long long)v)
+		snprintf(buf, size, "%.0f %s", v, units[i]);
+	else
+		snprintf(buf, size, "%.1f %s", v, units[i]);
+}
+
+void usage_format(const struct usage *u, char *buf, size_t size)
+{
+	char mem[32];
+
+	buf[0] = 0;
+	if (u->cpu_seconds >= 0 && u->peak_memory_bytes >= 0) {
+		usage_format_bytes(u->peak_memory_bytes, mem, sizeof(mem));
+		snprintf(buf, size, "%.2f s CPU, %s peak", u->cpu_seconds, mem);
+	} else if (u->cpu_seconds >= 0) {
+		snprintf(buf, size, "%.2f s CPU", u->cpu_seconds);
+	} else if (u->peak_memory_bytes >= 0) {
+		usage_format_bytes(u->peak_memory_bytes, mem, sizeof(mem));
+		snprintf(buf, size, "%s peak", mem);
+	}
+}
