@@ -41,6 +41,7 @@ void outputs_init(struct outputs *o, const char *channel_dir, unsigned flags,
 	o->limit = limit ? limit : OUTPUTS_LIMIT;
 	o->list = cJSON_CreateArray();
 	o->execution_count = -1;
+	usage_clear(&o->usage);
 	strbuf_init(&o->stream, 0);
 }
 
@@ -460,6 +461,7 @@ static void on_done(struct outputs *o, const struct session_ev_done *ev)
 	o->execution_count = ev->execution_count;
 	o->duration = ev->duration;
 	o->reason = ev->reason;
+	o->usage = ev->usage;
 	free(o->detail);
 	o->detail = ev->detail ? xstrdup(ev->detail) : NULL;
 }
