@@ -41,7 +41,6 @@ void outputs_init(struct outputs *o, const char *channel_dir, unsigned flags,
 	o->limit = limit ? limit : OUTPUTS_LIMIT;
 	o->list = cJSON_CreateArray();
 	o->execution_count = -1;
-	usage_clear(&o->usage);
 	strbuf_init(&o->stream, 0);
 }
 

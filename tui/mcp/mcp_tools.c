@@ -43,13 +43,7 @@
 	"the session stopped it\"}," \
 	"\"truncated\":{\"type\":\"boolean\",\"description\":\"output past mcp-output-max was " \
 	"not kept\"}," \
-	"\"usage\":{\"type\":\"object\",\"description\":\"what the cell used, measured by the " \
-	"host (never the kernel's word); null where not measured\",\"properties\":{" \
-	"\"cpu_seconds\":{\"type\":[\"number\",\"null\"],\"description\":\"CPU time of the " \
-	"sandbox during the cell\"},\"peak_memory_bytes\":{\"type\":[\"integer\",\"null\"]," \
-	"\"description\":\"the most memory the sandbox held during the cell\"}," \
-	"\"wall_seconds\":{\"type\":[\"number\",\"null\"],\"description\":\"the cell's wall " \
-	"time, from its start to its end\"}}}"
+	MCP_USAGE_SCHEMA
 #define EXECUTION_RESULT_REQUIRED \
 	"\"exit_code\",\"stdout\",\"stderr\",\"plots\",\"status\",\"execution_count\"," \
 	"\"duration\",\"error\",\"outcome\",\"reason\""

@@ -1,0 +1,211 @@
+"""What a cell used in every result (engine/usage.h): `run --json`'s usage, MCP's
+ExecutionResult, replay's cell metadata and the UI's status line (live while a cell runs), on
+the local backend, docker (runc) and gVisor (runsc). The numbers are the host's, never the
+kernel's: a cell that holds 300 MiB reports a peak of at least that, a cell that spins for
+1.5 s of its own CPU time reports about that much CPU. The docker cases are skipped without
+dockerd or the image, the runsc ones without the runtime."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from test_cli import BIN, clean_env
+
+MIB = 2 ** 20
+# Touch every page: a bytearray is zeroed by calloc, whose pages may not be resident.
+ALLOC = 'b = bytearray(300 * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\n'
+SPIN = 'import time\nt = time.process_time()\nwhile time.process_time() - t < 1.5: pass\n'
+
+
+def docker_skip(runtime=None):
+    """Why the docker cases (under `runtime`) cannot run here, or None."""
+    from test_pool_docker import skip_reason, engine
+    why = skip_reason()
+    if why or not runtime:
+        return why
+    status, info = engine('/info')
+    if status != 200 or runtime not in (info or {}).get('Runtimes', {}):
+        return 'the docker daemon has no %s runtime' % runtime
+    return None
+
+
+class Base(unittest.TestCase):
+    backend = ('--backend', 'local')
+    runtime = None
+
+    def setUp(self):
+        if self.backend[1] == 'docker':
+            why = docker_skip(self.runtime)
+            if why:
+                self.skipTest(why)
+        self.tmp = tempfile.mkdtemp(prefix='cellbox-usage-')
+        self.env = clean_env(self.tmp)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def args(self):
+        return list(self.backend) + (['--runtime', self.runtime] if self.runtime else [])
+
+    def run_json(self, code):
+        p = subprocess.run([BIN, 'run', *self.args(), '--json', '-c', code],
+                           capture_output=True, text=True, env=self.env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def check_alloc(self, usage):
+        self.assertGreaterEqual(usage['peak_memory_bytes'], 300 * MIB, usage)
+        self.assertLess(usage['peak_memory_bytes'], 1024 * MIB, usage)
+
+    def check_spin(self, usage):
+        # Its own CPU time is 1.5 s; the host counts the sandbox's (the kernel's threads, the
+        # runner's wake-ups, gVisor's sentry), so a little more, and no more than 2 cores.
+        self.assertGreaterEqual(usage['cpu_seconds'], 1.3, usage)
+        self.assertLess(usage['cpu_seconds'], 4.0, usage)
+        self.assertGreaterEqual(usage['wall_seconds'], 0.7, usage)
+
+
+class RunJsonTest(Base):
+    """run --json's usage on the local backend."""
+
+    def test_allocation_reports_its_peak(self):
+        r = self.run_json(ALLOC)
+        self.check_alloc(r['usage'])
+        self.assertGreaterEqual(r['usage']['wall_seconds'], 0)
+
+    def test_busy_loop_reports_its_cpu(self):
+        r = self.run_json(SPIN)
+        self.check_spin(r['usage'])
+
+    def test_idle_cell_uses_little(self):
+        r = self.run_json('import time\ntime.sleep(1)')
+        u = r['usage']
+        self.assertLess(u['cpu_seconds'], 0.5, u)
+        self.assertGreaterEqual(u['wall_seconds'], 0.9, u)
+        self.assertLess(u['peak_memory_bytes'], 300 * MIB, u)
+
+
+class RunJsonDockerTest(RunJsonTest):
+    """The same in a docker container (runc): its cgroup's counters."""
+    backend = ('--backend', 'docker')
+
+
+class RunJsonRunscTest(RunJsonTest):
+    """The same under gVisor: the sandbox's cgroup (the sentry holds the cell's memory)."""
+    backend = ('--backend', 'docker')
+    runtime = 'runsc'
+
+
+class ReplayTest(Base):
+    """replay writes each cell's usage into the executed notebook's metadata.cellbox.usage."""
+
+    def test_cells_metadata(self):
+        src = os.path.join(self.tmp, 'cells.py')
+        out = os.path.join(self.tmp, 'out.ipynb')
+        with open(src, 'w') as f:
+            f.write('# %%\n' + ALLOC + 'del b\n# %%\n' + SPIN)
+        p = subprocess.run([BIN, 'replay', *self.args(), '-o', out, src], capture_output=True,
+                           text=True, env=self.env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            cells = json.load(f)['cells']
+        alloc, spin = (c['metadata']['cellbox']['usage'] for c in cells)
+        self.check_alloc(alloc)
+        self.check_spin(spin)
+        self.assertLess(alloc['cpu_seconds'], spin['cpu_seconds'])
+
+
+class ReplayDockerTest(ReplayTest):
+    backend = ('--backend', 'docker')
+
+
+class McpTest(Base):
+    """MCP's execute_code: structuredContent.usage, and the words in the text a model reads."""
+
+    def call(self, code):
+        from mcp_base import Server, text
+        env = dict(self.env, CELLBOX_BACKEND=self.backend[1])
+        if self.runtime:
+            env['CELLBOX_RUNTIME'] = self.runtime
+        s = Server(env, cwd=self.tmp)
+        try:
+            s.initialize()
+            r = s.call('execute_code', {'code': code}, timeout=300)
+            self.assertFalse(r.get('isError'), text(r))
+            return r['structuredContent'], text(r)
+        finally:
+            s.close()
+            for stream in (s.p.stdin, s.p.stdout, s.p.stderr):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+    def test_allocation_and_cpu(self):
+        sc, words = self.call(ALLOC + SPIN)
+        self.check_alloc(sc['usage'])
+        self.check_spin(sc['usage'])
+        self.assertRegex(words, r'\[exit code 0; [0-9.]+ s CPU, [0-9.]+ MiB peak\]')
+
+
+class McpDockerTest(McpTest):
+    backend = ('--backend', 'docker')
+
+
+class McpRunscTest(McpTest):
+    backend = ('--backend', 'docker')
+    runtime = 'runsc'
+
+
+class TuiTest(Base):
+    """The status line: CPU% and memory of the sandbox while a cell runs, then the cell's
+    CPU time and peak."""
+
+    def setUp(self):
+        if not shutil.which('tmux'):
+            self.skipTest('tmux is not installed (scripts/bootstrap --tests)')
+        super().setUp()
+        self.ui = None
+
+    def tearDown(self):
+        if self.ui:
+            self.ui.close()
+        super().tearDown()
+
+    def test_status_line_live_and_after(self):
+        from test_tui import Tui
+        self.ui = ui = Tui(self.tmp, 'usage', ['tui', *self.args()], size=(160, 30))
+        # One line (the editor's Enter runs it); the product writes every byte.
+        ui.run("b = bytearray(b'\\x01') * (300 * 2**20); import time; t = time.time()")
+        ui.wait_for('In [1]')
+        ui.wait_gone('busy', timeout=120)
+        ui.run('while time.time() - t < 12: pass')
+        live = None
+        for _ in range(200):
+            m = re.search(r'CPU (\d+)% ([0-9.]+) (MiB|GiB)', ui.screen())
+            if m and int(m.group(1)) > 0:
+                live = m
+                break
+            ui.wait_for('busy', timeout=20)
+        self.assertIsNotNone(live, ui.screen())
+        mem = float(live.group(2)) * (1024 if live.group(3) == 'GiB' else 1)
+        self.assertGreaterEqual(mem, 300, live.group(0))     # b is still held
+        self.assertGreater(int(live.group(1)), 20, live.group(0))
+        self.assertLess(int(live.group(1)), 220, live.group(0))
+        s = ui.wait_for('s CPU,', 'peak', timeout=60)
+        m = re.search(r'([0-9.]+) s CPU, ([0-9.]+) (MiB|GiB) peak', s)
+        self.assertIsNotNone(m, s)
+        self.assertGreater(float(m.group(1)), 2.0, m.group(0))
+        peak = float(m.group(2)) * (1024 if m.group(3) == 'GiB' else 1)
+        self.assertGreaterEqual(peak, 300, m.group(0))
+
+
+class TuiDockerTest(TuiTest):
+    backend = ('--backend', 'docker')
+
+
+if __name__ == '__main__':
+    unittest.main()
