@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 from test_cli import BIN, clean_env
@@ -116,6 +117,8 @@ class ReplayTest(Base):
         self.check_alloc(alloc)
         self.check_spin(spin)
         self.assertLess(alloc['cpu_seconds'], spin['cpu_seconds'])
+        # The peak is the cell's own: the first cell let its 300 MiB go, the next never held it.
+        self.assertLess(spin['peak_memory_bytes'], 300 * MIB, spin)
 
 
 class ReplayDockerTest(ReplayTest):
@@ -178,24 +181,26 @@ class TuiTest(Base):
     def test_status_line_live_and_after(self):
         from test_tui import Tui
         self.ui = ui = Tui(self.tmp, 'usage', ['tui', *self.args()], size=(160, 30))
-        # One line (the editor's Enter runs it); the product writes every byte.
-        ui.run("b = bytearray(b'\\x01') * (300 * 2**20); import time; t = time.time()")
-        ui.wait_for('In [1]')
-        ui.wait_gone('busy', timeout=120)
-        ui.run('while time.time() - t < 12: pass')
+        # One line each (the editor's Enter runs it); the product writes every byte. The
+        # status line says [N] once cell N is done, and its usage.
+        ui.run("b = bytearray(b'\\x01') * (300 * 2**20); import time")
+        ui.wait_for('\u2502 [1] \u2502', ' MiB peak', timeout=120)
+        ui.run('t = time.time()')
+        ui.wait_for('\u2502 [2] \u2502', timeout=60)
+        ui.run('while time.time() - t < 10: pass')
         live = None
-        for _ in range(200):
-            m = re.search(r'CPU (\d+)% ([0-9.]+) (MiB|GiB)', ui.screen())
+        deadline = time.monotonic() + 8         # the cell spins for 10 s
+        while live is None and time.monotonic() < deadline:
+            m = re.search(r'CPU (\d+)% ([0-9.]+) (MiB|GiB)', ui.wait_for('busy', timeout=20))
             if m and int(m.group(1)) > 0:
                 live = m
-                break
-            ui.wait_for('busy', timeout=20)
+            time.sleep(0.1)
         self.assertIsNotNone(live, ui.screen())
         mem = float(live.group(2)) * (1024 if live.group(3) == 'GiB' else 1)
         self.assertGreaterEqual(mem, 300, live.group(0))     # b is still held
         self.assertGreater(int(live.group(1)), 20, live.group(0))
         self.assertLess(int(live.group(1)), 220, live.group(0))
-        s = ui.wait_for('s CPU,', 'peak', timeout=60)
+        s = ui.wait_for('\u2502 [3] \u2502', ' MiB peak', timeout=60)
         m = re.search(r'([0-9.]+) s CPU, ([0-9.]+) (MiB|GiB) peak', s)
         self.assertIsNotNone(m, s)
         self.assertGreater(float(m.group(1)), 2.0, m.group(0))
