@@ -165,6 +165,19 @@ static void tell_skipped(struct session *s, struct request *r)
 	strbuf_release(&msg);
 }
 
+/* A cell raised MemoryError under the local kernel's limit: say which limit it was. */
+static void tell_memory_limit(struct request_reader *rd, struct request *r)
+{
+	struct strbuf msg = STRBUF_INIT;
+
+	strbuf_addstr(&msg, "cellbox: memory limit ");
+	wall_describe_size(&msg, rd->memory_limit);
+	strbuf_addstr(&msg, " reached (the kernel's address space, --memory)\n");
+	request_note(rd->s, r, msg.buf);
+	r->memory_error = 0;
+	strbuf_release(&msg);
+}
+
 /* The output passed its limit: say so, stop taking it, interrupt the cell. */
 static void cap_output(struct request_reader *rd, struct request *r)
 {
@@ -285,9 +298,14 @@ static int on_line(const char *line, size_t len, void *data)
 	}
 	if (ev.type == SESSION_EV_INPUT_REQUEST)
 		r->inputs++;
+	if (ev.type == SESSION_EV_ERROR && rd->memory_limit && ev.error.ename &&
+	    !strcmp(ev.error.ename, "MemoryError"))
+		r->memory_error = 1;	/* the kernel's word, for a note only */
 	if (ev.type == SESSION_EV_DONE) {
 		/* The kernel finished it; a stop we made says why it did not end well. */
 		tell_skipped(rd->s, r);
+		if (r->memory_error)
+			tell_memory_limit(rd, r);
 		ev.done.detail = stop_detail(r->stop);
 		if (r->stop && (ev.done.status != SESSION_STATUS_OK || r->stop == REASON_OUTPUT_LIMIT))
 			ev.done.reason = r->stop;

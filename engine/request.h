@@ -50,6 +50,7 @@ struct request {
 	struct event_reader rd;
 	int inputs;		/* input requests so far: the answer to the k-th is <name>.<k>.input */
 	int capped;		/* its output passed the limit: only its done is read now */
+	int memory_error;	/* it raised MemoryError under an address-space limit */
 	unsigned malformed, dropped, refused;	/* lines not taken, told once at its end */
 	int truncated_told;
 	request_event_fn fn;
@@ -96,6 +97,11 @@ struct request_reader {
 	struct channel *ch;		/* plots and artifacts are taken from (and into) it */
 	struct backend *be;		/* SIGINT for a request past the output limit */
 	unsigned long long output_limit;
+	/*
+	 * The local kernel's address-space limit (kernel_spec.memory; 0: none or a container's,
+	 * which kills): a cell that raises MemoryError under it is told which limit it hit.
+	 */
+	unsigned long long memory_limit;
 	double interrupt_grace;
 	double *kill_at;		/* the session's grace deadline: set on a stop, 0 at done */
 	int events;			/* lines handled so far */

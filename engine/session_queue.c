@@ -51,6 +51,7 @@ int session_read_events(struct session *s)
 	struct request_reader rd = {
 		.s = s, .ch = &s->ch, .be = s->be, .output_limit = s->opts.output_limit,
 		.interrupt_grace = s->opts.interrupt_grace, .kill_at = &s->kill_at,
+		.memory_limit = s->be->ops->flags & BACKEND_SANDBOX ? 0 : s->opts.memory,
 	};
 
 	s->more = 0;

@@ -51,10 +51,10 @@ class Base(unittest.TestCase):
     def args(self):
         return list(self.backend) + (['--runtime', self.runtime] if self.runtime else [])
 
-    def run_json(self, code):
-        p = subprocess.run([BIN, 'run', *self.args(), '--json', '-c', code],
+    def run_json(self, code, *more, rc=0):
+        p = subprocess.run([BIN, 'run', *self.args(), *more, '--json', '-c', code],
                            capture_output=True, text=True, env=self.env, timeout=300)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, rc, p.stderr)
         return json.loads(p.stdout)
 
     def check_alloc(self, usage):
@@ -87,6 +87,21 @@ class RunJsonTest(Base):
         self.assertLess(u['cpu_seconds'], 0.5, u)
         self.assertGreaterEqual(u['wall_seconds'], 0.9, u)
         self.assertLess(u['peak_memory_bytes'], 300 * MIB, u)
+
+
+    def test_memory_limit_named(self):
+        # The local kernel's limit is its address space (MemoryError, a note names it); a
+        # container's is its cgroup's (the kernel is killed, the reason names it).
+        code = 'b = bytearray(600 * 2**20)'
+        if self.backend[1] == 'local':
+            r = self.run_json(code, '--memory', '256m', rc=1)
+            self.assertEqual(r['outcome'], 'error')
+            self.assertIn('cellbox: memory limit 256 MB reached', r['stderr'])
+        else:
+            r = self.run_json(code, '--memory', '256m', rc=4)
+            self.assertEqual(r['outcome'], 'oom_killed')
+            self.assertIn('out of memory (limit 256 MB)', r['reason'])
+        self.assertIsNotNone(r['usage']['wall_seconds'])
 
 
 class RunJsonDockerTest(RunJsonTest):
