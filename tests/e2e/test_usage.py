@@ -169,6 +169,33 @@ class McpTest(Base):
         self.assertRegex(words, r'\[exit code 0; [0-9.]+ s CPU, [0-9.]+ MiB peak\]')
 
 
+class McpNamedTest(Base):
+    """A named session's cells: the host process measures, its front end (the MCP server
+    here) gets the usage over the session's socket."""
+
+    def test_named_session_usage(self):
+        from mcp_base import Server, text
+        s = Server(dict(self.env), cwd=self.tmp)
+        try:
+            s.initialize()
+            r = s.call('session_open', {'name': 'usage-%d' % os.getpid()})
+            self.assertFalse(r.get('isError'), text(r))
+            h = r['structuredContent']['handle']
+            r = s.call('session_run', {'handle': h, 'code': ALLOC + 'del b\n'}, timeout=300)
+            self.check_alloc(r['structuredContent']['usage'])
+            r = s.call('session_run', {'handle': h, 'code': SPIN}, timeout=300)
+            self.check_spin(r['structuredContent']['usage'])
+            self.assertLess(r['structuredContent']['usage']['peak_memory_bytes'], 300 * MIB)
+            s.call('session_close', {'handle': h})
+        finally:
+            s.close()
+            for stream in (s.p.stdin, s.p.stdout, s.p.stderr):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+
 class McpDockerTest(McpTest):
     backend = ('--backend', 'docker')
 
