@@ -26,7 +26,7 @@ struct backend_local {
 	int adopted;		/* pid is not our child: no waitpid, status from status_file */
 	int in_ns;		/* pid is the kernel's init in a pid namespace of its own */
 	char *status_file;
-	long runner;		/* the runner under an init (usage.h), 0 until found */
+	struct usage_procs procs;	/* the kernel's /proc files, for its usage (usage.h) */
 };
 
 /* A status as the user reads it: the init of a pid namespace tells a signal as 128 + N. */
@@ -363,7 +363,7 @@ static void local_forget(struct backend_local *lb)
 	lb->pidfd = -1;
 	lb->pid = 0;
 	lb->adopted = 0;	/* a restart forks a kernel of our own */
-	lb->runner = 0;
+	usage_procs_release(&lb->procs);
 	lb->in_ns = 0;
 }
 
@@ -466,7 +466,7 @@ static int local_usage(struct backend *be, int reset, struct usage_sample *u)
 	usage_sample_clear(u);
 	if (!lb->pid)
 		return -1;
-	return usage_read_procs(lb->pid, &lb->runner, reset, u);
+	return usage_read_procs(&lb->procs, lb->pid, reset, u);
 }
 
 static void local_detach(struct backend *be)
@@ -489,6 +489,7 @@ static struct backend *local_create(const char *name)
 	(void)name;
 	lb->base.ops = &backend_local_ops;
 	lb->pidfd = -1;
+	usage_procs_init(&lb->procs);
 	return &lb->base;
 }
 

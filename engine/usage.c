@@ -110,19 +110,44 @@ struct proc_counts {
 	long ppid;
 };
 
-/* Read /proc/PID/stat (after the name, which may hold anything) and status. 0 or -1. */
-static int proc_read(long pid, struct proc_counts *pc)
+/* Read at most size - 1 bytes of the open /proc file `fd` from its start, terminated. */
+static ssize_t pread_small(int fd, char *buf, size_t size)
 {
-	char path[64], buf[4096];
-	const char *p;
-	long long f[18];
+	ssize_t n, got = 0;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+	while ((size_t)got < size - 1) {
+		n = pread(fd, buf + got, size - 1 - (size_t)got, got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;	/* ESRCH: the process is gone */
+		if (n == 0)
+			break;
+		got += n;
+	}
+	buf[got] = 0;
+	return got;
+}
+
+/*
+ * Read a process's stat (after the name, which may hold anything: from the last ')'), and
+ * with `peak` its status for VmHWM. 0 or -1.
+ */
+static int proc_read(const struct usage_proc *pp, int peak, struct proc_counts *pc)
+{
+	static long page_kb;
+	char buf[4096];
+	const char *p;
+	long long f[25];
+
+	if (!page_kb)
+		page_kb = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) / 1024 : 4;
+	if (pp->stat_fd < 0 || pread_small(pp->stat_fd, buf, sizeof(buf)) <= 0 ||
+	    !(p = strrchr(buf, ')')))
 		return -1;
-	/* Fields 3 (state) .. 17 (cstime) follow the name. */
+	/* Fields 3 (state) .. 24 (rss, in pages) follow the name. */
 	p++;
-	for (int i = 3; i <= 17; i++) {
+	for (int i = 3; i <= 24; i++) {
 		while (*p == ' ')
 			p++;
 		if (i == 3) {
@@ -131,7 +156,7 @@ static int proc_read(long pid, struct proc_counts *pc)
 			p++;
 			continue;
 		}
-		if (*p == '-')	/* tpgid (8) is -1 without a terminal: not one we use */
+		if (*p == '-')	/* tpgid (8), priority, nice may be negative: not ones we use */
 			p++;
 		f[i] = parse_count(p, &p);
 		if (f[i] < 0)
@@ -139,15 +164,49 @@ static int proc_read(long pid, struct proc_counts *pc)
 	}
 	pc->ppid = (long)f[4];
 	pc->cpu_ticks = f[14] + f[15] + f[16] + f[17];
-	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-	pc->rss_kb = pc->hwm_kb = USAGE_UNKNOWN;
-	if (read_small(path, buf, sizeof(buf)) > 0) {
-		const char *rss = strstr(buf, "\nVmRSS:"), *hwm = strstr(buf, "\nVmHWM:");
+	pc->rss_kb = f[24] < USAGE_MAX / 1024 / page_kb ? f[24] * page_kb : USAGE_UNKNOWN;
+	pc->hwm_kb = USAGE_UNKNOWN;
+	if (peak && pp->status_fd >= 0 && pread_small(pp->status_fd, buf, sizeof(buf)) > 0) {
+		const char *hwm = strstr(buf, "\nVmHWM:");
 
-		pc->rss_kb = rss ? keyed_count(rss + 1, "VmRSS:") : USAGE_UNKNOWN;
 		pc->hwm_kb = hwm ? keyed_count(hwm + 1, "VmHWM:") : USAGE_UNKNOWN;
 	}
 	return 0;
+}
+
+/* Open process `pid`'s stat, status and clear_refs, kept for its samples. */
+static void proc_open(struct usage_proc *pp, long pid)
+{
+	char path[64];
+
+	pp->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	pp->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	pp->status_fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%ld/clear_refs", pid);
+	pp->refs_fd = open(path, O_WRONLY | O_CLOEXEC);
+}
+
+/* Close what proc_open() opened. */
+static void proc_close(struct usage_proc *pp)
+{
+	if (pp->stat_fd >= 0)
+		close(pp->stat_fd);
+	if (pp->status_fd >= 0)
+		close(pp->status_fd);
+	if (pp->refs_fd >= 0)
+		close(pp->refs_fd);
+	pp->pid = 0;
+	pp->stat_fd = pp->status_fd = pp->refs_fd = -1;
+}
+
+/* Reset the process's peak RSS to its RSS now. */
+static void proc_reset(const struct usage_proc *pp)
+{
+	if (pp->refs_fd >= 0 && write(pp->refs_fd, "5", 1) < 0) {
+		/* a reset that did not take: the peak is since the last one */
+	}
 }
 
 /* Whether `pid` is in another pid namespace than ours (then it is its kernel's init). */
@@ -174,53 +233,82 @@ static long find_child(long pid)
 	if (!d)
 		return 0;
 	while (!found && (e = readdir(d))) {
+		struct usage_proc pp;
 		struct proc_counts pc;
 		char *end;
 		long p = strtol(e->d_name, &end, 10);
 
-		if (p > 0 && !*end && p != pid && proc_read(p, &pc) == 0 && pc.ppid == pid)
+		if (p <= 0 || *end || p == pid)
+			continue;
+		proc_open(&pp, p);
+		if (proc_read(&pp, 0, &pc) == 0 && pc.ppid == pid)
 			found = p;
+		proc_close(&pp);
 	}
 	closedir(d);
 	return found;
 }
 
-/* Reset the peak RSS of `pid` to its RSS now. */
-static void proc_reset(long pid)
+void usage_procs_init(struct usage_procs *up)
 {
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%ld/clear_refs", pid);
-	write_small(path, "5");
+	up->top.pid = up->kid.pid = 0;
+	up->top.stat_fd = up->top.status_fd = up->top.refs_fd = -1;
+	up->kid.stat_fd = up->kid.status_fd = up->kid.refs_fd = -1;
+	up->ns = -1;
 }
 
-int usage_read_procs(long pid, long *child, int reset, struct usage_sample *u)
+void usage_procs_release(struct usage_procs *up)
 {
-	struct proc_counts top, kid;
+	proc_close(&up->top);
+	proc_close(&up->kid);
+	up->ns = -1;
+}
+
+int usage_read_procs(struct usage_procs *up, long pid, int reset, struct usage_sample *u)
+{
+	struct proc_counts top, kid = { 0, 0, 0, 0 };
 	long tick = sysconf(_SC_CLK_TCK);
+	int peak = !reset;
 
 	usage_sample_clear(u);
 	u->at = clock_now();
-	if (pid <= 0 || proc_read(pid, &top) < 0)
+	if (pid <= 0)
 		return -1;
-	if (*child > 0 && (proc_read(*child, &kid) < 0 || kid.ppid != pid))
-		*child = 0;
-	if (*child == 0 && own_pid_ns(pid) && (*child = find_child(pid)) > 0 &&
-	    proc_read(*child, &kid) < 0)
-		*child = 0;
-	if (*child <= 0)
+	if (up->top.pid != pid) {
+		usage_procs_release(up);
+		proc_open(&up->top, pid);
+		up->ns = own_pid_ns(pid);
+	}
+	if (proc_read(&up->top, peak, &top) < 0) {
+		usage_procs_release(up);
+		return -1;
+	}
+	/* The init's child, the runner: kept while it stays the child (pids are reused). */
+	if (up->kid.pid && (proc_read(&up->kid, peak, &kid) < 0 || kid.ppid != pid)) {
+		proc_close(&up->kid);
 		kid = (struct proc_counts){ 0, 0, 0, 0 };
+	}
+	if (!up->kid.pid && up->ns) {
+		long child = find_child(pid);
+
+		if (child > 0) {
+			proc_open(&up->kid, child);
+			if (proc_read(&up->kid, peak, &kid) < 0 || kid.ppid != pid) {
+				proc_close(&up->kid);
+				kid = (struct proc_counts){ 0, 0, 0, 0 };
+			}
+		}
+	}
 	if (tick <= 0)
 		tick = 100;
 	u->cpu_ns = (top.cpu_ticks + kid.cpu_ticks) * (1000000000LL / tick);
 	if (top.rss_kb >= 0 && kid.rss_kb >= 0)
 		u->memory = (top.rss_kb + kid.rss_kb) * 1024;
-	if (top.hwm_kb >= 0 && kid.hwm_kb >= 0)
+	if (peak && top.hwm_kb >= 0 && kid.hwm_kb >= 0)
 		u->peak = (top.hwm_kb + kid.hwm_kb) * 1024;
 	if (reset) {
-		proc_reset(pid);
-		if (*child > 0)
-			proc_reset(*child);
+		proc_reset(&up->top);
+		proc_reset(&up->kid);
 	}
 	return 0;
 }

@@ -11,7 +11,7 @@
  * the cell's done event as a struct usage (event.h). Where the counters come from:
  *
  *	backend		cpu				memory, peak (reset)
- *	local		/proc/P/stat utime+stime	/proc/P/status VmRSS, VmHWM
+ *	local		/proc/P/stat utime+stime	/proc/P/stat rss, status VmHWM
  *			(+cutime+cstime) of the init	(clear_refs "5") of the init
  *			and the runner			and the runner
  *	docker, runsc	the container's cgroup:		memory.usage_in_bytes,
@@ -49,12 +49,28 @@ void usage_sample_clear(struct usage_sample *u);
 void usage_clear(struct usage *u);
 
 /*
- * Read the counters of the local kernel whose (host) pid is `pid`: the process and, when it
- * is the init of a pid namespace of its own, its child the runner (`*child`: its pid, found
- * once and kept while it stays the child; 0 at first). With `reset`, the peaks are reset
- * after reading. 0, or -1 when the process is gone.
+ * The local kernel's processes as usage_read_procs() keeps them between samples: its init
+ * and, when that is the init of a pid namespace of its own, its child the runner (found once
+ * by a scan of /proc, kept while it stays the child), each with its /proc files open (a
+ * sample then costs a pread each, not a path's walk).
  */
-int usage_read_procs(long pid, long *child, int reset, struct usage_sample *u);
+struct usage_proc {
+	long pid;		/* 0: none */
+	int stat_fd, status_fd, refs_fd;
+};
+struct usage_procs {
+	struct usage_proc top, kid;
+	int ns;			/* top is the init of a pid namespace; -1 not known yet */
+};
+
+void usage_procs_init(struct usage_procs *up);
+void usage_procs_release(struct usage_procs *up);
+/*
+ * Read the counters of the local kernel whose (host) pid is `pid`. With `reset` the peaks are
+ * reset after reading and the sample has no peak (it is the memory now); without, it has.
+ * 0, or -1 when the process is gone.
+ */
+int usage_read_procs(struct usage_procs *up, long pid, int reset, struct usage_sample *u);
 
 /*
  * Find the cgroup directories of container `id` on this machine: `mem` and `cpu` (caller
