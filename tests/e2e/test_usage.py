@@ -176,6 +176,7 @@ class McpNamedTest(Base):
     def test_named_session_usage(self):
         from mcp_base import Server, text
         s = Server(dict(self.env), cwd=self.tmp)
+        h = None
         try:
             s.initialize()
             r = s.call('session_open', {'name': 'usage-%d' % os.getpid()})
@@ -186,8 +187,9 @@ class McpNamedTest(Base):
             r = s.call('session_run', {'handle': h, 'code': SPIN}, timeout=300)
             self.check_spin(r['structuredContent']['usage'])
             self.assertLess(r['structuredContent']['usage']['peak_memory_bytes'], 300 * MIB)
-            s.call('session_close', {'handle': h})
         finally:
+            if h:
+                s.call('session_close', {'handle': h, 'end': True})   # its host goes too
             s.close()
             for stream in (s.p.stdin, s.p.stdout, s.p.stderr):
                 try:
