@@ -312,6 +312,7 @@ static struct backend *docker_create(const char *engine)
 	db->base.ops = &backend_docker_ops;
 	db->engine = xstrdup(engine);
 	db->wait_fd = -1;
+	usage_cgroup_init(&db->cg);
 	db->stdin_fd = -1;
 	db->stream_fd = -1;
 	strbuf_init(&db->wait_reply, 0);
@@ -447,9 +448,8 @@ static double docker_latency(struct backend *be)
 static void cgroup_forget(struct backend_docker *db)
 {
 	free(db->cg_id);
-	free(db->cg_mem);
-	free(db->cg_cpu);
-	db->cg_id = db->cg_mem = db->cg_cpu = NULL;
+	db->cg_id = NULL;
+	usage_cgroup_close(&db->cg);
 }
 
 /* The counters of the container's cgroup, found once per container (usage.h). */
@@ -463,10 +463,10 @@ static int docker_usage(struct backend *be, int reset, struct usage_sample *u)
 	if (!db->cg_id || strcmp(db->cg_id, db->id)) {
 		cgroup_forget(db);
 		db->cg_id = xstrdup(db->id);
-		if (usage_cgroup_find(db->id, &db->cg_mem, &db->cg_cpu, &db->cg_v2) < 0)
+		if (usage_cgroup_open(&db->cg, db->id) < 0)
 			return -1;
 	}
-	return usage_read_cgroup(db->cg_mem, db->cg_cpu, db->cg_v2, reset, u);
+	return usage_read_cgroup(&db->cg, reset, u);
 }
 
 /* One table for both engines: what differs between docker and podman is in db->engine. */

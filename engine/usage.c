@@ -28,40 +28,6 @@ void usage_clear(struct usage *u)
 	u->wall_seconds = -1;
 }
 
-/* Read at most size - 1 bytes of file `path` into `buf`, terminated. Bytes read, or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t n, got = 0;
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)got < size - 1) {
-		n = read(fd, buf + got, size - 1 - (size_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	close(fd);
-	buf[got] = 0;
-	return got;
-}
-
-/* Write `text` to file `path` (a peak's reset). */
-static void write_small(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd < 0)
-		return;
-	if (write(fd, text, strlen(text)) < 0) {
-		/* a reset that did not take: the peak is since the last one */
-	}
-	close(fd);
-}
-
 /* A whole number in [0, USAGE_MAX] at `p` (digits only); USAGE_UNKNOWN when it is not. */
 static long long parse_count(const char *p, const char **end)
 {
@@ -77,16 +43,6 @@ static long long parse_count(const char *p, const char **end)
 	if (end)
 		*end = p;
 	return v;
-}
-
-/* The whole number a file holds ("123\n"); USAGE_UNKNOWN when it is not one. */
-static long long read_count(const char *path)
-{
-	char buf[64];
-
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return USAGE_UNKNOWN;
-	return parse_count(buf, NULL);
 }
 
 /* The number after "key" at a line's start in `text` (cpu.stat, /proc/P/status). */
@@ -344,7 +300,36 @@ static char *first_dir(const struct cg_place *places, size_t n, const char *id)
 	return NULL;
 }
 
-int usage_cgroup_find(const char *id, char **mem, char **cpu, int *v2)
+void usage_cgroup_init(struct usage_cgroup *cg)
+{
+	cg->v2 = 0;
+	cg->cpu_fd = cg->mem_fd = cg->peak_fd = -1;
+}
+
+void usage_cgroup_close(struct usage_cgroup *cg)
+{
+	if (cg->cpu_fd >= 0)
+		close(cg->cpu_fd);
+	if (cg->mem_fd >= 0)
+		close(cg->mem_fd);
+	if (cg->peak_fd >= 0)
+		close(cg->peak_fd);
+	usage_cgroup_init(cg);
+}
+
+/* Open `dir`/`name` (read, or read and write for a peak to reset); -1 when it is not there. */
+static int open_in(const char *dir, const char *name, int flags)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0 && flags == O_RDWR)
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);	/* no reset, the peak still */
+	free(path);
+	return fd;
+}
+
+int usage_cgroup_open(struct usage_cgroup *cg, const char *id)
 {
 	static const struct cg_place mem1[] = {
 		{ "/sys/fs/cgroup/memory/docker/", "" },
@@ -360,57 +345,67 @@ int usage_cgroup_find(const char *id, char **mem, char **cpu, int *v2)
 		{ "/sys/fs/cgroup/docker/", "/memory.current" },
 		{ "/sys/fs/cgroup/system.slice/docker-", ".scope/memory.current" },
 	};
-	char *file;
+	char *mem, *cpu;
 
-	*mem = *cpu = NULL;
-	*v2 = 0;
+	usage_cgroup_close(cg);
 	if (!id || !hex_id(id))
 		return -1;
-	*mem = first_dir(mem1, ARRAY_SIZE(mem1), id);
-	*cpu = first_dir(cpu1, ARRAY_SIZE(cpu1), id);
-	if (*mem && *cpu)
-		return 0;
-	free(*mem);
-	free(*cpu);
-	*mem = *cpu = NULL;
-	if (!(file = first_dir(all2, ARRAY_SIZE(all2), id)))
+	mem = first_dir(mem1, ARRAY_SIZE(mem1), id);
+	cpu = first_dir(cpu1, ARRAY_SIZE(cpu1), id);
+	if (mem && cpu) {
+		cg->cpu_fd = open_in(cpu, "cpuacct.usage", O_RDONLY);
+		cg->mem_fd = open_in(mem, "memory.usage_in_bytes", O_RDONLY);
+		cg->peak_fd = open_in(mem, "memory.max_usage_in_bytes", O_RDWR);
+	} else if ((free(mem), free(cpu), mem = first_dir(all2, ARRAY_SIZE(all2), id))) {
+		cpu = NULL;
+		*strrchr(mem, '/') = 0;
+		cg->v2 = 1;
+		cg->cpu_fd = open_in(mem, "cpu.stat", O_RDONLY);
+		cg->mem_fd = open_in(mem, "memory.current", O_RDONLY);
+		/* Linux 6.12 on: a write resets the peak this descriptor reads. */
+		cg->peak_fd = open_in(mem, "memory.peak", O_RDWR);
+	} else {
+		mem = cpu = NULL;
+	}
+	free(mem);
+	free(cpu);
+	if (cg->cpu_fd < 0 && cg->mem_fd < 0) {
+		usage_cgroup_close(cg);
 		return -1;
-	*strrchr(file, '/') = 0;
-	*mem = file;
-	*cpu = xstrdup(file);
-	*v2 = 1;
+	}
 	return 0;
 }
 
-int usage_read_cgroup(const char *mem, const char *cpu, int v2, int reset,
-		      struct usage_sample *u)
+/* The whole number an open file holds from its start ("123\n"); USAGE_UNKNOWN if not one. */
+static long long pread_count(int fd)
 {
-	char path[512], buf[1024];
+	char buf[64];
+
+	if (fd < 0 || pread_small(fd, buf, sizeof(buf)) <= 0)
+		return USAGE_UNKNOWN;
+	return parse_count(buf, NULL);
+}
+
+int usage_read_cgroup(struct usage_cgroup *cg, int reset, struct usage_sample *u)
+{
+	char buf[1024];
 
 	usage_sample_clear(u);
 	u->at = clock_now();
-	if (!mem || !cpu)
-		return -1;
-	if (v2) {
-		snprintf(path, sizeof(path), "%s/cpu.stat", cpu);
-		if (read_small(path, buf, sizeof(buf)) > 0) {
+	if (cg->v2) {
+		if (cg->cpu_fd >= 0 && pread_small(cg->cpu_fd, buf, sizeof(buf)) > 0) {
 			long long us = keyed_count(buf, "usage_usec");
 
 			u->cpu_ns = us >= 0 && us < USAGE_MAX / 1000 ? us * 1000 : USAGE_UNKNOWN;
 		}
-		snprintf(path, sizeof(path), "%s/memory.current", mem);
-		u->memory = read_count(path);
-		snprintf(path, sizeof(path), "%s/memory.peak", mem);
-		u->peak = read_count(path);	/* v2's peak: the cgroup's life (no reset here) */
 	} else {
-		snprintf(path, sizeof(path), "%s/cpuacct.usage", cpu);
-		u->cpu_ns = read_count(path);
-		snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", mem);
-		u->memory = read_count(path);
-		snprintf(path, sizeof(path), "%s/memory.max_usage_in_bytes", mem);
-		u->peak = read_count(path);
-		if (reset)
-			write_small(path, "0");
+		u->cpu_ns = pread_count(cg->cpu_fd);
+	}
+	u->memory = pread_count(cg->mem_fd);
+	u->peak = pread_count(cg->peak_fd);
+	/* v1: "0" sets max_usage to the usage now; v2 (6.12 on): any write, for this fd. */
+	if (reset && cg->peak_fd >= 0 && write(cg->peak_fd, "0", 1) < 0) {
+		/* no reset: the peak is since the last one (v2 before 6.12: the cgroup's life) */
 	}
 	return u->cpu_ns < 0 && u->memory < 0 ? -1 : 0;
 }

@@ -16,7 +16,8 @@
  *			and the runner			and the runner
  *	docker, runsc	the container's cgroup:		memory.usage_in_bytes,
  *			cpuacct.usage (v1),		memory.max_usage_in_bytes (v1, "0");
- *			cpu.stat usage_usec (v2)	memory.current, memory.peak (v2)
+ *			cpu.stat usage_usec (v2)	memory.current, memory.peak (v2: a
+ *							write resets it, Linux 6.12 on)
  *
  * The cgroup's files are read on this machine (an engine elsewhere gives nothing: the fields
  * are then not measured). The engine's stats call says the same but costs 0.17 s a call under
@@ -72,14 +73,21 @@ void usage_procs_release(struct usage_procs *up);
  */
 int usage_read_procs(struct usage_procs *up, long pid, int reset, struct usage_sample *u);
 
+/* A container's cgroup files on this machine, open for its samples. */
+struct usage_cgroup {
+	int v2;			/* cgroup v2's files (else v1's memory and cpuacct) */
+	int cpu_fd, mem_fd, peak_fd;	/* -1: not there */
+};
+
+void usage_cgroup_init(struct usage_cgroup *cg);
 /*
- * Find the cgroup directories of container `id` on this machine: `mem` and `cpu` (caller
- * frees) and `v2`. 0, or -1 when there are none here (an engine on another machine).
+ * Find and open the cgroup of container `id` (its full hex id) on this machine: 0, or -1 when
+ * there is none here (an engine on another machine).
  */
-int usage_cgroup_find(const char *id, char **mem, char **cpu, int *v2);
+int usage_cgroup_open(struct usage_cgroup *cg, const char *id);
+void usage_cgroup_close(struct usage_cgroup *cg);
 /* Read a container's cgroup counters, the peak reset after with `reset`. 0 or -1. */
-int usage_read_cgroup(const char *mem, const char *cpu, int v2, int reset,
-		      struct usage_sample *u);
+int usage_read_cgroup(struct usage_cgroup *cg, int reset, struct usage_sample *u);
 
 /* The usage of a cell from its samples at start and end (the end's peak: since the reset). */
 void usage_between(const struct usage_sample *start, const struct usage_sample *end,
