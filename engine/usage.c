@@ -224,7 +224,7 @@ int usage_read_procs(struct usage_procs *up, long pid, int reset, struct usage_s
 {
 	struct proc_counts top, kid = { 0, 0, 0, 0 };
 	long tick = sysconf(_SC_CLK_TCK);
-	int peak = !reset;
+	int peak = !reset, init;
 
 	usage_sample_clear(u);
 	u->at = clock_now();
@@ -235,7 +235,12 @@ int usage_read_procs(struct usage_procs *up, long pid, int reset, struct usage_s
 		proc_open(&up->top, pid);
 		up->ns = own_pid_ns(pid);
 	}
-	if (proc_read(&up->top, peak, &top) < 0) {
+	/*
+	 * Over a runner, top is cellbox's own init (it only waits and passes signals): its memory
+	 * does not grow, so its RSS stands for its peak (a status read and a reset less a cell).
+	 */
+	init = up->ns > 0 && up->kid.pid;
+	if (proc_read(&up->top, peak && !init, &top) < 0) {
 		usage_procs_release(up);
 		return -1;
 	}
@@ -260,10 +265,13 @@ int usage_read_procs(struct usage_procs *up, long pid, int reset, struct usage_s
 	u->cpu_ns = (top.cpu_ticks + kid.cpu_ticks) * (1000000000LL / tick);
 	if (top.rss_kb >= 0 && kid.rss_kb >= 0)
 		u->memory = (top.rss_kb + kid.rss_kb) * 1024;
+	if (init)
+		top.hwm_kb = top.rss_kb;
 	if (peak && top.hwm_kb >= 0 && kid.hwm_kb >= 0)
 		u->peak = (top.hwm_kb + kid.hwm_kb) * 1024;
 	if (reset) {
-		proc_reset(&up->top);
+		if (!init)
+			proc_reset(&up->top);
 		proc_reset(&up->kid);
 	}
 	return 0;

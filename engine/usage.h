@@ -12,8 +12,8 @@
  *
  *	backend		cpu				memory, peak (reset)
  *	local		/proc/P/stat utime+stime	/proc/P/stat rss, status VmHWM
- *			(+cutime+cstime) of the init	(clear_refs "5") of the init
- *			and the runner			and the runner
+ *			(+cutime+cstime) of the init	(clear_refs "5") of the runner;
+ *			and the runner			the init (ours, idle) by its RSS
  *	docker, runsc	the container's cgroup:		memory.usage_in_bytes,
  *			cpuacct.usage (v1),		memory.max_usage_in_bytes (v1, "0");
  *			cpu.stat usage_usec (v2)	memory.current, memory.peak (v2: a
