@@ -229,7 +229,7 @@ void ui_status_draw(struct ui *ui, struct pane *p)
 	enum session_state st = ui->s ? session_state(ui->s) : SESSION_STARTING;
 	const char *state = "idle";
 	int el = TH_STATUS;
-	char buf[256], lat[32], label[96], used[128];
+	char buf[512], lat[32], label[96], used[128];
 	int busy = 0;
 
 	if (ui->restarting) {
@@ -262,23 +262,30 @@ void ui_status_draw(struct ui *ui, struct pane *p)
 			ui_nbview_status(ui, &nb);
 			strbuf_addstr(&nb, " \u2502 ");
 		}
-		if (ui->status.message)
-			snprintf(buf, sizeof(buf), " %s", ui->status.message);
-		else if (!ui->s)
-			snprintf(buf, sizeof(buf), " %sstarting the kernel...", nb.buf);
-		else if (ui->nbv)	/* less room: the notebook's part comes first */
-			snprintf(buf, sizeof(buf), " %s%s%s%s \u2502 [%d] \u2502 %.3f s%s \u2502 "
-				 "F1 help  Ctrl-Q quit", nb.buf, session_label(ui, label, sizeof(label)),
-				 session_backend_name(ui->s),
-				 latency(ui, lat, sizeof(lat)), ui->exec_count, ui->last_duration,
-				 usage_text(ui, busy, used, sizeof(used)));
-		else
-			snprintf(buf, sizeof(buf), " %s%s%s \u2502 [%d] \u2502 %.3f s%s \u2502 %s \u2502 "
-				 "F1 help  Ctrl-O command  Ctrl-Q quit",
-				 session_label(ui, label, sizeof(label)), session_backend_name(ui->s),
-				 latency(ui, lat, sizeof(lat)), ui->exec_count, ui->last_duration,
-				 usage_text(ui, busy, used, sizeof(used)),
-				 ui->theme.name ? ui->theme.name : "");
+		/* What the sandbox uses goes first when the row is short: F1's hint stays. */
+		usage_text(ui, busy, used, sizeof(used));
+		for (int pass = 0; pass < 2; pass++) {
+			if (ui->status.message)
+				snprintf(buf, sizeof(buf), " %s", ui->status.message);
+			else if (!ui->s)
+				snprintf(buf, sizeof(buf), " %sstarting the kernel...", nb.buf);
+			else if (ui->nbv)	/* less room: the notebook's part comes first */
+				snprintf(buf, sizeof(buf), " %s%s%s%s \u2502 [%d] \u2502 %.3f s%s "
+					 "\u2502 F1 help  Ctrl-Q quit", nb.buf,
+					 session_label(ui, label, sizeof(label)),
+					 session_backend_name(ui->s), latency(ui, lat, sizeof(lat)),
+					 ui->exec_count, ui->last_duration, used);
+			else
+				snprintf(buf, sizeof(buf), " %s%s%s \u2502 [%d] \u2502 %.3f s%s \u2502 %s "
+					 "\u2502 F1 help  Ctrl-O command  Ctrl-Q quit",
+					 session_label(ui, label, sizeof(label)),
+					 session_backend_name(ui->s), latency(ui, lat, sizeof(lat)),
+					 ui->exec_count, ui->last_duration, used,
+					 ui->theme.name ? ui->theme.name : "");
+			if (!*used || utf8_columns(buf, strlen(buf)) <= p->w - x)
+				break;
+			*used = 0;
+		}
 		strbuf_release(&nb);
 		ui_put_text(p->y, p->x + x, p->w - x, buf, ui_look_of(ui, TH_STATUS, NULL));
 	}
