@@ -25,6 +25,9 @@
  *                reach it (gVisor: one byte on the container's stdin; PROTOCOL.md).
  *   latency()    optional: the last round trip to the sandbox in ms (a channel over a
  *                stream: the relay's answer to a ping), -1 when not measured.
+ *   usage()      optional: read the kernel's CPU and memory counters on the host side
+ *                (usage.h), and with `reset` reset its memory peak after reading: 0, or -1
+ *                when they cannot be read (no kernel; an engine on another machine).
  *
  * Adoption (pooled mode): a backend made by its family's adopt constructor (backend_adopt)
  * starts with a running kernel that another process started and detached, found by its
@@ -66,6 +69,7 @@ struct sandbox_opts {
 };
 
 struct kernel_def;
+struct usage_sample;
 
 struct kernel_spec {
 	const char *channel_dir;	/* host path of the channel */
@@ -167,6 +171,8 @@ struct backend_ops {
 	void (*wake)(struct backend *be);
 	/* Optional: the last measured round trip to the sandbox in ms, or -1 (not measured). */
 	double (*latency)(struct backend *be);
+	/* Optional: the kernel's counters (usage.h), its peak reset after with `reset`; 0 or -1. */
+	int (*usage)(struct backend *be, int reset, struct usage_sample *u);
 	/*
 	 * Optional (NULL = nothing to do): the uid/gid the channel's files must belong to for
 	 * the kernel to use them (a container user other than ours). Returns 1 and sets them,

@@ -8,6 +8,7 @@
 #include "backend_docker_int.h"
 #include "docker.h"
 #include "numconv.h"
+#include "usage.h"
 #include "wall.h"
 
 #include <errno.h>
@@ -287,6 +288,8 @@ static void docker_detach(struct backend *be)
 	backend_docker_forget(docker_of(be));	/* the container runs on; free() has nothing to kill */
 }
 
+static void cgroup_forget(struct backend_docker *db);
+
 /* Kill the container, close the engine's connection, free the backend. */
 static void docker_free(struct backend *be)
 {
@@ -294,6 +297,7 @@ static void docker_free(struct backend *be)
 
 	docker_kill(be);
 	egress_proxy_stop(&db->egress);
+	cgroup_forget(db);
 	if (db->connected)
 		docker_release(&db->d);
 	strbuf_release(&db->wait_reply);
@@ -309,6 +313,7 @@ static struct backend *docker_create(const char *engine)
 	db->base.ops = &backend_docker_ops;
 	db->engine = xstrdup(engine);
 	db->wait_fd = -1;
+	usage_cgroup_init(&db->cg);
 	db->stdin_fd = -1;
 	db->stream_fd = -1;
 	strbuf_init(&db->wait_reply, 0);
@@ -440,6 +445,31 @@ static double docker_latency(struct backend *be)
 	return backend_docker_stream_latency(docker_of(be));
 }
 
+/* Forget the cgroup of a container found before. */
+static void cgroup_forget(struct backend_docker *db)
+{
+	free(db->cg_id);
+	db->cg_id = NULL;
+	usage_cgroup_close(&db->cg);
+}
+
+/* The counters of the container's cgroup, found once per container (usage.h). */
+static int docker_usage(struct backend *be, int reset, struct usage_sample *u)
+{
+	struct backend_docker *db = docker_of(be);
+
+	usage_sample_clear(u);
+	if (!db->id || db->created)
+		return -1;
+	if (!db->cg_id || strcmp(db->cg_id, db->id)) {
+		cgroup_forget(db);
+		db->cg_id = xstrdup(db->id);
+		if (usage_cgroup_open(&db->cg, db->id) < 0)
+			return -1;
+	}
+	return usage_read_cgroup(&db->cg, reset, u);
+}
+
 /* One table for both engines: what differs between docker and podman is in db->engine. */
 const struct backend_ops backend_docker_ops = {
 	.name = "docker",
@@ -458,5 +488,6 @@ const struct backend_ops backend_docker_ops = {
 	.detach = docker_detach,
 	.wake = docker_wake,
 	.latency = docker_latency,
+	.usage = docker_usage,
 	.channel_owner = backend_docker_channel_owner,
 };

@@ -19,6 +19,7 @@
 #include "backend.h"
 #include "docker.h"
 #include "egress.h"
+#include "usage.h"
 
 #define DEFAULT_MEMORY (1ull << 30)
 #define LABEL_PID "org.cellbox.pid"
@@ -33,6 +34,8 @@ struct backend_docker {
 	struct docker d;
 	int connected;
 	char *id;		/* the running container, NULL when none */
+	char *cg_id;		/* the container whose cgroup cg is (usage.h), NULL: none yet */
+	struct usage_cgroup cg;
 	int created;		/* id is created and not started yet (prepare()) */
 	int wait_fd;		/* POST /containers/ID/wait; readable when it exits */
 	struct strbuf wait_reply;

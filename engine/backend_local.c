@@ -1,6 +1,7 @@
 /* The local backend: the runner as a child process of this cellbox. */
 #include "backend.h"
 #include "kernel.h"
+#include "usage.h"
 #include "zygote.h"
 
 #include <errno.h>
@@ -25,6 +26,7 @@ struct backend_local {
 	int adopted;		/* pid is not our child: no waitpid, status from status_file */
 	int in_ns;		/* pid is the kernel's init in a pid namespace of its own */
 	char *status_file;
+	struct usage_procs procs;	/* the kernel's /proc files, for its usage (usage.h) */
 };
 
 /* A status as the user reads it: the init of a pid namespace tells a signal as 128 + N. */
@@ -361,6 +363,7 @@ static void local_forget(struct backend_local *lb)
 	lb->pidfd = -1;
 	lb->pid = 0;
 	lb->adopted = 0;	/* a restart forks a kernel of our own */
+	usage_procs_release(&lb->procs);
 	lb->in_ns = 0;
 }
 
@@ -455,6 +458,17 @@ static void local_kill(struct backend *be)
 	local_forget(lb);
 }
 
+/* The counters of the kernel's init and runner, from /proc (usage.h). */
+static int local_usage(struct backend *be, int reset, struct usage_sample *u)
+{
+	struct backend_local *lb = local_of(be);
+
+	usage_sample_clear(u);
+	if (!lb->pid)
+		return -1;
+	return usage_read_procs(&lb->procs, lb->pid, reset, u);
+}
+
 static void local_detach(struct backend *be)
 {
 	local_forget(local_of(be));
@@ -475,6 +489,7 @@ static struct backend *local_create(const char *name)
 	(void)name;
 	lb->base.ops = &backend_local_ops;
 	lb->pidfd = -1;
+	usage_procs_init(&lb->procs);
 	return &lb->base;
 }
 
@@ -519,4 +534,5 @@ const struct backend_ops backend_local_ops = {
 	.kill = local_kill,
 	.free = local_free,
 	.detach = local_detach,
+	.usage = local_usage,
 };

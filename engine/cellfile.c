@@ -4,6 +4,7 @@
  * notebook writer cellfile_json.c, the percent format cellfile_percent.c (see cellfile.h).
  */
 #include "cellfile.h"
+#include "usage.h"
 #include "cellfile_int.h"
 #include "numconv.h"
 
@@ -88,6 +89,14 @@ void cellfile_set_timing(cJSON *cell, double started, double finished)
 		cJSON_AddStringToObject(ex, keys[i], t.buf);
 	}
 	strbuf_release(&t);
+}
+
+void cellfile_set_usage(cJSON *cell, const struct usage *u)
+{
+	cJSON *md = object_member(cell, "metadata"), *cb = object_member(md, "cellbox");
+
+	cJSON_DeleteItemFromObjectCaseSensitive(cb, "usage");
+	cJSON_AddItemToObject(cb, "usage", usage_to_json(u));
 }
 
 /* ---- nbformat ---- */

@@ -118,6 +118,12 @@ void cellfile_set_kernel(cJSON *nb, const cJSON *kernel_info);
  * shell.execute_reply, iopub.status.idle).
  */
 void cellfile_set_timing(cJSON *cell, double started, double finished);
+/*
+ * Set a cell's metadata.cellbox.usage to what it used (usage.h: cpu_seconds,
+ * peak_memory_bytes, wall_seconds; null where not measured), the rest of metadata.cellbox kept.
+ */
+struct usage;
+void cellfile_set_usage(cJSON *cell, const struct usage *u);
 /* Append an epoch time as nbclient prints it: 2024-05-01T12:00:00.123456Z. */
 void cellfile_iso_time(double t, struct strbuf *out);
 

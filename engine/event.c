@@ -201,9 +201,12 @@ static int decode(struct event_store *st, unsigned long id, int made, struct ses
 					    d->valuedouble : 0;
 		}
 		ev->done.reason = ev->done.status == SESSION_STATUS_OK ? REASON_OK : REASON_ERROR;
+		usage_clear(&ev->done.usage);	/* the kernel's word on it is not taken */
 		if (made) {	/* a named session's host says why, as its session did */
 			enum reason r;
 
+			usage_from_json(cJSON_GetObjectItemCaseSensitive(o, "usage"),
+					&ev->done.usage);
 			if ((s = str_of(o, "reason")) && reason_parse(s, &r) == 0)
 				ev->done.reason = r;
 			ev->done.detail = str_of(o, "detail");
@@ -350,6 +353,8 @@ cJSON *event_to_json(const struct session_event *ev)
 		cJSON_AddNumberToObject(o, "duration", ev->done.duration);
 		cJSON_AddStringToObject(o, "reason", reason_name(ev->done.reason));
 		add_str(o, "detail", ev->done.detail);
+		if (ev->done.usage.wall_seconds >= 0)
+			cJSON_AddItemToObject(o, "usage", usage_to_json(&ev->done.usage));
 		break;
 	case SESSION_EV_CLEAR_OUTPUT:
 		if (ev->clear.wait)

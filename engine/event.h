@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 #include "reason.h"
+#include "usage.h"
 #include "util.h"
 
 enum session_event_type {
@@ -151,6 +152,11 @@ struct session_ev_done {
 	 * finished it by itself. This is what JSON outputs and the history call "reason".
 	 */
 	const char *detail;
+	/*
+	 * What the cell used, measured by the host (usage.h), never the kernel's word: set by
+	 * the session for a cell (execute), not measured (negative members) for other requests.
+	 */
+	struct usage usage;
 };
 
 /* set_next_input: what the kernel asks to be the next cell's text (IPython's %load). */

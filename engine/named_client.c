@@ -198,6 +198,7 @@ static void host_gone(struct named_client *nc)
 		ev.done.status = SESSION_STATUS_ABORTED;
 		ev.done.execution_count = -1;
 		ev.done.reason = REASON_CHANNEL_LOST;
+		usage_clear(&ev.done.usage);
 		ev.done.detail = was ? "session ended" : "the session's host went away";
 		if (r->fn)
 			r->fn(nc->s, &ev, r->data);

@@ -460,6 +460,7 @@ static void on_done(struct outputs *o, const struct session_ev_done *ev)
 	o->execution_count = ev->execution_count;
 	o->duration = ev->duration;
 	o->reason = ev->reason;
+	o->usage = ev->usage;
 	free(o->detail);
 	o->detail = ev->detail ? xstrdup(ev->detail) : NULL;
 }

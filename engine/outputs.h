@@ -69,6 +69,7 @@ struct outputs {
 	double duration;
 	enum reason reason;		/* why it ended (session.h) */
 	char *detail;			/* "timeout", "kernel died (...)", ..., or NULL */
+	struct usage usage;		/* what it used, as the host measured it (usage.h) */
 	char *plot_note;		/* an error reading or copying a plot, or NULL */
 	struct outputs_copy *copy;	/* outputs_share(): the copy shape (outputs.c) */
 };

@@ -44,9 +44,33 @@ int request_open(struct request *r, const struct channel *ch, struct strbuf *err
 	return 0;
 }
 
+void request_begin(struct request *r, struct backend *be)
+{
+	r->be = be;
+	usage_sample_clear(&r->usage0);
+	if (!r->is_execute || !be->ops->usage || be->ops->usage(be, 1, &r->usage0) < 0)
+		r->usage0.at = clock_now();
+}
+
+/* What the cell used since it began, into its done event. */
+static void usage_of(struct request *r, struct usage *u)
+{
+	struct usage_sample end;
+
+	usage_clear(u);
+	if (!r->be || !r->is_execute)
+		return;
+	usage_sample_clear(&end);
+	if (!r->be->ops->usage || r->be->ops->usage(r->be, 0, &end) < 0)
+		end.at = clock_now();
+	usage_between(&r->usage0, &end, u);
+}
+
 void request_deliver(struct session *s, struct request *r, struct session_event *ev)
 {
 	ev->id = r->id;
+	if (ev->type == SESSION_EV_DONE)
+		usage_of(r, &ev->done.usage);
 	if (r->fn)
 		r->fn(s, ev, r->data);
 }
@@ -69,6 +93,7 @@ static void deliver_done(struct session *s, struct request *r, enum session_stat
 {
 	struct session_event ev = { .type = SESSION_EV_DONE };
 
+	usage_clear(&ev.done.usage);	/* request_deliver() measures it */
 	ev.done.status = status;
 	ev.done.execution_count = -1;
 	ev.done.reason = reason;
@@ -137,6 +162,19 @@ static void tell_skipped(struct session *s, struct request *r)
 	if (msg.len)
 		request_note(s, r, msg.buf);
 	r->malformed = r->dropped = 0;
+	strbuf_release(&msg);
+}
+
+/* A cell raised MemoryError under the local kernel's limit: say which limit it was. */
+static void tell_memory_limit(struct request_reader *rd, struct request *r)
+{
+	struct strbuf msg = STRBUF_INIT;
+
+	strbuf_addstr(&msg, "cellbox: memory limit ");
+	wall_describe_size(&msg, rd->memory_limit);
+	strbuf_addstr(&msg, " reached (the kernel's address space, --memory)\n");
+	request_note(rd->s, r, msg.buf);
+	r->memory_error = 0;
 	strbuf_release(&msg);
 }
 
@@ -260,9 +298,14 @@ static int on_line(const char *line, size_t len, void *data)
 	}
 	if (ev.type == SESSION_EV_INPUT_REQUEST)
 		r->inputs++;
+	if (ev.type == SESSION_EV_ERROR && rd->memory_limit && ev.error.ename &&
+	    !strcmp(ev.error.ename, "MemoryError"))
+		r->memory_error = 1;	/* the kernel's word, for a note only */
 	if (ev.type == SESSION_EV_DONE) {
 		/* The kernel finished it; a stop we made says why it did not end well. */
 		tell_skipped(rd->s, r);
+		if (r->memory_error)
+			tell_memory_limit(rd, r);
 		ev.done.detail = stop_detail(r->stop);
 		if (r->stop && (ev.done.status != SESSION_STATUS_OK || r->stop == REASON_OUTPUT_LIMIT))
 			ev.done.reason = r->stop;

@@ -50,11 +50,19 @@ struct request {
 	struct event_reader rd;
 	int inputs;		/* input requests so far: the answer to the k-th is <name>.<k>.input */
 	int capped;		/* its output passed the limit: only its done is read now */
+	int memory_error;	/* it raised MemoryError under an address-space limit */
 	unsigned malformed, dropped, refused;	/* lines not taken, told once at its end */
 	int truncated_told;
 	request_event_fn fn;
 	void *data;
 	cJSON *blocked;		/* the policy's error event: never sent, ended by the host */
+	/*
+	 * A cell's usage (usage.h): the backend it runs on and its counters when it reached the
+	 * head (session_queue.c sets them; be NULL until then); its done event gets the
+	 * difference from the counters then (request_deliver()).
+	 */
+	struct backend *be;
+	struct usage_sample usage0;
 };
 
 /* A new request `id` (its name made here, with 16 random bytes). */
@@ -65,7 +73,12 @@ void request_free(struct request *r);
 /* Make its results file in `ch` and the reader on it. 0 or -1 with `err`. */
 int request_open(struct request *r, const struct channel *ch, struct strbuf *err);
 
-/* Hand `ev` to the request's callback (its id set). */
+/*
+ * The request reached the head: its clock starts, and a cell's counters are read (the memory
+ * peak reset) on backend `be`.
+ */
+void request_begin(struct request *r, struct backend *be);
+/* Hand `ev` to the request's callback (its id set; a done, the cell's usage). */
 void request_deliver(struct session *s, struct request *r, struct session_event *ev);
 /* Deliver a note of the session's own as stderr text. */
 void request_note(struct session *s, struct request *r, const char *text);
@@ -84,6 +97,11 @@ struct request_reader {
 	struct channel *ch;		/* plots and artifacts are taken from (and into) it */
 	struct backend *be;		/* SIGINT for a request past the output limit */
 	unsigned long long output_limit;
+	/*
+	 * The local kernel's address-space limit (kernel_spec.memory; 0: none or a container's,
+	 * which kills): a cell that raises MemoryError under it is told which limit it hit.
+	 */
+	unsigned long long memory_limit;
 	double interrupt_grace;
 	double *kill_at;		/* the session's grace deadline: set on a stop, 0 at done */
 	int events;			/* lines handled so far */

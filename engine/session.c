@@ -462,6 +462,15 @@ double session_latency(const struct session *s)
 	return s->named ? -1 : s->be && s->be->ops->latency ? s->be->ops->latency(s->be) : -1;
 }
 
+int session_usage(struct session *s, struct usage_sample *u)
+{
+	usage_sample_clear(u);
+	if (s->named || !s->be || !s->be->ops->usage || s->state == SESSION_DEAD ||
+	    s->state == SESSION_CLOSED)
+		return -1;
+	return s->be->ops->usage(s->be, 0, u);
+}
+
 const struct kernel_def *session_kernel(const struct session *s)
 {
 	if (s->named)

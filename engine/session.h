@@ -247,6 +247,13 @@ const char *session_backend_name(const struct session *s);
  * measured (a shared channel, no kernel).
  */
 double session_latency(const struct session *s);
+/*
+ * The sandbox's counters now, read on the host side (usage.h): CPU time so far and memory in
+ * use, for a live view (CPU% from two samples). 0, or -1 where they are not measured (no
+ * kernel; a named session's front end; an engine on another machine). A cell's own usage is
+ * in its done event.
+ */
+int session_usage(struct session *s, struct usage_sample *u);
 /* The kernel the session runs (kernel.h). */
 const struct kernel_def *session_kernel(const struct session *s);
 

@@ -26,6 +26,8 @@ void session_pop_head(struct session *s)
 		s->tail = NULL;
 	else if (s->head->timeout)
 		s->head->deadline = clock_now() + s->head->timeout;
+	if (s->head)
+		request_begin(s->head, s->be);
 	/* Its files go, off the round trip: the command and answers (ours), the results. */
 	session_spend(s, r);
 	if (s->state == SESSION_BUSY && !s->head)
@@ -49,6 +51,7 @@ int session_read_events(struct session *s)
 	struct request_reader rd = {
 		.s = s, .ch = &s->ch, .be = s->be, .output_limit = s->opts.output_limit,
 		.interrupt_grace = s->opts.interrupt_grace, .kill_at = &s->kill_at,
+		.memory_limit = s->be->ops->flags & BACKEND_SANDBOX ? 0 : s->opts.memory,
 	};
 
 	s->more = 0;
@@ -135,6 +138,7 @@ unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, doub
 		s->head = r;
 		if (timeout)
 			r->deadline = clock_now() + timeout;
+		request_begin(r, s->be);
 	} else {
 		s->tail->next = r;
 	}

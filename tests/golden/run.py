@@ -40,6 +40,11 @@ def normalise_notebook(nb):
         cell['id'] = 'cell-%d' % i
         for key in cell['metadata'].get('execution', {}):
             cell['metadata']['execution'][key] = '<time>'
+        # What a cell used is measured (tests/e2e/test_replay.py checks it), not golden.
+        cellbox = cell['metadata'].get('cellbox', {})
+        cellbox.pop('usage', None)
+        if 'cellbox' in cell['metadata'] and not cellbox:
+            del cell['metadata']['cellbox']
 
         for out in cell.get('outputs', []):
             png = out.get('data', {}).get('image/png')

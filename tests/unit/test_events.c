@@ -205,6 +205,44 @@ static void test_decode_violations(void)
 	event_store_release(&st);
 }
 
+/*
+ * A done's usage is the host's: the kernel's line cannot claim one; a named session's host's
+ * (decoded as made) is read with its types checked, and goes back out the same.
+ */
+static void test_decode_usage(void)
+{
+	static const char line[] = "{\"type\":\"done\",\"status\":\"ok\",\"usage\":"
+				   "{\"cpu_seconds\":0.5,\"peak_memory_bytes\":1048576,"
+				   "\"wall_seconds\":2}}";
+	struct event_store st = EVENT_STORE_INIT;
+	struct session_event ev;
+	cJSON *back;
+	char buf[64];
+
+	CHECK(decode(&st, line, &ev) == 0 && ev.type == SESSION_EV_DONE);
+	CHECK(ev.done.usage.cpu_seconds < 0 && ev.done.usage.peak_memory_bytes < 0 &&
+	      ev.done.usage.wall_seconds < 0);	/* the kernel's word is not taken */
+	CHECK(event_decode_made(&st, cJSON_Parse(line), 3, &ev) == 0);
+	CHECK(ev.done.usage.cpu_seconds == 0.5 && ev.done.usage.peak_memory_bytes == 1048576 &&
+	      ev.done.usage.wall_seconds == 2);
+	back = event_to_json(&ev);
+	CHECK(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(back, "usage"),
+					       "peak_memory_bytes")->valuedouble == 1048576);
+	cJSON_Delete(back);
+	usage_format(&ev.done.usage, buf, sizeof(buf));
+	CHECK_STR(buf, "0.50 s CPU, 1 MiB peak");
+	CHECK(event_decode_made(&st, cJSON_Parse("{\"type\":\"done\",\"usage\":{\"cpu_seconds\":"
+						  "\"1\",\"peak_memory_bytes\":1e300,"
+						  "\"wall_seconds\":-1}}"), 3, &ev) == 0);
+	CHECK(ev.done.usage.cpu_seconds < 0 && ev.done.usage.peak_memory_bytes < 0 &&
+	      ev.done.usage.wall_seconds < 0);	/* a string, past any memory, negative */
+	CHECK(event_decode_made(&st, cJSON_Parse("{\"type\":\"done\",\"usage\":[1]}"), 3,
+				&ev) == 0 && ev.done.usage.cpu_seconds < 0);
+	usage_format(&ev.done.usage, buf, sizeof(buf));
+	CHECK_STR(buf, "");
+	event_store_release(&st);
+}
+
 /* Mutated event lines: never a crash, and every field keeps its contract. */
 static void test_decode_fuzz(void)
 {
@@ -295,6 +333,7 @@ static const struct tap_test tests[] = {
 	{ "decode_outputs", test_decode_outputs },
 	{ "decode_hostile", test_decode_hostile },
 	{ "decode_violations", test_decode_violations },
+	{ "decode_usage", test_decode_usage },
 	{ "decode_fuzz", test_decode_fuzz },
 	{ "reasons", test_reasons },
 };

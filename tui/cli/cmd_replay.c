@@ -355,8 +355,10 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 			ran_cells[index] = 1;
 			raised[index] = strcmp(r.out.status, "ok") != 0;
 		}
-		if (timing)
+		if (timing) {	/* measurements, as nbclient's timings: --no-timing leaves them out */
 			cellfile_set_timing(cell, started, clock_wall());
+			cellfile_set_usage(cell, &r.out.usage);
+		}
 		if (r.out.execution_count >= 0) {
 			next_count = r.out.execution_count + 1;
 			cJSON_ReplaceItemInObjectCaseSensitive(cell, "execution_count",
@@ -370,6 +372,7 @@ int cmd_replay_file(const struct cli_args *args, struct cellbox_config *cfg, con
 				cJSON_AddStringToObject(c, "reason", r.out.detail);
 			cJSON_AddNumberToObject(c, "duration", r.out.duration);
 			cJSON_AddNumberToObject(c, "wall", t0);
+			cJSON_AddItemToObject(c, "usage", usage_to_json(&r.out.usage));
 			cJSON_AddItemToObject(c, "outputs", cJSON_Duplicate(outs, 1));
 			cJSON_AddItemToArray(cells_json, c);
 		}

@@ -385,6 +385,13 @@ cJSON *printer_json(const struct printer *p, int exit_code)
 	else
 		cJSON_AddNullToObject(o, "execution_count");
 	cJSON_AddNumberToObject(o, "duration", d ? d->duration : 0);
+	/* What the cell used, measured by the host (usage.h); members not measured are null. */
+	{
+		struct usage none;
+
+		usage_clear(&none);
+		cJSON_AddItemToObject(o, "usage", usage_to_json(d ? &d->usage : &none));
+	}
 	if (p->error)
 		cJSON_AddItemToObject(o, "error", cJSON_Duplicate(p->error, 1));
 	else

@@ -371,7 +371,18 @@ cJSON *mcp_tool_result(cJSON *content, cJSON *structured, int is_error);
 cJSON *mcp_text_item(const char *text);
 /* The session callback of a call's requests (`data` is the call). */
 void mcp_cell_event(struct session *s, const struct session_event *ev, void *data);
-/* The ExecutionResult of a finished cell call, and its text. */
+/*
+ * The ExecutionResult of a finished cell call, and its text. Its `usage` is what the cell used
+ * (usage.h), as tools/list's schema of it says (mcp_tools.c's ExecutionResult takes this):
+ */
+#define MCP_USAGE_SCHEMA \
+	"\"usage\":{\"type\":\"object\",\"description\":\"what the cell used, measured by the " \
+	"host (never the kernel's word); null where not measured\",\"properties\":{" \
+	"\"cpu_seconds\":{\"type\":[\"number\",\"null\"],\"description\":\"CPU time of the " \
+	"sandbox during the cell\"},\"peak_memory_bytes\":{\"type\":[\"integer\",\"null\"]," \
+	"\"description\":\"the most memory the sandbox held during the cell\"}," \
+	"\"wall_seconds\":{\"type\":[\"number\",\"null\"],\"description\":\"the cell's wall " \
+	"time, from its start to its end\"}}}"
 cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 				 struct strbuf *text, cJSON *content);
 

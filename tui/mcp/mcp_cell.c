@@ -278,6 +278,14 @@ cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 	else
 		cJSON_AddNullToObject(o, "reason");
 	cJSON_AddBoolToObject(o, "truncated", call->cut > 0);
+	if (call->done_seen) {
+		cJSON_AddItemToObject(o, "usage", usage_to_json(&d->usage));
+	} else {
+		struct usage none;
+
+		usage_clear(&none);
+		cJSON_AddItemToObject(o, "usage", usage_to_json(&none));
+	}
 	if (call->ms && !call->ms->oneshot)
 		cJSON_AddStringToObject(o, "handle", call->ms->handle);
 
@@ -304,6 +312,13 @@ cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 						    call->error, "ename")));
 	if (call->nplots)
 		strbuf_addf(text, "; %zu plot%s", call->nplots, call->nplots == 1 ? "" : "s");
+	if (call->done_seen) {
+		char used[96];
+
+		usage_format(&d->usage, used, sizeof(used));
+		if (*used)
+			strbuf_addf(text, "; %s", used);
+	}
 	strbuf_addstr(text, "]");
 	strbuf_release(&notes);
 	return o;

@@ -75,6 +75,7 @@ int mcp_named_block(struct mcp_session *ms, struct mcp_call *call)
 	ev.done.execution_count = -1;
 	ev.done.reason = REASON_BLOCKED;
 	ev.done.detail = detail;
+	usage_clear(&ev.done.usage);
 	mcp_cell_event(ms->s, &ev, call);
 	free(detail);
 	event_store_release(&st);

@@ -42,7 +42,8 @@
 	"\"reason\":{\"type\":[\"string\",\"null\"],\"description\":\"the outcome in words when " \
 	"the session stopped it\"}," \
 	"\"truncated\":{\"type\":\"boolean\",\"description\":\"output past mcp-output-max was " \
-	"not kept\"}"
+	"not kept\"}," \
+	MCP_USAGE_SCHEMA
 #define EXECUTION_RESULT_REQUIRED \
 	"\"exit_code\",\"stdout\",\"stderr\",\"plots\",\"status\",\"execution_count\"," \
 	"\"duration\",\"error\",\"outcome\",\"reason\""

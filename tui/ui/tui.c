@@ -207,6 +207,8 @@ static int ui_loop(struct ui *ui)
 		}
 		if (busy != ui_cell_running(ui))
 			dirty = 1;
+		if (ui_status_sample(ui, busy))
+			dirty = 1;
 	}
 	return signalled;
 }

@@ -231,6 +231,12 @@ struct status_line {
 	char *message;			/* one line shown until the next key */
 	int spinner;			/* the busy spinner's step ... */
 	double spin_at;			/* ... and when it last moved */
+	/* What the sandbox uses (usage.h), measured by the host: */
+	struct usage last;		/* the last cell's, from its done event ... */
+	int has_last;			/* ... once a cell has ended */
+	struct usage_sample live;	/* the counters at the last look while a cell runs */
+	double cpu_pct;			/* CPU% between the last two looks; -1 before two */
+	long long memory;		/* bytes in use at the last look; -1 when not read */
 };
 
 /* Overlays: a stack, the top one on screen last and first to get keys; what they show. */
@@ -401,6 +407,11 @@ void ui_side_tab(struct ui *ui, enum side_tab tab);
 /* The side pane's width on this screen (0: hidden or no room). */
 int ui_side_width(const struct ui *ui);
 void ui_status_draw(struct ui *ui, struct pane *p);
+/*
+ * While a cell runs (`busy`), look at the sandbox's counters every half second for the status
+ * line's live CPU% and memory: 1 when it changed (redraw); idle, forget the last look.
+ */
+int ui_status_sample(struct ui *ui, int busy);
 
 /* ---- ui_vars.c: the variables tab ---- */
 

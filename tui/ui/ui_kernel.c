@@ -186,6 +186,8 @@ void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 			outmodel_cell_append(m, c, OUT_INFO, "[interrupted]\n", 14);
 		}
 		ui->last_duration = d->duration;
+		ui->status.last = d->usage;
+		ui->status.has_last = 1;
 		outmodel_cell_finish(c, ui->last_duration);
 		if (ui->ovl.input_id == ev->id)
 			ui_overlay_close(ui, OV_INPUT);	/* interrupted while asking */

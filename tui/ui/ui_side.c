@@ -155,6 +155,62 @@ static const char *latency(struct ui *ui, char *buf, size_t size)
 	return buf;
 }
 
+#define USAGE_LOOK_EVERY 0.5	/* seconds between looks at a running cell's sandbox */
+
+int ui_status_sample(struct ui *ui, int busy)
+{
+	struct status_line *st = &ui->status;
+	struct usage_sample now;
+	double pct = -1;
+
+	if (!busy || !ui->s) {
+		int had = st->live.at > 0;
+
+		usage_sample_clear(&st->live);
+		st->cpu_pct = -1;
+		st->memory = -1;
+		return had;
+	}
+	if (st->live.at > 0 && clock_now() - st->live.at < USAGE_LOOK_EVERY)
+		return 0;
+	if (session_usage(ui->s, &now) < 0) {
+		usage_sample_clear(&st->live);
+		st->live.at = clock_now();	/* not measured here: look again later */
+		return 0;
+	}
+	if (st->live.at > 0 && st->live.cpu_ns >= 0 && now.cpu_ns >= st->live.cpu_ns &&
+	    now.at > st->live.at)
+		pct = (double)(now.cpu_ns - st->live.cpu_ns) / 1e7 / (now.at - st->live.at);
+	st->cpu_pct = pct;
+	st->memory = now.memory;
+	st->live = now;
+	return 1;
+}
+
+/*
+ * What the sandbox uses for the status line, after " │ ": while a cell runs, "CPU 99%
+ * 343 MiB" (live); after, the last cell's "1.00 s CPU, 343 MiB peak"; "" when not measured.
+ */
+static const char *usage_text(struct ui *ui, int busy, char *buf, size_t size)
+{
+	const struct status_line *st = &ui->status;
+	char used[96] = "", mem[32];
+
+	if (busy && (st->cpu_pct >= 0 || st->memory >= 0)) {
+		if (st->memory >= 0)
+			usage_format_bytes(st->memory, mem, sizeof(mem));
+		if (st->cpu_pct >= 0)
+			snprintf(used, sizeof(used), "CPU %.0f%%%s%s", st->cpu_pct,
+				 st->memory >= 0 ? " " : "", st->memory >= 0 ? mem : "");
+		else
+			snprintf(used, sizeof(used), "%s", mem);
+	} else if (!busy && st->has_last) {
+		usage_format(&st->last, used, sizeof(used));
+	}
+	snprintf(buf, size, "%s%s", *used ? " \u2502 " : "", used);
+	return buf;
+}
+
 /* "NAME: " of a named session ("NAME (read-only): " when watching), else "". */
 static const char *session_label(struct ui *ui, char *buf, size_t size)
 {
@@ -173,7 +229,8 @@ void ui_status_draw(struct ui *ui, struct pane *p)
 	enum session_state st = ui->s ? session_state(ui->s) : SESSION_STARTING;
 	const char *state = "idle";
 	int el = TH_STATUS;
-	char buf[256], lat[32], label[96];
+	char buf[512], lat[32], label[96], used[128];
+	int busy = 0;
 
 	if (ui->restarting) {
 		state = "restarting", el = TH_STATUS_BUSY;
@@ -181,6 +238,7 @@ void ui_status_draw(struct ui *ui, struct pane *p)
 		state = "dead", el = TH_STATUS_DEAD;
 	} else if (ui_cell_running(ui) || st == SESSION_BUSY) {
 		state = "busy", el = TH_STATUS_BUSY;
+		busy = ui_cell_running(ui);
 	} else if (st == SESSION_STARTING) {
 		state = "starting", el = TH_STATUS_BUSY;
 	}
@@ -204,21 +262,30 @@ void ui_status_draw(struct ui *ui, struct pane *p)
 			ui_nbview_status(ui, &nb);
 			strbuf_addstr(&nb, " \u2502 ");
 		}
-		if (ui->status.message)
-			snprintf(buf, sizeof(buf), " %s", ui->status.message);
-		else if (!ui->s)
-			snprintf(buf, sizeof(buf), " %sstarting the kernel...", nb.buf);
-		else if (ui->nbv)	/* less room: the notebook's part comes first */
-			snprintf(buf, sizeof(buf), " %s%s%s%s \u2502 [%d] \u2502 %.3f s \u2502 "
-				 "F1 help  Ctrl-Q quit", nb.buf, session_label(ui, label, sizeof(label)),
-				 session_backend_name(ui->s),
-				 latency(ui, lat, sizeof(lat)), ui->exec_count, ui->last_duration);
-		else
-			snprintf(buf, sizeof(buf), " %s%s%s \u2502 [%d] \u2502 %.3f s \u2502 %s \u2502 "
-				 "F1 help  Ctrl-O command  Ctrl-Q quit",
-				 session_label(ui, label, sizeof(label)), session_backend_name(ui->s),
-				 latency(ui, lat, sizeof(lat)), ui->exec_count, ui->last_duration,
-				 ui->theme.name ? ui->theme.name : "");
+		/* What the sandbox uses goes first when the row is short: F1's hint stays. */
+		usage_text(ui, busy, used, sizeof(used));
+		for (int pass = 0; pass < 2; pass++) {
+			if (ui->status.message)
+				snprintf(buf, sizeof(buf), " %s", ui->status.message);
+			else if (!ui->s)
+				snprintf(buf, sizeof(buf), " %sstarting the kernel...", nb.buf);
+			else if (ui->nbv)	/* less room: the notebook's part comes first */
+				snprintf(buf, sizeof(buf), " %s%s%s%s \u2502 [%d] \u2502 %.3f s%s "
+					 "\u2502 F1 help  Ctrl-Q quit", nb.buf,
+					 session_label(ui, label, sizeof(label)),
+					 session_backend_name(ui->s), latency(ui, lat, sizeof(lat)),
+					 ui->exec_count, ui->last_duration, used);
+			else
+				snprintf(buf, sizeof(buf), " %s%s%s \u2502 [%d] \u2502 %.3f s%s \u2502 %s "
+					 "\u2502 F1 help  Ctrl-O command  Ctrl-Q quit",
+					 session_label(ui, label, sizeof(label)),
+					 session_backend_name(ui->s), latency(ui, lat, sizeof(lat)),
+					 ui->exec_count, ui->last_duration, used,
+					 ui->theme.name ? ui->theme.name : "");
+			if (!*used || utf8_columns(buf, strlen(buf)) <= p->w - x)
+				break;
+			*used = 0;
+		}
 		strbuf_release(&nb);
 		ui_put_text(p->y, p->x + x, p->w - x, buf, ui_look_of(ui, TH_STATUS, NULL));
 	}
