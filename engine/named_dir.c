@@ -173,6 +173,7 @@ static void ask(const char *runtime, const char *name, struct named_info *in)
 	char *dir = named_dir(runtime, name, 0, &err);
 	int fd = dir ? named_connect(dir, &err) : -1;
 	cJSON *reply = NULL;
+	double mem;
 
 	in->name = xstrdup(name);
 	if (fd >= 0) {
@@ -192,7 +193,8 @@ static void ask(const char *runtime, const char *name, struct named_info *in)
 		in->running = str_dup_of(reply, "running");
 		in->idle_since = num_of(reply, "idle_since");
 		in->attached = (int)num_of(reply, "attached");
-		in->memory = (unsigned long long)num_of(reply, "memory");
+		mem = num_of(reply, "memory");
+		in->memory = mem > 0 && mem < 1e18 ? (unsigned long long)mem : 0;
 		in->ttl = num_of(reply, "ttl");
 	}
 	if (!in->state)

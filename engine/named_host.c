@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "fsutil.h"
 #include "msg.h"
+#include "usage.h"
 #include "util.h"
 
 struct hclient {
@@ -272,6 +273,7 @@ static const char *running_code(struct host *h)
 static void add_status(struct host *h, cJSON *r)
 {
 	const char *run = running_code(h);
+	struct usage_sample u;
 	int attached = 0;
 
 	for (int i = 0; i < h->ncl; i++)
@@ -293,6 +295,9 @@ static void add_status(struct host *h, cJSON *r)
 	cJSON_AddNumberToObject(r, "idle_since", h->idle_since);
 	cJSON_AddNumberToObject(r, "attached", attached);
 	cJSON_AddNumberToObject(r, "ttl", h->ttl);
+	/* the kernel's memory in use now, read on this side (usage.h), where it is measured */
+	if (session_usage(h->s, &u) == 0 && u.memory >= 0)
+		cJSON_AddNumberToObject(r, "memory", (double)u.memory);
 }
 
 /* A front end says hello: the cells kept, then the session (the reply), then it is live. */

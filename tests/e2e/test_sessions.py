@@ -138,9 +138,9 @@ class Base(unittest.TestCase):
             return {}
         out = {}
         for line in lines[1:]:
-            cols = line.split(None, 7)
+            cols = line.split(None, 8)
             out[cols[0]] = dict(zip(['name', 'backend', 'kernel', 'state', 'idle', 'attached',
-                                     'ttl', 'running'], cols + [''] * (8 - len(cols))))
+                                     'ttl', 'memory', 'running'], cols + [''] * (9 - len(cols))))
         return out
 
     def wait_ls(self, name, pred, timeout=30):
@@ -336,6 +336,18 @@ class LifeTest(Base):
         self.assertIn('1 named session\n', r.stdout)
         self.assertEqual(self.names(), ['kept'])
         self.assertEqual(self.ls()['kept']['state'], 'idle')
+
+    def test_ls_shows_the_kernels_memory(self):
+        # MEMORY: what the kernel holds now, measured on the host's side; it follows the cells.
+        def mib(row):
+            m = re.fullmatch(r'([0-9.]+)(KiB|MiB|GiB)', row['memory'])
+            self.assertTrue(m, row)
+            return float(m.group(1)) * {'KiB': 1 / 1024, 'MiB': 1, 'GiB': 1024}[m.group(2)]
+        r = self.cellbox('repl', '--name', 'heavy', stdin='b = bytearray(300 * 2**20)\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreaterEqual(mib(self.ls()['heavy']), 300)
+        self.cellbox('attach', 'heavy', stdin='del b\nimport gc; gc.collect()\n')
+        self.assertLess(mib(self.ls()['heavy']), 200)
 
     def test_idle_limit(self):
         r = self.cellbox('repl', '--name', 'brief', '--ttl', '2', stdin='x = 1\n')

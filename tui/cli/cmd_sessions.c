@@ -1,5 +1,6 @@
 /* cellbox ls, attach and kill: the named sessions (named.h, docs/sessions.md). */
 #include "cli.h"
+#include "usage.h"
 #include "named.h"
 #include "tui.h"
 
@@ -39,12 +40,12 @@ static int ls_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		cli_printf(stderr, "no named sessions (start one with cellbox --name NAME or "
 			   "cellbox repl --name NAME)\n");
 	} else {
-		cli_printf(stdout, "%-20s %-8s %-7s %-8s %-6s %-8s %-5s  %s\n", "NAME", "BACKEND",
-			   "KERNEL", "STATE", "IDLE", "ATTACHED", "TTL", "RUNNING");
+		cli_printf(stdout, "%-20s %-8s %-7s %-8s %-6s %-8s %-5s %-9s  %s\n", "NAME",
+			   "BACKEND", "KERNEL", "STATE", "IDLE", "ATTACHED", "TTL", "MEMORY", "RUNNING");
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct strbuf first = STRBUF_INIT;
-		char idle[16], ttl[16];
+		char idle[16], ttl[16], mem[24] = "-";
 		int more = 0;
 		const char *run = v[i].running ? cli_first_line(v[i].running, 40, &first, &more) : "";
 
@@ -56,9 +57,16 @@ static int ls_exec(const struct cli_args *args, struct cellbox_config *cfg)
 			snprintf(ttl, sizeof(ttl), "%.0fs", v[i].ttl);
 		else
 			snprintf(ttl, sizeof(ttl), "-");
-		cli_printf(stdout, "%-20s %-8s %-7s %-8s %-6s %-8d %-5s  %s%s\n", v[i].name,
+		if (v[i].memory) {	/* "243MiB": one word, as docker stats shows it */
+			char *sp;
+
+			usage_format_bytes((long long)v[i].memory, mem, sizeof(mem));
+			if ((sp = strchr(mem, ' ')))
+				memmove(sp, sp + 1, strlen(sp));
+		}
+		cli_printf(stdout, "%-20s %-8s %-7s %-8s %-6s %-8d %-5s %-9s  %s%s\n", v[i].name,
 			   v[i].backend ? v[i].backend : "-", v[i].kernel ? v[i].kernel : "-",
-			   v[i].state, idle, v[i].attached, ttl, run, more ? " ..." : "");
+			   v[i].state, idle, v[i].attached, ttl, mem, run, more ? " ..." : "");
 		strbuf_release(&first);
 	}
 	named_info_free(v, n);
@@ -72,7 +80,7 @@ const struct cli_command cmd_ls_entry = {
 	.spec = { .settings = CONFIG_FOR_POOL, .max_args = 0 },
 	.usage = "ls",
 	.summary = "List the named sessions: backend, kernel, state, idle time, front ends "
-		   "attached, idle limit, the cell running.",
+		   "attached, idle limit, the kernel's memory in use, the cell running.",
 	.help = "A session whose host is gone shows as 'gone' (cellbox kill NAME removes what "
 		"it left).\n",
 };
