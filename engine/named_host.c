@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "clock.h"
 #include "fsutil.h"
 #include "msg.h"
@@ -54,6 +55,18 @@ struct host {
 	cJSON *rerun;			/* the cells since the kernel started: {code, status} */
 	size_t rerun_bytes;
 	int rerun_over;			/* past NAMED_RERUN_CELLS or _BYTES: no checkpoint */
+	char *runtime;			/* the runtime directory `dir` is in */
+	int forks[NAMED_MAX_FORKS];	/* pidfds of the copies made of the kernel; -1: none */
+	int nforks;
+};
+
+/* A fork a front end asked for, until its request is done (named_fork.c does the rest). */
+struct hfork {
+	struct host *h;
+	unsigned origin;		/* the front end's serial */
+	double req;			/* its message's number */
+	char *name, *channel;
+	struct strbuf why;		/* the kernel's error, when it said one */
 };
 
 static volatile sig_atomic_t terminated;
@@ -390,6 +403,108 @@ static void tell_cell(struct host *h, struct hclient *cl, const char *code, doub
 	send_msg(h, m, cl->serial);
 }
 
+static void fork_free(struct hfork *f)
+{
+	free(f->name);
+	free(f->channel);
+	strbuf_release(&f->why);
+	free(f);
+}
+
+/* A copy's pidfd kept: the host lingers while one lives (named_fork_linger). */
+static int keep_fork(struct host *h, int pidfd)
+{
+	for (int i = 0; i < h->nforks; i++)
+		if (h->forks[i] >= 0 && named_fork_alive(&h->forks[i], 1) == 0) {
+			close(h->forks[i]);
+			h->forks[i] = pidfd;
+			return 0;
+		}
+	if (h->nforks == NAMED_MAX_FORKS)
+		return -1;
+	h->forks[h->nforks++] = pidfd;
+	return 0;
+}
+
+/* The kernel's fork request ended: the new session's host started, and the asker told. */
+static void on_fork(struct session *s, const struct session_event *ev, void *data)
+{
+	struct hfork *f = data;
+	struct host *h = f->h;
+	struct strbuf err = STRBUF_INIT;
+	struct hclient *cl;
+	cJSON *r;
+	pid_t pid = 0;
+	int pidfd = -1;
+
+	if (ev->type == SESSION_EV_ERROR && ev->error.evalue && !f->why.len)
+		strbuf_addstr(&f->why, ev->error.evalue);
+	if (ev->type != SESSION_EV_DONE)
+		return;
+	if (ev->done.status != SESSION_STATUS_OK) {
+		strbuf_addf(&err, "the kernel did not fork: %s",
+			    f->why.len ? f->why.buf : event_status_name(ev->done.status));
+		channel_remove_dir(f->channel);
+	} else {
+		pid = named_fork_finish(s, h->runtime, f->name, f->channel, &pidfd, &err);
+	}
+	if (pid && keep_fork(h, pidfd) < 0)
+		close(pidfd);	/* (past NAMED_MAX_FORKS: not waited for) */
+	r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "t", "reply");
+	cJSON_AddNumberToObject(r, "req", f->req);
+	cJSON_AddBoolToObject(r, "ok", pid != 0);
+	if (pid)
+		cJSON_AddStringToObject(r, "name", f->name);
+	else
+		cJSON_AddStringToObject(r, "error", err.len ? err.buf : "failed");
+	cJSON_AddStringToObject(r, "state", state_name(session_state(h->s)));
+	if ((cl = client_of(h, f->origin)))
+		named_conn_send(&cl->c, r);
+	cJSON_Delete(r);
+	strbuf_release(&err);
+	fork_free(f);
+}
+
+/* A front end asks for a fork named `name`: the kernel's fork request sent (0), or -1. */
+static int fork_begin(struct host *h, struct hclient *cl, const cJSON *msg, struct strbuf *err)
+{
+	const char *name = named_str(msg, "name");
+	const cJSON *req = cJSON_GetObjectItemCaseSensitive(msg, "req");
+	struct hfork *f;
+	cJSON *params;
+	unsigned long id;
+	char *channel;
+
+	if (!name || !named_name_ok(name)) {
+		strbuf_addstr(err, "a fork needs a valid name");
+		return -1;
+	}
+	if (!strcmp(name, h->name)) {
+		strbuf_addf(err, "a session named '%s' is running", name);
+		return -1;
+	}
+	if (!(channel = named_fork_channel(h->s, err)))
+		return -1;
+	f = xcalloc(1, sizeof(*f));
+	f->h = h;
+	f->origin = cl->serial;
+	f->req = cJSON_IsNumber(req) ? req->valuedouble : 0;
+	f->name = xstrdup(name);
+	f->channel = channel;
+	strbuf_init(&f->why, 0);
+	params = cJSON_CreateObject();
+	cJSON_AddStringToObject(params, "channel", channel);
+	id = session_request(h->s, "fork", params, on_fork, f, err);
+	cJSON_Delete(params);
+	if (!id) {
+		channel_remove_dir(channel);
+		fork_free(f);
+		return -1;
+	}
+	return 0;
+}
+
 static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 {
 	struct strbuf err = STRBUF_INIT, why = STRBUF_INIT;
@@ -447,6 +562,14 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		rc = v < 0 ? -1 : 0;
 	} else if (!strcmp(t, "kill")) {
 		h->stop = 1;
+	} else if (!strcmp(t, "fork")) {
+		rc = fork_begin(h, cl, msg, &err);
+		if (rc == 0) {		/* answered when the kernel's fork is done (on_fork) */
+			cJSON_Delete(r);
+			strbuf_release(&err);
+			strbuf_release(&why);
+			return;
+		}
 	} else {
 		strbuf_addf(&err, "no such command");
 		rc = -1;
@@ -500,6 +623,11 @@ struct host *named_host_new(const char *name, const char *dir, const struct name
 	h->rec = rec;
 	h->idle_since = clock_wall();
 	h->rerun = cJSON_CreateArray();
+	h->runtime = xstrdup(dir);
+	if (strrchr(h->runtime, '/'))
+		*strrchr(h->runtime, '/') = 0;		/* RUNTIME/sessions */
+	if (strrchr(h->runtime, '/'))
+		*strrchr(h->runtime, '/') = 0;		/* RUNTIME */
 	return h;
 }
 
@@ -555,6 +683,7 @@ static int ttl_wait(struct host *h)
 void named_host_serve(struct host *h, struct session *s, int lfd)
 {
 	struct sigaction sa = { .sa_handler = on_term };
+	int lingers;
 
 	h->s = s;
 	sigaction(SIGTERM, &sa, NULL);
@@ -597,13 +726,22 @@ void named_host_serve(struct host *h, struct session *s, int lfd)
 	}
 	/* The end: the kernel goes (its cells end), the front ends hear it, the directory goes. */
 	close(lfd);
-	session_close(s);
+	lingers = named_fork_alive(h->forks, h->nforks) > 0;
+	if (!lingers)
+		session_close(s);
 	named_host_state(NULL, SESSION_CLOSED, "session ended", h);
 	for (int i = 0; i < h->ncl; i++)
 		named_conn_flush(&h->cl[i]->c);
 	fsutil_remove_tree(h->dir);
 	while (h->ncl)
 		drop_client(h, h->ncl - 1);
+	/* Its name is free and its front ends gone; copies of its kernel live on (named_fork.c). */
+	if (lingers)
+		named_fork_linger(s, h->forks, h->nforks);
+	for (int i = 0; i < h->nforks; i++)
+		if (h->forks[i] >= 0)
+			close(h->forks[i]);
+	free(h->runtime);
 	while (h->cells) {
 		struct hcell *c = h->cells;
 		h->cells = c->next;

@@ -55,5 +55,27 @@ struct host *named_host_new(const char *name, const char *dir, const struct name
 void named_host_state(struct session *s, enum session_state state, const char *msg, void *data);
 void named_host_serve(struct host *h, struct session *s, int lfd);
 
+/*
+ * named_fork.c: a fork of a local session's kernel (docs/sessions.md, "Fork"). The host makes
+ * the copy's channel (named_fork_channel: NULL with `err`), sends the kernel a fork request
+ * naming it, and once that is done, named_fork_finish() finds the copy (its pid as the
+ * channel's ready file says, looked for only in the namespace of the session's kernel: a
+ * pidfd on it in *pidfd), writes its pid note and starts session `name`'s host on it by
+ * adoption: the copy's pid, or 0 with `err` (the copy killed and its channel removed).
+ */
+#define NAMED_MAX_FORKS 64		/* copies a host made that may live at once */
+char *named_fork_channel(struct session *s, struct strbuf *err);
+pid_t named_fork_finish(struct session *s, const char *runtime, const char *name,
+			const char *channel, int *pidfd, struct strbuf *err);
+/* The process that is `nspid` in the pid namespace of process `ref` (a pidfd in *pidfd), or 0. */
+pid_t named_fork_find(pid_t ref, long nspid, int *pidfd);
+/* How many of the copies (pidfds; -1: none) still live. */
+int named_fork_alive(const int *pidfds, int n);
+/*
+ * The session ends while copies of it live: its kernel is stopped, not killed (its pid
+ * namespace's init keeps the copies alive), the session detached, and this waits until every
+ * copy has ended, then kills the kernel and removes its channel.
+ */
+void named_fork_linger(struct session *s, const int *pidfds, int n);
 
 #endif
