@@ -19,7 +19,7 @@ from .plots import _init_plot_counter
 from .state import RequestError, _S, _log_exc
 from .waiting import _scan, _setup_wakeup
 
-FORK_WAIT = 30.0             # seconds the copy has to say it serves
+FORK_WAIT = 20.0             # seconds the copy has to say it serves (within the host's 30)
 
 
 def _do_fork(req, ready, loop):
