@@ -30,8 +30,12 @@ char *named_fork_channel(struct session *s, struct strbuf *err)
 	struct channel ch;
 	char *dir;
 
-	if (s->named || !s->be || strcmp(session_backend_name(s), "local")) {
+	if (s->named || strcmp(session_backend_name(s), "local")) {
 		strbuf_addstr(err, "only a session of the local backend can be forked here");
+		return NULL;
+	}
+	if (!s->be || session_state(s) == SESSION_DEAD) {
+		strbuf_addstr(err, "its kernel is not running");
 		return NULL;
 	}
 	if (channel_create(&ch, s->runtime_dir, err) < 0)
