@@ -175,7 +175,8 @@ static struct session *fork_open(void *data, session_state_fn on_state, void *st
 }
 
 pid_t named_fork_finish(struct session *s, const char *runtime, const char *name,
-			const char *channel, int *pidfd, struct strbuf *err)
+			const char *channel, const struct named_recorder *rec, int *pidfd,
+			struct strbuf *err)
 {
 	struct fork_open fo = { .opts = s->opts, .channel = channel };
 	long ref = backend_kernel_pid(session_channel_dir(s), NULL), nspid = ready_pid(channel);
@@ -189,7 +190,7 @@ pid_t named_fork_finish(struct session *s, const char *runtime, const char *name
 		goto out;
 	}
 	if (write_pid_note(channel, pid, err) < 0 ||
-	    named_start(runtime, name, NULL, fork_open, &fo, NULL, err) < 0) {
+	    named_start(runtime, name, NULL, fork_open, &fo, rec, err) < 0) {
 		kill(pid, SIGKILL);
 		close(*pidfd);
 		*pidfd = -1;

@@ -446,7 +446,8 @@ static void on_fork(struct session *s, const struct session_event *ev, void *dat
 			    f->why.len ? f->why.buf : event_status_name(ev->done.status));
 		channel_remove_dir(f->channel);
 	} else {
-		pid = named_fork_finish(s, h->runtime, f->name, f->channel, &pidfd, &err);
+		pid = named_fork_finish(s, h->runtime, f->name, f->channel, h->rec, &pidfd,
+					&err);
 	}
 	if (pid && keep_fork(h, pidfd) < 0)
 		close(pidfd);	/* (past NAMED_MAX_FORKS: not waited for) */

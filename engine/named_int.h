@@ -61,12 +61,13 @@ void named_host_serve(struct host *h, struct session *s, int lfd);
  * naming it, and once that is done, named_fork_finish() finds the copy (its pid as the
  * channel's ready file says, looked for only in the namespace of the session's kernel: a
  * pidfd on it in *pidfd), writes its pid note and starts session `name`'s host on it by
- * adoption: the copy's pid, or 0 with `err` (the copy killed and its channel removed).
+ * adoption, recording with `rec` as the forked session's host does (its copy of it): the copy's pid, or 0 with `err` (the copy killed and its channel removed).
  */
 #define NAMED_MAX_FORKS 64		/* copies a host made that may live at once */
 char *named_fork_channel(struct session *s, struct strbuf *err);
 pid_t named_fork_finish(struct session *s, const char *runtime, const char *name,
-			const char *channel, int *pidfd, struct strbuf *err);
+			const char *channel, const struct named_recorder *rec, int *pidfd,
+			struct strbuf *err);
 /* The process that is `nspid` in the pid namespace of process `ref` (a pidfd in *pidfd), or 0. */
 pid_t named_fork_find(pid_t ref, long nspid, int *pidfd);
 /* How many of the copies (pidfds; -1: none) still live. */

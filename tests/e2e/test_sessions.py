@@ -551,6 +551,13 @@ class ForkTest(Base):
         self.run_in('orig', 'n += 1000\nonly_orig = 1\n')
         self.assertEqual(self.state('copy'), (before[0], 107))
         self.assertEqual(self.state('orig'), (before[0], 1007))
+        # Each records its own cells in the history, as a session of its own.
+        r = self.cellbox('history', 'list')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ids = {c: re.search(r'^\s*\d+\s+(\S+).*%s' % c, r.stdout, re.M) for c in
+               ('only_copy', 'only_orig')}
+        self.assertTrue(all(ids.values()), r.stdout)
+        self.assertNotEqual(ids['only_copy'].group(1), ids['only_orig'].group(1))
         out = self.run_in('copy', 'print("SEES", "only_orig" in dir())\n')
         self.assertEqual(re.findall(r'SEES (\w+)', out)[-1], 'False')
         out = self.run_in('orig', 'print("SEES", "only_copy" in dir())\n')
