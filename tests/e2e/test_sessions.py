@@ -660,6 +660,38 @@ class ForkTest(Base):
         u.expect(r'KeyboardInterrupt')
         t.expect(r'tick 5\r\n')
 
+    def test_repl_fork_command(self):
+        r = self.cellbox('repl', '--name', 'rp',
+                         stdin='import random\nr = random.random()\nprint("R", r)\n'
+                               ':fork rq\n:fork\n:fork bad/name\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r0 = re.search(r'R (\S+)', r.stdout).group(1)
+        self.assertIn("forked into session 'rq'", r.stderr)
+        made = re.search(r"forked into session '(s-[a-z]+)'", r.stderr).group(1)
+        self.assertIn(':fork [NAME]: NAME is', r.stderr)
+        self.assertEqual(sorted(self.ls()), sorted(['rp', 'rq', made]))
+        for name in ('rq', made):
+            out = self.run_in(name, 'print("R", r)\n')
+            self.assertEqual(re.findall(r'R (\S+)', out)[-1], r0)
+        # Watching read-only, or a session without a name: no fork.
+        r = self.cellbox('attach', '--read-only', 'rp', stdin=':fork rz\n')
+        self.assertIn('read-only', r.stderr)
+        r = self.cellbox('repl', stdin=':fork rz\n')
+        self.assertIn('this session has no name', r.stderr)
+        self.assertNotIn('rz', self.ls())
+
+    def test_ui_fork_command(self):
+        a = self.ui('--name', 'uf', tag='ufa')
+        a.run('import random; r = random.random(); print("R", r)')
+        a.wait_for('In [1]: import random')
+        a.command('fork uf2')
+        a.wait_for("forked into session 'uf2'")
+        r0 = re.search(r'R (0\.\d+)', a.screen()).group(1)
+        out = self.run_in('uf2', 'print("R", r)\n')
+        self.assertEqual(re.findall(r'R (\S+)', out)[-1], r0)
+        a.command('fork uf2')
+        a.wait_for('no fork: ')
+
 
 class UiTest(Base):
     def test_terminal_killed_then_attach(self):
