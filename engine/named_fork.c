@@ -22,6 +22,7 @@
 #include "backend.h"
 #include "channel.h"
 #include "fsutil.h"
+#include "kernel.h"
 #include "msg.h"
 #include "util.h"
 
@@ -32,6 +33,11 @@ char *named_fork_channel(struct session *s, struct strbuf *err)
 
 	if (s->named || strcmp(session_backend_name(s), "local")) {
 		strbuf_addstr(err, "only a session of the local backend can be forked here");
+		return NULL;
+	}
+	if (strcmp(session_kernel(s)->name, "python")) {
+		strbuf_addf(err, "the %s kernel cannot be forked (its runner has no fork request: "
+			    "only Python's)", session_kernel(s)->name);
 		return NULL;
 	}
 	if (!s->be || session_state(s) == SESSION_DEAD) {
