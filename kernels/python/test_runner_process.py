@@ -378,6 +378,8 @@ class ForkTest(unittest.TestCase):
                         "os.system('echo from-a-child')")
         self.assertEqual(text(evs), r0 + "from-a-child\n")
         self.assertEqual(text(evs, "stderr"), "err\n")
+        self.assertEqual(text(c.execute("import sys; print(sys.argv[-1])")),
+                         self.channel + "\n")
         c.execute("r = 0")
         self.assertEqual(text(c.execute("print(r)")), "0\n")
         self.assertEqual(text(self.r.execute("print(r)")), r0)     # the old one's own

@@ -9,6 +9,7 @@ learns it as every host does: the new channel's ready file).
 """
 
 import os
+import sys
 import threading
 import warnings
 
@@ -112,6 +113,9 @@ def _become(channel, old_out):
     _S.done_at = 0.0
     _S.log_bytes = 0
     _S.channel = channel
+    if len(sys.argv) > 1:
+        sys.argv[-1] = channel      # as a runner started on it has it (its /proc cmdline keeps
+                                    # the old one's: no room to write it there)
     _S.kernel_dir = os.path.join(channel, "kernel")
     _S.cmd_dir = os.path.join(channel, "host", "commands")
     _S.res_dir = os.path.join(_S.kernel_dir, "results")
