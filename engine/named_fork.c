@@ -26,7 +26,8 @@
 #include "msg.h"
 #include "util.h"
 
-char *named_fork_channel(struct session *s, struct strbuf *err)
+/* The copy's channel, made for it by the host: its path, or NULL with `err`. */
+static char *fork_channel(struct session *s, struct strbuf *err)
 {
 	struct channel ch;
 	char *dir;
@@ -103,7 +104,8 @@ static int is_in(pid_t pid, const char *ns, long nspid)
 	       inner_pid_of(pid) == nspid;
 }
 
-pid_t named_fork_find(pid_t ref, long nspid, int *pidfd)
+/* The process that is `nspid` in the pid namespace of process `ref` (a pidfd in *pidfd), or 0. */
+static pid_t fork_find(pid_t ref, long nspid, int *pidfd)
 {
 	char ns[64];
 	struct dirent *e;
@@ -180,9 +182,10 @@ static struct session *fork_open(void *data, session_state_fn on_state, void *st
 	return session_attach(&so, fo->channel, err);
 }
 
-pid_t named_fork_finish(struct session *s, const char *runtime, const char *name,
-			const char *channel, const struct named_recorder *rec, int *pidfd,
-			struct strbuf *err)
+/* The copy found, its pid note written, its host started (named_int.h says how). */
+static pid_t fork_finish(struct session *s, const char *runtime, const char *name,
+			 const char *channel, const struct named_recorder *rec, int *pidfd,
+			 struct strbuf *err)
 {
 	struct fork_open fo = { .opts = s->opts, .channel = channel };
 	long ref = backend_kernel_pid(session_channel_dir(s), NULL), nspid = ready_pid(channel);
@@ -190,7 +193,7 @@ pid_t named_fork_finish(struct session *s, const char *runtime, const char *name
 
 	*pidfd = -1;
 	if (ref > 0)
-		pid = named_fork_find((pid_t)ref, nspid, pidfd);
+		pid = fork_find((pid_t)ref, nspid, pidfd);
 	if (!pid) {
 		strbuf_addstr(err, "the copy of the kernel is not to be found");
 		goto out;
@@ -206,6 +209,89 @@ out:
 	if (!pid)
 		channel_remove_dir(channel);
 	return pid;
+}
+
+/* A fork under way: the kernel's fork request in flight. */
+struct fork_req {
+	struct session *s;
+	const struct named_recorder *rec;
+	char *name, *channel, *runtime;
+	struct strbuf why;		/* the kernel's error, when it said one */
+	named_forked_fn done;
+	void *data;
+};
+
+static void fork_req_free(struct fork_req *f)
+{
+	free(f->name);
+	free(f->channel);
+	free(f->runtime);
+	strbuf_release(&f->why);
+	free(f);
+}
+
+/* The kernel's fork request ended: the copy taken over by a new host, or why not. */
+static void on_fork_event(struct session *s, const struct session_event *ev, void *data)
+{
+	struct fork_req *f = data;
+	struct strbuf err = STRBUF_INIT;
+	pid_t pid = 0;
+	int pidfd = -1;
+
+	if (ev->type == SESSION_EV_ERROR && ev->error.evalue && !f->why.len)
+		strbuf_addstr(&f->why, ev->error.evalue);
+	if (ev->type != SESSION_EV_DONE)
+		return;
+	if (ev->done.status != SESSION_STATUS_OK) {
+		strbuf_addf(&err, "the kernel did not fork: %s",
+			    f->why.len ? f->why.buf : event_status_name(ev->done.status));
+		channel_remove_dir(f->channel);
+	} else {
+		pid = fork_finish(s, f->runtime, f->name, f->channel, f->rec, &pidfd, &err);
+	}
+	f->done(f->data, f->name, pid ? pidfd : -1, pid ? NULL : err.len ? err.buf : "failed");
+	strbuf_release(&err);
+	fork_req_free(f);
+}
+
+int named_fork_begin(struct session *s, const char *self, const char *name,
+		     const char *runtime, const struct named_recorder *rec,
+		     named_forked_fn done, void *data, struct strbuf *err)
+{
+	struct fork_req *f;
+	cJSON *params;
+	unsigned long id;
+	char *channel;
+
+	if (!name || !named_name_ok(name)) {
+		strbuf_addstr(err, "a fork needs a valid name");
+		return -1;
+	}
+	if (!strcmp(name, self)) {
+		strbuf_addf(err, "a session named '%s' is running", name);
+		return -1;
+	}
+	if (!(channel = fork_channel(s, err)))
+		return -1;
+	f = xcalloc(1, sizeof(*f));
+	f->s = s;
+	f->rec = rec;
+	f->name = xstrdup(name);
+	f->channel = channel;
+	f->runtime = xstrdup(runtime);
+	f->done = done;
+	f->data = data;
+	strbuf_init(&f->why, 0);
+	params = cJSON_CreateObject();
+	cJSON_AddStringToObject(params, "channel", channel);
+	id = session_request(s, "fork", params, on_fork_event, f, err);
+	cJSON_Delete(params);
+	if (!id) {
+		channel_remove_dir(channel);
+		fork_req_free(f);
+		return -1;
+	}
+	return 0;
 }
 
 int named_fork_alive(const int *pidfds, int n)
@@ -225,7 +311,7 @@ void named_fork_linger(struct session *s, const int *pidfds, int n)
 	char *channel = xstrdup(session_channel_dir(s));
 	long ref = backend_kernel_pid(channel, NULL);
 	int runner_fd = -1;
-	pid_t runner = ref > 0 ? named_fork_find((pid_t)ref, ready_pid(channel), &runner_fd) : 0;
+	pid_t runner = ref > 0 ? fork_find((pid_t)ref, ready_pid(channel), &runner_fd) : 0;
 
 	/*
 	 * The session's own kernel stops (its memory kept, nothing of it runs): ending it would

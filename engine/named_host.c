@@ -15,7 +15,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "channel.h"
 #include "clock.h"
 #include "fsutil.h"
 #include "msg.h"
@@ -58,15 +57,6 @@ struct host {
 	char *runtime;			/* the runtime directory `dir` is in */
 	int forks[NAMED_MAX_FORKS];	/* pidfds of the copies made of the kernel; -1: none */
 	int nforks;
-};
-
-/* A fork a front end asked for, until its request is done (named_fork.c does the rest). */
-struct hfork {
-	struct host *h;
-	unsigned origin;		/* the front end's serial */
-	double req;			/* its message's number */
-	char *name, *channel;
-	struct strbuf why;		/* the kernel's error, when it said one */
 };
 
 static volatile sig_atomic_t terminated;
@@ -403,14 +393,6 @@ static void tell_cell(struct host *h, struct hclient *cl, const char *code, doub
 	send_msg(h, m, cl->serial);
 }
 
-static void fork_free(struct hfork *f)
-{
-	free(f->name);
-	free(f->channel);
-	strbuf_release(&f->why);
-	free(f);
-}
-
 /* A copy's pidfd kept: the host lingers while one lives (named_fork_linger). */
 static int keep_fork(struct host *h, int pidfd)
 {
@@ -426,81 +408,48 @@ static int keep_fork(struct host *h, int pidfd)
 	return 0;
 }
 
-/* The kernel's fork request ended: the new session's host started, and the asker told. */
-static void on_fork(struct session *s, const struct session_event *ev, void *data)
-{
-	struct hfork *f = data;
-	struct host *h = f->h;
-	struct strbuf err = STRBUF_INIT;
-	struct hclient *cl;
-	cJSON *r;
-	pid_t pid = 0;
-	int pidfd = -1;
+/* What a fork's front end is answered with, once the fork is done (named_fork_begin). */
+struct fork_asker {
+	struct host *h;
+	unsigned origin;		/* the front end's serial */
+	double req;			/* its message's number */
+};
 
-	if (ev->type == SESSION_EV_ERROR && ev->error.evalue && !f->why.len)
-		strbuf_addstr(&f->why, ev->error.evalue);
-	if (ev->type != SESSION_EV_DONE)
-		return;
-	if (ev->done.status != SESSION_STATUS_OK) {
-		strbuf_addf(&err, "the kernel did not fork: %s",
-			    f->why.len ? f->why.buf : event_status_name(ev->done.status));
-		channel_remove_dir(f->channel);
-	} else {
-		pid = named_fork_finish(s, h->runtime, f->name, f->channel, h->rec, &pidfd,
-					&err);
-	}
-	if (pid && keep_fork(h, pidfd) < 0)
+static void on_forked(void *data, const char *name, int pidfd, const char *error)
+{
+	struct fork_asker *a = data;
+	struct host *h = a->h;
+	struct hclient *cl = client_of(h, a->origin);
+	cJSON *r = cJSON_CreateObject();
+
+	if (pidfd >= 0 && keep_fork(h, pidfd) < 0)
 		close(pidfd);	/* (past NAMED_MAX_FORKS: not waited for) */
-	r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "t", "reply");
-	cJSON_AddNumberToObject(r, "req", f->req);
-	cJSON_AddBoolToObject(r, "ok", pid != 0);
-	if (pid)
-		cJSON_AddStringToObject(r, "name", f->name);
+	cJSON_AddNumberToObject(r, "req", a->req);
+	cJSON_AddBoolToObject(r, "ok", !error);
+	if (error)
+		cJSON_AddStringToObject(r, "error", error);
 	else
-		cJSON_AddStringToObject(r, "error", err.len ? err.buf : "failed");
+		cJSON_AddStringToObject(r, "name", name);
 	cJSON_AddStringToObject(r, "state", state_name(session_state(h->s)));
-	if ((cl = client_of(h, f->origin)))
+	if (cl)
 		named_conn_send(&cl->c, r);
 	cJSON_Delete(r);
-	strbuf_release(&err);
-	fork_free(f);
+	free(a);
 }
 
-/* A front end asks for a fork named `name`: the kernel's fork request sent (0), or -1. */
+/* A front end asks for a fork: 0 when its kernel was asked (answered in on_forked), or -1. */
 static int fork_begin(struct host *h, struct hclient *cl, const cJSON *msg, struct strbuf *err)
 {
-	const char *name = named_str(msg, "name");
 	const cJSON *req = cJSON_GetObjectItemCaseSensitive(msg, "req");
-	struct hfork *f;
-	cJSON *params;
-	unsigned long id;
-	char *channel;
+	struct fork_asker *a = xcalloc(1, sizeof(*a));
 
-	if (!name || !named_name_ok(name)) {
-		strbuf_addstr(err, "a fork needs a valid name");
-		return -1;
-	}
-	if (!strcmp(name, h->name)) {
-		strbuf_addf(err, "a session named '%s' is running", name);
-		return -1;
-	}
-	if (!(channel = named_fork_channel(h->s, err)))
-		return -1;
-	f = xcalloc(1, sizeof(*f));
-	f->h = h;
-	f->origin = cl->serial;
-	f->req = cJSON_IsNumber(req) ? req->valuedouble : 0;
-	f->name = xstrdup(name);
-	f->channel = channel;
-	strbuf_init(&f->why, 0);
-	params = cJSON_CreateObject();
-	cJSON_AddStringToObject(params, "channel", channel);
-	id = session_request(h->s, "fork", params, on_fork, f, err);
-	cJSON_Delete(params);
-	if (!id) {
-		channel_remove_dir(channel);
-		fork_free(f);
+	a->h = h;
+	a->origin = cl->serial;
+	a->req = cJSON_IsNumber(req) ? req->valuedouble : 0;
+	if (named_fork_begin(h->s, h->name, named_str(msg, "name"), h->runtime, h->rec,
+			     on_forked, a, err) < 0) {
+		free(a);
 		return -1;
 	}
 	return 0;

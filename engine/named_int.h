@@ -56,20 +56,20 @@ void named_host_state(struct session *s, enum session_state state, const char *m
 void named_host_serve(struct host *h, struct session *s, int lfd);
 
 /*
- * named_fork.c: a fork of a local session's kernel (docs/sessions.md, "Fork"). The host makes
- * the copy's channel (named_fork_channel: NULL with `err`), sends the kernel a fork request
- * naming it, and once that is done, named_fork_finish() finds the copy (its pid as the
- * channel's ready file says, looked for only in the namespace of the session's kernel: a
- * pidfd on it in *pidfd), writes its pid note and starts session `name`'s host on it by
- * adoption, recording with `rec` as the forked session's host does (its copy of it): the copy's pid, or 0 with `err` (the copy killed and its channel removed).
+ * named_fork.c: a fork of a local session's kernel (docs/sessions.md, "Fork"). The host of
+ * session `self` asks for one named `name` with named_fork_begin(): the copy's channel made
+ * and the kernel's fork request sent (0), or -1 with `err`. Once the request is done, the
+ * copy is found (its pid as the channel's ready file says, looked for only in the namespace
+ * of the session's kernel, then held by a pidfd), its pid note written and session `name`'s
+ * host started on it by adoption, recording with `rec` (the forked host's, opened again).
+ * Then `done` hears the copy's pidfd (the caller's to keep), or -1 and why not (the copy
+ * killed and its channel removed).
  */
 #define NAMED_MAX_FORKS 64		/* copies a host made that may live at once */
-char *named_fork_channel(struct session *s, struct strbuf *err);
-pid_t named_fork_finish(struct session *s, const char *runtime, const char *name,
-			const char *channel, const struct named_recorder *rec, int *pidfd,
-			struct strbuf *err);
-/* The process that is `nspid` in the pid namespace of process `ref` (a pidfd in *pidfd), or 0. */
-pid_t named_fork_find(pid_t ref, long nspid, int *pidfd);
+typedef void (*named_forked_fn)(void *data, const char *name, int pidfd, const char *error);
+int named_fork_begin(struct session *s, const char *self, const char *name,
+		     const char *runtime, const struct named_recorder *rec,
+		     named_forked_fn done, void *data, struct strbuf *err);
 /* How many of the copies (pidfds; -1: none) still live. */
 int named_fork_alive(const int *pidfds, int n);
 /*
