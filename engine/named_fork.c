@@ -328,8 +328,9 @@ void named_fork_linger(struct session *s, const int *pidfds, int n)
 		struct pollfd p[NAMED_MAX_FORKS];
 		int m = 0;
 
+		/* Only the live ones: an ended copy's pidfd stays readable. */
 		for (int i = 0; i < n && m < NAMED_MAX_FORKS; i++)
-			if (pidfds[i] >= 0)
+			if (pidfds[i] >= 0 && named_fork_alive(&pidfds[i], 1))
 				p[m++] = (struct pollfd){ .fd = pidfds[i], .events = POLLIN };
 		if (poll(p, (nfds_t)m, 60000) < 0 && errno != EINTR)
 			break;

@@ -628,6 +628,31 @@ class ForkTest(Base):
         self.assertEqual(self.mine(), [])
         self.assertEqual(os.listdir(os.path.join(self.tmp, 'run')), ['sessions'])
 
+    def test_original_lingers_quietly_for_its_forks(self):
+        # Two forks of one session; it is killed, then one fork: its host waits for the other
+        # without spinning (the ended fork's pidfd stays readable), and goes after it.
+        before = self.start('a')
+        host = self.host_pid('a')
+        self.fork('a', 'b')
+        self.fork('a', 'c')
+        self.assertEqual(self.cellbox('kill', 'a').returncode, 0)
+        self.assertEqual(self.cellbox('kill', 'b').returncode, 0)
+        self.assertTrue(alive(host), 'the host left while a fork lived')
+
+        def cpu():
+            with open('/proc/%d/stat' % host) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+        t0 = cpu()
+        time.sleep(2)
+        self.assertLess(cpu() - t0, 0.5, 'the lingering host spins')
+        self.assertEqual(self.state('c'), before)
+        self.assertEqual(self.cellbox('kill', 'c').returncode, 0)
+        deadline = time.monotonic() + 10
+        while alive(host) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertFalse(alive(host), 'the host outlived its last fork')
+
     def test_kill_fork_leaves_original(self):
         before = self.start('a')
         self.fork('a', 'b')
