@@ -1,4 +1,4 @@
-"""The fork request (PROTOCOL.md, "Forking the kernel"): a copy of this kernel process, with
+"""The fork request (PROTOCOL.md, its `fork` request kind): a copy of this kernel process, with
 every variable, import and object it holds, made the kernel of another channel that the host
 made for it. The copy is forked twice (the middle child leaves at once, so the copy is an
 orphan its pid namespace's init reaps, in a process session and group of its own, which the
