@@ -17,6 +17,10 @@ the median wall time of the whole command:
   checkpoint  `cellbox checkpoint NAME FILE` of the session of 20 cells (a re-run checkpoint:
             its cells, no memory image).
   restore   `cellbox restore --name NEW FILE`: a host, a fresh kernel, the 20 cells run again.
+  fork      `cellbox fork NAME NEW` of the session of 20 cells: its kernel process copied into
+            a new session (channel, copy, new host), the fork then killed, unmeasured.
+  fork+cell the same fork, then `cellbox attach --repl NEW` with the cell: a second kernel
+            with the state, ready to use, against a cold start's.
 """
 import argparse
 import os
@@ -55,7 +59,7 @@ def main():
     cb = os.path.abspath(args.bin)
     cell = b'print(1)\n'
     times = {'cold': [], 'attach': [], 'first': [], 'start': [], 'checkpoint': [],
-             'restore': []}
+             'restore': [], 'fork': [], 'fork+cell': []}
     ck = os.path.join(tmp, 'bench.ckpt')
     try:
         warm = ''.join('x%d = %d\n' % (i, i) for i in range(20)).encode()
@@ -79,6 +83,13 @@ def main():
                            capture_output=True)
             times['restore'].append((time.perf_counter() - t) * 1e3)
             subprocess.run([cb, 'kill', 'back%d' % i], env=env, check=True)
+            t = time.perf_counter()
+            subprocess.run([cb, 'fork', 'bench', 'fork%d' % i], env=env, check=True,
+                           capture_output=True)
+            times['fork'].append((time.perf_counter() - t) * 1e3)
+            ms, _ = timed([cb, 'attach', '--repl', 'fork%d' % i], env, cell)
+            times['fork+cell'].append(times['fork'][-1] + ms)
+            subprocess.run([cb, 'kill', 'fork%d' % i], env=env, check=True)
     finally:
         for name in os.listdir(os.path.join(tmp, 'run', 'sessions')):
             subprocess.run([cb, 'kill', name], env=env)
@@ -92,7 +103,9 @@ def main():
             ('attach: cellbox attach --repl NAME (20 cells before), one cell', 'attach'),
             ('attach to first frame (its first byte of output)', 'first'),
             ('checkpoint NAME FILE (20 cells; a re-run, no memory image)', 'checkpoint'),
-            ('restore --name NEW FILE (fresh kernel, 20 cells re-run)', 'restore')]
+            ('restore --name NEW FILE (fresh kernel, 20 cells re-run)', 'restore'),
+            ('fork NAME NEW (the kernel process copied, a new host)', 'fork'),
+            ('fork, then attach --repl NEW, one cell', 'fork+cell')]
     for title, key in rows:
         print('  %-64s %10.1f %7.2fx' % (title, med[key], med[key] / med['cold']))
 

@@ -29,8 +29,8 @@
  *	state	the kernel's state changed (state, msg)
  *	reply	the answer of a front end's own command (req, ok, and what it asked for)
  * What a front end sends: hello (read_only), execute (code, flags, timeout), request (kind,
- * params), input (id, value), interrupt, restart, revive, status, kill; each with a `req`
- * number the reply carries back. A read-only front end may ask for status only.
+ * params), input (id, value), interrupt, restart, revive, status, kill, fork (name); each
+ * with a `req` number the reply carries back. A read-only front end may ask for status only.
  *
  * The host keeps the last NAMED_LOG_CELLS cells (at most NAMED_LOG_BYTES of their events,
  * NAMED_CELL_LOG_MAX each) to show a front end that attaches; it ends when killed (`cellbox
@@ -112,6 +112,13 @@ void named_info_free(struct named_info *v, size_t n);
  * that is gone has its directory removed. 0, or -1 with `err`.
  */
 int named_kill(const char *runtime, const char *name, struct strbuf *err);
+
+/*
+ * Fork session `name` into a new session `new_name` (docs/sessions.md, "Fork"): its kernel
+ * process copied, every variable, import and object in it, independent from then on. The
+ * local backend only; a kernel that runs a cell forks once it ends. 0, or -1 with `err`.
+ */
+int named_fork(const char *runtime, const char *name, const char *new_name, struct strbuf *err);
 
 /*
  * Remove what sessions whose host is gone left (not one whose host is still starting: its

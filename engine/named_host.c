@@ -55,6 +55,9 @@ struct host {
 	cJSON *rerun;			/* the cells since the kernel started: {code, status} */
 	size_t rerun_bytes;
 	int rerun_over;			/* past NAMED_RERUN_CELLS or _BYTES: no checkpoint */
+	char *runtime;			/* the runtime directory `dir` is in */
+	int forks[NAMED_MAX_FORKS];	/* pidfds of the copies made of the kernel; -1: none */
+	int nforks;
 };
 
 static volatile sig_atomic_t terminated;
@@ -395,6 +398,68 @@ static void tell_cell(struct host *h, struct hclient *cl, const char *code, doub
 	send_msg(h, m, cl->serial);
 }
 
+/* A copy's pidfd kept: the host lingers while one lives (named_fork_linger). */
+static int keep_fork(struct host *h, int pidfd)
+{
+	for (int i = 0; i < h->nforks; i++)
+		if (h->forks[i] >= 0 && named_fork_alive(&h->forks[i], 1) == 0) {
+			close(h->forks[i]);
+			h->forks[i] = pidfd;
+			return 0;
+		}
+	if (h->nforks == NAMED_MAX_FORKS)
+		return -1;
+	h->forks[h->nforks++] = pidfd;
+	return 0;
+}
+
+/* What a fork's front end is answered with, once the fork is done (named_fork_begin). */
+struct fork_asker {
+	struct host *h;
+	unsigned origin;		/* the front end's serial */
+	double req;			/* its message's number */
+};
+
+static void on_forked(void *data, const char *name, int pidfd, const char *error)
+{
+	struct fork_asker *a = data;
+	struct host *h = a->h;
+	struct hclient *cl = client_of(h, a->origin);
+	cJSON *r = cJSON_CreateObject();
+
+	if (pidfd >= 0 && keep_fork(h, pidfd) < 0)
+		close(pidfd);	/* (past NAMED_MAX_FORKS: not waited for) */
+	cJSON_AddStringToObject(r, "t", "reply");
+	cJSON_AddNumberToObject(r, "req", a->req);
+	cJSON_AddBoolToObject(r, "ok", !error);
+	if (error)
+		cJSON_AddStringToObject(r, "error", error);
+	else
+		cJSON_AddStringToObject(r, "name", name);
+	cJSON_AddStringToObject(r, "state", state_name(session_state(h->s)));
+	if (cl)
+		named_conn_send(&cl->c, r);
+	cJSON_Delete(r);
+	free(a);
+}
+
+/* A front end asks for a fork: 0 when its kernel was asked (answered in on_forked), or -1. */
+static int fork_begin(struct host *h, struct hclient *cl, const cJSON *msg, struct strbuf *err)
+{
+	const cJSON *req = cJSON_GetObjectItemCaseSensitive(msg, "req");
+	struct fork_asker *a = xcalloc(1, sizeof(*a));
+
+	a->h = h;
+	a->origin = cl->serial;
+	a->req = cJSON_IsNumber(req) ? req->valuedouble : 0;
+	if (named_fork_begin(h->s, h->name, named_str(msg, "name"), h->runtime, h->rec,
+			     on_forked, a, err) < 0) {
+		free(a);
+		return -1;
+	}
+	return 0;
+}
+
 static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 {
 	struct strbuf err = STRBUF_INIT, why = STRBUF_INIT;
@@ -452,6 +517,14 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		rc = v < 0 ? -1 : 0;
 	} else if (!strcmp(t, "kill")) {
 		h->stop = 1;
+	} else if (!strcmp(t, "fork")) {
+		rc = fork_begin(h, cl, msg, &err);
+		if (rc == 0) {		/* answered when the kernel's fork is done (on_fork) */
+			cJSON_Delete(r);
+			strbuf_release(&err);
+			strbuf_release(&why);
+			return;
+		}
 	} else {
 		strbuf_addf(&err, "no such command");
 		rc = -1;
@@ -505,6 +578,11 @@ struct host *named_host_new(const char *name, const char *dir, const struct name
 	h->rec = rec;
 	h->idle_since = clock_wall();
 	h->rerun = cJSON_CreateArray();
+	h->runtime = xstrdup(dir);
+	if (strrchr(h->runtime, '/'))
+		*strrchr(h->runtime, '/') = 0;		/* RUNTIME/sessions */
+	if (strrchr(h->runtime, '/'))
+		*strrchr(h->runtime, '/') = 0;		/* RUNTIME */
 	return h;
 }
 
@@ -560,6 +638,7 @@ static int ttl_wait(struct host *h)
 void named_host_serve(struct host *h, struct session *s, int lfd)
 {
 	struct sigaction sa = { .sa_handler = on_term };
+	int lingers;
 
 	h->s = s;
 	sigaction(SIGTERM, &sa, NULL);
@@ -602,13 +681,22 @@ void named_host_serve(struct host *h, struct session *s, int lfd)
 	}
 	/* The end: the kernel goes (its cells end), the front ends hear it, the directory goes. */
 	close(lfd);
-	session_close(s);
+	lingers = named_fork_alive(h->forks, h->nforks) > 0;
+	if (!lingers)
+		session_close(s);
 	named_host_state(NULL, SESSION_CLOSED, "session ended", h);
 	for (int i = 0; i < h->ncl; i++)
 		named_conn_flush(&h->cl[i]->c);
 	fsutil_remove_tree(h->dir);
 	while (h->ncl)
 		drop_client(h, h->ncl - 1);
+	/* Its name is free and its front ends gone; copies of its kernel live on (named_fork.c). */
+	if (lingers)
+		named_fork_linger(s, h->forks, h->nforks);
+	for (int i = 0; i < h->nforks; i++)
+		if (h->forks[i] >= 0)
+			close(h->forks[i]);
+	free(h->runtime);
 	while (h->cells) {
 		struct hcell *c = h->cells;
 		h->cells = c->next;

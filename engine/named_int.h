@@ -55,5 +55,28 @@ struct host *named_host_new(const char *name, const char *dir, const struct name
 void named_host_state(struct session *s, enum session_state state, const char *msg, void *data);
 void named_host_serve(struct host *h, struct session *s, int lfd);
 
+/*
+ * named_fork.c: a fork of a local session's kernel (docs/sessions.md, "Fork"). The host of
+ * session `self` asks for one named `name` with named_fork_begin(): the copy's channel made
+ * and the kernel's fork request sent (0), or -1 with `err`. Once the request is done, the
+ * copy is found (its pid as the channel's ready file says, looked for only in the namespace
+ * of the session's kernel, then held by a pidfd), its pid note written and session `name`'s
+ * host started on it by adoption, recording with `rec` (the forked host's, opened again).
+ * Then `done` hears the copy's pidfd (the caller's to keep), or -1 and why not (the copy
+ * killed and its channel removed).
+ */
+#define NAMED_MAX_FORKS 64		/* copies a host made that may live at once */
+typedef void (*named_forked_fn)(void *data, const char *name, int pidfd, const char *error);
+int named_fork_begin(struct session *s, const char *self, const char *name,
+		     const char *runtime, const struct named_recorder *rec,
+		     named_forked_fn done, void *data, struct strbuf *err);
+/* How many of the copies (pidfds; -1: none) still live. */
+int named_fork_alive(const int *pidfds, int n);
+/*
+ * The session ends while copies of it live: its kernel is stopped, not killed (its pid
+ * namespace's init keeps the copies alive), the session detached, and this waits until every
+ * copy has ended, then kills the kernel and removes its channel.
+ */
+void named_fork_linger(struct session *s, const int *pidfds, int n);
 
 #endif

@@ -288,7 +288,7 @@ class PolicyHookTest(harness.RunnerCase):
         self.assertTrue(path.endswith(os.path.join("runner.zip", "runner", "plots.py")), path)
         self.assertEqual(verdict, "False True")
         self.assertEqual(mods.split(), ["runner." + m for m in (
-            "capture", "events", "guard", "plots", "requests", "serve", "shell", "state",
+            "capture", "events", "fork", "guard", "plots", "requests", "serve", "shell", "state",
             "waiting", "zygote")])
         self.assertEqual(set(each.split()), {"True"})     # eval'd text: the user's, anywhere
         self.assertEqual(user, "True True False")   # the cell's; eval'd in shutil's; IPython's
@@ -336,6 +336,63 @@ class PolicyHookTest(harness.RunnerCase):
         evs = self.r.request("policy", modules="os")
         self.assertEqual(done(evs)["status"], "error")
         self.assertEqual(of_type(evs, "error")[0]["ename"], "RequestError")
+
+class ForkTest(unittest.TestCase):
+    """The fork request (PROTOCOL.md): a copy of the runner process serves another channel,
+    with the kernel's state; the old one serves its own on."""
+
+    def setUp(self):
+        self.r = Runner()
+        self.channel = tempfile.mkdtemp(prefix="cellbox-fork-")
+        make_channel(self.channel)
+        self.copy = None
+
+    def tearDown(self):
+        if self.copy:
+            try:
+                os.kill(self.copy, 9)
+            except ProcessLookupError:
+                pass
+        self.r.close()
+        shutil.rmtree(self.channel, ignore_errors=True)
+
+    def driver(self):
+        """A harness driving the copy's channel (the copy is no child of ours)."""
+        d = harness.Runner.__new__(harness.Runner)
+        d.channel, d.timeout, d.wake_fd, d.wake_stdin, d.n = self.channel, 30.0, -1, None, 0
+        d.proc = type("Copy", (), {"poll": lambda _: None, "returncode": None})()
+        return d
+
+    def test_fork_serves_the_new_channel_with_the_state(self):
+        evs = self.r.execute("import random, os\nr = random.random()\nprint(r)")
+        r0 = text(evs)
+        evs = self.r.request("fork", channel=self.channel)
+        self.assertEqual(done(evs)["status"], "ok", evs)
+        import json
+        with open(os.path.join(self.channel, "kernel", "ready")) as f:
+            ready = json.loads(f.read())
+        self.copy = ready["pid"]
+        self.assertNotEqual(self.copy, self.r.proc.pid)
+        c = self.driver()
+        evs = c.execute("print(r)\nimport sys\nprint('err', file=sys.stderr)\n"
+                        "os.system('echo from-a-child')")
+        self.assertEqual(text(evs), r0 + "from-a-child\n")
+        self.assertEqual(text(evs, "stderr"), "err\n")
+        self.assertEqual(text(c.execute("import sys; print(sys.argv[-1])")),
+                         self.channel + "\n")
+        c.execute("r = 0")
+        self.assertEqual(text(c.execute("print(r)")), "0\n")
+        self.assertEqual(text(self.r.execute("print(r)")), r0)     # the old one's own
+        with open(os.path.join(self.channel, "kernel", "log")) as f:
+            self.assertNotIn("Traceback", f.read())
+
+    def test_fork_needs_a_channel(self):
+        for bad in ("relative/path", 5, "/nonexistent/channel"):
+            evs = self.r.request("fork", channel=bad)
+            self.assertEqual(done(evs)["status"], "error", evs)
+            self.assertEqual(of_type(evs, "error")[0]["ename"], "RequestError")
+        self.assertEqual(text(self.r.execute("print(1)")), "1\n")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -35,7 +35,7 @@ class ProtocolTest(Base):
         tools = s.request('tools/list')['result']
         self.assertNotIn('resultType', tools)        # a 2025 answer is shaped as 2025's
         self.assertNotIn('ttlMs', tools)
-        self.assertEqual(len(tools['tools']), 11)
+        self.assertEqual(len(tools['tools']), 12)
 
     def test_modern_discovery(self):
         s = self.server()
@@ -219,6 +219,44 @@ class ToolsTest(Base):
         self.assertEqual(r['structuredContent']['state'], 'idle')
         r = self.run_cell(s, h, 'y')
         self.assertEqual(r['structuredContent']['error']['ename'], 'NameError')
+
+    def test_session_fork(self):
+        # session_fork: a named session's kernel copied into a new named session, attached.
+        s = self.server()
+        h = self.open(s, name='mf')
+        first = self.run_cell(s, h, 'import random\nr = random.random()\nprint(r)')
+        r0 = first['structuredContent']['stdout']
+        f = s.call('session_fork', {'handle': h, 'name': 'mf2'})
+        try:
+            if BACKEND != 'local':
+                self.assertTrue(f.get('isError'), text(f))
+                self.assertIn('local backend', text(f))
+                return
+            self.assertFalse(f.get('isError'), text(f))
+            sc = f['structuredContent']
+            h2 = sc['handle']
+            self.assertEqual((sc['name'], sc['forked_from']), ('mf2', 'mf'))
+            self.assertNotEqual(h2, h)
+            # the random value drawn before the fork: a copy of the process has it
+            self.assertEqual(self.run_cell(s, h2, 'print(r)')['structuredContent']['stdout'],
+                             r0)
+            self.run_cell(s, h2, 'r = 0')
+            self.assertEqual(self.run_cell(s, h, 'print(r)')['structuredContent']['stdout'],
+                             r0)
+            g = s.call('session_fork', {'handle': h2})
+            self.assertFalse(g.get('isError'), text(g))
+            self.assertEqual(self.run_cell(s, g['structuredContent']['handle'], 'print(r)')
+                             ['structuredContent']['stdout'], '0\n')
+            s.call('session_close', {'handle': g['structuredContent']['handle'], 'end': True})
+            taken = s.call('session_fork', {'handle': h, 'name': 'mf2'})
+            self.assertTrue(taken.get('isError'), text(taken))
+            u = self.open(s)
+            no = s.call('session_fork', {'handle': u, 'name': 'mf3'})
+            self.assertTrue(no.get('isError'))
+            self.assertIn('has no name', text(no))
+            s.call('session_close', {'handle': h2, 'end': True})
+        finally:
+            s.call('session_close', {'handle': h, 'end': True})
 
     def test_calls_on_one_session_run_in_order(self):
         s = self.server()

@@ -221,13 +221,16 @@ static void test_schemas(void)
 		{ "session_attach", "{\"name\":\"a\",\"read_only\":\"yes\"}",
 		  "'read_only' must be a boolean" },
 		{ "session_close", "{\"handle\":\"h\",\"end\":true}", "" },
+		{ "session_fork", "{\"handle\":\"h\"}", "" },
+		{ "session_fork", "{\"handle\":\"h\",\"name\":\"b\"}", "" },
+		{ "session_fork", "{\"name\":\"b\"}", "'handle' is required" },
 		{ "session_close", "{\"handle\":\"h\",\"end\":1}", "'end' must be a boolean" },
 	};
 	size_t n;
 	const struct mcp_tool *tools = mcp_tools(&n);
 	cJSON *list;
 
-	CHECK(n == 11);
+	CHECK(n == 12);
 	for (size_t i = 0; i < n; i++)
 		CHECK(mcp_tool_schema(&tools[i], 0) && mcp_tool_schema(&tools[i], 1));
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -256,7 +259,7 @@ static void test_schemas(void)
 		strbuf_release(&err);
 	}
 	list = mcp_tools_list();
-	CHECK(cJSON_GetArraySize(list) == 11);
+	CHECK(cJSON_GetArraySize(list) == 12);
 	CHECK(cJSON_IsObject(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "annotations")));
 	cJSON_Delete(list);
 }

@@ -94,7 +94,7 @@ struct cli_command {
 /* The commands in their own files (main.c lists them all). */
 extern const struct cli_command cmd_run_entry, cmd_repl_entry, cmd_replay_entry,
 	cmd_history_entry, cmd_pool_entry, cmd_check_entry, cmd_mcp_entry, cmd_tui_entry,
-	cmd_kernel_entry, cmd_ls_entry, cmd_attach_entry, cmd_kill_entry, cmd_checkpoint_entry,
+	cmd_kernel_entry, cmd_ls_entry, cmd_attach_entry, cmd_kill_entry, cmd_fork_entry, cmd_checkpoint_entry,
 	cmd_restore_entry;
 /* Find the command argv names, parse its arguments and the settings, run it: main(). */
 int cli_main(int argc, char **argv);

@@ -54,7 +54,7 @@ static const struct cli_command cmd_version_entry = {
 static const struct cli_command *const commands[] = {
 	&cmd_tui_entry, &cmd_repl_entry, &cmd_run_entry, &cmd_check_entry, &cmd_pool_entry,
 	&cmd_replay_entry, &cmd_history_entry, &cmd_mcp_entry, &cmd_kernel_entry, &cmd_ls_entry,
-	&cmd_attach_entry, &cmd_kill_entry, &cmd_checkpoint_entry, &cmd_restore_entry,
+	&cmd_attach_entry, &cmd_kill_entry, &cmd_fork_entry, &cmd_checkpoint_entry, &cmd_restore_entry,
 	&cmd_config_entry, &cmd_gc_entry,
 	&cmd_version_entry,
 };

@@ -327,6 +327,33 @@ static int is_detach(struct repl *r, const char *line)
 	return 1;
 }
 
+/*
+ * A line that is `:fork [NAME]`, said where a cell would begin: 1, the session forked into a
+ * new named session NAME (else a generated one) and said so, or why not.
+ */
+static int is_fork(struct repl *r, const char *line)
+{
+	struct strbuf err = STRBUF_INIT;
+	char name[NAMED_NAME_MAX + 2] = "", *made = NULL;
+	size_t n = strspn(line, " \t");
+	int words;
+
+	if (strncmp(line + n, ":fork", 5) || !strchr(" \t\r\n", line[n + 5]))
+		return 0;
+	words = sscanf(line + n + 5, " %65[^ \t\r\n] %c", name, &(char){ 0 });
+	if (words == 2 || strlen(name) > NAMED_NAME_MAX || (name[0] && !named_name_ok(name)))
+		msg_error(":fork [NAME]: NAME is letters, digits, '.', '_', '-' (at most %d)",
+			  NAMED_NAME_MAX);
+	else if (session_fork(r->s, name[0] ? name : (made = named_generate()), &err) < 0)
+		msg_error(":fork: %s", err.buf);
+	else
+		fprintf(stderr, "forked into session '%s' (cellbox attach %s)\n",
+			made ? made : name, made ? made : name);
+	strbuf_release(&err);
+	free(made);
+	return 1;
+}
+
 /* Between prompts: the cells other front ends run in a named session, printed. */
 static void dispatch_side(void *data)
 {
@@ -360,6 +387,8 @@ static int repl_pipe(struct repl *r)
 				break;
 			continue;
 		}
+		if (!cell.len && is_fork(r, line))
+			continue;
 		if (blank) {
 			if (cell.len) {
 				run_cell(r, cell.buf);
@@ -573,6 +602,10 @@ static int repl_tty(struct repl *r)
 				break;
 			continue;
 		}
+		if (!cell.len && is_fork(r, line)) {
+			free(line);
+			continue;
+		}
 		/*
 		 * More input waiting means a paste (or typing ahead): its lines keep their own
 		 * indent and its blank lines do not end the cell; the kernel decides at its end.
@@ -696,7 +729,8 @@ const struct cli_command cmd_repl_entry = {
 		"Up recalls whole cells of this and earlier sessions (the history store). A pasted\n"
 		"block is one cell, its indent as pasted. %load FILE puts FILE in the next prompt.\n"
 		"In a named session, :detach (or Ctrl-D, or closing the terminal) leaves it running;\n"
-		"cells other front ends run there are printed as they run.\n"
+		"cells other front ends run there are printed as they run; :fork [NAME] copies its\n"
+		"kernel into a new named session (cellbox fork --help).\n"
 		"With stdin not a terminal, cells are read from it (a blank line or a complete\n"
 		"statement ends a cell) and printed plainly; the exit code is 1 when a cell failed,\n"
 		"7 when the security policy blocked one.\n",

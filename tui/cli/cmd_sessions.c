@@ -185,3 +185,41 @@ const struct cli_command cmd_kill_entry = {
 	.usage = "kill NAME...",
 	.summary = "End named sessions: their kernels are killed, their hosts leave.",
 };
+
+static int fork_exec(const struct cli_args *args, struct cellbox_config *cfg)
+{
+	char *runtime = session_runtime_dir(cfg->session.runtime_dir);
+	char *made = args->argc > 1 ? NULL : named_generate();
+	const char *name = made ? made : args->argv[1];
+	struct strbuf err = STRBUF_INIT;
+	int rc = EXIT_OK;
+
+	if (!named_name_ok(name)) {
+		msg_error("'%s' cannot name a session (letters, digits, '.', '_', '-')", name);
+		rc = EXIT_USAGE;
+	} else if (!runtime || named_fork(runtime, args->argv[0], name, &err) < 0) {
+		msg_error("%s", err.len ? err.buf : "no runtime directory");
+		rc = EXIT_USAGE;
+	} else {
+		cli_printf(stdout, "forked session '%s' into '%s' (cellbox attach %s)\n",
+			   args->argv[0], name, name);
+	}
+	strbuf_release(&err);
+	free(made);
+	free(runtime);
+	return rc;
+}
+
+const struct cli_command cmd_fork_entry = {
+	.name = "fork",
+	.run = fork_exec,
+	.spec = { .settings = CONFIG_FOR_POOL, .min_args = 1, .max_args = 2 },
+	.usage = "fork NAME [NEW]",
+	.summary = "Copy named session NAME's live kernel into a new named session NEW.",
+	.help = "The new session's kernel is a copy of NAME's kernel process, made when its running\n"
+		"cell (if any) ends: the same variables, imports and objects in memory, independent\n"
+		"from then on. NEW is a generated name when not given. The local backend only. Both\n"
+		"kernels see the same files (a local kernel has no file sandbox of its own). The copy\n"
+		"lives in NAME's kernel's process namespace: when NAME ends first, its kernel is\n"
+		"stopped, not killed, until its copies have ended.\n",
+};

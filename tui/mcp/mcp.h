@@ -415,6 +415,9 @@ int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const
 			    struct strbuf *err);
 int mcp_tool_session_close(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			   struct strbuf *err);
+/* session_fork: a named session's kernel copied into a new named session, attached to. */
+int mcp_tool_session_fork(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
+			  struct strbuf *err);
 /* What session_open and session_attach answer about a session (mcp_tools.c). */
 cJSON *mcp_session_description(const struct mcp_session *ms);
 /* Add a named session's `name` and how a person attaches to it ("attach") to `o`. */

@@ -92,26 +92,21 @@ void mcp_named_describe(cJSON *o, const char *name)
 	free(attach);
 }
 
-int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
-			    struct strbuf *err)
+/* Attach to named session `name` as a new session of this server's; NULL with `err`. */
+static struct mcp_session *attach(struct mcp_server *srv, const char *name, int read_only,
+				  struct strbuf *err)
 {
-	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
-	int read_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "read_only"));
 	struct mcp_session *ms;
-	cJSON *o;
-	char *text;
 
-	if (mcp_named_check(name, err) < 0)
-		return -1;
 	if (mcp_session_count(srv) >= srv->max_sessions) {
 		strbuf_addf(err, "too many sessions: %lu are open (mcp-max-sessions); close one "
 			    "with session_close", mcp_session_count(srv));
-		return -1;
+		return NULL;
 	}
 	for (ms = srv->sessions; ms; ms = ms->next)
 		if (session_named(ms->s) && !strcmp(session_named(ms->s), name)) {
 			strbuf_addf(err, "session '%s' is attached already, as %s", name, ms->handle);
-			return -1;
+			return NULL;
 		}
 	ms = xcalloc(1, sizeof(*ms));
 	ms->policy = srv->policy;
@@ -121,7 +116,7 @@ int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const
 				 err);
 	if (!ms->s) {
 		free(ms);
-		return -1;
+		return NULL;
 	}
 	if (!mcp_backend_allowed(srv->cfg, session_backend_name(ms->s))) {
 		strbuf_addf(err, "session '%s' runs on the %s backend, which this server may not "
@@ -129,12 +124,26 @@ int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const
 			    session_backend_name(ms->s));
 		session_close(ms->s);
 		free(ms);
-		return -1;
+		return NULL;
 	}
 	ms->created = ms->used = clock_wall();
 	mcp_session_keep(srv, ms);
 	fprintf(stderr, "cellbox mcp: session %s attached to '%s'%s\n", ms->handle, name,
 		read_only ? " (read-only)" : "");
+	return ms;
+}
+
+int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
+			    struct strbuf *err)
+{
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
+	int read_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "read_only"));
+	struct mcp_session *ms;
+	cJSON *o;
+	char *text;
+
+	if (mcp_named_check(name, err) < 0 || !(ms = attach(srv, name, read_only, err)))
+		return -1;
 	o = mcp_session_description(ms);
 	mcp_named_describe(o, name);
 	cJSON_AddBoolToObject(o, "read_only", read_only);
@@ -146,6 +155,48 @@ int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const
 	mcp_call_succeed(call, text, o);
 	free(text);
 	return 0;
+}
+
+int mcp_tool_session_fork(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
+			  struct strbuf *err)
+{
+	struct mcp_session *from = mcp_session_find(srv, cJSON_GetStringValue(
+		cJSON_GetObjectItemCaseSensitive(args, "handle")), err), *ms;
+	const char *asked = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
+	char *made = asked ? NULL : named_generate(), *text;
+	const char *name = asked ? asked : made;
+	int rc = -1;
+	cJSON *o;
+
+	if (!from || mcp_named_check(name, err) < 0)
+		goto out;
+	if (!session_named(from->s)) {
+		strbuf_addf(err, "session %s has no name: only a named session can be forked "
+			    "(session_open with a name)", from->handle);
+		goto out;
+	}
+	if (mcp_session_count(srv) >= srv->max_sessions) {
+		strbuf_addf(err, "too many sessions: %lu are open (mcp-max-sessions); close one "
+			    "with session_close", mcp_session_count(srv));
+		goto out;
+	}
+	if (session_fork(from->s, name, err) < 0 || !(ms = attach(srv, name, 0, err)))
+		goto out;
+	ms->policy = from->policy;
+	ms->timeout = from->timeout;
+	o = mcp_session_description(ms);
+	mcp_named_describe(o, name);
+	cJSON_AddStringToObject(o, "forked_from", session_named(from->s));
+	text = xasprintf("forked session '%s' into '%s', attached as %s: a copy of its kernel "
+			 "process (variables, imports, memory), independent from now on; pass "
+			 "handle \"%s\" to session_run. A person joins it with: cellbox attach %s",
+			 session_named(from->s), name, ms->handle, ms->handle, name);
+	mcp_call_succeed(call, text, o);
+	free(text);
+	rc = 0;
+out:
+	free(made);
+	return rc;
 }
 
 int mcp_tool_session_close(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,

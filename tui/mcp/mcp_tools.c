@@ -115,6 +115,12 @@ static const char session_attach_in[] =
 	"\"read_only\":{\"type\":\"boolean\",\"description\":\"watch only: its cells "
 	"run nothing\"}},\"required\":[\"name\"],\"additionalProperties\":false}";
 
+static const char session_fork_in[] =
+	"{\"type\":\"object\",\"properties\":{" S_HANDLE ","
+	S_NAME_IN("the new session's name (else a generated one); 1 to 64 of A-Z a-z 0-9 . _ -, "
+		  "not starting with '.'")
+	"},\"required\":[\"handle\"],\"additionalProperties\":false}";
+
 static const char session_close_in[] =
 	"{\"type\":\"object\",\"properties\":{" S_HANDLE ","
 	"\"end\":{\"type\":\"boolean\",\"description\":\"a named session: end it (its "
@@ -569,6 +575,14 @@ static const struct mcp_tool tools[] = {
 			 "session_close detaches.",
 	  .input_schema = session_attach_in, .output_schema = session_open_out,
 	  .run = mcp_tool_session_attach },
+	{ .name = "session_fork", .title = "Fork a named session",
+	  .description = "Copy the kernel process of the named session of `handle` into a new "
+			 "named session (local backend): the same variables, imports and objects "
+			 "in memory, independent from then on; files are shared. Made when its "
+			 "running cell ends. Returns the new session's handle as session_attach "
+			 "does.",
+	  .input_schema = session_fork_in, .output_schema = session_open_out,
+	  .run = mcp_tool_session_fork },
 	{ .name = "session_list", .title = "List the open sessions",
 	  .description = "The sessions this connection opened or attached to: handle, backend, "
 			 "state, cells run, plots, a named session's name.",

@@ -495,6 +495,8 @@ void ui_on_watch(struct session *s, unsigned long id, const char *code, int past
 		 const struct session_event *ev, void *data);
 /* :detach: leave a named session running (PANE_QUIT), or say that this one has no name. */
 int ui_detach(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+/* :fork [NAME]: the named session forked into a new one (session_fork), said in `msg`. */
+int ui_fork(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 /* Put one event of a running cell into its view `c` (streams, results, errors, plots). */
 void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		const struct session_event *ev);

@@ -100,6 +100,9 @@ static const struct tui_command tui_commands[] = {
 	  .help = "how long the first frame took, the cells, the memory in use" },
 	{ .name = "detach", .usage = "detach", .fn = ui_detach,
 	  .help = "leave a named session running (cellbox attach NAME comes back to it)" },
+	{ .name = "fork", .usage = "fork [NAME]", .fn = ui_fork, .max = 1,
+	  .help = "copy a named session's kernel (its variables, imports, memory) into a new "
+		  "named session NAME (else a generated name), independent from then on" },
 	{ .name = "quit", .usage = "quit (:q, :q!)", .fn = tc_quit,
 	  .help = "leave cellbox (Ctrl-Q; Ctrl-D on an empty cell); '!': without saving" },
 };

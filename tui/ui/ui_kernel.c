@@ -4,6 +4,7 @@
  * showing its death at once.
  */
 #include "ui.h"
+#include "named.h"
 #include "ipycolors.h"
 #include "sanitize.h"
 
@@ -481,4 +482,28 @@ int ui_detach(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 		return -1;
 	}
 	return PANE_QUIT;
+}
+
+/* :fork [NAME]: a copy of the named session's kernel, a new named session (named.h). */
+int ui_fork(struct ui *ui, int argc, char **argv, struct strbuf *msg)
+{
+	char *made = argc > 1 ? NULL : named_generate();
+	const char *name = made ? made : argv[1];
+	struct strbuf err = STRBUF_INIT;
+	int rc = -1;
+
+	if (!ui->s || !session_named(ui->s))
+		strbuf_addstr(msg, "this session has no name: only a named session can be forked "
+			      "(start one with --name NAME)");
+	else if (!named_name_ok(name))
+		strbuf_addf(msg, "'%s' cannot name a session (letters, digits, '.', '_', '-')", name);
+	else if (session_fork(ui->s, name, &err) < 0)
+		strbuf_addf(msg, "no fork: %s", err.buf);
+	else
+		rc = 0;
+	if (rc == 0)
+		strbuf_addf(msg, "forked into session '%s' (cellbox attach %s)", name, name);
+	strbuf_release(&err);
+	free(made);
+	return rc;
 }

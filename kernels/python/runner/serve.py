@@ -16,6 +16,7 @@ from . import egress
 from . import events as _ev
 from .capture import _setup_capture
 from .events import _drain_fds, _emit, _flush_locked, _on_sigint, _segs
+from .fork import _do_fork
 from .plots import _ImportHooks, _choose_mpl_backend, _init_plot_counter
 from .requests import _HANDLERS, _Stdin, _getpass, _input, _valid_id
 from .shell import _PandasWidth, _guard_pip, _make_shell, _shell_here
@@ -307,6 +308,16 @@ def main(argv):
         _exit_now(1)
 
     return _loop()
+
+
+def _forked_loop():
+    """The loop of a fork's copy (fork.py): it serves its new channel until the runner ends."""
+    _loop()
+    _exit_now(0)
+
+
+# the fork request: served here, where the ready file and the loop are
+_HANDLERS["fork"] = lambda req: _do_fork(req, _write_ready, _forked_loop)
 
 
 def _loop():
