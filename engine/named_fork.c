@@ -29,10 +29,15 @@
 /* The copy's channel, made for it by the host: its path, or NULL with `err`. */
 static char *fork_channel(struct session *s, struct strbuf *err)
 {
+	struct strbuf why = STRBUF_INIT;
+	const struct backend_ops *ops = s->named ? NULL :
+					backend_find(session_backend_name(s), &why);
 	struct channel ch;
 	char *dir;
 
-	if (s->named || strcmp(session_backend_name(s), "local")) {
+	strbuf_release(&why);
+	/* a kernel that is a process of this host, its copies adopted by pid: the local backend */
+	if (!ops || !(ops->flags & BACKEND_CHILD_KERNELS)) {
 		strbuf_addstr(err, "only a session of the local backend can be forked here");
 		return NULL;
 	}

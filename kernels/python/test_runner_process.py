@@ -288,7 +288,7 @@ class PolicyHookTest(harness.RunnerCase):
         self.assertTrue(path.endswith(os.path.join("runner.zip", "runner", "plots.py")), path)
         self.assertEqual(verdict, "False True")
         self.assertEqual(mods.split(), ["runner." + m for m in (
-            "capture", "events", "fork", "guard", "plots", "requests", "serve", "shell", "state",
+            "capture", "egress", "events", "fork", "guard", "plots", "requests", "serve", "shell", "state",
             "waiting", "zygote")])
         self.assertEqual(set(each.split()), {"True"})     # eval'd text: the user's, anywhere
         self.assertEqual(user, "True True False")   # the cell's; eval'd in shutil's; IPython's
