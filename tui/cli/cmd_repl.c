@@ -16,6 +16,7 @@
 #include "lineplot.h"
 #include "printer.h"
 #include "record.h"
+#include "repl_ask.h"
 #include "repl_line.h"
 #include "sanitize.h"
 
@@ -34,90 +35,7 @@ struct repl {
 	int done;		/* `exit` or `quit` was typed */
 };
 
-static struct repl *the_repl;	/* for readline's completion callback */
-
-/* What a synchronous request's reply said, copied out of the event. */
-struct reply_ctx {
-	int seen;
-	char *status, *indent;		/* is_complete */
-	char **matches;			/* complete */
-	size_t nmatches;
-	int cursor_start;
-};
-
-static void on_reply(struct session *s, const struct session_event *ev, void *data)
-{
-	struct reply_ctx *ctx = data;
-
-	(void)s;
-	if (ev->type == SESSION_EV_DONE && ev->done.reason == REASON_TIMEOUT_KILLED)
-		msg_error("the kernel did not answer within %g s and ignored the interrupt: "
-			  "it was killed and restarted", SESSION_REQUEST_TIMEOUT);
-	if (ev->type != SESSION_EV_REPLY || ctx->seen)
-		return;
-	ctx->seen = 1;
-	ctx->status = ev->reply.status ? xstrdup(ev->reply.status) : NULL;
-	ctx->indent = ev->reply.indent ? xstrdup(ev->reply.indent) : NULL;
-	ctx->matches = xcalloc(ev->reply.nmatches + 1, sizeof(*ctx->matches));
-	for (size_t i = 0; i < ev->reply.nmatches; i++)
-		ctx->matches[i] = xstrdup(ev->reply.matches[i]);
-	ctx->nmatches = ev->reply.nmatches;
-	ctx->cursor_start = ev->reply.cursor_start;
-}
-
-/* Forget a reply. */
-static void reply_release(struct reply_ctx *ctx)
-{
-	free(ctx->status);
-	free(ctx->indent);
-	for (size_t i = 0; i < ctx->nmatches; i++)
-		free(ctx->matches[i]);
-	free(ctx->matches);
-	memset(ctx, 0, sizeof(*ctx));
-}
-
-/* Send a request and wait for its reply (ctx->seen is 0 when none came). */
-static void ask(struct repl *r, const char *kind, const cJSON *params, struct reply_ctx *ctx)
-{
-	struct strbuf err = STRBUF_INIT;
-	unsigned long id;
-
-	memset(ctx, 0, sizeof(*ctx));
-	id = session_request(r->s, kind, params, on_reply, ctx, &err);
-	if (id)
-		cli_wait(r->s, id);
-	strbuf_release(&err);
-}
-
-/*
- * The kernel's verdict on a cell: "complete", "incomplete" or "invalid"; indent in *indent.
- * It is asked about the cell as typed, without the newline of its last line: with one,
- * IPython takes an indented block as ended, and `if x:` / `    a = 1` would run before
- * its `else:` came. A cell given whole (recalled from history, edited, then Enter) is
- * asked about with its newline (`whole`): it ends there, as IPython's own prompt runs it.
- */
-static char *is_complete(struct repl *r, const char *code, char **indent, int whole)
-{
-	cJSON *params = cJSON_CreateObject();
-	struct reply_ctx reply;
-	size_t len = strlen(code);
-	char *status, *typed;
-
-	while (!whole && len && code[len - 1] == '\n')
-		len--;
-	typed = xstrndup(code, len);
-	cJSON_AddStringToObject(params, "code", typed);
-	free(typed);
-	ask(r, "is_complete", params, &reply);
-	cJSON_Delete(params);
-	status = xstrdup(reply.status ? reply.status : "complete");
-	/* The line is pre-filled with it: only blanks, or nothing. */
-	if (indent)
-		*indent = xstrdup(reply.indent && strlen(reply.indent) <= 256 &&
-				  !reply.indent[strspn(reply.indent, " \t")] ? reply.indent : "");
-	reply_release(&reply);
-	return status;
-}
+static struct repl *the_repl;	/* for SIGINT and the terminal's end */
 
 /* Let SIGINT in (around a blocking read) or keep it out again. */
 static void let_sigint_in(int on)
@@ -405,7 +323,7 @@ static int repl_pipe(struct repl *r)
 			strbuf_reset(&cell);
 			continue;
 		}
-		status = is_complete(r, cell.buf, NULL, 0);
+		status = repl_ask_is_complete(r->s, cell.buf, NULL, 0);
 		if (strcmp(status, "incomplete")) {
 			run_cell(r, cell.buf);
 			strbuf_reset(&cell);
@@ -427,97 +345,6 @@ static int repl_pipe(struct repl *r)
 	if (r->blocked)
 		return reason_exit_code(REASON_BLOCKED);
 	return r->failed ? EXIT_CELL_ERROR : EXIT_OK;
-}
-
-/* Byte offset of code point `cp` in `s` (clamped to the end). */
-static size_t byte_of_codepoint(const char *s, long cp)
-{
-	size_t i = 0;
-
-	while (s[i] && cp > 0) {
-		i++;
-		while ((s[i] & 0xc0) == 0x80)
-			i++;
-		cp--;
-	}
-	return i;
-}
-
-/* Number of code points in s[0..n). */
-static long codepoints(const char *s, size_t n)
-{
-	long cp = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			cp++;
-	return cp;
-}
-
-static struct strbuf *completion_cell;	/* the lines of the cell before this one */
-static char **completion_list;
-static size_t completion_count, completion_next;
-
-/* readline's generator over the matches fetched in complete(). */
-static char *completion_generator(const char *text, int state)
-{
-	(void)text;
-	if (!state)
-		completion_next = 0;
-	if (completion_next < completion_count)
-		return xstrdup(completion_list[completion_next++]);
-	return NULL;
-}
-
-/* Ask the kernel for completions at the cursor. */
-static char **complete(const char *text, int start, int end)
-{
-	struct strbuf code = STRBUF_INIT;
-	cJSON *params = cJSON_CreateObject();
-	struct reply_ctx reply;
-	size_t prefix_len, kstart;
-
-	(void)text, (void)end;
-	rl_attempted_completion_over = 1;
-	for (size_t k = 0; k < completion_count; k++)
-		free(completion_list[k]);
-	completion_count = 0;
-	if (completion_cell)
-		strbuf_add(&code, completion_cell->buf, completion_cell->len);
-	prefix_len = code.len;
-	strbuf_add(&code, rl_line_buffer, (size_t)rl_point);
-	cJSON_AddStringToObject(params, "code", code.buf);
-	cJSON_AddNumberToObject(params, "cursor_pos", (double)codepoints(code.buf, code.len));
-	ask(the_repl, "complete", params, &reply);
-	cJSON_Delete(params);
-	/* Where the kernel's replacement starts, as a byte offset in this line. */
-	kstart = byte_of_codepoint(code.buf, reply.cursor_start > 0 ? reply.cursor_start : 0);
-	kstart = kstart > prefix_len ? kstart - prefix_len : 0;
-	completion_list = xrealloc(completion_list, (reply.nmatches + 1) * sizeof(char *));
-	for (size_t k = 0; k < reply.nmatches; k++) {
-		const char *s = reply.matches[k];
-		struct strbuf one = STRBUF_INIT;
-
-		if (s[strcspn(s, "\n\t")] || !sanitize_is_clean(s, strlen(s), SAN_NO_CR))
-			continue;	/* the kernel's: shown and inserted only as plain text */
-		/* readline replaces line[start..]; the kernel replaces line[kstart..]. */
-		if (kstart < (size_t)start) {
-			size_t skip = (size_t)start - kstart;
-			if (strncmp(s, rl_line_buffer + kstart, skip))
-				continue;
-			strbuf_addstr(&one, s + skip);
-		} else {
-			strbuf_add(&one, rl_line_buffer + start, kstart - (size_t)start);
-			strbuf_addstr(&one, s);
-		}
-		completion_list[completion_count++] = strbuf_detach(&one, NULL);
-	}
-	reply_release(&reply);
-	strbuf_release(&code);
-	rl_completion_append_character = '\0';
-	if (!completion_count)
-		return NULL;
-	return rl_completion_matches(text, completion_generator);
 }
 
 /* One recorded cell of this or an earlier session into readline's history, whole. */
@@ -556,9 +383,8 @@ static int repl_tty(struct repl *r)
 #undef INFO
 	rl_readline_name = "cellbox";
 	rl_catch_signals = 0;
-	rl_attempted_completion_function = complete;
 	rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{(,[]+-*/%^~!:";
-	completion_cell = &cell;
+	repl_ask_completion(r->s, &cell);
 	repl_line_set_closers(session_kernel(r->s)->closers, session_kernel(r->s)->indent);
 	using_history();
 	stifle_history(10000);
@@ -634,7 +460,7 @@ static int repl_tty(struct repl *r)
 			indent = xstrdup("");
 			continue;
 		}
-		status = is_complete(r, cell.buf, &indent, whole);
+		status = repl_ask_is_complete(r->s, cell.buf, &indent, whole);
 		if (strcmp(status, "incomplete")) {
 			repl_line_remember(cell.buf);
 			run_cell(r, cell.buf);
@@ -644,12 +470,7 @@ static int repl_tty(struct repl *r)
 		if (r->done)
 			break;
 	}
-	for (size_t k = 0; k < completion_count; k++)
-		free(completion_list[k]);
-	free(completion_list);
-	completion_list = NULL;
-	completion_count = 0;
-	completion_cell = NULL;
+	repl_ask_completion(NULL, NULL);
 	free(indent);
 	strbuf_release(&cell);
 	clear_history();
