@@ -157,4 +157,24 @@ int named_checkpoint_parse(const char *text, size_t len, const char *what,
 			   struct named_ckpt *ck, struct strbuf *err);
 void named_checkpoint_free(struct named_ckpt *ck);
 
+/*
+ * Memory checkpoints (named_memckpt.c), where the kernel runs under gVisor (docker, runtime
+ * runsc) on an engine with the checkpoint API (dockerd --experimental) whose data root is ours
+ * to write: session `name`'s host checkpoints the kernel's container (which stops it: runsc
+ * cannot leave it running) and writes memckpt.h's file at `path` (absolute), signed with the
+ * user's key, its meta the container's config, the channel's path in the container, the
+ * kernel's ready file and the cells (the re-run's list). 0, or -1 with `err`.
+ */
+int named_checkpoint_memory(const char *runtime, const char *name, const char *path,
+			    struct strbuf *err);
+/*
+ * The session of memory checkpoint `path` made again (a host's open): the file checked whole
+ * (memckpt_read), a fresh channel with the kernel's ready file, a container of the checked
+ * config (only the members cellbox's own create sets) with the channel mounted at the old
+ * paths, the image written into its checkpoints directory, started from it, and the kernel
+ * adopted. NULL with `err` (the container removed, the channel too).
+ */
+struct session *named_memckpt_restore(const struct session_opts *so, const char *path,
+				      struct strbuf *err);
+
 #endif
