@@ -120,8 +120,8 @@ int named_kill(const char *runtime, const char *name, struct strbuf *err);
 int named_gc(const char *runtime, struct strbuf *out);
 
 /*
- * Checkpoints (named_checkpoint.c): what this machine can do is a re-run, not a memory image
- * (CRIU does not run on its kernel): the cells the session's kernel ran since it started
+ * Re-run checkpoints (named_checkpoint.c), for every backend (a memory image needs gVisor,
+ * below; CRIU does not run on this machine's kernel): the cells the session's kernel ran since it started
  * (NAMED_RERUN_CELLS, NAMED_RERUN_BYTES of code at most; a session past them cannot be
  * checkpointed), written to `path` (0600, replaced whole) with its name and kernel; *ncells
  * says how many. 0, or -1 with `err`.

@@ -1,7 +1,8 @@
 /*
  * cellbox checkpoint and restore: a named session's cells written to a file, and a session
- * made again from one by running them in a fresh kernel. A re-run, never called a memory
- * restore (engine/named.h says why this machine cannot save a kernel's memory).
+ * made again from one by running them in a fresh kernel (a re-run, never called a memory
+ * restore); with --memory, under gVisor, its kernel's memory, and a restore that starts the
+ * kernel from it (engine/named.h). restore tells the two kinds of file by their first bytes.
  */
 #include "cli.h"
 #include "kernel.h"
