@@ -3,7 +3,7 @@
 
 /*
  * A memory checkpoint's file: what a runtime wrote of a sandbox's memory (gVisor's image
- * files, docker_checkpoint.h) beside what a restore needs to make the session again (the
+ * files, dockerckpt.h) beside what a restore needs to make the session again (the
  * caller's `meta`: the container's config, the channel's part, the next request id, the
  * cells), signed with the user's key. One file, so it can be copied, kept and restored
  * anywhere this user's cellbox runs:

@@ -18,7 +18,7 @@
 
 #include "backend.h"
 #include "channel.h"
-#include "docker_checkpoint.h"
+#include "dockerckpt.h"
 #include "fsutil.h"
 #include "history.h"
 #include "kernel.h"
@@ -69,15 +69,15 @@ static char *read_note(const char *channel, const char *name)
 /* Whether the engine of `d` keeps checkpoints where we may put them. Its root into *root. */
 static int engine_ok(struct docker *d, char **root, struct strbuf *err)
 {
-	struct docker_checkpoint_engine e;
+	struct dockerckpt_engine e;
 
-	if (docker_checkpoint_engine(d, &e, err) < 0)
+	if (dockerckpt_engine(d, &e, err) < 0)
 		return -1;
 	if (!e.experimental || !e.root || access(e.root, W_OK) < 0) {
 		strbuf_addf(err, "a memory checkpoint needs an engine on this machine with the "
 			    "checkpoint API (dockerd --experimental) and its data root ours to write "
 			    "(%s)", e.root ? e.root : "none given");
-		docker_checkpoint_engine_release(&e);
+		dockerckpt_engine_release(&e);
 		return -1;
 	}
 	*root = e.root;
@@ -101,7 +101,7 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 		strbuf_addstr(err, "the checkpoint's path is not absolute");
 		goto out;
 	}
-	if (!id || !docker_checkpoint_name_ok(id)) {
+	if (!id || !dockerckpt_name_ok(id)) {
 		strbuf_addstr(err, "a memory checkpoint needs a kernel in a container (--backend "
 			      "docker --runtime runsc)");
 		goto out;
@@ -130,10 +130,10 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	free(ready_path);
 	random_hex(ck + 3, 8);
 	memcpy(ck, "cb-", 3);
-	if (docker_checkpoint_create(&d, id, ck, 0, err) < 0)
+	if (dockerckpt_create(&d, id, ck, 0, err) < 0)
 		goto out;
 	made = 1;
-	dir = docker_checkpoint_dir(root, id, ck);
+	dir = dockerckpt_dir(root, id, ck);
 	meta = cJSON_CreateObject();
 	cJSON_AddStringToObject(meta, "name", name);
 	cJSON_AddStringToObject(meta, "channel", channel);
@@ -241,7 +241,7 @@ static cJSON *create_body(const cJSON *meta, const char *dir, const char *old,
 	char *bind;
 
 	if (!cJSON_IsObject(cfg) || !cJSON_IsObject(hc) || !runtime ||
-	    strncmp(runtime, "runsc", 5) || !docker_checkpoint_name_ok(runtime)) {
+	    strncmp(runtime, "runsc", 5) || !dockerckpt_name_ok(runtime)) {
 		strbuf_addstr(err, "the checkpoint's container is not a gVisor one");
 		return NULL;
 	}
@@ -376,18 +376,18 @@ struct session *named_memckpt_restore(const struct session_opts *opts, const cha
 	if (!body || docker_call(&d, "POST", "/containers/create", body, &reply, err) != 201)
 		goto out;
 	id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "Id"));
-	if (!docker_checkpoint_name_ok(id)) {
+	if (!dockerckpt_name_ok(id)) {
 		strbuf_addstr(err, "the engine gave no container id");
 		goto out;
 	}
-	ckdir = docker_checkpoint_dir(root, id, "restore");
+	ckdir = dockerckpt_dir(root, id, "restore");
 	strbuf_addf(&p, "%s/containers/%s/checkpoints", root, id);
 	if (mkdir(p.buf, 0700) < 0 && errno != EEXIST) {
 		strbuf_addf(err, "cannot create '%s': %s", p.buf, strerror(errno));
 		goto remove;
 	}
 	if (memckpt_extract(path, key, ckdir, err) < 0 ||
-	    docker_checkpoint_start(&d, id, "restore", err) < 0)
+	    dockerckpt_start(&d, id, "restore", err) < 0)
 		goto remove;
 	write_note(ch.dir, BACKEND_CONTAINER_FILE, id);
 	if (so->sandbox.host)

@@ -1,15 +1,15 @@
 /*
- * The engine's checkpoint API (docker_checkpoint.h): ask what the engine offers, make a
+ * The engine's checkpoint API (dockerckpt.h): ask what the engine offers, make a
  * checkpoint, start a container from one, and where its files are.
  */
-#include "docker_checkpoint.h"
+#include "dockerckpt.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const char NO_API[] = " (the engine's checkpoints need dockerd --experimental)";
 
-int docker_checkpoint_engine(struct docker *d, struct docker_checkpoint_engine *e,
+int dockerckpt_engine(struct docker *d, struct dockerckpt_engine *e,
 			     struct strbuf *err)
 {
 	cJSON *info = NULL;
@@ -32,13 +32,13 @@ int docker_checkpoint_engine(struct docker *d, struct docker_checkpoint_engine *
 	return 0;
 }
 
-void docker_checkpoint_engine_release(struct docker_checkpoint_engine *e)
+void dockerckpt_engine_release(struct dockerckpt_engine *e)
 {
 	free(e->root);
 	memset(e, 0, sizeof(*e));
 }
 
-int docker_checkpoint_name_ok(const char *s)
+int dockerckpt_name_ok(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
 
@@ -47,14 +47,14 @@ int docker_checkpoint_name_ok(const char *s)
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
-int docker_checkpoint_create(struct docker *d, const char *id, const char *name,
+int dockerckpt_create(struct docker *d, const char *id, const char *name,
 			     int leave_running, struct strbuf *err)
 {
 	struct strbuf path = STRBUF_INIT;
 	cJSON *body;
 	long status;
 
-	if (!docker_checkpoint_name_ok(id) || !docker_checkpoint_name_ok(name)) {
+	if (!dockerckpt_name_ok(id) || !dockerckpt_name_ok(name)) {
 		strbuf_addstr(err, "cannot checkpoint: not a container id or checkpoint name");
 		return -1;
 	}
@@ -72,13 +72,13 @@ int docker_checkpoint_create(struct docker *d, const char *id, const char *name,
 	return -1;
 }
 
-int docker_checkpoint_start(struct docker *d, const char *id, const char *name,
+int dockerckpt_start(struct docker *d, const char *id, const char *name,
 			    struct strbuf *err)
 {
 	struct strbuf path = STRBUF_INIT;
 	long status;
 
-	if (!docker_checkpoint_name_ok(id) || !docker_checkpoint_name_ok(name)) {
+	if (!dockerckpt_name_ok(id) || !dockerckpt_name_ok(name)) {
 		strbuf_addstr(err, "cannot restore: not a container id or checkpoint name");
 		return -1;
 	}
@@ -93,10 +93,10 @@ int docker_checkpoint_start(struct docker *d, const char *id, const char *name,
 	return -1;
 }
 
-char *docker_checkpoint_dir(const char *root, const char *id, const char *name)
+char *dockerckpt_dir(const char *root, const char *id, const char *name)
 {
-	if (!root || *root != '/' || !docker_checkpoint_name_ok(id) ||
-	    !docker_checkpoint_name_ok(name))
+	if (!root || *root != '/' || !dockerckpt_name_ok(id) ||
+	    !dockerckpt_name_ok(name))
 		return NULL;
 	return xasprintf("%s/containers/%s/checkpoints/%s", root, id, name);
 }
