@@ -43,6 +43,7 @@ int memckpt_key_load(const char *path, char key[MEMCKPT_KEY_HEX + 1], struct str
 		strbuf_addf(err, "cannot read checkpoint key '%s': %s", path, strerror(errno));
 		return -1;
 	}
+	key[0] = key[MEMCKPT_KEY_HEX] = '\0';
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077) || st.st_size != MEMCKPT_KEY_HEX ||
 	    (n = read(fd, key, MEMCKPT_KEY_HEX)) != MEMCKPT_KEY_HEX ||
@@ -52,7 +53,6 @@ int memckpt_key_load(const char *path, char key[MEMCKPT_KEY_HEX + 1], struct str
 			    "0600): refused", path);
 		return -1;
 	}
-	key[MEMCKPT_KEY_HEX] = '\0';
 	close(fd);
 	return 0;
 }
