@@ -24,6 +24,7 @@
 #include "kernel.h"
 #include "memckpt.h"
 #include "random.h"
+#include "sha256.h"
 #include "wall.h"
 
 #define NOTE_MAX 4096		/* bytes of a host note in the channel (container, engine) */
@@ -84,13 +85,26 @@ static int engine_ok(struct docker *d, char **root, struct strbuf *err)
 	return 0;
 }
 
+/*
+ * The runner's digest: the restored runner has the old one's modules in memory and imports
+ * the rest from the runner file the restore writes, so a restore takes only the same runner.
+ */
+static void runner_hash(const struct kernel_def *k, char hex[65])
+{
+	struct sha256 c;
+
+	sha256_init(&c);
+	sha256_update(&c, k->code, *k->code_len);
+	sha256_hex(&c, hex);
+}
+
 int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 		       const char *path, struct strbuf *err)
 {
 	const char *channel = session_channel_dir(s);
 	char *id = channel ? read_note(channel, BACKEND_CONTAINER_FILE) : NULL;
 	char *engine = channel ? read_note(channel, BACKEND_ENGINE_FILE) : NULL;
-	char *root = NULL, *dir = NULL, *ready_path, ck[24], key[MEMCKPT_KEY_HEX + 1];
+	char *root = NULL, *dir = NULL, *ready_path, ck[24], key[MEMCKPT_KEY_HEX + 1], hash[65];
 	struct strbuf ready = STRBUF_INIT, p = STRBUF_INIT;
 	const char *runtime;
 	cJSON *c = NULL, *meta = NULL;
@@ -121,6 +135,12 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 			    "checkpoint without --memory writes the cells", runtime ? runtime : "runc");
 		goto out;
 	}
+	if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(c, "Config"), "Labels"), "org.cellbox.stream")) {
+		strbuf_addstr(err, "a memory checkpoint needs the channel mounted, not over a stream "
+			      "(the engine is on this machine: CELLBOX_CHANNEL=mount)");
+		goto out;
+	}
 	ready_path = xasprintf("%s/kernel/ready", channel);
 	if (strbuf_read_file(&ready, ready_path, READY_MAX) < 0 || !ready.len) {
 		strbuf_addstr(err, "the kernel's ready file cannot be read");
@@ -138,6 +158,8 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	cJSON_AddStringToObject(meta, "name", name);
 	cJSON_AddStringToObject(meta, "channel", channel);
 	cJSON_AddStringToObject(meta, "ready", ready.buf);
+	runner_hash(session_kernel(s), hash);
+	cJSON_AddStringToObject(meta, "runner_sha256", hash);
 	cJSON_AddItemToObject(meta, "config", cJSON_DetachItemFromObjectCaseSensitive(c, "Config"));
 	cJSON_AddItemToObject(meta, "host_config",
 			      cJSON_DetachItemFromObjectCaseSensitive(c, "HostConfig"));
@@ -327,7 +349,7 @@ struct session *named_memckpt_restore(const struct session_opts *opts, const cha
 {
 	/* The kernel is a docker container under gVisor, whatever the settings' backend says. */
 	struct session_opts copy = *opts, *so = &copy;
-	char key[MEMCKPT_KEY_HEX + 1], *root = NULL, *runtime = NULL, *ckdir = NULL;
+	char key[MEMCKPT_KEY_HEX + 1], hash[65], *root = NULL, *runtime = NULL, *ckdir = NULL;
 	const struct kernel_def *k;
 	const char *old, *ready, *id, *rt;
 	struct channel ch;
@@ -345,6 +367,13 @@ struct session *named_memckpt_restore(const struct session_opts *opts, const cha
 	k = kernel_find(so->kernel ? so->kernel : "python");
 	if (!mount_path_ok(old) || !ready || strlen(ready) > READY_MAX || !k) {
 		strbuf_addf(err, "'%s': its channel, ready file or kernel is not as written", path);
+		goto out;
+	}
+	runner_hash(k, hash);
+	rt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "runner_sha256"));
+	if (!rt || strcmp(rt, hash)) {
+		strbuf_addf(err, "'%s' was made by another cellbox (its runner differs from this "
+			    "one's): a memory restore needs the same", path);
 		goto out;
 	}
 	/* The options' strings are borrowed for the session's life: the runtime's kept. */

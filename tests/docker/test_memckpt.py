@@ -167,6 +167,18 @@ class MemoryCheckpointTest(unittest.TestCase):
             self.assertRegex(ls.stdout, r'back\s+docker\s+python\s+idle')
         finally:
             self.kill('back')
+        # The same file, signed, from another cellbox (its runner's digest): refused.
+        with open(ckpt, 'rb') as f:
+            data = f.read()
+        head, rest = data[len(MAGIC):].split(b'\n', 1)
+        meta = json.loads(rest[:int(head)])
+        meta['runner_sha256'] = '0' * 64
+        other = os.path.join(self.home, 'other.ckpt')
+        with open(other, 'wb') as f:
+            f.write(self.file(meta, rest[int(head):-65]))
+        p = self.cellbox('restore', '--name', 'other', other)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('made by another cellbox', p.stderr)
 
     def signed(self, body):
         """`body` signed with this case's key (made by a first restore attempt)."""
