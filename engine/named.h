@@ -163,7 +163,8 @@ void named_checkpoint_free(struct named_ckpt *ck);
  * to write: session `name`'s host checkpoints the kernel's container (which stops it: runsc
  * cannot leave it running) and writes memckpt.h's file at `path` (absolute), signed with the
  * user's key, its meta the container's config, the channel's path in the container, the
- * kernel's ready file and the cells (the re-run's list). 0, or -1 with `err`.
+ * kernel's ready file and the cells (the re-run's list). Between cells only (refused
+ * while one runs). 0, or -1 with `err`.
  */
 int named_checkpoint_memory(const char *runtime, const char *name, const char *path,
 			    struct strbuf *err);

@@ -67,6 +67,31 @@ static char *read_note(const char *channel, const char *name)
 	return strbuf_detach(&sb, NULL);
 }
 
+/*
+ * The kernel's ready file, which the kernel wrote (its part of the channel: hostile): opened
+ * without following a link or blocking on a FIFO, a regular file of at most READY_MAX, text.
+ */
+static char *read_ready(const char *channel)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xasprintf("%s/kernel/ready", channel);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	free(path);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > READY_MAX ||
+	    strbuf_read_fd(&sb, fd, READY_MAX + 1) < 0 || !sb.len || sb.len > READY_MAX ||
+	    strlen(sb.buf) != sb.len) {
+		close(fd);
+		strbuf_release(&sb);
+		return NULL;
+	}
+	close(fd);
+	return strbuf_detach(&sb, NULL);
+}
+
 /* Whether the engine of `d` keeps checkpoints where we may put them. Its root into *root. */
 static int engine_ok(struct docker *d, char **root, struct strbuf *err)
 {
@@ -104,8 +129,9 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	const char *channel = session_channel_dir(s);
 	char *id = channel ? read_note(channel, BACKEND_CONTAINER_FILE) : NULL;
 	char *engine = channel ? read_note(channel, BACKEND_ENGINE_FILE) : NULL;
-	char *root = NULL, *dir = NULL, *ready_path, ck[24], key[MEMCKPT_KEY_HEX + 1], hash[65];
-	struct strbuf ready = STRBUF_INIT, p = STRBUF_INIT;
+	char *root = NULL, *dir = NULL, *ready_text = NULL, ck[24], key[MEMCKPT_KEY_HEX + 1];
+	char hash[65];
+	struct strbuf p = STRBUF_INIT;
 	const char *runtime;
 	cJSON *c = NULL, *meta = NULL;
 	struct docker d;
@@ -113,6 +139,11 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 
 	if (!path || *path != '/') {
 		strbuf_addstr(err, "the checkpoint's path is not absolute");
+		goto out;
+	}
+	if (session_state(s) != SESSION_IDLE) {
+		strbuf_addstr(err, "the kernel is not idle (a cell runs, or it is dead): a memory "
+			      "checkpoint is taken between cells");
 		goto out;
 	}
 	if (!id || !dockerckpt_name_ok(id)) {
@@ -141,13 +172,11 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 			      "(the engine is on this machine: CELLBOX_CHANNEL=mount)");
 		goto out;
 	}
-	ready_path = xasprintf("%s/kernel/ready", channel);
-	if (strbuf_read_file(&ready, ready_path, READY_MAX) < 0 || !ready.len) {
-		strbuf_addstr(err, "the kernel's ready file cannot be read");
-		free(ready_path);
+	ready_text = read_ready(channel);
+	if (!ready_text) {
+		strbuf_addstr(err, "the kernel's ready file cannot be read (or is not a file)");
 		goto out;
 	}
-	free(ready_path);
 	random_hex(ck + 3, 8);
 	memcpy(ck, "cb-", 3);
 	if (dockerckpt_create(&d, id, ck, 0, err) < 0)
@@ -157,7 +186,7 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	meta = cJSON_CreateObject();
 	cJSON_AddStringToObject(meta, "name", name);
 	cJSON_AddStringToObject(meta, "channel", channel);
-	cJSON_AddStringToObject(meta, "ready", ready.buf);
+	cJSON_AddStringToObject(meta, "ready", ready_text);
 	runner_hash(session_kernel(s), hash);
 	cJSON_AddStringToObject(meta, "runner_sha256", hash);
 	cJSON_AddItemToObject(meta, "config", cJSON_DetachItemFromObjectCaseSensitive(c, "Config"));
@@ -179,7 +208,7 @@ out:
 		docker_release(&d);
 	cJSON_Delete(meta);
 	cJSON_Delete(c);
-	strbuf_release(&ready);
+	free(ready_text);
 	strbuf_release(&p);
 	free(root);
 	free(dir);
