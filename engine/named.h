@@ -127,8 +127,8 @@ int named_fork(const char *runtime, const char *name, const char *new_name, stru
 int named_gc(const char *runtime, struct strbuf *out);
 
 /*
- * Checkpoints (named_checkpoint.c): what this machine can do is a re-run, not a memory image
- * (CRIU does not run on its kernel): the cells the session's kernel ran since it started
+ * Re-run checkpoints (named_checkpoint.c), for every backend (a memory image needs gVisor,
+ * below; CRIU does not run on this machine's kernel): the cells the session's kernel ran since it started
  * (NAMED_RERUN_CELLS, NAMED_RERUN_BYTES of code at most; a session past them cannot be
  * checkpointed), written to `path` (0600, replaced whole) with its name and kernel; *ncells
  * says how many. 0, or -1 with `err`.
@@ -163,5 +163,26 @@ int named_checkpoint_load(const char *path, struct named_ckpt *ck, struct strbuf
 int named_checkpoint_parse(const char *text, size_t len, const char *what,
 			   struct named_ckpt *ck, struct strbuf *err);
 void named_checkpoint_free(struct named_ckpt *ck);
+
+/*
+ * Memory checkpoints (named_memckpt.c), where the kernel runs under gVisor (docker, runtime
+ * runsc) on an engine with the checkpoint API (dockerd --experimental) whose data root is ours
+ * to write: session `name`'s host checkpoints the kernel's container (which stops it: runsc
+ * cannot leave it running) and writes memckpt.h's file at `path` (absolute), signed with the
+ * user's key, its meta the container's config, the channel's path in the container, the
+ * kernel's ready file and the cells (the re-run's list). Between cells only (refused
+ * while one runs). 0, or -1 with `err`.
+ */
+int named_checkpoint_memory(const char *runtime, const char *name, const char *path,
+			    struct strbuf *err);
+/*
+ * The session of memory checkpoint `path` made again (a host's open): the file checked whole
+ * (memckpt_read), a fresh channel with the kernel's ready file, a container of the checked
+ * config (only the members cellbox's own create sets) with the channel mounted at the old
+ * paths, the image written into its checkpoints directory, started from it, and the kernel
+ * adopted. NULL with `err` (the container removed, the channel too).
+ */
+struct session *named_memckpt_restore(const struct session_opts *so, const char *path,
+				      struct strbuf *err);
 
 #endif

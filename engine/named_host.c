@@ -489,6 +489,8 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 	} else if (cl->read_only) {
 		strbuf_addstr(&err, "this front end is attached read-only");
 		rc = -1;
+	} else if (!strcmp(t, "memckpt")) {
+		rc = named_memckpt_make(h->s, h->name, h->rerun, named_str(msg, "path"), &err);
 	} else if (!strcmp(t, "execute") || !strcmp(t, "request")) {
 		int execute = !strcmp(t, "execute");
 

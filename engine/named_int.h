@@ -50,6 +50,9 @@ cJSON *named_call(struct named_conn *c, cJSON *msg, double timeout, cJSON *other
  * it closes the session, removes `dir` and frees the host.
  */
 struct host;
+/* named_memckpt.c: the host's memory checkpoint of its session `s` into `path` (named.h). */
+int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
+		       const char *path, struct strbuf *err);
 struct host *named_host_new(const char *name, const char *dir, const struct named_idle *idle,
 			    const struct named_recorder *rec);
 void named_host_state(struct session *s, enum session_state state, const char *msg, void *data);

@@ -13,6 +13,7 @@
 /* What the host process opens and records with (its copy of the front end's memory). */
 struct host_ctx {
 	const struct cellbox_config *cfg;
+	const char *restore;		/* a memory checkpoint's file to restore, else NULL */
 	struct record rec;
 };
 
@@ -21,7 +22,16 @@ static struct session *host_open(void *data, session_state_fn on_state, void *st
 {
 	struct host_ctx *c = data;
 	struct strbuf note = STRBUF_INIT;
-	struct session *s = setup_open(c->cfg, on_state, state_data, NULL, &note, err);
+	struct session *s;
+
+	if (c->restore) {
+		struct session_opts so = c->cfg->session;
+
+		so.on_state = on_state;
+		so.state_data = state_data;
+		return named_memckpt_restore(&so, c->restore, err);
+	}
+	s = setup_open(c->cfg, on_state, state_data, NULL, &note, err);
 
 	if (s && note.len)
 		msg_error("note: %s", note.buf);
@@ -46,12 +56,25 @@ static void rec_cell(void *data, const char *code)
 	record_cell(&((struct host_ctx *)data)->rec, code);
 }
 
+static struct host_ctx ctx;
+
+struct session *named_setup_restore(const struct cellbox_config *cfg, const char *name,
+				    const char *path, const struct named_idle *idle,
+				    const sigset_t *mask, struct strbuf *err)
+{
+	struct session *s;
+
+	ctx.restore = path;
+	s = named_setup_open(cfg, name, 1, idle, 0, NULL, NULL, mask, err);
+	ctx.restore = NULL;
+	return s;
+}
+
 struct session *named_setup_open(const struct cellbox_config *cfg, const char *name, int start,
 				 const struct named_idle *idle, int read_only,
 				 session_state_fn on_state, void *data,
 				 const sigset_t *mask, struct strbuf *err)
 {
-	static struct host_ctx ctx;
 	static const struct named_recorder rec = { rec_open, rec_event, rec_cell, &ctx };
 	struct session_opts so = cfg->session;
 	char *runtime = session_runtime_dir(cfg->session.runtime_dir);

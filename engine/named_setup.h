@@ -16,5 +16,12 @@ struct session *named_setup_open(const struct cellbox_config *cfg, const char *n
 				 const struct named_idle *idle, int read_only,
 				 session_state_fn on_state, void *data,
 				 const sigset_t *mask, struct strbuf *err);
+/*
+ * The same, its host's session made from memory checkpoint `path` (named_memckpt_restore:
+ * the kernel restored and adopted, not started) and attached to.
+ */
+struct session *named_setup_restore(const struct cellbox_config *cfg, const char *name,
+				    const char *path, const struct named_idle *idle,
+				    const sigset_t *mask, struct strbuf *err);
 
 #endif

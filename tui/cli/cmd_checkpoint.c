@@ -1,11 +1,15 @@
 /*
  * cellbox checkpoint and restore: a named session's cells written to a file, and a session
- * made again from one by running them in a fresh kernel. A re-run, never called a memory
- * restore (engine/named.h says why this machine cannot save a kernel's memory).
+ * made again from one by running them in a fresh kernel (a re-run, never called a memory
+ * restore); with --memory, under gVisor, its kernel's memory, and a restore that starts the
+ * kernel from it (engine/named.h). restore tells the two kinds of file by their first bytes.
  */
 #include "cli.h"
 #include "kernel.h"
+#include "memckpt.h"
 #include "named.h"
+#include "named_setup.h"
+#include "clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +23,24 @@ static int checkpoint_exec(const struct cli_args *args, struct cellbox_config *c
 	size_t n = 0;
 	int rc = EXIT_OK;
 
+	if (cli_has(args, "memory")) {
+		char *cwd = getcwd(NULL, 0);
+		char *abs = args->argv[1][0] == '/' || !cwd ? xstrdup(args->argv[1]) :
+			    xasprintf("%s/%s", cwd, args->argv[1]);
+		double t0 = clock_now();
+
+		if (!runtime || named_checkpoint_memory(runtime, args->argv[0], abs, &err) < 0) {
+			msg_error("%s", err.len ? err.buf : "no runtime directory");
+			rc = EXIT_USAGE;
+		} else {
+			cli_printf(stdout, "checkpointed session '%s' to %s: its kernel's memory (the "
+				   "kernel stopped; cellbox restore %s makes it again) in %.2f s\n",
+				   args->argv[0], args->argv[1], args->argv[1], clock_now() - t0);
+		}
+		free(abs);
+		free(cwd);
+		goto out;
+	}
 	if (!runtime || named_checkpoint(runtime, args->argv[0], args->argv[1], &n, &err) < 0) {
 		msg_error("%s", err.len ? err.buf : "no runtime directory");
 		rc = EXIT_USAGE;
@@ -28,21 +50,30 @@ static int checkpoint_exec(const struct cli_args *args, struct cellbox_config *c
 			   "kernel)\n", args->argv[0], args->argv[1], n, n == 1 ? "" : "s",
 			   args->argv[1]);
 	}
+out:
 	strbuf_release(&err);
 	free(runtime);
 	return rc;
 }
 
+static const struct cli_option checkpoint_options[] = {
+	{ .name = "memory", .help = "the kernel's memory (gVisor: --runtime runsc, an engine "
+	  "with checkpoints): restored as it was, not re-run" },
+	{ NULL },
+};
+
 const struct cli_command cmd_checkpoint_entry = {
 	.name = "checkpoint",
 	.run = checkpoint_exec,
-	.spec = { .settings = CONFIG_FOR_POOL, .min_args = 2, .max_args = 2 },
-	.usage = "checkpoint NAME FILE",
+	.spec = { .options = checkpoint_options, .settings = CONFIG_FOR_POOL, .min_args = 2,
+		  .max_args = 2 },
+	.usage = "checkpoint [--memory] NAME FILE",
 	.summary = "Write the cells named session NAME's kernel ran since it started to FILE.",
-	.help = "No backend here can save a kernel's memory (CRIU does not run on this machine's\n"
-		"kernel): the file holds the cells, and cellbox restore runs them again in a fresh\n"
-		"kernel, which gives the same state when the cells do (not what they read from\n"
-		"outside, clocks, random numbers without a seed).\n",
+	.help = "Without --memory the file holds the cells, and cellbox restore runs them again in\n"
+		"a fresh kernel, which gives the same state when the cells do (not what they read\n"
+		"from outside, clocks, random numbers without a seed). With --memory (a kernel\n"
+		"under gVisor, an engine with checkpoints whose data root is ours) it holds the\n"
+		"kernel's memory, signed with this user's key, and restore brings it back as it was.\n",
 };
 
 /* A re-run cell's end: whether it raised, against what the checkpoint says it did. */
@@ -65,6 +96,25 @@ static int restore_exec(const struct cli_args *args, struct cellbox_config *cfg)
 
 	if (cli_named_idle(args, &idle) < 0)
 		return EXIT_USAGE;
+	if (memckpt_is(args->argv[0]) == 1) {
+		double t0 = clock_now();
+
+		name = cli_value(args, "name");
+		if (!name)
+			name = made = named_generate();
+		s = named_setup_restore(cfg, name, args->argv[0], &idle, cli_session_mask(), &err);
+		if (!s) {
+			msg_error("%s", err.buf);
+			rc = EXIT_NO_KERNEL;
+		} else {
+			cli_printf(stdout, "restored session '%s' from its kernel's memory in %.2f s; "
+				   "cellbox attach %s\n", name, clock_now() - t0, name);
+			cli_close_session(s, cfg);
+		}
+		strbuf_release(&err);
+		free(made);
+		return rc;
+	}
 	if (named_checkpoint_load(args->argv[0], &ck, &err) < 0) {
 		msg_error("%s", err.buf);
 		strbuf_release(&err);

@@ -1,0 +1,248 @@
+"""Memory checkpoints under gVisor (engine/named_memckpt.c, engine/memckpt.h): a named session
+under --runtime runsc is checkpointed with its memory, its dockerd restarted, and restored
+with its variables (a random number a re-run could not make again); hostile checkpoint files
+are refused with nothing written to the engine's data root.
+
+The engine's checkpoint API needs dockerd --experimental, and the shared dockerd is not
+started so, so the test starts its own: its data root, exec root, pid file and socket in the
+test's temporary directory, its containerd namespace its own, no bridge or iptables, the
+runsc runtime; the kernel image is copied into it from the shared engine (docker save | load,
+45-60 s here, paid by each case meson runs). Skipped (exit 77, which meson counts as skipped,
+not passed) with the reason without root, dockerd, runsc, docker or the image.
+
+    tests/docker/test_memckpt.py [CASE]"""
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+CELLBOX = os.environ.get('CELLBOX_BIN', '')
+IMAGE = 'cellbox-python:p2'
+MAGIC = b'cellbox-memory-checkpoint 1\n'
+
+
+class Engine:
+    """A dockerd of the test's own, with the checkpoint API."""
+
+    def __init__(self, top):
+        self.top = top
+        self.sock = os.path.join(top, 'docker.sock')
+        self.root = os.path.join(top, 'data')
+        self.config = os.path.join(top, 'daemon.json')
+        with open(self.config, 'w') as f:
+            json.dump({'experimental': True, 'runtimes': {'runsc': {
+                'path': shutil.which('runsc'),
+                'runtimeArgs': ['--platform=ptrace', '--network=none']}}}, f)
+        self.proc = None
+
+    def start(self):
+        with open(os.path.join(self.top, 'dockerd.log'), 'ab') as log:
+            self.proc = self.spawn(log)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.docker('version').returncode == 0:
+                return
+            time.sleep(0.1)
+        raise RuntimeError('the test dockerd did not start')
+
+    def spawn(self, log):
+        return subprocess.Popen(
+            ['dockerd', '--config-file', self.config, '--data-root', self.root,
+             '--exec-root', os.path.join(self.top, 'exec'),
+             '--pidfile', os.path.join(self.top, 'dockerd.pid'),
+             '-H', 'unix://' + self.sock, '--bridge=none', '--iptables=false',
+             '--ip-masq=false', '--containerd-namespace', 'cellbox-memckpt-test',
+             '--containerd-plugins-namespace', 'cellbox-memckpt-test-plugins'],
+            stdout=log, stderr=log, start_new_session=True)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.proc = None
+
+    def docker(self, *args, **kw):
+        return subprocess.run(['docker', '-H', 'unix://' + self.sock] + list(args),
+                              capture_output=True, **kw)
+
+
+def missing():
+    if os.geteuid() != 0:
+        return 'not root (the engine\'s data root must be ours to write)'
+    for prog in ('dockerd', 'runsc', 'docker'):
+        if not shutil.which(prog):
+            return 'no %s' % prog
+    if not CELLBOX:
+        return 'CELLBOX_BIN not set'
+    p = subprocess.run(['docker', 'image', 'inspect', IMAGE], capture_output=True)
+    if p.returncode != 0:
+        return 'no image %s in the local engine (scripts/build-image)' % IMAGE
+    return None
+
+
+class MemoryCheckpointTest(unittest.TestCase):
+    top = engine = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.top = tempfile.mkdtemp(prefix='cellbox-memckpt-')
+        cls.engine = Engine(cls.top)
+        cls.engine.start()
+        t0 = time.monotonic()
+        save = subprocess.Popen(['docker', 'save', IMAGE], stdout=subprocess.PIPE)
+        load = cls.engine.docker('load', stdin=save.stdout)
+        save.stdout.close()
+        save.wait()
+        if load.returncode != 0:
+            raise RuntimeError('cannot load the image: %s' % load.stderr.decode())
+        print('# image loaded into the test engine in %.1f s' % (time.monotonic() - t0),
+              file=sys.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.engine:
+            ids = cls.engine.docker('ps', '-aq').stdout.decode().split()
+            if ids:
+                cls.engine.docker('rm', '-f', *ids)
+            cls.engine.stop()
+        if cls.top:
+            subprocess.run(['umount', '-R', os.path.join(cls.top, 'exec')],
+                           capture_output=True)
+            shutil.rmtree(cls.top, ignore_errors=True)
+
+    def setUp(self):
+        self.home = tempfile.mkdtemp(prefix='case-', dir=self.top)
+        self.env = dict(os.environ, DOCKER_HOST='unix://' + self.engine.sock,
+                        XDG_RUNTIME_DIR=os.path.join(self.home, 'run'),
+                        XDG_STATE_HOME=os.path.join(self.home, 'state'), NO_COLOR='1')
+        os.makedirs(self.env['XDG_RUNTIME_DIR'], mode=0o700)
+
+    def cellbox(self, *args, stdin=None, timeout=120):
+        return subprocess.run([CELLBOX] + list(args), input=stdin, capture_output=True,
+                              text=True, env=self.env, timeout=timeout)
+
+    def kill(self, name):
+        self.cellbox('kill', name)
+
+    def test_restore_after_restart(self):
+        p = self.cellbox('repl', '--backend', 'docker', '--runtime', 'runsc', '--name', 'm',
+                         stdin='import random; r = random.random(); n = 41\nprint(r, n)\n')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = p.stdout.split()[0]
+        self.assertEqual(p.stdout.split()[:2], [r, '41'])
+        ckpt = os.path.join(self.home, 'm.ckpt')
+        t0 = time.monotonic()
+        p = self.cellbox('checkpoint', '--memory', 'm', ckpt)
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("its kernel's memory", p.stdout)
+        with open(ckpt, 'rb') as f:
+            self.assertEqual(f.read(len(MAGIC)), MAGIC)
+        print('# checkpoint --memory: %.2f s, %d bytes' % (took, os.path.getsize(ckpt)),
+              file=sys.stderr)
+        self.kill('m')
+        self.engine.stop()
+        self.engine.start()
+        t0 = time.monotonic()
+        p = self.cellbox('restore', '--name', 'back', ckpt)
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 0, p.stderr)
+        print('# restore (after the engine restarted): %.2f s' % took, file=sys.stderr)
+        try:
+            p = self.cellbox('repl', '--attach', 'back', stdin='print(r, n + 1)\n')
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.split()[:2], [r, '42'])
+            ls = self.cellbox('ls')
+            self.assertRegex(ls.stdout, r'back\s+docker\s+python\s+idle')
+        finally:
+            self.kill('back')
+        # The same file, signed, from another cellbox (its runner's digest): refused.
+        with open(ckpt, 'rb') as f:
+            data = f.read()
+        head, rest = data[len(MAGIC):].split(b'\n', 1)
+        meta = json.loads(rest[:int(head)])
+        meta['runner_sha256'] = '0' * 64
+        other = os.path.join(self.home, 'other.ckpt')
+        with open(other, 'wb') as f:
+            f.write(self.file(meta, rest[int(head):-65]))
+        p = self.cellbox('restore', '--name', 'other', other)
+        if p.returncode == 0:
+            self.kill('other')
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('made by another cellbox', p.stderr)
+
+    def signed(self, body):
+        """`body` signed with this case's key (made by a first restore attempt)."""
+        with open(os.path.join(self.env['XDG_STATE_HOME'], 'cellbox', 'checkpoint.key'),
+                  'rb') as f:
+            key = f.read()
+        return body + hmac.new(key, body, hashlib.sha256).hexdigest().encode() + b'\n'
+
+    def file(self, meta, data=b'', magic=MAGIC, sign=True):
+        text = meta if isinstance(meta, bytes) else json.dumps(meta).encode()
+        body = magic + b'%d\n' % len(text) + text + data
+        return self.signed(body) if sign else body + b'0' * 64 + b'\n'
+
+    def test_hostile_refused(self):
+        before = sorted(os.listdir(os.path.join(self.engine.root, 'containers')))
+        # A first attempt makes the key; the file is not a checkpoint at all.
+        junk = os.path.join(self.home, 'junk.ckpt')
+        with open(junk, 'wb') as f:
+            f.write(MAGIC + b'x\n')
+        p = self.cellbox('restore', junk)
+        self.assertNotEqual(p.returncode, 0)
+        good = {'channel': '/tmp/x', 'ready': '{}', 'config': {}, 'host_config': {}}
+        files = {
+            'bad_name': self.file(dict(good, files=[{'name': '../x', 'size': 1}]), b'z'),
+            'hidden_name': self.file(dict(good, files=[{'name': '.x', 'size': 1}]), b'z'),
+            'slash_name': self.file(dict(good, files=[{'name': 'a/b', 'size': 1}]), b'z'),
+            'oversized': self.file(dict(good, files=[{'name': 'f', 'size': 2 ** 31}]), b'z'),
+            'long_meta': self.file(b'{' + b' ' * (2 << 20) + b'}'),
+            'length': self.file(dict(good, files=[{'name': 'f', 'size': 1}]), b'zz'),
+            'bad_json': self.file(b'{"files": ['),
+            'version': self.file(dict(good, files=[]), magic=b'cellbox-memory-checkpoint 2\n'),
+            'unsigned': self.file(dict(good, files=[{'name': 'f', 'size': 1}]), b'z',
+                                  sign=False),
+        }
+        for what, data in files.items():
+            path = os.path.join(self.home, what + '.ckpt')
+            with open(path, 'wb') as f:
+                f.write(data)
+            p = self.cellbox('restore', '--name', 'h', path, timeout=60)
+            if p.returncode == 0:
+                self.kill('h')
+            self.assertNotEqual(p.returncode, 0, what)
+            self.assertRegex(p.stderr, r'not a memory checkpoint|not signed|not a checkpoint'
+                             r'|version or kind', what)
+        # A link to a FIFO: refused, not waited on.
+        fifo = os.path.join(self.home, 'fifo')
+        os.mkfifo(fifo)
+        link = os.path.join(self.home, 'link.ckpt')
+        os.symlink(fifo, link)
+        p = self.cellbox('restore', '--name', 'h', link, timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+        # Nothing reached the engine: no container made, no checkpoint written.
+        self.assertEqual(sorted(os.listdir(os.path.join(self.engine.root, 'containers'))),
+                         before)
+        self.assertEqual(self.engine.docker('ps', '-aq').stdout.split(), [])
+
+
+if __name__ == '__main__':
+    WHY = missing()
+    if WHY:
+        print('SKIP: ' + WHY)
+        sys.exit(77)
+    if len(sys.argv) == 2 and not sys.argv[1].startswith('-'):
+        sys.argv[1] = 'MemoryCheckpointTest.test_' + sys.argv[1]
+    unittest.main(verbosity=2)
