@@ -6,6 +6,7 @@
  * records the history. See named.h.
  */
 #include "named_int.h"
+#include "named_keep.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -28,33 +29,18 @@ struct hclient {
 	unsigned serial;
 };
 
-/* A request of a front end's: an execute (kept, shown to all) or a private one. */
-struct hcell {
-	struct host *h;
-	unsigned long id;
-	char *code;
-	struct strbuf log;	/* its ev lines, for front ends that attach later */
-	int execute, done, cut;
-	unsigned origin;	/* the serial of the front end that sent it */
-	struct hcell *next;
-};
-
 struct host {
 	struct session *s;
 	const char *name, *dir;
 	struct hclient *cl[NAMED_MAX_CLIENTS];
 	int ncl;
 	unsigned serial;
-	struct hcell *cells, *last;	/* executes, oldest first */
-	size_t ncells, log_bytes;
+	struct named_keep keep;		/* the executes kept and the cells to re-run */
 	struct hcell *priv;		/* private requests in flight */
 	double idle_since, ttl;
 	char *ttl_checkpoint;		/* written first when the idle limit ends it; NULL: none */
 	int stop;
 	const struct named_recorder *rec;
-	cJSON *rerun;			/* the cells since the kernel started: {code, status} */
-	size_t rerun_bytes;
-	int rerun_over;			/* past NAMED_RERUN_CELLS or _BYTES: no checkpoint */
 	char *runtime;			/* the runtime directory `dir` is in */
 	int forks[NAMED_MAX_FORKS];	/* pidfds of the copies made of the kernel; -1: none */
 	int nforks;
@@ -107,77 +93,6 @@ static void send_msg(struct host *h, cJSON *msg, unsigned except)
 	cJSON_Delete(msg);
 }
 
-static void cell_free(struct hcell *c)
-{
-	free(c->code);
-	strbuf_release(&c->log);
-	free(c);
-}
-
-/* Keep at most NAMED_LOG_CELLS finished cells and NAMED_LOG_BYTES of their events. */
-static void trim_log(struct host *h)
-{
-	while (h->cells && h->cells->done &&
-	       (h->ncells > NAMED_LOG_CELLS || h->log_bytes > NAMED_LOG_BYTES)) {
-		struct hcell *c = h->cells;
-
-		h->cells = c->next;
-		if (!h->cells)
-			h->last = NULL;
-		h->ncells--;
-		h->log_bytes -= c->log.len + strlen(c->code);
-		cell_free(c);
-	}
-}
-
-static void keep_line(struct host *h, struct hcell *c, const char *line, size_t len, int done)
-{
-	static const char cut[] = "cellbox: the rest of this cell's output is not kept for "
-				  "front ends that attach later\n";
-
-	if (!c->cut && !done && c->log.len + len > NAMED_CELL_LOG_MAX) {
-		cJSON *m = cJSON_CreateObject(), *ev = cJSON_CreateObject();
-		char *text;
-
-		c->cut = 1;
-		cJSON_AddStringToObject(m, "t", "ev");
-		cJSON_AddNumberToObject(m, "id", (double)c->id);
-		cJSON_AddStringToObject(ev, "type", "stream");
-		cJSON_AddStringToObject(ev, "name", "stderr");
-		cJSON_AddStringToObject(ev, "text", cut);
-		cJSON_AddItemToObject(m, "ev", ev);
-		text = cJSON_PrintUnformatted(m);
-		strbuf_addstr(&c->log, text);
-		strbuf_addch(&c->log, '\n');
-		h->log_bytes += strlen(text) + 1;
-		cJSON_free(text);
-		cJSON_Delete(m);
-	}
-	if (c->cut && !done)
-		return;
-	strbuf_add(&c->log, line, len);
-	h->log_bytes += len;
-}
-
-/* A finished cell into the list a checkpoint re-runs (named_checkpoint.c). */
-static void keep_for_rerun(struct host *h, const char *code, const struct session_event *ev)
-{
-	cJSON *o;
-
-	if (h->rerun_over)
-		return;
-	h->rerun_bytes += strlen(code);
-	if (cJSON_GetArraySize(h->rerun) >= NAMED_RERUN_CELLS ||
-	    h->rerun_bytes > NAMED_RERUN_BYTES) {
-		h->rerun_over = 1;
-		return;
-	}
-	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "code", code);
-	cJSON_AddStringToObject(o, "status", event_status_name(ev->done.status));
-	cJSON_AddItemToArray(h->rerun, o);
-}
-
 static void on_event(struct session *s, const struct session_event *ev, void *data)
 {
 	struct hcell *c = data;
@@ -198,7 +113,7 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 		abort();
 	text[n++] = '\n';
 	if (c->execute) {
-		keep_line(h, c, text, n, done);
+		named_keep_line(&h->keep, c, text, n, done);
 		broadcast(h, text, n, 0);
 		if (h->rec)
 			h->rec->event(h->rec->data, s, ev);
@@ -213,12 +128,12 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 		return;
 	c->done = 1;
 	if (c->execute)
-		keep_for_rerun(h, c->code, ev);
+		named_keep_rerun(&h->keep, c->code, ev);
 	if (c->execute) {
 		if (h->rec)
 			h->rec->cell(h->rec->data, c->code);
 		h->idle_since = clock_wall();
-		trim_log(h);
+		named_keep_trim(&h->keep);
 	} else {
 		struct hcell **p = &h->priv;
 
@@ -226,7 +141,7 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 			p = &(*p)->next;
 		if (*p)
 			*p = c->next;
-		cell_free(c);
+		named_keep_cell_free(c);
 	}
 }
 
@@ -237,10 +152,7 @@ void named_host_state(struct session *s, enum session_state state, const char *m
 
 	(void)s;
 	if (msg && !strcmp(msg, "kernel restarted")) {	/* a fresh kernel: nothing to re-run */
-		cJSON_Delete(h->rerun);
-		h->rerun = cJSON_CreateArray();
-		h->rerun_bytes = 0;
-		h->rerun_over = 0;
+		named_keep_restart(&h->keep);
 	}
 	cJSON_AddStringToObject(m, "t", "state");
 	cJSON_AddStringToObject(m, "state", state_name(state));
@@ -267,7 +179,7 @@ static double num_of(const cJSON *o, const char *key)
 
 static const char *running_code(struct host *h)
 {
-	for (struct hcell *c = h->cells; c; c = c->next)
+	for (struct hcell *c = h->keep.cells; c; c = c->next)
 		if (!c->done)
 			return c->code;
 	return NULL;
@@ -316,7 +228,7 @@ static void hello(struct host *h, struct hclient *cl, const cJSON *msg, cJSON *r
 	cJSON_AddBoolToObject(r, "read_only", cl->read_only);
 	cJSON_AddTrueToObject(r, "ok");
 	/* The cells kept go first: when the front end has the reply, it has them all. */
-	for (struct hcell *c = h->cells; c; c = c->next) {
+	for (struct hcell *c = h->keep.cells; c; c = c->next) {
 		cJSON *m = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(m, "t", "cell");
@@ -374,16 +286,10 @@ static int submit(struct host *h, struct hclient *cl, const cJSON *msg, int exec
 		h->priv = c;
 		return 0;
 	}
-	if (h->last)
-		h->last->next = c;
-	else
-		h->cells = c;
-	h->last = c;
-	h->ncells++;
-	h->log_bytes += strlen(c->code);
+	named_keep_add(&h->keep, c);
 	return 0;
 fail:
-	cell_free(c);
+	named_keep_cell_free(c);
 	return -1;
 }
 
@@ -478,19 +384,19 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		add_status(h, r);
 	} else if (!strcmp(t, "cells")) {
 		add_status(h, r);
-		if (h->rerun_over) {
+		if (h->keep.rerun_over) {
 			strbuf_addf(&err, "it ran more than %d cells (or %u MiB of code) since its "
 				    "kernel started: too many to re-run", NAMED_RERUN_CELLS,
 				    NAMED_RERUN_BYTES >> 20);
 			rc = -1;
 		} else {
-			cJSON_AddItemToObject(r, "cells", cJSON_Duplicate(h->rerun, 1));
+			cJSON_AddItemToObject(r, "cells", cJSON_Duplicate(h->keep.rerun, 1));
 		}
 	} else if (cl->read_only) {
 		strbuf_addstr(&err, "this front end is attached read-only");
 		rc = -1;
 	} else if (!strcmp(t, "memckpt")) {
-		rc = named_memckpt_make(h->s, h->name, h->rerun, named_str(msg, "path"), &err);
+		rc = named_memckpt_make(h->s, h->name, h->keep.rerun, named_str(msg, "path"), &err);
 	} else if (!strcmp(t, "execute") || !strcmp(t, "request")) {
 		int execute = !strcmp(t, "execute");
 
@@ -579,7 +485,7 @@ struct host *named_host_new(const char *name, const char *dir, const struct name
 	h->ttl_checkpoint = idle && idle->checkpoint ? xstrdup(idle->checkpoint) : NULL;
 	h->rec = rec;
 	h->idle_since = clock_wall();
-	h->rerun = cJSON_CreateArray();
+	named_keep_init(&h->keep);
 	h->runtime = xstrdup(dir);
 	if (strrchr(h->runtime, '/'))
 		*strrchr(h->runtime, '/') = 0;		/* RUNTIME/sessions */
@@ -599,14 +505,14 @@ static int ttl_checkpoint(struct host *h)
 	int rc = -1;
 
 	add_status(h, status);
-	if (h->rerun_over)
+	if (h->keep.rerun_over)
 		strbuf_addf(&err, "it ran more than %d cells (or %u MiB of code) since its kernel "
 			    "started", NAMED_RERUN_CELLS, NAMED_RERUN_BYTES >> 20);
 	else
-		rc = named_checkpoint_write(h->ttl_checkpoint, status, h->rerun, &err);
+		rc = named_checkpoint_write(h->ttl_checkpoint, status, h->keep.rerun, &err);
 	if (rc == 0)
 		msg_error("session '%s': its %d cells checkpointed to %s", h->name,
-			  cJSON_GetArraySize(h->rerun), h->ttl_checkpoint);
+			  cJSON_GetArraySize(h->keep.rerun), h->ttl_checkpoint);
 	else
 		msg_error("session '%s' is kept: no checkpoint to %s (%s); again in %.0f s", h->name,
 			  h->ttl_checkpoint, err.buf, h->ttl);
@@ -699,12 +605,7 @@ void named_host_serve(struct host *h, struct session *s, int lfd)
 		if (h->forks[i] >= 0)
 			close(h->forks[i]);
 	free(h->runtime);
-	while (h->cells) {
-		struct hcell *c = h->cells;
-		h->cells = c->next;
-		cell_free(c);
-	}
-	cJSON_Delete(h->rerun);
+	named_keep_release(&h->keep);
 	free(h->ttl_checkpoint);
 	free(h);
 }
