@@ -135,6 +135,30 @@ class MemoryCheckpointTest(unittest.TestCase):
     def kill(self, name):
         self.cellbox('kill', name)
 
+    def test_fork_through_the_checkpoint(self):
+        # cellbox fork of a gVisor session: its memory checkpointed, the original and the
+        # copy made from it; both have what a re-run could not make, and go their own ways.
+        p = self.cellbox('repl', '--backend', 'docker', '--runtime', 'runsc', '--name', 'orig',
+                         stdin='import random; r = random.random(); n = 41\nprint(r)\n')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = p.stdout.split()[0]
+        try:
+            p = self.cellbox('fork', 'orig', 'copy', timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("forked session 'orig' into 'copy'", p.stdout)
+            p = self.cellbox('repl', '--attach', 'copy', stdin='n += 1\nprint(r, n)\n')
+            self.assertEqual(p.stdout.split()[-2:], [r, '42'], p.stdout + p.stderr)
+            p = self.cellbox('repl', '--attach', 'orig', stdin='print(r, n)\n')
+            self.assertEqual(p.stdout.split()[-2:], [r, '41'], p.stdout + p.stderr)
+            ls = self.cellbox('ls').stdout
+            self.assertRegex(ls, r'orig\s+docker\s+python\s+idle')
+            self.assertRegex(ls, r'copy\s+docker\s+python\s+idle')
+            self.assertEqual([f for f in os.listdir(self.env['XDG_RUNTIME_DIR'] + '/cellbox')
+                              if f.endswith('.ckpt')], [])
+        finally:
+            self.kill('orig')
+            self.kill('copy')
+
     def test_restore_after_restart(self):
         p = self.cellbox('repl', '--backend', 'docker', '--runtime', 'runsc', '--name', 'm',
                          stdin='import random; r = random.random(); n = 41\nprint(r, n)\n')
