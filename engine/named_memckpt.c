@@ -28,6 +28,14 @@
 #include "wall.h"
 
 #define NOTE_MAX 4096		/* bytes of a host note in the channel (container, engine) */
+/*
+ * The host's note on a channel whose kernel was restored from a memory checkpoint. Such a
+ * kernel is not checkpointed again: gVisor here cannot restore its checkpoint ("no server FD
+ * available for filesystem with unique ID <the channel's host part>"), seen when a restored
+ * session was checkpointed and restored (and so forked) again.
+ */
+#define RESTORED_NOTE "restored"
+
 #define READY_MAX (64u << 10)	/* bytes of the kernel's ready file kept */
 
 /* The user's checkpoint key: beside the history, $XDG_STATE_HOME/cellbox/checkpoint.key. */
@@ -130,6 +138,7 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	char *id = channel ? read_note(channel, BACKEND_CONTAINER_FILE) : NULL;
 	char *engine = channel ? read_note(channel, BACKEND_ENGINE_FILE) : NULL;
 	char *root = NULL, *dir = NULL, *ready_text = NULL, ck[24], key[MEMCKPT_KEY_HEX + 1];
+	char *restored;
 	char hash[65];
 	struct strbuf p = STRBUF_INIT;
 	const char *runtime;
@@ -144,6 +153,13 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	if (session_state(s) != SESSION_IDLE) {
 		strbuf_addstr(err, "the kernel is not idle (a cell runs, or it is dead): a memory "
 			      "checkpoint is taken between cells");
+		goto out;
+	}
+	if (channel && (restored = read_note(channel, RESTORED_NOTE))) {
+		free(restored);
+		strbuf_addstr(err, "its kernel was itself restored from a memory checkpoint, and "
+			      "gVisor here cannot restore a checkpoint of such a kernel: it is not "
+			      "taken (checkpoint without --memory writes its cells)");
 		goto out;
 	}
 	if (!id || !dockerckpt_name_ok(id)) {
@@ -448,6 +464,7 @@ struct session *named_memckpt_restore(const struct session_opts *opts, const cha
 	    dockerckpt_start(&d, id, "restore", err) < 0)
 		goto remove;
 	write_note(ch.dir, BACKEND_CONTAINER_FILE, id);
+	write_note(ch.dir, RESTORED_NOTE, "1\n");
 	if (so->sandbox.host)
 		write_note(ch.dir, BACKEND_ENGINE_FILE, so->sandbox.host);
 	s = session_attach(so, ch.dir, err);

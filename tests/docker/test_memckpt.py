@@ -155,6 +155,13 @@ class MemoryCheckpointTest(unittest.TestCase):
             self.assertRegex(ls, r'copy\s+docker\s+python\s+idle')
             self.assertEqual([f for f in os.listdir(self.env['XDG_RUNTIME_DIR'] + '/cellbox')
                               if f.endswith('.ckpt')], [])
+            # A kernel made from a checkpoint is not checkpointed again (gVisor here cannot
+            # restore that): refused before anything is touched, the session intact.
+            p = self.cellbox('fork', 'orig', 'again', timeout=300)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn('itself restored from a memory checkpoint', p.stderr)
+            p = self.cellbox('repl', '--attach', 'orig', stdin='print(r, n)\n')
+            self.assertEqual(p.stdout.split()[-2:], [r, '41'], p.stdout + p.stderr)
         finally:
             self.kill('orig')
             self.kill('copy')
