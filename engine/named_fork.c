@@ -162,7 +162,8 @@ static long ready_pid(const char *channel)
 
 	if (strbuf_read_file(&ready, path, 1 << 20) == 0 &&
 	    (info = cJSON_ParseWithLength(ready.buf, ready.len)) &&
-	    cJSON_IsNumber(pid = cJSON_GetObjectItemCaseSensitive(info, "pid")))
+	    cJSON_IsNumber(pid = cJSON_GetObjectItemCaseSensitive(info, "pid")) &&
+	    pid->valuedouble >= 1 && pid->valuedouble <= 4194304)	/* pid_max's ceiling */
 		n = (long)pid->valuedouble;
 	cJSON_Delete(info);
 	strbuf_release(&ready);
