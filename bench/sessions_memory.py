@@ -75,6 +75,10 @@ def main():
             for name in (s, t, u, f):
                 run('kill', name)
     finally:
+        # every session's host goes (also those of a run that failed half-way), then the engine
+        sessions = os.path.join(env['XDG_RUNTIME_DIR'], 'cellbox', 'sessions')
+        for name in os.listdir(sessions) if os.path.isdir(sessions) else []:
+            subprocess.run([cellbox, 'kill', name], env=env, capture_output=True, timeout=120)
         ids = engine.docker('ps', '-aq').stdout.decode().split()
         if ids:
             engine.docker('rm', '-f', *ids)
