@@ -23,40 +23,19 @@
 int named_checkpoint(const char *runtime, const char *name, const char *path,
 		     size_t *ncells, struct strbuf *err)
 {
-	struct strbuf why = STRBUF_INIT;
-	char *dir = named_dir(runtime, name, 0, err);
-	struct named_conn c;
-	cJSON *msg, *r = NULL;
+	cJSON *msg = cJSON_CreateObject(), *r;
 	const cJSON *cells;
-	int fd, rc = -1;
+	int rc;
 
-	if (!dir)
-		return -1;
-	fd = named_connect(dir, &why);
-	free(dir);
-	if (fd < 0) {
-		strbuf_addf(err, "session '%s': %s", name, why.buf);
-		goto done;
-	}
-	named_conn_init(&c, fd);
-	msg = cJSON_CreateObject();
 	cJSON_AddStringToObject(msg, "t", "cells");
-	r = named_call(&c, msg, 60.0, NULL, &why);
-	cJSON_Delete(msg);
-	named_conn_close(&c);
-	if (!r || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok"))) {
-		strbuf_addf(err, "session '%s': %s", name, r && named_str(r, "error") ? named_str(r, "error")
-			    : why.buf);
-		goto done;
-	}
+	if (!(r = named_ask(runtime, name, msg, 60.0, err)))
+		return -1;
 	cells = cJSON_GetObjectItemCaseSensitive(r, "cells");
 	if (!named_str(r, "name"))
 		cJSON_AddStringToObject(r, "name", name);
 	*ncells = (size_t)cJSON_GetArraySize(cells);
 	rc = named_checkpoint_write(path, r, cells, err);
-done:
 	cJSON_Delete(r);
-	strbuf_release(&why);
 	return rc;
 }
 

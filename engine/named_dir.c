@@ -151,6 +151,34 @@ dead:
 	return NULL;
 }
 
+cJSON *named_ask(const char *runtime, const char *name, cJSON *msg, double timeout,
+		 struct strbuf *err)
+{
+	struct strbuf why = STRBUF_INIT;
+	char *dir = named_dir(runtime, name, 0, err);
+	struct named_conn c;
+	cJSON *r = NULL;
+	int fd = dir ? named_connect(dir, &why) : -1;
+
+	free(dir);
+	if (fd >= 0) {
+		named_conn_init(&c, fd);
+		r = named_call(&c, msg, timeout, NULL, &why);
+		named_conn_close(&c);
+	}
+	cJSON_Delete(msg);
+	if (fd >= 0 && (!r || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok")))) {
+		strbuf_addf(err, "session '%s': %s", name, r && named_str(r, "error") ?
+			    named_str(r, "error") : why.buf);
+		cJSON_Delete(r);
+		r = NULL;
+	} else if (fd < 0 && why.len) {
+		strbuf_addf(err, "session '%s': %s", name, why.buf);
+	}
+	strbuf_release(&why);
+	return r;
+}
+
 static char *str_dup_of(const cJSON *o, const char *key)
 {
 	const char *v = named_str(o, key);

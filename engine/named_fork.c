@@ -351,35 +351,14 @@ void named_fork_linger(struct session *s, const int *pidfds, int n)
 
 int named_fork(const char *runtime, const char *name, const char *new_name, struct strbuf *err)
 {
-	struct strbuf why = STRBUF_INIT;
-	char *dir = named_dir(runtime, name, 0, err);
-	struct named_conn c;
-	cJSON *msg, *r;
-	int fd, rc = -1;
+	cJSON *msg = cJSON_CreateObject(), *r;
+	int rc;
 
-	if (!dir)
-		return -1;
-	fd = named_connect(dir, &why);
-	free(dir);
-	if (fd < 0) {
-		strbuf_addf(err, "session '%s': %s", name, why.buf);
-		strbuf_release(&why);
-		return -1;
-	}
-	named_conn_init(&c, fd);
-	msg = cJSON_CreateObject();
 	cJSON_AddStringToObject(msg, "t", "fork");
 	cJSON_AddStringToObject(msg, "name", new_name);
 	/* A busy kernel forks once its cell ends: no cap on the wait beyond the call's. */
-	r = named_call(&c, msg, 24 * 3600.0, NULL, &why);
-	cJSON_Delete(msg);
-	named_conn_close(&c);
-	if (r && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok")))
-		rc = 0;
-	else
-		strbuf_addf(err, "session '%s': %s", name, r && named_str(r, "error") ?
-			    named_str(r, "error") : why.buf);
+	r = named_ask(runtime, name, msg, 24 * 3600.0, err);
+	rc = r ? 0 : -1;
 	cJSON_Delete(r);
-	strbuf_release(&why);
 	return rc;
 }

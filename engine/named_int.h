@@ -43,6 +43,13 @@ int named_connect(const char *dir, struct strbuf *err);
  */
 cJSON *named_call(struct named_conn *c, cJSON *msg, double timeout, cJSON *others,
 		  struct strbuf *err);
+/*
+ * One question to the host of session `name` under `runtime`: `msg` (deleted here) sent and
+ * its reply waited for up to `timeout` seconds. The reply when it says ok (the caller deletes
+ * it), else NULL with `err` ("session 'NAME': why").
+ */
+cJSON *named_ask(const char *runtime, const char *name, cJSON *msg, double timeout,
+		 struct strbuf *err);
 
 /*
  * named_host.c: the host's loop. named_host_new() before the session opens (its state

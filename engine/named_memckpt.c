@@ -236,36 +236,14 @@ out:
 int named_checkpoint_memory(const char *runtime, const char *name, const char *path,
 			    struct strbuf *err)
 {
-	struct strbuf why = STRBUF_INIT;
-	char *dir = named_dir(runtime, name, 0, err);
-	struct named_conn c;
-	cJSON *msg, *r = NULL;
-	int fd, rc = -1;
+	cJSON *msg = cJSON_CreateObject(), *r;
+	int rc;
 
-	if (!dir)
-		return -1;
-	fd = named_connect(dir, &why);
-	free(dir);
-	if (fd < 0) {
-		strbuf_addf(err, "session '%s': %s", name, why.buf);
-		goto done;
-	}
-	named_conn_init(&c, fd);
-	msg = cJSON_CreateObject();
 	cJSON_AddStringToObject(msg, "t", "memckpt");
 	cJSON_AddStringToObject(msg, "path", path);
-	r = named_call(&c, msg, 300.0, NULL, &why);
-	cJSON_Delete(msg);
-	named_conn_close(&c);
-	if (!r || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok"))) {
-		strbuf_addf(err, "session '%s': %s", name, r && named_str(r, "error") ?
-			    named_str(r, "error") : why.buf);
-		goto done;
-	}
-	rc = 0;
-done:
+	r = named_ask(runtime, name, msg, 300.0, err);
+	rc = r ? 0 : -1;
 	cJSON_Delete(r);
-	strbuf_release(&why);
 	return rc;
 }
 
