@@ -4,6 +4,7 @@
  * and connected, then relays bytes both ways through two bounded buffers.
  */
 #include "egress.h"
+#include "process.h"
 #include "alloc.h"
 #include "clock.h"
 
@@ -443,28 +444,20 @@ void egress_proxy_serve(int listen_fd, int quit_fd, const struct egress_list *l)
 		conn_free(conns[i]);
 }
 
-/* In the child: close every descriptor but 0-2 and the two it needs; 0 and 1 to /dev/null. */
+/*
+ * In the child: every descriptor closed but 0-2 and the two it needs (process.h); 0 and 1
+ * to /dev/null (a host path), unless one of them is one of the two (the session had them shut).
+ */
 static void keep_only(int a, int b)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	/* 0 or 1 may be one of the two, when the session had them shut. */
 	for (int fd = 0; fd <= 1 && null >= 0; fd++)
 		if (fd != a && fd != b && fd != null)
 			dup2(null, fd);
 	if (null > 2)
 		close(null);
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		int fd = atoi(e->d_name);
-
-		if (e->d_name[0] != '.' && fd > 2 && fd != a && fd != b && fd != dirfd(d))
-			close(fd);
-	}
-	closedir(d);
+	process_close_fds(a, b);
 }
 
 /* Listen on `path` and start the proxy in a child. */
