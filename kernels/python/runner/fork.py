@@ -17,7 +17,7 @@ from . import events as _ev
 from .capture import _setup_capture
 from .events import _Fd, _segs
 from .plots import _init_plot_counter
-from .state import RequestError, _S, _log_exc
+from .state import RequestError, _S, _log_exc, _use_channel
 from .waiting import _scan, _setup_wakeup
 
 FORK_WAIT = 20.0             # seconds the copy has to say it serves (within the host's 30)
@@ -112,19 +112,10 @@ def _become(channel, old_out):
     _S.pending.clear()
     _S.done_at = 0.0
     _S.log_bytes = 0
-    _S.channel = channel
     if len(sys.argv) > 1:
         sys.argv[-1] = channel      # as a runner started on it has it (its /proc cmdline keeps
                                     # the old one's: no room to write it there)
-    _S.kernel_dir = os.path.join(channel, "kernel")
-    _S.cmd_dir = os.path.join(channel, "host", "commands")
-    _S.res_dir = os.path.join(_S.kernel_dir, "results")
-    _S.plot_dir = os.path.join(_S.kernel_dir, "plots")
-    for d in (_S.res_dir, _S.plot_dir):
-        os.makedirs(d, exist_ok=True)
-    _S.cmd_fd = os.open(_S.cmd_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    _S.res_fd = os.open(_S.res_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    _S.channel_ino = os.stat(_S.kernel_dir).st_ino
+    _use_channel(channel)
     log = os.open(os.path.join(_S.kernel_dir, "log"), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
     os.dup2(log, 1)
     os.dup2(log, 2)

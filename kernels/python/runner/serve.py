@@ -21,7 +21,7 @@ from .plots import _ImportHooks, _choose_mpl_backend, _init_plot_counter
 from .requests import _HANDLERS, _Stdin, _getpass, _input, _valid_id
 from .shell import _PandasWidth, _guard_pip, _make_shell, _shell_here
 from .state import CHANNEL_CHECK, KERNELSPEC, RESERVE, SPIN_GAP, \
-    RequestError, _S, _log, _log_exc, _monotonic, _read_file, _write_all
+    RequestError, _S, _log, _log_exc, _monotonic, _read_file, _use_channel, _write_all
 from .waiting import _exit_now, _scan, _setup_wakeup, _wait, _woken
 from .zygote import _zygote_warm
 
@@ -273,16 +273,7 @@ def main(argv):
     if len(argv) != 2:
         sys.stderr.write("usage: runner.zip CHANNEL_DIR\n")
         return 2
-    _S.channel = os.path.abspath(argv[1])
-    _S.kernel_dir = os.path.join(_S.channel, "kernel")
-    _S.cmd_dir = os.path.join(_S.channel, "host", "commands")
-    _S.res_dir = os.path.join(_S.kernel_dir, "results")
-    _S.plot_dir = os.path.join(_S.kernel_dir, "plots")
-    for d in (_S.res_dir, _S.plot_dir):
-        os.makedirs(d, exist_ok=True)
-    _S.cmd_fd = os.open(_S.cmd_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    _S.res_fd = os.open(_S.res_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    _S.channel_ino = os.stat(_S.kernel_dir).st_ino
+    _use_channel(os.path.abspath(argv[1]))
     _S.last_check = _monotonic()
     # what tests and tools reach the runner by (its _S, _emit, _HANDLERS, _log, ...)
     sys.modules.setdefault("_cellbox_runner", sys.modules[__name__])

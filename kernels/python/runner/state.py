@@ -75,6 +75,21 @@ class _S:
 # logging (the runner's own diagnostics go to the original stderr, i.e. <channel>/log)
 
 
+def _use_channel(channel):
+    """Serve channel directory `channel` (kernels/PROTOCOL.md): its paths, the kernel part's
+    results/ and plots/ made, the directories read from opened once."""
+    _S.channel = channel
+    _S.kernel_dir = os.path.join(channel, "kernel")
+    _S.cmd_dir = os.path.join(channel, "host", "commands")
+    _S.res_dir = os.path.join(_S.kernel_dir, "results")
+    _S.plot_dir = os.path.join(_S.kernel_dir, "plots")
+    for d in (_S.res_dir, _S.plot_dir):
+        os.makedirs(d, exist_ok=True)
+    _S.cmd_fd = os.open(_S.cmd_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    _S.res_fd = os.open(_S.res_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    _S.channel_ino = os.stat(_S.kernel_dir).st_ino
+
+
 def _log(msg):
     """Write to the log, at most LOG_MAX bytes in all (then one line saying so)."""
     try:
