@@ -111,7 +111,12 @@ class VarsTest(Base):
             ui.keys('Down')
         self.wait_side(ui, 'name  e')
         ui.keys('Enter')
-        s = ui.wait_for('R31mZ', 'q or Esc closes')
+        ui.wait_for('R31mZ', 'q or Esc closes')
+        # curses paints the pager in pieces, top down: until its last row is painted, the
+        # cell's source (which spells PWNED) shows below it. The editor's prompt gone is
+        # the pager painted to its end.
+        s = ui.wait_gone('In  >>')
+        self.assertIn('R31mZ', s)
         self.assertNotIn('PWNED', s)
         self.assertNotIn('\x1b]', ui.screen(escapes=True))
         self.assertNotIn('PWNED', ui.tmux('display', '-p', '#{pane_title}'))
