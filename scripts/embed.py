@@ -11,9 +11,14 @@ With PROTOCOL_HEADER, also write the runner protocol the runner speaks, from its
 line (the package's __init__.py), as CELLBOX_PROTOCOL and the kernel image tags
 CELLBOX_KERNEL_IMAGE(_R): the runner is the one source of the protocol version.
 
-embed.py INPUT OUTPUT SYMBOL --same-protocol-as RUNNER embeds another runner (runner.R) and
-fails unless its `PROTOCOL <- N` line says the version of RUNNER's `PROTOCOL = N` (the Python
-runner's __init__.py): every runner of a build speaks the protocol the host was built for.
+embed.py INPUT OUTPUT SYMBOL --same-protocol-as RUNNER embeds another runner and fails unless
+its `PROTOCOL <- N` line says the version of RUNNER's `PROTOCOL = N` (the Python runner's
+__init__.py): every runner of a build speaks the protocol the host was built for.
+
+embed.py --join JOINED OUTPUT SYMBOL --same-protocol-as RUNNER FILE...  does the same for a
+runner written in parts (kernels/r/runner/NN-name.R): the FILEs joined in the order of their
+names into JOINED (runner.R, one script, as it runs), and that embedded. Every part in the
+FILEs' directory must be among them.
 """
 import io
 import os
@@ -60,6 +65,15 @@ def make_zip(files):
     return buf.getvalue()
 
 
+def join_parts(parts):
+    """A runner written in parts, as one script: the parts in the order of their names."""
+    data = b''
+    for p in sorted(parts, key=os.path.basename):
+        with open(p, 'rb') as f:
+            data += f.read()
+    return data
+
+
 def write_c(out, sym, name, data):
     with open(out, 'w') as f:
         f.write('/* Generated from %s by scripts/embed.py. */\n#include <stddef.h>\n' % name)
@@ -103,6 +117,20 @@ def main(argv):
         write_c(out, sym, name, data)
         write_protocol(header, name, n)
         return
+    if len(argv) >= 8 and argv[1] == '--join' and argv[5] == '--same-protocol-as':
+        joined, parts = argv[2], argv[7:]
+        part_dir = os.path.dirname(os.path.abspath(parts[0]))
+        ext = os.path.splitext(parts[0])[1]
+        listed = {os.path.abspath(p) for p in parts}
+        missing = sorted(n for n in os.listdir(part_dir)
+                         if n.endswith(ext) and os.path.join(part_dir, n) not in listed)
+        if missing:
+            sys.exit('embed.py: %s not among the parts: list them in kernels/meson.build'
+                     % ', '.join(missing))
+        data = join_parts(parts)
+        with open(joined, 'wb') as f:
+            f.write(data)
+        argv = [argv[0], joined] + argv[3:7]
     src, out, sym = argv[1:4]
     with open(src, 'rb') as f:
         data = f.read()

@@ -5,14 +5,20 @@ tmp + rename into <channel>/host/commands, a byte written to the <channel>/host/
 stdin) after each (and after SIGINT), events read back from <channel>/kernel/results/<id>.jsonl.
 
     /usr/bin/python3 -m unittest -v test_runner        (from kernels/r)
+
+The runner is the build's runner.R (CELLBOX_RUNNER_R, which meson test sets), else its parts
+joined here.
 """
 
+import atexit
+import glob
 import os
 import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -21,7 +27,25 @@ sys.path.insert(0, os.path.dirname(HERE))
 import runner_harness as harness
 from runner_harness import done, of_type, text
 
-RUNNER = os.path.join(HERE, "runner.R")
+
+
+def runner_r():
+    """runner.R as it ships: the build's (CELLBOX_RUNNER_R), else one joined here from its
+    parts (runner/NN-name.R) as the build joins them."""
+    path = os.environ.get("CELLBOX_RUNNER_R")
+    if path:
+        return path
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
+    import embed
+    tmp = tempfile.mkdtemp(prefix="cellbox-runner-r-")
+    atexit.register(shutil.rmtree, tmp, True)
+    path = os.path.join(tmp, "runner.R")
+    with open(path, "wb") as f:
+        f.write(embed.join_parts(glob.glob(os.path.join(HERE, "runner", "*.R"))))
+    return path
+
+
+RUNNER = runner_r()
 RSCRIPT = os.environ.get("CELLBOX_TEST_RSCRIPT") or shutil.which("Rscript") or "/usr/bin/Rscript"
 TIMEOUT = 60.0
 
@@ -521,7 +545,6 @@ class LifecycleTest(unittest.TestCase):
     def test_without_repr(self):
         # a library without repr (an image without r-cran-repr): values as print() shows
         # them, text/plain alone, and the kernel starts all the same
-        import tempfile
         lib = tempfile.mkdtemp(prefix="cellbox-r-lib-")
         try:
             jsonlite = subprocess.check_output(
