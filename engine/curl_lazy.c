@@ -1,12 +1,12 @@
 /* libcurl on first use: the curl_* functions the docker client calls, forwarded by dlsym(). */
 #define CURL_DISABLE_TYPECHECK	/* curl_easy_setopt is defined here, not called through a macro */
 #include "curl_lazy.h"
+#include "alloc.h"
+#include "lazylib.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdio.h>
 
 /* The real functions, each a row: its name and where its address goes. */
 static struct {
@@ -23,10 +23,7 @@ static struct {
 	CURLcode (*easy_recv)(CURL *, void *, size_t, size_t *);
 } real;
 
-static const struct {
-	const char *name;
-	void **slot;
-} symbols[] = {
+static const struct lazylib_symbol symbols[] = {
 	{ .name = "curl_easy_init", .slot = (void **)&real.easy_init },
 	{ .name = "curl_easy_cleanup", .slot = (void **)&real.easy_cleanup },
 	{ .name = "curl_easy_reset", .slot = (void **)&real.easy_reset },
@@ -47,20 +44,7 @@ static char why[256];
 /* Load libcurl and find every function of the table (once per process). */
 static void load(void)
 {
-	void *h = dlopen(CURL_LAZY_SONAME, RTLD_NOW | RTLD_LOCAL);
-
-	if (!h) {
-		snprintf(why, sizeof(why), "cannot load %s: %s", CURL_LAZY_SONAME, dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-		*symbols[i].slot = dlsym(h, symbols[i].name);
-		if (!*symbols[i].slot) {
-			snprintf(why, sizeof(why), "%s has no %s", CURL_LAZY_SONAME, symbols[i].name);
-			return;
-		}
-	}
-	loaded = 1;
+	loaded = !lazylib_load(CURL_LAZY_SONAME, symbols, ARRAY_SIZE(symbols), why, sizeof(why));
 }
 
 /* Whether libcurl is there to forward to (loading it on the first call). */

@@ -1,5 +1,6 @@
 /*
- * Unit tests of the engine's pure parts: buffers, UTF-8, sizes, numbers, sanitiser, config.
+ * Unit tests of the engine's pure parts: buffers, UTF-8, sizes, numbers, sanitiser, config,
+ * a library loaded on first use.
  * The event reader, the channel and the wall's file checks are in test_wall_unit.c.
  */
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "lazylib.h"
 #include "numconv.h"
 #include "sanitize.h"
 #include "sha256.h"
@@ -460,6 +462,27 @@ static void test_hmac_sha256(void)
 	CHECK(sha256_equal("", "", 0));
 }
 
+/* lazylib_load: every slot filled, or the one reason (no library; a function missing). */
+static void test_lazylib(void)
+{
+	size_t (*len)(const char *) = NULL;
+	void *none = NULL;
+	const struct lazylib_symbol found[] = { { "strlen", (void **)&len } };
+	const struct lazylib_symbol missing[] = { { "strlen", (void **)&len },
+						  { "cellbox_no_such_function", &none } };
+	char why[256] = "";
+
+	CHECK(lazylib_load("libc.so.6", found, ARRAY_SIZE(found), why, sizeof(why)) == 0);
+	CHECK(len && len("four") == 4);
+	CHECK(lazylib_load("libc.so.6", missing, ARRAY_SIZE(missing), why, sizeof(why)) < 0);
+	CHECK_STR(why, "libc.so.6 has no cellbox_no_such_function");
+	CHECK(lazylib_load("libcellbox-none.so.0", found, 1, why, sizeof(why)) < 0);
+	CHECK(!strncmp(why, "cannot load libcellbox-none.so.0: ", 34));
+	/* a reason longer than its buffer is cut, and ends */
+	CHECK(lazylib_load("libcellbox-none.so.0", found, 1, why, 8) < 0);
+	CHECK_STR(why, "cannot ");
+}
+
 static const struct tap_test tests[] = {
 	{ "hmac_sha256", test_hmac_sha256 },
 	{ "strbuf", test_strbuf },
@@ -473,6 +496,7 @@ static const struct tap_test tests[] = {
 	{ "config_table", test_config_table },
 	{ "config_env", test_config_env },
 	{ "parse_kv", test_kv_parse },
+	{ "lazylib", test_lazylib },
 };
 
 int main(int argc, char **argv)

@@ -1,10 +1,10 @@
 /* libzmq on first use: the zmq_* functions `cellbox kernel` calls, forwarded by dlsym(). */
 #include "zmq_lazy.h"
+#include "alloc.h"
+#include "lazylib.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <zmq.h>
 
 /* The real functions, each a row: its name and where its address goes. */
@@ -27,10 +27,7 @@ static struct {
 	const char *(*strerror)(int);
 } real;
 
-static const struct {
-	const char *name;
-	void **slot;
-} symbols[] = {
+static const struct lazylib_symbol symbols[] = {
 	{ "zmq_ctx_new", (void **)&real.ctx_new },
 	{ "zmq_ctx_term", (void **)&real.ctx_term },
 	{ "zmq_socket", (void **)&real.socket },
@@ -56,20 +53,7 @@ static char why[256];
 /* Load libzmq and find every function of the table (once per process). */
 static void load(void)
 {
-	void *h = dlopen(ZMQ_LAZY_SONAME, RTLD_NOW | RTLD_LOCAL);
-
-	if (!h) {
-		snprintf(why, sizeof(why), "cannot load %s: %s", ZMQ_LAZY_SONAME, dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-		*symbols[i].slot = dlsym(h, symbols[i].name);
-		if (!*symbols[i].slot) {
-			snprintf(why, sizeof(why), "%s has no %s", ZMQ_LAZY_SONAME, symbols[i].name);
-			return;
-		}
-	}
-	loaded = 1;
+	loaded = !lazylib_load(ZMQ_LAZY_SONAME, symbols, ARRAY_SIZE(symbols), why, sizeof(why));
 }
 
 int zmq_lazy_loaded(void)
