@@ -124,6 +124,18 @@ class OctaveTest(Base):
         need('octave')
         super().setUp()
 
+    def octave_notebook(self, name, sources):
+        """A notebook of code cells whose kernelspec is Octave's, in the test's directory."""
+        nb = {'cells': [{'cell_type': 'code', 'metadata': {}, 'source': src, 'outputs': [],
+                         'execution_count': None} for src in sources],
+              'metadata': {'kernelspec': {'name': 'octave', 'display_name': 'Octave',
+                                          'language': 'octave'}},
+              'nbformat': 4, 'nbformat_minor': 5}
+        path = os.path.join(self.tmp, name)
+        with open(path, 'w') as f:
+            json.dump(nb, f)
+        return path
+
     def test_repl_cells_state_error(self):
         r = self.cellbox('repl', '--kernel', 'jupyter:octave',
                          stdin='x = 6\n\ndisp(x * 7)\n\nfor i = 1:2\n  printf("line %d\\n", i);\n'
@@ -142,17 +154,7 @@ class OctaveTest(Base):
 
     def test_replay_a_notebook_with_a_plot(self):
         # The notebook's kernelspec picks the bridged kernel: no --kernel.
-        nb = {'cells': [{'cell_type': 'code', 'metadata': {}, 'source': 'x = 6;',
-                         'outputs': [], 'execution_count': None},
-                        {'cell_type': 'code', 'metadata': {},
-                         'source': 'plot(1:10)\ntitle("t")\ndisp(x * 7)',
-                         'outputs': [], 'execution_count': None}],
-              'metadata': {'kernelspec': {'name': 'octave', 'display_name': 'Octave',
-                                          'language': 'octave'}},
-              'nbformat': 4, 'nbformat_minor': 5}
-        path = os.path.join(self.tmp, 'n.ipynb')
-        with open(path, 'w') as f:
-            json.dump(nb, f)
+        path = self.octave_notebook('n.ipynb', ['x = 6;', 'plot(1:10)\ntitle("t")\ndisp(x * 7)'])
         out = os.path.join(self.tmp, 'out.ipynb')
         plots = os.path.join(self.tmp, 'plots')
         r = self.cellbox('replay', path, '-o', out, '--plots', plots)
@@ -198,6 +200,29 @@ class OctaveTest(Base):
                 time.sleep(0.1)
             self.assertGreaterEqual(len(blocks), 5, '\n'.join(rows))
             self.assertEqual(blocks[0], k + 1, 'the image is right below its line')
+        finally:
+            ui.close()
+
+
+    def test_ui_opens_an_octave_notebook(self):
+        # The notebook's kernelspec picks the bridged kernel in the UI too (no --kernel): the
+        # header names it, its cells run in Octave, and the saved file keeps its kernelspec.
+        if not shutil.which('tmux'):
+            self.skipTest('tmux is not installed (scripts/bootstrap --tests)')
+        path = self.octave_notebook('oct.ipynb', ['x = 6;\ndisp(x * 7)'])
+        ui = test_tui.Tui(self.tmp, 'octave-nb', [path])
+        try:
+            ui.wait_for('oct.ipynb', ' octave ')
+            ui.keys('F5')
+            s = ui.wait_for('42', 'In [1]', timeout=120)
+            self.assertNotIn('SyntaxError', s)
+            ui.keys('C-s')
+            ui.wait_for('saved')
+            with open(path) as f:
+                saved = json.load(f)
+            self.assertEqual(saved['metadata']['kernelspec']['name'], 'octave')
+            text = ''.join(''.join(o.get('text', '')) for o in saved['cells'][0]['outputs'])
+            self.assertEqual(text.strip(), '42')
         finally:
             ui.close()
 
