@@ -72,6 +72,17 @@ class Engine:
                 self.proc.wait()
         self.proc = None
 
+    def end_shims(self):
+        """The containerd shims of this engine: a container started from a checkpoint leaves
+        its shim behind when removed (runsc 0.0~20221219), and it outlives dockerd."""
+        shims = subprocess.run(['pgrep', '-f', '--', '-address %s/' % self.top],
+                               capture_output=True, text=True).stdout.split()
+        for pid in shims:
+            try:
+                os.kill(int(pid), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
     def docker(self, *args, **kw):
         return subprocess.run(['docker', '-H', 'unix://' + self.sock] + list(args),
                               capture_output=True, **kw)
@@ -116,15 +127,7 @@ class MemoryCheckpointTest(unittest.TestCase):
             if ids:
                 cls.engine.docker('rm', '-f', *ids)
             cls.engine.stop()
-            # The shims of containers started from a checkpoint outlive their removal and
-            # their dockerd: this run's, by its own directory.
-            shims = subprocess.run(['pgrep', '-f', '--', '-address %s/exec/' % cls.top],
-                                   capture_output=True, text=True).stdout.split()
-            for pid in shims:
-                try:
-                    os.kill(int(pid), signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
+            cls.engine.end_shims()
         if cls.top:
             subprocess.run(['umount', '-R', os.path.join(cls.top, 'exec')],
                            capture_output=True)
