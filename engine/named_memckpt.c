@@ -217,7 +217,8 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	seen = seen_at(c, channel);
 	if (!seen) {
 		strbuf_addstr(err, "the kernel's container has no mount of its channel as cellbox "
-			      "makes it");
+			      "makes it, at a plain path (letters, digits, '._-/'): a restore could "
+			      "not mount it there again");
 		goto out;
 	}
 	ready_text = read_ready(channel);
