@@ -61,8 +61,7 @@ def main():
         print('image loaded into the bench engine in %.1f s' % (time.monotonic() - t0),
               file=sys.stderr)
         for i in range(args.n):
-            # (a kernel restored from a checkpoint is not checkpointed again: the fork has a
-            # session of its own)
+            # the fork from a session of its own, cold-started as the checkpoint's was
             s, t, u, f = 's%d' % i, 't%d' % i, 'u%d' % i, 'f%d' % i
             ck = os.path.join(top, '%s.ckpt' % s)
             for name in (s, u):
@@ -83,6 +82,7 @@ def main():
         if ids:
             engine.docker('rm', '-f', *ids)
         engine.stop()
+        engine.end_shims()
         subprocess.run(['umount', '-R', os.path.join(top, 'exec')], capture_output=True)
         shutil.rmtree(top, ignore_errors=True)
     cold = statistics.median(rows['cold'])

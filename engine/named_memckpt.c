@@ -28,13 +28,6 @@
 #include "wall.h"
 
 #define NOTE_MAX 4096		/* bytes of a host note in the channel (container, engine) */
-/*
- * The host's note on a channel whose kernel was restored from a memory checkpoint. Such a
- * kernel is not checkpointed again: gVisor here cannot restore its checkpoint ("no server FD
- * available for filesystem with unique ID <the channel's host part>"), seen when a restored
- * session was checkpointed and restored (and so forked) again.
- */
-#define RESTORED_NOTE "restored"
 
 #define READY_MAX (64u << 10)	/* bytes of the kernel's ready file kept */
 
@@ -100,6 +93,47 @@ static char *read_ready(const char *channel)
 	return strbuf_detach(&sb, NULL);
 }
 
+/* A path a container saw the channel at: absolute, plain, not too long. */
+static int mount_path_ok(const char *p)
+{
+	size_t n = p ? strlen(p) : 0;
+
+	return n > 1 && n < 512 && p[0] == '/' && !strstr(p, "/.") && !strstr(p, "//") &&
+	       strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/-") == n;
+}
+
+/*
+ * The path the container of inspect answer `c` sees channel `channel` at: the destination of
+ * the bind of its host part (`CHANNEL/host:AT/host:ro`, as created), less "/host"; NULL when
+ * there is none. A kernel restored from a memory checkpoint sees its first container's paths,
+ * not its own channel's, and gVisor finds each mount of a checkpoint again by where the
+ * container saw it: a second restore with the channel at the first restore's paths fails, "no
+ * server FD available for filesystem with unique ID" (scripts/probe-runsc-checkpoint).
+ */
+static char *seen_at(const cJSON *c, const char *channel)
+{
+	const cJSON *b;
+	char *host = xasprintf("%s/host:", channel), *at = NULL;
+	size_t hn = strlen(host);
+
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(c, "HostConfig"), "Binds")) {
+		const char *v = cJSON_GetStringValue(b);
+		size_t n = v ? strlen(v) : 0;
+
+		if (n > hn + 8 && !strncmp(v, host, hn) && !strcmp(v + n - 8, "/host:ro")) {
+			at = xstrndup(v + hn, n - hn - 8);
+			break;
+		}
+	}
+	free(host);
+	if (at && !mount_path_ok(at)) {
+		free(at);
+		at = NULL;
+	}
+	return at;
+}
+
 /* Whether the engine of `d` keeps checkpoints where we may put them. Its root into *root. */
 static int engine_ok(struct docker *d, char **root, struct strbuf *err)
 {
@@ -138,8 +172,7 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	char *id = channel ? read_note(channel, BACKEND_CONTAINER_FILE) : NULL;
 	char *engine = channel ? read_note(channel, BACKEND_ENGINE_FILE) : NULL;
 	char *root = NULL, *dir = NULL, *ready_text = NULL, ck[24], key[MEMCKPT_KEY_HEX + 1];
-	char *restored;
-	char hash[65];
+	char *seen = NULL, hash[65];
 	struct strbuf p = STRBUF_INIT;
 	const char *runtime;
 	cJSON *c = NULL, *meta = NULL;
@@ -153,13 +186,6 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	if (session_state(s) != SESSION_IDLE) {
 		strbuf_addstr(err, "the kernel is not idle (a cell runs, or it is dead): a memory "
 			      "checkpoint is taken between cells");
-		goto out;
-	}
-	if (channel && (restored = read_note(channel, RESTORED_NOTE))) {
-		free(restored);
-		strbuf_addstr(err, "its kernel was itself restored from a memory checkpoint, and "
-			      "gVisor here cannot restore a checkpoint of such a kernel: it is not "
-			      "taken (checkpoint without --memory writes its cells)");
 		goto out;
 	}
 	if (!id || !dockerckpt_name_ok(id)) {
@@ -188,6 +214,13 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 			      "(the engine is on this machine: CELLBOX_CHANNEL=mount)");
 		goto out;
 	}
+	seen = seen_at(c, channel);
+	if (!seen) {
+		strbuf_addstr(err, "the kernel's container has no mount of its channel as cellbox "
+			      "makes it, at a plain path (letters, digits, '._-/'): a restore could "
+			      "not mount it there again");
+		goto out;
+	}
 	ready_text = read_ready(channel);
 	if (!ready_text) {
 		strbuf_addstr(err, "the kernel's ready file cannot be read (or is not a file)");
@@ -201,7 +234,7 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	dir = dockerckpt_dir(root, id, ck);
 	meta = cJSON_CreateObject();
 	cJSON_AddStringToObject(meta, "name", name);
-	cJSON_AddStringToObject(meta, "channel", channel);
+	cJSON_AddStringToObject(meta, "channel", seen);
 	cJSON_AddStringToObject(meta, "ready", ready_text);
 	runner_hash(session_kernel(s), hash);
 	cJSON_AddStringToObject(meta, "runner_sha256", hash);
@@ -225,6 +258,7 @@ out:
 	cJSON_Delete(meta);
 	cJSON_Delete(c);
 	free(ready_text);
+	free(seen);
 	strbuf_release(&p);
 	free(root);
 	free(dir);
@@ -245,15 +279,6 @@ int named_checkpoint_memory(const char *runtime, const char *name, const char *p
 	rc = r ? 0 : -1;
 	cJSON_Delete(r);
 	return rc;
-}
-
-/* A path a container saw the channel at: absolute, plain, not too long. */
-static int mount_path_ok(const char *p)
-{
-	size_t n = p ? strlen(p) : 0;
-
-	return n > 1 && n < 512 && p[0] == '/' && !strstr(p, "/.") && !strstr(p, "//") &&
-	       strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/-") == n;
 }
 
 /* Copy member `key` of `from` into `to` when it is of `type` (cJSON's type bits). */
@@ -442,7 +467,6 @@ struct session *named_memckpt_restore(const struct session_opts *opts, const cha
 	    dockerckpt_start(&d, id, "restore", err) < 0)
 		goto remove;
 	write_note(ch.dir, BACKEND_CONTAINER_FILE, id);
-	write_note(ch.dir, RESTORED_NOTE, "1\n");
 	if (so->sandbox.host)
 		write_note(ch.dir, BACKEND_ENGINE_FILE, so->sandbox.host);
 	s = session_attach(so, ch.dir, err);
