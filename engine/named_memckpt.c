@@ -132,7 +132,7 @@ static void runner_hash(const struct kernel_def *k, char hex[65])
 }
 
 int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
-		       const char *path, struct strbuf *err)
+		       const char *path, int probe, struct strbuf *err)
 {
 	const char *channel = session_channel_dir(s);
 	char *id = channel ? read_note(channel, BACKEND_CONTAINER_FILE) : NULL;
@@ -146,11 +146,11 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	struct docker d;
 	int connected = 0, made = 0, rc = -1;
 
-	if (!path || *path != '/') {
+	if (!probe && (!path || *path != '/')) {
 		strbuf_addstr(err, "the checkpoint's path is not absolute");
 		goto out;
 	}
-	if (session_state(s) != SESSION_IDLE) {
+	if (!probe && session_state(s) != SESSION_IDLE) {
 		strbuf_addstr(err, "the kernel is not idle (a cell runs, or it is dead): a memory "
 			      "checkpoint is taken between cells");
 		goto out;
@@ -170,8 +170,6 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	if (load_key(key, err) < 0 || docker_init(&d, engine, err) < 0)
 		goto out;
 	connected = 1;
-	if (engine_ok(&d, &root, err) < 0)
-		goto out;
 	strbuf_addf(&p, "/containers/%s/json", id);
 	if (docker_call(&d, "GET", p.buf, NULL, &c, err) != 200)
 		goto out;
@@ -186,6 +184,12 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 		cJSON_GetObjectItemCaseSensitive(c, "Config"), "Labels"), "org.cellbox.stream")) {
 		strbuf_addstr(err, "a memory checkpoint needs the channel mounted, not over a stream "
 			      "(the engine is on this machine: CELLBOX_CHANNEL=mount)");
+		goto out;
+	}
+	if (engine_ok(&d, &root, err) < 0)
+		goto out;
+	if (probe) {		/* all a checkpoint needs is here: none is taken */
+		rc = 0;
 		goto out;
 	}
 	ready_text = read_ready(channel);
@@ -240,8 +244,11 @@ int named_checkpoint_memory(const char *runtime, const char *name, const char *p
 	int rc;
 
 	cJSON_AddStringToObject(msg, "t", "memckpt");
-	cJSON_AddStringToObject(msg, "path", path);
-	r = named_ask(runtime, name, msg, 300.0, err);
+	if (path)
+		cJSON_AddStringToObject(msg, "path", path);
+	else
+		cJSON_AddTrueToObject(msg, "probe");
+	r = named_ask(runtime, name, msg, path ? 300.0 : 30.0, err);
 	rc = r ? 0 : -1;
 	cJSON_Delete(r);
 	return rc;
