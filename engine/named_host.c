@@ -398,7 +398,12 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		add_status(h, r);
 	} else if (!strcmp(t, "cells")) {
 		add_status(h, r);
-		if (h->keep.rerun_over) {
+		if (named_memckpt_restored(h->s)) {
+			strbuf_addstr(&err, "its kernel was itself restored from a memory checkpoint: "
+				      "the cells it ran before are not kept here, so it cannot be "
+				      "re-run (nor checkpointed again)");
+			rc = -1;
+		} else if (h->keep.rerun_over) {
 			strbuf_addf(&err, "it ran more than %d cells (or %u MiB of code) since its "
 				    "kernel started: too many to re-run", NAMED_RERUN_CELLS,
 				    NAMED_RERUN_BYTES >> 20);

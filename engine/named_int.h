@@ -63,6 +63,11 @@ struct host;
  */
 int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 		       const char *path, int probe, struct strbuf *err);
+/*
+ * Whether its kernel was restored from a memory checkpoint: the host has only the cells
+ * since, not a list to re-run (a re-run checkpoint or fork of it is refused).
+ */
+int named_memckpt_restored(struct session *s);
 struct host *named_host_new(const char *name, const char *dir, const struct named_idle *idle,
 			    const struct named_recorder *rec);
 void named_host_state(struct session *s, enum session_state state, const char *msg, void *data);

@@ -131,6 +131,15 @@ static void runner_hash(const struct kernel_def *k, char hex[65])
 	sha256_hex(&c, hex);
 }
 
+int named_memckpt_restored(struct session *s)
+{
+	const char *channel = session_channel_dir(s);
+	char *note = channel ? read_note(channel, RESTORED_NOTE) : NULL;
+
+	free(note);
+	return note != NULL;
+}
+
 int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 		       const char *path, int probe, struct strbuf *err)
 {
