@@ -199,6 +199,8 @@ class MemoryCheckpointTest(unittest.TestCase):
             self.assertRegex(ls, r'mc\s+docker\s+python\s+idle')
         finally:
             s.close()
+            for stream in (s.p.stdin, s.p.stdout, s.p.stderr):
+                stream.close()
             self.kill('mo')
             self.kill('mc')
 
