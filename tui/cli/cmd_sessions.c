@@ -216,10 +216,11 @@ const struct cli_command cmd_fork_entry = {
 	.run = fork_exec,
 	.spec = { .settings = CONFIG_FOR_POOL, .min_args = 1, .max_args = 2 },
 	.usage = "fork NAME [NEW]",
-	.summary = "Copy named session NAME's live kernel into a new named session NEW.",
-	.help = "The new session's kernel is a copy of NAME's kernel process, made when its running\n"
-		"cell (if any) ends: the same variables, imports and objects in memory, independent\n"
-		"from then on. NEW is a generated name when not given. A local kernel is forked in\n"
+	.summary = "Fork named session NAME into a new named session NEW: a copy of its live kernel, "
+		   "or a re-run of its cells said as one.",
+	.help = "A local kernel: the new session's kernel is a copy of NAME's kernel process, made\n"
+		"when its running cell (if any) ends: the same variables, imports and objects in\n"
+		"memory, independent from then on. NEW is a generated name when not given. A local kernel is forked in\n"
 		"place: both see the same files (it has no file sandbox of its own), and the copy\n"
 		"lives in NAME's kernel's process namespace: when NAME ends first, its kernel is\n"
 		"stopped, not killed, until its copies have ended. A container's kernel under gVisor\n"
