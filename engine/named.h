@@ -171,7 +171,8 @@ void named_checkpoint_free(struct named_ckpt *ck);
  * cannot leave it running) and writes memckpt.h's file at `path` (absolute), signed with the
  * user's key, its meta the container's config, the channel's path in the container, the
  * kernel's ready file and the cells (the re-run's list). Between cells only (refused
- * while one runs). 0, or -1 with `err`.
+ * while one runs). 0, or -1 with `err`. Without `path` (NULL) none is taken: 0 when one could
+ * be (but for a cell running), else -1 and why not in `err`.
  */
 int named_checkpoint_memory(const char *runtime, const char *name, const char *path,
 			    struct strbuf *err);

@@ -185,6 +185,19 @@ static const char *running_code(struct host *h)
 	return NULL;
 }
 
+/* The sandbox's settings a fork by re-running opens its session with (named_setup_fork). */
+static void add_sandbox(struct host *h, cJSON *r)
+{
+	const struct sandbox_opts *sb = session_sandbox(h->s);
+
+	if (sb && sb->runtime)
+		cJSON_AddStringToObject(r, "runtime", sb->runtime);
+	if (sb && sb->image)
+		cJSON_AddStringToObject(r, "image", sb->image);
+	if (sb && sb->host)
+		cJSON_AddStringToObject(r, "engine", sb->host);
+}
+
 static void add_status(struct host *h, cJSON *r)
 {
 	const char *run = running_code(h);
@@ -197,6 +210,7 @@ static void add_status(struct host *h, cJSON *r)
 	cJSON_AddNumberToObject(r, "pid", getpid());
 	cJSON_AddStringToObject(r, "backend", session_backend_name(h->s));
 	cJSON_AddStringToObject(r, "kernel", session_kernel(h->s)->name);
+	add_sandbox(h, r);
 	cJSON_AddStringToObject(r, "state", state_name(session_state(h->s)));
 	if (run) {
 		size_t n = strcspn(run, "\n");
@@ -384,7 +398,12 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		add_status(h, r);
 	} else if (!strcmp(t, "cells")) {
 		add_status(h, r);
-		if (h->keep.rerun_over) {
+		if (named_memckpt_restored(h->s)) {
+			strbuf_addstr(&err, "its kernel was itself restored from a memory checkpoint: "
+				      "the cells it ran before are not kept here, so it cannot be "
+				      "re-run (nor checkpointed again)");
+			rc = -1;
+		} else if (h->keep.rerun_over) {
 			strbuf_addf(&err, "it ran more than %d cells (or %u MiB of code) since its "
 				    "kernel started: too many to re-run", NAMED_RERUN_CELLS,
 				    NAMED_RERUN_BYTES >> 20);
@@ -396,7 +415,9 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		strbuf_addstr(&err, "this front end is attached read-only");
 		rc = -1;
 	} else if (!strcmp(t, "memckpt")) {
-		rc = named_memckpt_make(h->s, h->name, h->keep.rerun, named_str(msg, "path"), &err);
+		rc = named_memckpt_make(h->s, h->name, h->keep.rerun, named_str(msg, "path"),
+					cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "probe")),
+					&err);
 	} else if (!strcmp(t, "execute") || !strcmp(t, "request")) {
 		int execute = !strcmp(t, "execute");
 

@@ -57,9 +57,17 @@ cJSON *named_ask(const char *runtime, const char *name, cJSON *msg, double timeo
  * it closes the session, removes `dir` and frees the host.
  */
 struct host;
-/* named_memckpt.c: the host's memory checkpoint of its session `s` into `path` (named.h). */
+/*
+ * named_memckpt.c: the host's memory checkpoint of its session `s` into `path` (named.h).
+ * `probe`: only whether one could be taken (everything it needs but the kernel idle), none taken.
+ */
 int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
-		       const char *path, struct strbuf *err);
+		       const char *path, int probe, struct strbuf *err);
+/*
+ * Whether its kernel was restored from a memory checkpoint: the host has only the cells
+ * since, not a list to re-run (a re-run checkpoint or fork of it is refused).
+ */
+int named_memckpt_restored(struct session *s);
 struct host *named_host_new(const char *name, const char *dir, const struct named_idle *idle,
 			    const struct named_recorder *rec);
 void named_host_state(struct session *s, enum session_state state, const char *msg, void *data);

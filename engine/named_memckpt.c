@@ -28,6 +28,12 @@
 #include "wall.h"
 
 #define NOTE_MAX 4096		/* bytes of a host note in the channel (container, engine) */
+/*
+ * The host's note on a channel whose kernel was restored from a memory checkpoint. Such a
+ * kernel is checkpointed in memory again as any other, but its host has only the cells run
+ * since the restore: a re-run checkpoint of it (and so a fork by re-running) is refused.
+ */
+#define RESTORED_NOTE "restored"
 
 #define READY_MAX (64u << 10)	/* bytes of the kernel's ready file kept */
 
@@ -165,8 +171,17 @@ static void runner_hash(const struct kernel_def *k, char hex[65])
 	sha256_hex(&c, hex);
 }
 
+int named_memckpt_restored(struct session *s)
+{
+	const char *channel = session_channel_dir(s);
+	char *note = channel ? read_note(channel, RESTORED_NOTE) : NULL;
+
+	free(note);
+	return note != NULL;
+}
+
 int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
-		       const char *path, struct strbuf *err)
+		       const char *path, int probe, struct strbuf *err)
 {
 	const char *channel = session_channel_dir(s);
 	char *id = channel ? read_note(channel, BACKEND_CONTAINER_FILE) : NULL;
@@ -179,11 +194,11 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	struct docker d;
 	int connected = 0, made = 0, rc = -1;
 
-	if (!path || *path != '/') {
+	if (!probe && (!path || *path != '/')) {
 		strbuf_addstr(err, "the checkpoint's path is not absolute");
 		goto out;
 	}
-	if (session_state(s) != SESSION_IDLE) {
+	if (!probe && session_state(s) != SESSION_IDLE) {
 		strbuf_addstr(err, "the kernel is not idle (a cell runs, or it is dead): a memory "
 			      "checkpoint is taken between cells");
 		goto out;
@@ -196,8 +211,6 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 	if (load_key(key, err) < 0 || docker_init(&d, engine, err) < 0)
 		goto out;
 	connected = 1;
-	if (engine_ok(&d, &root, err) < 0)
-		goto out;
 	strbuf_addf(&p, "/containers/%s/json", id);
 	if (docker_call(&d, "GET", p.buf, NULL, &c, err) != 200)
 		goto out;
@@ -219,6 +232,12 @@ int named_memckpt_make(struct session *s, const char *name, const cJSON *cells,
 		strbuf_addstr(err, "the kernel's container has no mount of its channel as cellbox "
 			      "makes it, at a plain path (letters, digits, '._-/'): a restore could "
 			      "not mount it there again");
+		goto out;
+	}
+	if (engine_ok(&d, &root, err) < 0)
+		goto out;
+	if (probe) {		/* all a checkpoint needs is here: none is taken */
+		rc = 0;
 		goto out;
 	}
 	ready_text = read_ready(channel);
@@ -274,8 +293,11 @@ int named_checkpoint_memory(const char *runtime, const char *name, const char *p
 	int rc;
 
 	cJSON_AddStringToObject(msg, "t", "memckpt");
-	cJSON_AddStringToObject(msg, "path", path);
-	r = named_ask(runtime, name, msg, 300.0, err);
+	if (path)
+		cJSON_AddStringToObject(msg, "path", path);
+	else
+		cJSON_AddTrueToObject(msg, "probe");
+	r = named_ask(runtime, name, msg, path ? 300.0 : 30.0, err);
 	rc = r ? 0 : -1;
 	cJSON_Delete(r);
 	return rc;
@@ -467,6 +489,7 @@ struct session *named_memckpt_restore(const struct session_opts *opts, const cha
 	    dockerckpt_start(&d, id, "restore", err) < 0)
 		goto remove;
 	write_note(ch.dir, BACKEND_CONTAINER_FILE, id);
+	write_note(ch.dir, RESTORED_NOTE, "1\n");
 	if (so->sandbox.host)
 		write_note(ch.dir, BACKEND_ENGINE_FILE, so->sandbox.host);
 	s = session_attach(so, ch.dir, err);

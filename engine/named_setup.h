@@ -24,4 +24,37 @@ struct session *named_setup_restore(const struct cellbox_config *cfg, const char
 				    const char *path, const struct named_idle *idle,
 				    const sigset_t *mask, struct strbuf *err);
 
+/*
+ * Fork named session `name` into a new named session `new_name` (docs/sessions.md, "Fork"),
+ * the one way every front end forks, the kernel's backend and its host saying which:
+ *	NAMED_FORK_COPY	a kernel that is a process of this host (backend flag
+ *			BACKEND_CHILD_KERNELS): its process copied in place (named_fork)
+ *	NAMED_FORK_MEMORY	a container's kernel that can be memory-checkpointed (gVisor):
+ *			checkpointed (which stops it: runsc cannot leave it running), `name`
+ *			made again from the file, then `new_name`; front ends attached to
+ *			`name` are left detached (their host was replaced)
+ *	NAMED_FORK_RERUN	any other container's kernel (runc: no CRIU here): `name`'s cells
+ *			since its kernel started run again in a fresh kernel of a new session,
+ *			`name` untouched. Not a copy of its memory: what the cells read from
+ *			outside (clocks, random numbers, files they did not write) differs.
+ *			Opened with `cfg` but for `name`'s backend, kernel, runtime, image and
+ *			engine; `why` says why no memory checkpoint was taken
+ * `mask`: as named_setup_open's. 0 with *out filled, or -1 with `err` (a checkpoint file a
+ * failed restore leaves is named there).
+ */
+enum named_fork_kind { NAMED_FORK_COPY, NAMED_FORK_MEMORY, NAMED_FORK_RERUN };
+struct named_forked {
+	enum named_fork_kind kind;
+	size_t cells;		/* NAMED_FORK_RERUN: the cells run again */
+	int raised;		/* of which raised */
+	char why[256];		/* why not a memory copy */
+};
+int named_setup_fork(const struct cellbox_config *cfg, const char *name, const char *new_name,
+		     const sigset_t *mask, struct named_forked *out, struct strbuf *err);
+/*
+ * What a front end says of the fork (malloc'd, one line): "forked session 'a' into 'b': ...",
+ * a re-run said as one ("by re-running N cells: not a memory copy").
+ */
+char *named_forked_text(const char *name, const char *new_name, const struct named_forked *f);
+
 #endif

@@ -467,6 +467,11 @@ const char *session_backend_name(const struct session *s)
 	return s->backend_name;
 }
 
+const struct sandbox_opts *session_sandbox(const struct session *s)
+{
+	return s->named ? NULL : &s->opts.sandbox;
+}
+
 double session_latency(const struct session *s)
 {
 	return s->named ? -1 : s->be && s->be->ops->latency ? s->be->ops->latency(s->be) : -1;

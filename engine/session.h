@@ -241,6 +241,8 @@ char *session_runtime_dir(const char *configured);
 int session_gc(const char *configured, struct strbuf *out);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
+/* The sandbox settings it was opened with (image, runtime, engine); NULL when attached to a host. */
+const struct sandbox_opts *session_sandbox(const struct session *s);
 /*
  * The last round trip to the sandbox's end of the kernel's channel in milliseconds, where the
  * channel goes over a stream (a remote engine: the relay answers pings); -1 where it is not

@@ -157,7 +157,9 @@ class MemoryCheckpointTest(unittest.TestCase):
         try:
             p = self.cellbox('fork', 'orig', 'copy', timeout=300)
             self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertIn("forked session 'orig' into 'copy'", p.stdout)
+            self.assertIn("forked session 'orig' into 'copy' through a memory checkpoint",
+                          p.stdout)
+            self.assertNotIn('re-run', p.stdout)
             p = self.cellbox('repl', '--attach', 'copy', stdin='n += 1\nprint(r, n)\n')
             self.assertEqual(p.stdout.split()[-2:], [r, '42'], p.stdout + p.stderr)
             p = self.cellbox('repl', '--attach', 'orig', stdin='print(r, n)\n')
@@ -201,6 +203,42 @@ class MemoryCheckpointTest(unittest.TestCase):
         finally:
             for name in names:
                 self.kill(name)
+
+    def test_mcp_fork_through_the_checkpoint(self):
+        # MCP session_fork of a gVisor session: the same memory checkpoint as cellbox fork
+        # (named_setup_fork); the copy has the random number, and the server's handle on the
+        # original is attached again to the session made again from the checkpoint.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
+                                        'e2e'))
+        from mcp_base import Server, text
+        s = Server(self.env, '--backend', 'docker', '--runtime', 'runsc', cwd=self.home)
+
+        def run(handle, code):
+            r = s.call('session_run', {'handle': handle, 'code': code}, timeout=300)
+            self.assertFalse(r.get('isError'), text(r))
+            return r['structuredContent']['stdout']
+        try:
+            r = s.call('session_open', {'name': 'mo'}, timeout=300)
+            self.assertFalse(r.get('isError'), text(r))
+            h = r['structuredContent']['handle']
+            r0 = run(h, 'import random; r = random.random(); n = 41; print(r)').strip()
+            f = s.call('session_fork', {'handle': h, 'name': 'mc'}, timeout=600)
+            self.assertFalse(f.get('isError'), text(f))
+            sc = f['structuredContent']
+            self.assertEqual((sc['fork'], sc['forked_from']), ('memory', 'mo'))
+            self.assertIn("forked session 'mo' into 'mc' through a memory checkpoint", text(f))
+            self.assertNotIn('re-run', text(f))
+            self.assertEqual(run(sc['handle'], 'n += 1; print(r, n)'), r0 + ' 42\n')
+            self.assertEqual(run(h, 'print(r, n)'), r0 + ' 41\n')
+            ls = self.cellbox('ls').stdout
+            self.assertRegex(ls, r'mo\s+docker\s+python\s+idle')
+            self.assertRegex(ls, r'mc\s+docker\s+python\s+idle')
+        finally:
+            s.close()
+            for stream in (s.p.stdin, s.p.stdout, s.p.stderr):
+                stream.close()
+            self.kill('mo')
+            self.kill('mc')
 
     def test_restore_after_restart(self):
         p = self.cellbox('repl', '--backend', 'docker', '--runtime', 'runsc', '--name', 'm',

@@ -220,32 +220,43 @@ class ToolsTest(Base):
         self.assertEqual(r['structuredContent']['error']['ename'], 'NameError')
 
     def test_session_fork(self):
-        # session_fork: a named session's kernel copied into a new named session, attached.
+        # session_fork: a named session forked into a new named session, attached. Local: its
+        # kernel process copied. Docker (runc: no memory checkpoint here): its cells re-run in
+        # a fresh kernel, said so, the random number drawn again.
         s = self.server()
         h = self.open(s, name='mf')
-        first = self.run_cell(s, h, 'import random\nr = random.random()\nprint(r)')
+        first = self.run_cell(s, h, 'import random\nr = random.random()\nk = 6 * 7\nprint(r)')
         r0 = first['structuredContent']['stdout']
         f = s.call('session_fork', {'handle': h, 'name': 'mf2'})
         try:
-            if BACKEND != 'local':
-                self.assertTrue(f.get('isError'), text(f))
-                self.assertIn('local backend', text(f))
-                return
             self.assertFalse(f.get('isError'), text(f))
             sc = f['structuredContent']
             h2 = sc['handle']
             self.assertEqual((sc['name'], sc['forked_from']), ('mf2', 'mf'))
             self.assertNotEqual(h2, h)
-            # the random value drawn before the fork: a copy of the process has it
-            self.assertEqual(self.run_cell(s, h2, 'print(r)')['structuredContent']['stdout'],
-                             r0)
-            self.run_cell(s, h2, 'r = 0')
+            r2 = self.run_cell(s, h2, 'print(r)')['structuredContent']['stdout']
+            self.assertEqual(self.run_cell(s, h2, 'print(k)')['structuredContent']['stdout'],
+                             '42\n')
+            if BACKEND == 'local':
+                self.assertEqual(sc['fork'], 'process')
+                self.assertIn('a copy of its kernel process', text(f))
+                # the random value drawn before the fork: a copy of the process has it
+                self.assertEqual(r2, r0)
+            else:
+                self.assertEqual((sc['fork'], sc['rerun_cells']), ('rerun', 1))
+                self.assertIn("into 'mf2' by re-running 1 cell: not a memory copy", text(f))
+                self.assertNotIn('through a memory checkpoint', text(f))
+                # a re-run draws it again
+                self.assertNotEqual(r2, r0)
+            self.run_cell(s, h2, 'r = 0\nk = 1')
             self.assertEqual(self.run_cell(s, h, 'print(r)')['structuredContent']['stdout'],
                              r0)
+            self.assertEqual(self.run_cell(s, h, 'print(k)')['structuredContent']['stdout'],
+                             '42\n')
             g = s.call('session_fork', {'handle': h2})
             self.assertFalse(g.get('isError'), text(g))
-            self.assertEqual(self.run_cell(s, g['structuredContent']['handle'], 'print(r)')
-                             ['structuredContent']['stdout'], '0\n')
+            self.assertEqual(self.run_cell(s, g['structuredContent']['handle'], 'print(r, k)')
+                             ['structuredContent']['stdout'], '0 1\n')
             s.call('session_close', {'handle': g['structuredContent']['handle'], 'end': True})
             taken = s.call('session_fork', {'handle': h, 'name': 'mf2'})
             self.assertTrue(taken.get('isError'), text(taken))

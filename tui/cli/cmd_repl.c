@@ -1,6 +1,7 @@
 /* cellbox repl: a GNU readline line REPL on one persistent session. */
 #include "cli.h"
 #include "named.h"
+#include "named_setup.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -252,7 +253,8 @@ static int is_detach(struct repl *r, const char *line)
 static int is_fork(struct repl *r, const char *line)
 {
 	struct strbuf err = STRBUF_INIT;
-	char name[NAMED_NAME_MAX + 2] = "", *made = NULL;
+	char name[NAMED_NAME_MAX + 2] = "", *made = NULL, *text;
+	struct named_forked f;
 	size_t n = strspn(line, " \t");
 	int words;
 
@@ -262,11 +264,19 @@ static int is_fork(struct repl *r, const char *line)
 	if (words == 2 || strlen(name) > NAMED_NAME_MAX || (name[0] && !named_name_ok(name)))
 		msg_error(":fork [NAME]: NAME is letters, digits, '.', '_', '-' (at most %d)",
 			  NAMED_NAME_MAX);
-	else if (session_fork(r->s, name[0] ? name : (made = named_generate()), &err) < 0)
+	else if (!session_named(r->s))
+		msg_error(":fork: this session has no name: only a named session can be forked "
+			  "(start one with --name NAME)");
+	else if (session_read_only(r->s))
+		msg_error(":fork: this front end is attached read-only");
+	else if (named_setup_fork(r->cfg, session_named(r->s), name[0] ? name :
+				  (made = named_generate()), cli_session_mask(), &f, &err) < 0)
 		msg_error(":fork: %s", err.buf);
-	else
-		fprintf(stderr, "forked into session '%s' (cellbox attach %s)\n",
-			made ? made : name, made ? made : name);
+	else {
+		text = named_forked_text(session_named(r->s), made ? made : name, &f);
+		fprintf(stderr, "%s (cellbox attach %s)\n", text, made ? made : name);
+		free(text);
+	}
 	strbuf_release(&err);
 	free(made);
 	return 1;

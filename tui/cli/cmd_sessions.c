@@ -1,7 +1,6 @@
 /* cellbox ls, attach and kill: the named sessions (named.h, docs/sessions.md). */
 #include "cli.h"
 #include "usage.h"
-#include "backend.h"
 #include "named.h"
 #include "named_setup.h"
 #include "tui.h"
@@ -188,91 +187,27 @@ const struct cli_command cmd_kill_entry = {
 	.summary = "End named sessions: their kernels are killed, their hosts leave.",
 };
 
-/*
- * Whether session `name`'s kernel is a container's (its backend's kernels are not processes of
- * this host: forked through a checkpoint, not in place), as its host says.
- */
-static int in_container(const char *runtime, const char *name)
-{
-	struct strbuf err = STRBUF_INIT;
-	struct named_info *v = NULL;
-	size_t n = named_list(runtime, &v);
-	int yes = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i].name, name) && v[i].backend) {
-			const struct backend_ops *ops = backend_find(v[i].backend, &err);
-
-			yes = ops && !(ops->flags & BACKEND_CHILD_KERNELS);
-		}
-	named_info_free(v, n);
-	strbuf_release(&err);
-	return yes;
-}
-
-/*
- * A container's session forked through a memory checkpoint (gVisor's; docs/sessions.md,
- * "Fork"): runsc cannot checkpoint a kernel and leave it running here, so NAME's kernel is
- * checkpointed (stopped), NAME made again from the file, then NEW from it too; front ends
- * attached to NAME are left detached. When a restore fails the file is kept and named.
- */
-static int fork_by_checkpoint(struct cellbox_config *cfg, const char *runtime, const char *name,
-			      const char *new_name, struct strbuf *err)
-{
-	char *path = xasprintf("%s/.fork-%s.ckpt", runtime, new_name);
-	const char *again = name;
-	struct session *s;
-	int rc = -1;
-
-	if (named_checkpoint_memory(runtime, name, path, err) < 0) {
-		unlink(path);
-		goto out;
-	}
-	if (named_kill(runtime, name, err) < 0)
-		goto kept;
-	for (int i = 0; i < 2; i++, again = new_name) {
-		s = named_setup_restore(cfg, again, path, NULL, cli_session_mask(), err);
-		if (!s)
-			goto kept;
-		cli_close_session(s, cfg);
-	}
-	unlink(path);
-	rc = 0;
-	goto out;
-kept:
-	strbuf_addf(err, " (its kernel's checkpoint is kept: cellbox restore --name %s %s)", again,
-		    path);
-out:
-	free(path);
-	return rc;
-}
-
 static int fork_exec(const struct cli_args *args, struct cellbox_config *cfg)
 {
-	char *runtime = session_runtime_dir(cfg->session.runtime_dir);
-	char *made = args->argc > 1 ? NULL : named_generate();
+	char *made = args->argc > 1 ? NULL : named_generate(), *text;
 	const char *name = made ? made : args->argv[1];
 	struct strbuf err = STRBUF_INIT;
+	struct named_forked f;
 	int rc = EXIT_OK;
 
 	if (!named_name_ok(name)) {
 		msg_error("'%s' cannot name a session (letters, digits, '.', '_', '-')", name);
 		rc = EXIT_USAGE;
-	} else if (!runtime) {
-		msg_error("no runtime directory");
-		rc = EXIT_USAGE;
-	} else if (in_container(runtime, args->argv[0]) ?
-		   fork_by_checkpoint(cfg, runtime, args->argv[0], name, &err) < 0 :
-		   named_fork(runtime, args->argv[0], name, &err) < 0) {
+	} else if (named_setup_fork(cfg, args->argv[0], name, cli_session_mask(), &f, &err) < 0) {
 		msg_error("%s", err.buf);
 		rc = EXIT_USAGE;
 	} else {
-		cli_printf(stdout, "forked session '%s' into '%s' (cellbox attach %s)\n",
-			   args->argv[0], name, name);
+		text = named_forked_text(args->argv[0], name, &f);
+		cli_printf(stdout, "%s (cellbox attach %s)\n", text, name);
+		free(text);
 	}
 	strbuf_release(&err);
 	free(made);
-	free(runtime);
 	return rc;
 }
 
@@ -281,13 +216,19 @@ const struct cli_command cmd_fork_entry = {
 	.run = fork_exec,
 	.spec = { .settings = CONFIG_FOR_POOL, .min_args = 1, .max_args = 2 },
 	.usage = "fork NAME [NEW]",
-	.summary = "Copy named session NAME's live kernel into a new named session NEW.",
-	.help = "The new session's kernel is a copy of NAME's kernel process, made when its running\n"
-		"cell (if any) ends: the same variables, imports and objects in memory, independent\n"
-		"from then on. NEW is a generated name when not given. A local kernel is forked in\n"
+	.summary = "Fork named session NAME into a new named session NEW: a copy of its live kernel, "
+		   "or a re-run of its cells said as one.",
+	.help = "A local kernel: the new session's kernel is a copy of NAME's kernel process, made\n"
+		"when its running cell (if any) ends: the same variables, imports and objects in\n"
+		"memory, independent from then on. NEW is a generated name when not given. A local kernel is forked in\n"
 		"place: both see the same files (it has no file sandbox of its own), and the copy\n"
 		"lives in NAME's kernel's process namespace: when NAME ends first, its kernel is\n"
 		"stopped, not killed, until its copies have ended. A container's kernel under gVisor\n"
 		"is forked through a memory checkpoint (checkpoint --memory): NAME pauses, is made\n"
-		"again from it, then NEW; front ends attached to NAME are left detached.\n",
+		"again from it, then NEW; front ends attached to NAME are left detached. Any other\n"
+		"container's kernel (runc: no memory checkpoint here) is forked by re-running: NAME's\n"
+		"cells since its kernel started run again in a fresh kernel of NEW (its backend,\n"
+		"kernel, runtime and image NAME's), NAME untouched. That is not a memory copy, and\n"
+		"is said so: what the cells read from outside (clocks, random numbers, files they\n"
+		"did not write) may differ. The same as :fork in a front end and MCP session_fork.\n",
 };

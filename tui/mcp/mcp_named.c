@@ -157,14 +157,32 @@ int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const
 	return 0;
 }
 
+/*
+ * After a fork through a memory checkpoint `from`'s host was replaced (named_setup_fork):
+ * its handle attached again to the session made again, or said to be dead when it cannot.
+ */
+static void reattach(struct mcp_server *srv, struct mcp_session *from, const char *name)
+{
+	struct strbuf why = STRBUF_INIT;
+	struct session *s = named_setup_open(srv->cfg, name, 0, NULL, 0, mcp_session_state, from,
+					     NULL, &why);
+
+	if (s) {
+		session_close(from->s);
+		from->s = s;
+	}
+	strbuf_release(&why);
+}
+
 int mcp_tool_session_fork(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			  struct strbuf *err)
 {
 	struct mcp_session *from = mcp_session_find(srv, cJSON_GetStringValue(
 		cJSON_GetObjectItemCaseSensitive(args, "handle")), err), *ms;
 	const char *asked = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
-	char *made = asked ? NULL : named_generate(), *text;
+	char *made = asked ? NULL : named_generate(), *text, *said, *self = NULL;
 	const char *name = asked ? asked : made;
+	struct named_forked f;
 	int rc = -1;
 	cJSON *o;
 
@@ -175,26 +193,40 @@ int mcp_tool_session_fork(struct mcp_server *srv, struct mcp_call *call, const c
 			    "(session_open with a name)", from->handle);
 		goto out;
 	}
+	if (session_read_only(from->s)) {
+		strbuf_addf(err, "session %s is attached read-only: it cannot fork", from->handle);
+		goto out;
+	}
 	if (mcp_session_count(srv) >= srv->max_sessions) {
 		strbuf_addf(err, "too many sessions: %lu are open (mcp-max-sessions); close one "
 			    "with session_close", mcp_session_count(srv));
 		goto out;
 	}
-	if (session_fork(from->s, name, err) < 0 || !(ms = attach(srv, name, 0, err)))
+	self = xstrdup(session_named(from->s));
+	if (named_setup_fork(srv->cfg, self, name, NULL, &f, err) < 0)
+		goto out;
+	if (f.kind == NAMED_FORK_MEMORY)
+		reattach(srv, from, self);
+	if (!(ms = attach(srv, name, 0, err)))
 		goto out;
 	ms->policy = from->policy;
 	ms->timeout = from->timeout;
 	o = mcp_session_description(ms);
 	mcp_named_describe(o, name);
-	cJSON_AddStringToObject(o, "forked_from", session_named(from->s));
-	text = xasprintf("forked session '%s' into '%s', attached as %s: a copy of its kernel "
-			 "process (variables, imports, memory), independent from now on; pass "
-			 "handle \"%s\" to session_run. A person joins it with: cellbox attach %s",
-			 session_named(from->s), name, ms->handle, ms->handle, name);
+	cJSON_AddStringToObject(o, "forked_from", self);
+	cJSON_AddStringToObject(o, "fork", f.kind == NAMED_FORK_RERUN ? "rerun" :
+				f.kind == NAMED_FORK_MEMORY ? "memory" : "process");
+	if (f.kind == NAMED_FORK_RERUN)
+		cJSON_AddNumberToObject(o, "rerun_cells", (double)f.cells);
+	said = named_forked_text(self, name, &f);
+	text = xasprintf("%s; attached as %s: pass handle \"%s\" to session_run. A person joins "
+			 "it with: cellbox attach %s", said, ms->handle, ms->handle, name);
 	mcp_call_succeed(call, text, o);
+	free(said);
 	free(text);
 	rc = 0;
 out:
+	free(self);
 	free(made);
 	return rc;
 }

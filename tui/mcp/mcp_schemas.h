@@ -105,7 +105,11 @@ static const char session_open_out[] =
 	"\"bytes; 0: the backend's default\"},\"network\":{\"type\":[\"string\",\"null\"]},"
 	"\"policy\":{\"type\":[\"string\",\"null\"],\"description\":\"the security policy "
 	"its cells are checked against\"}," NAMED_OUT_PROPS ","
-	"\"read_only\":{\"type\":\"boolean\"}},"
+	"\"read_only\":{\"type\":\"boolean\"},\"forked_from\":{\"type\":\"string\"},"
+	"\"fork\":{\"enum\":[\"process\",\"memory\",\"rerun\"],\"description\":\"session_fork: "
+	"how: the kernel process copied, its memory checkpointed and restored, or its cells "
+	"re-run in a fresh kernel (not a memory copy)\"},\"rerun_cells\":{\"type\":"
+	"\"integer\"}},"
 	"\"required\":[\"handle\",\"backend\",\"pooled\"]}";
 
 static const char session_attach_in[] =

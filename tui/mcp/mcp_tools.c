@@ -387,11 +387,14 @@ static const struct mcp_tool tools[] = {
 	  .input_schema = session_attach_in, .output_schema = session_open_out,
 	  .run = mcp_tool_session_attach },
 	{ .name = "session_fork", .title = "Fork a named session",
-	  .description = "Copy the kernel process of the named session of `handle` into a new "
-			 "named session (local backend): the same variables, imports and objects "
-			 "in memory, independent from then on; files are shared. Made when its "
-			 "running cell ends. Returns the new session's handle as session_attach "
-			 "does.",
+	  .description = "Fork the named session of `handle` into a new named session, "
+			 "independent from then on. Local backend: its kernel process copied "
+			 "(variables, imports, objects; files shared), made when its running cell "
+			 "ends. gVisor container: through a memory checkpoint (the session is "
+			 "made again from it; this handle stays attached). Other containers: its "
+			 "cells re-run in a fresh kernel, fork \"rerun\", not a memory copy (what "
+			 "they read from outside may differ). Returns the new session's handle as "
+			 "session_attach does.",
 	  .input_schema = session_fork_in, .output_schema = session_open_out,
 	  .run = mcp_tool_session_fork },
 	{ .name = "session_list", .title = "List the open sessions",

@@ -5,6 +5,7 @@
  */
 #include "ui.h"
 #include "named.h"
+#include "named_setup.h"
 #include "ipycolors.h"
 #include "sanitize.h"
 
@@ -484,25 +485,31 @@ int ui_detach(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	return PANE_QUIT;
 }
 
-/* :fork [NAME]: a copy of the named session's kernel, a new named session (named.h). */
+/* :fork [NAME]: the named session forked into a new one (named_setup_fork), said in `msg`. */
 int ui_fork(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
-	char *made = argc > 1 ? NULL : named_generate();
+	char *made = argc > 1 ? NULL : named_generate(), *text;
 	const char *name = made ? made : argv[1];
 	struct strbuf err = STRBUF_INIT;
+	struct named_forked f;
 	int rc = -1;
 
 	if (!ui->s || !session_named(ui->s))
 		strbuf_addstr(msg, "this session has no name: only a named session can be forked "
 			      "(start one with --name NAME)");
+	else if (session_read_only(ui->s))
+		strbuf_addstr(msg, "no fork: this front end is attached read-only");
 	else if (!named_name_ok(name))
 		strbuf_addf(msg, "'%s' cannot name a session (letters, digits, '.', '_', '-')", name);
-	else if (session_fork(ui->s, name, &err) < 0)
+	else if (named_setup_fork(ui->cfg, session_named(ui->s), name, NULL, &f, &err) < 0)
 		strbuf_addf(msg, "no fork: %s", err.buf);
 	else
 		rc = 0;
-	if (rc == 0)
-		strbuf_addf(msg, "forked into session '%s' (cellbox attach %s)", name, name);
+	if (rc == 0) {
+		text = named_forked_text(session_named(ui->s), name, &f);
+		strbuf_addf(msg, "%s (cellbox attach %s)", text, name);
+		free(text);
+	}
 	strbuf_release(&err);
 	free(made);
 	return rc;
