@@ -200,6 +200,15 @@ class MemoryCheckpointTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, 'generation %d: %s' % (gen, p.stderr))
                 p = self.cellbox('repl', '--attach', names[-1], stdin='n += 1\nprint(r, n)\n')
                 self.assertEqual(p.stdout.split()[-2:], [r, str(gen + 1)], p.stdout + p.stderr)
+            # Its host has only the cells since the restore: a re-run checkpoint of it would
+            # miss the rest, and is refused, the session untouched.
+            cells = os.path.join(self.home, 'cells.ckpt')
+            p = self.cellbox('checkpoint', names[-1], cells)
+            self.assertNotEqual(p.returncode, 0, p.stdout)
+            self.assertIn('itself restored from a memory checkpoint', p.stderr)
+            self.assertFalse(os.path.exists(cells))
+            p = self.cellbox('repl', '--attach', names[-1], stdin='print(r, n)\n')
+            self.assertEqual(p.stdout.split()[-2:], [r, '4'], p.stdout + p.stderr)
         finally:
             for name in names:
                 self.kill(name)
