@@ -25,6 +25,7 @@ struct backend_local {
 	int pidfd;		/* readable when the child exits; -1 without pidfd_open */
 	int adopted;		/* pid is not our child: no waitpid, status from status_file */
 	int in_ns;		/* pid is the kernel's init in a pid namespace of its own */
+	int own_init;		/* ... and that init is kernel_init() (not a zygote's) */
 	char *status_file;
 	struct usage_procs procs;	/* the kernel's /proc files, for its usage (usage.h) */
 };
@@ -82,6 +83,25 @@ fail:
 }
 
 static volatile sig_atomic_t init_pending[NSIG];
+static volatile sig_atomic_t init_let_go;
+
+/*
+ * The signal that asks the kernel's init to outlive its parent (local_release), and its
+ * answer: the init's name (/proc/PID/comm, which only the init itself can change) once it has.
+ */
+#define LET_GO_SIGNAL (SIGRTMIN + 4)
+#define LET_GO_NAME "cellbox-let-go"
+
+/*
+ * Only from outside the namespace (where si_pid is 0) and by kill() (SI_USER, which
+ * rt_sigqueueinfo() cannot claim for another process): the runner cannot ask for it.
+ */
+static void init_on_let_go(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	if (si->si_code == SI_USER && si->si_pid == 0)
+		init_let_go = 1;
+}
 
 /* The kernel's init catches what it passes on (pid 1 gets only signals it handles). */
 static void init_on_signal(int sig)
@@ -112,6 +132,11 @@ static void __attribute__((noreturn)) kernel_init(const struct kernel_spec *spec
 	}
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaddset(&block, SIGCHLD);
+	sa.sa_handler = NULL;
+	sa.sa_sigaction = init_on_let_go;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(LET_GO_SIGNAL, &sa, NULL);
+	sigaddset(&block, LET_GO_SIGNAL);
 	sigprocmask(SIG_BLOCK, &block, NULL);
 	/*
 	 * A /proc of the namespace, so that os.getpid() and /proc/self agree (psutil): in a mount
@@ -148,6 +173,11 @@ static void __attribute__((noreturn)) kernel_init(const struct kernel_spec *spec
 				init_pending[passed[i]] = 0;
 				kill(group ? -runner : runner, passed[i]);
 			}
+		if (init_let_go) {	/* handed to a named session's host: outlive our parent */
+			init_let_go = 0;
+			if (prctl(PR_SET_PDEATHSIG, 0) == 0)
+				prctl(PR_SET_NAME, LET_GO_NAME);
+		}
 		sigsuspend(&none);
 	}
 }
@@ -322,6 +352,7 @@ static int local_start(struct backend *be, const struct kernel_spec *spec, struc
 	}
 	close(pipefd[1]);
 	close(syncfd[0]);
+	lb->own_init = in_ns;
 	if (in_ns && geteuid())
 		map_ids(pid, geteuid(), getegid());
 	setpgid(pid, pid);	/* also here, so the group exists before we signal it */
@@ -365,6 +396,7 @@ static void local_forget(struct backend_local *lb)
 	lb->adopted = 0;	/* a restart forks a kernel of our own */
 	usage_procs_release(&lb->procs);
 	lb->in_ns = 0;
+	lb->own_init = 0;
 }
 
 /* Whether the adopted kernel has exited: its pidfd is readable, or it is gone. */
@@ -469,6 +501,43 @@ static int local_usage(struct backend *be, int reset, struct usage_sample *u)
 	return usage_read_procs(&lb->procs, lb->pid, reset, u);
 }
 
+/*
+ * Let the kernel outlive us: its init (kernel_init) drops its PR_SET_PDEATHSIG when we send
+ * LET_GO_SIGNAL and says so by its name; waited for up to 2 s. Without an init of our own (no
+ * pid namespace here, or a zygote's) there is nobody to ask.
+ */
+static int local_release(struct backend *be, struct strbuf *err)
+{
+	struct backend_local *lb = local_of(be);
+	char *path;
+	int rc = -1;
+
+	if (!lb->pid || lb->adopted || !lb->own_init) {
+		strbuf_addstr(err, "the kernel has no init of cellbox's own (no pid namespace of its "
+			      "own here) that could outlive this process");
+		return -1;
+	}
+	if (kill(lb->pid, LET_GO_SIGNAL) < 0) {
+		strbuf_addf(err, "cannot reach the kernel's init: %s", strerror(errno));
+		return -1;
+	}
+	path = xasprintf("/proc/%ld/comm", (long)lb->pid);
+	for (int i = 0; i < 400 && rc < 0; i++) {
+		struct strbuf comm = STRBUF_INIT;
+
+		if (strbuf_read_file(&comm, path, 64) == 0 &&
+		    !strncmp(comm.buf, LET_GO_NAME, strlen(LET_GO_NAME)))
+			rc = 0;
+		else
+			usleep(5000);
+		strbuf_release(&comm);
+	}
+	free(path);
+	if (rc < 0)
+		strbuf_addstr(err, "the kernel's init did not say it would outlive this process");
+	return rc;
+}
+
 static void local_detach(struct backend *be)
 {
 	local_forget(local_of(be));
@@ -534,5 +603,6 @@ const struct backend_ops backend_local_ops = {
 	.kill = local_kill,
 	.free = local_free,
 	.detach = local_detach,
+	.release = local_release,
 	.usage = local_usage,
 };
