@@ -1,6 +1,7 @@
 /* cellbox repl: a GNU readline line REPL on one persistent session. */
 #include "cli.h"
 #include "named.h"
+#include "named_setup.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -230,18 +231,29 @@ static void run_cell(struct repl *r, const char *code)
 }
 
 /*
- * A line that is :detach, said where a cell would begin: 1 (the caller leaves a named
- * session running; an unnamed one has no name to come back to, and says so).
+ * A line that is :detach, said where a cell would begin: 1 (the caller leaves the session
+ * running when it is named). An unnamed one is given a generated name first, its kernel
+ * handed to that session's host (named_setup_handover), or says why it cannot be.
  */
 static int is_detach(struct repl *r, const char *line)
 {
+	struct strbuf err = STRBUF_INIT;
 	size_t n = strspn(line, " \t");
+	struct session *named;
+	char *name;
 
 	if (strncmp(line + n, ":detach", 7) || line[n + 7 + strspn(line + n + 7, " \t\r\n")])
 		return 0;
-	if (!session_named(r->s))
-		msg_error(":detach: this session has no name: it ends with the REPL (start a named "
-			  "one with --name NAME)");
+	if (session_named(r->s))
+		return 1;
+	name = named_generate();
+	named = named_setup_handover(r->cfg, r->s, name, NULL, NULL, cli_session_mask(), &err);
+	if (named)
+		r->s = named;
+	else
+		msg_error(":detach: cannot detach: %s", err.buf);
+	free(name);
+	strbuf_release(&err);
 	return 1;
 }
 
