@@ -150,6 +150,18 @@ static void __attribute__((noreturn)) kernel_init(const struct kernel_spec *spec
 	 */
 	group = spec->kernel && spec->kernel->interrupt_group;
 	runner = fork();
+	if (runner > 0) {
+		/*
+		 * Nothing of the front end's stdio (its terminal, the pipes of whoever runs it): a
+		 * kernel handed to a named session's host outlives it (local_release).
+		 */
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		for (int fd = 0; null >= 0 && fd <= 2; fd++)
+			dup2(null, fd);
+		if (null > 2)
+			close(null);
+	}
 	if (runner < 0)
 		_exit(127);
 	if (runner == 0) {
