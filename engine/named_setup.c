@@ -4,10 +4,12 @@
  * settings'), recording the history itself, then attached to like any other.
  */
 #include "named_setup.h"
+#include "clock.h"
 #include "msg.h"
 #include "named.h"
 #include "record.h"
 
+#include <poll.h>
 #include <stdlib.h>
 
 /* What the host process opens and records with (its copy of the front end's memory). */
@@ -79,6 +81,13 @@ struct session *named_setup_handover(const struct cellbox_config *cfg, struct se
 {
 	struct session *named;
 
+	/* The front end's own requests in flight (the UI's variables pane, its width) end first. */
+	for (double end = clock_now() + 2; session_state(s) == SESSION_BUSY && clock_now() < end;) {
+		struct pollfd p = { .fd = session_fd(s), .events = POLLIN };
+
+		poll(&p, 1, 50);
+		session_dispatch(s);
+	}
 	if (session_hand_over(s, err) < 0)
 		return NULL;
 	ctx.adopt = s;

@@ -491,6 +491,11 @@ int ui_detach(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 	}
 	if (session_named(ui->s))
 		return PANE_QUIT;
+	if (ui_cell_running(ui)) {
+		strbuf_addstr(msg, "cannot detach: a cell is running: detach once it ends (or "
+			      "interrupt it)");
+		return -1;
+	}
 	name = named_generate();
 	named = named_setup_handover(ui->cfg, ui->s, name, ui_on_state, ui, NULL, &err);
 	free(name);
