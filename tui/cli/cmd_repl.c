@@ -563,7 +563,8 @@ const struct cli_command cmd_repl_entry = {
 		"block is one cell, its indent as pasted. %load FILE puts FILE in the next prompt.\n"
 		"In a named session, :detach (or Ctrl-D, or closing the terminal) leaves it running;\n"
 		"cells other front ends run there are printed as they run; :fork [NAME] copies its\n"
-		"kernel into a new named session (cellbox fork --help).\n"
+		"kernel into a new named session (cellbox fork --help). In an unnamed one, :detach\n"
+		"names it (printed) and hands its kernel, variables and all, to that session's host.\n"
 		"With stdin not a terminal, cells are read from it (a blank line or a complete\n"
 		"statement ends a cell) and printed plainly; the exit code is 1 when a cell failed,\n"
 		"7 when the security policy blocked one.\n",
