@@ -6,11 +6,14 @@ init drops its PR_SET_PDEATHSIG when its parent asks, and only then) and on dock
 test_sessions_detach.NAME (unittest)."""
 import os
 import re
+import signal
+import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_cli import BIN  # noqa: E402
 from test_sessions import Base, alive  # noqa: E402
 from test_tui import Tui  # noqa: E402
 
@@ -78,6 +81,20 @@ class Detach(Base):
         self.assertIn('42', r.stdout)
         r = self.cellbox('attach', name, stdin='x += 100\nprint("x is", x)\n')
         self.assertIn('x is 141', r.stdout)
+        # The host signals the kernel it adopted: an attached front end's Ctrl-C interrupts.
+        a = subprocess.Popen([BIN, 'attach', name], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=self.env)
+        a.stdin.write('import time\ntry:\n    print("sleeping", flush=True); time.sleep(60)\n'
+                      'except KeyboardInterrupt:\n    print("interrupted")\n\n')
+        a.stdin.flush()
+        seen = []                                   # (the cells before, printed first)
+        while not seen or seen[-1].strip() != 'sleeping':
+            seen.append(a.stdout.readline())
+            self.assertTrue(seen[-1], ''.join(seen))
+        a.send_signal(signal.SIGINT)
+        out, err = a.communicate(timeout=30)
+        self.assertIn('interrupted', out, err)
         r = self.cellbox('kill', name)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn(name, self.ls())
