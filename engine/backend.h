@@ -168,6 +168,13 @@ struct backend_ops {
 	void (*kill)(struct backend *be);
 	void (*free)(struct backend *be);
 	void (*detach)(struct backend *be);
+	/*
+	 * Optional: let the running kernel outlive this process, which is about to hand it to
+	 * another (`:detach` of an unnamed session: session_hand_over). 0, or -1 with `err`. A
+	 * family whose kernels are our children (BACKEND_CHILD_KERNELS: they die with us) can
+	 * hand one over only through it; the others' kernels outlive us already.
+	 */
+	int (*release)(struct backend *be, struct strbuf *err);
 	void (*wake)(struct backend *be);
 	/* Optional: the last measured round trip to the sandbox in ms, or -1 (not measured). */
 	double (*latency)(struct backend *be);

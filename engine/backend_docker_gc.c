@@ -175,6 +175,10 @@ static int collect(const char *engine, const char *host, const char *root, int t
 
 		if (!id || owner_alive(labels, hostname))
 			continue;
+		/* Handed over to another process of ours (channel_keep), below our runtime dir. */
+		if (ch && root && !strncmp(ch, root, strlen(root)) && ch[strlen(root)] == '/' &&
+		    channel_kept(ch))
+			continue;
 		if (remove_container_surely(&d, id, tries, &why) < 0) {
 			strbuf_addf(err, "%scannot remove container %.12s: %s", err->len ? "; " : "",
 				    id, why.buf);

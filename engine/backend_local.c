@@ -1,5 +1,5 @@
 /* The local backend: the runner as a child process of this cellbox. */
-#include "backend.h"
+#include "backend_local_int.h"
 #include "kernel.h"
 #include "usage.h"
 #include "zygote.h"
@@ -7,14 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
-#include <sys/mount.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +22,7 @@ struct backend_local {
 	int pidfd;		/* readable when the child exits; -1 without pidfd_open */
 	int adopted;		/* pid is not our child: no waitpid, status from status_file */
 	int in_ns;		/* pid is the kernel's init in a pid namespace of its own */
+	int own_init;		/* ... and that init is ours (backend_local_fork.c), not a zygote's */
 	char *status_file;
 	struct usage_procs procs;	/* the kernel's /proc files, for its usage (usage.h) */
 };
@@ -40,215 +38,6 @@ static int runner_status(int status)
 static struct backend_local *local_of(struct backend *be)
 {
 	return (struct backend_local *)be;
-}
-
-/* Set up the runner's process and exec it; on failure report errno through `errfd`. */
-static void __attribute__((noreturn)) exec_runner(const struct kernel_spec *spec, int errfd)
-{
-	char *log;
-	int fd, saved;
-
-	process_signals_for_child();
-
-	fd = open("/dev/null", O_RDONLY);
-	if (fd >= 0 && fd != 0) {
-		dup2(fd, 0);
-		close(fd);
-	}
-	log = xasprintf("%s/kernel/log", spec->channel_dir);
-	fd = open(log, O_WRONLY | O_APPEND | O_NOFOLLOW);
-	if (fd >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		if (fd > 2)
-			close(fd);
-	}
-	process_close_fds(errfd, -1);	/* errfd closes on exec, or carries errno */
-	if (spec->memory) {
-		struct rlimit rl = { spec->memory, spec->memory };
-		setrlimit(RLIMIT_AS, &rl);
-	}
-	if (spec->cwd && chdir(spec->cwd) < 0)
-		goto fail;
-	setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
-	if (spec->kernel && spec->kernel->env[0])
-		setenv(spec->kernel->env[0], spec->kernel->env[1], 1);
-	execl(spec->python, spec->python, spec->runner, spec->channel_dir, (char *)NULL);
-fail:
-	saved = errno;
-	if (write(errfd, &saved, sizeof(saved)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-static volatile sig_atomic_t init_pending[NSIG];
-
-/* The kernel's init catches what it passes on (pid 1 gets only signals it handles). */
-static void init_on_signal(int sig)
-{
-	init_pending[sig] = 1;
-}
-
-/*
- * The kernel's init, pid 1 of its own pid namespace: it runs the runner, passes signals on
- * to it and reaps what gets orphaned. When the runner ends, init ends, and with it every
- * process still in the namespace (a child that made itself a session of its own included).
- * A runner killed by signal N is told as exit code 128 + N, as a container's init does.
- */
-static void __attribute__((noreturn)) kernel_init(const struct kernel_spec *spec, int errfd)
-{
-	static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	struct sigaction sa;
-	sigset_t block, none;
-	pid_t runner;
-	int status = 0, group;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = init_on_signal;
-	sigemptyset(&block);
-	for (size_t i = 0; i < ARRAY_SIZE(passed); i++) {
-		sigaction(passed[i], &sa, NULL);
-		sigaddset(&block, passed[i]);
-	}
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, NULL);
-	/*
-	 * A /proc of the namespace, so that os.getpid() and /proc/self agree (psutil): in a mount
-	 * namespace of our own whose mounts do not go back out. Without it, the host's /proc.
-	 */
-	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0)
-		mount("proc", "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV, NULL);
-	/*
-	 * A kernel whose SIGINT goes to its process group (R: as a terminal's Ctrl-C) leads a group
-	 * of its own here, and the host signals only us: we pass it on to that group, once.
-	 */
-	group = spec->kernel && spec->kernel->interrupt_group;
-	runner = fork();
-	if (runner < 0)
-		_exit(127);
-	if (runner == 0) {
-		if (group)
-			setpgid(0, 0);
-		exec_runner(spec, errfd);
-	}
-	if (group)
-		setpgid(runner, runner);
-	close(errfd);
-	sigemptyset(&none);
-	for (;;) {
-		pid_t pid;
-
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-			if (pid == runner)
-				_exit(WIFEXITED(status) ? WEXITSTATUS(status) :
-				      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 127);
-		for (size_t i = 0; i < ARRAY_SIZE(passed); i++)
-			if (init_pending[passed[i]]) {
-				init_pending[passed[i]] = 0;
-				kill(group ? -runner : runner, passed[i]);
-			}
-		sigsuspend(&none);
-	}
-}
-
-/* Give a new user namespace our own uid and gid (an unprivileged pid namespace needs one). */
-static int map_ids(pid_t pid, uid_t uid, gid_t gid)
-{
-	static const char *const files[] = { "setgroups", "uid_map", "gid_map" };
-	int rc = 0;
-
-	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		char *path = xasprintf("/proc/%ld/%s", (long)pid, files[i]);
-		char *text = i == 0 ? xstrdup("deny") : i == 1 ?
-			     xasprintf("%u %u 1\n", (unsigned)uid, (unsigned)uid) :
-			     xasprintf("%u %u 1\n", (unsigned)gid, (unsigned)gid);
-		int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-		if (fd < 0 || fsutil_write_all(fd, text, strlen(text)) < 0)
-			rc = -1;
-		if (fd >= 0)
-			close(fd);
-		free(path);
-		free(text);
-	}
-	return rc;
-}
-
-/* Whether this process runs more than one thread (/proc/self/status; 1 when it cannot say). */
-static int threaded(void)
-{
-	struct strbuf st = STRBUF_INIT;
-	const char *t;
-	int n = 1;
-
-	if (strbuf_read_file(&st, "/proc/self/status", 1 << 16) == 0 &&
-	    (t = strstr(st.buf, "\nThreads:")))
-		n = atoi(t + 9);
-	strbuf_release(&st);
-	return n > 1;
-}
-
-/* The clone of fork_kernel(), from a process of one thread; `extra`: CLONE_PARENT or 0. */
-static pid_t clone_kernel(unsigned long extra, int *in_ns)
-{
-	unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | (geteuid() ? CLONE_NEWUSER : 0);
-	pid_t pid = (pid_t)syscall(SYS_clone, flags | extra | SIGCHLD, NULL, NULL, NULL, NULL);
-
-	*in_ns = pid >= 0;
-	if (pid < 0)
-		pid = (pid_t)syscall(SYS_clone, extra | SIGCHLD, NULL, NULL, NULL, NULL);
-	return pid;
-}
-
-/*
- * Fork the kernel into a pid namespace of its own (with a user namespace when we are not
- * root); where that is not allowed, a plain fork. Returns the pid, 0 in the child, -1.
- *
- * clone(2) is the system call, which takes none of libc's locks: in a process of several
- * threads (`cellbox kernel`'s ZMQ context, a lastclose thread) another thread may hold one
- * of malloc's at that moment, and the child, which allocates and forks the runner, waited for
- * it for ever (seen: the init stuck in fork()'s __malloc_fork_lock_parent). There the clone is
- * made by a helper forked with libc's fork() (one thread, malloc whole), with CLONE_PARENT so
- * that the kernel is still our child; the helper says its pid and in_ns, and exits.
- */
-static pid_t fork_kernel(int *in_ns)
-{
-	int p[2], got[2] = { -1, 0 }, status;
-	pid_t helper;
-	ssize_t n;
-
-	if (!threaded())
-		return clone_kernel(0, in_ns);
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	helper = fork();
-	if (helper == 0) {
-		pid_t pid = clone_kernel(CLONE_PARENT, &got[1]);
-
-		if (pid == 0) {		/* the kernel's init: on as fork_kernel's child */
-			close(p[0]);
-			close(p[1]);
-			*in_ns = got[1];
-			return 0;
-		}
-		got[0] = (int)pid;
-		_exit(write(p[1], got, sizeof(got)) == sizeof(got) ? 0 : 1);
-	}
-	close(p[1]);
-	do {
-		n = helper > 0 ? read(p[0], got, sizeof(got)) : -1;
-	} while (n < 0 && errno == EINTR);
-	close(p[0]);
-	if (helper > 0)
-		while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
-			;
-	if (n != sizeof(got) || got[0] <= 0) {
-		errno = helper < 0 ? errno : EAGAIN;
-		return -1;
-	}
-	*in_ns = got[1];
-	return (pid_t)got[0];
 }
 
 /* Leave the kernel's pid, as this machine sees it, in the channel (BACKEND_PID_FILE). */
@@ -294,7 +83,7 @@ static int local_start(struct backend *be, const struct kernel_spec *spec, struc
 		strbuf_addf(err, "cannot create a pipe: %s", strerror(errno));
 		return -1;
 	}
-	pid = fork_kernel(&in_ns);
+	pid = backend_local_fork_kernel(&in_ns);
 	if (pid < 0) {
 		strbuf_addf(err, "cannot fork: %s", strerror(errno));
 		close(pipefd[0]);
@@ -317,13 +106,14 @@ static int local_start(struct backend *be, const struct kernel_spec *spec, struc
 			_exit(127);
 		close(syncfd[0]);
 		if (in_ns)
-			kernel_init(spec, pipefd[1]);
-		exec_runner(spec, pipefd[1]);
+			backend_local_kernel_init(spec, pipefd[1]);
+		backend_local_exec_runner(spec, pipefd[1]);
 	}
 	close(pipefd[1]);
 	close(syncfd[0]);
+	lb->own_init = in_ns;
 	if (in_ns && geteuid())
-		map_ids(pid, geteuid(), getegid());
+		backend_local_map_ids(pid, geteuid(), getegid());
 	setpgid(pid, pid);	/* also here, so the group exists before we signal it */
 	if (write(syncfd[1], "g", 1) != 1)
 		kill(pid, SIGKILL);
@@ -365,6 +155,7 @@ static void local_forget(struct backend_local *lb)
 	lb->adopted = 0;	/* a restart forks a kernel of our own */
 	usage_procs_release(&lb->procs);
 	lb->in_ns = 0;
+	lb->own_init = 0;
 }
 
 /* Whether the adopted kernel has exited: its pidfd is readable, or it is gone. */
@@ -469,6 +260,43 @@ static int local_usage(struct backend *be, int reset, struct usage_sample *u)
 	return usage_read_procs(&lb->procs, lb->pid, reset, u);
 }
 
+/*
+ * Let the kernel outlive us: its init (kernel_init) drops its PR_SET_PDEATHSIG when we send
+ * LET_GO_SIGNAL and says so by its name; waited for up to 2 s. Without an init of our own (no
+ * pid namespace here, or a zygote's) there is nobody to ask.
+ */
+static int local_release(struct backend *be, struct strbuf *err)
+{
+	struct backend_local *lb = local_of(be);
+	char *path;
+	int rc = -1;
+
+	if (!lb->pid || lb->adopted || !lb->own_init) {
+		strbuf_addstr(err, "the kernel has no init of cellbox's own (no pid namespace of its "
+			      "own here) that could outlive this process");
+		return -1;
+	}
+	if (kill(lb->pid, LET_GO_SIGNAL) < 0) {
+		strbuf_addf(err, "cannot reach the kernel's init: %s", strerror(errno));
+		return -1;
+	}
+	path = xasprintf("/proc/%ld/comm", (long)lb->pid);
+	for (int i = 0; i < 400 && rc < 0; i++) {
+		struct strbuf comm = STRBUF_INIT;
+
+		if (strbuf_read_file(&comm, path, 64) == 0 &&
+		    !strncmp(comm.buf, LET_GO_NAME, strlen(LET_GO_NAME)))
+			rc = 0;
+		else
+			usleep(5000);
+		strbuf_release(&comm);
+	}
+	free(path);
+	if (rc < 0)
+		strbuf_addstr(err, "the kernel's init did not say it would outlive this process");
+	return rc;
+}
+
 static void local_detach(struct backend *be)
 {
 	local_forget(local_of(be));
@@ -534,5 +362,6 @@ const struct backend_ops backend_local_ops = {
 	.kill = local_kill,
 	.free = local_free,
 	.detach = local_detach,
+	.release = local_release,
 	.usage = local_usage,
 };

@@ -91,6 +91,16 @@ int channel_remove_labelled(const char *root, const char *dir, long pid);
  * gets a line each.
  */
 int channel_gc(const char *root, struct strbuf *out);
+/*
+ * A channel whose kernel was handed to another process than the one its name says (`:detach`
+ * of an unnamed session: its named session's host): channel_keep() leaves our pid in its
+ * CHANNEL_KEEPER_FILE (0 or -1); channel_kept() is 1 while the process that note names lives
+ * (the note ours, a regular file, never followed), and the gc of channels and of containers
+ * leaves such a channel and its container alone.
+ */
+#define CHANNEL_KEEPER_FILE "keeper"
+int channel_keep(const char *dir, struct strbuf *err);
+int channel_kept(const char *dir);
 /* The absolute path of `rel` inside the channel (caller frees). */
 char *channel_path(const struct channel *ch, const char *rel);
 

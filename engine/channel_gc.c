@@ -65,6 +65,10 @@ int channel_gc(const char *root, struct strbuf *out)
 		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
 			continue;
 		path = xasprintf("%s/%s", root, de->d_name);
+		if (channel_kept(path)) {	/* handed over: its keeper lives */
+			free(path);
+			continue;
+		}
 		channel_remove_dir(path);
 		if (out)
 			strbuf_addf(out, "removed channel %s of process %ld\n", path, pid);
@@ -73,6 +77,37 @@ int channel_gc(const char *root, struct strbuf *out)
 	}
 	closedir(d);
 	return removed;
+}
+
+int channel_keep(const char *dir, struct strbuf *err)
+{
+	char *path = xasprintf("%s/" CHANNEL_KEEPER_FILE, dir), text[24];
+	int n = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+	int rc = fsutil_write_atomic(path, text, (size_t)n, 0600, err);
+
+	free(path);
+	return rc;
+}
+
+int channel_kept(const char *dir)
+{
+	char *path = xasprintf("%s/" CHANNEL_KEEPER_FILE, dir), text[24];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	ssize_t n = -1;
+	long pid = 0;
+
+	free(path);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+		n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n > 0) {
+		text[n] = '\0';
+		pid = strtol(text, NULL, 10);
+	}
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
 }
 
 /* Whether directory `fd` is ours alone to change: our uid, no write for group or others. */

@@ -4,16 +4,19 @@
  * settings'), recording the history itself, then attached to like any other.
  */
 #include "named_setup.h"
+#include "clock.h"
 #include "msg.h"
 #include "named.h"
 #include "record.h"
 
+#include <poll.h>
 #include <stdlib.h>
 
 /* What the host process opens and records with (its copy of the front end's memory). */
 struct host_ctx {
 	const struct cellbox_config *cfg;
 	const char *restore;		/* a memory checkpoint's file to restore, else NULL */
+	const struct session *adopt;	/* a session whose kernel is handed over, else NULL */
 	struct record rec;
 };
 
@@ -24,6 +27,8 @@ static struct session *host_open(void *data, session_state_fn on_state, void *st
 	struct strbuf note = STRBUF_INIT;
 	struct session *s;
 
+	if (c->adopt)		/* the front end's session, as it was when the host forked */
+		return session_take_over(c->adopt, on_state, state_data, err);
 	if (c->restore) {
 		struct session_opts so = c->cfg->session;
 
@@ -68,6 +73,29 @@ struct session *named_setup_restore(const struct cellbox_config *cfg, const char
 	s = named_setup_open(cfg, name, 1, idle, 0, NULL, NULL, mask, err);
 	ctx.restore = NULL;
 	return s;
+}
+
+struct session *named_setup_handover(const struct cellbox_config *cfg, struct session *s,
+				     const char *name, session_state_fn on_state, void *data,
+				     const sigset_t *mask, struct strbuf *err)
+{
+	struct session *named;
+
+	/* The front end's own requests in flight (the UI's variables pane, its width) end first. */
+	for (double end = clock_now() + 2; session_state(s) == SESSION_BUSY && clock_now() < end;) {
+		struct pollfd p = { .fd = session_fd(s), .events = POLLIN };
+
+		poll(&p, 1, 50);
+		session_dispatch(s);
+	}
+	if (session_hand_over(s, err) < 0)
+		return NULL;
+	ctx.adopt = s;
+	named = named_setup_open(cfg, name, 1, NULL, 0, on_state, data, mask, err);
+	ctx.adopt = NULL;
+	if (named)		/* the host has the kernel and its channel: let go of both */
+		session_detach(s);
+	return named;
 }
 
 struct session *named_setup_open(const struct cellbox_config *cfg, const char *name, int start,

@@ -23,6 +23,18 @@ struct session *named_setup_open(const struct cellbox_config *cfg, const char *n
 struct session *named_setup_restore(const struct cellbox_config *cfg, const char *name,
 				    const char *path, const struct named_idle *idle,
 				    const sigset_t *mask, struct strbuf *err);
+/*
+ * `:detach` of an unnamed session `s`: its running kernel handed to the host of a new named
+ * session `name` (no idle limit), which adopts it from its channel (session_take_over: every
+ * variable in memory, the policy's hook installed, the session's options), then `s` let go of
+ * (session_detach: the kernel and channel left to the host) and the new session attached to,
+ * which the caller then uses as its session. Requests in flight are waited for up to 2 s
+ * first (dispatched as usual). NULL with `err` when it may not be handed over
+ * (session_hand_over) or the host could not take it: `s` is then as it was.
+ */
+struct session *named_setup_handover(const struct cellbox_config *cfg, struct session *s,
+				     const char *name, session_state_fn on_state, void *data,
+				     const sigset_t *mask, struct strbuf *err);
 
 /*
  * Fork named session `name` into a new named session `new_name` (docs/sessions.md, "Fork"),

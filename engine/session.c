@@ -147,6 +147,23 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 	return s;
 }
 
+struct session *session_take_over(const struct session *from, session_state_fn on_state,
+				  void *data, struct strbuf *err)
+{
+	struct session_opts o = from->opts;
+	struct session *s;
+
+	o.on_state = on_state;
+	o.state_data = data;
+	s = session_attach(&o, from->ch.dir, err);
+	/* The channel's name is the giver's, who leaves: gc is to leave it to us. */
+	if (s && channel_keep(from->ch.dir, err) < 0) {
+		session_detach(s);
+		return NULL;
+	}
+	return s;
+}
+
 int session_gc(const char *configured, struct strbuf *out)
 {
 	char *root = session_runtime_dir(configured), *old;

@@ -163,6 +163,19 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 void session_close(struct session *s);
 /* Free the session but leave the kernel running and its channel in place (the pool daemon). */
 void session_detach(struct session *s);
+/*
+ * Handing the kernel to another process (`:detach` of an unnamed session: named_setup.h).
+ * session_hand_over(): 0 when it may be handed over now, its kernel made to outlive this
+ * process (the backend's release(): a local kernel's init drops its PR_SET_PDEATHSIG), else
+ * -1 and why not in `err`: a cell running or queued (their bookkeeping is this process's), a
+ * kernel that is our child and cannot be released, a pool's, one whose network goes through
+ * our egress proxy. session_take_over(), in the taker: a session on `from`'s kernel (adopted
+ * from its channel, as session_attach()), with from's options but the state callback; the
+ * giver then lets go with session_detach().
+ */
+int session_hand_over(struct session *s, struct strbuf *err);
+struct session *session_take_over(const struct session *from, session_state_fn on_state,
+				  void *data, struct strbuf *err);
 
 /*
  * Queue a cell for execution. `timeout` (seconds, 0 = none) interrupts it when it runs too

@@ -228,11 +228,14 @@ class DetachTest(Base):
         r = self.cellbox('repl', '--attach', 'd1', stdin='print(v)\n')
         self.assertIn('kept', r.stdout)
 
-    def test_unnamed_session_cannot_detach(self):
-        r = self.cellbox('repl', stdin='x = 1\n:detach\nprint(x)\n')
-        self.assertIn('this session has no name', r.stderr)
-        self.assertIn('1', r.stdout)
-        self.assertEqual(self.names(), [])
+    def test_unnamed_session_detaches_under_a_new_name(self):
+        # (the cases of test_sessions_detach.py; here: from a pipe, the cells after it unread)
+        r = self.cellbox('repl', stdin='x = 1\n:detach\nprint("after", x)\n')
+        name = re.search(r"detached from session '(s-[a-z]{6})'", r.stderr).group(1)
+        self.assertNotIn('after', r.stdout)
+        self.assertEqual(self.names(), [name])
+        r = self.cellbox('attach', name, stdin='print("x is", x)\n')
+        self.assertIn('x is 1', r.stdout)
 
 
 class ShareTest(Base):
@@ -559,10 +562,11 @@ class UiTest(Base):
         c.wait_for('In [1]: kept')
         self.cellbox('kill', 'u3')
         c.wait_for('the session was ended')
-        # An unnamed session has nothing to come back to: :detach says so and stays.
+        # An unnamed session is given a name (test_sessions_detach.py has the rest).
         u = self.ui(tag='plain')
         u.command('detach')
-        u.wait_for('has no name')
+        self.assertEqual(u.exit_status(), 'exit=0')
+        self.assertEqual(len(self.names()), 1)
 
 
 class WallTest(Base):

@@ -231,18 +231,29 @@ static void run_cell(struct repl *r, const char *code)
 }
 
 /*
- * A line that is :detach, said where a cell would begin: 1 (the caller leaves a named
- * session running; an unnamed one has no name to come back to, and says so).
+ * A line that is :detach, said where a cell would begin: 1 (the caller leaves the session
+ * running when it is named). An unnamed one is given a generated name first, its kernel
+ * handed to that session's host (named_setup_handover), or says why it cannot be.
  */
 static int is_detach(struct repl *r, const char *line)
 {
+	struct strbuf err = STRBUF_INIT;
 	size_t n = strspn(line, " \t");
+	struct session *named;
+	char *name;
 
 	if (strncmp(line + n, ":detach", 7) || line[n + 7 + strspn(line + n + 7, " \t\r\n")])
 		return 0;
-	if (!session_named(r->s))
-		msg_error(":detach: this session has no name: it ends with the REPL (start a named "
-			  "one with --name NAME)");
+	if (session_named(r->s))
+		return 1;
+	name = named_generate();
+	named = named_setup_handover(r->cfg, r->s, name, NULL, NULL, cli_session_mask(), &err);
+	if (named)
+		r->s = named;
+	else
+		msg_error(":detach: cannot detach: %s", err.buf);
+	free(name);
+	strbuf_release(&err);
 	return 1;
 }
 
@@ -561,7 +572,8 @@ const struct cli_command cmd_repl_entry = {
 		"block is one cell, its indent as pasted. %load FILE puts FILE in the next prompt.\n"
 		"In a named session, :detach (or Ctrl-D, or closing the terminal) leaves it running;\n"
 		"cells other front ends run there are printed as they run; :fork [NAME] copies its\n"
-		"kernel into a new named session (cellbox fork --help).\n"
+		"kernel into a new named session (cellbox fork --help). In an unnamed one, :detach\n"
+		"names it (printed) and hands its kernel, variables and all, to that session's host.\n"
 		"With stdin not a terminal, cells are read from it (a blank line or a complete\n"
 		"statement ends a cell) and printed plainly; the exit code is 1 when a cell failed,\n"
 		"7 when the security policy blocked one.\n",

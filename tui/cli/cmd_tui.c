@@ -49,5 +49,6 @@ const struct cli_command cmd_tui_entry = {
 		"as a notebook, its cells edited, run and saved in place (a new file is made on the\n"
 		"first save). Enter edits a cell, Esc stops, Shift-Enter or F5 runs, Ctrl-S saves.\n"
 		"With --name, the session runs on when the UI leaves (Ctrl-Q, :detach, the\n"
-		"terminal closed); cellbox attach NAME comes back to it.\n",
+		"terminal closed); cellbox attach NAME comes back to it. Without, :detach (F12)\n"
+		"gives it a name, printed as the UI leaves, and leaves it running (between cells).\n",
 };

@@ -384,7 +384,8 @@ static const struct key_binding key_table[] = {
 	{ .mode = KM_CONSOLE, KB_CH(CTRL('d')), .fn = act_quit_or_delete },
 	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(10)), .command = "quit" },
 	{ .mode = KM_GLOBAL, KB_KEY(KEY_F(12)), .command = "detach",
-	  .keys = "F12", .help = "leave a named session running (:detach; cellbox attach NAME)" },
+	  .keys = "F12",
+	  .help = "leave the session running, an unnamed one under a new name (:detach)" },
 
 	/* Notebook mode. */
 	KB_NOTE(KM_NB_NOTE, "", "Command mode (the bar beside the selected cell; Esc comes here)"),

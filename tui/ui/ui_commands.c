@@ -99,7 +99,8 @@ static const struct tui_command tui_commands[] = {
 	{ .name = "stats", .usage = "stats", .fn = ui_nbcmd_stats,
 	  .help = "how long the first frame took, the cells, the memory in use" },
 	{ .name = "detach", .usage = "detach", .fn = ui_detach,
-	  .help = "leave a named session running (cellbox attach NAME comes back to it)" },
+	  .help = "leave the session running, an unnamed one given a name (cellbox attach "
+		  "NAME comes back to it)" },
 	{ .name = "fork", .usage = "fork [NAME]", .fn = ui_fork, .max = 1,
 	  .help = "copy a named session's kernel (its variables, imports, memory) into a new "
 		  "named session NAME (else a generated name), independent from then on" },

@@ -474,14 +474,38 @@ void ui_on_watch(struct session *s, unsigned long id, const char *code, int past
 	}
 }
 
+/*
+ * :detach: leave the named session running. An unnamed one is given a generated name first,
+ * its kernel handed to that session's host (named_setup_handover); the way out says the name.
+ */
 int ui_detach(struct ui *ui, int argc, char **argv, struct strbuf *msg)
 {
+	struct strbuf err = STRBUF_INIT;
+	struct session *named;
+	char *name;
+
 	(void)argc, (void)argv;
-	if (!ui->s || !session_named(ui->s)) {
-		strbuf_addstr(msg, "this session has no name: it ends when cellbox does (start a "
-			      "named one with --name NAME)");
+	if (!ui->s) {
+		strbuf_addstr(msg, "no session to detach from");
 		return -1;
 	}
+	if (session_named(ui->s))
+		return PANE_QUIT;
+	if (ui_cell_running(ui)) {
+		strbuf_addstr(msg, "cannot detach: a cell is running: detach once it ends (or "
+			      "interrupt it)");
+		return -1;
+	}
+	name = named_generate();
+	named = named_setup_handover(ui->cfg, ui->s, name, ui_on_state, ui, NULL, &err);
+	free(name);
+	if (!named) {
+		strbuf_addf(msg, "cannot detach: %s", err.buf);
+		strbuf_release(&err);
+		return -1;
+	}
+	strbuf_release(&err);
+	ui->s = named;
 	return PANE_QUIT;
 }
 
