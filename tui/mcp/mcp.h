@@ -16,6 +16,8 @@
  *   mcp_cell.c     a cell's events collected into its ExecutionResult, progress on the way
  *   mcp_named.c    named sessions (named.h): session_open with a name, session_attach, and
  *                  closing one (a detach unless it is ended)
+ *   mcp_context.c  contexts: more kernels in a session's sandbox (context_create, _list,
+ *                  _remove; session_run's context)
  *   mcp_sandbox.c  the security policy and the libraries a session gets (as --policy and
  *                  --libraries give them)
  *   mcp_files.c    file_put, file_get (their arguments and answers; files.h moves the
