@@ -44,6 +44,8 @@ class ContextTest(Base):
         ui.wait_gone('python-1: local')
         ui.command('context')
         ui.wait_for('contexts: main* (')
+        ui.quit()
+        self.assertEqual(ui.exit_status(), 'exit=0')
 
     @unittest.skipUnless(os.access(RSCRIPT, os.X_OK), 'R is not installed')
     def test_python_and_r_side_by_side(self):
@@ -68,6 +70,10 @@ class ContextTest(Base):
         ui.wait_for('context python-3 removed')
         ui.command('context new')
         ui.wait_for('context python-9: a new', timeout=120)
+        ui.quit()           # the eight contexts close with the session
+        self.assertEqual(ui.exit_status(), 'exit=0')
+        self.assertEqual(os.listdir(os.path.join(self.tmp, 'run')), [],
+                         'a context left its channel')
 
 
 if __name__ == '__main__':
