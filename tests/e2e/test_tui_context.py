@@ -2,6 +2,8 @@
 line naming the current one, a file shared and a variable not, Python and R side by side,
 switching back, removing one, and what is refused (an unknown kernel or name, the cap)."""
 import os
+import re
+import time
 import unittest
 
 from test_tui import Base
@@ -58,6 +60,18 @@ class ContextTest(Base):
         ui.wait_gone('r-1: local')
         ui.run('open("from_r.txt").read().strip()')
         ui.wait_for("'written by R'")
+        # the editor highlights the current context's language: R's keyword in R only
+        ui.command('context r-1')
+        ui.wait_for('idle  context r-1')
+        ui.type('function')
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            rows = [l for l in ui.screen(True).splitlines() if 'In  >>' in l and 'function' in l]
+            if rows:
+                break
+            time.sleep(0.05)
+        sgr = re.findall(r'((?:\x1b\[[0-9;]*m)+)function', rows[-1])
+        self.assertTrue(sgr and re.search(r'\[(38;[0-9;]+|3[0-7]|9[0-7])m$', sgr[-1]), rows)
 
     def test_cap(self):
         ui = self.start()

@@ -6,6 +6,7 @@
  * cell), so the loop polls only the current one.
  */
 #include "ui.h"
+#include "highlight.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ static void context_switch(struct ui *ui, int slot)
 {
 	ui->s = slot < 0 ? ui->ctx.main : ui->ctx.s[slot];
 	ui->ctx.cur = slot;
+	highlight_set_language(session_kernel(ui->s)->language);	/* the editor's */
 	ui->kernel_cols = 0;		/* tell it the width */
 	ui->kernel_scheme[0] = 0;	/* ... and the colours, once */
 	ui_match_kernel_colors(ui);
