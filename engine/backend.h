@@ -137,7 +137,7 @@ enum {
 	BACKEND_SANDBOX = 1 << 3,
 	/*
 	 * A second kernel can be started in the sandbox of a running one (a context,
-	 * session_context_open()): it shares that sandbox's files and limits. The local family
+	 * context_open()): it shares that sandbox's files and limits. The local family
 	 * can (another child in the same working directory, with the same limit); a container
 	 * cannot yet (its channel's two parts are bind mounts made when it is created).
 	 */

@@ -161,23 +161,8 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 			       struct strbuf *err);
 /* Shut the kernel down (politely, then by force) and free everything. NULL is fine. */
 void session_close(struct session *s);
-/*
- * Contexts (docs/sessions.md, "Contexts"): another kernel in the sandbox of session `parent`,
- * a session of its own (its own channel, runner, state, requests and restarts) that shares
- * the parent's files and limits: on the local backend a kernel in the same working
- * directory under the same memory limit. `kernel` is "python" or "r" (NULL: the parent's).
- * Only where the backend's family can (backend.h BACKEND_CONTEXTS), never for a named
- * session's front end nor a context's context, and at most SESSION_CONTEXTS_MAX open at once
- * per parent: else NULL with `err` saying why. Its events pass the same wall as any
- * kernel's. Close it with session_close(); a parent closed first lets its contexts run on as
- * sessions of their own (close them too).
- */
+/* The most contexts a session has open at once (context.h). */
 #define SESSION_CONTEXTS_MAX 8
-struct session *session_context_open(struct session *parent, const char *kernel,
-				     session_state_fn on_state, void *state_data,
-				     struct strbuf *err);
-/* How many contexts of `s` are open. */
-int session_context_count(const struct session *s);
 /* Free the session but leave the kernel running and its channel in place (the pool daemon). */
 void session_detach(struct session *s);
 

@@ -1,5 +1,5 @@
 /*
- * Contexts (engine/session.h session_context_open()) on the real runner: a context shares its
+ * Contexts (engine/context.h context_open()) on the real runner: a context shares its
  * session's files and not its variables; a named kernel there is not, a context's context and
  * a ninth context are refused; a parent closed first lets its contexts run on and close on
  * their own; a context's death takes only itself. `test_session_context NAME` runs one.
@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "context.h"
 #include "session.h"
 #include "util.h"
 #include "../harness.h"
@@ -72,13 +73,13 @@ static void test_share_file_not_variable(void)
 	s = open_local(dir);
 	if (!s)
 		return;
-	c = session_context_open(s, NULL, NULL, NULL, &err);
+	c = context_open(s, NULL, NULL, NULL, &err);
 	CHECK(c != NULL);
 	if (!c) {
 		tap_note(err.buf);
 		goto out;
 	}
-	CHECK(session_context_count(s) == 1);
+	CHECK(context_count(s) == 1);
 	free(cell(s, "x = 1; open('f.txt', 'w').write('shared')", NULL));
 	out = cell(c, "print(open('f.txt').read()); print(x)", NULL);
 	CHECK_STR(out, "shared\n<NameError>");
@@ -88,13 +89,13 @@ static void test_share_file_not_variable(void)
 	CHECK_STR(out, "1\n");
 	free(out);
 	/* a kernel there is not; a context's context */
-	CHECK(session_context_open(s, "cobol", NULL, NULL, &err) == NULL);
+	CHECK(context_open(s, "cobol", NULL, NULL, &err) == NULL);
 	CHECK(strstr(err.buf, "no kernel 'cobol'") != NULL);
 	strbuf_reset(&err);
-	CHECK(session_context_open(c, NULL, NULL, NULL, &err) == NULL);
+	CHECK(context_open(c, NULL, NULL, NULL, &err) == NULL);
 	CHECK(strstr(err.buf, "no contexts of its own") != NULL);
 	session_close(c);
-	CHECK(session_context_count(s) == 0);
+	CHECK(context_count(s) == 0);
 out:
 	session_close(s);
 	strbuf_release(&err);
@@ -122,13 +123,13 @@ static void test_cap_parent_first_death(void)
 	if (!s)
 		return;
 	for (int i = 0; i < SESSION_CONTEXTS_MAX; i++) {
-		ctx[i] = session_context_open(s, NULL, NULL, NULL, &err);
+		ctx[i] = context_open(s, NULL, NULL, NULL, &err);
 		CHECK(ctx[i] != NULL);
 		if (!ctx[i])
 			tap_note(err.buf);
 	}
-	CHECK(session_context_count(s) == SESSION_CONTEXTS_MAX);
-	CHECK(session_context_open(s, NULL, NULL, NULL, &err) == NULL);
+	CHECK(context_count(s) == SESSION_CONTEXTS_MAX);
+	CHECK(context_open(s, NULL, NULL, NULL, &err) == NULL);
 	CHECK(strstr(err.buf, "too many contexts") != NULL);
 	/* a context that dies takes only itself */
 	free(cell(ctx[0], "import os; os._exit(3)", &why));
@@ -138,7 +139,7 @@ static void test_cap_parent_first_death(void)
 	free(out);
 	session_close(ctx[0]);
 	strbuf_reset(&err);
-	ctx[0] = session_context_open(s, NULL, NULL, NULL, &err);	/* its place is free */
+	ctx[0] = context_open(s, NULL, NULL, NULL, &err);	/* its place is free */
 	CHECK(ctx[0] != NULL);
 	if (!ctx[0])
 		tap_note(err.buf);

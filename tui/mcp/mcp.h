@@ -396,7 +396,7 @@ cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 
 /*
  * Contexts: more kernels in the sandbox of an open session (session.h
- * session_context_open()), each with its own state, the sandbox's files and limits shared.
+ * context_open()), each with its own state, the sandbox's files and limits shared.
  * A context is an mcp_session of its own (its own handle, its calls queued apart) tied to
  * its parent: closed with it, not counted against mcp-max-sessions, not in session_list.
  */

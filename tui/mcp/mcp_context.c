@@ -2,9 +2,10 @@
  * cellbox mcp: contexts (mcp.h, docs/mcp.md "Contexts"): context_create, context_list,
  * context_remove, and session_run's `context`. A context is an mcp_session of its own behind a
  * handle of its own, whose session the engine started in its parent's sandbox
- * (session_context_open()); the parent holds it by name.
+ * (context_open()); the parent holds it by name.
  */
 #include "mcp.h"
+#include "context.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,7 @@ int mcp_tool_context_create(struct mcp_server *srv, struct mcp_call *call, const
 		return -1;
 	}
 	c = xcalloc(1, sizeof(*c));
-	s = session_context_open(parent->s, language, mcp_session_state, c, err);
+	s = context_open(parent->s, language, mcp_session_state, c, err);
 	if (!s) {
 		free(c);
 		return -1;

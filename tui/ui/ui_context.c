@@ -1,11 +1,12 @@
 /*
  * :context, the UI's contexts (docs/sessions.md, "Contexts"): more kernels in the sandbox of
- * the UI's session (session_context_open()), each with its own variables, its files and
+ * the UI's session (context_open()), each with its own variables, its files and
  * limits the sandbox's. One is current: cells, completion, the variables pane and :restart go
  * to it, and the status line names it. The others wait idle (a switch waits for the running
  * cell), so the loop polls only the current one.
  */
 #include "ui.h"
+#include "context.h"
 #include "highlight.h"
 
 #include <stdio.h>
@@ -59,7 +60,7 @@ static int context_new(struct ui *ui, const char *kernel, struct strbuf *msg)
 			slot = i;
 	ui_message(ui, "starting a context...");
 	ui_draw(ui);
-	c = session_context_open(ui->ctx.main, kernel, ui_on_state, ui, &err);
+	c = context_open(ui->ctx.main, kernel, ui_on_state, ui, &err);
 	if (!c || slot < 0) {
 		strbuf_addf(msg, "context: %s", c ? "no free slot" : err.buf);
 		session_close(c);
