@@ -135,13 +135,20 @@ enum {
 	 * tmpfs the size of the channel quota where cellbox may mount one.
 	 */
 	BACKEND_SANDBOX = 1 << 3,
+	/*
+	 * A second kernel can be started in the sandbox of a running one (a context,
+	 * context_open()): it shares that sandbox's files and limits. The local family
+	 * can (another child in the same working directory, with the same limit); a container
+	 * cannot yet (its channel's two parts are bind mounts made when it is created).
+	 */
+	BACKEND_CONTEXTS = 1 << 4,
 };
 
 struct backend;
 
 struct backend_ops {
 	const char *name;	/* the family ("local", "docker": podman shares docker's table) */
-	unsigned flags;		/* BACKEND_CHILD_KERNELS, _SLOW_KILL, _IMAGES, _SANDBOX */
+	unsigned flags;		/* BACKEND_CHILD_KERNELS, _SLOW_KILL, _IMAGES, _SANDBOX, _CONTEXTS */
 	/* Constructors; `name` is the registry's name ("podman" for podman). */
 	struct backend *(*create)(const char *name);
 	/* Take over the running kernel `k`; NULL with `err` set when there is none to take. */

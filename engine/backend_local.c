@@ -351,7 +351,7 @@ static int local_running(const char *name, const struct kernel_handle *k, struct
 
 const struct backend_ops backend_local_ops = {
 	.name = "local",
-	.flags = BACKEND_CHILD_KERNELS,
+	.flags = BACKEND_CHILD_KERNELS | BACKEND_CONTEXTS,
 	.create = local_create,
 	.adopt = local_adopt,
 	.running = local_running,

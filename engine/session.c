@@ -546,6 +546,20 @@ out:
 	strbuf_release(&err);
 }
 
+/* Untie a session from its parent and its contexts (either may close first). */
+static void context_untie(struct session *s)
+{
+	for (int i = 0; i < SESSION_CONTEXTS_MAX; i++)
+		if (s->parent && s->parent->contexts[i] == s)
+			s->parent->contexts[i] = NULL;
+	s->parent = NULL;
+	for (int i = 0; i < SESSION_CONTEXTS_MAX; i++) {
+		if (s->contexts[i])
+			s->contexts[i]->parent = NULL;
+		s->contexts[i] = NULL;
+	}
+}
+
 void session_close(struct session *s)
 {
 	struct pool_lease lease;
@@ -553,6 +567,7 @@ void session_close(struct session *s)
 
 	if (!s)
 		return;
+	context_untie(s);
 	if (s->named) {		/* a front end's end: it detaches, the session runs on */
 		named_client_close(s->named);
 		free(s);

@@ -161,6 +161,8 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 			       struct strbuf *err);
 /* Shut the kernel down (politely, then by force) and free everything. NULL is fine. */
 void session_close(struct session *s);
+/* The most contexts a session has open at once (context.h). */
+#define SESSION_CONTEXTS_MAX 8
 /* Free the session but leave the kernel running and its channel in place (the pool daemon). */
 void session_detach(struct session *s);
 /*

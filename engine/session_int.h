@@ -62,6 +62,8 @@ struct session {
 	int n_spent;
 	struct request *spare;	/* the request next_id, its results file made ahead */
 	struct wall_pending next_cmd;	/* the next command's file, made ahead (fd -1: none) */
+	struct session *parent;	/* a context's: the session whose sandbox it shares */
+	struct session *contexts[SESSION_CONTEXTS_MAX];	/* this session's open contexts */
 };
 
 /* session_state.c */

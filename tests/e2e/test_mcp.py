@@ -34,7 +34,7 @@ class ProtocolTest(Base):
         tools = s.request('tools/list')['result']
         self.assertNotIn('resultType', tools)        # a 2025 answer is shaped as 2025's
         self.assertNotIn('ttlMs', tools)
-        self.assertEqual(len(tools['tools']), 12)
+        self.assertEqual(len(tools['tools']), 15)
 
     def test_modern_discovery(self):
         s = self.server()

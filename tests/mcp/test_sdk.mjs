@@ -162,7 +162,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // ---- the cases -------------------------------------------------------------------------
 
 const TOOLS = ['execute_code', 'session_open', 'session_run', 'session_interrupt',
-  'session_restart', 'session_close', 'session_attach', 'session_fork', 'session_list', 'file_put', 'file_get',
+  'session_restart', 'session_close', 'session_attach', 'session_fork', 'session_list', 'context_create', 'context_list',
+  'context_remove', 'file_put', 'file_get',
   'session_history'];
 
 for (const which of ['v1', 'v2']) {

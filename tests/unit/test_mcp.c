@@ -224,13 +224,17 @@ static void test_schemas(void)
 		{ "session_fork", "{\"handle\":\"h\"}", "" },
 		{ "session_fork", "{\"handle\":\"h\",\"name\":\"b\"}", "" },
 		{ "session_fork", "{\"name\":\"b\"}", "'handle' is required" },
+		{ "context_create", "{\"handle\":\"h\",\"language\":\"r\"}", "" },
+		{ "context_create", "{\"handle\":\"h\",\"language\":\"julia\"}", "'language' must be one of python r" },
+		{ "context_remove", "{\"handle\":\"h\"}", "'context' is required" },
+		{ "session_run", "{\"handle\":\"h\",\"code\":\"1\",\"context\":3}", "'context' must be a string" },
 		{ "session_close", "{\"handle\":\"h\",\"end\":1}", "'end' must be a boolean" },
 	};
 	size_t n;
 	const struct mcp_tool *tools = mcp_tools(&n);
 	cJSON *list;
 
-	CHECK(n == 12);
+	CHECK(n == 15);
 	for (size_t i = 0; i < n; i++)
 		CHECK(mcp_tool_schema(&tools[i], 0) && mcp_tool_schema(&tools[i], 1));
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -259,7 +263,7 @@ static void test_schemas(void)
 		strbuf_release(&err);
 	}
 	list = mcp_tools_list();
-	CHECK(cJSON_GetArraySize(list) == 12);
+	CHECK(cJSON_GetArraySize(list) == 15);
 	CHECK(cJSON_IsObject(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "annotations")));
 	cJSON_Delete(list);
 }

@@ -16,6 +16,8 @@
  *   mcp_cell.c     a cell's events collected into its ExecutionResult, progress on the way
  *   mcp_named.c    named sessions (named.h): session_open with a name, session_attach, and
  *                  closing one (a detach unless it is ended)
+ *   mcp_context.c  contexts: more kernels in a session's sandbox (context_create, _list,
+ *                  _remove; session_run's context)
  *   mcp_sandbox.c  the security policy and the libraries a session gets (as --policy and
  *                  --libraries give them)
  *   mcp_files.c    file_put, file_get (their arguments and answers; files.h moves the
@@ -256,6 +258,10 @@ struct mcp_session {
 	struct mcp_cell *cells;		/* the last MCP_HISTORY_MAX cells */
 	size_t ncells, cells_alloc;
 	unsigned long cells_run;
+	/* Contexts (mcp_context.c): a context is a session of its own behind its own handle. */
+	struct mcp_session *parent;	/* a context's: the session whose sandbox it shares */
+	char context[24];		/* a context's name ("python-1", "r-2"); "" otherwise */
+	unsigned context_seq;		/* the last number given to a context of this one */
 };
 
 #define MCP_HISTORY_MAX 1000		/* cells session_history keeps */
@@ -385,6 +391,27 @@ void mcp_cell_event(struct session *s, const struct session_event *ev, void *dat
 	"time, from its start to its end\"}}}"
 cJSON *mcp_call_execution_result(struct mcp_server *srv, struct mcp_call *call,
 				 struct strbuf *text, cJSON *content);
+
+/* ---- mcp_context.c ----------------------------------------------------------------- */
+
+/*
+ * Contexts: more kernels in the sandbox of an open session (session.h
+ * context_open()), each with its own state, the sandbox's files and limits shared.
+ * A context is an mcp_session of its own (its own handle, its calls queued apart) tied to
+ * its parent: closed with it, not counted against mcp-max-sessions, not in session_list.
+ */
+int mcp_tool_context_create(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
+			    struct strbuf *err);
+int mcp_tool_context_list(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
+			  struct strbuf *err);
+int mcp_tool_context_remove(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
+			    struct strbuf *err);
+/*
+ * The session a call runs in: `handle`'s, or with `context` (may be NULL) that context of
+ * it. NULL with `err` saying why.
+ */
+struct mcp_session *mcp_context_target(struct mcp_server *srv, const char *handle,
+				       const char *context, struct strbuf *err);
 
 /* ---- mcp_named.c ------------------------------------------------------------------- */
 

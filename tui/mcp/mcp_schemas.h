@@ -8,6 +8,8 @@
  */
 
 #define S_HANDLE "\"handle\":{\"type\":\"string\",\"description\":\"a handle from session_open\"}"
+#define S_CONTEXT "\"context\":{\"type\":\"string\",\"description\":\"a context of the " \
+	"session (context_create's name): run there instead of in the session's own kernel\"}"
 #define S_TIMEOUT(what) "\"timeout\":{\"type\":\"number\",\"minimum\":0,\"description\":" \
 	"\"seconds " what " may run before it is interrupted (0 or absent: the server's default; " \
 	"never above the server's timeout setting)\"}"
@@ -135,7 +137,7 @@ static const char session_run_in[] =
 	"{\"type\":\"object\",\"properties\":{" S_HANDLE ","
 	"\"code\":{\"type\":\"string\",\"description\":\"the cell\"}," S_TIMEOUT("the cell") ","
 	"\"clear_plots\":{\"type\":\"boolean\",\"description\":\"forget earlier plots first "
-	"(their numbering starts again at 1)\"}},"
+	"(their numbering starts again at 1)\"}," S_CONTEXT "},"
 	"\"required\":[\"handle\",\"code\"],\"additionalProperties\":false}";
 
 static const char session_run_out[] =
@@ -198,5 +200,33 @@ static const char history_out[] =
 	"\"outcome\":{\"type\":\"string\"},\"duration\":{\"type\":\"number\"}},"
 	"\"required\":[\"execution_count\",\"code\",\"status\",\"outcome\"]}}},"
 	"\"required\":[\"handle\",\"cells\"]}";
+
+static const char context_create_in[] =
+	"{\"type\":\"object\",\"properties\":{" S_HANDLE ",\"language\":{\"type\":\"string\","
+	"\"enum\":[\"python\",\"r\"],\"description\":\"the context's kernel (default: the "
+	"session's)\"}},\"required\":[\"handle\"],\"additionalProperties\":false}";
+
+#define S_CONTEXT_PROPS \
+	"\"context\":{\"type\":\"string\",\"description\":\"its name, for session_run's " \
+	"context\"},\"language\":{\"type\":\"string\"},\"state\":{\"type\":\"string\"}," \
+	"\"context_handle\":{\"type\":\"string\",\"description\":\"its own handle (the " \
+	"session tools take it too)\"}"
+
+static const char context_create_out[] =
+	"{\"type\":\"object\",\"properties\":{" S_HANDLE "," S_CONTEXT_PROPS "},"
+	"\"required\":[\"handle\",\"context\",\"language\",\"context_handle\"]}";
+
+static const char context_list_out[] =
+	"{\"type\":\"object\",\"properties\":{" S_HANDLE ",\"contexts\":{\"type\":\"array\","
+	"\"items\":{\"type\":\"object\",\"properties\":{" S_CONTEXT_PROPS "},\"required\":["
+	"\"context\",\"language\",\"state\"]}}},\"required\":[\"handle\",\"contexts\"]}";
+
+static const char context_remove_in[] =
+	"{\"type\":\"object\",\"properties\":{" S_HANDLE ",\"context\":{\"type\":\"string\"}},"
+	"\"required\":[\"handle\",\"context\"],\"additionalProperties\":false}";
+
+static const char context_remove_out[] =
+	"{\"type\":\"object\",\"properties\":{" S_HANDLE ",\"context\":{\"type\":\"string\"},"
+	"\"removed\":{\"type\":\"boolean\"}},\"required\":[\"handle\",\"context\",\"removed\"]}";
 
 #endif

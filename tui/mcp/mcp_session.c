@@ -99,7 +99,7 @@ unsigned long mcp_session_count(const struct mcp_server *srv)
 	unsigned long n = 0;
 
 	for (const struct mcp_session *ms = srv->sessions; ms; ms = ms->next)
-		n++;
+		n += !ms->parent;	/* a context shares its parent's sandbox */
 	return n;
 }
 
@@ -307,7 +307,15 @@ struct mcp_session *mcp_session_find(struct mcp_server *srv, const char *handle,
 
 void mcp_session_close(struct mcp_server *srv, struct mcp_session *ms)
 {
-	struct mcp_session **p;
+	struct mcp_session **p, *ctx;
+
+	/* Its contexts first: they live in its sandbox. */
+	do {
+		for (ctx = srv->sessions; ctx && ctx->parent != ms; ctx = ctx->next)
+			;
+		if (ctx)
+			mcp_session_close(srv, ctx);
+	} while (ctx);
 
 	for (struct mcp_call *c = srv->calls; c; c = c->next)
 		if (c->ms == ms && c->state == MCP_CALL_QUEUED)

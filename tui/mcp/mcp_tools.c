@@ -159,7 +159,8 @@ static int t_session_open(struct mcp_server *srv, struct mcp_call *call, const c
 static int t_session_run(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			 struct strbuf *err)
 {
-	struct mcp_session *ms = arg_session(srv, args, err);
+	struct mcp_session *ms = mcp_context_target(srv, arg_str(args, "handle"),
+						    arg_str(args, "context"), err);
 
 	if (!ms || cell_timeout(srv, args, ms->timeout, &call->timeout, err) < 0)
 		return -1;
@@ -236,7 +237,7 @@ static int t_session_list(struct mcp_server *srv, struct mcp_call *call, const c
 	for (struct mcp_session *ms = srv->sessions; ms; ms = ms->next) {
 		cJSON *e;
 
-		if (ms->oneshot)
+		if (ms->oneshot || ms->parent)	/* contexts: context_list */
 			continue;
 		e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "handle", ms->handle);
@@ -402,6 +403,21 @@ static const struct mcp_tool tools[] = {
 			 "state, cells run, plots, a named session's name.",
 	  .input_schema = list_in, .output_schema = list_out,
 	  .hints = MCP_HINT_READ_ONLY | MCP_HINT_IDEMPOTENT, .run = t_session_list },
+	{ .name = "context_create", .title = "Start a context in a session's sandbox",
+	  .description = "Start another kernel (python or r) in the sandbox of the session of "
+			 "`handle`: its own variables and imports, the sandbox's files and limits "
+			 "shared (e2b's code contexts). Returns its name, for session_run's "
+			 "`context`; at most 8 per session.",
+	  .input_schema = context_create_in, .output_schema = context_create_out,
+	  .run = mcp_tool_context_create },
+	{ .name = "context_list", .title = "List a session's contexts",
+	  .description = "The contexts of the session of `handle`: name, language, state.",
+	  .input_schema = handle_in, .output_schema = context_list_out,
+	  .hints = MCP_HINT_READ_ONLY | MCP_HINT_IDEMPOTENT, .run = mcp_tool_context_list },
+	{ .name = "context_remove", .title = "Remove a context",
+	  .description = "End a context's kernel (its variables go; the sandbox's files stay).",
+	  .input_schema = context_remove_in, .output_schema = context_remove_out,
+	  .hints = MCP_HINT_DESTRUCTIVE, .run = mcp_tool_context_remove },
 	{ .name = "file_put", .title = "Write a file into a session's sandbox",
 	  .description = "Write bytes (base64) to a path in the session's sandbox; relative "
 			 "paths are relative to the kernel's working directory. Not for a named "

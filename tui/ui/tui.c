@@ -354,6 +354,7 @@ out:
 	if (ui.s && session_named(ui.s) && session_state(ui.s) != SESSION_CLOSED)
 		msg_error("detached from session '%s': it runs on (cellbox attach %s; cellbox kill "
 			  "%s ends it)", session_named(ui.s), session_named(ui.s), session_named(ui.s));
+	ui_contexts_close(&ui);
 	if (setup_close(ui.s, cfg, NULL, &err) < 0)
 		msg_error("%s", err.buf);
 	record_close(&ui.rec);

@@ -255,7 +255,15 @@ struct overlay_stack {
 
 struct ui {
 	struct cellbox_config *cfg;
-	struct session *s;
+	struct session *s;		/* the current context's session (ui_context.c) */
+	/* Contexts: `main` the session's own kernel once a :context was asked for, else NULL. */
+	struct {
+		struct session *main;
+		struct session *s[SESSION_CONTEXTS_MAX];
+		char name[SESSION_CONTEXTS_MAX][24];	/* "python-1", "r-2" */
+		int cur;			/* the current slot, -1: main */
+		unsigned seq;			/* the last number given */
+	} ctx;
 	struct record rec;		/* this session's cells into the history store */
 	struct outmodel out;		/* the console's cells, as the output pane shows them */
 	/* The panes (keys go to `focus` first) and each pane's own state. */
@@ -497,6 +505,15 @@ void ui_on_watch(struct session *s, unsigned long id, const char *code, int past
 int ui_detach(struct ui *ui, int argc, char **argv, struct strbuf *msg);
 /* :fork [NAME]: the named session forked into a new one (session_fork), said in `msg`. */
 int ui_fork(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+
+/* ---- ui_context.c: :context, more kernels in the session's sandbox ---- */
+
+/* :context [NAME|new [python|r]|rm NAME]: list, start, switch to or remove a context. */
+int ui_context(struct ui *ui, int argc, char **argv, struct strbuf *msg);
+/* The current context's name for the status line; NULL for the session's own kernel. */
+const char *ui_context_name(const struct ui *ui);
+/* Before the session closes: its contexts are closed and ui->s is the session's again. */
+void ui_contexts_close(struct ui *ui);
 /* Put one event of a running cell into its view `c` (streams, results, errors, plots). */
 void ui_view_event(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		const struct session_event *ev);

@@ -104,6 +104,10 @@ static const struct tui_command tui_commands[] = {
 	{ .name = "fork", .usage = "fork [NAME]", .fn = ui_fork, .max = 1,
 	  .help = "copy a named session's kernel (its variables, imports, memory) into a new "
 		  "named session NAME (else a generated name), independent from then on" },
+	{ .name = "context", .usage = "context [NAME|new [python|r]|rm NAME]", .fn = ui_context,
+	  .max = 2, .help = "another kernel in this sandbox (its files shared, its variables its "
+		  "own): new starts one and goes there, NAME goes to one (main: the session's), "
+		  "rm ends one; none: list them" },
 	{ .name = "quit", .usage = "quit (:q, :q!)", .fn = tc_quit,
 	  .help = "leave cellbox (Ctrl-Q; Ctrl-D on an empty cell); '!': without saving" },
 };

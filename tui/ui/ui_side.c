@@ -211,14 +211,19 @@ static const char *usage_text(struct ui *ui, int busy, char *buf, size_t size)
 	return buf;
 }
 
-/* "NAME: " of a named session ("NAME (read-only): " when watching), else "". */
+/*
+ * "NAME: " of a named session ("NAME (read-only): " when watching), with the current
+ * context's name ("python-1: "), else "".
+ */
 static const char *session_label(struct ui *ui, char *buf, size_t size)
 {
 	const char *name = ui->s ? session_named(ui->s) : NULL;
+	const char *ctx = ui_context_name(ui);
 
-	if (!name)
+	if (!name && !ctx)
 		return "";
-	snprintf(buf, size, "%s%s: ", name, session_read_only(ui->s) ? " (read-only)" : "");
+	snprintf(buf, size, "%s%s%s%s: ", name ? name : "", session_read_only(ui->s) ?
+		 " (read-only)" : "", name && ctx ? " " : "", ctx ? ctx : "");
 	return buf;
 }
 
