@@ -200,7 +200,10 @@ static int threaded(void)
 	return n > 1;
 }
 
-/* The clone of backend_local_fork_kernel(), from a process of one thread; `extra`: CLONE_PARENT or 0. */
+/*
+ * The clone of backend_local_fork_kernel(), from a process of one thread; `extra`:
+ * CLONE_PARENT or 0.
+ */
 static pid_t clone_kernel(unsigned long extra, int *in_ns)
 {
 	unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | (geteuid() ? CLONE_NEWUSER : 0);

@@ -10,9 +10,9 @@
  * directory under the same memory limit. `kernel` is "python" or "r" (NULL: the parent's).
  * Only where the backend's family can (backend.h BACKEND_CONTEXTS), never for a named
  * session's front end nor a context's context, and at most SESSION_CONTEXTS_MAX open at once
- * per parent: else NULL with `err` (empty on entry, as for session_open()) saying why. Its events pass the same wall as any
- * kernel's. Close it with session_close(); a parent closed first lets its contexts run on as
- * sessions of their own (close them too).
+ * per parent: else NULL with `err` (empty on entry, as for session_open()) saying why. Its
+ * events pass the same wall as any kernel's. Close it with session_close(); a parent closed
+ * first lets its contexts run on as sessions of their own (close them too).
  */
 struct session *context_open(struct session *parent, const char *kernel,
 			     session_state_fn on_state, void *state_data, struct strbuf *err);

@@ -43,7 +43,8 @@
 #include "strbuf.h"
 
 #define NAMED_NAME_MAX 64		/* bytes of a session's name */
-#define NAMED_LINE_MAX (128u << 20)	/* bytes of one line either way (an artifact of 64 MB in base64) */
+/* bytes of one line either way (an artifact of 64 MB in base64) */
+#define NAMED_LINE_MAX (128u << 20)
 #define NAMED_QUEUE_MAX (256u << 20)	/* bytes waiting for a front end that does not read */
 #define NAMED_MAX_CLIENTS 16		/* front ends attached at once */
 #define NAMED_LOG_CELLS 200
@@ -128,9 +129,9 @@ int named_gc(const char *runtime, struct strbuf *out);
 
 /*
  * Re-run checkpoints (named_checkpoint.c), for every backend (a memory image needs gVisor,
- * below; CRIU does not run on this machine's kernel): the cells the session's kernel ran since it started
- * (NAMED_RERUN_CELLS, NAMED_RERUN_BYTES of code at most; a session past them cannot be
- * checkpointed), written to `path` (0600, replaced whole) with its name and kernel; *ncells
+ * below; CRIU does not run on this machine's kernel): the cells the session's kernel ran
+ * since it started (NAMED_RERUN_CELLS, NAMED_RERUN_BYTES of code at most; a session past them
+ * cannot be checkpointed), written to `path` (0600, replaced whole) with its name and kernel; *ncells
  * says how many. 0, or -1 with `err`.
  */
 #define NAMED_CKPT_VERSION 1

@@ -4,8 +4,9 @@
 /*
  * What the files of named sessions share. Internal. named_wire.c is a connection's lines of
  * JSON (read and written without blocking, capped both ways); named_dir.c the sessions'
- * directory (names, paths, connecting, ls, kill); named_spawn.c starts a host (named_start), named_host.c is its loop; session.c
- * calls named_client.c, a front end's end, for a session whose `named` is set.
+ * directory (names, paths, connecting, ls, kill); named_spawn.c starts a host (named_start),
+ * named_host.c is its loop; session.c calls named_client.c, a front end's end, for a session
+ * whose `named` is set.
  */
 
 #include <cjson/cJSON.h>

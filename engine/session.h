@@ -32,7 +32,8 @@
  * event.
  * A kernel that takes the session past `channel_quota` bytes on the host (what its kernel
  * part holds now, and every copy the host made of its plots and files since the session
- * began, through every restart), or that removes its channel, is stopped; session_restart() (or session_revive()) starts a fresh one.
+ * began, through every restart), or that removes its channel, is stopped; session_restart()
+ * (or session_revive()) starts a fresh one.
  *
  * Every request ends with exactly one SESSION_EV_DONE event, also when the kernel dies,
  * times out or is restarted: the session then makes the error and done events itself. The
@@ -256,7 +257,8 @@ char *session_runtime_dir(const char *configured);
 int session_gc(const char *configured, struct strbuf *out);
 /* Name of the backend ("local"). */
 const char *session_backend_name(const struct session *s);
-/* The sandbox settings it was opened with (image, runtime, engine); NULL when attached to a host. */
+/* The sandbox settings it was opened with (image, runtime, engine); NULL when attached to a
+ * host. */
 const struct sandbox_opts *session_sandbox(const struct session *s);
 /*
  * The last round trip to the sandbox's end of the kernel's channel in milliseconds, where the

@@ -15,8 +15,8 @@
  * need this header).
  *
  * Include session.h before it (struct session_opts, enum session_state): it does not include
- * session.h itself, as session.c, session.h's own file, includes it (no include circle); named_client.c,
- * which is a named session's end of the session, includes it too.
+ * session.h itself, as session.c, session.h's own file, includes it (no include circle);
+ * named_client.c, which is a named session's end of the session, includes it too.
  */
 
 #include "channel.h"
