@@ -11,6 +11,17 @@
 
 #include <string.h>
 
+/* Whether `s` is a context or has one open (context.h): a host takes one kernel, not a family. */
+static int in_family(const struct session *s)
+{
+	if (s->parent)
+		return 1;
+	for (int i = 0; i < SESSION_CONTEXTS_MAX; i++)
+		if (s->contexts[i])
+			return 1;
+	return 0;
+}
+
 int session_hand_over(struct session *s, struct strbuf *err)
 {
 	if (s->named)
@@ -25,6 +36,8 @@ int session_hand_over(struct session *s, struct strbuf *err)
 		strbuf_addf(err, "the %s backend's kernel is a child of this process and ends with "
 			    "it: start the session with --name NAME to leave it running later",
 			    s->be->ops->name);
+	else if (in_family(s))
+		strbuf_addstr(err, "the session has contexts (:context): remove them first");
 	else if (s->lease.entry)
 		strbuf_addstr(err, "its kernel is a pool's, which ends it with the lease");
 	else if (s->opts.sandbox.network && !strncmp(s->opts.sandbox.network, "allow:", 6))

@@ -31,6 +31,9 @@ class ContextTest(Base):
         ui.wait_for('idle  context python-1')
         ui.run('x * 10')
         ui.wait_for('Out[3]: 20', 'python-1: local')
+        # a host takes one kernel: no :detach of a session with contexts (nor from one)
+        ui.command('detach')
+        ui.wait_for('the session has contexts (:context): remove them first')
         # refused: a kernel there is not, a name there is not, main removed
         ui.command('context new julia')
         ui.wait_for("'julia' is not a kernel")
