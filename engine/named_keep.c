@@ -71,6 +71,7 @@ void named_keep_restart(struct named_keep *k)
 {
 	cJSON_Delete(k->rerun);
 	k->rerun = cJSON_CreateArray();
+	k->rerun_cells = 0;
 	k->rerun_bytes = 0;
 	k->rerun_over = 0;
 }
@@ -134,7 +135,7 @@ void named_keep_rerun(struct named_keep *k, const char *code, const struct sessi
 	if (k->rerun_over)
 		return;
 	k->rerun_bytes += strlen(code);
-	if (cJSON_GetArraySize(k->rerun) >= NAMED_RERUN_CELLS ||
+	if (k->rerun_cells >= NAMED_RERUN_CELLS ||
 	    k->rerun_bytes > NAMED_RERUN_BYTES) {
 		k->rerun_over = 1;
 		return;
@@ -143,4 +144,5 @@ void named_keep_rerun(struct named_keep *k, const char *code, const struct sessi
 	cJSON_AddStringToObject(o, "code", code);
 	cJSON_AddStringToObject(o, "status", event_status_name(ev->done.status));
 	cJSON_AddItemToArray(k->rerun, o);
+	k->rerun_cells++;
 }

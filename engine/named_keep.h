@@ -35,6 +35,7 @@ struct named_keep {
 	struct hcell *cells, *last;	/* executes, oldest first */
 	size_t ncells, log_bytes;
 	cJSON *rerun;			/* the cells since the kernel started: {code, status} */
+	int rerun_cells;		/* how many (cJSON counts by walking its list) */
 	size_t rerun_bytes;
 	int rerun_over;			/* past NAMED_RERUN_CELLS or _BYTES: no checkpoint */
 };
