@@ -74,6 +74,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "roundtrip: %s\n", err.buf);
 		return 1;
 	}
+	/* CELLBOX_BENCH_KEEP=1: the executes kept as the UI's and the REPL's are (session.h) */
+	if (getenv("CELLBOX_BENCH_KEEP") && !strcmp(getenv("CELLBOX_BENCH_KEEP"), "1"))
+		session_keep_cells(s);
 	printf("{\"case\": \"start\", \"n\": 1, \"median_ms\": %.4f, \"p90_ms\": %.4f}\n",
 	       (clock_now() - t0) * 1e3, (clock_now() - t0) * 1e3);
 	if (scale == 0) {	/* the start alone */

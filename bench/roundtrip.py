@@ -72,6 +72,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--bin', default=os.path.join(here, '..', 'build', 'bench', 'bench_roundtrip'))
     ap.add_argument('--scale', type=int, default=1)
+    ap.add_argument('--keep', action='store_true',
+                    help="cellbox's session keeps its cells as the UI's and the REPL's do "
+                         "(for a :detach's host)")
     ap.add_argument('--backend', default='local',
                     help="cellbox's backend: local (default), docker or podman")
     args = ap.parse_args()
@@ -84,6 +87,8 @@ def main():
     env = dict(os.environ)
     if args.backend != 'local':
         env['CELLBOX_BENCH_BACKEND'] = args.backend
+    if args.keep:
+        env['CELLBOX_BENCH_KEEP'] = '1'
     out = subprocess.run([args.bin, str(args.scale), sys.executable], check=True,
                          capture_output=True, text=True, env=env).stdout
     ours = {r['case']: r for r in map(json.loads, out.splitlines())}

@@ -97,21 +97,10 @@ static void on_event(struct session *s, const struct session_event *ev, void *da
 {
 	struct hcell *c = data;
 	struct host *h = c->h;
-	cJSON *m = cJSON_CreateObject();
-	char *text;
 	size_t n;
+	char *text = named_keep_ev_line(c->id, ev, &n);
 	int done = ev->type == SESSION_EV_DONE;
 
-	cJSON_AddStringToObject(m, "t", "ev");
-	cJSON_AddNumberToObject(m, "id", (double)c->id);
-	cJSON_AddItemToObject(m, "ev", event_to_json(ev));
-	text = cJSON_PrintUnformatted(m);
-	cJSON_Delete(m);
-	n = strlen(text);
-	text = realloc(text, n + 2);
-	if (!text)
-		abort();
-	text[n++] = '\n';
 	if (c->execute) {
 		named_keep_line(&h->keep, c, text, n, done);
 		broadcast(h, text, n, 0);
@@ -570,6 +559,7 @@ void named_host_serve(struct host *h, struct session *s, int lfd)
 	int lingers;
 
 	h->s = s;
+	named_keep_take(&h->keep, s);	/* the cells of an unnamed session handed over */
 	sigaction(SIGTERM, &sa, NULL);
 	while (!h->stop && !terminated) {
 		struct pollfd p[2 + NAMED_MAX_CLIENTS];

@@ -12,6 +12,38 @@ void named_keep_init(struct named_keep *k)
 	k->rerun = cJSON_CreateArray();
 }
 
+char *named_keep_ev_line(unsigned long id, const struct session_event *ev, size_t *len)
+{
+	cJSON *m = cJSON_CreateObject();
+	char *text;
+	size_t n;
+
+	cJSON_AddStringToObject(m, "t", "ev");
+	cJSON_AddNumberToObject(m, "id", (double)id);
+	cJSON_AddItemToObject(m, "ev", event_to_json(ev));
+	text = cJSON_PrintUnformatted(m);
+	cJSON_Delete(m);
+	n = strlen(text);
+	text = realloc(text, n + 2);
+	if (!text)
+		abort();
+	text[n++] = '\n';
+	text[n] = 0;
+	*len = n;
+	return text;
+}
+
+void named_keep_take(struct named_keep *k, struct session *s)
+{
+	struct named_keep *from = session_keep_take(s);
+
+	if (!from)
+		return;
+	named_keep_release(k);
+	*k = *from;
+	free(from);
+}
+
 void named_keep_release(struct named_keep *k)
 {
 	while (k->cells) {
@@ -39,6 +71,7 @@ void named_keep_restart(struct named_keep *k)
 {
 	cJSON_Delete(k->rerun);
 	k->rerun = cJSON_CreateArray();
+	k->rerun_cells = 0;
 	k->rerun_bytes = 0;
 	k->rerun_over = 0;
 }
@@ -102,7 +135,7 @@ void named_keep_rerun(struct named_keep *k, const char *code, const struct sessi
 	if (k->rerun_over)
 		return;
 	k->rerun_bytes += strlen(code);
-	if (cJSON_GetArraySize(k->rerun) >= NAMED_RERUN_CELLS ||
+	if (k->rerun_cells >= NAMED_RERUN_CELLS ||
 	    k->rerun_bytes > NAMED_RERUN_BYTES) {
 		k->rerun_over = 1;
 		return;
@@ -111,4 +144,5 @@ void named_keep_rerun(struct named_keep *k, const char *code, const struct sessi
 	cJSON_AddStringToObject(o, "code", code);
 	cJSON_AddStringToObject(o, "status", event_status_name(ev->done.status));
 	cJSON_AddItemToArray(k->rerun, o);
+	k->rerun_cells++;
 }

@@ -7,6 +7,10 @@
  * note), shown to a front end that attaches later; and the cells the kernel ran since it
  * started, the list a checkpoint re-runs (at most NAMED_RERUN_CELLS and NAMED_RERUN_BYTES of
  * code; past them the session cannot be checkpointed). See named.h.
+ *
+ * An unnamed session keeps the same of its own executes when its front end asks
+ * (session.h: session_keep_cells), for the host that takes its kernel over at a `:detach`:
+ * that host starts with this keep (session_keep_take) and shows its cells to an attach.
  */
 
 #include <cjson/cJSON.h>
@@ -31,11 +35,22 @@ struct named_keep {
 	struct hcell *cells, *last;	/* executes, oldest first */
 	size_t ncells, log_bytes;
 	cJSON *rerun;			/* the cells since the kernel started: {code, status} */
+	int rerun_cells;		/* how many (cJSON counts by walking its list) */
 	size_t rerun_bytes;
 	int rerun_over;			/* past NAMED_RERUN_CELLS or _BYTES: no checkpoint */
 };
 
 void named_keep_init(struct named_keep *k);
+/*
+ * The ev line of event `ev` of request `id` as front ends get it and the keep holds it
+ * ("\n"-ended, its length in *len; free() it).
+ */
+char *named_keep_ev_line(unsigned long id, const struct session_event *ev, size_t *len);
+/*
+ * Session `s`'s keep (session_keep_take), when it has one, made `k`'s (what was in `k` freed):
+ * the host of an unnamed session's kernel handed over starts with the cells before.
+ */
+void named_keep_take(struct named_keep *k, struct session *s);
 /* Free every cell kept and the list. */
 void named_keep_release(struct named_keep *k);
 void named_keep_cell_free(struct hcell *c);

@@ -16,7 +16,7 @@
 struct host_ctx {
 	const struct cellbox_config *cfg;
 	const char *restore;		/* a memory checkpoint's file to restore, else NULL */
-	const struct session *adopt;	/* a session whose kernel is handed over, else NULL */
+	struct session *adopt;		/* a session whose kernel is handed over, else NULL */
 	struct record rec;
 };
 

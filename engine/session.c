@@ -147,7 +147,7 @@ struct session *session_attach(const struct session_opts *opts, const char *chan
 	return s;
 }
 
-struct session *session_take_over(const struct session *from, session_state_fn on_state,
+struct session *session_take_over(struct session *from, session_state_fn on_state,
 				  void *data, struct strbuf *err)
 {
 	struct session_opts o = from->opts;
@@ -160,6 +160,13 @@ struct session *session_take_over(const struct session *from, session_state_fn o
 	if (s && channel_keep(from->ch.dir, err) < 0) {
 		session_detach(s);
 		return NULL;
+	}
+	/* Its cells kept go on under their ids: ours are numbered on from the giver's. */
+	if (s && from->next_id > s->next_id)
+		s->next_id = from->next_id;
+	if (s) {
+		s->keep = from->keep;
+		from->keep = NULL;
 	}
 	return s;
 }
@@ -231,6 +238,7 @@ unsigned long session_execute(struct session *s, const char *code, unsigned flag
 	if (s->named)
 		return named_client_execute(s->named, code, flags, timeout, fn, data, err);
 	cJSON *cmd = cJSON_CreateObject(), *blocked = NULL;
+	unsigned long id;
 
 	/* The policy reads the cell before anything of it reaches the kernel. */
 	if (s->opts.policy && !(flags & SESSION_EXEC_TRUSTED)) {
@@ -248,7 +256,12 @@ unsigned long session_execute(struct session *s, const char *code, unsigned flag
 	cJSON_AddBoolToObject(cmd, "silent", !!(flags & SESSION_EXEC_SILENT));
 	cJSON_AddBoolToObject(cmd, "allow_stdin", !!(flags & SESSION_EXEC_ALLOW_STDIN));
 	cJSON_AddBoolToObject(cmd, "clear_plots", !!(flags & SESSION_EXEC_CLEAR_PLOTS));
-	return session_submit(s, cmd, 1, timeout, fn, data, blocked, err);
+	if (!s->keep || (flags & SESSION_EXEC_SILENT))	/* (a host keeps no silent cell) */
+		return session_submit(s, cmd, 1, timeout, fn, data, blocked, err);
+	session_keep_wrap(s, code, &fn, &data);
+	id = session_submit(s, cmd, 1, timeout, fn, data, blocked, err);
+	session_keep_sent(s, data, id);
+	return id;
 }
 
 unsigned long session_request(struct session *s, const char *kind, const cJSON *params,

@@ -173,12 +173,25 @@ void session_detach(struct session *s);
  * -1 and why not in `err`: a cell running or queued (their bookkeeping is this process's), a
  * kernel that is our child and cannot be released, a pool's, one whose network goes through
  * our egress proxy. session_take_over(), in the taker: a session on `from`'s kernel (adopted
- * from its channel, as session_attach()), with from's options but the state callback; the
- * giver then lets go with session_detach().
+ * from its channel, as session_attach()), with from's options but the state callback, its
+ * requests numbered on from from's and from's keep (below) its own; the giver then lets go
+ * with session_detach().
  */
 int session_hand_over(struct session *s, struct strbuf *err);
-struct session *session_take_over(const struct session *from, session_state_fn on_state,
+struct session *session_take_over(struct session *from, session_state_fn on_state,
 				  void *data, struct strbuf *err);
+/*
+ * What a host that takes the kernel over shows an attach of the cells before (the UI and the
+ * REPL ask it of an unnamed session). session_keep_cells(): from now on the session keeps its
+ * executes but silent ones, their code and events, as a named session's host keeps its own
+ * (named_keep.h, within its caps), and the cells since its kernel started. session_take_over()
+ * hands the keep to the taker; session_keep_take() gives it to the caller (the host: its
+ * keep, NULL when none, to free with named_keep_release() and free()), the session keeping
+ * no more.
+ */
+struct named_keep;
+void session_keep_cells(struct session *s);
+struct named_keep *session_keep_take(struct session *s);
 
 /*
  * Queue a cell for execution. `timeout` (seconds, 0 = none) interrupts it when it runs too

@@ -12,7 +12,7 @@
  * submitted, their events read, ended. session_files.c makes and removes the requests'
  * files off the round trip (the next results file ahead, the finished ones' behind).
  * session_names.c holds the names a session starts from that need no session (it does not
- * need this header).
+ * need this header). session_keep.c keeps its executes for a host that takes it over.
  *
  * Include session.h before it (struct session_opts, enum session_state): it does not include
  * session.h itself, as session.c, session.h's own file, includes it (no include circle);
@@ -25,6 +25,7 @@
 #define POLL_INTERVAL 0.010		/* without inotify */
 
 struct request;
+struct named_keep;
 
 struct session {
 	struct named_client *named;	/* the end of a named session (named_client.h): every
@@ -64,6 +65,8 @@ struct session {
 	struct wall_pending next_cmd;	/* the next command's file, made ahead (fd -1: none) */
 	struct session *parent;	/* a context's: the session whose sandbox it shares */
 	struct session *contexts[SESSION_CONTEXTS_MAX];	/* this session's open contexts */
+	struct named_keep *keep;	/* its executes kept for a host that takes it over
+					   (session_keep.c); NULL: none kept */
 };
 
 /* session_state.c */
@@ -119,6 +122,19 @@ int session_write_command(struct session *s, const char *rel, const char *text,
 			  struct strbuf *err);
 void session_spend(struct session *s, struct request *r);
 void session_tidy(struct session *s);
+
+/*
+ * session_keep.c: what a session keeps of its executes (session.h: session_keep_cells).
+ * session_keep_wrap() has a cell to keep come through the keep: it swaps *fn and *data for
+ * its own, which keep each event and pass it on; session_keep_sent() after the cell was
+ * submitted (its *data, its id: 0 when it was not) keeps it from then on, or lets it go.
+ * session_keep_state() sees the state changes (a restarted kernel: nothing to re-run);
+ * session_keep_release() frees the keep.
+ */
+void session_keep_wrap(struct session *s, const char *code, session_event_fn *fn, void **data);
+void session_keep_sent(struct session *s, void *data, unsigned long id);
+void session_keep_state(struct session *s, const char *msg);
+void session_keep_release(struct session *s);
 
 /* session_kernel.c */
 /* Allocate a session and the descriptors every session has; NULL with `err`. */

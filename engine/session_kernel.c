@@ -471,6 +471,7 @@ void session_free(struct session *s, int remove_channel)
 	if (s->timerfd >= 0)
 		close(s->timerfd);
 	cJSON_Delete(s->info);
+	session_keep_release(s);
 	free(s->backend_name);
 	free(s->image);
 	free(s->python);

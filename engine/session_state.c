@@ -27,6 +27,7 @@ void session_set_state(struct session *s, enum session_state state, const char *
 		s->death = xstrdup(msg);
 	}
 	s->state = state;
+	session_keep_state(s, msg);
 	if (s->opts.on_state && (msg || state == SESSION_DEAD))
 		s->opts.on_state(s, state, msg, s->opts.state_data);
 }

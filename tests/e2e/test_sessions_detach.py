@@ -1,9 +1,11 @@
 """`:detach` of an unnamed session (issue 27): the session is given a generated name and its
 running kernel is handed to that named session's host, variables and all; the front end
 leaves saying the name; `cellbox ls`, `cellbox attach` and `cellbox kill` then work on it as on
-any named session. In the UI (under tmux) and the REPL, on the local backend (whose kernel's
+any named session, an attach showing the cells run before the detach (the UI's and the REPL's
+session keeps them for the host it hands over to). In the UI (under tmux) and the REPL, on the local backend (whose kernel's
 init drops its PR_SET_PDEATHSIG when its parent asks, and only then) and on docker. Run as
 test_sessions_detach.NAME (unittest)."""
+import json
 import os
 import re
 import signal
@@ -76,9 +78,14 @@ class Detach(Base):
         row = self.ls()[name]
         self.assertEqual((row['backend'], row['state'], row['attached']),
                          (self.backend, 'idle', '0'), row)
+        self.check_past_ui(name)
         r = self.cellbox('repl', '--attach', name, stdin='print(x + 1)\n')
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn('42', r.stdout)
+        # The cells before the detach, their output too, printed as past ones; then live.
+        self.assertIn('[earlier] In [*]: print("before-1")', r.stdout)
+        self.assertRegex(r.stdout, r'(?m)^before-1$')
+        self.assertIn('[earlier] In [*]: x = 41', r.stdout)
+        self.assertTrue(r.stdout.rstrip().endswith('42'), r.stdout)
         r = self.cellbox('attach', name, stdin='x += 100\nprint("x is", x)\n')
         self.assertIn('x is 141', r.stdout)
         # The host signals the kernel it adopted: an attached front end's Ctrl-C interrupts.
@@ -95,17 +102,42 @@ class Detach(Base):
         a.send_signal(signal.SIGINT)
         out, err = a.communicate(timeout=30)
         self.assertIn('interrupted', out, err)
+        # The host has the cells since the kernel started, those before the detach too.
+        ck = os.path.join(self.tmp, 'ck.json')
+        r = self.cellbox('checkpoint', name, ck)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(ck) as f:
+            cells = [c['code'].strip() for c in json.load(f)['cells']]
+        self.assertEqual(cells[:3], ['print("before-1")', 'x = 41', 'print("live", x + 1)'])
         r = self.cellbox('kill', name)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn(name, self.ls())
         self.assertEqual(self.gone(), [], 'the kernel or host outlived cellbox kill')
         self.assertEqual(self.containers(), [])
 
+    def check_past_ui(self, name):
+        """The UI attached under tmux shows the cells run before the detach and what they
+        printed as its past cells, then runs live ones; it leaves the session running."""
+        ui = Tui(self.tmp, 'a-' + self.backend, ('attach', name), env_extra=self.ui_env())
+        self.uis.append(ui)
+        screen = ui.wait_for('In [1]: print("before-1")', 'In [2]: x = 41')
+        self.assertRegex(screen, r'(?m)^ *before-1 *$')         # its output, not its code
+        ui.run('print("live", x + 1)')
+        ui.wait_for('live 42')
+        ui.quit()
+        self.assertEqual(ui.exit_status(), 'exit=0')
+        self.wait_ls(name, lambda r: r and r['attached'] == '0')
+
+    def ui_env(self):
+        return {k: v for k, v in self.env.items() if k in ('CELLBOX_BACKEND', 'CELLBOX_CHANNEL')}
+
     def repl_detach(self):
         t = self.term('repl')
         t.expect(r'In \[.*1.*\]:')
-        t.send('x = 41\r')
+        t.send('print("before-1")\r')
         t.expect(r'In \[.*2.*\]:')
+        t.send('x = 41\r')
+        t.expect(r'In \[.*3.*\]:')
         t.send(':detach\r')
         name = t.expect(GIVEN).group(1).decode()
         t.expect(r'cellbox attach ' + name)
@@ -113,16 +145,16 @@ class Detach(Base):
         return name
 
     def ui_detach(self):
-        ui = Tui(self.tmp, 'd-' + self.backend, (),
-                 env_extra={k: v for k, v in self.env.items()
-                            if k in ('CELLBOX_BACKEND', 'CELLBOX_CHANNEL')})
+        ui = Tui(self.tmp, 'd-' + self.backend, (), env_extra=self.ui_env())
         self.uis.append(ui)
         deadline = time.monotonic() + 60             # the kernel is up (a stream's shows
         while not re.search(r'idle +%s[ 0-9.ms]* \u2502' % self.backend, ui.screen()):
             self.assertLess(time.monotonic(), deadline, ui.screen())     # its latency)
             time.sleep(0.05)
+        ui.run('print("before-1")')
+        ui.wait_for('In [1]: print("before-1")')
         ui.run('x = 41')
-        ui.wait_for('In [1]: x = 41')
+        ui.wait_for('In [2]: x = 41')
         ui.command('detach')
         self.assertEqual(ui.exit_status(), 'exit=0')    # the UI left
         return re.search(GIVEN, ui.wait_for('cellbox attach s-')).group(1)

@@ -550,6 +550,7 @@ static int repl_exec(const struct cli_args *args, struct cellbox_config *cfg)
 	s = cli_open_named(cfg, cli_value(args, "name"), cli_value(args, "attach"), &idle, 0);
 	if (!s)
 		return EXIT_NO_KERNEL;
+	session_keep_cells(s);	/* an unnamed one's, for the host of a :detach to show */
 	return cmd_repl_session(s, cfg);
 }
 

@@ -235,6 +235,8 @@ static struct session *open_session(struct ui *ui, const struct tui_named *named
 		s = setup_open(ui->cfg, ui_on_state, ui, NULL, &note, &why);
 	if (s && session_named(s))
 		session_watch(s, ui_on_watch, ui);
+	else if (s)
+		session_keep_cells(s);	/* for the host of a :detach to show (session.h) */
 	fflush(stderr);
 	if (saved >= 0) {
 		dup2(saved, 2);
