@@ -175,9 +175,13 @@ static int collect(const char *engine, const char *host, const char *root, int t
 
 		if (!id || owner_alive(labels, hostname))
 			continue;
-		/* Handed over to another process of ours (channel_keep), below our runtime dir. */
-		if (ch && root && !strncmp(ch, root, strlen(root)) && ch[strlen(root)] == '/' &&
-		    channel_kept(ch))
+		/*
+		 * Handed over to another process of ours (channel_keep: a detached session's host),
+		 * in whichever runtime directory: every process's first container sweeps (root
+		 * NULL), and must not end another's detached session. A label that names a keeper
+		 * note falsely only keeps a container (channel_kept reads a regular file of ours).
+		 */
+		if (ch && ch[0] == '/' && channel_kept(ch))
 			continue;
 		if (remove_container_surely(&d, id, tries, &why) < 0) {
 			strbuf_addf(err, "%scannot remove container %.12s: %s", err->len ? "; " : "",

@@ -69,6 +69,11 @@ class Detach(Base):
         """The detached session is listed, has x, and `cellbox kill` ends it all."""
         if self.backend == 'docker':
             self.assertEqual(len(self.containers()), 1)    # the one, handed over
+            # Another process's first container sweeps the engine for containers of dead
+            # cellbox processes (its giver is one): the handed-over one is kept.
+            r = self.cellbox('run', '-c', 'print(6 * 7)')
+            self.assertEqual((r.returncode, r.stdout.strip()), (0, '42'), r.stderr)
+            self.assertEqual(len(self.containers()), 1)
         # `cellbox gc` takes the giver for gone but leaves what it handed over alone. (Not
         # on docker here: its gc sweeps every dead process's containers on the engine, the
         # suites' beside this one too.)
