@@ -70,7 +70,14 @@ class PoolTest(unittest.TestCase):
             return st.get('daemon_alive') and len(
                 [k for k in st.get('ready', []) if k['alive']]) >= want
         # (generous: a container's start on a loaded machine, after a dead daemon's removal)
-        wait_for(warm, timeout=120, what='warm kernels')
+        try:
+            wait_for(warm, timeout=120, what='warm kernels')
+        except AssertionError as e:     # what the daemon said, and the pool's status
+            st = self.status()
+            self.daemon.kill()
+            _, said = self.daemon.communicate(timeout=30)
+            raise AssertionError('%s; status %s; the daemon said:\n%s'
+                                 % (e, json.dumps(st), said[-4000:])) from None
         return self.daemon
 
     def status(self):
