@@ -21,9 +21,13 @@ the median wall time of the whole command:
             a new session (channel, copy, new host), the fork then killed, unmeasured.
   fork+cell the same fork, then `cellbox attach --repl NEW` with the cell: a second kernel
             with the state, ready to use, against a cold start's.
+  detach    `cellbox repl` (unnamed) with the cell, then `:detach`: the kernel started, the
+            cell, its kernel handed to a new host under a generated name, the front end gone
+            (the session then killed, unmeasured); against cold, which ends its kernel.
 """
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -59,7 +63,7 @@ def main():
     cb = os.path.abspath(args.bin)
     cell = b'print(1)\n'
     times = {'cold': [], 'attach': [], 'first': [], 'start': [], 'checkpoint': [],
-             'restore': [], 'fork': [], 'fork+cell': []}
+             'restore': [], 'fork': [], 'fork+cell': [], 'detach': []}
     ck = os.path.join(tmp, 'bench.ckpt')
     try:
         warm = ''.join('x%d = %d\n' % (i, i) for i in range(20)).encode()
@@ -90,6 +94,15 @@ def main():
             ms, _ = timed([cb, 'attach', '--repl', 'fork%d' % i], env, cell)
             times['fork+cell'].append(times['fork'][-1] + ms)
             subprocess.run([cb, 'kill', 'fork%d' % i], env=env, check=True)
+            t = time.perf_counter()
+            p = subprocess.run([cb, 'repl'], input=cell + b':detach\n', env=env,
+                               capture_output=True)
+            times['detach'].append((time.perf_counter() - t) * 1e3)
+            name = re.search(rb"detached from session '([a-z0-9-]+)'", p.stdout + p.stderr)
+            if p.returncode != 0 or not name:
+                raise SystemExit('repl :detach: exit status %d: %s'
+                                 % (p.returncode, (p.stdout + p.stderr).decode()[-300:]))
+            subprocess.run([cb, 'kill', name.group(1).decode()], env=env, check=True)
     finally:
         for name in os.listdir(os.path.join(tmp, 'run', 'sessions')):
             subprocess.run([cb, 'kill', name], env=env)
@@ -105,7 +118,8 @@ def main():
             ('checkpoint NAME FILE (20 cells; a re-run, no memory image)', 'checkpoint'),
             ('restore --name NEW FILE (fresh kernel, 20 cells re-run)', 'restore'),
             ('fork NAME NEW (the kernel process copied, a new host)', 'fork'),
-            ('fork, then attach --repl NEW, one cell', 'fork+cell')]
+            ('fork, then attach --repl NEW, one cell', 'fork+cell'),
+            ('repl (unnamed), one cell, :detach (the kernel handed over)', 'detach')]
     for title, key in rows:
         print('  %-64s %10.1f %7.2fx' % (title, med[key], med[key] / med['cold']))
 
