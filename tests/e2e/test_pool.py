@@ -72,12 +72,17 @@ class PoolTest(unittest.TestCase):
         # (generous: a container's start on a loaded machine, after a dead daemon's removal)
         try:
             wait_for(warm, timeout=120, what='warm kernels')
-        except AssertionError as e:     # what the daemon said, and the pool's status
+        except AssertionError as e:     # the pool's status, its log, the daemon's stderr
             st = self.status()
             self.daemon.kill()
             _, said = self.daemon.communicate(timeout=30)
-            raise AssertionError('%s; status %s; the daemon said:\n%s'
-                                 % (e, json.dumps(st), said[-4000:])) from None
+            try:
+                with open(os.path.join(self.tmp, 'run', 'pool', 'default', 'daemon.log')) as f:
+                    log = f.read()[-4000:]
+            except OSError as why:
+                log = str(why)
+            raise AssertionError('%s; status %s; daemon.log:\n%s\nthe daemon said:\n%s'
+                                 % (e, json.dumps(st), log, said[-4000:])) from None
         return self.daemon
 
     def status(self):
