@@ -26,11 +26,7 @@ void backend_local_exec_runner(const struct kernel_spec *spec, int errfd)
 
 	process_signals_for_child();
 
-	fd = open("/dev/null", O_RDONLY);
-	if (fd >= 0 && fd != 0) {
-		dup2(fd, 0);
-		close(fd);
-	}
+	process_stdio_to_null(0, 0, -1, -1);
 	log = xasprintf("%s/kernel/log", spec->channel_dir);
 	fd = open(log, O_WRONLY | O_APPEND | O_NOFOLLOW);
 	if (fd >= 0) {
@@ -124,12 +120,7 @@ void backend_local_kernel_init(const struct kernel_spec *spec, int errfd)
 		 * Nothing of the front end's stdio (its terminal, the pipes of whoever runs it): a
 		 * kernel handed to a named session's host outlives it (local_release).
 		 */
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		for (int fd = 0; null >= 0 && fd <= 2; fd++)
-			dup2(null, fd);
-		if (null > 2)
-			close(null);
+		process_stdio_to_null(0, 2, -1, -1);
 	}
 	if (runner < 0)
 		_exit(127);

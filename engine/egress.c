@@ -450,13 +450,7 @@ void egress_proxy_serve(int listen_fd, int quit_fd, const struct egress_list *l)
  */
 static void keep_only(int a, int b)
 {
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	for (int fd = 0; fd <= 1 && null >= 0; fd++)
-		if (fd != a && fd != b && fd != null)
-			dup2(null, fd);
-	if (null > 2)
-		close(null);
+	process_stdio_to_null(0, 1, a, b);
 	process_close_fds(a, b);
 }
 

@@ -238,9 +238,7 @@ static int run_capture(const char *const *argv, struct strbuf *out)
 		return -1;
 	}
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-		if (null >= 0)
-			dup2(null, 0);
+		process_stdio_to_null(0, 0, -1, -1);
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
 		signal(SIGINT, SIG_DFL);

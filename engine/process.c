@@ -1,6 +1,7 @@
 #include "process.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,4 +68,18 @@ void process_close_fds(int keep_a, int keep_b)
 		from = (unsigned)b + 1;
 	}
 	close_span(from, ~0U);
+}
+
+void process_stdio_to_null(int first, int last, int keep_a, int keep_b)
+{
+	/* not close-on-exec: when it lands on one of first..last itself, it stays there */
+	int null = open("/dev/null", O_RDWR);
+
+	if (null < 0)
+		return;
+	for (int fd = first; fd <= last; fd++)
+		if (fd != keep_a && fd != keep_b && fd != null)
+			dup2(null, fd);
+	if (null < first || null > last)
+		close(null);
 }

@@ -18,5 +18,11 @@ void process_signals_for_child(void);
  * close-on-exec: a kernel gets stdio and what it opens itself.
  */
 void process_close_fds(int keep_a, int keep_b);
+/*
+ * In a child: descriptors `first` to `last` (within 0-2) onto /dev/null, a host path, none of
+ * `keep_a`, `keep_b` (-1: none) among them: what a kernel, its init or a helper must not
+ * read from or write to (the front end's terminal, the pipes of whoever ran it).
+ */
+void process_stdio_to_null(int first, int last, int keep_a, int keep_b);
 
 #endif

@@ -44,18 +44,13 @@ static void __attribute__((noreturn)) exec_zygote(const char *python, const char
 						  pid_t parent)
 {
 	const struct kernel_def *k = kernel_find("python");
-	int fd;
 
 	process_signals_for_child();
 	setpgid(0, 0);		/* a terminal's Ctrl-C for the daemon is not for the zygote */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(127);
-	fd = open("/dev/null", O_RDONLY);
-	if (fd >= 0 && fd != 0) {
-		dup2(fd, 0);
-		close(fd);
-	}
+	process_stdio_to_null(0, 0, -1, -1);
 	if (logfd >= 0) {
 		dup2(logfd, 1);
 		dup2(logfd, 2);
