@@ -12,19 +12,46 @@ What it offers, the same for every kernel:
                            checked for the runner's own failures at the end, run_ok(),
                            is_complete(), big_output(), answer_input(), bad_commands()
     restart_channel()      a channel with plots and a request left from before the start
+    as_shipped(env, ...)   a runner file as the build ships it (runner.zip, runner.R)
+    embed()                scripts/embed.py, the build's own packer
 
 The kernel's parts are passed in: the interpreter and runner command, the environment it starts
 with, the names of its temporary directories, the word its log uses for a failure.
 """
 
+import atexit
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
+
+
+def embed():
+    """scripts/embed.py, the module the build packs the runners with."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "scripts"))
+    import embed as module
+    return module
+
+
+def as_shipped(env, name, make):
+    """A runner file as the build ships it: the build's own (the path in environment variable
+    `env`, which meson test sets), else `name` in a temporary directory (removed at exit)
+    holding the bytes make(embed()) gives: made here as the build makes it."""
+    path = os.environ.get(env)
+    if path:
+        return path
+    tmp = tempfile.mkdtemp(prefix="cellbox-runner-")
+    atexit.register(shutil.rmtree, tmp, True)
+    path = os.path.join(tmp, name)
+    with open(path, "wb") as f:
+        f.write(make(embed()))
+    return path
 
 
 def make_channel(channel):

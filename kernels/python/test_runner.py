@@ -29,9 +29,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import runner_harness as harness
 from runner_harness import done, of_type, text
 
-from test_runner_zip import PACKAGE, PROTOCOL_SOURCE, runner_zip  # noqa: E402
-
-RUNNER = runner_zip()
+from test_runner_zip import PACKAGE, PROTOCOL_SOURCE, RUNNER  # noqa: E402
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 TIMEOUT = 30.0
 

@@ -4,35 +4,22 @@ and the zip the runner's tests run (the build's, CELLBOX_RUNNER_ZIP, else one ma
     /usr/bin/python3 -m unittest kernels/python/test_runner_zip.py
 """
 
-import atexit
 import glob
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import runner_harness as harness  # noqa: E402
 PACKAGE = os.path.join(HERE, "runner")
 # The one source of the protocol version (scripts/embed.py reads it there).
 PROTOCOL_SOURCE = os.path.join(PACKAGE, "__init__.py")
 
 
-def runner_zip():
-    """The runner's zip: the build's, else one made from the package as the build makes it."""
-    path = os.environ.get("CELLBOX_RUNNER_ZIP")
-    if path:
-        return path
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
-    import embed
-    tmp = tempfile.mkdtemp(prefix="cellbox-runner-zip-")
-    atexit.register(shutil.rmtree, tmp, True)
-    path = os.path.join(tmp, "runner.zip")
-    with open(path, "wb") as f:
-        f.write(embed.make_zip(sorted(glob.glob(os.path.join(PACKAGE, "*.py")))))
-    return path
-
-RUNNER = runner_zip()
+# The runner's zip: the build's, else one made from the package as the build makes it.
+RUNNER = harness.as_shipped("CELLBOX_RUNNER_ZIP", "runner.zip", lambda embed: embed.make_zip(
+    sorted(glob.glob(os.path.join(PACKAGE, "*.py")))))
 
 
 class ZipTest(unittest.TestCase):
@@ -55,10 +42,8 @@ class ZipTest(unittest.TestCase):
             self.assertEqual({(i.date_time, i.external_attr >> 16) for i in infos},
                              {((1980, 1, 1, 0, 0, 0), 0o100644)})
         # made again from the same files: the same bytes (a reproducible build)
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
-        import embed
         with open(RUNNER, "rb") as f:
-            self.assertEqual(embed.make_zip(sources), f.read())
+            self.assertEqual(harness.embed().make_zip(sources), f.read())
 
 
 if __name__ == "__main__":
