@@ -147,13 +147,20 @@ class MemoryCheckpointTest(unittest.TestCase):
     def kill(self, name):
         self.cellbox('kill', name)
 
+    def session(self, name, n):
+        """Named gVisor session `name` with r, a random number a re-run could not draw again,
+        and n; r, as it printed it."""
+        p = self.cellbox('repl', '--backend', 'docker', '--runtime', 'runsc', '--name', name,
+                         stdin='import random; r = random.random(); n = %d\nprint(r, n)\n' % n)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r, printed = p.stdout.split()[:2]
+        self.assertEqual(printed, str(n))
+        return r
+
     def test_fork_through_the_checkpoint(self):
         # cellbox fork of a gVisor session: its memory checkpointed, the original and the
         # copy made from it; both have what a re-run could not make, and go their own ways.
-        p = self.cellbox('repl', '--backend', 'docker', '--runtime', 'runsc', '--name', 'orig',
-                         stdin='import random; r = random.random(); n = 41\nprint(r)\n')
-        self.assertEqual(p.returncode, 0, p.stderr)
-        r = p.stdout.split()[0]
+        r = self.session('orig', 41)
         try:
             p = self.cellbox('fork', 'orig', 'copy', timeout=300)
             self.assertEqual(p.returncode, 0, p.stderr)
@@ -184,10 +191,7 @@ class MemoryCheckpointTest(unittest.TestCase):
     def test_checkpoint_of_a_restored_kernel(self):
         # A restored kernel still sees its first container's paths; its own checkpoint is
         # made with those, and so restores (gVisor finds each mount again by that path).
-        p = self.cellbox('repl', '--backend', 'docker', '--runtime', 'runsc', '--name', 'g0',
-                         stdin='import random; r = random.random(); n = 1\nprint(r)\n')
-        self.assertEqual(p.returncode, 0, p.stderr)
-        r = p.stdout.split()[0]
+        r = self.session('g0', 1)
         names = ['g0']
         try:
             for gen in (1, 2, 3):
@@ -250,11 +254,7 @@ class MemoryCheckpointTest(unittest.TestCase):
             self.kill('mc')
 
     def test_restore_after_restart(self):
-        p = self.cellbox('repl', '--backend', 'docker', '--runtime', 'runsc', '--name', 'm',
-                         stdin='import random; r = random.random(); n = 41\nprint(r, n)\n')
-        self.assertEqual(p.returncode, 0, p.stderr)
-        r = p.stdout.split()[0]
-        self.assertEqual(p.stdout.split()[:2], [r, '41'])
+        r = self.session('m', 41)
         ckpt = os.path.join(self.home, 'm.ckpt')
         t0 = time.monotonic()
         p = self.cellbox('checkpoint', '--memory', 'm', ckpt)
