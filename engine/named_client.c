@@ -57,18 +57,6 @@ static double num_of(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-static enum session_state state_of(const char *name)
-{
-	static const char *const names[] = {
-		[SESSION_STARTING] = "starting", [SESSION_IDLE] = "idle",
-		[SESSION_BUSY] = "busy", [SESSION_DEAD] = "dead", [SESSION_CLOSED] = "closed",
-	};
-	for (size_t i = 0; name && i < ARRAY_SIZE(names); i++)
-		if (!strcmp(name, names[i]))
-			return (enum session_state)i;
-	return SESSION_DEAD;
-}
-
 static void poke(struct named_client *nc)
 {
 	uint64_t one = 1;
@@ -97,7 +85,7 @@ static cJSON *call(struct named_client *nc, cJSON *msg, double timeout, struct s
 		cJSON_AddItemToArray(nc->queue, m);
 	poke(nc);
 	if (r && named_str(r, "state"))
-		nc->state = state_of(named_str(r, "state"));
+		nc->state = session_state_named(named_str(r, "state"));
 	if (r && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok"))) {
 		strbuf_addstr(err, named_str(r, "error") ? named_str(r, "error") : "refused");
 		cJSON_Delete(r);
@@ -175,7 +163,7 @@ static void deliver(struct named_client *nc, const cJSON *m)
 				  cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "past")), NULL,
 				  nc->watch_data);
 	} else if (!strcmp(t, "state")) {
-		nc->state = state_of(named_str(m, "state"));
+		nc->state = session_state_named(named_str(m, "state"));
 		if (nc->state == SESSION_CLOSED)
 			nc->gone = 1;
 		if (nc->on_state)

@@ -54,15 +54,6 @@ static void on_term(int sig)
 	terminated = 1;
 }
 
-static const char *state_name(enum session_state st)
-{
-	static const char *const names[] = {
-		[SESSION_STARTING] = "starting", [SESSION_IDLE] = "idle",
-		[SESSION_BUSY] = "busy", [SESSION_DEAD] = "dead", [SESSION_CLOSED] = "closed",
-	};
-	return (unsigned)st < ARRAY_SIZE(names) ? names[st] : "unknown";
-}
-
 static struct hclient *client_of(struct host *h, unsigned serial)
 {
 	for (int i = 0; i < h->ncl; i++)
@@ -144,7 +135,7 @@ void named_host_state(struct session *s, enum session_state state, const char *m
 		named_keep_restart(&h->keep);
 	}
 	cJSON_AddStringToObject(m, "t", "state");
-	cJSON_AddStringToObject(m, "state", state_name(state));
+	cJSON_AddStringToObject(m, "state", session_state_name(state));
 	if (msg)
 		cJSON_AddStringToObject(m, "msg", msg);
 	send_msg(h, m, 0);
@@ -200,7 +191,7 @@ static void add_status(struct host *h, cJSON *r)
 	cJSON_AddStringToObject(r, "backend", session_backend_name(h->s));
 	cJSON_AddStringToObject(r, "kernel", session_kernel(h->s)->name);
 	add_sandbox(h, r);
-	cJSON_AddStringToObject(r, "state", state_name(session_state(h->s)));
+	cJSON_AddStringToObject(r, "state", session_state_name(session_state(h->s)));
 	if (run) {
 		size_t n = strcspn(run, "\n");
 		char *line = xmalloc(n + 1);
@@ -345,7 +336,7 @@ static void on_forked(void *data, const char *name, int pidfd, const char *error
 		cJSON_AddStringToObject(r, "error", error);
 	else
 		cJSON_AddStringToObject(r, "name", name);
-	cJSON_AddStringToObject(r, "state", state_name(session_state(h->s)));
+	cJSON_AddStringToObject(r, "state", session_state_name(session_state(h->s)));
 	if (cl)
 		named_conn_send(&cl->c, r);
 	cJSON_Delete(r);
@@ -450,7 +441,7 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 	cJSON_AddBoolToObject(r, "ok", rc == 0);
 	if (rc < 0)
 		cJSON_AddStringToObject(r, "error", err.len ? err.buf : "failed");
-	cJSON_AddStringToObject(r, "state", state_name(session_state(h->s)));
+	cJSON_AddStringToObject(r, "state", session_state_name(session_state(h->s)));
 	named_conn_send(&cl->c, r);
 	cJSON_Delete(r);
 	strbuf_release(&err);

@@ -252,6 +252,13 @@ int session_restart(struct session *s, struct strbuf *err);
 int session_revive(struct session *s, struct strbuf *why, struct strbuf *err);
 
 enum session_state session_state(const struct session *s);
+/*
+ * A state's name ("starting", "idle", "busy", "dead", "closed"): the one table, for the named
+ * sessions' wire, `cellbox ls` and MCP. session_state_named() reads one back (an unknown or
+ * NULL name: SESSION_DEAD, the state that asks nothing of the kernel).
+ */
+const char *session_state_name(enum session_state st);
+enum session_state session_state_named(const char *name);
 /* The channel directory (plots are under plots/). */
 const char *session_channel_dir(const struct session *s);
 /* The `ready` object of the running kernel (protocol, pid, python, ipython). */

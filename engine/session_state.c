@@ -2,6 +2,7 @@
  * A session's state: set (and told to the front end), its timer armed for the nearest
  * deadline, and changed by what ends a kernel's run: its death, a broken rule (the channel's
  * quota, its channel), an interrupt it ignored (killed and restarted). See session_int.h.
+ * And the states' names (session_state_name).
  */
 #include "session.h"
 #include "session_int.h"
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/timerfd.h>
 
+#include "alloc.h"
 #include "backend.h"
 #include "numconv.h"
 #include "request.h"
@@ -170,4 +172,23 @@ void session_kill_and_restart(struct session *s)
 		session_set_state(s, s->state, err.buf);	/* queued first: no cell runs before it */
 	strbuf_release(&msg);
 	strbuf_release(&err);
+}
+
+/* The states' names, by state. */
+static const char *const names[] = {
+	[SESSION_STARTING] = "starting", [SESSION_IDLE] = "idle", [SESSION_BUSY] = "busy",
+	[SESSION_DEAD] = "dead", [SESSION_CLOSED] = "closed",
+};
+
+const char *session_state_name(enum session_state st)
+{
+	return (size_t)st < ARRAY_SIZE(names) ? names[st] : "closed";
+}
+
+enum session_state session_state_named(const char *name)
+{
+	for (size_t i = 0; name && i < ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i]))
+			return (enum session_state)i;
+	return SESSION_DEAD;
 }

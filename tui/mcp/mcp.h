@@ -330,6 +330,8 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 				     struct strbuf *err);
 /* Close a session: its queued calls are answered with an error, a running one ends. */
 void mcp_session_close(struct mcp_server *srv, struct mcp_session *ms);
+/* A tool call's string argument `name`, or NULL (absent, or not a string). */
+const char *mcp_arg_str(const cJSON *args, const char *name);
 /* The session of `handle`, or NULL with `err` saying so. */
 struct mcp_session *mcp_session_find(struct mcp_server *srv, const char *handle,
 				     struct strbuf *err);

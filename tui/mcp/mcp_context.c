@@ -11,24 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A string argument, or NULL. */
-static const char *arg_str(const cJSON *args, const char *name)
-{
-	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, name));
-}
-
-/* The state's name, as session_list says it. */
-static const char *state_word(enum session_state st)
-{
-	switch (st) {
-	case SESSION_STARTING: return "starting";
-	case SESSION_IDLE: return "idle";
-	case SESSION_BUSY: return "busy";
-	case SESSION_DEAD: return "dead";
-	default: return "closed";
-	}
-}
-
 /* Context `name` of session `parent`, or NULL. */
 static struct mcp_session *context_find(struct mcp_server *srv, const struct mcp_session *parent,
 					const char *name)
@@ -60,7 +42,7 @@ static cJSON *describe(const struct mcp_session *c)
 
 	cJSON_AddStringToObject(o, "context", c->context);
 	cJSON_AddStringToObject(o, "language", session_kernel(c->s)->name);
-	cJSON_AddStringToObject(o, "state", state_word(session_state(c->s)));
+	cJSON_AddStringToObject(o, "state", session_state_name(session_state(c->s)));
 	cJSON_AddStringToObject(o, "context_handle", c->handle);
 	return o;
 }
@@ -68,8 +50,8 @@ static cJSON *describe(const struct mcp_session *c)
 int mcp_tool_context_create(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			    struct strbuf *err)
 {
-	struct mcp_session *parent = mcp_session_find(srv, arg_str(args, "handle"), err), *c;
-	const char *language = arg_str(args, "language");
+	struct mcp_session *parent = mcp_session_find(srv, mcp_arg_str(args, "handle"), err), *c;
+	const char *language = mcp_arg_str(args, "language");
 	struct session *s;
 	cJSON *o;
 	char *text;
@@ -113,7 +95,7 @@ int mcp_tool_context_create(struct mcp_server *srv, struct mcp_call *call, const
 int mcp_tool_context_list(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			  struct strbuf *err)
 {
-	struct mcp_session *parent = mcp_session_find(srv, arg_str(args, "handle"), err);
+	struct mcp_session *parent = mcp_session_find(srv, mcp_arg_str(args, "handle"), err);
 	struct strbuf text = STRBUF_INIT;
 	cJSON *o, *list;
 
@@ -127,7 +109,7 @@ int mcp_tool_context_list(struct mcp_server *srv, struct mcp_call *call, const c
 			continue;
 		cJSON_AddItemToArray(list, describe(c));
 		strbuf_addf(&text, "%s  %-6s %s\n", c->context, session_kernel(c->s)->name,
-			    state_word(session_state(c->s)));
+			    session_state_name(session_state(c->s)));
 	}
 	mcp_call_succeed(call, text.len ? text.buf : "the session has no contexts", o);
 	strbuf_release(&text);
@@ -137,8 +119,8 @@ int mcp_tool_context_list(struct mcp_server *srv, struct mcp_call *call, const c
 int mcp_tool_context_remove(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			    struct strbuf *err)
 {
-	struct mcp_session *c = mcp_context_target(srv, arg_str(args, "handle"),
-						   arg_str(args, "context"), err);
+	struct mcp_session *c = mcp_context_target(srv, mcp_arg_str(args, "handle"),
+						   mcp_arg_str(args, "context"), err);
 	cJSON *o;
 	char *text;
 

@@ -136,7 +136,7 @@ static struct mcp_session *attach(struct mcp_server *srv, const char *name, int 
 int mcp_tool_session_attach(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			    struct strbuf *err)
 {
-	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
+	const char *name = mcp_arg_str(args, "name");
 	int read_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "read_only"));
 	struct mcp_session *ms;
 	cJSON *o;
@@ -179,7 +179,7 @@ int mcp_tool_session_fork(struct mcp_server *srv, struct mcp_call *call, const c
 {
 	struct mcp_session *from = mcp_session_find(srv, cJSON_GetStringValue(
 		cJSON_GetObjectItemCaseSensitive(args, "handle")), err), *ms;
-	const char *asked = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
+	const char *asked = mcp_arg_str(args, "name");
 	char *made = asked ? NULL : named_generate(), *text, *said, *self = NULL;
 	const char *name = asked ? asked : made;
 	struct named_forked f;

@@ -152,10 +152,10 @@ struct mcp_session *mcp_session_open(struct mcp_server *srv, const cJSON *args,
 				     struct strbuf *err)
 {
 	const struct cellbox_config *cfg = srv->cfg;
-	const char *backend = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "backend"));
-	const char *policy = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "policy"));
-	const char *network = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "network"));
-	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
+	const char *backend = mcp_arg_str(args, "backend");
+	const char *policy = mcp_arg_str(args, "policy");
+	const char *network = mcp_arg_str(args, "network");
+	const char *name = mcp_arg_str(args, "name");
 	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(args, "timeout");
 	const char *configured = cfg->session.backend ? cfg->session.backend : BACKEND_DEFAULT;
 	const char *config_net = cfg->session.sandbox.network ? cfg->session.sandbox.network : "none";

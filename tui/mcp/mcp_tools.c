@@ -8,8 +8,7 @@
 
 /* ---- handlers -------------------------------------------------------------------------- */
 
-/* A string argument, or NULL. */
-static const char *arg_str(const cJSON *args, const char *name)
+const char *mcp_arg_str(const cJSON *args, const char *name)
 {
 	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, name));
 }
@@ -18,7 +17,7 @@ static const char *arg_str(const cJSON *args, const char *name)
 static struct mcp_session *arg_session(struct mcp_server *srv, const cJSON *args,
 				       struct strbuf *err)
 {
-	return mcp_session_find(srv, arg_str(args, "handle"), err);
+	return mcp_session_find(srv, mcp_arg_str(args, "handle"), err);
 }
 
 /*
@@ -60,7 +59,7 @@ static int library_ok(const char *name)
 static int t_execute_code(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			  struct strbuf *err)
 {
-	const char *language = arg_str(args, "language");
+	const char *language = mcp_arg_str(args, "language");
 	const cJSON *libs = cJSON_GetObjectItemCaseSensitive(args, "libraries"), *lib;
 	const struct kernel_def *k = NULL;
 	struct strbuf set = STRBUF_INIT;
@@ -93,7 +92,7 @@ static int t_execute_code(struct mcp_server *srv, struct mcp_call *call, const c
 	if (!call->ms)
 		return -1;
 	call->kind = MCP_CALL_CELL;
-	call->code = xstrdup(arg_str(args, "code"));
+	call->code = xstrdup(mcp_arg_str(args, "code"));
 	call->timeout = timeout;
 	mcp_call_queue(srv, call);
 	return 1;
@@ -159,8 +158,8 @@ static int t_session_open(struct mcp_server *srv, struct mcp_call *call, const c
 static int t_session_run(struct mcp_server *srv, struct mcp_call *call, const cJSON *args,
 			 struct strbuf *err)
 {
-	struct mcp_session *ms = mcp_context_target(srv, arg_str(args, "handle"),
-						    arg_str(args, "context"), err);
+	struct mcp_session *ms = mcp_context_target(srv, mcp_arg_str(args, "handle"),
+						    mcp_arg_str(args, "context"), err);
 
 	if (!ms || cell_timeout(srv, args, ms->timeout, &call->timeout, err) < 0)
 		return -1;
@@ -171,21 +170,11 @@ static int t_session_run(struct mcp_server *srv, struct mcp_call *call, const cJ
 	}
 	call->ms = ms;
 	call->kind = MCP_CALL_CELL;
-	call->code = xstrdup(arg_str(args, "code"));
+	call->code = xstrdup(mcp_arg_str(args, "code"));
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "clear_plots")))
 		call->flags |= SESSION_EXEC_CLEAR_PLOTS;
 	mcp_call_queue(srv, call);
 	return 1;
-}
-
-/* The name of a session state. */
-static const char *state_name(enum session_state st)
-{
-	static const char *const names[] = {
-		[SESSION_STARTING] = "starting", [SESSION_IDLE] = "idle", [SESSION_BUSY] = "busy",
-		[SESSION_DEAD] = "dead", [SESSION_CLOSED] = "closed",
-	};
-	return (size_t)st < ARRAY_SIZE(names) ? names[st] : "closed";
 }
 
 /* session_interrupt: KeyboardInterrupt in the running cell, if one runs. */
@@ -220,7 +209,7 @@ static int t_session_restart(struct mcp_server *srv, struct mcp_call *call,
 	ms->nplots = 0;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "handle", ms->handle);
-	cJSON_AddStringToObject(o, "state", state_name(session_state(ms->s)));
+	cJSON_AddStringToObject(o, "state", session_state_name(session_state(ms->s)));
 	mcp_call_succeed(call, "the kernel was restarted: variables and imports are gone", o);
 	return 0;
 }
@@ -242,7 +231,7 @@ static int t_session_list(struct mcp_server *srv, struct mcp_call *call, const c
 		e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "handle", ms->handle);
 		cJSON_AddStringToObject(e, "backend", session_backend_name(ms->s));
-		cJSON_AddStringToObject(e, "state", state_name(session_state(ms->s)));
+		cJSON_AddStringToObject(e, "state", session_state_name(session_state(ms->s)));
 		cJSON_AddBoolToObject(e, "pooled", session_pooled(ms->s));
 		cJSON_AddNumberToObject(e, "cells", (double)ms->cells_run);
 		cJSON_AddNumberToObject(e, "plots", (double)ms->nplots);
@@ -255,7 +244,7 @@ static int t_session_list(struct mcp_server *srv, struct mcp_call *call, const c
 		cJSON_AddBoolToObject(e, "read_only", session_read_only(ms->s));
 		cJSON_AddItemToArray(list, e);
 		strbuf_addf(&text, "%s  %-7s %-5s %lu cell%s, %zu plot%s", ms->handle,
-			    session_backend_name(ms->s), state_name(session_state(ms->s)),
+			    session_backend_name(ms->s), session_state_name(session_state(ms->s)),
 			    ms->cells_run, ms->cells_run == 1 ? "" : "s", ms->nplots,
 			    ms->nplots == 1 ? "" : "s");
 		if (session_named(ms->s))
@@ -326,7 +315,7 @@ static int t_file_put(struct mcp_server *srv, struct mcp_call *call, const cJSON
 	call->ms = arg_session(srv, args, err);
 	if (!call->ms || named_files(call->ms, "file_put", err) < 0)
 		return -1;
-	return mcp_file_put(srv, call, arg_str(args, "path"), arg_str(args, "base64"), err);
+	return mcp_file_put(srv, call, mcp_arg_str(args, "path"), mcp_arg_str(args, "base64"), err);
 }
 
 /* file_get: bytes out of the sandbox. */
@@ -336,7 +325,7 @@ static int t_file_get(struct mcp_server *srv, struct mcp_call *call, const cJSON
 	call->ms = arg_session(srv, args, err);
 	if (!call->ms || named_files(call->ms, "file_get", err) < 0)
 		return -1;
-	return mcp_file_get(srv, call, arg_str(args, "path"), err);
+	return mcp_file_get(srv, call, mcp_arg_str(args, "path"), err);
 }
 
 static const struct mcp_tool tools[] = {
