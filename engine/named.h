@@ -164,6 +164,16 @@ int named_checkpoint_load(const char *path, struct named_ckpt *ck, struct strbuf
 int named_checkpoint_parse(const char *text, size_t len, const char *what,
 			   struct named_ckpt *ck, struct strbuf *err);
 void named_checkpoint_free(struct named_ckpt *ck);
+/*
+ * Run checkpoint `ck`'s cells again in session `s`, in order (a restore of a re-run
+ * checkpoint, a fork by re-running): each waited for by `wait` (NULL: session_wait until it
+ * ends), which may say stop (non-zero: an interrupt, SIGTERM); `each`, when set, is told cell
+ * i of n before it runs. *raised counts the cells that did not end ok. The number of cells
+ * run to their end: ck->ncells when all were, else fewer with `err` naming the cell.
+ */
+size_t named_checkpoint_rerun(struct session *s, const struct named_ckpt *ck, double timeout,
+			      int (*wait)(struct session *s, unsigned long id),
+			      void (*each)(size_t i, size_t n), int *raised, struct strbuf *err);
 
 /*
  * Memory checkpoints (named_memckpt.c), where the kernel runs under gVisor (docker, runtime

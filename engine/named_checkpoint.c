@@ -141,6 +141,39 @@ out:
 	return rc;
 }
 
+/* A re-run cell's end: whether it raised. */
+static void on_rerun_done(struct session *s, const struct session_event *ev, void *data)
+{
+	(void)s;
+	if (ev->type == SESSION_EV_DONE && ev->done.status != SESSION_STATUS_OK)
+		++*(int *)data;
+}
+
+size_t named_checkpoint_rerun(struct session *s, const struct named_ckpt *ck, double timeout,
+			      int (*wait)(struct session *s, unsigned long id),
+			      void (*each)(size_t i, size_t n), int *raised, struct strbuf *err)
+{
+	for (size_t i = 0; i < ck->ncells; i++) {
+		unsigned long id;
+
+		if (each)
+			each(i, ck->ncells);
+		id = session_execute(s, ck->code[i], 0, timeout, on_rerun_done, raised, err);
+		if (!id) {
+			strbuf_addf(err, " (cell %zu of %zu)", i + 1, ck->ncells);
+			return i;
+		}
+		if (wait && wait(s, id)) {
+			strbuf_addf(err, "%scell %zu of %zu stopped", err->len ? "; " : "", i + 1,
+				    ck->ncells);
+			return i;
+		}
+		while (!wait && session_pending(s, id))
+			session_wait(s, id);
+	}
+	return ck->ncells;
+}
+
 int named_checkpoint_load(const char *path, struct named_ckpt *ck, struct strbuf *err)
 {
 	struct strbuf text = STRBUF_INIT;

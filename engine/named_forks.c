@@ -73,30 +73,6 @@ out:
 	return rc;
 }
 
-static void on_done(struct session *s, const struct session_event *ev, void *data)
-{
-	(void)s;
-	if (ev->type == SESSION_EV_DONE && ev->done.status != SESSION_STATUS_OK)
-		++*(int *)data;
-}
-
-/* The cells of checkpoint `ck` run in session `s`, in order: 0, or -1 with `err`. */
-static int rerun(struct session *s, const struct named_ckpt *ck, double timeout, int *raised,
-		 struct strbuf *err)
-{
-	for (size_t i = 0; i < ck->ncells; i++) {
-		unsigned long id = session_execute(s, ck->code[i], 0, timeout, on_done, raised, err);
-
-		if (!id) {
-			strbuf_addf(err, " (cell %zu of %zu)", i + 1, ck->ncells);
-			return -1;
-		}
-		while (session_pending(s, id))
-			session_wait(s, id);
-	}
-	return 0;
-}
-
 /*
  * By re-running: NAME's cells written to a re-run checkpoint beside the sessions, read back
  * (checked and capped as any), run in a new session of NAME's backend, kernel and sandbox.
@@ -134,7 +110,8 @@ static int by_rerun(const struct cellbox_config *cfg, const char *runtime, const
 		c.session.sandbox.host = named_str(st, "engine");
 	if (!(s = named_setup_open(&c, new_name, 1, NULL, 0, NULL, NULL, mask, err)))
 		goto out;
-	if (rerun(s, &ck, cfg->timeout, &out->raised, err) < 0) {
+	if (named_checkpoint_rerun(s, &ck, cfg->timeout, NULL, NULL, &out->raised, err) <
+	    ck.ncells) {
 		strbuf_addf(err, ": the fork '%s' is ended", new_name);
 		named_kill(runtime, new_name, &ignore);
 		goto out;

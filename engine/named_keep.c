@@ -24,9 +24,7 @@ char *named_keep_ev_line(unsigned long id, const struct session_event *ev, size_
 	text = cJSON_PrintUnformatted(m);
 	cJSON_Delete(m);
 	n = strlen(text);
-	text = realloc(text, n + 2);
-	if (!text)
-		abort();
+	text = xrealloc(text, n + 2);
 	text[n++] = '\n';
 	text[n] = 0;
 	*len = n;

@@ -76,12 +76,16 @@ const struct cli_command cmd_checkpoint_entry = {
 		"kernel's memory, signed with this user's key, and restore brings it back as it was.\n",
 };
 
-/* A re-run cell's end: whether it raised, against what the checkpoint says it did. */
-static void on_done(struct session *s, const struct session_event *ev, void *data)
+/* A re-run's wait for its cell: stop at Ctrl-C, SIGTERM or SIGHUP. */
+static int rerun_wait(struct session *s, unsigned long id)
 {
-	(void)s;
-	if (ev->type == SESSION_EV_DONE && ev->done.status != SESSION_STATUS_OK)
-		++*(int *)data;
+	return cli_wait(s, id) == CLI_TERMINATED || cli_sigterm || cli_sigint;
+}
+
+/* Its progress on a terminal. */
+static void rerun_each(size_t i, size_t n)
+{
+	fprintf(stderr, "\rre-running cell %zu/%zu", i + 1, n);
 }
 
 static int restore_exec(const struct cli_args *args, struct cellbox_config *cfg)
@@ -132,24 +136,16 @@ static int restore_exec(const struct cli_args *args, struct cellbox_config *cfg)
 		free(made);
 		return EXIT_NO_KERNEL;
 	}
-	for (size_t i = 0; i < ck.ncells && !cli_sigterm && !cli_sigint; i++) {
-		unsigned long id;
-
+	strbuf_reset(&err);
+	if (named_checkpoint_rerun(s, &ck, cfg->timeout, rerun_wait, progress ? rerun_each : NULL,
+				   &failed, &err) < ck.ncells) {
 		if (progress)
-			fprintf(stderr, "\rre-running cell %zu/%zu", i + 1, ck.ncells);
-		strbuf_reset(&err);
-		id = session_execute(s, ck.code[i], 0, cfg->timeout, on_done, &failed, &err);
-		if (!id || cli_wait(s, id) == CLI_TERMINATED) {
-			if (progress)
-				fputc('\n', stderr);
-			msg_error("cell %zu of %s: %s", i + 1, args->argv[0],
-				  err.len ? err.buf : "stopped");
-			rc = EXIT_KERNEL_DIED;
-			break;
-		}
-	}
-	if (progress && ck.ncells)
+			fputc('\n', stderr);
+		msg_error("%s: %s", args->argv[0], err.buf);
+		rc = EXIT_KERNEL_DIED;
+	} else if (progress && ck.ncells) {
 		fputc('\n', stderr);
+	}
 	if (rc == EXIT_OK)
 		cli_printf(stdout, "restored session '%s' by re-running %zu cell%s in a fresh kernel "
 			   "(not a memory restore), %d of them raised; cellbox attach %s\n", name,
