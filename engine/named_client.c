@@ -413,16 +413,6 @@ int named_client_restart(struct named_client *nc, struct strbuf *err)
 	return simple(nc, "restart", RESTART_TIMEOUT, err);
 }
 
-int named_client_fork(struct named_client *nc, const char *name, struct strbuf *err)
-{
-	cJSON *m = msg_of("fork"), *r;
-
-	cJSON_AddStringToObject(m, "name", name);
-	r = call(nc, m, RESTART_TIMEOUT, err);	/* a cell running: the fork waits for its end */
-	cJSON_Delete(r);
-	return r ? 0 : -1;
-}
-
 int named_client_revive(struct named_client *nc, struct strbuf *why, struct strbuf *err)
 {
 	cJSON *r;

@@ -393,16 +393,6 @@ int session_interrupt(struct session *s)
 	return session_interrupt_kernel(s);
 }
 
-int session_fork(struct session *s, const char *name, struct strbuf *err)
-{
-	if (!s->named) {
-		strbuf_addstr(err, "this session has no name: only a named session can be forked "
-			      "(start one with --name NAME)");
-		return -1;
-	}
-	return named_client_fork(s->named, name, err);
-}
-
 int session_restart(struct session *s, struct strbuf *err)
 {
 	if (s->named)

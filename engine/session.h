@@ -332,12 +332,6 @@ const char *session_named(const struct session *s);
 /* Whether it was attached read-only: its calls that would run anything fail. */
 int session_read_only(const struct session *s);
 /*
- * Fork named session `s` into a new named session `name` (named_fork(), docs/sessions.md):
- * its kernel process copied. A session of this process's own (unnamed) cannot be: -1 with
- * `err`, as when the host refuses (read-only, another backend, a name taken).
- */
-int session_fork(struct session *s, const char *name, struct strbuf *err);
-/*
  * Cells of a named session that this front end did not run: those other front ends run
  * (`past` 0) and, right after attaching, those that ran before (`past` 1). `fn` hears a
  * cell's start (its `code`, `ev` NULL), then each of its events (`code` NULL), as a

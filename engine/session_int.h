@@ -184,7 +184,6 @@ int named_client_wait(struct named_client *nc, unsigned long id);
 void named_client_set_sigmask(struct named_client *nc, const sigset_t *mask);
 int named_client_interrupt(struct named_client *nc);
 int named_client_restart(struct named_client *nc, struct strbuf *err);
-int named_client_fork(struct named_client *nc, const char *name, struct strbuf *err);
 int named_client_revive(struct named_client *nc, struct strbuf *why, struct strbuf *err);
 enum session_state named_client_state(const struct named_client *nc);
 const char *named_client_channel_dir(const struct named_client *nc);
