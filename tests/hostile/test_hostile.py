@@ -261,16 +261,29 @@ print('planted', n)
         (engine/session_files.c): the kernel writes a forged done into the results file made
         ahead, then puts a FIFO, a link to /dev/zero and a link to a host FIFO in its place.
         The host reads only the file it made, never blocks, and the session goes on."""
-        attacks = [r'''
+        # The host makes the next file just after it wakes the kernel for this cell: the
+        # cell waits for it (up to 5 s) rather than racing the host to the directory.
+        wait = r'''
+def made_ahead(own):
+    import time
+    for _ in range(100):
+        ahead = [n for n in os.listdir(R._S.res_dir) if n != own and n.endswith('.jsonl')]
+        if ahead:
+            return ahead
+        time.sleep(0.05)
+    return []
+'''
+        attacks = [wait + r'''
 own = R._S.req_id + '.jsonl'
-ahead = [n for n in os.listdir(R._S.res_dir) if n != own and n.endswith('.jsonl')]
+ahead = made_ahead(own)
 for n in ahead:
     with open(os.path.join(R._S.res_dir, n), 'a') as f:
         f.write('{"type":"stream","name":"stdout","text":"forged\\n"}\n'
                 '{"type":"done","status":"ok","execution_count":99,"duration":0}\n')
 print('ahead', len(ahead))
-'''] + [r'''
+'''] + [wait + r'''
 own = R._S.req_id + '.jsonl'
+made_ahead(own)
 for n in os.listdir(R._S.res_dir):
     if n != own:
         plant(os.path.join(R._S.res_dir, n), HOW, TARGET)
