@@ -6,7 +6,8 @@ notebook, a history store with odd entries), at a random size down to 20x8, in e
 editing mode, fed random keys
 from a vocabulary of the key table's keys, text, pastes, the ':' commands, resizes, Ctrl-C at
 random moments and a kernel that dies mid-cell. A session ends by quitting; it must end by
-itself (else it hung) and leave no sanitizer report and no death by a signal.
+itself (else it hung) and leave no sanitizer report and no death by a signal; a session the
+keys detached (F12, :detach) is ended with `cellbox kill` after its UI.
 
     ui_keys.py --bin build-asan/tui/cellbox --seconds 60 [--seed N] [--events 400]
 
@@ -269,6 +270,16 @@ class Session:
         return 'hang'
 
 
+def end_detached(bin, env):
+    """End the named sessions the keys left running (F12, :detach: an unnamed session's
+    kernel handed to a host that outlives the UI, as it should): their names."""
+    p = subprocess.run([bin, 'ls'], capture_output=True, text=True, env=env, timeout=60)
+    names = [line.split()[0] for line in p.stdout.splitlines()[1:] if line.strip()]
+    if names:
+        subprocess.run([bin, 'kill', *names], capture_output=True, env=env, timeout=60)
+    return names
+
+
 def sanitizer_reports(logdir):
     return [os.path.join(logdir, f) for f in os.listdir(logdir)]
 
@@ -325,6 +336,7 @@ def main():
             done += 1
         hang = s.finish(30)
         status = s.status or 0
+        left = end_detached(args.bin, env)
         reports = set(sanitizer_reports(logdir)) - before
         signalled = os.WIFSIGNALED(status) and os.WTERMSIG(status) not in (signal.SIGTERM,)
         bad = hang or reports or signalled
@@ -341,7 +353,7 @@ def main():
                     print(f.read()[:6000])
             print('the screen:\n' + s.shown())
         else:
-            print(line + ' ok')
+            print(line + ' ok' + (', detached: ended %s' % ' '.join(left) if left else ''))
         sys.stdout.flush()
         try:
             os.close(s.fd)
