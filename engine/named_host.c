@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -44,7 +45,13 @@ struct host {
 	char *runtime;			/* the runtime directory `dir` is in */
 	int forks[NAMED_MAX_FORKS];	/* pidfds of the copies made of the kernel; -1: none */
 	int nforks;
+	struct stat dir_st;		/* `dir` as the host found it */
+	double dir_looked;		/* when it was last looked at */
+	int dir_gone;			/* removed (or another in its place): not ours to remove */
 };
+
+/* How often the host looks whether its directory is still there (seconds). */
+#define DIR_LOOK 5.0
 
 static volatile sig_atomic_t terminated;
 
@@ -487,6 +494,9 @@ struct host *named_host_new(const char *name, const char *dir, const struct name
 	h->rec = rec;
 	h->idle_since = clock_wall();
 	named_keep_init(&h->keep);
+	if (lstat(dir, &h->dir_st) < 0)
+		h->dir_st.st_ino = 0;
+	h->dir_looked = clock_now();
 	h->runtime = xstrdup(dir);
 	if (strrchr(h->runtime, '/'))
 		*strrchr(h->runtime, '/') = 0;		/* RUNTIME/sessions */
@@ -544,6 +554,27 @@ static int ttl_wait(struct host *h)
 	return 0;
 }
 
+/*
+ * Whether the session's directory is gone (its runtime directory removed, as logind does at
+ * logout, or a test's): nobody can reach the session then (its socket went with it), nor its
+ * kernel run (its channel did), so the host ends it rather than wait forever. Looked at every
+ * DIR_LOOK seconds; a directory of another in its place is not ours to remove at the end.
+ */
+static int dir_gone(struct host *h)
+{
+	struct stat st;
+
+	if (clock_now() - h->dir_looked < DIR_LOOK)
+		return 0;
+	h->dir_looked = clock_now();
+	if (lstat(h->dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == h->dir_st.st_dev &&
+	    st.st_ino == h->dir_st.st_ino)
+		return 0;
+	msg_error("session '%s': its directory %s is gone: ended", h->name, h->dir);
+	h->dir_gone = 1;
+	return 1;
+}
+
 void named_host_serve(struct host *h, struct session *s, int lfd)
 {
 	struct sigaction sa = { .sa_handler = on_term };
@@ -556,8 +587,10 @@ void named_host_serve(struct host *h, struct session *s, int lfd)
 		struct pollfd p[2 + NAMED_MAX_CLIENTS];
 		int n = 2, wait = ttl_wait(h);
 
-		if (h->stop)
+		if (h->stop || dir_gone(h))
 			break;
+		if (wait < 0 || wait > (int)(DIR_LOOK * 1000))
+			wait = (int)(DIR_LOOK * 1000);
 		p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = session_fd(s), .events = POLLIN };
 		for (int i = 0; i < h->ncl; i++)
@@ -597,7 +630,8 @@ void named_host_serve(struct host *h, struct session *s, int lfd)
 	named_host_state(NULL, SESSION_CLOSED, "session ended", h);
 	for (int i = 0; i < h->ncl; i++)
 		named_conn_flush(&h->cl[i]->c);
-	fsutil_remove_tree(h->dir);
+	if (!h->dir_gone)
+		fsutil_remove_tree(h->dir);
 	while (h->ncl)
 		drop_client(h, h->ncl - 1);
 	/* Its name is free and its front ends gone; copies of its kernel live on (named_fork.c). */

@@ -297,6 +297,34 @@ class LifeTest(Base):
         self.assertEqual(self.names(), [])
         self.assertEqual(self.ls(), {})
 
+    def test_directory_removed_ends_the_host(self):
+        # Its directory removed (the runtime directory at logout, a test's tree), a session
+        # can be reached by nobody: its host ends it, kernel and all, within seconds (it
+        # looks every 5 s). Another directory put in its place is not the host's to remove.
+        kernels = {}
+        for name in ('rm1', 'rm2'):
+            r = self.cellbox('repl', '--name', name,
+                             stdin='import sys; print("chan", sys.argv[1])\n')
+            kernels[name] = self.process_with(re.search(r'chan (\S+)', r.stdout).group(1))
+        hosts = {name: self.host_pid(name) for name in kernels}
+        top = os.path.join(self.tmp, 'run', 'sessions')
+        shutil.rmtree(os.path.join(top, 'rm1'))
+        os.rename(os.path.join(top, 'rm2'), os.path.join(self.tmp, 'rm2-moved'))
+        os.mkdir(os.path.join(top, 'rm2'), 0o700)
+        with open(os.path.join(top, 'rm2', 'mine'), 'w') as f:
+            f.write('not the host\'s')
+        deadline = time.monotonic() + 30
+        pids = list(hosts.values()) + list(kernels.values())
+        while any(alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for name in kernels:
+            self.assertFalse(alive(hosts[name]), 'the host of %s outlived its directory' % name)
+            self.assertFalse(alive(kernels[name]), 'the kernel of %s outlived it' % name)
+        self.assertTrue(os.path.exists(os.path.join(top, 'rm2', 'mine')))
+        with open(os.path.join(self.tmp, 'rm2-moved', 'host.log')) as f:
+            self.assertIn("session 'rm2': its directory", f.read())
+        shutil.rmtree(os.path.join(top, 'rm2'))
+
     def test_names(self):
         r = self.cellbox('repl', '--name', 'one', stdin='')
         self.assertEqual(r.returncode, 0, r.stderr)
