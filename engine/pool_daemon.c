@@ -19,6 +19,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -418,6 +419,25 @@ static void maintain(struct daemon *d)
 		back_off(d);
 }
 
+/*
+ * Take the pool's lock for this daemon's life: 0, or -1 when another daemon holds it. A
+ * client asking whether a daemon serves (pool_daemon_alive()) holds it shared for an instant,
+ * longer when it is descheduled on a busy machine: a refusal is believed after a second of
+ * tries, never at the first (a restarted daemon was refused so while a client looked).
+ */
+static int take_lock(int fd)
+{
+	for (int n = 0; n < 100; n++) {
+		if (n)
+			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+	}
+	return -1;
+}
+
 int pool_serve(const char *pool_dir, const struct pool_config *pc,
 	       const struct session_opts *kernel_opts, FILE *log, struct strbuf *err)
 {
@@ -462,8 +482,8 @@ int pool_serve(const char *pool_dir, const struct pool_config *pc,
 			return -1;
 	}
 	lock = pool_path(&d, "daemon.lock", NULL);
-	lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+	lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lockfd < 0 || take_lock(lockfd) < 0) {
 		strbuf_addf(err, "the pool '%s' is already served by another daemon (see 'cellbox pool status')",
 			    pool_dir);
 		goto out;

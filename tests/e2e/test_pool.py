@@ -1,4 +1,5 @@
 """Pooled mode end to end: `cellbox pool serve` and `--pool` clients, on the local backend."""
+import fcntl
 import json
 import os
 import shutil
@@ -66,6 +67,8 @@ class PoolTest(unittest.TestCase):
         want = ready if ready is not None else 1
 
         def warm():
+            if self.daemon.poll() is not None:      # it left: no use waiting
+                raise AssertionError('the daemon ended (exit %s)' % self.daemon.returncode)
             st = self.status()
             return st.get('daemon_alive') and len(
                 [k for k in st.get('ready', []) if k['alive']]) >= want
@@ -244,6 +247,25 @@ class PoolTest(unittest.TestCase):
         p = self.cellbox('pool', 'serve', '--min', '1', timeout=30)
         self.assertEqual(p.returncode, 5)
         self.assertIn('already served', p.stderr)
+
+    def test_client_looking_does_not_stop_a_daemon(self):
+        # A client asking whether a daemon serves holds the daemon's lock shared for an
+        # instant (longer when descheduled): a daemon starting then waits it out rather than
+        # take it for another daemon (seen: a restarted daemon refused, 'already served').
+        self.serve('--min', '1', '--max', '1')
+        self.daemon.kill()
+        self.daemon.wait()
+        self.daemon.stderr.close()
+        with open(os.path.join(self.tmp, 'run', 'pool', 'default', 'daemon.lock')) as f:
+            fcntl.flock(f, fcntl.LOCK_SH)
+            self.daemon = subprocess.Popen([*self.prefix, 'pool', 'serve', '--min', '1'],
+                                           env=self.env, cwd=self.tmp,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                           text=True)
+            time.sleep(0.5)     # (the daemon has asked for the lock by now, and waits)
+        if self.daemon.poll() is not None:
+            self.fail('the daemon did not wait: %s' % self.daemon.stderr.read())
+        wait_for(lambda: self.status().get('daemon_alive'), what='the daemon serving')
 
     def test_preimport_and_restart(self):
         self.serve('--min', '1', '--max', '2', '--preimport', 'colorsys, wave')
