@@ -1,8 +1,10 @@
 """`:context` in a real terminal (tmux): another kernel in the session's sandbox, the status
 line naming the current one, a file shared and a variable not, Python and R side by side,
-switching back, removing one, and what is refused (an unknown kernel or name, the cap)."""
+switching back, removing one, plots numbered in one series, and what is refused (an unknown
+kernel or name, the cap)."""
 import os
 import re
+import struct
 import time
 import unittest
 
@@ -49,6 +51,30 @@ class ContextTest(Base):
         ui.wait_gone('python-1: local')
         ui.command('context')
         ui.wait_for('contexts: main* (')
+        ui.quit()
+        self.assertEqual(ui.exit_status(), 'exit=0')
+
+    def test_plots_numbered_across_contexts(self):
+        # Each kernel counts its plots from 1: the UI numbers them in one series, and
+        # :save-plot N copies plot N from the channel of the context that made it.
+        cell = ('import matplotlib.pyplot as plt; '
+                'from matplotlib_inline.backend_inline import set_matplotlib_formats; '
+                'set_matplotlib_formats("png", bbox_inches=None); '
+                'plt.figure(figsize=(%d, %d), dpi=50); plt.plot([1, 2]); plt.show()')
+        ui = self.start()
+        ui.run(cell % (4, 3))
+        ui.wait_for('[plot 1: 200x150 PNG]', timeout=120)
+        ui.command('context new')
+        ui.wait_for('context python-1: a new python kernel')
+        ui.run(cell % (2, 2))
+        ui.wait_for('[plot 2: 100x100 PNG]', 'python-1: local', timeout=120)
+        for n, size in ((1, (200, 150)), (2, (100, 100))):
+            dest = os.path.join(self.tmp, 'saved%d.png' % n)
+            ui.command('save-plot %d %s' % (n, dest))
+            ui.wait_for('plot %d saved to' % n)
+            with open(dest, 'rb') as f:
+                head = f.read(24)
+            self.assertEqual(struct.unpack('>II', head[16:24]), size, 'plot %d' % n)
         ui.quit()
         self.assertEqual(ui.exit_status(), 'exit=0')
 

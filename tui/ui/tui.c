@@ -370,8 +370,7 @@ out:
 	keys_release(&ui.keys);
 	for (size_t i = 0; i < ui.nplots; i++) {
 		graphics_free(ui.plots[i].img);
-		free(ui.plots[i].path);
-		free(ui.plots[i].rel);
+		ui_plot_names_free(&ui.plots[i]);
 	}
 	free(ui.plots);
 	strbuf_release(&ui.gfx.gbuf);

@@ -158,9 +158,10 @@ struct nbview {
 
 /* A captured plot: its file and its decoded image (NULL when it could not be read). */
 struct ui_plot {
-	int index, w, h;
+	int index, w, h;	/* index: the UI's number (ui.plot_seq; < 0 a file's image) */
 	char *path;		/* the file in the channel, for the eyes (open it by `rel`) */
 	char *rel;		/* the session's checked copy ("plots/<n>.png"): outputs_open_file() */
+	char *dir;		/* ... in this channel: its session's (the UI's, or a context's) */
 	struct graphics_image *img;
 };
 
@@ -289,6 +290,8 @@ struct ui {
 	/* Plots, for the side pane. */
 	struct ui_plot *plots;
 	size_t nplots, plots_alloc;
+	int plot_seq;			/* the last plot's number: the UI's, one series for every
+					   context (a kernel's own index may repeat another's) */
 	struct plot_frames gfx;		/* inline plots on this terminal (ui_plots.c) */
 	struct strbuf clip_out;		/* an OSC 52 copy, written after the next frame */
 	struct keys keys;		/* escape sequences and pastes being decoded */
@@ -482,7 +485,9 @@ void ui_plots_write(struct ui *ui, int cleared);
 void ui_plots_drop(struct ui *ui);
 /* Free a plot's image, making the terminal drop it too (kitty) and the next frame differ. */
 void ui_plot_image_free(struct ui *ui, struct graphics_image *img);
-void ui_plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot);
+/* Fill `pl` for a kernel's plot numbered `index` by the UI; its names freed by the next. */
+void ui_plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot, int index);
+void ui_plot_names_free(struct ui_plot *pl);
 void ui_plots_forget(struct ui *ui);
 
 /* ---- ui_kernel.c: kernel events and running cells ---- */

@@ -414,7 +414,7 @@ static int tc_save_plot(struct ui *ui, int argc, char **argv, struct strbuf *msg
 		return -1;
 	}
 	strbuf_addf(msg, "cannot copy plot %s to '%s': ", argv[1], argv[2]);
-	if (outputs_copy_file(session_channel_dir(ui->s), ui->plots[i].rel, argv[2], msg) < 0)
+	if (outputs_copy_file(ui->plots[i].dir, ui->plots[i].rel, argv[2], msg) < 0)
 		return -1;
 	strbuf_reset(msg);
 	strbuf_addf(msg, "plot %d saved to %s", ui->plots[i].index, argv[2]);

@@ -23,22 +23,27 @@ int ui_load_hist_entry(const cJSON *entry, void *data)
 	return 0;
 }
 
-/* A plot into the plot list (the side pane, the gallery). */
-static void list_plot(struct ui *ui, const struct session_plot *plot)
+/* A plot into the plot list (the side pane, the gallery) as the UI's plot `index`. */
+static void list_plot(struct ui *ui, const struct session_plot *plot, int index)
 {
 	if (ui->nplots == ui->plots_alloc) {
 		ui->plots_alloc = ui->plots_alloc ? 2 * ui->plots_alloc : 8;
 		ui->plots = xrealloc(ui->plots, ui->plots_alloc * sizeof(*ui->plots));
 	}
-	ui_plot_add(ui, &ui->plots[ui->nplots++], plot);
+	ui_plot_add(ui, &ui->plots[ui->nplots++], plot, index);
 }
 
-/* A plot of a display or result event: its line in the cell and the plot list. */
+/*
+ * A plot of a display or result event: its line in the cell and the plot list, under the
+ * UI's next number (the kernel's index names only its file: contexts each count from 1).
+ */
 static void cell_plot(struct ui *ui, struct outmodel *m, struct out_cell *c,
 		      const struct session_plot *plot)
 {
-	outmodel_cell_plot(m, c, plot->index, plot->width, plot->height);
-	list_plot(ui, plot);
+	int n = ++ui->plot_seq;
+
+	outmodel_cell_plot(m, c, n, plot->width, plot->height);
+	list_plot(ui, plot, n);
 }
 
 /* update_display(): the outputs shown with that id take the new bundle, in every cell. */
@@ -47,9 +52,9 @@ static void display_update(struct ui *ui, struct outmodel *m, const struct sessi
 	if (!d->display_id)
 		return;		/* nothing to update: and nothing new is shown */
 	if (d->plot) {
-		if (outmodel_update_plot(m, d->display_id, d->plot->index, d->plot->width,
+		if (outmodel_update_plot(m, d->display_id, ui->plot_seq + 1, d->plot->width,
 					 d->plot->height))
-			list_plot(ui, d->plot);
+			list_plot(ui, d->plot, ++ui->plot_seq);
 	} else {
 		char *line = ui_rich_text(ui, d);
 

@@ -24,8 +24,7 @@ void ui_nbview_images_forget(struct ui *ui)
 	for (size_t i = 0; i < ui->nplots; i++) {
 		if (ui->plots[i].index < 0) {
 			ui_plot_image_free(ui, ui->plots[i].img);
-			free(ui->plots[i].path);
-			free(ui->plots[i].rel);
+			ui_plot_names_free(&ui->plots[i]);
 			continue;
 		}
 		ui->plots[k++] = ui->plots[i];
@@ -199,8 +198,7 @@ void ui_nbview_images_drop(struct ui *ui, const struct out_cell *view)
 				continue;
 			}
 			ui_plot_image_free(ui, ui->plots[j].img);	/* the next frame differs */
-			free(ui->plots[j].path);
-			free(ui->plots[j].rel);
+			ui_plot_names_free(&ui->plots[j]);
 		}
 		ui->nplots = k;
 	}

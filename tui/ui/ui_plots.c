@@ -271,23 +271,32 @@ void ui_plot_image_free(struct ui *ui, struct graphics_image *img)
  * Fill in a captured plot from its event: the session's checked copy (event.h), decoded from
  * the bytes the session read when drawn; nothing is read or checked again here.
  */
-void ui_plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot)
+void ui_plot_add(struct ui *ui, struct ui_plot *pl, const struct session_plot *plot, int index)
 {
-	pl->index = plot->index;
+	pl->index = index;
 	pl->w = plot->width;
 	pl->h = plot->height;
 	pl->path = xasprintf("%s/%s", session_channel_dir(ui->s), plot->path);
 	pl->rel = xstrdup(plot->path);
+	pl->dir = xstrdup(session_channel_dir(ui->s));
 	pl->img = NULL;
 	if (ui_plots_drawn(ui)) {
 		struct strbuf err = STRBUF_INIT;
 
 		pl->img = graphics_load_mem(plot->data, plot->len, plot->path, &err);
 		if (!pl->img)
-			ui_message(ui, "plot %d could not be decoded: %s", plot->index, err.buf);
+			ui_message(ui, "plot %d could not be decoded: %s", index, err.buf);
 		strbuf_release(&err);
 	}
 	ui->side.plot_sel = (size_t)(pl - ui->plots);
+}
+
+void ui_plot_names_free(struct ui_plot *pl)
+{
+	free(pl->path);
+	free(pl->rel);
+	free(pl->dir);
+	pl->path = pl->rel = pl->dir = NULL;
 }
 
 /* Forget the captured plots; the output pane keeps their text lines. */
@@ -296,8 +305,7 @@ void ui_plots_forget(struct ui *ui)
 	ui_plots_drop(ui);
 	for (size_t i = 0; i < ui->nplots; i++) {
 		graphics_free(ui->plots[i].img);
-		free(ui->plots[i].path);
-		free(ui->plots[i].rel);
+		ui_plot_names_free(&ui->plots[i]);
 	}
 	ui->nplots = 0;
 	ui->side.plot_sel = 0;
