@@ -62,6 +62,9 @@ struct channel {
 				   ends' (the history's, a --plots directory's); 0 means 1 */
 	int over;		/* a plot was refused for the quota: the kernel is to be stopped
 				   (a reset clears it; `copied` stays) */
+	int taken;		/* files taken into plots/: the next is named taken + 1 (the
+				   host's numbers, for every kernel of the session: a reset or a
+				   restart keeps them, so no copy is ever named again) */
 	int lost;		/* part of the channel was removed or moved (by a local kernel) */
 };
 
@@ -159,19 +162,21 @@ void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct s
 
 /*
  * Check the kernel's plot or artifact `rel` ("plots/<n>.<ext>") and copy it into the host's
- * plots/ as "<index>.<ext>": a regular file with one link, the kernel's, within its cap (a
- * plot 32 MB, an artifact 64 MB) and the quota: its bytes times `copies` are added to
- * `copied`, and a file that would take `copied` past the quota is refused and sets `over`
- * (one kernel file named by many indexes is so counted once per copy made); a PNG (".png")
- * must also pass
- * wall_png_check(), and sets *w, *h (left as they are for other formats). This is the one
- * place a name or file the kernel gives is checked: consumers get the bytes read here
- * (`data`, emptied on failure) and never read the kernel's file again.
- * 0, or -1 with `why` saying why it was refused; CHANNEL_BAD_NAME when `rel` is not such a
- * name (then a message should not quote it: it is the kernel's words, not a file of its).
+ * plots/ as "<index>.<ext>", *index set to the host's number for it (ch->taken + 1): never the
+ * index the kernel gives, which would let it name an earlier copy again, or a restarted
+ * kernel count from 1 over the first one's copies. The file must be a regular file with one
+ * link, the kernel's, within its cap (a plot 32 MB, an artifact 64 MB) and the quota: its
+ * bytes times `copies` are added to `copied`, and a file that would take `copied` past the
+ * quota is refused and sets `over` (one kernel file taken many times is so counted once per
+ * copy made); a PNG (".png") must also pass wall_png_check(), and sets *w, *h (left as they
+ * are for other formats). This is the one place a name or file the kernel gives is checked:
+ * consumers get the bytes read here (`data`, emptied on failure) and never read the kernel's
+ * file again. 0, or -1 with `why` saying why it was refused; CHANNEL_BAD_NAME when `rel` is
+ * not such a name (then a message should not quote it: it is the kernel's words, not a file
+ * of its).
  */
 enum { CHANNEL_BAD_NAME = -2 };
-int channel_take_file(struct channel *ch, const char *rel, int index, int *w, int *h,
+int channel_take_file(struct channel *ch, const char *rel, int *index, int *w, int *h,
 		      struct strbuf *data, struct strbuf *why);
 /*
  * Take the kernel's out/<name> (a helper cell's copy, files.h) by the same rules, of at most

@@ -40,7 +40,7 @@ static const char *plot_name(const char *rel, const char **ext)
 	return len && len <= 8 && !(*ext)[len] ? name : NULL;
 }
 
-int channel_take_file(struct channel *ch, const char *rel, int index, int *w, int *h,
+int channel_take_file(struct channel *ch, const char *rel, int *index, int *w, int *h,
 		      struct strbuf *data, struct strbuf *why)
 {
 	const char *ext = NULL, *name = plot_name(rel, &ext);
@@ -53,8 +53,9 @@ int channel_take_file(struct channel *ch, const char *rel, int index, int *w, in
 		strbuf_addstr(why, "is not a file of the kernel's plots/");
 		return CHANNEL_BAD_NAME;
 	}
-	if (index < 1 || index > PLOT_INDEX_MAX) {
-		strbuf_addf(why, "has index %d, outside 1..%d", index, PLOT_INDEX_MAX);
+	if (ch->taken >= PLOT_INDEX_MAX) {
+		strbuf_addf(why, "would be the session's file %d, past the most it keeps (%d)",
+			    ch->taken + 1, PLOT_INDEX_MAX);
 		return -1;
 	}
 	png = !strcmp(ext, "png");
@@ -64,7 +65,7 @@ int channel_take_file(struct channel *ch, const char *rel, int index, int *w, in
 		goto out;
 	if (png && wall_png_check(data->buf, data->len, PLOT_SIDE, PLOT_PIXELS, w, h, why) < 0)
 		goto out;
-	snprintf(shown_name, sizeof(shown_name), "%d.%s", index, ext);
+	snprintf(shown_name, sizeof(shown_name), "%d.%s", ch->taken + 1, ext);
 	/* Every copy counts, for the session: a name reused or a kernel restarted resets nothing. */
 	charge = (unsigned long long)data->len * (ch->copies ? ch->copies : 1);
 	if (ch->quota && ch->copied + charge > ch->quota) {
@@ -77,6 +78,7 @@ int channel_take_file(struct channel *ch, const char *rel, int index, int *w, in
 	if (wall_write_at(ch->shown_fd, shown_name, data->buf, data->len, 0644, shown_name, why) < 0)
 		goto out;
 	ch->copied += charge;
+	*index = ++ch->taken;
 	rc = 0;
 out:
 	if (fd >= 0)

@@ -208,15 +208,16 @@ static int take_file(struct request_reader *rd, struct request *r, const char *w
 {
 	struct strbuf why = STRBUF_INIT, msg = STRBUF_INIT;
 	const struct session_plot *p = *slot;
-	int w = p->width, h = p->height, rc;
+	int w = p->width, h = p->height, index = 0, rc;
 
-	rc = channel_take_file(rd->ch, named, p->index, &w, &h, data, &why);
+	rc = channel_take_file(rd->ch, named, &index, &w, &h, data, &why);
 	if (rc == 0) {
 		*copy = *p;
+		copy->index = index;	/* the host's number, not the kernel's */
 		copy->width = w;
 		copy->height = h;
 		/* The name passed the check: plots/<n>.<ext>. */
-		snprintf(path, size, "plots/%d%s", p->index, strrchr(named, '.'));
+		snprintf(path, size, "plots/%d%s", index, strrchr(named, '.'));
 		copy->path = path;	/* the host's copy, relative to the channel */
 		copy->ext = strrchr(path, '.') + 1;
 		if (!strcmp(copy->ext, "png"))

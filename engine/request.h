@@ -51,6 +51,7 @@ struct request {
 	int inputs;		/* input requests so far: the answer to the k-th is <name>.<k>.input */
 	int capped;		/* its output passed the limit: only its done is read now */
 	int memory_error;	/* it raised MemoryError under an address-space limit */
+	int clears_plots;	/* the kernel empties its plot list as it begins (clear_plots) */
 	unsigned malformed, dropped, refused;	/* lines not taken, told once at its end */
 	int truncated_told;
 	request_event_fn fn;

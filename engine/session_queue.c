@@ -16,6 +16,18 @@
 
 #define READ_BUDGET (4u << 20)		/* bytes of events one dispatch reads; then it yields */
 
+/*
+ * Request `r` reaches the head: its counters start. One that clears the plots (the kernel
+ * empties its list as it begins, and counts from 1 again) makes the host name its next copy
+ * 1 again too, as the seeds' clear_plots does; nothing else the kernel says resets it.
+ */
+static void head_begins(struct session *s, struct request *r)
+{
+	request_begin(r, s->be);
+	if (r->clears_plots)
+		s->ch.taken = 0;
+}
+
 /* Take the finished head off the queue; the next request starts its clock. */
 void session_pop_head(struct session *s)
 {
@@ -27,7 +39,7 @@ void session_pop_head(struct session *s)
 	else if (s->head->timeout)
 		s->head->deadline = clock_now() + s->head->timeout;
 	if (s->head)
-		request_begin(s->head, s->be);
+		head_begins(s, s->head);
 	/* Its files go, off the round trip: the command and answers (ours), the results. */
 	session_spend(s, r);
 	if (s->state == SESSION_BUSY && !s->head)
@@ -104,6 +116,7 @@ unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, doub
 			     session_event_fn fn, void *data, cJSON *blocked, struct strbuf *err)
 {
 	struct request *r;
+	const char *kind;
 	char *text, *rel;
 	int rc;
 
@@ -122,6 +135,10 @@ unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, doub
 		return 0;
 	}
 	r->blocked = blocked;
+	kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cmd, "kind"));
+	r->clears_plots = !blocked && ((kind && !strcmp(kind, "clear_plots")) ||
+				       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cmd,
+										"clear_plots")));
 	cJSON_AddStringToObject(cmd, "id", r->name);
 	text = cJSON_PrintUnformatted(cmd);
 	cJSON_Delete(cmd);
@@ -138,7 +155,7 @@ unsigned long session_submit(struct session *s, cJSON *cmd, int is_execute, doub
 		s->head = r;
 		if (timeout)
 			r->deadline = clock_now() + timeout;
-		request_begin(r, s->be);
+		head_begins(s, r);
 	} else {
 		s->tail->next = r;
 	}

@@ -62,7 +62,7 @@ class PlotDecodeTest(unittest.TestCase):
         out, err = p.stdout.decode(errors='replace'), p.stderr.decode(errors='replace')
         self.assertEqual(p.returncode, 0, (out[-1500:], err[-1500:]))
         self.assertIn('planted [69, 77]', out)
-        for n in (91, 92):
+        for n in (1, 2):        # the host's numbers (the kernel said 91 and 92)
             self.assertRegex(err, r"cellbox: plot %d could not be decoded: cannot decode "
                                   r"'[^']*plot-%d\.png': \S" % (n, n))
             self.assertIn('[plot %d: ' % n, out)      # its text line instead

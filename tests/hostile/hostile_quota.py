@@ -1,10 +1,12 @@
 """The hostile cases about what a kernel puts on the host's disk through its plots: the
 channel quota counted for the session across restarts and for each copy, one kernel file
-named by many plot numbers, the history store's cap on plot bytes. Run through
+named by many plot numbers, plot numbers given again, the history store's cap on plot bytes. Run through
 test_hostile.py CASE."""
 import glob
 import json
 import os
+import re
+import struct
 import threading
 import time
 
@@ -89,6 +91,25 @@ print('named it 40 times', flush=True)
         self.assertIn('channel quota exceeded', p.stderr, p.stdout[-2000:])
         self.assertLess(peak, (64 + 16) * MB, 'the copies took %d MB of the host' % (peak // MB))
         self.assertIn('alive after', p.stdout, p.stderr[-2000:])
+
+    def test_plot_numbers_are_the_hosts(self):
+        """A kernel that names its plots by numbers it had given before (as a lying one does,
+        and a restarted one counting from 1): the host numbers its copies, so none is named
+        again (before: each was 'plot 1', and the history kept only the last image under
+        every cell's plot)."""
+        shows = [self.attack(PLOTS + r'''
+open(os.path.join(R._S.plot_dir, 'SIDE.png'), 'wb').write(png(SIDE))
+show('plots/SIDE.png', 1, SIDE)
+'''.replace('SIDE', str(side))) for side in (8, 16, 24)]
+        p = self.repl(shows[0], shows[1], 'import os; os._exit(3)', shows[2])
+        for n, side in ((1, 8), (2, 16), (3, 24)):
+            self.assertIn('[plot %d: %dx%d PNG' % (n, side, side), p.stdout, p.stderr)
+        seen = []
+        for cell in self.history_cells():
+            for plot in re.findall(r'"plot": "([^"]+)"', json.dumps(cell)):
+                with open(plot, 'rb') as f:
+                    seen.append((os.path.basename(plot), struct.unpack('>II', f.read(24)[16:])))
+        self.assertEqual(seen, [('1.png', (8, 8)), ('2.png', (16, 16)), ('3.png', (24, 24))])
 
     def test_copy_out_counts(self):
         """Files copied out to the host count against the session's quota: a second 40 MB

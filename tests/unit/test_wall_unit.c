@@ -350,7 +350,7 @@ static void test_take_file_hostile(void)
 	struct strbuf err = STRBUF_INIT, why = STRBUF_INIT, data = STRBUF_INIT;
 	char root[] = "/tmp/cellbox-unit-take-XXXXXX";
 	char *plots, *p, *q;
-	int w = 0, h = 0, fd;
+	int w = 0, h = 0, fd, index = 0;
 
 	CHECK(mkdtemp(root) != NULL);
 	CHECK(channel_create(&ch, root, &err) == 0 && channel_reset_kernel(&ch, 0, &err) == 0);
@@ -361,8 +361,9 @@ static void test_take_file_hostile(void)
 	CHECK(fd >= 0 && fsutil_write_all(fd, png, sizeof(png)) == 0);
 	close(fd);
 	free(p);
-	/* The good one: taken once, its bytes handed on, the host's copy made. */
-	CHECK(channel_take_file(&ch, "plots/1.png", 1, &w, &h, &data, &why) == 0);
+	/* The good one: taken once, its bytes handed on, the host's copy made, numbered 1. */
+	CHECK(channel_take_file(&ch, "plots/1.png", &index, &w, &h, &data, &why) == 0);
+	CHECK(index == 1);
 	tap_note(why.buf);
 	CHECK(data.len == sizeof(png) && !memcmp(data.buf, png, sizeof(png)));
 	CHECK(w == 640 && h == 480);
@@ -387,7 +388,7 @@ static void test_take_file_hostile(void)
 	for (size_t i = 0; i < ARRAY_SIZE(bad_names); i++) {
 		strbuf_reset(&why);
 		strbuf_reset(&data);
-		CHECK(channel_take_file(&ch, bad_names[i], 1, &w, &h, &data, &why) ==
+		CHECK(channel_take_file(&ch, bad_names[i], &index, &w, &h, &data, &why) ==
 		      CHANNEL_BAD_NAME);
 		CHECK(why.len > 0 && data.len == 0);
 		if (why.len == 0)
@@ -419,7 +420,7 @@ static void test_take_file_hostile(void)
 		snprintf(name, sizeof(name), "plots/%d.png", n);
 		strbuf_reset(&why);
 		strbuf_reset(&data);
-		CHECK(channel_take_file(&ch, name, n, &w, &h, &data, &why) < 0);
+		CHECK(channel_take_file(&ch, name, &index, &w, &h, &data, &why) < 0);
 		CHECK(why.len > 0 && data.len == 0);
 		tap_note(why.buf);
 		snprintf(name, sizeof(name), "plots/%d.png", n);
@@ -427,9 +428,30 @@ static void test_take_file_hostile(void)
 		CHECK(access(p, F_OK) < 0);	/* no host copy of a refused file */
 		free(p);
 	}
-	/* An index out of range names no copy. */
+	/*
+	 * The copies are named by the host's count, whatever the kernel's file is called: the
+	 * same file taken again (a kernel naming an earlier index, a restarted one counting from
+	 * 1) is copy 2, and copy 1 stays as it was.
+	 */
+	CHECK(index == 1);	/* (nothing refused counted) */
 	strbuf_reset(&why);
-	CHECK(channel_take_file(&ch, "plots/1.png", 0, &w, &h, &data, &why) < 0);
+	strbuf_reset(&data);
+	p = channel_path(&ch, "plots/1.png");
+	CHECK(truncate(p, 0) == 0);	/* copy 1 marked: an overwrite would fill it again */
+	q = xasprintf("%s/5.png", plots);
+	CHECK(unlink(q) == 0);		/* (the hard link: 1.png has one link again) */
+	free(q);
+	CHECK(channel_take_file(&ch, "plots/1.png", &index, &w, &h, &data, &why) == 0);
+	CHECK(index == 2);
+	{
+		struct stat st;
+
+		CHECK(stat(p, &st) == 0 && st.st_size == 0);
+		free(p);
+		p = channel_path(&ch, "plots/2.png");
+		CHECK(stat(p, &st) == 0 && st.st_size == (off_t)sizeof(png));
+	}
+	free(p);
 	free(plots);
 	channel_release(&ch, 1);
 	rmdir(root);
