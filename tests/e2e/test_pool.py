@@ -262,7 +262,7 @@ class PoolTest(unittest.TestCase):
                                            env=self.env, cwd=self.tmp,
                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                            text=True)
-            time.sleep(0.5)     # (the daemon has asked for the lock by now, and waits)
+            time.sleep(0.3)     # (the daemon has asked for the lock by now, and waits)
         if self.daemon.poll() is not None:
             self.fail('the daemon did not wait: %s' % self.daemon.stderr.read())
         wait_for(lambda: self.status().get('daemon_alive'), what='the daemon serving')
