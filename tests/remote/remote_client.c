@@ -247,7 +247,7 @@ static int round_trip_direct(CURL *c, curl_socket_t s)
 	struct pollfd pfd = { .fd = s, .events = POLLIN };
 
 	while (sent < strlen(PING)) {
-		CURLcode rc = curl_easy_send(c, PING + sent, strlen(PING) - sent, &n);
+		CURLcode rc = curl_easy_send(c, &PING[sent], strlen(PING) - sent, &n);
 		if (rc == CURLE_AGAIN)
 			continue;
 		if (rc != CURLE_OK)
