@@ -125,26 +125,43 @@ class Runner:
             except BlockingIOError:
                 pass
 
-    def write_file(self, name, obj):
+    def write_file(self, name, obj, wake=True):
         path = os.path.join(self.channel, "host", "commands", name)
         data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
         with open(path + ".tmp", "wb") as f:
             f.write(data)
         os.rename(path + ".tmp", path)
-        self.wake()
+        if wake:
+            self.wake()
 
-    def send(self, kind, **fields):
+    def results_path(self, rid):
+        return os.path.join(self.channel, "kernel", "results", rid + ".jsonl")
+
+    def send(self, kind, wake=True, **fields):
         self.n += 1
         rid = "%010d" % self.n
         fields.update(id=rid, kind=kind)
         # the host makes the results file first, then the command
-        open(os.path.join(self.channel, "kernel", "results", rid + ".jsonl"), "ab").close()
-        self.write_file(rid + ".json", fields)
+        open(self.results_path(rid), "ab").close()
+        self.write_file(rid + ".json", fields, wake=wake)
         return rid
+
+    def unwoken(self, code, pause):
+        """Send `code` without waking the runner: its request id, and what its results file
+        held `pause` seconds later (wake it, then take its events())."""
+        rid = self.send("execute", wake=False, code=code)
+        time.sleep(pause)
+        with open(self.results_path(rid), "rb") as f:
+            return rid, f.read()
+
+    def let_go(self):
+        """The host's hold on the wake-up FIFO goes (the host gone, or none yet)."""
+        os.close(self.wake_fd)
+        self.wake_fd = -1
 
     def events(self, rid, until="done", timeout=None):
         """Events of request rid, once one of type `until` has arrived."""
-        path = os.path.join(self.channel, "kernel", "results", rid + ".jsonl")
+        path = self.results_path(rid)
         timeout = self.timeout if timeout is None else timeout
         t0 = time.monotonic()
         while True:

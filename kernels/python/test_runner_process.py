@@ -148,11 +148,8 @@ class LifecycleTest(unittest.TestCase):
             self.assertLess(time.monotonic() - t0, 10)
             self.assertNotIn("polling", r.read_log())
             # without the byte the command waits (inotify is not what wakes it)
-            r.wake_stdin = None
-            rid = r.send("execute", code="'late'")
-            time.sleep(0.3)
-            with open(os.path.join(r.channel, "kernel", "results", rid + ".jsonl"), "rb") as f:
-                self.assertEqual(f.read(), b"")
+            rid, held = r.unwoken("'late'", 0.3)
+            self.assertEqual(held, b"")
             os.write(wfd, b"w")
             self.assertEqual(done(r.events(rid))["status"], "ok")
         finally:

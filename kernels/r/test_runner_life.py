@@ -156,8 +156,7 @@ class LifecycleTest(unittest.TestCase):
             self.assertEqual(done(r.execute("1"))["status"], "ok")
             # the host removes its channel, then its hold on the FIFO goes
             shutil.rmtree(r.channel)
-            os.close(r.wake_fd)
-            r.wake_fd = -1
+            r.let_go()
             self.assertEqual(r.proc.wait(10), 0)
         finally:
             r.close()
@@ -167,8 +166,7 @@ class LifecycleTest(unittest.TestCase):
         try:
             self.assertEqual(done(r.execute("1"))["status"], "ok")
             # a pool keeps a kernel nobody holds: it waits in open(), without polling
-            os.close(r.wake_fd)
-            r.wake_fd = -1
+            r.let_go()
             time.sleep(0.3)
             with open("/proc/%d/stat" % r.proc.pid) as f:
                 t0 = sum(int(x) for x in f.read().split(") ")[1].split()[11:13])
@@ -199,14 +197,12 @@ class LifecycleTest(unittest.TestCase):
             for i in range(3):
                 self.assertEqual(shown(r.execute("%d + 1" % i)), ["[1] %d" % (i + 1)])
             # without the byte the command waits (nothing else wakes it)
-            r.wake_stdin = None
-            rid = r.send("execute", code="5")
-            time.sleep(0.5)
-            with open(os.path.join(r.channel, "kernel", "results", rid + ".jsonl"), "rb") as f:
-                self.assertEqual(f.read(), b"")
+            rid, held = r.unwoken("5", 0.5)
+            self.assertEqual(held, b"")
             os.write(wfd, b"w")
             self.assertEqual(shown(r.events(rid)), ["[1] 5"])
             # the host's end gone: it polls from now on
+            r.wake_stdin = None
             os.close(wfd)
             wfd = -1
             self.assertEqual(shown(r.execute("6")), ["[1] 6"])
