@@ -57,13 +57,18 @@ class PoolTest(unittest.TestCase):
         return subprocess.run([*self.prefix, *args], input=stdin, capture_output=True,
                               text=True, env=self.env, timeout=timeout, cwd=self.tmp)
 
-    def serve(self, *args, ready=None):
+    def start_daemon(self, *args):
+        """`cellbox pool serve ARGS` started (the one before let go), not waited for."""
         if self.daemon:
             self.daemon.stderr.close()
         self.daemon = subprocess.Popen([*self.prefix, 'pool', 'serve', *args], env=self.env,
                                        cwd=self.tmp,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                        text=True)
+        return self.daemon
+
+    def serve(self, *args, ready=None):
+        self.start_daemon(*args)
         want = ready if ready is not None else 1
 
         def warm():
@@ -255,13 +260,9 @@ class PoolTest(unittest.TestCase):
         self.serve('--min', '1', '--max', '1')
         self.daemon.kill()
         self.daemon.wait()
-        self.daemon.stderr.close()
         with open(os.path.join(self.tmp, 'run', 'pool', 'default', 'daemon.lock')) as f:
             fcntl.flock(f, fcntl.LOCK_SH)
-            self.daemon = subprocess.Popen([*self.prefix, 'pool', 'serve', '--min', '1'],
-                                           env=self.env, cwd=self.tmp,
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                           text=True)
+            self.start_daemon('--min', '1')
             time.sleep(0.3)     # (the daemon has asked for the lock by now, and waits)
         if self.daemon.poll() is not None:
             self.fail('the daemon did not wait: %s' % self.daemon.stderr.read())
