@@ -111,6 +111,7 @@ class DockerPoolTest(unittest.TestCase):
     tearDown = PoolTest.tearDown
     cellbox = PoolTest.cellbox
     serve = PoolTest.serve
+    start_daemon = PoolTest.start_daemon
     status = PoolTest.status
     hold_lease = PoolTest.hold_lease
 

@@ -259,6 +259,7 @@ class RPoolTest(unittest.TestCase):
     # the pool tests' helpers (not their tests)
     tearDown, cellbox, serve, status = (PoolTest.tearDown, PoolTest.cellbox, PoolTest.serve,
                                         PoolTest.status)
+    start_daemon = PoolTest.start_daemon
 
     def setUp(self):
         PoolTest.setUp(self)
