@@ -4,6 +4,7 @@
  */
 #include "backend_local_int.h"
 #include "kernel.h"
+#include "process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -177,20 +178,6 @@ int backend_local_map_ids(pid_t pid, uid_t uid, gid_t gid)
 	return rc;
 }
 
-/* Whether this process runs more than one thread (/proc/self/status; 1 when it cannot say). */
-static int threaded(void)
-{
-	struct strbuf st = STRBUF_INIT;
-	const char *t;
-	int n = 1;
-
-	if (strbuf_read_file(&st, "/proc/self/status", 1 << 16) == 0 &&
-	    (t = strstr(st.buf, "\nThreads:")))
-		n = atoi(t + 9);
-	strbuf_release(&st);
-	return n > 1;
-}
-
 /*
  * The clone of backend_local_fork_kernel(), from a process of one thread; `extra`:
  * CLONE_PARENT or 0.
@@ -223,7 +210,7 @@ pid_t backend_local_fork_kernel(int *in_ns)
 	pid_t helper;
 	ssize_t n;
 
-	if (!threaded())
+	if (process_threads() == 1)
 		return clone_kernel(0, in_ns);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;

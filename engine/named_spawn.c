@@ -24,6 +24,9 @@
 #include "process.h"
 #include "util.h"
 
+/* How long a host's start waits for the threads of its parent to end (process.h). */
+#define NAMED_FORK_WAIT_MS 2000
+
 /* The listening socket at DIR/sock, ours alone; -1 with `err`. */
 static int listen_at(const char *dir, struct strbuf *err)
 {
@@ -158,6 +161,8 @@ int named_start(const char *runtime, const char *name, const struct named_idle *
 		goto out;
 	}
 	fflush(NULL);
+	/* The host is a program of its own, forked from a front end or a host: see process.h. */
+	process_await_one_thread(NAMED_FORK_WAIT_MS);
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);

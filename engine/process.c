@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "strbuf.h"
 
 /* Whether a process runs and is not a zombie. */
@@ -27,6 +28,31 @@ int process_alive(pid_t pid)
 	free(path);
 	strbuf_release(&stat);
 	return alive;
+}
+
+int process_threads(void)
+{
+	struct strbuf st = STRBUF_INIT;
+	const char *t;
+	int n = 1;
+
+	if (strbuf_read_file(&st, "/proc/self/status", 1 << 16) == 0 &&
+	    (t = strstr(st.buf, "\nThreads:")))
+		n = atoi(t + 9);
+	strbuf_release(&st);
+	return n > 1 ? n : 1;
+}
+
+int process_await_one_thread(int ms)
+{
+	double end = clock_now() + ms / 1000.0;
+
+	while (process_threads() > 1) {
+		if (clock_now() >= end)
+			return 0;
+		usleep(1000);
+	}
+	return 1;
 }
 
 /* Unblock every signal and reset ours to their defaults. */

@@ -10,6 +10,18 @@
 
 /* Whether process `pid` runs (a zombie that nobody reaped yet does not). */
 int process_alive(pid_t pid);
+/* How many threads this process runs (/proc/self/status; 1 when it cannot say). */
+int process_threads(void);
+/*
+ * Before a fork whose child goes on as a program of its own (a named session's host): wait,
+ * up to `ms` milliseconds, until this process runs one thread. A thread that ends while the
+ * fork is taken (a lastclose() close, the history's pruner) may hold a lock of the allocator
+ * or of the thread registry then, which the child would wait for for ever: glibc's fork()
+ * makes its own malloc whole in the child, but the sanitizers' allocator of GCC 12 does not
+ * (seen here: 4 of 200 children hung, forked beside a thread that started and ended threads).
+ * Returns whether one thread is left; a thread that lives on (a TLS pump) is waited out.
+ */
+int process_await_one_thread(int ms);
 /* In a child that will run a kernel: no signal blocked, and ours back at their defaults. */
 void process_signals_for_child(void);
 /*

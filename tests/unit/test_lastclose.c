@@ -2,10 +2,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
+#include <pthread.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
 #include "lastclose.h"
+#include "process.h"
 #include "util.h"
 #include "../tap.h"
 
@@ -59,10 +62,46 @@ static void test_thread(void)
 	close(p[0]);
 }
 
+/* A thread that reads its pipe until end of file. */
+static void *reader(void *fd)
+{
+	char c;
+
+	while (read((int)(intptr_t)fd, &c, 1) != 0)
+		;
+	return NULL;
+}
+
+/*
+ * A fork that starts a program of its own (a named session's host) waits for the threads of
+ * lastclose() to end (process.h): one thread left once they did, and a wait that gives up on
+ * a thread that lives on.
+ */
+static void test_fork_waits_for_threads(void)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), p[2];
+	pthread_t t;
+
+	CHECK(process_threads() == 1);
+	CHECK(fd >= 0 && inotify_add_watch(fd, "/tmp", IN_CREATE) >= 0);
+	lastclose(fd);				/* a thread's slow close */
+	CHECK(process_await_one_thread(5000));
+	CHECK(process_threads() == 1);
+	CHECK(pipe(p) == 0);
+	CHECK(pthread_create(&t, NULL, reader, (void *)(intptr_t)p[0]) == 0);
+	CHECK(process_threads() == 2);
+	CHECK(!process_await_one_thread(50));	/* it lives on: not waited for past the bound */
+	close(p[1]);
+	pthread_join(t, NULL);
+	CHECK(process_await_one_thread(0));
+	close(p[0]);
+}
+
 static const struct tap_test tests[] = {
 	{ "grandchild_closes", test_grandchild_closes },
 	{ "inotify", test_inotify },
 	{ "thread", test_thread },
+	{ "fork_waits_for_threads", test_fork_waits_for_threads },
 };
 
 int main(int argc, char **argv)
