@@ -169,7 +169,7 @@ static void sync_dir_of(const char *path)
 /* Sync the temporary and rename it over its target. */
 int fsutil_atomic_commit(struct fsutil_atomic *a, struct strbuf *err)
 {
-	int fd = a->fd, rc = -1;
+	int fd = a->fd, rc = -1, e = 0;
 
 	if (fd < 0 || !a->tmp) {
 		strbuf_addf(err, "cannot write '%s': nothing is pending",
@@ -186,7 +186,8 @@ int fsutil_atomic_commit(struct fsutil_atomic *a, struct strbuf *err)
 		strbuf_addf(err, "cannot write '%s': %s", a->path, strerror(errno));
 		goto out;
 	}
-	if (rename(a->tmp, a->path) < 0) {
+	if (renameat2(AT_FDCWD, a->tmp, AT_FDCWD, a->path, a->keep ? RENAME_NOREPLACE : 0) < 0) {
+		e = errno;
 		strbuf_addf(err, "cannot write '%s': %s", a->path, strerror(errno));
 		goto out;
 	}
@@ -196,6 +197,8 @@ int fsutil_atomic_commit(struct fsutil_atomic *a, struct strbuf *err)
 	rc = 0;
 out:
 	fsutil_atomic_rollback(a);
+	if (e)
+		errno = e;	/* EEXIST for a target kept */
 	return rc;
 }
 
@@ -212,12 +215,13 @@ void fsutil_atomic_rollback(struct fsutil_atomic *a)
 	a->tmp = a->path = NULL;
 }
 
-/* Replace `path` with `data`. */
-int fsutil_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
-			struct strbuf *err)
+/* Write `data` as `path`: over it, or only where nothing is (`keep`). */
+static int write_whole(const char *path, const void *data, size_t len, mode_t mode, int keep,
+		       struct strbuf *err)
 {
 	struct fsutil_atomic a = FSUTIL_ATOMIC_INIT;
 
+	a.keep = keep;
 	if (fsutil_atomic_begin(&a, path, mode, err) < 0)
 		return -1;
 	if (fsutil_write_all(a.fd, data, len) < 0) {
@@ -226,4 +230,16 @@ int fsutil_write_atomic(const char *path, const void *data, size_t len, mode_t m
 		return -1;
 	}
 	return fsutil_atomic_commit(&a, err);
+}
+
+int fsutil_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+			struct strbuf *err)
+{
+	return write_whole(path, data, len, mode, 0, err);
+}
+
+int fsutil_write_new(const char *path, const void *data, size_t len, mode_t mode,
+		     struct strbuf *err)
+{
+	return write_whole(path, data, len, mode, 1, err);
 }

@@ -54,8 +54,9 @@ struct fsutil_atomic {
 	int fd;			/* the temporary, open for writing; -1 when none is pending */
 	char *path;		/* the target */
 	char *tmp;		/* the temporary beside it */
+	int keep;		/* a target that is there stays: commit fails with EEXIST */
 };
-#define FSUTIL_ATOMIC_INIT { -1, NULL, NULL }
+#define FSUTIL_ATOMIC_INIT { -1, NULL, NULL, 0 }
 
 /*
  * Start replacing `path`: create the temporary beside it with `mode` (as open(2) takes it:
@@ -76,5 +77,11 @@ void fsutil_atomic_rollback(struct fsutil_atomic *a);
 /* Replace `path` with `len` bytes of `data` in one call (begin, write, commit). 0 or -1. */
 int fsutil_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 			struct strbuf *err);
+/*
+ * The same for a file that must be new: when `path` is there (a file, a link, anything) it
+ * stays as it is, and the call fails with errno EEXIST (renameat2's RENAME_NOREPLACE).
+ */
+int fsutil_write_new(const char *path, const void *data, size_t len, mode_t mode,
+		     struct strbuf *err);
 
 #endif

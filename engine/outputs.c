@@ -13,7 +13,7 @@
 /* A plot shown in an output of the cell, kept by reference for the copy shape. */
 struct outputs_copy_plot {
 	cJSON *output;		/* in the cell's list */
-	int index, width, height;
+	int index, k, width, height;	/* its copy: outputs_copy_name(index, k) */
 	cJSON *png, *cellbox;	/* while the copy shape is lent (outputs_copy_shape) */
 };
 
@@ -104,92 +104,6 @@ void outputs_collapse(struct strbuf *t)
 	t->buf[w] = '\0';
 }
 
-/* ---- channel files ---- */
-
-/* Whether `rel` is `plots/<digits>.<alnum>`; *name points at `<digits>.<alnum>`. */
-static int plot_name_ok(const char *rel, const char **name)
-{
-	const char *p;
-	size_t d, e;
-
-	if (!rel || strncmp(rel, "plots/", 6))
-		return 0;
-	p = rel + 6;
-	d = strspn(p, "0123456789");
-	if (!d || d > 12 || p[d] != '.')
-		return 0;
-	e = strspn(p + d + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
-	if (!e || e > 8 || p[d + 1 + e])
-		return 0;
-	*name = p;
-	return 1;
-}
-
-int outputs_open_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *err)
-{
-	struct strbuf why = STRBUF_INIT;
-	const char *name;
-	char *dir_path;
-	int dir = -1, fd = -1;
-
-	if (!plot_name_ok(rel, &name)) {
-		strbuf_addf(err, "refused plot path '%s' (not plots/<n>.<ext>)", rel ? rel : "");
-		return -1;
-	}
-	dir_path = xasprintf("%s/plots", channel_dir);
-	dir = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir < 0) {
-		strbuf_addf(err, "cannot open '%s': %s", dir_path, strerror(errno));
-		goto out;
-	}
-	/* The wall's own rules: the session's checked copies are ours (channel_take_file). */
-	fd = wall_open(dir, name, geteuid(), max > (size_t)INT64_MAX ? INT64_MAX : (off_t)max,
-		       &why);
-	if (fd < 0)
-		strbuf_addf(err, "refused '%s/%s': it %s", dir_path, name, why.buf);
-out:
-	if (dir >= 0)
-		close(dir);
-	free(dir_path);
-	strbuf_release(&why);
-	return fd;
-}
-
-int outputs_read_file(const char *channel_dir, const char *rel, size_t max, struct strbuf *sb,
-		      struct strbuf *err)
-{
-	struct strbuf why = STRBUF_INIT;
-	int fd = outputs_open_file(channel_dir, rel, max, err), rc = -1;
-
-	if (fd < 0)
-		return -1;
-	strbuf_reset(sb);
-	if (wall_read(fd, max, sb, &why) < 0)
-		strbuf_addf(err, "refused '%s/%s': it %s", channel_dir, rel, why.buf);
-	else
-		rc = 0;
-	close(fd);
-	strbuf_release(&why);
-	return rc;
-}
-
-int outputs_copy_file(const char *channel_dir, const char *rel, const char *dst,
-		      struct strbuf *err)
-{
-	struct strbuf data = STRBUF_INIT;
-	int rc = -1;
-
-	if (outputs_read_file(channel_dir, rel, OUTPUTS_FILE_MAX, &data, err) == 0)
-		rc = outputs_save_file(data.buf, data.len, dst, err);
-	strbuf_release(&data);
-	return rc;
-}
-
-int outputs_save_file(const void *data, size_t len, const char *dst, struct strbuf *err)
-{
-	return fsutil_write_atomic(dst, data, len, 0644, err);
-}
-
 /* ---- outputs ---- */
 
 /* Drop every output of the cell so far (clear_output), as nbclient does. */
@@ -269,27 +183,30 @@ static void on_stream(struct outputs *o, const struct session_ev_stream *ev)
 			    o->limit);
 }
 
-/* Copy a plot to `plots_dir` as <n>.png, the first error in *note. */
-static void copy_plot(const char *plots_dir, const struct session_plot *plot, char **note)
+/* Copy a plot to `plots_dir` (outputs_copy_new): its k, the first error in *note (and 1). */
+static int copy_plot(const char *plots_dir, const struct session_plot *plot, char **note)
 {
 	struct strbuf err = STRBUF_INIT;
-	char *dst = xasprintf("%s/%d.png", plots_dir, plot->index);
+	int k = 1;
 
 	if (fsutil_mkdir_p(plots_dir) < 0) {
 		if (!*note)
 			*note = xasprintf("cannot create '%s': %s", plots_dir, strerror(errno));
-	} else if (outputs_save_file(plot->data, plot->len, dst, &err) < 0 && !*note) {
-		*note = xstrdup(err.buf);
+	} else if (!(k = outputs_copy_new(plots_dir, plot->index, "png", plot->data, plot->len,
+					   &err))) {
+		if (!*note)
+			*note = xstrdup(err.buf);
+		k = 1;
 	}
 	strbuf_release(&err);
-	free(dst);
+	return k;
 }
 
-/* metadata.cellbox of plot <index> copied to `plots_dir`: its path and size. */
-static cJSON *cellbox_meta(const char *plots_dir, int index, int width, int height)
+/* metadata.cellbox of plot copy (<index>, k) in `plots_dir`: its path and size. */
+static cJSON *cellbox_meta(const char *plots_dir, int index, int k, int width, int height)
 {
 	cJSON *cb = cJSON_CreateObject();
-	char *dst = xasprintf("%s/%d.png", plots_dir, index);
+	char *dst = outputs_copy_name(plots_dir, index, k, "png");
 
 	cJSON_AddStringToObject(cb, "plot", dst);
 	cJSON_AddNumberToObject(cb, "width", width);
@@ -316,8 +233,9 @@ static void add_plot(struct outputs *o, const struct session_plot *plot, cJSON *
 		strbuf_release(&b64);
 	}
 	if ((o->flags & OUTPUTS_COPY_PLOTS) && o->plots_dir) {
-		copy_plot(o->plots_dir, plot, &o->plot_note);
-		cJSON_AddItemToObject(meta, "cellbox", cellbox_meta(o->plots_dir, plot->index,
+		int k = copy_plot(o->plots_dir, plot, &o->plot_note);
+
+		cJSON_AddItemToObject(meta, "cellbox", cellbox_meta(o->plots_dir, plot->index, k,
 								    plot->width, plot->height));
 	}
 }
@@ -327,6 +245,7 @@ static void copy_bundle(struct outputs *o, cJSON *out, const struct session_plot
 {
 	struct outputs_copy *c = o->copy;
 	size_t i = 0;
+	int k;
 
 	while (i < c->nplots && c->plots[i].output != out)
 		i++;
@@ -335,7 +254,7 @@ static void copy_bundle(struct outputs *o, cJSON *out, const struct session_plot
 			c->plots[i] = c->plots[--c->nplots];
 		return;
 	}
-	copy_plot(c->plots_dir, plot, &c->plot_note);
+	k = copy_plot(c->plots_dir, plot, &c->plot_note);
 	if (i == c->nplots) {
 		if (c->nplots == c->plots_alloc) {
 			c->plots_alloc = c->plots_alloc ? 2 * c->plots_alloc : 8;
@@ -344,7 +263,7 @@ static void copy_bundle(struct outputs *o, cJSON *out, const struct session_plot
 		c->nplots++;
 	}
 	c->plots[i] = (struct outputs_copy_plot){
-		.output = out, .index = plot->index, .width = plot->width, .height = plot->height,
+		.output = out, .index = plot->index, .k = k, .width = plot->width, .height = plot->height,
 	};
 }
 
@@ -553,7 +472,7 @@ static void copy_plot_output(const struct outputs_copy *c, const struct outputs_
 	cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "data"),
 						"image/png");
 	cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(out, "metadata"), "cellbox",
-			      cellbox_meta(c->plots_dir, p->index, p->width, p->height));
+			      cellbox_meta(c->plots_dir, p->index, p->k, p->width, p->height));
 }
 
 /* The position of `item` in `list`, or -1. */
@@ -681,7 +600,7 @@ int outputs_copy_shape(struct outputs *o, cJSON *list,
 
 		p->png = cJSON_DetachItemFromObjectCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(p->output, "data"), "image/png");
-		p->cellbox = cellbox_meta(c->plots_dir, p->index, p->width, p->height);
+		p->cellbox = cellbox_meta(c->plots_dir, p->index, p->k, p->width, p->height);
 		cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(p->output, "metadata"),
 				      "cellbox", p->cellbox);
 	}

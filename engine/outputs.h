@@ -120,5 +120,17 @@ int outputs_copy_file(const char *channel_dir, const char *rel, const char *dst,
 /* Write `len` bytes of a plot or artifact to `dst` (created 0644, replaced if there). 0 or -1
    with `err`. */
 int outputs_save_file(const void *data, size_t len, const char *dst, struct strbuf *err);
+/*
+ * The host's kept copy of a plot or artifact numbered `index` (the history's plots/): written
+ * whole as DIR/<index>.<ext>, or DIR/<index>-<k>.<ext> when that name is taken, never over a
+ * copy that is there. Two kernels number their files alike (a context's and the session's;
+ * one before and after clear_plots), and a copy of one must not replace the other's.
+ * Returns k (1: the plain name), or 0 with `err` (past OUTPUTS_COPY_NAMES names taken).
+ */
+int outputs_copy_new(const char *dir, int index, const char *ext, const void *data,
+		     size_t len, struct strbuf *err);
+#define OUTPUTS_COPY_NAMES 64
+/* The path outputs_copy_new() wrote for (`index`, `k`). */
+char *outputs_copy_name(const char *dir, int index, int k, const char *ext);
 
 #endif

@@ -2,6 +2,7 @@
 line naming the current one, a file shared and a variable not, Python and R side by side,
 switching back, removing one, plots numbered in one series, and what is refused (an unknown
 kernel or name, the cap)."""
+import glob
 import os
 import re
 import struct
@@ -77,6 +78,13 @@ class ContextTest(Base):
             self.assertEqual(struct.unpack('>II', head[16:24]), size, 'plot %d' % n)
         ui.quit()
         self.assertEqual(ui.exit_status(), 'exit=0')
+        # The history keeps both: the context's plot 1 is not written over main's.
+        kept = []
+        for path in glob.glob(os.path.join(self.tmp, 'state', 'cellbox', 'sessions', '*',
+                                           'plots', '*.png')):
+            with open(path, 'rb') as f:
+                kept.append(struct.unpack('>II', f.read(24)[16:24]))
+        self.assertEqual(sorted(kept), [(100, 100), (200, 150)])
 
     @unittest.skipUnless(os.access(RSCRIPT, os.X_OK), 'R is not installed')
     def test_python_and_r_side_by_side(self):

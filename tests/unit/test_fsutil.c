@@ -1,6 +1,6 @@
 /*
  * Unit tests of fsutil's atomic replacement of a file (fsutil_write_atomic, and begin /
- * commit / rollback): the content is replaced as a whole, a failure leaves the old content
+ * commit / rollback) and of its writing of a new one (fsutil_write_new): the content is replaced as a whole, a failure leaves the old content
  * and no temporary behind, the temporary's name cannot be guessed, and a link planted where
  * a guess would put it is never followed.
  */
@@ -97,6 +97,41 @@ static void test_replaces(void)
 	fsutil_remove_tree(dir);
 	strbuf_release(&err);
 	free(fresh);
+	free(path);
+	free(dir);
+}
+
+/*
+ * fsutil_write_new(): a name that is free gets the file; one that is taken (a file, a link to
+ * a file, a dangling link) stays as it was, with EEXIST, and no temporary is left.
+ */
+static void test_new_keeps_what_is_there(void)
+{
+	char *dir = scratch_dir(), *path = xasprintf("%s/1.png", dir), *got;
+	char *link = xasprintf("%s/2.png", dir), *dangling = xasprintf("%s/3.png", dir);
+	char *target = xasprintf("%s/target", dir);
+	struct strbuf err = STRBUF_INIT;
+	struct stat st;
+
+	CHECK(fsutil_write_new(path, "first", 5, 0644, &err) == 0);
+	CHECK(fsutil_write_new(path, "second", 6, 0644, &err) < 0 && errno == EEXIST);
+	CHECK(has(err.buf, "1.png"));
+	CHECK_STR(got = slurp(path), "first");
+	free(got);
+	put(target, "kept");
+	CHECK(symlink(target, link) == 0 && symlink("nowhere", dangling) == 0);
+	CHECK(fsutil_write_new(link, "x", 1, 0644, &err) < 0 && errno == EEXIST);
+	CHECK(fsutil_write_new(dangling, "x", 1, 0644, &err) < 0 && errno == EEXIST);
+	CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK(lstat(dangling, &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK_STR(got = slurp(target), "kept");
+	free(got);
+	CHECK(entries(dir) == 4);		/* no temporary beside them */
+	fsutil_remove_tree(dir);
+	strbuf_release(&err);
+	free(target);
+	free(dangling);
+	free(link);
 	free(path);
 	free(dir);
 }
@@ -333,6 +368,7 @@ static void test_planted_links(void)
 static const struct tap_test tests[] = {
 	{ "replaces", test_replaces },
 	{ "streamed", test_streamed },
+	{ "new_keeps_what_is_there", test_new_keeps_what_is_there },
 	{ "fails_no_dir", test_fails_no_dir },
 	{ "mkdir_p_file", test_mkdir_p_file },
 	{ "fails_rename", test_fails_rename },

@@ -77,11 +77,10 @@ static void cell_artifact(struct ui *ui, struct outmodel *m, struct out_cell *c,
 	strbuf_init(&err, 0);
 	/* The channel goes with the session: keep a copy next to the history when recording. */
 	if (ui->rec.h && fsutil_mkdir_p(history_plots_dir(ui->rec.h)) == 0) {
-		dst = xasprintf("%s/%d.%s", history_plots_dir(ui->rec.h), idx, f->ext);
-		if (outputs_save_file(f->data, f->len, dst, &err) < 0) {
-			free(dst);
-			dst = NULL;
-		}
+		const char *kept = history_plots_dir(ui->rec.h);
+		int k = outputs_copy_new(kept, idx, f->ext, f->data, f->len, &err);
+
+		dst = k ? outputs_copy_name(kept, idx, k, f->ext) : NULL;
 	} else {
 		dst = xasprintf("%s/%s", session_channel_dir(ui->s), f->path);
 	}
