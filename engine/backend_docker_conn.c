@@ -36,9 +36,15 @@ static const char *podman_host(void)
 int backend_docker_connect(struct docker *d, const char *engine, const char *host,
 			   struct strbuf *err)
 {
+	return backend_docker_connect_api(d, engine, host, NULL, err);
+}
+
+int backend_docker_connect_api(struct docker *d, const char *engine, const char *host,
+			       const char *api, struct strbuf *err)
+{
 	if (!host && !strcmp(engine, "podman"))
 		host = podman_host();
-	return docker_init(d, host, err);
+	return docker_init_api(d, host, api, err);
 }
 
 /* Wait on a connection of its own: it answers when the container stops. */

@@ -193,6 +193,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 		cJSON_AddItemToArray(env, cJSON_CreateString(e));
 		free(e);
 	}
+	db->open_stdin = 0;
 	if (db->stream || wakes_by_stdin(sb, k)) {
 		/*
 		 * A byte on stdin per command (PROTOCOL.md, "Waking the runner"): the container's,
@@ -200,6 +201,7 @@ static cJSON *create_body(struct backend_docker *db, const struct kernel_spec *s
 		 */
 		cJSON_AddItemToArray(env, cJSON_CreateString("CELLBOX_WAKE=stdin"));
 		cJSON_AddBoolToObject(body, "OpenStdin", 1);
+		db->open_stdin = 1;
 		cJSON_AddBoolToObject(body, "StdinOnce", 0);
 		cJSON_AddBoolToObject(body, "AttachStdin", 1);
 		cJSON_AddBoolToObject(body, "AttachStdout", db->stream);

@@ -41,6 +41,7 @@ struct backend_docker {
 	struct strbuf wait_reply;
 	unsigned long long memory;	/* the limit in force, for messages */
 	int stdin_fd;		/* the container's stdin (attached), or -1: the runner's wake-up */
+	int open_stdin;		/* the container was made with OpenStdin (its runner wakes so) */
 	int oom_unsure;		/* podman, or a runtime other than runc: OOM kills may go unsaid */
 	int stream;		/* the channel goes over the attach stream (backend_docker_stream.c) */
 	int watch_only;		/* adopted to be watched (kernel_handle.watch): never writes */
@@ -51,6 +52,9 @@ struct backend_docker {
 };
 
 /* backend_docker_conn.c (and backend_docker_connect() of backend.h) */
+/* The same as backend_docker_connect() with the engine's API version known (docker_init_api). */
+int backend_docker_connect_api(struct docker *d, const char *engine, const char *host,
+			       const char *api, struct strbuf *err);
 /* Wait on a connection of its own (wait_fd): it answers when the container stops. */
 int backend_docker_open_wait(struct backend_docker *db, struct strbuf *err);
 /* Attach to the container's stdin, the runner's wake-up (non-blocking writes). */

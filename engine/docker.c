@@ -5,6 +5,7 @@
 #include "numconv.h"
 
 #include <curl/curl.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -298,7 +299,35 @@ static int ping_version(struct docker *d, struct strbuf *err)
 	return status == 200 && d->api[0] ? 0 : 1;
 }
 
+/* Whether `api` reads as an API version ("1.41"). */
+static int api_ok(const char *api)
+{
+	size_t n = api ? strlen(api) : 0;
+
+	return n >= 3 && n < sizeof(((struct docker *)0)->api) && isdigit((unsigned char)api[0]) &&
+	       strspn(api, "0123456789.") == n;
+}
+
+/* A curl handle for `d`, made at its first request: 0, or -1 with `err`. */
+static int need_curl(struct docker *d, struct strbuf *err)
+{
+	if (d->curl)
+		return 0;
+	d->curl = curl_easy_init();
+	if (!d->curl) {
+		strbuf_addf(err, "cannot initialise libcurl%s%s", *curl_lazy_error() ? ": " : "",
+			    curl_lazy_error());
+		return -1;
+	}
+	return 0;
+}
+
 int docker_init(struct docker *d, const char *host, struct strbuf *err)
+{
+	return docker_init_api(d, host, NULL, err);
+}
+
+int docker_init_api(struct docker *d, const char *host, const char *api, struct strbuf *err)
 {
 	cJSON *reply = NULL;
 	const char *v;
@@ -340,13 +369,15 @@ int docker_init(struct docker *d, const char *host, struct strbuf *err)
 		d->ssh = docker_ssh_new();
 		break;
 	}
-	d->curl = curl_easy_init();
-	if (!d->curl) {
-		strbuf_addf(err, "cannot initialise libcurl%s%s", *curl_lazy_error() ? ": " : "",
-			    curl_lazy_error());
-		goto fail;
+	if (d->ep->kind == DOCKER_UNIX && api_ok(api)) {
+		/* Its version known (and the socket answered): nothing more asked or loaded. */
+		snprintf(d->api, sizeof(d->api), "%s", api);
+		rc = 0;
+	} else {
+		if (need_curl(d, err) < 0)
+			goto fail;
+		rc = ping_version(d, err);
 	}
-	rc = ping_version(d, err);
 	if (rc < 0)
 		goto fail;
 	if (rc > 0) {
@@ -389,13 +420,17 @@ void docker_release(struct docker *d)
 long docker_request(struct docker *d, const char *method, const char *path, const char *type,
 		    const void *body, size_t len, struct strbuf *out, struct strbuf *err)
 {
-	CURL *c = d->curl;
+	CURL *c;
 	struct curl_slist *headers = NULL;
 	struct body_in in = { body, len, 0 };
-	char *url = xasprintf("%s%s", d->base, path);
+	char *url;
 	long status = -1;
 	CURLcode rc;
 
+	if (need_curl(d, err) < 0)
+		return -1;
+	c = d->curl;
+	url = xasprintf("%s%s", d->base, path);
 	docker_ssh_reap(d->ssh);
 	setup(d, url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
@@ -478,12 +513,64 @@ int docker_send_raw(struct docker *d, const char *method, const char *path, stru
 	return fd;
 }
 
+/*
+ * The head of the answer on raw connection `fd`, byte by byte (what follows it is the
+ * body, or the raw stream of an upgrade), at most 4096 bytes, within 10 s; -1 with `err`
+ * saying that `what` had no answer.
+ */
+static int read_head(struct docker *d, int fd, const char *what, struct strbuf *head,
+		     struct strbuf *err)
+{
+	double deadline = clock_now() + 10;
+
+	while (!strstr(head->buf, "\r\n\r\n")) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		double left = deadline - clock_now();
+		char c;
+
+		if (left <= 0 || head->len > 4096 || poll(&pfd, 1, wait_ms(left)) <= 0 ||
+		    read(fd, &c, 1) != 1) {
+			strbuf_addf(err, "no answer from %s to %s", d->host, what);
+			if (d->ep->kind == DOCKER_SSH) {
+				strbuf_addstr(err, ": ssh: ");
+				if (docker_ssh_why(d->ssh, fd, 2, err) < 0)
+					strbuf_addstr(err, "(nothing on its stderr)");
+			}
+			return -1;
+		}
+		strbuf_addch(head, c);
+	}
+	return 0;
+}
+
+long docker_status_raw(struct docker *d, const char *method, const char *path,
+		       struct strbuf *err)
+{
+	struct strbuf head = STRBUF_INIT;
+	int fd = docker_send_raw(d, method, path, err);
+	long status = -1;
+	char *end = NULL;
+
+	if (fd < 0)
+		return -1;
+	if (read_head(d, fd, path, &head, err) == 0) {
+		status = strncmp(head.buf, "HTTP/1.", 7) || head.len < 12 ? -1 :
+			strtol(head.buf + 9, &end, 10);
+		if (status < 100 || status > 599 || !end || *end != ' ') {
+			strbuf_addf(err, "%s answered %s with no HTTP status", d->host, path);
+			status = -1;
+		}
+	}
+	close(fd);
+	strbuf_release(&head);
+	return status;
+}
+
 int docker_attach(struct docker *d, const char *id, int output, struct strbuf *err)
 {
 	struct strbuf head = STRBUF_INIT;
 	char *req;
 	int fd = docker_dial_err(d, err), rc = -1;
-	double deadline = clock_now() + 10;
 
 	if (fd < 0)
 		return -1;
@@ -495,24 +582,9 @@ int docker_attach(struct docker *d, const char *id, int output, struct strbuf *e
 		strbuf_addf(err, "cannot write to %s: %s", d->host, strerror(errno));
 		goto out;
 	}
-	/* The answer's head, byte by byte: what follows it is the raw stream. */
-	while (!strstr(head.buf, "\r\n\r\n")) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		double left = deadline - clock_now();
-		char c;
-
-		if (left <= 0 || head.len > 4096 || poll(&pfd, 1, wait_ms(left)) <= 0 ||
-		    read(fd, &c, 1) != 1) {
-			strbuf_addf(err, "no answer from %s to attach", d->host);
-			if (d->ep->kind == DOCKER_SSH) {
-				strbuf_addstr(err, ": ssh: ");
-				if (docker_ssh_why(d->ssh, fd, 2, err) < 0)
-					strbuf_addstr(err, "(nothing on its stderr)");
-			}
-			goto out;
-		}
-		strbuf_addch(&head, c);
-	}
+	/* The answer's head: what follows it is the raw stream. */
+	if (read_head(d, fd, "attach", &head, err) < 0)
+		goto out;
 	if (strncmp(head.buf, "HTTP/1.1 101", 12) && strncmp(head.buf, "HTTP/1.1 200", 12) &&
 	    strncmp(head.buf, "HTTP/1.0 200", 12)) {
 		strbuf_addf(err, "cannot attach to the container's stdin: %.*s", (int)strcspn(head.buf, "\r"),

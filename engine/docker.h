@@ -41,6 +41,13 @@ struct docker {
  */
 int docker_init(struct docker *d, const char *host, struct strbuf *err);
 /*
+ * The same for an engine whose API version `api` is known already (a note its container's
+ * starter left): on a unix socket the socket is tried, and nothing is asked or loaded until
+ * a request needs libcurl (docker_status_raw(), docker_send_raw() and docker_attach() do
+ * not). Elsewhere, or with no valid `api`, it is docker_init().
+ */
+int docker_init_api(struct docker *d, const char *host, const char *api, struct strbuf *err);
+/*
  * Close the connections; kill and reap the ssh children still running; wait up to a second
  * for the TLS pumps of the raw connections already closed to finish.
  */
@@ -76,6 +83,13 @@ int docker_dial_err(const struct docker *d, struct strbuf *err);
  * (POST /containers/ID/wait): the descriptor becomes readable when the daemon answers.
  */
 int docker_send_raw(struct docker *d, const char *method, const char *path, struct strbuf *err);
+/*
+ * A request on a connection of its own whose answer's status is all that is wanted (is the
+ * container there): the status, or -1 with `err`. No HTTP client is loaded for it (libcurl
+ * takes 8 ms to load here, much of a pooled run's path: backend_docker.c's adopt).
+ */
+long docker_status_raw(struct docker *d, const char *method, const char *path,
+		       struct strbuf *err);
 
 /*
  * Attach to container `id`'s stdin on a connection of its own (POST /containers/ID/attach,

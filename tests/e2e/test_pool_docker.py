@@ -6,6 +6,7 @@ kernel image every case reports itself skipped (exit 77), with the reason.
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -163,6 +164,35 @@ class DockerPoolTest(unittest.TestCase):
             wait_for(lambda: engine('/containers/%s/json' % cid)[0] == 404,
                      what='container %.12s to be removed' % cid)
         self.assertFalse(used & self.ready_ids())
+
+    def test_adopted_by_its_notes(self):
+        """A pooled run adopts its container by the notes its starter left at the channel's
+        top (container.json: the engine's API version, the container's limit, stdin and
+        stream): it asks the engine only whether the container is there, on a connection of
+        its own, and loads no HTTP client (libcurl: 8 ms of a pooled run here). Without the
+        note it asks the engine's inspect, as before, and the run is the same."""
+        self.serve('--min', '1', '--max', '1')     # one kernel at a time: the one noted or not
+        kernels = os.path.join(self.tmp, 'run', 'pool', 'default', 'kernels')
+        for note in (True, False):
+            wait_for(self.ready_ids, what='a ready container')
+            for name in os.listdir(kernels):
+                facts = os.path.join(kernels, name, 'container.json')
+                if not note and os.path.exists(facts):
+                    os.unlink(facts)
+            env = self.env
+            self.env = dict(env, LD_DEBUG='libs')
+            try:
+                p = self.run_host()
+            finally:
+                self.env = env
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            self.assertNotIn('note:', p.stderr)       # a pooled kernel, not a cold one
+            self.assertRegex(p.stdout.strip(), r'^[0-9a-f]{12}$')
+            loaded = re.findall(r'calling init: (\S*libcurl\S*)', p.stderr)
+            if note:
+                self.assertEqual(loaded, [], 'adopted by its note, yet libcurl was loaded')
+            else:
+                self.assertTrue(loaded, 'no note: the inspect, by libcurl')
 
     def test_contention_wait(self):
         self.serve('--min', '2', '--max', '2', ready=2)
