@@ -5,8 +5,7 @@
  * cell and events to every front end and keeps the recent ones for those that attach later;
  * records the history. See named.h.
  */
-#include "named_int.h"
-#include "named_keep.h"
+#include "named_host_int.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -20,38 +19,7 @@
 #include "clock.h"
 #include "fsutil.h"
 #include "msg.h"
-#include "usage.h"
 #include "util.h"
-
-struct hclient {
-	struct named_conn c;
-	int read_only;
-	int hello;		/* said hello: gets cells and events */
-	unsigned serial;
-};
-
-struct host {
-	struct session *s;
-	const char *name, *dir;
-	struct hclient *cl[NAMED_MAX_CLIENTS];
-	int ncl;
-	unsigned serial;
-	struct named_keep keep;		/* the executes kept and the cells to re-run */
-	struct hcell *priv;		/* private requests in flight */
-	double idle_since, ttl;
-	char *ttl_checkpoint;		/* written first when the idle limit ends it; NULL: none */
-	int stop;
-	const struct named_recorder *rec;
-	char *runtime;			/* the runtime directory `dir` is in */
-	int forks[NAMED_MAX_FORKS];	/* pidfds of the copies made of the kernel; -1: none */
-	int nforks;
-	struct stat dir_st;		/* `dir` as the host found it */
-	double dir_looked;		/* when it was last looked at */
-	int dir_gone;			/* removed (or another in its place): not ours to remove */
-};
-
-/* How often the host looks whether its directory is still there (seconds). */
-#define DIR_LOOK 5.0
 
 static volatile sig_atomic_t terminated;
 
@@ -164,65 +132,13 @@ static double num_of(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : 0;
 }
 
-static const char *running_code(struct host *h)
-{
-	for (struct hcell *c = h->keep.cells; c; c = c->next)
-		if (!c->done)
-			return c->code;
-	return NULL;
-}
-
-/* The sandbox's settings a fork by re-running opens its session with (named_setup_fork). */
-static void add_sandbox(struct host *h, cJSON *r)
-{
-	const struct sandbox_opts *sb = session_sandbox(h->s);
-
-	if (sb && sb->runtime)
-		cJSON_AddStringToObject(r, "runtime", sb->runtime);
-	if (sb && sb->image)
-		cJSON_AddStringToObject(r, "image", sb->image);
-	if (sb && sb->host)
-		cJSON_AddStringToObject(r, "engine", sb->host);
-}
-
-static void add_status(struct host *h, cJSON *r)
-{
-	const char *run = running_code(h);
-	struct usage_sample u;
-	int attached = 0;
-
-	for (int i = 0; i < h->ncl; i++)
-		attached += h->cl[i]->hello;
-	cJSON_AddStringToObject(r, "name", h->name);
-	cJSON_AddNumberToObject(r, "pid", getpid());
-	cJSON_AddStringToObject(r, "backend", session_backend_name(h->s));
-	cJSON_AddStringToObject(r, "kernel", session_kernel(h->s)->name);
-	add_sandbox(h, r);
-	cJSON_AddStringToObject(r, "state", session_state_name(session_state(h->s)));
-	if (run) {
-		size_t n = strcspn(run, "\n");
-		char *line = xmalloc(n + 1);
-
-		memcpy(line, run, n);
-		line[n] = 0;
-		cJSON_AddStringToObject(r, "running", line);
-		free(line);
-	}
-	cJSON_AddNumberToObject(r, "idle_since", h->idle_since);
-	cJSON_AddNumberToObject(r, "attached", attached);
-	cJSON_AddNumberToObject(r, "ttl", h->ttl);
-	/* the kernel's memory in use now, read on this side (usage.h), where it is measured */
-	if (session_usage(h->s, &u) == 0 && u.memory >= 0)
-		cJSON_AddNumberToObject(r, "memory", (double)u.memory);
-}
-
 /* A front end says hello: the cells kept, then the session (the reply), then it is live. */
 static void hello(struct host *h, struct hclient *cl, const cJSON *msg, cJSON *r)
 {
 	const cJSON *info = session_kernel_info(h->s);
 
 	cl->read_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "read_only"));
-	add_status(h, r);
+	named_host_add_status(h, r);
 	cJSON_AddStringToObject(r, "channel", session_channel_dir(h->s));
 	if (info)
 		cJSON_AddItemToObject(r, "kernel_info", cJSON_Duplicate(info, 1));
@@ -382,9 +298,9 @@ static void handle(struct host *h, struct hclient *cl, const cJSON *msg)
 		cJSON_Delete(r);
 		return;
 	} else if (!strcmp(t, "status")) {
-		add_status(h, r);
+		named_host_add_status(h, r);
 	} else if (!strcmp(t, "cells")) {
-		add_status(h, r);
+		named_host_add_status(h, r);
 		if (named_memckpt_restored(h->s)) {
 			strbuf_addstr(&err, "its kernel was itself restored from a memory checkpoint: "
 				      "the cells it ran before are not kept here, so it cannot be "
@@ -505,76 +421,6 @@ struct host *named_host_new(const char *name, const char *dir, const struct name
 	return h;
 }
 
-/*
- * The session's cells into its idle checkpoint file before the idle limit ends it: 0, or -1
- * (logged) when they cannot be, and the session is then kept.
- */
-static int ttl_checkpoint(struct host *h)
-{
-	struct strbuf err = STRBUF_INIT;
-	cJSON *status = cJSON_CreateObject();
-	int rc = -1;
-
-	add_status(h, status);
-	if (h->keep.rerun_over)
-		strbuf_addf(&err, "it ran more than %d cells (or %u MiB of code) since its kernel "
-			    "started", NAMED_RERUN_CELLS, NAMED_RERUN_BYTES >> 20);
-	else
-		rc = named_checkpoint_write(h->ttl_checkpoint, status, h->keep.rerun, &err);
-	if (rc == 0)
-		msg_error("session '%s': its %d cells checkpointed to %s", h->name,
-			  cJSON_GetArraySize(h->keep.rerun), h->ttl_checkpoint);
-	else
-		msg_error("session '%s' is kept: no checkpoint to %s (%s); again in %.0f s", h->name,
-			  h->ttl_checkpoint, err.buf, h->ttl);
-	cJSON_Delete(status);
-	strbuf_release(&err);
-	return rc;
-}
-
-/* Milliseconds until the idle limit ends the session; -1: none now. */
-static int ttl_wait(struct host *h)
-{
-	double left;
-	int attached = 0;
-
-	for (int i = 0; i < h->ncl; i++)
-		attached += h->cl[i]->hello;
-	if (!h->ttl || attached || running_code(h))
-		return -1;
-	left = h->idle_since + h->ttl - clock_wall();
-	if (left > 0)
-		return (int)(left * 1000) + 1;
-	if (h->ttl_checkpoint && ttl_checkpoint(h) < 0) {
-		h->idle_since = clock_wall();	/* kept: tried again after another ttl */
-		return (int)(h->ttl * 1000) + 1;
-	}
-	msg_error("session '%s' idle for %.0f s with nobody attached: ended", h->name, h->ttl);
-	h->stop = 1;
-	return 0;
-}
-
-/*
- * Whether the session's directory is gone (its runtime directory removed, as logind does at
- * logout, or a test's): nobody can reach the session then (its socket went with it), nor its
- * kernel run (its channel did), so the host ends it rather than wait forever. Looked at every
- * DIR_LOOK seconds; a directory of another in its place is not ours to remove at the end.
- */
-static int dir_gone(struct host *h)
-{
-	struct stat st;
-
-	if (clock_now() - h->dir_looked < DIR_LOOK)
-		return 0;
-	h->dir_looked = clock_now();
-	if (lstat(h->dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == h->dir_st.st_dev &&
-	    st.st_ino == h->dir_st.st_ino)
-		return 0;
-	msg_error("session '%s': its directory %s is gone: ended", h->name, h->dir);
-	h->dir_gone = 1;
-	return 1;
-}
-
 void named_host_serve(struct host *h, struct session *s, int lfd)
 {
 	struct sigaction sa = { .sa_handler = on_term };
@@ -585,9 +431,9 @@ void named_host_serve(struct host *h, struct session *s, int lfd)
 	sigaction(SIGTERM, &sa, NULL);
 	while (!h->stop && !terminated) {
 		struct pollfd p[2 + NAMED_MAX_CLIENTS];
-		int n = 2, wait = ttl_wait(h);
+		int n = 2, wait = named_host_idle_wait(h);
 
-		if (h->stop || dir_gone(h))
+		if (h->stop || named_host_dir_gone(h))
 			break;
 		if (wait < 0 || wait > (int)(DIR_LOOK * 1000))
 			wait = (int)(DIR_LOOK * 1000);
