@@ -198,6 +198,68 @@ print('WRO' + 'TE ' + json.dumps(wrote))
                           not m.startswith(self.run_dir + '/')], [],
                          'the kernel can write there: %r' % wrote)
 
+    def test_adoption_notes_out_of_reach(self):
+        """The notes an adopter of the kernel reads (`container`, `engine`, `container.json`:
+        the container's id and engine, and the facts that spare a pooled run the engine's
+        inspect: its API version, stdin, stream) sit at the channel's top, which no kernel
+        reaches. A cell that plants them, links among them, wherever it can write around its
+        channel changes none of the host's, and a pooled run adopts a kernel by them as
+        before."""
+        s = Session(self.env)
+        try:
+            self.assertTrue(s.cell('print("UP")', 'UP'), s.out[-400:])
+            tops = [d for d in (os.path.join(self.run_dir, n) for n in os.listdir(self.run_dir))
+                    if os.path.isfile(os.path.join(d, 'container.json'))]
+            self.assertEqual(len(tops), 1, os.listdir(self.run_dir))
+            names = ('container', 'engine', 'container.json')
+            before = {n: open(os.path.join(tops[0], n), 'rb').read() for n in names
+                      if os.path.exists(os.path.join(tops[0], n))}
+            self.assertIn('container.json', before)
+            cell = r'''
+import json
+forged = '{"api": "9.99", "memory": 1, "oom_unsure": false, "stdin": true, "stream": true}'
+made = []
+for d in (CH, os.path.join(CH, 'kernel'), os.path.join(CH, 'host'), os.path.dirname(CH)):
+    for name in ('container', 'engine', 'container.json'):
+        p = os.path.join(d, name)
+        for how in ('file', 'link'):
+            try:
+                if os.path.lexists(p):
+                    os.unlink(p)
+                if how == 'file':
+                    open(p, 'w').write(forged)
+                else:
+                    os.symlink('/etc/passwd', p)
+                made.append(p)
+            except OSError:
+                pass
+print('MA' + 'DE ' + json.dumps(made))
+'''
+            self.assertTrue(s.cell(self.attack(cell), 'MADE '), s.out[-400:])
+            after = {n: open(os.path.join(tops[0], n), 'rb').read() for n in names
+                     if os.path.exists(os.path.join(tops[0], n))}
+            self.assertEqual(after, before, 'the kernel changed a note at its channel\'s top')
+            for n in names:
+                self.assertFalse(os.path.islink(os.path.join(tops[0], n)), n)
+        finally:
+            s.close()
+        # A pool's kernels are adopted by the same notes: the run is pooled and answers.
+        daemon = subprocess.Popen([BIN, 'pool', 'serve', '--min', '1', '--max', '1'],
+                                  env=self.env, stderr=subprocess.DEVNULL)
+        try:
+            ready = os.path.join(self.run_dir, 'pool', 'default', 'ready')
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 120 and not (os.path.isdir(ready) and
+                                                       os.listdir(ready)):
+                time.sleep(0.2)
+            p = self.cellbox('run', '--pool', '-c', 'print(6 * 7)')
+            self.assertEqual(p.returncode, 0, p.stderr[-400:])
+            self.assertIn('42', p.stdout)
+            self.assertNotIn('note:', p.stderr)       # pooled, not a cold start
+        finally:
+            self.cellbox('pool', 'stop')
+            daemon.wait(60)
+
     def test_per_uid_limits(self):
         """A kernel holding 200 inotify instances: a host program of the caller's uid, and
         one of uid 1000 (the first user's, which root's kernels ran as), can still make one
