@@ -1,7 +1,10 @@
 #!/usr/bin/python3
-"""Contexts (MCP context_create) beside a cold session, in one run (local backend).
+"""Contexts (MCP context_create) beside a cold session, in one run.
 
-Usage: bench/contexts.py [--build build] [-n RUNS]
+Usage: bench/contexts.py [--build build] [-n RUNS] [--backend local|docker] [--runtime runsc]
+
+On docker a context is a kernel started by an exec in the session's container (its image
+holds R too); the session's own start is a container's.
 
 Rows, taking turns RUNS times each through one `cellbox mcp` on pipes (raw JSON-RPC), the
 median wall time of the tool call as the client sees it:
@@ -59,12 +62,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--build', default=os.path.join(HERE, '..', 'build'))
     ap.add_argument('-n', type=int, default=5)
+    ap.add_argument('--backend', default='local')
+    ap.add_argument('--runtime', help='the container runtime (docker: runsc for gVisor)')
     args = ap.parse_args()
     cellbox = os.path.abspath(os.path.join(args.build, 'tui', 'cellbox'))
     tmp = tempfile.mkdtemp(prefix='cellbox-bench-contexts-')
     env = {k: v for k, v in os.environ.items() if not k.startswith('CELLBOX_')}
     env.update(CELLBOX_RUNTIME_DIR=os.path.join(tmp, 'run'), XDG_STATE_HOME=tmp,
-               XDG_CONFIG_HOME=tmp, CELLBOX_BACKEND='local')
+               XDG_CONFIG_HOME=tmp, CELLBOX_BACKEND=args.backend)
+    if args.runtime:
+        env['CELLBOX_RUNTIME'] = args.runtime
     times = {'open': [], 'ctx': [], 'ctx_r': [], 'run_main': [], 'run_ctx': []}
     srv = Server(cellbox, env)
     try:
@@ -85,8 +92,9 @@ def main():
         srv.close()
         shutil.rmtree(tmp, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in times.items()}
-    print('contexts, local backend, %d runs each, medians (%s, %d cores, load %.1f)'
-          % (args.n, time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0]))
+    print('contexts, %s backend%s, %d runs each, medians (%s, %d cores, load %.1f)'
+          % (args.backend, ' (%s)' % args.runtime if args.runtime else '', args.n,
+             time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0]))
     print('  %-52s %10s %8s' % ('', 'ms', '/ open'))
     for title, key in (('session_open: a sandbox and its kernel (cold)', 'open'),
                        ('context_create python: a kernel in that sandbox', 'ctx'),

@@ -34,6 +34,15 @@ struct backend *backend_new(const char *name, struct strbuf *err)
 	return ops ? ops->create(name) : NULL;
 }
 
+struct backend *backend_new_within(const char *name, struct strbuf *err)
+{
+	const struct backend_ops *ops = backend_find(name, err);
+
+	if (ops && ops->contexts)
+		ops = ops->contexts;
+	return ops ? ops->create(name) : NULL;
+}
+
 struct backend *backend_adopt(const char *name, const struct kernel_handle *k,
 			      struct strbuf *err)
 {

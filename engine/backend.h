@@ -73,6 +73,9 @@ struct usage_sample;
 
 struct kernel_spec {
 	const char *channel_dir;	/* host path of the channel */
+	const char *host_dir, *kernel_dir;	/* host paths of its two parts (channel.h) */
+	const char *within;	/* a context's: the channel of the sandbox it starts in, whose
+				   container's note names it (BACKEND_WITHIN); else NULL */
 	const char *runner;		/* host path of the runner inside the channel */
 	const char *python;		/* interpreter (local backend): python3, Rscript */
 	const struct kernel_def *kernel;	/* which kernel (kernel.h); NULL = python */
@@ -138,17 +141,26 @@ enum {
 	/*
 	 * A second kernel can be started in the sandbox of a running one (a context,
 	 * context_open()): it shares that sandbox's files and limits. The local family
-	 * can (another child in the same working directory, with the same limit); a container
-	 * cannot yet (its channel's two parts are bind mounts made when it is created).
+	 * can (another child in the same working directory, with the same limit); so can a
+	 * container, through the family in its `contexts` (an exec in it).
 	 */
 	BACKEND_CONTEXTS = 1 << 4,
+	/*
+	 * The family starts a kernel in a running sandbox of another's (a context's, its
+	 * `contexts`): the kernel's channel has its parts inside that sandbox's channel, which
+	 * the sandbox sees already (channel_create_within(), kernel_spec.within).
+	 */
+	BACKEND_WITHIN = 1 << 5,
 };
 
 struct backend;
 
 struct backend_ops {
 	const char *name;	/* the family ("local", "docker": podman shares docker's table) */
-	unsigned flags;		/* BACKEND_CHILD_KERNELS, _SLOW_KILL, _IMAGES, _SANDBOX, _CONTEXTS */
+	unsigned flags;		/* BACKEND_CHILD_KERNELS, _SLOW_KILL, _IMAGES, _SANDBOX, _CONTEXTS,
+				   _WITHIN */
+	/* The family that starts a context's kernel (BACKEND_CONTEXTS); NULL: this one. */
+	const struct backend_ops *contexts;
 	/* Constructors; `name` is the registry's name ("podman" for podman). */
 	struct backend *(*create)(const char *name);
 	/* Take over the running kernel `k`; NULL with `err` set when there is none to take. */
@@ -210,6 +222,11 @@ extern const struct backend_ops backend_docker_ops;
 const struct backend_ops *backend_find(const char *name, struct strbuf *err);
 /* Create a backend by name; NULL with `err` set for an unknown name. */
 struct backend *backend_new(const char *name, struct strbuf *err);
+/*
+ * Create a backend for a context of a session of backend `name` (context.h): its family's
+ * `contexts` family, else its own; NULL with `err` set for an unknown name.
+ */
+struct backend *backend_new_within(const char *name, struct strbuf *err);
 /* Take over the running kernel `k` with backend `name`'s adopt constructor. */
 struct backend *backend_adopt(const char *name, const struct kernel_handle *k,
 			      struct strbuf *err);

@@ -27,15 +27,6 @@ static struct backend_docker *docker_of(struct backend *be)
 	return (struct backend_docker *)be;
 }
 
-/* Say a byte count the way limits are written: "64 MB", "1 GB". */
-static void describe_size(struct strbuf *sb, unsigned long long n)
-{
-	if (n >= (1ull << 30) && n % (1ull << 30) == 0)
-		strbuf_addf(sb, "%llu GB", n >> 30);
-	else
-		strbuf_addf(sb, "%llu MB", (n + (1ull << 19)) >> 20);
-}
-
 /* Wake the runner: a byte on the container's stdin, when it is woken so. */
 static void docker_wake(struct backend *be)
 {
@@ -55,95 +46,6 @@ static void docker_wake(struct backend *be)
 		ssize_t n = write(db->stdin_fd, "w", 1);
 		(void)n;
 	}
-}
-
-/*
- * Leave a note for who adopts the kernel at the channel's top, which no container sees;
- * written as every host file is. `container`: the container's id. `engine`: the engine it
- * runs on, as it was given (a pool may place its kernels on several), when one was.
- * FACTS_FILE: what an adopter would otherwise ask the engine (write_facts).
- */
-static void write_note(const char *channel_dir, const char *name, const char *text)
-{
-	struct strbuf err = STRBUF_INIT;
-	int fd = open(channel_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd >= 0) {
-		wall_write_at(fd, name, text, strlen(text), 0644, name, &err);
-		close(fd);
-	}
-	strbuf_release(&err);
-}
-
-/*
- * The container's facts an adopter needs, beside its id: the engine's API version, its
- * memory limit (for messages), whether its runtime may leave an OOM kill unsaid, whether its
- * stdin is open (the runner's wake-up) and whether its channel goes over a stream. With them
- * a pooled run asks the engine only whether the container is there (docker_status_raw) and
- * loads no HTTP client: with the version and inspect requests it asked, that was half of a
- * pooled run here
- * (docs/benchmarks.md: 27.3 -> 12.0 ms under runc, 36.4 -> 20.7 ms under gVisor).
- */
-#define FACTS_FILE "container.json"
-
-static void write_facts(const char *channel_dir, const struct backend_docker *db)
-{
-	cJSON *f = cJSON_CreateObject();
-	char *text;
-
-	cJSON_AddStringToObject(f, "api", db->d.api);
-	cJSON_AddNumberToObject(f, "memory", (double)db->memory);
-	cJSON_AddBoolToObject(f, "oom_unsure", db->oom_unsure);
-	cJSON_AddBoolToObject(f, "stdin", db->open_stdin);
-	cJSON_AddBoolToObject(f, "stream", db->stream);
-	text = cJSON_PrintUnformatted(f);
-	write_note(channel_dir, FACTS_FILE, text);
-	free(text);
-	cJSON_Delete(f);
-}
-
-/*
- * Read the facts of the kernel in `k`'s channel into `db`, its engine's API version into
- * `api` (of `n` bytes): 0, or -1 when there are none.
- */
-static int read_facts(const struct kernel_handle *k, struct backend_docker *db, char *api,
-		      size_t n)
-{
-	struct strbuf text = STRBUF_INIT;
-	char *path = xasprintf("%s/" FACTS_FILE, k->channel_dir);
-	cJSON *f = strbuf_read_file(&text, path, 4096) == 0 ? cJSON_Parse(text.buf) : NULL;
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(f, "memory");
-	const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "api"));
-	long long bytes;
-	int rc = -1;
-
-	if (json_integer(m, 1, LLONG_MAX, &bytes) && v) {
-		snprintf(api, n, "%s", v);
-		db->memory = (unsigned long long)bytes;
-		db->oom_unsure = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "oom_unsure"));
-		db->open_stdin = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "stdin"));
-		db->stream = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "stream"));
-		rc = 0;
-	}
-	cJSON_Delete(f);
-	strbuf_release(&text);
-	free(path);
-	return rc;
-}
-
-/*
- * The engine of the kernel in `k`'s channel: its note (write_note), else the host of
- * `k`'s sandbox (NULL: the default). `buf` holds the note's text.
- */
-static const char *engine_of(const struct kernel_handle *k, struct strbuf *buf)
-{
-	char *path = xasprintf("%s/" BACKEND_ENGINE_FILE, k->channel_dir);
-	int rc = strbuf_read_file(buf, path, 1024);
-
-	free(path);
-	if (rc >= 0 && buf->len && !memchr(buf->buf, '\n', buf->len))
-		return buf->buf;
-	return k->sandbox ? k->sandbox->host : NULL;
 }
 
 /* Create the container ahead of its start (backend prepare()). */
@@ -174,10 +76,7 @@ static int docker_start(struct backend *be, const struct kernel_spec *spec, stru
 		goto out;
 	if (db->stream && backend_docker_stream_begin(db, spec->channel_dir, 0, err) < 0)
 		goto out;
-	write_note(spec->channel_dir, BACKEND_CONTAINER_FILE, db->id);
-	write_facts(spec->channel_dir, db);
-	if (spec->sandbox && spec->sandbox->host && *spec->sandbox->host)
-		write_note(spec->channel_dir, BACKEND_ENGINE_FILE, spec->sandbox->host);
+	backend_docker_notes_write(db, spec);
 	rc = 0;
 out:
 	if (rc < 0)
@@ -231,7 +130,7 @@ static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 	if (oom) {
 		reason = REASON_OOM_KILLED;
 		strbuf_addstr(why, "kernel killed: out of memory (limit ");
-		describe_size(why, db->memory);
+		wall_describe_size(why, db->memory);
 		strbuf_addch(why, ')');
 	} else if (code > 128 && code < 128 + 65) {
 		/* The init reports a death by signal as 128 + the signal. */
@@ -244,7 +143,7 @@ static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 		 */
 		if (sig == SIGKILL && db->oom_unsure) {
 			strbuf_addstr(&note, "out of memory? the limit is ");
-			describe_size(&note, db->memory);
+			wall_describe_size(&note, db->memory);
 		}
 		backend_describe_status(sig, note.buf, why);
 		strbuf_release(&note);
@@ -360,22 +259,6 @@ static struct backend *docker_create(const char *engine)
 	return &db->base;
 }
 
-/* The container id a channel names; -1 with `err` when there is none. */
-static int read_container_id(const struct kernel_handle *k, const char *engine,
-			     struct strbuf *id, struct strbuf *err)
-{
-	char *path = xasprintf("%s/" BACKEND_CONTAINER_FILE, k->channel_dir);
-	int rc = 0;
-
-	if (strbuf_read_file(id, path, 256) < 0 || !id->len) {
-		strbuf_addf(err, "'%s' names no container: the kernel in '%s' is not a %s kernel",
-			    path, k->channel_dir, engine);
-		rc = -1;
-	}
-	free(path);
-	return rc;
-}
-
 /*
  * Take over the running container of the kernel in `k`'s channel (a pooled kernel; its id
  * is in the channel's BACKEND_CONTAINER_FILE). Death is seen through a wait connection
@@ -387,7 +270,7 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 {
 	struct backend_docker *db;
 	struct strbuf msg = STRBUF_INIT, idbuf = STRBUF_INIT, hostbuf = STRBUF_INIT;
-	const char *host = engine_of(k, &hostbuf), *id;
+	const char *host = backend_docker_engine_of(k, &hostbuf), *id;
 	char *path = NULL;
 	cJSON *reply = NULL;
 	char api[16];
@@ -395,19 +278,14 @@ static struct backend *docker_adopt(const char *engine, const struct kernel_hand
 	long long n;
 	int rc = -1, facts;
 
-	if (read_container_id(k, engine, &idbuf, err) < 0) {
+	if (backend_docker_read_id(k, engine, &idbuf, err) < 0) {
 		strbuf_release(&idbuf);
 		return NULL;
 	}
 	id = idbuf.buf;
 	db = docker_of(docker_create(engine));
-	/* The id comes from a file in the channel, which the container can write: check it. */
-	if (strlen(id) < 12 || strlen(id) > 64 || strspn(id, "0123456789abcdef") != strlen(id)) {
-		strbuf_addf(err, "'%.64s' is not a container id", id);
-		goto out;
-	}
-	/* Its starter's facts (write_facts), else the engine's inspect of it. */
-	facts = read_facts(k, db, api, sizeof(api)) == 0;
+	/* Its starter's facts (backend_docker_notes.c), else the engine's inspect of it. */
+	facts = backend_docker_read_facts(k, db, api, sizeof(api)) == 0;
 	if (backend_docker_connect_api(&db->d, engine, host, facts ? api : NULL, err) < 0)
 		goto out;
 	db->connected = 1;
@@ -478,10 +356,10 @@ static int docker_running(const char *engine, const struct kernel_handle *k, str
 	struct strbuf cid = STRBUF_INIT, err = STRBUF_INIT, hostbuf = STRBUF_INIT;
 	int running = 0;
 
-	if (read_container_id(k, engine, &cid, &err) == 0) {
+	if (backend_docker_read_id(k, engine, &cid, &err) == 0) {
 		if (id)
 			strbuf_addstr(id, cid.buf);
-		running = backend_docker_container_running(engine, engine_of(k, &hostbuf),
+		running = backend_docker_container_running(engine, backend_docker_engine_of(k, &hostbuf),
 							   cid.buf);
 	}
 	strbuf_release(&hostbuf);
@@ -521,10 +399,44 @@ static int docker_usage(struct backend *be, int reset, struct usage_sample *u)
 	return usage_read_cgroup(&db->cg, reset, u);
 }
 
+/* A context's backend (backend_docker_exec.c): the family's, with its table. */
+static struct backend *exec_create(const char *engine)
+{
+	struct backend *be = docker_create(engine);
+
+	be->ops = &backend_docker_exec_ops;
+	return be;
+}
+
+/* The context's runner killed; the container, the sandbox's, stays. */
+static void exec_free(struct backend *be)
+{
+	backend_docker_exec_kill(be);
+	docker_free(be);
+}
+
+/* The docker family's `contexts`: a kernel started by an exec in a running container. */
+const struct backend_ops backend_docker_exec_ops = {
+	.name = "docker",
+	.flags = BACKEND_SANDBOX | BACKEND_WITHIN,
+	.create = exec_create,
+	.start = backend_docker_exec_start,
+	.exit_fd = backend_docker_exec_exit_fd,
+	.reap = backend_docker_exec_reap,
+	.signal = backend_docker_exec_signal,
+	.kill = backend_docker_exec_kill,
+	.free = exec_free,
+	.detach = backend_docker_exec_detach,
+	.wake = docker_wake,
+	.usage = docker_usage,
+	.channel_owner = backend_docker_channel_owner,
+};
+
 /* One table for both engines: what differs between docker and podman is in db->engine. */
 const struct backend_ops backend_docker_ops = {
 	.name = "docker",
-	.flags = BACKEND_SLOW_KILL | BACKEND_IMAGES | BACKEND_SANDBOX,
+	.flags = BACKEND_SLOW_KILL | BACKEND_IMAGES | BACKEND_SANDBOX | BACKEND_CONTEXTS,
+	.contexts = &backend_docker_exec_ops,
 	.create = docker_create,
 	.adopt = docker_adopt,
 	.running = docker_running,

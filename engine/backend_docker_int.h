@@ -13,7 +13,10 @@
  * missing or stale image).
  * backend_docker_gc.c is what outlives a process: the owner labels, whether a container or its
  * owner still runs, and the removal of the containers whose cellbox process is gone (gc, and
- * the sweep before a process's first container).
+ * the sweep before a process's first container). backend_docker_notes.c is the notes a
+ * container's starter leaves at the channel's top for its adopters (and contexts).
+ * backend_docker_exec.c is the family's `contexts`: a context's kernel started by an exec in
+ * the container of a running sandbox.
  */
 
 #include "backend.h"
@@ -49,7 +52,40 @@ struct backend_docker {
 	int stream_thread;	/* st's thread runs */
 	struct docker_stream *st;	/* the stream, while the container runs */
 	struct egress_proxy egress;	/* network allow:...: its proxy, from the first create */
+	char *exec_id;		/* a context's kernel: its exec in container `id`, which is
+				   the sandbox's, never removed by us (backend_docker_exec.c) */
+	char *exec_runner;	/* and its runner's file, which finds it in the container */
 };
+
+/* backend_docker.c's table of the family's `contexts` (backend_docker_exec.c's calls). */
+extern const struct backend_ops backend_docker_exec_ops;
+
+/* backend_docker_notes.c: the notes at the channel's host-only top */
+/* Leave the notes of `db`'s container, started for `spec`: its id, facts and engine. */
+void backend_docker_notes_write(const struct backend_docker *db, const struct kernel_spec *spec);
+/*
+ * The container id `k`'s channel names (its starter's note), checked to be one; -1 with
+ * `err` when there is none.
+ */
+int backend_docker_read_id(const struct kernel_handle *k, const char *engine, struct strbuf *id,
+			   struct strbuf *err);
+/*
+ * The facts of the container of `k`'s channel (its starter's note) into `db`, its engine's
+ * API version into `api` (of `n` bytes): 0, or -1 when there are none.
+ */
+int backend_docker_read_facts(const struct kernel_handle *k, struct backend_docker *db,
+			      char *api, size_t n);
+/* The engine of the container of `k`'s channel: its note, else `k`'s sandbox's host. */
+const char *backend_docker_engine_of(const struct kernel_handle *k, struct strbuf *buf);
+
+/* backend_docker_exec.c: the backend ops of a context's kernel (backend.h says what each does) */
+int backend_docker_exec_start(struct backend *be, const struct kernel_spec *spec,
+			      struct strbuf *err);
+int backend_docker_exec_exit_fd(struct backend *be);
+int backend_docker_exec_reap(struct backend *be, enum reason *reason, struct strbuf *why);
+int backend_docker_exec_signal(struct backend *be, int sig);
+void backend_docker_exec_kill(struct backend *be);
+void backend_docker_exec_detach(struct backend *be);
 
 /* backend_docker_conn.c (and backend_docker_connect() of backend.h) */
 /* The same as backend_docker_connect() with the engine's API version known (docker_init_api). */

@@ -1,6 +1,7 @@
 /*
- * The channel's layout: its two one-way parts, host writes, the kernel part. Its watches and
- * their drain are channel_watch.c (channel_int.h), its removal and gc channel_gc.c.
+ * The channel's layout: its two one-way parts made, attached, reset, recreated and released.
+ * Its queue's files are channel_queue.c, its watches channel_watch.c (channel_int.h), the
+ * reading of its kernel part channel_read.c, its removal and gc channel_gc.c.
  */
 #include "channel.h"
 #include "channel_int.h"
@@ -18,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define READY_MAX (64 << 10)		/* bytes of a ready file */
 #define TMPFS_SLACK (1ull << 20)	/* the tmpfs holds the quota and this much more */
 
 
@@ -81,8 +81,11 @@ static int make_dir_at(int at, const char *name, mode_t mode, const char *shown,
 	return fd;
 }
 
-/* Open the host's directories of the channel in `ch->dir_fd`. */
-static int open_host_part(struct channel *ch, int make, struct strbuf *err)
+/*
+ * Open the host's directories of the channel: plots/ in `ch->dir_fd`, the host part in
+ * `host_at` (the top's, or for a context the host part of its sandbox's channel).
+ */
+static int open_host_part(struct channel *ch, int host_at, int make, struct strbuf *err)
 {
 	static const struct { const char *name; mode_t mode; size_t off; int parent_host; } dirs[] = {
 		{ "host", 0755, offsetof(struct channel, host_fd), 0 },
@@ -92,13 +95,14 @@ static int open_host_part(struct channel *ch, int make, struct strbuf *err)
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		int at = dirs[i].parent_host ? ch->host_fd : ch->dir_fd;
+		int at = dirs[i].parent_host ? ch->host_fd : i == 0 ? host_at : ch->dir_fd;
+		const char *name = i == 0 && ch->part ? ch->part : dirs[i].name;
 		int *fd = (int *)((char *)ch + dirs[i].off);
-		char *shown = xasprintf("%s/%s%s", ch->dir, dirs[i].parent_host ? "host/" : "",
-					dirs[i].name);
+		char *shown = i == 0 ? xstrdup(ch->host_dir) : dirs[i].parent_host ?
+			xasprintf("%s/%s", ch->host_dir, name) : xasprintf("%s/%s", ch->dir, name);
 
-		*fd = make ? make_dir_at(at, dirs[i].name, dirs[i].mode, shown, err) :
-			     open_dir_at(at, dirs[i].name, shown, err);
+		*fd = make ? make_dir_at(at, name, dirs[i].mode, shown, err) :
+			     open_dir_at(at, name, shown, err);
 		free(shown);
 		if (*fd < 0)
 			return -1;
@@ -130,10 +134,41 @@ int channel_wake(const struct channel *ch)
 	return -1;
 }
 
-int channel_create(struct channel *ch, const char *root, struct strbuf *err)
+/*
+ * The directory holding the channel's part `which` ("host" or "kernel"): its top's, or for
+ * a context's channel that part of its sandbox's channel (ours: `within` was checked when
+ * the context was made, and is reached without following a link). A descriptor the caller
+ * closes, or -1 with `err`.
+ */
+static int part_parent(const struct channel *ch, const char *which, struct strbuf *err)
+{
+	int wfd, fd;
+
+	if (!ch->within)
+		return fcntl(ch->dir_fd, F_DUPFD_CLOEXEC, 0);
+	wfd = open(ch->within, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = wfd < 0 ? -1 : openat(wfd, which, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		strbuf_addf(err, "cannot open '%s/%s' (%s): did the sandbox's session end?",
+			    ch->within, which, strerror(errno));
+	if (wfd >= 0)
+		close(wfd);
+	return fd;
+}
+
+/* Whether directory `fd` is ours alone (our uid, no access for others). */
+static int ours_alone(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 077);
+}
+
+/* channel_create() and channel_create_within() (`within` NULL for the first). */
+static int create(struct channel *ch, const char *root, const char *within, struct strbuf *err)
 {
 	char *name = NULL;
-	int root_fd = -1;
+	int root_fd = -1, host_at = -1;
 
 	memset(ch, 0, sizeof(*ch));
 	channel_blank(ch);
@@ -148,25 +183,61 @@ int channel_create(struct channel *ch, const char *root, struct strbuf *err)
 	}
 	name = channel_name();
 	ch->dir = xasprintf("%s/%s", root, name);
+	if (within) {
+		int wfd = open(within, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (wfd < 0 || !ours_alone(wfd)) {
+			strbuf_addf(err, "cannot use the sandbox's channel '%s': %s", within,
+				    wfd < 0 ? strerror(errno) : "it is not ours alone");
+			if (wfd >= 0)
+				close(wfd);
+			goto fail;
+		}
+		close(wfd);
+		ch->within = xstrdup(within);
+		ch->part = xasprintf("ctx-%s", name);
+		ch->host_dir = xasprintf("%s/host/%s", within, ch->part);
+		ch->kernel_dir = xasprintf("%s/kernel/%s", within, ch->part);
+	} else {
+		ch->host_dir = xasprintf("%s/host", ch->dir);
+		ch->kernel_dir = xasprintf("%s/kernel", ch->dir);
+	}
 	ch->dir_fd = make_dir_at(root_fd, name, 0700, ch->dir, err);
-	if (ch->dir_fd < 0 || open_host_part(ch, 1, err) < 0)
+	if (ch->dir_fd < 0)
+		goto fail;
+	host_at = part_parent(ch, "host", err);
+	if (host_at < 0 || open_host_part(ch, host_at, 1, err) < 0)
 		goto fail;
 	/* A runner that cannot watch the channel waits on host/wake (readable to the kernel). */
 	if (mkfifoat(ch->host_fd, "wake", 0644) < 0 || fchmodat(ch->host_fd, "wake", 0644, 0) < 0) {
-		strbuf_addf(err, "cannot create '%s/host/wake': %s", ch->dir, strerror(errno));
+		strbuf_addf(err, "cannot create '%s/wake': %s", ch->host_dir, strerror(errno));
 		goto fail;
 	}
 	open_wake(ch);
 	channel_watch_host(ch);
+	close(host_at);
 	close(root_fd);
 	free(name);
 	return 0;
 fail:
-	channel_release(ch, 0);
+	if (host_at >= 0)
+		close(host_at);
+	channel_release(ch, 1);
 	fsutil_remove_tree_at(root_fd, name, REMOVE_TREE_DEPTH);
 	close(root_fd);
 	free(name);
 	return -1;
+}
+
+int channel_create(struct channel *ch, const char *root, struct strbuf *err)
+{
+	return create(ch, root, NULL, err);
+}
+
+int channel_create_within(struct channel *ch, const char *root, const char *within,
+			  struct strbuf *err)
+{
+	return create(ch, root, within, err);
 }
 
 /* Open a file of the kernel part that the host made (ready, log), without following links. */
@@ -183,7 +254,7 @@ static int open_made(int at, const char *name, int flags)
 /* Open the kernel part as it is; learn its owner from results/. */
 static int open_kernel_part(struct channel *ch, struct strbuf *err)
 {
-	char *shown = xasprintf("%s/kernel", ch->dir);
+	char *shown = xstrdup(ch->kernel_dir);
 	struct stat top, st;
 	int rc = -1;
 
@@ -215,21 +286,21 @@ out:
 
 int channel_attach(struct channel *ch, const char *dir, struct strbuf *err)
 {
-	struct stat st;
-
 	memset(ch, 0, sizeof(*ch));
 	channel_blank(ch);
 	ch->dir = xstrdup(dir);
+	ch->host_dir = xasprintf("%s/host", dir);
+	ch->kernel_dir = xasprintf("%s/kernel", dir);
 	ch->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ch->dir_fd < 0) {
 		strbuf_addf(err, "cannot use channel '%s': %s", dir, strerror(errno));
 		goto fail;
 	}
-	if (fstat(ch->dir_fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+	if (!ours_alone(ch->dir_fd)) {
 		strbuf_addf(err, "cannot use channel '%s': it is not ours alone", dir);
 		goto fail;
 	}
-	if (open_host_part(ch, 0, err) < 0)
+	if (open_host_part(ch, ch->dir_fd, 0, err) < 0)
 		goto fail;
 	channel_watch_host(ch);
 	if (open_kernel_part(ch, err) < 0)
@@ -259,14 +330,27 @@ static void close_kernel_part(struct channel *ch)
 /* Unmount our tmpfs at kernel/ (detached: a dying container may still hold it). */
 static void unmount_kernel(struct channel *ch)
 {
-	char *path;
-
 	if (!ch->mounted)
 		return;
-	path = channel_path(ch, "kernel");
-	umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
-	free(path);
+	umount2(ch->kernel_dir, MNT_DETACH | UMOUNT_NOFOLLOW);
 	ch->mounted = 0;
+}
+
+/* A context's parts go from its sandbox's channel (when that is still there). */
+static void remove_parts(const struct channel *ch)
+{
+	static const char *const which[] = { "host", "kernel" };
+	struct strbuf err = STRBUF_INIT;
+
+	for (size_t i = 0; i < ARRAY_SIZE(which); i++) {
+		int at = part_parent(ch, which[i], &err);
+
+		if (at >= 0) {
+			fsutil_remove_tree_at(at, ch->part, REMOVE_TREE_DEPTH);
+			close(at);
+		}
+	}
+	strbuf_release(&err);
 }
 
 void channel_release(struct channel *ch, int remove)
@@ -281,12 +365,18 @@ void channel_release(struct channel *ch, int remove)
 	close_fd(&ch->dir_fd);
 	if (ch->dir && remove)
 		channel_remove_dir(ch->dir);
+	if (ch->within && remove)
+		remove_parts(ch);
 	/* After the directory went: a runner that sees the FIFO's last writer go looks for it. */
 	close_fd(&ch->wake_fd);
 	lastclose(ch->notify_fd);	/* last: a grandchild's copy holds only this one */
 	ch->notify_fd = -1;
 	free(ch->dir);
-	ch->dir = NULL;
+	free(ch->host_dir);
+	free(ch->kernel_dir);
+	free(ch->within);
+	free(ch->part);
+	ch->dir = ch->host_dir = ch->kernel_dir = ch->within = ch->part = NULL;
 }
 
 char *channel_path(const struct channel *ch, const char *rel)
@@ -301,27 +391,15 @@ void channel_set_owner(struct channel *ch, uid_t uid, gid_t gid)
 	ch->other_user = uid != geteuid();
 }
 
-/* Give a descriptor of ours, just made, to the kernel's user. */
-static int give(const struct channel *ch, int fd, const char *shown, struct strbuf *err)
-{
-	if (ch->other_user && fchown(fd, ch->uid, ch->gid) < 0) {
-		strbuf_addf(err, "cannot give '%s' to uid %u: %s", shown, (unsigned)ch->uid,
-			    strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* Mount a tmpfs of the quota's size on kernel/; 0 when it is there, -1 when we may not. */
 static int mount_kernel(struct channel *ch)
 {
-	char *path = channel_path(ch, "kernel"), opts[96];
+	char opts[96];
 	int rc;
 
 	snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=%llu,mode=0755", ch->quota + TMPFS_SLACK,
 		 ch->quota / 4096 + 1024);
-	rc = mount("cellbox", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts);
-	free(path);
+	rc = mount("cellbox", ch->kernel_dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts);
 	if (rc == 0)
 		ch->mounted = 1;
 	return rc;
@@ -330,30 +408,34 @@ static int mount_kernel(struct channel *ch)
 int channel_reset_kernel(struct channel *ch, int mount_it, struct strbuf *err)
 {
 	static const char *const dirs[] = { "results", "plots", "out" };
-	char *shown = channel_path(ch, "kernel");
-	int fd = -1, rc = -1;
+	const char *shown = ch->kernel_dir, *part = ch->part ? ch->part : "kernel";
+	int fd = -1, rc = -1, at;
 
 	close_kernel_part(ch);
 	unmount_kernel(ch);
 	ch->over = 0;		/* `copied` stays: it is the session's, not this kernel's */
-	if (fsutil_remove_tree_at(ch->dir_fd, "kernel", REMOVE_TREE_DEPTH) < 0) {
+	at = part_parent(ch, "kernel", err);
+	if (at < 0)
+		goto out;
+	if (fsutil_remove_tree_at(at, part, REMOVE_TREE_DEPTH) < 0) {
 		strbuf_addf(err, "cannot clear '%s'", shown);
 		goto out;
 	}
-	if (mkdirat(ch->dir_fd, "kernel", 0755) < 0) {
+	if (mkdirat(at, part, 0755) < 0) {
 		strbuf_addf(err, "cannot create '%s': %s", shown, strerror(errno));
 		goto out;
 	}
-	if (mount_it && ch->quota)
+	/* A context's is in its sandbox's tmpfs, whose quota it shares. */
+	if (mount_it && ch->quota && !ch->within)
 		mount_kernel(ch);	/* when we may not (not root): the quota is kept by watching */
-	ch->kernel_fd = open_dir_at(ch->dir_fd, "kernel", shown, err);
+	ch->kernel_fd = open_dir_at(at, part, shown, err);
 	if (ch->kernel_fd < 0 || fchmod(ch->kernel_fd, 0755) < 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
 		int *slot = i == 0 ? &ch->results_fd : i == 1 ? &ch->plots_fd : &ch->out_fd;
 
 		*slot = make_dir_at(ch->kernel_fd, dirs[i], 0700, dirs[i], err);
-		if (*slot < 0 || give(ch, *slot, dirs[i], err) < 0)
+		if (*slot < 0 || channel_give(ch, *slot, dirs[i], err) < 0)
 			goto out;
 	}
 	/* ready and log: ours, made with O_EXCL in a directory only we can write, then given. */
@@ -366,7 +448,7 @@ int channel_reset_kernel(struct channel *ch, int mount_it, struct strbuf *err)
 			strbuf_addf(err, "cannot create '%s/%s': %s", shown, name, strerror(errno));
 			goto out;
 		}
-		if (give(ch, fd, name, err) < 0)
+		if (channel_give(ch, fd, name, err) < 0)
 			goto out;
 		if (i)
 			ch->log_fd = fd;
@@ -383,16 +465,27 @@ int channel_reset_kernel(struct channel *ch, int mount_it, struct strbuf *err)
 out:
 	if (fd >= 0)
 		close(fd);
-	free(shown);
+	if (at >= 0)
+		close(at);
 	return rc;
 }
 
 int channel_recreate(struct channel *ch, struct strbuf *err)
 {
 	char *dir = ch->dir, *slash = strrchr(dir, '/');
-	char *root = xstrndup(dir, (size_t)(slash - dir));
+	char *root;
 	int root_fd, rc = -1;
 
+	/*
+	 * A context's parts are where no kernel can remove them: its kernel part went with its
+	 * sandbox's (started again), and the next reset makes it in the new one.
+	 */
+	if (ch->within) {
+		channel_drain(ch);
+		ch->lost = 0;
+		return 0;
+	}
+	root = xstrndup(dir, (size_t)(slash - dir));
 	close_kernel_part(ch);
 	unmount_kernel(ch);
 	lastclose(ch->notify_fd);	/* a restart need not wait for its grace period */
@@ -414,7 +507,7 @@ int channel_recreate(struct channel *ch, struct strbuf *err)
 	fsutil_remove_tree_at(root_fd, slash + 1, REMOVE_TREE_DEPTH);
 	ch->dir_fd = make_dir_at(root_fd, slash + 1, 0700, dir, err);
 	close(root_fd);
-	if (ch->dir_fd < 0 || open_host_part(ch, 1, err) < 0)
+	if (ch->dir_fd < 0 || open_host_part(ch, ch->dir_fd, 1, err) < 0)
 		goto out;
 	channel_watch_host(ch);
 	channel_drain(ch);
@@ -423,182 +516,4 @@ int channel_recreate(struct channel *ch, struct strbuf *err)
 out:
 	free(root);
 	return rc;
-}
-
-/* The host directory and name that `rel` means; NULL when it is not a host file. */
-static const char *host_target(const struct channel *ch, const char *rel, int *fd)
-{
-	if (!strncmp(rel, "commands/", 9)) {
-		*fd = ch->commands_fd;
-		rel += 9;
-	} else if (!strncmp(rel, "files/", 6)) {
-		*fd = ch->files_fd;
-		rel += 6;
-	} else {
-		*fd = ch->host_fd;
-	}
-	return wall_name_ok(rel) ? rel : NULL;
-}
-
-int channel_write(const struct channel *ch, const char *rel, const void *data, size_t len,
-		  struct strbuf *err)
-{
-	int fd;
-	const char *name = host_target(ch, rel, &fd);
-	char *shown = xasprintf("%s/host/%s", ch->dir, rel);
-	int rc;
-
-	if (!name || fd < 0) {
-		strbuf_addf(err, "cannot write '%s': not a file of the channel's host part", shown);
-		free(shown);
-		return -1;
-	}
-	rc = wall_write_at(fd, name, data, len, 0644, shown, err);
-	free(shown);
-	return rc;
-}
-
-int channel_command_begin(const struct channel *ch, struct wall_pending *p, struct strbuf *err)
-{
-	char *shown = xasprintf("%s/host/commands", ch->dir);
-	int rc = -1;
-
-	p->fd = -1;
-	if (ch->commands_fd >= 0)
-		rc = wall_write_begin(ch->commands_fd, 0644, 4096, p, shown, err);
-	free(shown);
-	return rc;
-}
-
-int channel_command_end(const struct channel *ch, struct wall_pending *p, const char *name,
-			const void *data, size_t len, struct strbuf *err)
-{
-	char *shown = name ? xasprintf("%s/host/commands/%s", ch->dir, name) : NULL;
-	int rc;
-
-	if (name && !wall_name_ok(name)) {
-		strbuf_addf(err, "cannot write '%s': not a file of the channel's host part", shown);
-		name = NULL;
-	}
-	rc = wall_write_end(ch->commands_fd, p, name, data, len, shown, err);
-	free(shown);
-	return rc;
-}
-
-void channel_unlink(const struct channel *ch, const char *rel)
-{
-	int fd;
-	const char *name = host_target(ch, rel, &fd);
-
-	if (name && fd >= 0)
-		unlinkat(fd, name, 0);
-}
-
-/* Remove every entry of one of our directories. */
-static void clear_at(int fd)
-{
-	DIR *d;
-	struct dirent *de;
-	int dup_fd = fd >= 0 ? dup(fd) : -1;
-
-	if (dup_fd < 0)
-		return;
-	d = fdopendir(dup_fd);
-	if (!d) {
-		close(dup_fd);
-		return;
-	}
-	rewinddir(d);
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			fsutil_remove_tree_at(fd, de->d_name, REMOVE_TREE_DEPTH);
-	closedir(d);
-}
-
-void channel_clear_queue(const struct channel *ch)
-{
-	clear_at(ch->commands_fd);
-	clear_at(ch->files_fd);
-}
-
-int channel_results_create(const struct channel *ch, const char *name, struct strbuf *err)
-{
-	char *file = xasprintf("%s.jsonl", name);
-	int fd = -1;
-
-	if (ch->results_fd < 0 || !wall_name_ok(file)) {
-		strbuf_addf(err, "cannot make the results file of request '%s'", name);
-		goto out;
-	}
-	fd = openat(ch->results_fd, file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		strbuf_addf(err, "cannot create '%s/kernel/results/%s': %s", ch->dir, file,
-			    strerror(errno));
-		goto out;
-	}
-	if (give(ch, fd, file, err) < 0) {
-		close_fd(&fd);
-		unlinkat(ch->results_fd, file, 0);
-	}
-out:
-	free(file);
-	return fd;
-}
-
-void channel_results_remove(const struct channel *ch, const char *name)
-{
-	char *file = xasprintf("%s.jsonl", name);
-
-	if (ch->results_fd >= 0 && wall_name_ok(file))
-		fsutil_remove_tree_at(ch->results_fd, file, REMOVE_TREE_DEPTH);
-	free(file);
-}
-
-int channel_read_ready(const struct channel *ch, struct strbuf *out, struct strbuf *err)
-{
-	struct strbuf why = STRBUF_INIT;
-	struct stat st;
-	int rc = 0;
-
-	strbuf_reset(out);
-	if (ch->ready_fd < 0 || fstat(ch->ready_fd, &st) < 0 || st.st_size == 0)
-		return 0;
-	if (st.st_size > READY_MAX || wall_read(ch->ready_fd, READY_MAX, out, &why) < 0) {
-		strbuf_addf(err, "the kernel's ready file is refused: %s",
-			    why.len ? why.buf : "it is over its cap");
-		rc = -1;
-	} else if (out->len && out->buf[out->len - 1] == '\n') {
-		rc = 1;
-	}
-	strbuf_release(&why);
-	return rc;
-}
-
-off_t channel_log_size(const struct channel *ch)
-{
-	struct stat st;
-
-	return ch->log_fd >= 0 && fstat(ch->log_fd, &st) == 0 ? st.st_size : 0;
-}
-
-void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct strbuf *out)
-{
-	off_t size = channel_log_size(ch), start = from;
-	size_t len;
-
-	if (size <= from)
-		return;
-	if ((size_t)(size - from) > max)
-		start = size - (off_t)max;
-	len = (size_t)(size - start);
-	if (strbuf_grow(out, len) < 0)
-		return;
-	for (size_t got = 0; got < len;) {
-		ssize_t n = pread(ch->log_fd, out->buf + out->len, len - got, start + (off_t)got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		out->len += (size_t)n;
-	}
-	out->buf[out->len] = '\0';
 }

@@ -40,6 +40,13 @@ struct wall_pending;
 
 struct channel {
 	char *dir;		/* absolute path of the channel directory; stable for its life */
+	char *host_dir, *kernel_dir;	/* absolute paths of its two parts: dir/host and
+					   dir/kernel, or a context's inside `within`'s */
+	/*
+	 * A context's channel (channel_create_within): the channel of the sandbox it runs in,
+	 * and the name of its parts there (ctx-<dir's name>); NULL for every other channel.
+	 */
+	char *within, *part;
 	int dir_fd, host_fd, commands_fd, files_fd, shown_fd;	/* the host's directories */
 	int kernel_fd, results_fd, plots_fd, out_fd;	/* the kernel part; -1 before a reset */
 	int ready_fd, log_fd;	/* kernel/ready and kernel/log, made by the host */
@@ -70,6 +77,18 @@ struct channel {
 
 /* Make a channel below the runtime directory `root` (checked: wall_own_dir). 0 or -1. */
 int channel_create(struct channel *ch, const char *root, struct strbuf *err);
+/*
+ * Make the channel of a context (context.h) in a running sandbox whose channel is `within`
+ * (one of ours, below `root` too): its top below `root` as any channel's (the host's notes
+ * and plots/), its two parts inside `within`'s, which that sandbox sees already (a
+ * container's mounts): `within`/host/ctx-NAME, made here, and `within`/kernel/ctx-NAME,
+ * made by each channel_reset_kernel() in `within`'s kernel part as it is then (a sandbox
+ * started again has a new one), never a tmpfs of its own: the sandbox's quota is shared.
+ * Both are the host's entries in directories only the host writes, so the sandbox's kernels
+ * cannot put anything of theirs at those names. 0 or -1 with `err`.
+ */
+int channel_create_within(struct channel *ch, const char *root, const char *within,
+			  struct strbuf *err);
 /*
  * Take over an existing channel (a pooled kernel's, made by another process of ours) with its
  * kernel part as it is. 0 or -1 with `err` set.

@@ -1,4 +1,7 @@
-/* Reading the channel's kernel part: results files, plots, copy-out files, its size. */
+/*
+ * Reading the channel's kernel part: its ready file and log, results files, plots, copy-out
+ * files, its size.
+ */
 #include "channel.h"
 #include "wall.h"
 
@@ -12,6 +15,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#define READY_MAX (64 << 10)		/* bytes of a ready file */
 #define PLOT_MAX (32 << 20)		/* bytes of one plot */
 #define FILE_MAX (64 << 20)		/* bytes of one artifact (savefig's, a plotly page) */
 #define PLOT_SIDE 16384			/* pixels on a side */
@@ -332,4 +336,53 @@ int channel_reader_poll(struct event_reader *r, size_t budget, event_line_fn fn,
 	if (r->punched < ((off_t)1 << 62))
 		punch_read(r);
 	return total;
+}
+
+int channel_read_ready(const struct channel *ch, struct strbuf *out, struct strbuf *err)
+{
+	struct strbuf why = STRBUF_INIT;
+	struct stat st;
+	int rc = 0;
+
+	strbuf_reset(out);
+	if (ch->ready_fd < 0 || fstat(ch->ready_fd, &st) < 0 || st.st_size == 0)
+		return 0;
+	if (st.st_size > READY_MAX || wall_read(ch->ready_fd, READY_MAX, out, &why) < 0) {
+		strbuf_addf(err, "the kernel's ready file is refused: %s",
+			    why.len ? why.buf : "it is over its cap");
+		rc = -1;
+	} else if (out->len && out->buf[out->len - 1] == '\n') {
+		rc = 1;
+	}
+	strbuf_release(&why);
+	return rc;
+}
+
+off_t channel_log_size(const struct channel *ch)
+{
+	struct stat st;
+
+	return ch->log_fd >= 0 && fstat(ch->log_fd, &st) == 0 ? st.st_size : 0;
+}
+
+void channel_log_tail(const struct channel *ch, off_t from, size_t max, struct strbuf *out)
+{
+	off_t size = channel_log_size(ch), start = from;
+	size_t len;
+
+	if (size <= from)
+		return;
+	if ((size_t)(size - from) > max)
+		start = size - (off_t)max;
+	len = (size_t)(size - start);
+	if (strbuf_grow(out, len) < 0)
+		return;
+	for (size_t got = 0; got < len;) {
+		ssize_t n = pread(ch->log_fd, out->buf + out->len, len - got, start + (off_t)got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		out->len += (size_t)n;
+	}
+	out->buf[out->len] = '\0';
 }

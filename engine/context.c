@@ -54,6 +54,7 @@ struct session *context_open(struct session *parent, const char *kernel,
 	o.cwd = parent->cwd;
 	o.kernel = kernel ? kernel : parent->kernel->name;
 	o.pool_dir = NULL;
+	o.within = parent->ch.dir;
 	o.keep_channel = 0;
 	o.on_state = on_state;
 	o.state_data = state_data;

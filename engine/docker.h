@@ -99,6 +99,15 @@ long docker_status_raw(struct docker *d, const char *method, const char *path,
  */
 int docker_attach(struct docker *d, const char *id, int output, struct strbuf *err);
 
+/*
+ * The one way to such a stream: POST `path` with JSON `body` (NULL: none) on a connection of
+ * its own, upgraded to the raw stream (the attach above; an exec's start, POST
+ * /exec/ID/start). `what` names it in errors ("cannot <what>: <the engine's status line>").
+ * The descriptor, or -1 with `err`.
+ */
+int docker_upgrade(struct docker *d, const char *path, const char *body, const char *what,
+		   struct strbuf *err);
+
 /* Percent-encode `s` for a query string. */
 void docker_urlencode(struct strbuf *sb, const char *s);
 

@@ -2,7 +2,8 @@
 #define CELLBOX_DOCKER_INT_H
 
 /*
- * Between the docker client's files: docker.c (the API calls, docker_dial()), docker_host.c
+ * Between the docker client's files: docker.c (the API calls), docker_raw.c (its raw
+ * connections: docker_dial(), the wait, attach and upgrades), docker_host.c
  * (which engine), docker_tls.c (TLS for curl, and the pump that makes a TLS connection a
  * plain descriptor), docker_ssh.c (ssh ... docker system dial-stdio children).
  */

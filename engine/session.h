@@ -108,6 +108,11 @@ struct session_opts {
 	const struct policy *policy;
 	unsigned long long channel_quota;	/* bytes the kernel may keep on the host; 0 = 1 GB */
 	unsigned long long output_limit;	/* bytes of events one request may send; 0 = 2 GB */
+	/*
+	 * A context's (context.h): the channel of the running sandbox its kernel starts in
+	 * (borrowed, for session_open() only); NULL: a sandbox of its own.
+	 */
+	const char *within;
 	session_state_fn on_state;
 	void *state_data;
 };

@@ -40,7 +40,7 @@ static void add_log_tail(struct session *s, struct strbuf *err)
 		if (strstr(tail, "there is no package called") && strstr(tail, "jsonlite"))
 			strbuf_addf(err, "\n'%s' has no jsonlite (on Debian: apt-get install r-cran-jsonlite)",
 				    s->python);
-		strbuf_addf(err, "\n--- kernel log (%s/kernel/log) ---\n%s", s->ch.dir, tail);
+		strbuf_addf(err, "\n--- kernel log (%s/log) ---\n%s", s->ch.kernel_dir, tail);
 		if (log.len && log.buf[log.len - 1] != '\n')
 			strbuf_addch(err, '\n');
 	}
@@ -103,6 +103,9 @@ static void kernel_spec_of(struct session *s, struct kernel_spec *spec)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->channel_dir = s->ch.dir;
+	spec->host_dir = s->ch.host_dir;
+	spec->kernel_dir = s->ch.kernel_dir;
+	spec->within = s->ch.within;
 	spec->runner = s->runner_path;
 	spec->python = s->python;
 	spec->memory = s->opts.memory;
@@ -120,7 +123,7 @@ int session_prepare_kernel(struct session *s, struct strbuf *err)
 		return -1;
 	s->log_start = channel_log_size(&s->ch);
 	free(s->runner_path);
-	s->runner_path = xasprintf("%s/host/%s", s->ch.dir, s->kernel->runner);
+	s->runner_path = xasprintf("%s/%s", s->ch.host_dir, s->kernel->runner);
 	kernel_spec_of(s, &spec);
 	s->be->signal_group = s->kernel->interrupt_group;	/* the container is made with it */
 	if (s->be->ops->prepare && s->be->ops->prepare(s->be, &spec, err) < 0)
@@ -438,8 +441,17 @@ int session_open_pooled(struct session *s, const struct session_opts *opts, stru
 /* A backend and a fresh channel with the runner in it, watched: a kernel of our own to start. */
 int session_new_channel(struct session *s, struct strbuf *err)
 {
-	s->be = backend_new(s->backend_name, err);
-	if (!s->be || channel_create(&s->ch, s->runtime_dir, err) < 0)
+	const char *within = s->opts.within;
+	int nested;
+
+	s->opts.within = NULL;	/* borrowed: the channel keeps a copy of its own */
+	s->be = within ? backend_new_within(s->backend_name, err) :
+		backend_new(s->backend_name, err);
+	if (!s->be)
+		return -1;
+	nested = within && (s->be->ops->flags & BACKEND_WITHIN);
+	if ((nested ? channel_create_within(&s->ch, s->runtime_dir, within, err) :
+	     channel_create(&s->ch, s->runtime_dir, err)) < 0)
 		return -1;
 	sweep_channels(s->runtime_dir);
 	s->ch.quota = s->opts.channel_quota;

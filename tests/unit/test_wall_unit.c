@@ -165,6 +165,82 @@ static void test_channel(void)
 	strbuf_release(&text);
 }
 
+/*
+ * A context's channel in a sandbox's (channel_create_within): its parts are the host's
+ * directories in the sandbox's channel's parts, remade by each reset in its kernel part as it
+ * is then, and gone with it; a `within` that is not ours alone, or whose part is a link, is
+ * refused.
+ */
+static void test_channel_within(void)
+{
+	struct channel sb, ctx;
+	struct strbuf err = STRBUF_INIT;
+	char root[] = "/tmp/cellbox-unit-root-XXXXXX";
+	struct stat st;
+	char *p, *link_dir, *other;
+	int fd;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK(channel_create(&sb, root, &err) == 0 && channel_reset_kernel(&sb, 0, &err) == 0);
+	CHECK(channel_create_within(&ctx, root, sb.dir, &err) == 0);
+	tap_note(err.buf);
+	CHECK(channel_reset_kernel(&ctx, 0, &err) == 0);
+	tap_note(err.buf);
+	p = xasprintf("%s/host/%s", sb.dir, ctx.part);
+	CHECK_STR(ctx.host_dir, p);
+	CHECK(lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0755);
+	free(p);
+	p = xasprintf("%s/kernel/%s", sb.dir, ctx.part);
+	CHECK_STR(ctx.kernel_dir, p);
+	CHECK(lstat(p, &st) == 0 && S_ISDIR(st.st_mode));
+	free(p);
+	/* its queue and results go there, and its top (a channel's own) holds no part */
+	CHECK(channel_write(&ctx, "commands/1.json", "{}", 2, &err) == 0);
+	p = xasprintf("%s/commands/1.json", ctx.host_dir);
+	CHECK(access(p, F_OK) == 0);
+	free(p);
+	fd = channel_results_create(&ctx, "0000000001-ab", &err);
+	CHECK(fd >= 0);
+	close(fd);
+	p = xasprintf("%s/results/0000000001-ab.jsonl", ctx.kernel_dir);
+	CHECK(access(p, F_OK) == 0);
+	free(p);
+	p = channel_path(&ctx, "kernel");
+	CHECK(access(p, F_OK) < 0);
+	free(p);
+	/* the sandbox's kernel part made again (its kernel restarted): the next reset remakes it */
+	CHECK(channel_reset_kernel(&sb, 0, &err) == 0);
+	CHECK(access(ctx.kernel_dir, F_OK) < 0);
+	CHECK(channel_reset_kernel(&ctx, 0, &err) == 0);
+	CHECK(access(ctx.kernel_dir, F_OK) == 0);
+	/* released, its parts go; the sandbox's stay */
+	link_dir = xstrdup(ctx.host_dir);
+	other = xstrdup(ctx.kernel_dir);
+	channel_release(&ctx, 1);
+	CHECK(access(link_dir, F_OK) < 0 && access(other, F_OK) < 0);
+	CHECK(access(sb.host_dir, F_OK) == 0 && access(sb.kernel_dir, F_OK) == 0);
+	free(link_dir);
+	free(other);
+	/* a `within` whose host part is a link, or that is not ours alone: refused */
+	p = xasprintf("%s/fake", root);
+	CHECK(mkdir(p, 0700) == 0);
+	link_dir = xasprintf("%s/host", p);
+	CHECK(symlink(sb.host_dir, link_dir) == 0);
+	strbuf_reset(&err);
+	CHECK(channel_create_within(&ctx, root, p, &err) < 0);
+	tap_note(err.buf);
+	CHECK(unlink(link_dir) == 0 && chmod(p, 0755) == 0);
+	strbuf_reset(&err);
+	CHECK(channel_create_within(&ctx, root, p, &err) < 0);
+	CHECK(strstr(err.buf, "not ours alone") != NULL);
+	CHECK(rmdir(p) == 0);
+	free(link_dir);
+	free(p);
+	channel_release(&sb, 1);
+	rmdir(root);
+	strbuf_release(&err);
+}
+
 /* Make a file `name` in `dir` with `text`. */
 static void make_file(const char *dir, const char *name, const char *text)
 {
@@ -637,6 +713,7 @@ static const struct tap_test tests[] = {
 	{ "wall_png", test_wall_png },
 	{ "event_reader_punch", test_event_reader_punch },
 	{ "channel", test_channel },
+	{ "channel_within", test_channel_within },
 	{ "channel_wake_hostile", test_channel_wake_hostile },
 	{ "take_file_hostile", test_take_file_hostile },
 	{ "take_out_hostile", test_take_out_hostile },
