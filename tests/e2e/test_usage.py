@@ -63,10 +63,11 @@ class Base(unittest.TestCase):
 
     def check_spin(self, usage):
         # Its own CPU time is 1.5 s; the host counts the sandbox's (the kernel's threads, the
-        # runner's wake-ups, gVisor's sentry), about that, and no more than 2 cores. gVisor's
-        # clock for the task and the host's cgroup differ: 1.34 s was seen under runsc.
+        # runner's wake-ups, gVisor's sentry), about that, and no more than 2 cores over the
+        # cell's wall time. gVisor's clock for the task and the host's cgroup differ: 1.34 s
+        # was seen under runsc, and 4.14 s in a cell of 4.24 s on a loaded machine.
         self.assertGreaterEqual(usage['cpu_seconds'], 1.0, usage)
-        self.assertLess(usage['cpu_seconds'], 4.0, usage)
+        self.assertLessEqual(usage['cpu_seconds'], 2 * usage['wall_seconds'] + 0.25, usage)
         self.assertGreaterEqual(usage['wall_seconds'], 0.7, usage)
 
 
