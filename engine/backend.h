@@ -243,6 +243,12 @@ int backend_gc(const char *name, const char *host, const char *runtime_dir, stru
 	       struct strbuf *err);
 
 /*
+ * Leave note `name` (BACKEND_CONTAINER_FILE, ...) with `text` at the host-only top of channel
+ * `channel_dir`, out of every kernel's reach: written whole under a temporary name, never
+ * through a link (wall_write_at). Errors are silent: an adopter without it asks the engine.
+ */
+void backend_write_note(const char *channel_dir, const char *name, const char *text);
+/*
  * The pid of the kernel in channel `dir` as this machine sees it: the starter's note
  * (BACKEND_PID_FILE), else the "pid" of its ready object `ready` (may be NULL); 0 if none.
  */

@@ -17,24 +17,6 @@
 #include <unistd.h>
 
 /*
- * Leave a note for who adopts the kernel at the channel's top, which no container sees;
- * written as every host file is. `container`: the container's id. `engine`: the engine it
- * runs on, as it was given (a pool may place its kernels on several), when one was.
- * FACTS_FILE: what an adopter would otherwise ask the engine (write_facts).
- */
-static void write_note(const char *channel_dir, const char *name, const char *text)
-{
-	struct strbuf err = STRBUF_INIT;
-	int fd = open(channel_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd >= 0) {
-		wall_write_at(fd, name, text, strlen(text), 0644, name, &err);
-		close(fd);
-	}
-	strbuf_release(&err);
-}
-
-/*
  * The container's facts an adopter needs, beside its id: the engine's API version, its
  * memory limit (for messages), whether its runtime may leave an OOM kill unsaid, whether its
  * stdin is open (the runner's wake-up) and whether its channel goes over a stream. With them
@@ -56,7 +38,7 @@ static void write_facts(const char *channel_dir, const struct backend_docker *db
 	cJSON_AddBoolToObject(f, "stdin", db->open_stdin);
 	cJSON_AddBoolToObject(f, "stream", db->stream);
 	text = cJSON_PrintUnformatted(f);
-	write_note(channel_dir, FACTS_FILE, text);
+	backend_write_note(channel_dir, FACTS_FILE, text);
 	free(text);
 	cJSON_Delete(f);
 }
@@ -91,8 +73,8 @@ int backend_docker_read_facts(const struct kernel_handle *k, struct backend_dock
 }
 
 /*
- * The engine of the kernel in `k`'s channel: its note (write_note), else the host of
- * `k`'s sandbox (NULL: the default). `buf` holds the note's text.
+ * The engine of the kernel in `k`'s channel: its note (backend_docker_notes_write), else
+ * the host of `k`'s sandbox (NULL: the default). `buf` holds the note's text.
  */
 const char *backend_docker_engine_of(const struct kernel_handle *k, struct strbuf *buf)
 {
@@ -127,8 +109,8 @@ int backend_docker_read_id(const struct kernel_handle *k, const char *engine,
 
 void backend_docker_notes_write(const struct backend_docker *db, const struct kernel_spec *spec)
 {
-	write_note(spec->channel_dir, BACKEND_CONTAINER_FILE, db->id);
+	backend_write_note(spec->channel_dir, BACKEND_CONTAINER_FILE, db->id);
 	write_facts(spec->channel_dir, db);
 	if (spec->sandbox && spec->sandbox->host && *spec->sandbox->host)
-		write_note(spec->channel_dir, BACKEND_ENGINE_FILE, spec->sandbox->host);
+		backend_write_note(spec->channel_dir, BACKEND_ENGINE_FILE, spec->sandbox->host);
 }

@@ -1,12 +1,28 @@
 /*
- * What every backend family shares about its kernel: the pid it has on this machine, and how
- * its end reads (see backend.h): the families, the session and the pool call it.
+ * What every backend family shares about its kernel: the notes its starter leaves at its
+ * channel's top, the pid it has on this machine, and how its end reads (see backend.h): the
+ * families, the session and the pool call it.
  */
 #include "backend.h"
+#include "wall.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+void backend_write_note(const char *channel_dir, const char *name, const char *text)
+{
+	struct strbuf err = STRBUF_INIT;
+	int fd = open(channel_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0) {
+		wall_write_at(fd, name, text, strlen(text), 0644, name, &err);
+		close(fd);
+	}
+	strbuf_release(&err);
+}
 
 long backend_kernel_pid(const char *dir, const cJSON *ready)
 {

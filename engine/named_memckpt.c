@@ -399,19 +399,6 @@ static void owner_of(const cJSON *meta, struct channel *ch)
 	channel_set_owner(ch, (uid_t)uid, (gid_t)gid);
 }
 
-/* Write a host note at the top of channel `dir`. */
-static void write_note(const char *dir, const char *name, const char *text)
-{
-	struct strbuf err = STRBUF_INIT;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd >= 0) {
-		wall_write_at(fd, name, text, strlen(text), 0644, name, &err);
-		close(fd);
-	}
-	strbuf_release(&err);
-}
-
 static char *kept_runtime;
 
 struct session *named_memckpt_restore(const struct session_opts *opts, const char *path,
@@ -488,10 +475,10 @@ struct session *named_memckpt_restore(const struct session_opts *opts, const cha
 	if (memckpt_extract(path, key, ckdir, err) < 0 ||
 	    dockerckpt_start(&d, id, "restore", err) < 0)
 		goto remove;
-	write_note(ch.dir, BACKEND_CONTAINER_FILE, id);
-	write_note(ch.dir, RESTORED_NOTE, "1\n");
+	backend_write_note(ch.dir, BACKEND_CONTAINER_FILE, id);
+	backend_write_note(ch.dir, RESTORED_NOTE, "1\n");
 	if (so->sandbox.host)
-		write_note(ch.dir, BACKEND_ENGINE_FILE, so->sandbox.host);
+		backend_write_note(ch.dir, BACKEND_ENGINE_FILE, so->sandbox.host);
 	s = session_attach(so, ch.dir, err);
 	if (s)
 		goto out;

@@ -8,7 +8,7 @@ import stat
 import subprocess
 import unittest
 
-from mcp_base import Base, BACKEND, text
+from mcp_base import Base, text
 from test_pool_docker import engine
 from test_usage import docker_skip
 
@@ -31,13 +31,8 @@ class ContextTest(Base):
         self.assertFalse(r.get('isError'), text(r))
         return r['structuredContent']
 
-    def test_share_a_file_not_a_variable(self):
-        s = self.server()
-        s.initialize()
-        h = self.open(s)
-        c = self.create(s, h)
-        self.assertEqual(c['language'], 'python')
-        self.assertEqual(c['handle'], h)
+    def file_not_variable(self, s, h, c):
+        """The session's kernel and context `c` share a file, not a variable (x: 41 and 2)."""
         r = self.run_cell(s, h, 'x = 41\nopen("shared.txt", "w").write("from main")')
         self.assertEqual(r['structuredContent']['exit_code'], 0, text(r))
         # the context reads the session's file and has no x of its own
@@ -51,17 +46,24 @@ class ContextTest(Base):
         self.assertEqual(r['structuredContent']['exit_code'], 0, text(r))
         r = self.run_cell(s, h, 'print(x, open("back.txt").read())')
         self.assertEqual(r['structuredContent']['stdout'].strip(), '41 from ctx')
+
+    def test_share_a_file_not_a_variable(self):
+        s = self.server()
+        s.initialize()
+        h = self.open(s)
+        c = self.create(s, h)
+        self.assertEqual(c['language'], 'python')
+        self.assertEqual(c['handle'], h)
+        self.file_not_variable(s, h, c)
         # its own handle takes the session tools too
         r = self.run_cell(s, c['context_handle'], 'print(x)')
         self.assertEqual(r['structuredContent']['stdout'].strip(), '2')
         # two kernels, not one
         self.assertNotEqual(host_pid(s, h), host_pid(s, h, c['context']))
 
-    @unittest.skipIf(BACKEND != 'local', 'Python and R side by side need an image with both')
-    def test_python_and_r_side_by_side(self):
-        s = self.server()
-        s.initialize()
-        h = self.open(s)
+    def r_beside_python(self, s, h):
+        """An R context beside the session's Python kernel: a file between them, not a
+        variable. The context, for more."""
         r_ctx = self.create(s, h, 'r')
         self.assertEqual(r_ctx['language'], 'r')
         self.assertTrue(r_ctx['context'].startswith('r-'))
@@ -72,6 +74,12 @@ class ContextTest(Base):
         sc = r['structuredContent']
         self.assertEqual(sc['stdout'].strip(), 'written by R')
         self.assertEqual(sc['error']['ename'], 'NameError')
+        return r_ctx
+
+    def test_python_and_r_side_by_side(self):
+        s = self.server()
+        s.initialize()
+        self.r_beside_python(s, self.open(s))
 
     def test_list_remove_close(self):
         s = self.server()
@@ -180,18 +188,7 @@ class DockerTest(Base):
         s.initialize()
         h = self.open(s)
         c = self.create(s, h)
-        r = self.run_cell(s, h, 'x = 41\nopen("shared.txt", "w").write("from main")')
-        self.assertEqual(r['structuredContent']['exit_code'], 0, text(r))
-        r = self.run_cell(s, h, 'print(open("shared.txt").read())\nprint(x)',
-                          context=c['context'])
-        sc = r['structuredContent']
-        self.assertIn('from main', sc['stdout'], text(r))
-        self.assertEqual(sc['error']['ename'], 'NameError', text(r))
-        r = self.run_cell(s, h, 'x = 2\nopen("back.txt", "w").write("from ctx")',
-                          context=c['context'])
-        self.assertEqual(r['structuredContent']['exit_code'], 0, text(r))
-        r = self.run_cell(s, h, 'print(x, open("back.txt").read())')
-        self.assertEqual(r['structuredContent']['stdout'].strip(), '41 from ctx')
+        ContextTest.file_not_variable(self, s, h, c)
         # one container (its name), two kernels (two processes in it)
         main, ctx = self.where(s, h), self.where(s, h, c['context'])
         self.assertEqual(main[0], ctx[0])
@@ -300,19 +297,11 @@ class DockerTest(Base):
         self.assertEqual(r['structuredContent']['stdout'], '1\n', text(r))
 
     def test_python_and_r_side_by_side(self):
-        """The Python kernel's image holds R: an R context beside it, one file between them."""
+        """The Python kernel's image holds R: an R context beside it, in its container."""
         s = self.server()
         s.initialize()
         h = self.open(s)
-        r_ctx = self.create(s, h, 'r')
-        self.assertEqual(r_ctx['language'], 'r')
-        r = self.run_cell(s, h, 'writeLines("written by R", "from_r.txt"); y <- 7; cat(y * 6)',
-                          context=r_ctx['context'])
-        self.assertEqual(r['structuredContent']['stdout'], '42', text(r))
-        r = self.run_cell(s, h, 'print(open("from_r.txt").read().strip())\nprint(y)')
-        sc = r['structuredContent']
-        self.assertEqual(sc['stdout'].strip(), 'written by R')
-        self.assertEqual(sc['error']['ename'], 'NameError')
+        r_ctx = ContextTest.r_beside_python(self, s, h)
         r = self.run_cell(s, h, 'cat(readLines("/etc/hostname"))', context=r_ctx['context'])
         self.assertEqual(r['structuredContent']['stdout'], self.where(s, h)[0], text(r))
         # its cell interrupted (the signal exec reaches R), its state kept
