@@ -260,6 +260,12 @@ long backend_kernel_pid(const char *dir, const cJSON *ready);
  * after a "; ".
  */
 void backend_describe_status(int status, const char *note, struct strbuf *why);
+/*
+ * A wait status as the user reads it when an init stands between us and the kernel (a pid
+ * namespace's, a container's, an exec's shell): such an init tells a death by signal N as
+ * exit code 128 + N, which becomes a death by signal N; any other status is itself.
+ */
+int backend_init_status(int status);
 
 /*
  * The name of the backend whose engine holds what backend `name` leaves behind: `name`

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,26 +133,24 @@ static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 		strbuf_addstr(why, "kernel killed: out of memory (limit ");
 		wall_describe_size(why, db->memory);
 		strbuf_addch(why, ')');
-	} else if (code > 128 && code < 128 + 65) {
-		/* The init reports a death by signal as 128 + the signal. */
-		int sig = code - 128;
+	} else {
+		/* The init (tini) reports a death by signal as 128 + the signal. */
+		int ws = backend_init_status((code & 0xff) << 8);
+		const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(state, "Error"));
 		struct strbuf note = STRBUF_INIT;
 
 		/*
 		 * Podman on cgroup v1 does not report OOM kills, nor always dockerd under gVisor:
 		 * say what it may have been.
 		 */
-		if (sig == SIGKILL && db->oom_unsure) {
+		if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL && db->oom_unsure) {
 			strbuf_addstr(&note, "out of memory? the limit is ");
 			wall_describe_size(&note, db->memory);
 		}
-		backend_describe_status(sig, note.buf, why);
-		strbuf_release(&note);
-	} else {
-		const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(state, "Error"));
-		backend_describe_status((code & 0xff) << 8, NULL, why);
-		if (e && *e)
+		backend_describe_status(ws, note.buf, why);
+		if (WIFEXITED(ws) && e && *e)
 			strbuf_addf(why, ": %s", e);
+		strbuf_release(&note);
 	}
 out:
 	cJSON_Delete(reply);

@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -201,11 +202,12 @@ int backend_docker_exec_exit_fd(struct backend *be)
 static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 {
 	char *path = xasprintf("/exec/%s/json", db->exec_id);
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, note = STRBUF_INIT;
 	cJSON *reply = NULL;
 	enum reason reason = REASON_KERNEL_DIED;
 	long long code = -1;
 	long status;
+	int ws;
 
 	for (int tries = 0; tries < 20; tries++) {
 		cJSON_Delete(reply);
@@ -224,22 +226,18 @@ static enum reason describe_exit(struct backend_docker *db, struct strbuf *why)
 	if (!json_integer(cJSON_GetObjectItemCaseSensitive(reply, "ExitCode"), INT_MIN, INT_MAX,
 			  &code))
 		code = -1;
-	if (code > 128 && code < 128 + 65) {
-		struct strbuf note = STRBUF_INIT;
-
-		if (code == 128 + SIGKILL) {
-			strbuf_addstr(&note, "out of memory? the sandbox's limit is ");
-			wall_describe_size(&note, db->memory);
-			strbuf_addstr(&note, ", shared by its kernels");
-		}
-		backend_describe_status((int)code - 128, note.buf, why);
-		strbuf_release(&note);
-	} else {
-		backend_describe_status(((int)code & 0xff) << 8, NULL, why);
+	/* The runner's shell, as an init, tells a death by signal as 128 + the signal. */
+	ws = backend_init_status(((int)code & 0xff) << 8);
+	if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL) {
+		strbuf_addstr(&note, "out of memory? the sandbox's limit is ");
+		wall_describe_size(&note, db->memory);
+		strbuf_addstr(&note, ", shared by its kernels");
 	}
+	backend_describe_status(ws, note.buf, why);
 out:
 	cJSON_Delete(reply);
 	strbuf_release(&err);
+	strbuf_release(&note);
 	free(path);
 	return reason;
 }

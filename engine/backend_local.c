@@ -27,14 +27,6 @@ struct backend_local {
 	struct usage_procs procs;	/* the kernel's /proc files, for its usage (usage.h) */
 };
 
-/* A status as the user reads it: the init of a pid namespace tells a signal as 128 + N. */
-static int runner_status(int status)
-{
-	if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 65)
-		return WEXITSTATUS(status) - 128;	/* "killed by signal N" */
-	return status;
-}
-
 static struct backend_local *local_of(struct backend *be)
 {
 	return (struct backend_local *)be;
@@ -181,7 +173,7 @@ static void adopted_describe(struct backend_local *lb, struct strbuf *why)
 		usleep(2000);
 	}
 	if (text.len)
-		backend_describe_status(runner_status(atoi(text.buf)), NULL, why);
+		backend_describe_status(backend_init_status(atoi(text.buf)), NULL, why);
 	else
 		strbuf_addstr(why, "kernel died (exit status unknown)");
 	strbuf_release(&text);
@@ -213,7 +205,7 @@ static int local_reap(struct backend *be, enum reason *reason, struct strbuf *wh
 		*reason = REASON_CHANNEL_LOST;
 		strbuf_addf(why, "kernel lost (%s)", strerror(errno));
 	} else {
-		backend_describe_status(lb->in_ns ? runner_status(status) : status, NULL, why);
+		backend_describe_status(lb->in_ns ? backend_init_status(status) : status, NULL, why);
 	}
 	/* Anything the kernel left behind in its group goes with it. */
 	kill(-lb->pid, SIGKILL);

@@ -40,6 +40,13 @@ long backend_kernel_pid(const char *dir, const cJSON *ready)
 	return n > 0 ? n : 0;
 }
 
+int backend_init_status(int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 65)
+		return WEXITSTATUS(status) - 128;	/* "killed by signal N" */
+	return status;
+}
+
 void backend_describe_status(int status, const char *note, struct strbuf *why)
 {
 	if (WIFEXITED(status)) {
