@@ -224,7 +224,6 @@ int session_dispatch(struct session *s)
 		   now >= s->head->deadline) {
 		s->head->stop = REASON_TIMEOUT;
 		session_interrupt_kernel(s);
-		s->kill_at = now + s->opts.interrupt_grace;
 	}
 out:
 	session_arm_timer(s);
@@ -380,6 +379,7 @@ int session_interrupt(struct session *s)
 	if (s->named)
 		return named_client_interrupt(s->named);
 	struct request *r = s->head;
+	int rc;
 
 	if (!r || s->state == SESSION_DEAD)
 		return -1;
@@ -387,10 +387,9 @@ int session_interrupt(struct session *s)
 		return 0;	/* it never runs: it ends at the next dispatch */
 	if (!r->stop)
 		r->stop = REASON_INTERRUPTED;
-	if (!s->kill_at)
-		s->kill_at = clock_now() + s->opts.interrupt_grace;
+	rc = session_interrupt_kernel(s);
 	session_arm_timer(s);
-	return session_interrupt_kernel(s);
+	return rc;
 }
 
 int session_restart(struct session *s, struct strbuf *err)

@@ -99,7 +99,8 @@ void session_abort_all(struct session *s, enum reason reason, const char *ename,
 		       const char *evalue, const char *detail);
 /* Tell the runner that something is there for it (a command, an input answer, an interrupt). */
 void session_wake_kernel(struct session *s);
-/* SIGINT to the kernel, and a wake-up for a runner blocked waiting for one. */
+/* SIGINT to the kernel, and a wake-up for a runner blocked waiting for one; the grace's
+ * deadline (kill_at), when none is set, counted from when the signal has gone. */
 int session_interrupt_kernel(struct session *s);
 
 /*

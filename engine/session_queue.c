@@ -99,11 +99,17 @@ void session_wake_kernel(struct session *s)
 		channel_wake(&s->ch);
 }
 
-/* SIGINT to the kernel, and a wake-up for a runner blocked waiting for one. */
+/*
+ * SIGINT to the kernel, and a wake-up for a runner blocked waiting for one. The grace
+ * (interrupt-grace) is counted from when the signal has gone: a remote engine's API call may
+ * itself take a while (an ssh connection made again, a loaded machine).
+ */
 int session_interrupt_kernel(struct session *s)
 {
 	int rc = s->be->ops->signal(s->be, SIGINT);
 
+	if (!s->kill_at)
+		s->kill_at = clock_now() + s->opts.interrupt_grace;
 	session_wake_kernel(s);
 	return rc;
 }
