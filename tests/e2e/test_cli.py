@@ -15,6 +15,19 @@ BIN = os.environ.get('CELLBOX_BIN', 'cellbox')
 PYTHON = os.environ.get('CELLBOX_TEST_PYTHON', '/usr/bin/python3')
 
 
+def fd_links(pid):
+    """What process `pid`'s descriptors point at: those still open when read, since it may
+    close one between the listing and the read (a connection it has just ended)."""
+    fds = '/proc/%d/fd' % pid
+    links = []
+    for f in os.listdir(fds):
+        try:
+            links.append(os.readlink(os.path.join(fds, f)))
+        except FileNotFoundError:
+            pass
+    return links
+
+
 def clean_env(tmp):
     env = {k: v for k, v in os.environ.items() if not k.startswith('CELLBOX_')}
     env.update(XDG_CONFIG_HOME=os.path.join(tmp, 'config'),

@@ -9,7 +9,7 @@ import tempfile
 import time
 import unittest
 
-from test_cli import BIN, clean_env
+from test_cli import BIN, clean_env, fd_links
 
 
 # A cell that prints the name of its kernel's channel (what `pool status` calls it).
@@ -499,10 +499,8 @@ class PoolTest(unittest.TestCase):
             os.close(fd)
         wait_for(lambda: self.status().get('ready'), what='a warm kernel')
         zygote = wait_for(self.zygote_pid, what='the zygote')
-        self.assertIn(marker, [os.readlink('/proc/%d/fd/%s' % (self.daemon.pid, f))
-                               for f in os.listdir('/proc/%d/fd' % self.daemon.pid)])
-        self.assertNotIn(marker, [os.readlink('/proc/%d/fd/%s' % (zygote, f))
-                                  for f in os.listdir('/proc/%d/fd' % zygote)])
+        self.assertIn(marker, fd_links(self.daemon.pid))
+        self.assertNotIn(marker, fd_links(zygote))
         for _ in range(2):
             p = self.cellbox('run', '--pool', '-c', self.FDS)
             self.assertEqual(p.returncode, 0, p.stderr)

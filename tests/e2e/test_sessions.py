@@ -16,7 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cli import BIN, Pty, clean_env  # noqa: E402
+from test_cli import BIN, Pty, clean_env, fd_links  # noqa: E402
 from test_tui import Tui  # noqa: E402
 
 
@@ -539,8 +539,7 @@ class UiTest(Base):
         a.keys('Enter')
         a.wait_for('tick 1')
         # The host holds nothing of the front end's: no terminal, no spare descriptor of it.
-        fds = os.path.join('/proc', str(self.host_pid('u1')), 'fd')
-        held = [os.readlink(os.path.join(fds, f)) for f in os.listdir(fds)]
+        held = fd_links(self.host_pid('u1'))
         self.assertFalse([h for h in held if h.startswith('/dev/pts') or h == '/dev/tty'],
                          held)
         a.close()               # the terminal (the whole tmux) goes away mid-cell
