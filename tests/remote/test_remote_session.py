@@ -127,7 +127,10 @@ class Remote:
 
     def test_repl(self):
         """State across cells, input, an interrupt, a timeout, a kernel that dies."""
-        r = Repl(self.env, '--docker-host', self.host, '--timeout', '8')
+        # The grace after the timeout's interrupt is the kernel's time to answer over the
+        # stream; under a loaded machine the default 2 s was seen not to be enough.
+        r = Repl(dict(self.env, CELLBOX_INTERRUPT_GRACE='10'), '--docker-host', self.host,
+                 '--timeout', '8')
         try:
             r.send('x = 41')
             r.send('print("x is", x + 1)')
