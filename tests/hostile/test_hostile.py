@@ -218,6 +218,25 @@ print('forged', forged)
         self.assertIn('next', p.stdout, p.stderr)
         self.assertLess(p.stdout.count('y'), 8 << 20)
 
+    def test_interrupt_ignored(self):
+        """A kernel that ignores the timeout's SIGINT and prints what an interrupted cell
+        would: killed and restarted when the grace (counted once, from the signal) is over;
+        the next cell runs in a new kernel."""
+        env = dict(self.env, CELLBOX_INTERRUPT_GRACE='2')
+        cell = ('import signal, time\n'
+                'def forge(*_):\n'
+                '    print("KeyboardInterrupt", flush=True)\n'
+                '    signal.signal(signal.SIGINT, forge)\n'
+                'signal.signal(signal.SIGINT, forge)\n'
+                'while True: time.sleep(0.05)')
+        p = self.repl('kept = 7', cell, 'print("next", "kept" in globals())',
+                      args=('--timeout', '2'), env=env)
+        said = p.stdout + p.stderr
+        self.assertIn('KeyboardInterrupt', p.stdout)         # it got the signal ...
+        self.assertIn('ignored the interrupt for 2 s', said)  # ... and the host did not wait on it
+        self.assertIn('timeout: kernel restarted', said)
+        self.assertIn('next False', p.stdout, said)
+
     def test_many_files(self):
         """Over the stream: a cell that makes more files in plots/ than the channel holds is
         stopped, and the front end says why (before: the relay stopped sending past 8,192
